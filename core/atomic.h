@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rusk's one atomics vocabulary. Internal.
+ *
+ * Every shared word in the kernel is touched only through these macros, each naming its
+ * memory order. Two back ends implement them:
+ *
+ *  - Normal builds: Concurrency Kit's ck_pr (lock cmpxchg / lock xadd on x86-64), with
+ *    the requested order made explicit by ck_pr_fence_acquire/_release around the access.
+ *    ck is configured TSO on x86-64, so those fences are compiler barriers there; they are
+ *    written anyway so that the orders are right where ck emits real fences (PITFALLS.md).
+ *  - ThreadSanitizer builds (RUSK_TSAN): the C11/GCC __atomic builtins with the same
+ *    orders. ck_pr's inline assembly is invisible to TSan, which would then miss every
+ *    happens-before edge rusk relies on and report the data they protect as races. With
+ *    the builtins, TSan checks rusk's own orders; the algorithm is the same code.
+ *
+ * Both back ends are full-width 32/64-bit operations on naturally aligned words.
+ */
+#ifndef RUSK_CORE_ATOMIC_H
+#define RUSK_CORE_ATOMIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RUSK_RELAXED __ATOMIC_RELAXED
+#define RUSK_ACQUIRE __ATOMIC_ACQUIRE
+#define RUSK_RELEASE __ATOMIC_RELEASE
+#define RUSK_ACQ_REL __ATOMIC_ACQ_REL
+
+#if defined(RUSK_TSAN)
+
+static inline uint64_t rusk_load64(const uint64_t *p, int mo)
+{
+	return __atomic_load_n(p, mo);
+}
+static inline void rusk_store64(uint64_t *p, uint64_t v, int mo)
+{
+	__atomic_store_n(p, v, mo);
+}
+static inline uint32_t rusk_load32(const uint32_t *p, int mo)
+{
+	return __atomic_load_n(p, mo);
+}
+static inline void rusk_store32(uint32_t *p, uint32_t v, int mo)
+{
+	__atomic_store_n(p, v, mo);
+}
+/* On failure *expected receives the current value; failure order is relaxed. */
+static inline bool rusk_cas64(uint64_t *p, uint64_t *expected, uint64_t desired, int mo)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false, mo, __ATOMIC_RELAXED);
+}
+static inline uint64_t rusk_faa64(uint64_t *p, uint64_t d, int mo)
+{
+	return __atomic_fetch_add(p, d, mo);
+}
+static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
+{
+	return __atomic_fetch_add(p, d, mo);
+}
+
+#else /* Concurrency Kit */
+
+#include <ck_pr.h>
+
+/* Fence helpers: ck has no ordered loads/stores, so an order is a fence beside the access. */
+static inline void rusk_fence_before_(int mo)
+{
+	if (mo == RUSK_RELEASE || mo == RUSK_ACQ_REL)
+		ck_pr_fence_release();
+}
+static inline void rusk_fence_after_(int mo)
+{
+	if (mo == RUSK_ACQUIRE || mo == RUSK_ACQ_REL)
+		ck_pr_fence_acquire();
+}
+
+static inline uint64_t rusk_load64(const uint64_t *p, int mo)
+{
+	uint64_t v = ck_pr_load_64(p);
+	rusk_fence_after_(mo);
+	return v;
+}
+static inline void rusk_store64(uint64_t *p, uint64_t v, int mo)
+{
+	rusk_fence_before_(mo);
+	ck_pr_store_64(p, v);
+}
+static inline uint32_t rusk_load32(const uint32_t *p, int mo)
+{
+	uint32_t v = ck_pr_load_32(p);
+	rusk_fence_after_(mo);
+	return v;
+}
+static inline void rusk_store32(uint32_t *p, uint32_t v, int mo)
+{
+	rusk_fence_before_(mo);
+	ck_pr_store_32(p, v);
+}
+static inline bool rusk_cas64(uint64_t *p, uint64_t *expected, uint64_t desired, int mo)
+{
+	rusk_fence_before_(mo);
+	bool ok = ck_pr_cas_64_value(p, *expected, desired, expected);
+	if (ok)
+		rusk_fence_after_(mo);
+	return ok;
+}
+static inline uint64_t rusk_faa64(uint64_t *p, uint64_t d, int mo)
+{
+	rusk_fence_before_(mo);
+	uint64_t v = ck_pr_faa_64(p, d);
+	rusk_fence_after_(mo);
+	return v;
+}
+static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
+{
+	rusk_fence_before_(mo);
+	uint32_t v = ck_pr_faa_32(p, d);
+	rusk_fence_after_(mo);
+	return v;
+}
+
+#endif
+
+#endif /* RUSK_CORE_ATOMIC_H */

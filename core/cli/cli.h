@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* The rusk command-line tool: shared option helpers. */
+#ifndef RUSK_CLI_H
+#define RUSK_CLI_H
+
+#include <stdint.h>
+
+#include <rusk/rusk.h>
+
+/* Exit statuses: 0 success, 1 run failed (an invariant broke), 2 bad usage or input. */
+#define RUSK_EXIT_FAIL  1
+#define RUSK_EXIT_USAGE 2
+
+/* Parses an unsigned integer option value in [min, max]; on error prints
+ * "rusk: FLAG: 'VALUE' ..." to stderr and returns -1. */
+int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out);
+int cli_double(const char *flag, const char *val, double min, double max, double *out);
+
+/* Cluster options shared by commands: --machines, --rus-per-machine, --partitions,
+ * --machines-per-rack, --racks-per-cell, --cluster openb[:REPLICAS]|PATH[:REPLICAS], --seed.
+ * cli_cluster_opt returns 1 if argv[*i] was one of them (consuming its value), 0 if not,
+ * -1 on a bad value. */
+typedef struct cli_cluster {
+	rusk_cluster_params params;
+	const char *openb_path; /* NULL: build from parameters */
+	uint32_t openb_machines;
+	uint32_t openb_replicas; /* 0: none given */
+	char openb_buf[4096];
+} cli_cluster;
+
+void cli_cluster_init(cli_cluster *cc);
+int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i);
+/* Builds the cluster; prints the error naming the option or file; returns the rusk code. */
+int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
+void cli_cluster_usage(void);
+
+int rusk_cmd_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cluster model: building the topology and the master RU array, and reading it.
+ *
+ * Topology (ParSync Supp. B, "How is the cluster partitioned?"): machines are grouped in
+ * order into racks of machines_per_rack, racks into cells of racks_per_cell, and the cells
+ * into P partitions of floor/ceil(cells / P) consecutive cells each, so a partition is a
+ * set of whole low-level cells and one contiguous range of machines and RUs. P > cells is
+ * refused: a partition without a cell would never have a free RU to offer.
+ *
+ * Invariants after build: RUs of machine m are [first_ru, first_ru + n_rus); every RU is
+ * free with generation 0; each machine's and partition's free counter equals its RU count;
+ * all interference sums are 0. The same parameters (seed included) build the same cluster.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "atomic.h"
+#include "internal.h"
+#include "rng.h"
+
+static const rusk_platform default_platforms[] = {
+        {"std", 0.60, 1.00},
+        {"fast", 0.25, 1.30},
+        {"old", 0.15, 0.70},
+};
+
+RUSK_EXPORT void rusk_cluster_params_init(rusk_cluster_params *p)
+{
+	if (p == NULL)
+		return;
+	memset(p, 0, sizeof *p);
+	p->machines = 100000;
+	p->rus_per_machine = 16;
+	p->mem_mib_per_machine = 65536;
+	p->gpus_per_machine = 0;
+	p->machines_per_rack = 40;
+	p->racks_per_cell = 5;
+	p->partitions = 20;
+	p->platforms = NULL;
+	p->n_platforms = 0;
+	p->seed = 1;
+	p->clock = NULL;
+}
+
+static uint32_t div_ceil(uint32_t a, uint32_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+int rusk_cluster_check_topology_(const rusk_cluster_params *p, uint32_t n_machines, char *err,
+                                 size_t errlen)
+{
+	if (n_machines == 0)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "cluster has 0 machines");
+	if (p->machines_per_rack == 0)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "machines_per_rack is 0");
+	if (p->racks_per_cell == 0)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "racks_per_cell is 0");
+	if (p->partitions == 0)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "partitions is 0");
+	uint32_t racks = div_ceil(n_machines, p->machines_per_rack);
+	uint32_t cells = div_ceil(racks, p->racks_per_cell);
+	if (p->partitions > cells)
+		return rusk_errf(
+		        err, errlen, RUSK_ESHAPE,
+		        "%u partitions but only %u cells (%u machines, %u per rack, %u racks "
+		        "per cell): each partition needs at least one cell",
+		        p->partitions, cells, n_machines, p->machines_per_rack, p->racks_per_cell);
+	if (p->partitions > UINT16_MAX)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "%u partitions exceed %u", p->partitions,
+		                 UINT16_MAX);
+	return RUSK_OK;
+}
+
+int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
+                        const rusk_cluster_params *p, char *err, size_t errlen)
+{
+	if (n_rus == 0)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "cluster has 0 RUs");
+	if (n_rus >= UINT32_MAX)
+		return rusk_errf(err, errlen, RUSK_ESHAPE,
+		                 "%llu RUs exceed the %u one cluster can index",
+		                 (unsigned long long)n_rus, UINT32_MAX - 1);
+	rusk_cluster *c = rusk_alloc_zeroed(sizeof *c, RUSK_CACHELINE);
+	if (c == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the cluster");
+	c->n_rus = (uint32_t)n_rus;
+	c->n_machines = n_machines;
+	c->n_parts = p->partitions;
+	c->machines_per_rack = p->machines_per_rack;
+	c->racks_per_cell = p->racks_per_cell;
+	c->clock = p->clock != NULL ? p->clock : rusk_clock_monotonic();
+
+	size_t words = sizeof(uint64_t) * n_rus;
+	size_t rmach = sizeof(uint32_t) * n_rus;
+	size_t tenants = sizeof(rusk_profile) * n_rus;
+	size_t machs = sizeof(rusk_machine) * n_machines;
+	size_t parts = sizeof(rusk_partition) * p->partitions;
+	c->ru_word = rusk_alloc_zeroed(words, RUSK_CACHELINE);
+	c->ru_machine = rusk_alloc_zeroed(rmach, RUSK_CACHELINE);
+	c->ru_tenant = rusk_alloc_zeroed(tenants, RUSK_CACHELINE);
+	c->machines = rusk_alloc_zeroed(machs, RUSK_CACHELINE);
+	c->parts = rusk_alloc_zeroed(parts, RUSK_CACHELINE);
+	c->bytes_array = words + rmach + tenants + machs + parts;
+	c->bytes_total = c->bytes_array + sizeof *c;
+	if (!c->ru_word || !c->ru_machine || !c->ru_tenant || !c->machines || !c->parts) {
+		rusk_cluster_destroy(c);
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for %llu RUs",
+		                 (unsigned long long)n_rus);
+	}
+	*out = c;
+	return RUSK_OK;
+}
+
+int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	c->n_racks = div_ceil(c->n_machines, p->machines_per_rack);
+	c->n_cells = div_ceil(c->n_racks, p->racks_per_cell);
+
+	uint32_t ru = 0;
+	for (uint32_t m = 0; m < c->n_machines; m++) {
+		rusk_machine *mm = &c->machines[m];
+		mm->first_ru = ru;
+		mm->free_rus = mm->n_rus;
+		mm->rack = m / p->machines_per_rack;
+		mm->cell = mm->rack / p->racks_per_cell;
+		for (uint32_t k = 0; k < mm->n_rus; k++)
+			c->ru_machine[ru + k] = m;
+		ru += mm->n_rus;
+	}
+	/* Partition p owns cells [p*C/P, (p+1)*C/P): sizes differ by at most one cell. */
+	uint32_t m = 0;
+	for (uint32_t pi = 0; pi < c->n_parts; pi++) {
+		rusk_partition *pp = &c->parts[pi];
+		uint64_t lo = (uint64_t)pi * c->n_cells / c->n_parts;
+		uint64_t hi = (uint64_t)(pi + 1) * c->n_cells / c->n_parts;
+		pp->first_cell = (uint32_t)lo;
+		pp->n_cells = (uint32_t)(hi - lo);
+		pp->first_machine = m;
+		pp->first_ru = m < c->n_machines ? c->machines[m].first_ru : c->n_rus;
+		while (m < c->n_machines && c->machines[m].cell < hi) {
+			c->machines[m].partition = (uint16_t)pi;
+			pp->n_rus += c->machines[m].n_rus;
+			m++;
+		}
+		pp->n_machines = m - pp->first_machine;
+		pp->free_rus = pp->n_rus;
+	}
+	/* Publish the initial state before any other thread can see the cluster; the
+	 * caller hands *out over with whatever synchronisation it uses. */
+	return RUSK_OK;
+}
+
+static int check_platforms(const rusk_platform *pl, uint32_t n, char *err, size_t errlen)
+{
+	if (n == 0 || n > RUSK_MAX_PLATFORMS)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "n_platforms %u not in 1..%u", n,
+		                 RUSK_MAX_PLATFORMS);
+	for (uint32_t i = 0; i < n; i++) {
+		if (pl[i].name == NULL || pl[i].name[0] == '\0')
+			return rusk_errf(err, errlen, RUSK_EINVAL, "platform %u has no name", i);
+		if (!(pl[i].share > 0) || !isfinite(pl[i].share))
+			return rusk_errf(err, errlen, RUSK_EINVAL,
+			                 "platform '%s' share %g must be finite and > 0",
+			                 pl[i].name, pl[i].share);
+		if (!(pl[i].speed > 0) || !isfinite(pl[i].speed))
+			return rusk_errf(err, errlen, RUSK_EINVAL,
+			                 "platform '%s' speed %g must be finite and > 0",
+			                 pl[i].name, pl[i].speed);
+	}
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster **out, char *err,
+                                    size_t errlen)
+{
+	if (p == NULL || out == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "params and out must not be NULL");
+	if (p->rus_per_machine == 0 || p->rus_per_machine > RUSK_MAX_RUS_PER_MACHINE)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "rus_per_machine %u not in 1..%u",
+		                 p->rus_per_machine, RUSK_MAX_RUS_PER_MACHINE);
+	int rc = rusk_cluster_check_topology_(p, p->machines, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	const rusk_platform *pl = p->platforms != NULL ? p->platforms : default_platforms;
+	uint32_t npl = p->platforms != NULL
+	                       ? p->n_platforms
+	                       : (uint32_t)(sizeof default_platforms / sizeof default_platforms[0]);
+	if ((rc = check_platforms(pl, npl, err, errlen)) != RUSK_OK)
+		return rc;
+
+	rusk_cluster *c;
+	rc = rusk_cluster_alloc_(&c, p->machines, (uint64_t)p->machines * p->rus_per_machine, p,
+	                         err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+
+	double cum[RUSK_MAX_PLATFORMS], total = 0;
+	c->n_platforms = npl;
+	for (uint32_t i = 0; i < npl; i++) {
+		snprintf(c->platforms[i].name, RUSK_PLATFORM_NAME, "%s", pl[i].name);
+		c->platforms[i].speed = pl[i].speed;
+		total += pl[i].share;
+		cum[i] = total;
+	}
+	rusk_rng rng;
+	rusk_rng_seed(&rng, p->seed, 0x706c6174 /* "plat" */);
+	for (uint32_t m = 0; m < p->machines; m++) {
+		rusk_machine *mm = &c->machines[m];
+		mm->n_rus = p->rus_per_machine;
+		mm->mem_mib = p->mem_mib_per_machine;
+		mm->gpus = p->gpus_per_machine;
+		double u = rusk_rng_unit(&rng) * total;
+		uint32_t k = 0;
+		while (k + 1 < npl && u >= cum[k])
+			k++;
+		mm->platform = (uint8_t)k;
+	}
+	rc = rusk_cluster_layout_(c, p, err, errlen);
+	if (rc != RUSK_OK) {
+		rusk_cluster_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
+{
+	if (c == NULL)
+		return;
+	rusk_alloc_free(c->ru_word, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
+	rusk_alloc_free(c->ru_machine, sizeof(uint32_t) * c->n_rus, RUSK_CACHELINE);
+	rusk_alloc_free(c->ru_tenant, sizeof(rusk_profile) * c->n_rus, RUSK_CACHELINE);
+	rusk_alloc_free(c->machines, sizeof(rusk_machine) * c->n_machines, RUSK_CACHELINE);
+	rusk_alloc_free(c->parts, sizeof(rusk_partition) * c->n_parts, RUSK_CACHELINE);
+	rusk_alloc_free(c, sizeof *c, RUSK_CACHELINE);
+}
+
+RUSK_EXPORT uint32_t rusk_cluster_machines(const rusk_cluster *c)
+{
+	return c->n_machines;
+}
+RUSK_EXPORT uint32_t rusk_cluster_rus(const rusk_cluster *c)
+{
+	return c->n_rus;
+}
+RUSK_EXPORT uint32_t rusk_cluster_partitions(const rusk_cluster *c)
+{
+	return c->n_parts;
+}
+RUSK_EXPORT uint32_t rusk_cluster_racks(const rusk_cluster *c)
+{
+	return c->n_racks;
+}
+RUSK_EXPORT uint32_t rusk_cluster_cells(const rusk_cluster *c)
+{
+	return c->n_cells;
+}
+RUSK_EXPORT uint32_t rusk_cluster_platforms(const rusk_cluster *c)
+{
+	return c->n_platforms;
+}
+RUSK_EXPORT const rusk_clock *rusk_cluster_clock(const rusk_cluster *c)
+{
+	return c->clock;
+}
+RUSK_EXPORT size_t rusk_cluster_memory_bytes(const rusk_cluster *c)
+{
+	return c->bytes_total;
+}
+RUSK_EXPORT size_t rusk_cluster_array_bytes(const rusk_cluster *c)
+{
+	return c->bytes_array;
+}
+
+RUSK_EXPORT int rusk_cluster_machine(const rusk_cluster *c, uint32_t m, rusk_machine_info *out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	if (m >= c->n_machines)
+		return RUSK_ERANGE;
+	const rusk_machine *mm = &c->machines[m];
+	out->id = m;
+	out->first_ru = mm->first_ru;
+	out->rus = mm->n_rus;
+	out->mem_mib = mm->mem_mib;
+	out->gpus = mm->gpus;
+	out->platform = mm->platform;
+	out->rack = mm->rack;
+	out->cell = mm->cell;
+	out->partition = mm->partition;
+	out->source_row = mm->source_row;
+	out->replica = mm->replica;
+	/* Relaxed: a statistic read; see the lag note in rusk/cluster.h. */
+	out->free_rus = rusk_load32(&mm->free_rus, RUSK_RELAXED);
+	uint64_t w[RUSK_LANE_WORDS];
+	for (int i = 0; i < RUSK_LANE_WORDS; i++)
+		w[i] = rusk_load64(&mm->interf[i], RUSK_RELAXED);
+	for (int i = 0; i < RUSK_N_RESOURCES; i++)
+		out->interference[i] = rusk_lane(w, i);
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_cluster_partition(const rusk_cluster *c, uint32_t p, rusk_partition_info *out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	if (p >= c->n_parts)
+		return RUSK_ERANGE;
+	const rusk_partition *pp = &c->parts[p];
+	out->id = p;
+	out->first_cell = pp->first_cell;
+	out->cells = pp->n_cells;
+	out->first_machine = pp->first_machine;
+	out->machines = pp->n_machines;
+	out->first_ru = pp->first_ru;
+	out->rus = pp->n_rus;
+	out->free_rus = rusk_load32(&pp->free_rus, RUSK_RELAXED); /* statistic, relaxed */
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_cluster_platform(const rusk_cluster *c, uint32_t i, const char **name,
+                                      double *speed)
+{
+	if (c == NULL)
+		return RUSK_EINVAL;
+	if (i >= c->n_platforms)
+		return RUSK_ERANGE;
+	if (name != NULL)
+		*name = c->platforms[i].name;
+	if (speed != NULL)
+		*speed = c->platforms[i].speed;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT uint32_t rusk_cluster_ru_machine(const rusk_cluster *c, uint32_t ru)
+{
+	return ru < c->n_rus ? c->ru_machine[ru] : UINT32_MAX;
+}
+
+RUSK_EXPORT uint64_t rusk_cluster_free_rus(const rusk_cluster *c)
+{
+	uint64_t sum = 0;
+	for (uint32_t p = 0; p < c->n_parts; p++)
+		sum += rusk_load32(&c->parts[p].free_rus, RUSK_RELAXED); /* statistic, relaxed */
+	return sum;
+}
+
+RUSK_EXPORT int rusk_cluster_verify(const rusk_cluster *c, char *err, size_t errlen)
+{
+	if (c == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "cluster is NULL");
+	/* Relaxed loads suffice: the caller guarantees quiescence with a happens-before edge
+	 * (e.g. pthread_join) from every writer. */
+	for (uint32_t pi = 0; pi < c->n_parts; pi++) {
+		const rusk_partition *pp = &c->parts[pi];
+		uint32_t part_free = 0;
+		for (uint32_t m = pp->first_machine; m < pp->first_machine + pp->n_machines; m++) {
+			const rusk_machine *mm = &c->machines[m];
+			uint32_t free_rus = 0;
+			uint32_t sums[RUSK_N_RESOURCES] = {0};
+			for (uint32_t ru = mm->first_ru; ru < mm->first_ru + mm->n_rus; ru++) {
+				uint64_t w = rusk_load64(&c->ru_word[ru], RUSK_RELAXED);
+				if (rusk_w_owner(w) == 0) {
+					free_rus++;
+					if (w & RUSK_W_PROFILE)
+						return rusk_errf(
+						        err, errlen, RUSK_ECORRUPT,
+						        "RU %u is free but has a profile bit", ru);
+				} else if (w & RUSK_W_PROFILE) {
+					for (int i = 0; i < RUSK_N_RESOURCES; i++)
+						sums[i] += c->ru_tenant[ru].c[i];
+				}
+			}
+			uint32_t counted = rusk_load32(&mm->free_rus, RUSK_RELAXED);
+			if (counted != free_rus)
+				return rusk_errf(
+				        err, errlen, RUSK_ECORRUPT,
+				        "machine %u: free counter %u, array has %u free RUs", m,
+				        counted, free_rus);
+			uint64_t w[RUSK_LANE_WORDS];
+			for (int i = 0; i < RUSK_LANE_WORDS; i++)
+				w[i] = rusk_load64(&mm->interf[i], RUSK_RELAXED);
+			for (int i = 0; i < RUSK_N_RESOURCES; i++)
+				if (rusk_lane(w, i) != sums[i])
+					return rusk_errf(
+					        err, errlen, RUSK_ECORRUPT,
+					        "machine %u: interference sum %d is %u, tenants "
+					        "add up to %u",
+					        m, i, rusk_lane(w, i), sums[i]);
+			part_free += free_rus;
+		}
+		uint32_t counted = rusk_load32(&pp->free_rus, RUSK_RELAXED);
+		if (counted != part_free)
+			return rusk_errf(err, errlen, RUSK_ECORRUPT,
+			                 "partition %u: free counter %u, array has %u free RUs", pi,
+			                 counted, part_free);
+	}
+	return RUSK_OK;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rusk error codes. Every fallible rusk call returns RUSK_OK (0) or one of these
+ * negative codes; nothing in the library aborts on bad input.
+ */
+#ifndef RUSK_ERROR_H
+#define RUSK_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rusk_err {
+	RUSK_OK = 0,
+	RUSK_EINVAL = -1,    /* an argument is invalid (NULL, zero, out of its domain) */
+	RUSK_ENOMEM = -2,    /* an allocation failed */
+	RUSK_ECONFLICT = -3, /* commit lost: the RU is taken by another task */
+	RUSK_ENOTOWNER = -4, /* release of an RU held by another task (foreign release) */
+	RUSK_EFREE = -5,     /* release of an RU that is already free (double release) */
+	RUSK_ESTALE = -6,    /* lease generation does not match: released and retaken since */
+	RUSK_ERANGE = -7,    /* an RU, machine or partition index is out of range */
+	RUSK_EIO = -8,       /* a file could not be opened or read */
+	RUSK_EPARSE = -9,    /* malformed input (the message names file:line) */
+	RUSK_ESHAPE = -10,   /* impossible cluster shape (0 machines, P > cells, ...) */
+	RUSK_EDUP = -11,     /* RU already held by this task, or listed twice in one commit */
+	RUSK_ECORRUPT = -12, /* rusk_cluster_verify found counters that disagree with the array */
+};
+
+/*
+ * rusk_strerror: a static, human-readable description of an error code.
+ * Any thread; never returns NULL (unknown codes get "unknown rusk error").
+ */
+const char *rusk_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RUSK_ERROR_H */

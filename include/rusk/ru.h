@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master RU array: one 64-bit record per RU, changed only by compare-and-swap.
+ *
+ *   commit:  free            -> taken by task T   (a lost CAS is a conflict)
+ *   release: taken by T, g   -> free, generation g+1 (checks owner and generation)
+ *
+ * A successful commit returns a lease {ru, gen}; only that lease, with the same task id,
+ * releases the RU. A second release of the same lease finds the RU free (RUSK_EFREE) or,
+ * if the task took it again, a newer generation (RUSK_ESTALE); a release by another task
+ * finds a different owner (RUSK_ENOTOWNER). Nothing is absorbed silently.
+ *
+ * Threads: every function here may be called concurrently from any threads on the same
+ * cluster, with no registration and no lock. A successful commit is an acquire operation
+ * and a release a release operation on the RU's record: whatever the previous holder wrote
+ * before releasing is visible to the next holder after its commit.
+ */
+#ifndef RUSK_RU_H
+#define RUSK_RU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rusk/cluster.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Task ids are 1..RUSK_TASK_ID_MAX (40 bits, enough for 300 years at 100K tasks/s). */
+#define RUSK_TASK_ID_MAX ((UINT64_C(1) << 40) - 2)
+/* Generations wrap at 2^23: a stale lease is mistaken for a live one only if the same task
+ * retook the same RU exactly a multiple of 8.4M releases of that RU later. */
+#define RUSK_GEN_MASK    ((UINT32_C(1) << 23) - 1)
+
+/* Proof of holding one RU. Plain value; the embedder owns and copies it freely. */
+typedef struct rusk_lease {
+	uint32_t ru;
+	uint32_t gen;
+} rusk_lease;
+
+/* Interference a task causes on each shared resource, 0..99 (Tarcil §3.2). A zero
+ * profile (or NULL) costs nothing on commit and release. */
+typedef struct rusk_profile {
+	uint8_t c[RUSK_N_RESOURCES];
+} rusk_profile;
+
+/* Snapshot of one RU record. */
+typedef struct rusk_ru_state {
+	uint64_t owner; /* 0 when free */
+	uint32_t gen;
+} rusk_ru_info;
+
+/*
+ * rusk_ru_commit: takes RU `ru` for `task` if it is free.
+ * Returns RUSK_OK and *out = its lease; RUSK_ECONFLICT when another task holds it (the
+ * caller should mark it taken in its view and resample); RUSK_EDUP when `task` already
+ * holds it; RUSK_EINVAL (task id 0 or > RUSK_TASK_ID_MAX, profile value > 99, NULL
+ * cluster/out); RUSK_ERANGE (ru out of range). On success the machine's and partition's
+ * free counters drop by one and the profile is added to the machine's interference sums.
+ * Any thread; lock-free (one CAS, retried only if the record changed while free).
+ */
+int rusk_ru_commit(rusk_cluster *c, uint64_t task, uint32_t ru, const rusk_profile *prof,
+                   rusk_lease *out);
+
+/*
+ * rusk_ru_release: frees the RU of `lease` held by `task`.
+ * Returns RUSK_OK; RUSK_EFREE (already free: double release), RUSK_ENOTOWNER (held by
+ * another task), RUSK_ESTALE (held by `task` under a newer generation), RUSK_ERANGE,
+ * RUSK_EINVAL. A rejected release changes nothing. Any thread.
+ */
+int rusk_ru_release(rusk_cluster *c, uint64_t task, rusk_lease lease);
+
+/*
+ * rusk_ru_commit_gang: all-or-nothing commit of n RUs for `task` (Tarcil §5.3 gang).
+ * Takes the RUs in the given order; if one is lost, releases those it took (a rollback;
+ * their generations advance) and returns RUSK_ECONFLICT with *lost_at (if not NULL) =
+ * index in rus[] of the lost RU. RUSK_EDUP when an RU is listed twice or already held by
+ * `task` (*lost_at names it too). On RUSK_OK, out[0..n) are the leases in the order of
+ * rus[]. On any error the task holds none of rus[] it did not hold before.
+ * Callers that commit overlapping sets concurrently should pass rus[] sorted ascending:
+ * as with ordered locking, two gangs then cannot each take part of the other's set and
+ * both roll back for it.
+ * Any thread; lock-free.
+ */
+int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                        const rusk_profile *prof, rusk_lease *out, size_t *lost_at);
+
+/*
+ * rusk_ru_commit_incremental: commits what it can of n RUs for `task` and keeps it
+ * (Tarcil §5.1 "incremental transactions"). out[0..*n_won) are the leases won, in the order
+ * of rus[]; rus[] entries lost to other tasks are skipped. Returns RUSK_OK even when some
+ * (or all) are lost; *n_won tells. RUSK_EDUP / RUSK_ERANGE / RUSK_EINVAL stop the call
+ * after rolling back what it took, as for a gang. Any thread; lock-free.
+ */
+int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                               const rusk_profile *prof, rusk_lease *out, size_t *n_won);
+
+/*
+ * rusk_ru_release_many: releases n leases of `task`; keeps going past rejected ones.
+ * Returns RUSK_OK, or the first error met; *n_rejected (if not NULL) counts rejections.
+ * Any thread.
+ */
+int rusk_ru_release_many(rusk_cluster *c, uint64_t task, const rusk_lease *leases, size_t n,
+                         size_t *n_rejected);
+
+/*
+ * rusk_ru_state: reads RU `ru`'s record (relaxed: a snapshot that may be stale at once).
+ * RUSK_ERANGE / RUSK_EINVAL. Any thread.
+ */
+int rusk_ru_state(const rusk_cluster *c, uint32_t ru, rusk_ru_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RUSK_RU_H */

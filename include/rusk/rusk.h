@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* Umbrella header: everything public in rusk. */
+#ifndef RUSK_RUSK_H
+#define RUSK_RUSK_H
+
+#include <rusk/clock.h>
+#include <rusk/cluster.h>
+#include <rusk/error.h>
+#include <rusk/ru.h>
+
+#define RUSK_VERSION_MAJOR 0
+#define RUSK_VERSION_MINOR 1
+
+#endif /* RUSK_RUSK_H */
