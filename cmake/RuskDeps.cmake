@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Finds rusk's dependencies (Debian 12 packages) with pkg-config. A missing one stops
-# configure with one line naming the package and the command that installs it.
+# Finds rusk's dependencies (Debian 12 packages) with pkg-config or CMake. Missing ones
+# stop configure with one line naming the packages and the command that installs them.
 find_package(PkgConfig QUIET)
 if(NOT PKG_CONFIG_FOUND)
   message(FATAL_ERROR "rusk: pkg-config not found: apt-get install -y pkg-config")
@@ -12,7 +12,8 @@ find_package(Threads REQUIRED)
 function(rusk_require_pkg target module debpkg)
   pkg_check_modules(_rusk_${target} QUIET IMPORTED_TARGET GLOBAL ${module})
   if(NOT _rusk_${target}_FOUND)
-    message(FATAL_ERROR "rusk: missing ${debpkg} (pkg-config '${module}'): apt-get install -y ${debpkg}")
+    set_property(GLOBAL APPEND PROPERTY RUSK_MISSING ${debpkg})
+    return()
   endif()
   add_library(rusk::${target} ALIAS PkgConfig::_rusk_${target})
 endfunction()
@@ -24,5 +25,11 @@ rusk_require_pkg(cmocka cmocka libcmocka-dev)
 
 find_package(benchmark QUIET CONFIG)
 if(NOT benchmark_FOUND)
-  message(FATAL_ERROR "rusk: missing libbenchmark-dev (CMake package 'benchmark'): apt-get install -y libbenchmark-dev")
+  set_property(GLOBAL APPEND PROPERTY RUSK_MISSING libbenchmark-dev)
+endif()
+
+get_property(_rusk_missing GLOBAL PROPERTY RUSK_MISSING)
+if(_rusk_missing)
+  list(JOIN _rusk_missing " " _rusk_missing)
+  message(FATAL_ERROR "rusk: missing ${_rusk_missing}: apt-get install -y ${_rusk_missing}")
 endif()
