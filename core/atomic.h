@@ -59,6 +59,27 @@ static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 	return __atomic_fetch_add(p, d, mo);
 }
 
+static inline void rusk_and64(uint64_t *p, uint64_t m, int mo)
+{
+	__atomic_fetch_and(p, m, mo);
+}
+static inline void rusk_or64(uint64_t *p, uint64_t m, int mo)
+{
+	__atomic_fetch_or(p, m, mo);
+}
+/* TSan does not model fences (gcc refuses them under -fsanitize=thread): a seq_cst RMW on
+ * a thread-private word gives the same hardware ordering (a locked instruction on x86). */
+static inline void rusk_fence_full(void)
+{
+	static __thread uint64_t dummy;
+	__atomic_fetch_add(&dummy, 0, __ATOMIC_SEQ_CST);
+}
+/* Orders an earlier atomic read-modify-write before later loads (Dekker-style pairs). */
+static inline void rusk_fence_atomic_load(void)
+{
+	rusk_fence_full();
+}
+
 #else /* Concurrency Kit */
 
 #include <ck_pr.h>
@@ -118,6 +139,30 @@ static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 	uint32_t v = ck_pr_faa_32(p, d);
 	rusk_fence_after_(mo);
 	return v;
+}
+
+static inline void rusk_and64(uint64_t *p, uint64_t m, int mo)
+{
+	rusk_fence_before_(mo);
+	ck_pr_and_64(p, m);
+	rusk_fence_after_(mo);
+}
+static inline void rusk_or64(uint64_t *p, uint64_t m, int mo)
+{
+	rusk_fence_before_(mo);
+	ck_pr_or_64(p, m);
+	rusk_fence_after_(mo);
+}
+/* Orders an earlier atomic read-modify-write before later loads: free on x86, where
+ * locked instructions already are full barriers (ck: CK_MD_TSO). */
+static inline void rusk_fence_atomic_load(void)
+{
+	ck_pr_fence_atomic_load();
+}
+/* Full fence: orders earlier stores before later loads (mfence on x86). */
+static inline void rusk_fence_full(void)
+{
+	ck_pr_fence_memory();
 }
 
 #endif

@@ -8,11 +8,17 @@
  * set of whole low-level cells and one contiguous range of machines and RUs. P > cells is
  * refused: a partition without a cell would never have a free RU to offer.
  *
- * Invariants after build: RUs of machine m are [first_ru, first_ru + n_rus); every RU is
- * free with generation 0; each machine's and partition's free counter equals its RU count;
- * all interference sums are 0. The same parameters (seed included) build the same cluster.
+ * Each partition's RUs map to whole words of the free bitmap (its first bit is 64-aligned),
+ * so a snapshot of a partition is a copy of a word range (snapshot.c). Static per-platform
+ * masks over the same bits give per-platform free counts by AND + popcount.
+ *
+ * Invariants after build: RUs of machine m are [first_ru, first_ru + n_rus); every RU of
+ * an UP machine is free with generation 0 and its bit set; spare slots are DOWN with
+ * every RU offline; each partition counter holds its free RUs and their score sum; all
+ * interference sums are 0. The same parameters (seed included) build the same cluster.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +45,9 @@ RUSK_EXPORT void rusk_cluster_params_init(rusk_cluster_params *p)
 	p->machines_per_rack = 40;
 	p->racks_per_cell = 5;
 	p->partitions = 20;
+	p->spare_machines = 0;
+	p->score_mean = 10.0;
+	p->score_variance = 2.0;
 	p->platforms = NULL;
 	p->n_platforms = 0;
 	p->seed = 1;
@@ -97,16 +106,22 @@ int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
 	size_t words = sizeof(uint64_t) * n_rus;
 	size_t rmach = sizeof(uint32_t) * n_rus;
 	size_t tenants = sizeof(rusk_profile) * n_rus;
+	size_t scores = sizeof(uint16_t) * n_rus;
 	size_t machs = sizeof(rusk_machine) * n_machines;
 	size_t parts = sizeof(rusk_partition) * p->partitions;
 	c->ru_word = rusk_alloc_zeroed(words, RUSK_CACHELINE);
 	c->ru_machine = rusk_alloc_zeroed(rmach, RUSK_CACHELINE);
 	c->ru_tenant = rusk_alloc_zeroed(tenants, RUSK_CACHELINE);
+	c->ru_score = rusk_alloc_zeroed(scores, RUSK_CACHELINE);
 	c->machines = rusk_alloc_zeroed(machs, RUSK_CACHELINE);
 	c->parts = rusk_alloc_zeroed(parts, RUSK_CACHELINE);
-	c->bytes_array = words + rmach + tenants + machs + parts;
+	c->bytes_array = words + rmach + tenants + scores + machs + parts;
 	c->bytes_total = c->bytes_array + sizeof *c;
-	if (!c->ru_word || !c->ru_machine || !c->ru_tenant || !c->machines || !c->parts) {
+	c->score_mean = p->score_mean;
+	c->score_sd = sqrt(p->score_variance);
+	c->snap_reuse_ns = 0;
+	if (!c->ru_word || !c->ru_machine || !c->ru_tenant || !c->ru_score || !c->machines ||
+	    !c->parts) {
 		rusk_cluster_destroy(c);
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for %llu RUs",
 		                 (unsigned long long)n_rus);
@@ -115,10 +130,26 @@ int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
 	return RUSK_OK;
 }
 
+/* Normal(mean, sd) slot score in milli-units, clamped to what 16 bits hold. */
+static uint16_t draw_score(rusk_rng *r, double mean, double sd)
+{
+	double u1 = rusk_rng_unit(r), u2 = rusk_rng_unit(r);
+	double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+	double v = (mean + sd * z) * 1000.0;
+	if (v < 0)
+		v = 0;
+	if (v > UINT16_MAX)
+		v = UINT16_MAX;
+	return (uint16_t)lround(v);
+}
+
+static void bit_set(uint64_t *bits, uint32_t b)
+{
+	bits[b / 64] |= UINT64_C(1) << (b % 64);
+}
+
 int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *err, size_t errlen)
 {
-	(void)err;
-	(void)errlen;
 	c->n_racks = div_ceil(c->n_machines, p->machines_per_rack);
 	c->n_cells = div_ceil(c->n_racks, p->racks_per_cell);
 
@@ -126,15 +157,16 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 	for (uint32_t m = 0; m < c->n_machines; m++) {
 		rusk_machine *mm = &c->machines[m];
 		mm->first_ru = ru;
-		mm->free_rus = mm->n_rus;
 		mm->rack = m / p->machines_per_rack;
 		mm->cell = mm->rack / p->racks_per_cell;
+		mm->state = m < c->n_up_initial ? RUSK_M_UP : RUSK_M_DOWN;
 		for (uint32_t k = 0; k < mm->n_rus; k++)
 			c->ru_machine[ru + k] = m;
 		ru += mm->n_rus;
 	}
-	/* Partition p owns cells [p*C/P, (p+1)*C/P): sizes differ by at most one cell. */
-	uint32_t m = 0;
+	/* Partition p owns cells [p*C/P, (p+1)*C/P): sizes differ by at most one cell. Its
+	 * bits start on a word boundary. */
+	uint32_t m = 0, bit = 0;
 	for (uint32_t pi = 0; pi < c->n_parts; pi++) {
 		rusk_partition *pp = &c->parts[pi];
 		uint64_t lo = (uint64_t)pi * c->n_cells / c->n_parts;
@@ -143,16 +175,61 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 		pp->n_cells = (uint32_t)(hi - lo);
 		pp->first_machine = m;
 		pp->first_ru = m < c->n_machines ? c->machines[m].first_ru : c->n_rus;
+		pp->first_bit = bit;
 		while (m < c->n_machines && c->machines[m].cell < hi) {
 			c->machines[m].partition = (uint16_t)pi;
+			c->machines[m].first_bit = bit + (c->machines[m].first_ru - pp->first_ru);
 			pp->n_rus += c->machines[m].n_rus;
 			m++;
 		}
 		pp->n_machines = m - pp->first_machine;
-		pp->free_rus = pp->n_rus;
+		if (pp->n_rus > RUSK_MAX_PARTITION_RUS)
+			return rusk_errf(
+			        err, errlen, RUSK_ESHAPE,
+			        "partition %u has %u RUs, more than the %u one partition may "
+			        "have: use more partitions",
+			        pi, pp->n_rus, RUSK_MAX_PARTITION_RUS);
+		bit += div_ceil(pp->n_rus, 64) * 64;
 	}
-	/* Publish the initial state before any other thread can see the cluster; the
-	 * caller hands *out over with whatever synchronisation it uses. */
+	c->n_words = bit / 64;
+	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);
+	c->free_bits = rusk_alloc_zeroed(wbytes, RUSK_CACHELINE);
+	c->plat_bits = rusk_alloc_zeroed(wbytes * c->n_platforms, RUSK_CACHELINE);
+	c->bytes_array += wbytes * (1 + c->n_platforms);
+	c->bytes_total += wbytes * (1 + c->n_platforms);
+	if (c->free_bits == NULL || c->plat_bits == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the free bitmap");
+
+	rusk_rng rng;
+	rusk_rng_seed(&rng, p->seed, 0x73636f72 /* "scor" */);
+	for (uint32_t mi = 0; mi < c->n_machines; mi++) {
+		rusk_machine *mm = &c->machines[mi];
+		rusk_partition *pp = &c->parts[mm->partition];
+		for (uint32_t k = 0; k < mm->n_rus; k++) {
+			uint32_t r = mm->first_ru + k, b = mm->first_bit + k;
+			c->ru_score[r] = draw_score(&rng, c->score_mean, c->score_sd);
+			bit_set(c->plat_bits + (size_t)mm->platform * c->n_words, b);
+			if (mm->state == RUSK_M_UP) {
+				bit_set(c->free_bits, b);
+				pp->counter += rusk_pc_delta(c->ru_score[r]);
+			} else {
+				c->ru_word[r] = RUSK_W_OFFLINE(0);
+			}
+		}
+	}
+	/* The cluster reaches other threads through whatever hand-over the caller uses
+	 * (pthread_create, a release store): that edge publishes everything written here. */
+	return RUSK_OK;
+}
+
+int rusk_cluster_check_scores_(const rusk_cluster_params *p, char *err, size_t errlen)
+{
+	if (!isfinite(p->score_mean) || p->score_mean < 0 || p->score_mean > 65.535)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "score_mean %g not in 0..65.535",
+		                 p->score_mean);
+	if (!isfinite(p->score_variance) || p->score_variance < 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "score_variance %g must be >= 0",
+		                 p->score_variance);
 	return RUSK_OK;
 }
 
@@ -181,11 +258,20 @@ RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster *
 {
 	if (p == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "params and out must not be NULL");
+	if (p->gpus_per_machine > UINT16_MAX)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "gpus_per_machine %u exceeds %u",
+		                 p->gpus_per_machine, UINT16_MAX);
 	if (p->rus_per_machine == 0 || p->rus_per_machine > RUSK_MAX_RUS_PER_MACHINE)
 		return rusk_errf(err, errlen, RUSK_ESHAPE, "rus_per_machine %u not in 1..%u",
 		                 p->rus_per_machine, RUSK_MAX_RUS_PER_MACHINE);
-	int rc = rusk_cluster_check_topology_(p, p->machines, err, errlen);
+	if ((uint64_t)p->machines + p->spare_machines > UINT32_MAX)
+		return rusk_errf(err, errlen, RUSK_ESHAPE, "machines + spare_machines exceed %u",
+		                 UINT32_MAX);
+	uint32_t total = p->machines + p->spare_machines;
+	int rc = rusk_cluster_check_topology_(p, total, err, errlen);
 	if (rc != RUSK_OK)
+		return rc;
+	if ((rc = rusk_cluster_check_scores_(p, err, errlen)) != RUSK_OK)
 		return rc;
 	const rusk_platform *pl = p->platforms != NULL ? p->platforms : default_platforms;
 	uint32_t npl = p->platforms != NULL
@@ -195,27 +281,27 @@ RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster *
 		return rc;
 
 	rusk_cluster *c;
-	rc = rusk_cluster_alloc_(&c, p->machines, (uint64_t)p->machines * p->rus_per_machine, p,
-	                         err, errlen);
+	rc = rusk_cluster_alloc_(&c, total, (uint64_t)total * p->rus_per_machine, p, err, errlen);
 	if (rc != RUSK_OK)
 		return rc;
+	c->n_up_initial = p->machines;
 
-	double cum[RUSK_MAX_PLATFORMS], total = 0;
+	double cum[RUSK_MAX_PLATFORMS], share_sum = 0;
 	c->n_platforms = npl;
 	for (uint32_t i = 0; i < npl; i++) {
 		snprintf(c->platforms[i].name, RUSK_PLATFORM_NAME, "%s", pl[i].name);
 		c->platforms[i].speed = pl[i].speed;
-		total += pl[i].share;
-		cum[i] = total;
+		share_sum += pl[i].share;
+		cum[i] = share_sum;
 	}
 	rusk_rng rng;
 	rusk_rng_seed(&rng, p->seed, 0x706c6174 /* "plat" */);
-	for (uint32_t m = 0; m < p->machines; m++) {
+	for (uint32_t m = 0; m < total; m++) {
 		rusk_machine *mm = &c->machines[m];
-		mm->n_rus = p->rus_per_machine;
+		mm->n_rus = (uint16_t)p->rus_per_machine;
 		mm->mem_mib = p->mem_mib_per_machine;
-		mm->gpus = p->gpus_per_machine;
-		double u = rusk_rng_unit(&rng) * total;
+		mm->gpus = (uint16_t)p->gpus_per_machine;
+		double u = rusk_rng_unit(&rng) * share_sum;
 		uint32_t k = 0;
 		while (k + 1 < npl && u >= cum[k])
 			k++;
@@ -234,6 +320,12 @@ RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 {
 	if (c == NULL)
 		return;
+	if (c->parts != NULL)
+		rusk_snap_store_destroy_(c);
+	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);
+	rusk_alloc_free(c->free_bits, wbytes, RUSK_CACHELINE);
+	rusk_alloc_free(c->plat_bits, wbytes * c->n_platforms, RUSK_CACHELINE);
+	rusk_alloc_free(c->ru_score, sizeof(uint16_t) * c->n_rus, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_word, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_machine, sizeof(uint32_t) * c->n_rus, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_tenant, sizeof(rusk_profile) * c->n_rus, RUSK_CACHELINE);
@@ -297,8 +389,9 @@ RUSK_EXPORT int rusk_cluster_machine(const rusk_cluster *c, uint32_t m, rusk_mac
 	out->partition = mm->partition;
 	out->source_row = mm->source_row;
 	out->replica = mm->replica;
-	/* Relaxed: a statistic read; see the lag note in rusk/cluster.h. */
-	out->free_rus = rusk_load32(&mm->free_rus, RUSK_RELAXED);
+	/* Relaxed: statistics; see the lag note in rusk/cluster.h. */
+	out->state = rusk_load32(&mm->state, RUSK_RELAXED);
+	out->free_rus = rusk_machine_free_(c, mm);
 	uint64_t w[RUSK_LANE_WORDS];
 	for (int i = 0; i < RUSK_LANE_WORDS; i++)
 		w[i] = rusk_load64(&mm->interf[i], RUSK_RELAXED);
@@ -321,7 +414,10 @@ RUSK_EXPORT int rusk_cluster_partition(const rusk_cluster *c, uint32_t p, rusk_p
 	out->machines = pp->n_machines;
 	out->first_ru = pp->first_ru;
 	out->rus = pp->n_rus;
-	out->free_rus = rusk_load32(&pp->free_rus, RUSK_RELAXED); /* statistic, relaxed */
+	uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED); /* statistic, relaxed */
+	out->free_rus = (uint32_t)(pc & RUSK_PC_FREE_MASK);
+	out->mean_free_score =
+	        out->free_rus ? (double)(pc >> RUSK_PC_FREE_BITS) / 1000.0 / out->free_rus : 0.0;
 	return RUSK_OK;
 }
 
@@ -348,8 +444,34 @@ RUSK_EXPORT uint64_t rusk_cluster_free_rus(const rusk_cluster *c)
 {
 	uint64_t sum = 0;
 	for (uint32_t p = 0; p < c->n_parts; p++)
-		sum += rusk_load32(&c->parts[p].free_rus, RUSK_RELAXED); /* statistic, relaxed */
-	return sum;
+		sum += rusk_load64(&c->parts[p].counter, RUSK_RELAXED) & RUSK_PC_FREE_MASK;
+	return sum; /* relaxed loads: a statistic */
+}
+
+RUSK_EXPORT double rusk_ru_score(const rusk_cluster *c, uint32_t ru)
+{
+	return c != NULL && ru < c->n_rus ? c->ru_score[ru] / 1000.0 : -1.0;
+}
+
+/* Popcount of bits [first, first + n) of a bitmap read with relaxed loads. */
+static uint32_t count_bits(const uint64_t *bits, uint32_t first, uint32_t n)
+{
+	uint32_t total = 0;
+	while (n > 0) {
+		uint32_t off = first % 64, take = 64 - off < n ? 64 - off : n;
+		uint64_t w = rusk_load64(&bits[first / 64], RUSK_RELAXED) >> off;
+		if (take < 64)
+			w &= (UINT64_C(1) << take) - 1;
+		total += (uint32_t)__builtin_popcountll(w);
+		first += take;
+		n -= take;
+	}
+	return total;
+}
+
+uint32_t rusk_machine_free_(const rusk_cluster *c, const rusk_machine *m)
+{
+	return count_bits(c->free_bits, m->first_bit, m->n_rus);
 }
 
 RUSK_EXPORT int rusk_cluster_verify(const rusk_cluster *c, char *err, size_t errlen)
@@ -360,30 +482,52 @@ RUSK_EXPORT int rusk_cluster_verify(const rusk_cluster *c, char *err, size_t err
 	 * (e.g. pthread_join) from every writer. */
 	for (uint32_t pi = 0; pi < c->n_parts; pi++) {
 		const rusk_partition *pp = &c->parts[pi];
-		uint32_t part_free = 0;
+		uint64_t part_free = 0, part_score = 0;
 		for (uint32_t m = pp->first_machine; m < pp->first_machine + pp->n_machines; m++) {
 			const rusk_machine *mm = &c->machines[m];
-			uint32_t free_rus = 0;
+			uint32_t state = rusk_load32(&mm->state, RUSK_RELAXED);
 			uint32_t sums[RUSK_N_RESOURCES] = {0};
 			for (uint32_t ru = mm->first_ru; ru < mm->first_ru + mm->n_rus; ru++) {
 				uint64_t w = rusk_load64(&c->ru_word[ru], RUSK_RELAXED);
-				if (rusk_w_owner(w) == 0) {
-					free_rus++;
+				uint64_t owner = rusk_w_owner(w);
+				uint32_t b = rusk_ru_bit(c, ru, mm);
+				bool bit = (rusk_load64(&c->free_bits[b / 64], RUSK_RELAXED) >>
+				            (b % 64)) &
+				           1;
+				if (w & RUSK_W_TRANSIENT)
+					return rusk_errf(
+					        err, errlen, RUSK_ECORRUPT,
+					        "RU %u is still being committed or released", ru);
+				if (bit != (owner == 0))
+					return rusk_errf(err, errlen, RUSK_ECORRUPT,
+					                 "RU %u: free bit %d but owner %llu", ru,
+					                 bit, (unsigned long long)owner);
+				if (owner == 0) {
+					if (state != RUSK_M_UP)
+						return rusk_errf(
+						        err, errlen, RUSK_ECORRUPT,
+						        "RU %u is free on machine %u in state %u",
+						        ru, m, state);
 					if (w & RUSK_W_PROFILE)
 						return rusk_errf(
 						        err, errlen, RUSK_ECORRUPT,
 						        "RU %u is free but has a profile bit", ru);
+					part_free++;
+					part_score += c->ru_score[ru];
+				} else if (owner == RUSK_OWNER_OFFLINE) {
+					if (state == RUSK_M_UP)
+						return rusk_errf(
+						        err, errlen, RUSK_ECORRUPT,
+						        "RU %u is offline on UP machine %u", ru, m);
 				} else if (w & RUSK_W_PROFILE) {
+					if (state == RUSK_M_DOWN)
+						return rusk_errf(err, errlen, RUSK_ECORRUPT,
+						                 "RU %u is held on DOWN machine %u",
+						                 ru, m);
 					for (int i = 0; i < RUSK_N_RESOURCES; i++)
 						sums[i] += c->ru_tenant[ru].c[i];
 				}
 			}
-			uint32_t counted = rusk_load32(&mm->free_rus, RUSK_RELAXED);
-			if (counted != free_rus)
-				return rusk_errf(
-				        err, errlen, RUSK_ECORRUPT,
-				        "machine %u: free counter %u, array has %u free RUs", m,
-				        counted, free_rus);
 			uint64_t w[RUSK_LANE_WORDS];
 			for (int i = 0; i < RUSK_LANE_WORDS; i++)
 				w[i] = rusk_load64(&mm->interf[i], RUSK_RELAXED);
@@ -394,13 +538,17 @@ RUSK_EXPORT int rusk_cluster_verify(const rusk_cluster *c, char *err, size_t err
 					        "machine %u: interference sum %d is %u, tenants "
 					        "add up to %u",
 					        m, i, rusk_lane(w, i), sums[i]);
-			part_free += free_rus;
 		}
-		uint32_t counted = rusk_load32(&pp->free_rus, RUSK_RELAXED);
-		if (counted != part_free)
-			return rusk_errf(err, errlen, RUSK_ECORRUPT,
-			                 "partition %u: free counter %u, array has %u free RUs", pi,
-			                 counted, part_free);
+		uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED);
+		if ((pc & RUSK_PC_FREE_MASK) != part_free ||
+		    (pc >> RUSK_PC_FREE_BITS) != part_score)
+			return rusk_errf(
+			        err, errlen, RUSK_ECORRUPT,
+			        "partition %u: counter says %llu free (score sum %llu), array "
+			        "has %llu (score sum %llu)",
+			        pi, (unsigned long long)(pc & RUSK_PC_FREE_MASK),
+			        (unsigned long long)(pc >> RUSK_PC_FREE_BITS),
+			        (unsigned long long)part_free, (unsigned long long)part_score);
 	}
 	return RUSK_OK;
 }

@@ -19,6 +19,8 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_ESHAPE: return "impossible cluster shape";
 	case RUSK_EDUP: return "RU already held by this task or listed twice";
 	case RUSK_ECORRUPT: return "counters disagree with the RU array";
+	case RUSK_EOFFLINE: return "RU offline: machine down or draining, or lease revoked";
+	case RUSK_EPOLICY: return "impossible sync policy";
 	default: return "unknown rusk error";
 	}
 }

@@ -3,17 +3,21 @@
  * Internal layout of a cluster and its master RU array. Not installed.
  *
  * Memory budget (issue: <= 32 bytes per RU at 100K machines x 16 RUs):
- *   per RU       8  state word          (hot: every commit/release CASes it)
- *                4  machine index       (read-only after build)
- *               10  tenant profile      (written by the holder only when non-zero)
- *   per machine 64  one cache line: live counters + static shape -> 4 bytes/RU at 16 RUs
+ *   per RU       8     state word          (hot: every commit/release CASes it)
+ *                4     machine index       (read-only after build)
+ *               10     tenant profile      (written by the holder only when non-zero)
+ *                2     slot score          (read-only after build)
+ *                0.125 free bit            (the bitmap snapshots copy)
+ *                0.375 platform mask bits  (one bit per RU per platform type, static)
+ *   per machine 64     one cache line: live state + static shape -> 4 bytes/RU at 16 RUs
  *   per partition 64, per platform 48: negligible
- * = 26 bytes per RU at 16 RUs per machine (asserted in tests/test_cluster.c).
+ * = 28.5 bytes per RU at 16 RUs per machine (asserted in tests/test_cluster.c).
  */
 #ifndef RUSK_CORE_INTERNAL_H
 #define RUSK_CORE_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,16 +26,36 @@
 #include "compiler.h"
 
 /*
- * State word of one RU:  owner (40 bits) | P (1 bit) | gen (23 bits)
- *   owner 0      free
- *   owner T      held by task T
- *   P            the holder registered a non-zero interference profile (ru_tenant valid)
- *   gen          advances on every release (taken -> free), so a lease {ru, gen} names one
- *                tenure of one RU and a stale lease cannot release a later tenure (ABA).
+ * State word of one RU:  owner (40 bits) | R (1) | C (1) | P (1) | gen (21 bits)
+ *   owner 0        free
+ *   owner T        held by task T
+ *   owner OFFLINE  its machine is down, draining or not yet added: never free
+ *   C              the committer is still accounting (bitmap, counters, profile); it
+ *                  clears C with a plain store-release when done
+ *   R              the holder is releasing it (one releaser wins this bit; the word then
+ *                  goes to free or OFFLINE with a plain store-release)
+ *   P              the holder's non-zero interference profile is in ru_tenant and in the
+ *                  machine's sums
+ *   gen            advances on every release or revocation, so a lease {ru, gen} names
+ *                  one tenure of one RU and a stale lease cannot end a later one (ABA).
+ * Only the thread that set C or R changes a word that has it; everybody else (topology
+ * changes) waits for it to clear, so the accounting of one tenure is never interleaved
+ * with another transition of the same RU.
  */
-#define RUSK_W_OWNER_SHIFT 24
-#define RUSK_W_PROFILE     (UINT64_C(1) << 23)
-#define RUSK_W_GEN         ((uint64_t)RUSK_GEN_MASK)
+#define RUSK_W_OWNER_SHIFT  24
+#define RUSK_W_RELEASING    (UINT64_C(1) << 23)
+#define RUSK_W_COMMITTING   (UINT64_C(1) << 22)
+#define RUSK_W_PROFILE      (UINT64_C(1) << 21)
+#define RUSK_W_TRANSIENT    (RUSK_W_RELEASING | RUSK_W_COMMITTING)
+#define RUSK_W_GEN          ((uint64_t)RUSK_GEN_MASK)
+#define RUSK_OWNER_OFFLINE  ((UINT64_C(1) << 40) - 1)
+#define RUSK_W_OFFLINE(gen) ((RUSK_OWNER_OFFLINE << RUSK_W_OWNER_SHIFT) | (gen))
+_Static_assert(RUSK_OWNER_OFFLINE == RUSK_OWNER_NONE, "public and internal offline owner");
+
+static inline uint32_t rusk_gen_next(uint64_t w)
+{
+	return (uint32_t)((w + 1) & RUSK_W_GEN);
+}
 
 static inline uint64_t rusk_w_owner(uint64_t w)
 {
@@ -67,32 +91,63 @@ static inline uint32_t rusk_lane(const uint64_t *w, int i)
 	return (uint32_t)(w[i / RUSK_LANES_PER_WORD] >> (16 * (i % RUSK_LANES_PER_WORD))) & 0xffffu;
 }
 
-/* One machine: one cache line. The first 28 bytes are written by commits/releases on its
- * RUs (atomics, relaxed: they are statistics that rusk_cluster_verify checks at
- * quiescence); the rest is written once at build. */
+/* Machine states (rusk_machine.state). */
+enum { RUSK_M_UP = 0, RUSK_M_DRAINING = 1, RUSK_M_DOWN = 2 };
+
+/* One machine: one cache line. interf is written by commits/releases on its RUs (relaxed
+ * atomics: statistics that rusk_cluster_verify checks at quiescence); state by topology
+ * changes; the rest once at build. Its free RU count is the popcount of its bits in the
+ * free bitmap. */
 typedef struct rusk_machine {
 	uint64_t interf[RUSK_LANE_WORDS]; /* live, packed sums */
-	uint32_t free_rus;                /* live */
+	uint32_t state;                   /* live: RUSK_M_* */
 	uint32_t first_ru;
-	uint32_t n_rus;
+	uint32_t first_bit; /* bit of first_ru in the free bitmap */
 	uint32_t mem_mib;
-	uint32_t gpus;
 	uint32_t rack;
 	uint32_t cell;
 	uint32_t source_row;
 	uint32_t replica;
+	uint16_t n_rus;
+	uint16_t gpus;
 	uint16_t partition;
 	uint8_t platform;
 	uint8_t pad_;
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_machine;
 _Static_assert(sizeof(rusk_machine) == RUSK_CACHELINE, "one machine per cache line");
 
+/* Partition counter: free RUs (low 24 bits) and the sum of their slot scores in
+ * milli-units (high 40 bits) in one word, so one fetch-and-add keeps both. Neither field
+ * goes negative (see ru.c), so no borrow crosses between them. */
+#define RUSK_PC_FREE_BITS      24
+#define RUSK_PC_FREE_MASK      ((UINT64_C(1) << RUSK_PC_FREE_BITS) - 1)
+#define RUSK_MAX_PARTITION_RUS ((uint32_t)RUSK_PC_FREE_MASK)
+
+static inline uint64_t rusk_pc_delta(uint16_t score)
+{
+	return 1 + ((uint64_t)score << RUSK_PC_FREE_BITS);
+}
+
+/* A published partition snapshot (snapshot.c); immutable once published. */
+typedef struct rusk_snap {
+	uint8_t rcu_head_[16]; /* struct rcu_head, kept opaque here (snapshot.c asserts) */
+	struct rusk_cluster *c;
+	uint64_t version, taken_ns;
+	uint32_t partition, first_ru, n_rus, n_words, free_rus;
+	double mean_free_score;
+	uint32_t platform_free[RUSK_MAX_PLATFORMS];
+	uint64_t words[]; /* bit (ru - first_ru) = free */
+} rusk_snap;
+
 /* One partition, padded so agents committing in different partitions share no line. */
 typedef struct rusk_partition {
-	uint32_t free_rus; /* live, relaxed (as for machines) */
+	uint64_t counter;       /* live, relaxed: free | score sum */
+	struct rusk_snap *snap; /* RCU-published snapshot (snapshot.c) */
+	uint64_t version;       /* live: last snapshot version handed out */
 	uint32_t first_cell, n_cells;
 	uint32_t first_machine, n_machines;
 	uint32_t first_ru, n_rus;
+	uint32_t first_bit; /* 64-aligned: the partition's bits are whole bitmap words */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_partition;
 _Static_assert(sizeof(rusk_partition) == RUSK_CACHELINE, "one partition per cache line");
 
@@ -106,14 +161,30 @@ struct rusk_cluster {
 	uint64_t *ru_word;       /* [n_rus] state words */
 	uint32_t *ru_machine;    /* [n_rus] */
 	rusk_profile *ru_tenant; /* [n_rus] valid while the word's P bit is set */
+	uint16_t *ru_score;      /* [n_rus] slot score in milli-units */
+	uint64_t *free_bits;     /* [n_words] 1 = free; partitions start on word boundaries */
+	uint64_t *plat_bits;     /* [n_platforms][n_words] 1 = RU of that platform type */
 	rusk_machine *machines;  /* [n_machines] */
 	rusk_partition *parts;   /* [n_parts] */
-	uint32_t n_rus, n_machines, n_parts, n_racks, n_cells, n_platforms;
+	uint32_t n_rus, n_machines, n_parts, n_racks, n_cells, n_platforms, n_words;
+	uint32_t n_up_initial; /* machines [n_up_initial, n_machines) start DOWN (spares) */
 	uint32_t machines_per_rack, racks_per_cell;
 	rusk_platform_rec platforms[RUSK_MAX_PLATFORMS];
 	const rusk_clock *clock;
-	size_t bytes_total, bytes_array;
+	uint64_t snap_reuse_ns; /* a snapshot younger than this is reused by view syncs */
+	uint64_t snap_allocated, snap_freed; /* live, relaxed: statistics */
+	double score_mean, score_sd;
+	size_t bytes_total, bytes_array, bytes_snap_words;
 };
+
+static inline uint32_t rusk_ru_bit(const rusk_cluster *c, uint32_t ru, const rusk_machine *m)
+{
+	(void)c;
+	return m->first_bit + (ru - m->first_ru);
+}
+
+/* Free RUs of machine m: popcount of its bits (relaxed loads: a statistic). */
+uint32_t rusk_machine_free_(const rusk_cluster *c, const rusk_machine *m);
 
 /* Writes a formatted one-line message into err (NULL-safe, truncating) and returns code. */
 int rusk_errf(char *err, size_t errlen, int code, const char *fmt, ...) RUSK_PRINTF(4, 5);
@@ -124,5 +195,16 @@ int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
 int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *err, size_t errlen);
 int rusk_cluster_check_topology_(const rusk_cluster_params *p, uint32_t n_machines, char *err,
                                  size_t errlen);
+int rusk_cluster_check_scores_(const rusk_cluster_params *p, char *err, size_t errlen);
+/* RU accounting shared by ru.c and topology.c. */
+void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);
+void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_free);
+/* Snapshots (snapshot.c). get_ inside a read-side section; reader_done_ after the last
+ * read of it (a TSan annotation, free otherwise). */
+int rusk_snap_publish_(rusk_cluster *c, uint32_t p);
+const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p);
+void rusk_snap_reader_done_(const rusk_snap *s);
+/* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
+void rusk_snap_store_destroy_(rusk_cluster *c);
 
 #endif /* RUSK_CORE_INTERNAL_H */

@@ -180,8 +180,16 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 		goto out;
 	}
 
-	uint32_t n_machines = machines != 0 ? machines : (uint32_t)n_rows;
+	uint32_t n_up = machines != 0 ? machines : (uint32_t)n_rows;
+	if ((uint64_t)n_up + p->spare_machines > UINT32_MAX) {
+		rc = rusk_errf(err, errlen, RUSK_ESHAPE, "machines + spare_machines exceed %u",
+		               UINT32_MAX);
+		goto out;
+	}
+	uint32_t n_machines = n_up + p->spare_machines;
 	if ((rc = rusk_cluster_check_topology_(p, n_machines, err, errlen)) != RUSK_OK)
+		goto out;
+	if ((rc = rusk_cluster_check_scores_(p, err, errlen)) != RUSK_OK)
 		goto out;
 	uint64_t n_rus = 0;
 	for (uint32_t m = 0; m < n_machines; m++)
@@ -190,6 +198,7 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 	rusk_cluster *c;
 	if ((rc = rusk_cluster_alloc_(&c, n_machines, n_rus, p, err, errlen)) != RUSK_OK)
 		goto out;
+	c->n_up_initial = n_up;
 	c->n_platforms = n_names;
 	for (uint32_t i = 0; i < n_names; i++) {
 		memcpy(c->platforms[i].name, names[i], RUSK_PLATFORM_NAME);
@@ -198,9 +207,9 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 	for (uint32_t m = 0; m < n_machines; m++) {
 		const openb_row *r = &rows[m % n_rows];
 		rusk_machine *mm = &c->machines[m];
-		mm->n_rus = r->cores;
+		mm->n_rus = (uint16_t)r->cores;
 		mm->mem_mib = r->mem_mib;
-		mm->gpus = r->gpus;
+		mm->gpus = (uint16_t)r->gpus;
 		mm->platform = (uint8_t)r->platform;
 		mm->source_row = r->line - 1;
 		mm->replica = (uint32_t)(m / n_rows);

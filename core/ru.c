@@ -3,32 +3,43 @@
  * The master RU array: optimistic commits by compare-and-swap (ParSync §1/§4.1, Omega's
  * shared state; Tarcil §5.1 "lock-free optimistic concurrency", §5.3 gang vs incremental).
  *
- * Algorithm. Each RU is one 64-bit word (layout in internal.h). A commit loads the word
- * and, if free, CASes it to {owner = task, same gen}; a CAS that finds the RU taken is a
- * conflict and the caller resamples. A release checks owner and generation against the
- * lease, then CASes the word to {free, gen + 1}. No locks, no retries except when a free
- * word changed under the CAS (it can only have been taken and freed again).
+ * Algorithm. Each RU is one 64-bit word (layout in internal.h) plus one bit of the free
+ * bitmap that snapshots copy.
  *
- * Memory orders. The successful commit CAS is an acquire; the release CAS is a release.
- * They pair: everything a holder wrote before releasing (including its read of the
- * tenant profile slot) happens-before the next holder's writes to that slot.
+ *   commit:  CAS free -> {T, C, gen}         (acquire; a CAS that finds it taken: conflict)
+ *            clear free bit, partition counter -= {1, score}
+ *            [profile] write tenant slot, add to machine sums
+ *            store {T, P?, gen}                (release: clears C)
+ *   release: check owner, gen against the lease
+ *            CAS {T, gen} -> {T, gen, R}       (one releaser wins; a second sees R or free)
+ *            [P] subtract tenant from machine sums
+ *            machine UP:  set free bit, partition counter += {1, score}, store {free, gen+1}
+ *            otherwise:   store {OFFLINE, gen+1}   (draining/failed machine, topology.c)
  *
- * Counters. Per-machine and per-partition free counters and the machine interference sums
- * are updated with relaxed atomics beside the CAS, in this order:
- *   commit:  CAS (take)                     then  free -= 1, sums += profile
- *   release: free += 1, sums -= profile     then  CAS (free); undone if the CAS fails
- * so a counter is always (free RUs) + (commits between CAS and decrement) + (releases
- * between increment and CAS): never negative, and exact at quiescence, which
- * rusk_cluster_verify checks. A release's CAS can only fail when the same lease is
- * released twice at once (nobody else may change a taken word), and its undo restores
- * every counter, so even that misuse leaves them exact.
+ * Memory orders. The commit CAS is an acquire and the release's final store a release:
+ * they pair, so whatever a holder did before releasing (including reading its tenant slot
+ * and setting the free bit) happens-before the next holder's commit. The commit's final
+ * store (clearing C, setting P) is a release that pairs with the acquire loads of
+ * topology changes, which wait for C and R to clear before touching a word: a failer that
+ * sees P sees the tenant slot and the sums that include it. The release's R CAS is followed by
+ * rusk_fence_atomic_load before it reads the machine state; topology changes store the
+ * state and then fence before scanning words (Dekker): either the releaser sees the new
+ * state, or the topology scan sees the RU in R and waits for it (topology.c).
  *
- * Invariants: an RU has at most one holder; a holder's lease names exactly one tenure;
- * at quiescence counters equal a recount of the array.
+ * Counters. The free bit and the partition counter of an RU change only while its word
+ * holds C or R (or inside a topology change that waited for both to clear), and those
+ * windows are ordered by the acquire/release pairs above, so per RU they alternate exactly:
+ * bits and counters are never negative and equal a recount at quiescence, which
+ * rusk_cluster_verify checks. The partition counter packs the free count and the free
+ * RUs' score sum into one word, updated with one fetch-and-add.
+ *
+ * Cost. A commit+release pair without profile is 2 CASes, 2 bitmap RMWs and 2 counter
+ * adds (6 locked instructions) and two plain stores; perf/RESULTS.md has the figures.
  *
  * Why not a lock per machine: commits on different RUs of one machine would serialise and
  * a stalled holder would stall every agent sampling that machine; a CAS never waits.
  */
+#include <sched.h>
 #include <string.h>
 
 #include "atomic.h"
@@ -47,19 +58,28 @@ static inline bool packed_zero(const rusk_packed *p)
 	return (p->w[0] | p->w[1] | p->w[2]) == 0;
 }
 
-static inline void machine_add(rusk_machine *m, const rusk_packed *p, bool sub)
+void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub)
 {
 	for (int i = 0; i < RUSK_LANE_WORDS; i++)
-		if (p->w[i] != 0)
+		if (p->w[i] != 0) /* relaxed: statistics, exact at quiescence */
 			rusk_faa64(&m->interf[i], sub ? (uint64_t)0 - p->w[i] : p->w[i],
 			           RUSK_RELAXED);
 }
 
-static inline void counters_add(rusk_cluster *c, rusk_machine *m, uint32_t d)
+/* Marks RU free (+1) or taken (-1) in the bitmap and the partition counter. Relaxed: the
+ * word transitions around these calls order them (see the design note). */
+void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_free)
 {
-	/* Relaxed: statistics, see the design note; d is +1 or -1 (mod 2^32). */
-	rusk_faa32(&m->free_rus, d, RUSK_RELAXED);
-	rusk_faa32(&c->parts[m->partition].free_rus, d, RUSK_RELAXED);
+	uint32_t b = rusk_ru_bit(c, ru, m);
+	uint64_t mask = UINT64_C(1) << (b % 64);
+	uint64_t d = rusk_pc_delta(c->ru_score[ru]);
+	if (now_free) {
+		rusk_or64(&c->free_bits[b / 64], mask, RUSK_RELAXED);
+		rusk_faa64(&c->parts[m->partition].counter, d, RUSK_RELAXED);
+	} else {
+		rusk_and64(&c->free_bits[b / 64], ~mask, RUSK_RELAXED);
+		rusk_faa64(&c->parts[m->partition].counter, (uint64_t)0 - d, RUSK_RELAXED);
+	}
 }
 
 /* One commit; arguments already validated. */
@@ -68,57 +88,71 @@ static inline int commit_one(rusk_cluster *c, uint64_t task, uint32_t ru, const 
 {
 	uint64_t *w = &c->ru_word[ru];
 	uint64_t cur = rusk_load64(w, RUSK_RELAXED); /* a guess; the CAS validates it */
-	uint64_t flag = packed_zero(packed) ? 0 : RUSK_W_PROFILE;
+	uint64_t next;
 	for (;;) {
 		uint64_t owner = rusk_w_owner(cur);
 		if (owner != 0)
-			return owner == task ? RUSK_EDUP : RUSK_ECONFLICT;
-		uint64_t next = (task << RUSK_W_OWNER_SHIFT) | flag | (cur & RUSK_W_GEN);
-		/* Acquire: pairs with the release CAS of the previous holder in release_one. */
-		if (rusk_cas64(w, &cur, next, RUSK_ACQUIRE))
+			return owner == task                 ? RUSK_EDUP
+			       : owner == RUSK_OWNER_OFFLINE ? RUSK_EOFFLINE
+			                                     : RUSK_ECONFLICT;
+		next = (task << RUSK_W_OWNER_SHIFT) | (cur & RUSK_W_GEN);
+		/* Acquire: pairs with the release store that freed the word. */
+		if (rusk_cas64(w, &cur, next | RUSK_W_COMMITTING, RUSK_ACQUIRE))
 			break;
 	}
 	rusk_machine *m = &c->machines[c->ru_machine[ru]];
-	if (flag) {
-		/* Only the holder writes its slot; the previous holder's reads are ordered
-		 * before by the CAS pair above. */
+	rusk_ru_account_(c, ru, m, false);
+	if (!packed_zero(packed)) {
+		/* Only the holder writes its slot; earlier readers are ordered before by the
+		 * CAS above. */
 		c->ru_tenant[ru] = *prof;
-		machine_add(m, packed, false);
+		rusk_machine_sums_(m, packed, false);
+		next |= RUSK_W_PROFILE;
 	}
-	counters_add(c, m, (uint32_t)-1);
+	/* Release: clears C; pairs with the acquire loads of a topology change (settle) and
+	 * of a release of this lease. Nobody else writes a word holding C. */
+	rusk_store64(w, next, RUSK_RELEASE);
 	out->ru = ru;
-	out->gen = rusk_w_gen(cur);
+	out->gen = rusk_w_gen(next);
 	return RUSK_OK;
 }
 
 static inline int release_one(rusk_cluster *c, uint64_t task, rusk_lease l)
 {
 	uint64_t *w = &c->ru_word[l.ru];
-	rusk_machine *m = &c->machines[c->ru_machine[l.ru]];
 	uint64_t cur = rusk_load64(w, RUSK_RELAXED); /* validated by the CAS below */
 	for (;;) {
 		uint64_t owner = rusk_w_owner(cur);
 		if (owner == 0)
 			return RUSK_EFREE;
+		if (owner == RUSK_OWNER_OFFLINE)
+			return RUSK_EOFFLINE;
 		if (owner != task)
 			return RUSK_ENOTOWNER;
 		if (rusk_w_gen(cur) != l.gen)
 			return RUSK_ESTALE;
-		rusk_packed packed = {{0, 0, 0}};
-		if (cur & RUSK_W_PROFILE) {
-			packed = rusk_pack_profile(&c->ru_tenant[l.ru]);
-			machine_add(m, &packed, true);
-		}
-		counters_add(c, m, 1);
-		uint64_t next = (cur & RUSK_W_GEN) == RUSK_W_GEN ? 0 : (cur & RUSK_W_GEN) + 1;
-		/* Release: pairs with the acquire CAS of the next holder in commit_one. */
-		if (rusk_cas64(w, &cur, next, RUSK_RELEASE))
-			return RUSK_OK;
-		/* The same lease was released concurrently: undo and report what we see. */
-		counters_add(c, m, (uint32_t)-1);
-		if (!packed_zero(&packed))
-			machine_add(m, &packed, false);
+		if (cur & RUSK_W_TRANSIENT)
+			return RUSK_EFREE; /* the same lease is being released right now */
+		/* Acquire: if P is set, pairs with the committer's release CAS (slot visible). */
+		if (rusk_cas64(w, &cur, cur | RUSK_W_RELEASING, RUSK_ACQUIRE))
+			break;
 	}
+	rusk_machine *m = &c->machines[c->ru_machine[l.ru]];
+	if (cur & RUSK_W_PROFILE) {
+		rusk_packed packed = rusk_pack_profile(&c->ru_tenant[l.ru]);
+		rusk_machine_sums_(m, &packed, true);
+	}
+	/* Dekker with topology changes: our R CAS, then their state. */
+	rusk_fence_atomic_load();
+	uint32_t gen = rusk_gen_next(cur);
+	if (RUSK_LIKELY(rusk_load32(&m->state, RUSK_RELAXED) == RUSK_M_UP)) {
+		rusk_ru_account_(c, l.ru, m, true);
+		/* Release: pairs with the next committer's acquire CAS. */
+		rusk_store64(w, gen, RUSK_RELEASE);
+	} else {
+		rusk_store64(w, RUSK_W_OFFLINE(gen), RUSK_RELEASE);
+	}
+	return RUSK_OK;
 }
 
 static inline int check_task(const rusk_cluster *c, uint64_t task)
@@ -176,7 +210,8 @@ static int multi_prep(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_
 static void rollback(rusk_cluster *c, uint64_t task, const rusk_lease *taken, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		/* Cannot fail: the leases were never handed out. */
+		/* Fails only if a machine failure revoked the RU meanwhile: then it is
+		 * already offline and reported, and there is nothing to undo. */
 		int rc = release_one(c, task, taken[i]);
 		(void)rc;
 	}
@@ -214,7 +249,7 @@ RUSK_EXPORT int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const
 		rc = commit_one(c, task, rus[i], prof, &packed, &out[won]);
 		if (rc == RUSK_OK) {
 			won++;
-		} else if (rc != RUSK_ECONFLICT) {
+		} else if (rc != RUSK_ECONFLICT && rc != RUSK_EOFFLINE) {
 			rollback(c, task, out, won);
 			*n_won = 0;
 			return rc;

@@ -29,8 +29,8 @@ int main(void)
 	else if (rc != RUSK_OK)
 		printf("commit: %s\n", rusk_strerror(rc));
 	rusk_cluster_machine(c, 7, &m);
-	printf("machine 7: %u of %u RUs free, interference on resource 0: %u\n", m.free_rus,
-	       m.rus, m.interference[0]);
+	printf("machine 7: %u of %u RUs free, interference on resource 0: %u\n", m.free_rus, m.rus,
+	       m.interference[0]);
 	/* ... the task runs ... then its RUs go back; a second release would be refused. */
 	rusk_ru_release_many(c, 42, leases, 4, NULL);
 	rc = rusk_ru_release(c, 42, leases[0]);

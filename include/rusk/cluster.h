@@ -36,6 +36,12 @@ extern "C" {
 
 typedef struct rusk_cluster rusk_cluster;
 
+/* Proof of holding one RU (rusk/ru.h). Plain value; the embedder owns and copies it. */
+typedef struct rusk_lease {
+	uint32_t ru;
+	uint32_t gen;
+} rusk_lease;
+
 /* One platform type (hardware generation) and its share of the machines. */
 typedef struct rusk_platform {
 	const char *name; /* copied by rusk_cluster_create */
@@ -52,6 +58,11 @@ typedef struct rusk_cluster_params {
 	uint32_t machines_per_rack;     /* > 0 (default 40) */
 	uint32_t racks_per_cell;        /* > 0 (default 5) */
 	uint32_t partitions;            /* 1..number of cells (default 20) */
+	uint32_t spare_machines;        /* extra slots after `machines`, built DOWN, that
+	                                 * rusk_machine_up adds online (default 0) */
+	double score_mean;              /* slot score per RU ~ Normal(mean, variance), clamped
+	                                 * to [0, 65.535]; ParSync §6: mean 10 (default) */
+	double score_variance;          /* default 2 */
 	const rusk_platform *platforms; /* NULL: the default three-type mix */
 	uint32_t n_platforms;           /* entries in platforms, 1..RUSK_MAX_PLATFORMS */
 	uint64_t seed;                  /* platform assignment comes from this seed only */
@@ -69,7 +80,8 @@ typedef struct rusk_machine_info {
 	uint32_t rack, cell, partition;
 	uint32_t source_row; /* openb: 1-based data row of the node list; 0 for parameters */
 	uint32_t replica;    /* openb: which copy of the node list (0 = first) */
-	uint32_t free_rus;   /* live: RUs of this machine not held by any task */
+	uint32_t state;      /* live: RUSK_MACHINE_UP / _DRAINING / _DOWN */
+	uint32_t free_rus;   /* live: RUs of this machine free to commit */
 	/* live: sum over this machine's tenant RUs of the interference each causes on
 	 * resource i (Tarcil §3.2 eq. 3 numerator before excluding the RU itself). */
 	uint32_t interference[RUSK_N_RESOURCES];
@@ -81,8 +93,19 @@ typedef struct rusk_partition_info {
 	uint32_t first_cell, cells;
 	uint32_t first_machine, machines;
 	uint32_t first_ru, rus;
-	uint32_t free_rus; /* live */
+	uint32_t free_rus;      /* live */
+	double mean_free_score; /* live: mean slot score of its free RUs (0 when none) */
 } rusk_partition_info;
+
+/* Machine states. */
+enum rusk_machine_state {
+	RUSK_MACHINE_UP = 0,       /* its free RUs can be committed */
+	RUSK_MACHINE_DRAINING = 1, /* no new commits; running tasks finish and release */
+	RUSK_MACHINE_DOWN = 2,     /* failed, drained or not yet added: no RU is usable */
+};
+
+/* Called once per tenure revoked by rusk_machine_fail, on the failing thread. */
+typedef void (*rusk_revoke_fn)(uint64_t task, rusk_lease lease, void *ctx);
 
 /*
  * rusk_cluster_params_init: fills *p with the defaults documented above.
@@ -154,6 +177,32 @@ uint32_t rusk_cluster_ru_machine(const rusk_cluster *c, uint32_t ru);
 
 /* Total free RUs (sum of the partition counters). Any thread; see the lag note above. */
 uint64_t rusk_cluster_free_rus(const rusk_cluster *c);
+
+/* Slot score of RU `ru` (ParSync §4.3), or -1 when out of range. Any thread. */
+double rusk_ru_score(const rusk_cluster *c, uint32_t ru);
+
+/*
+ * Online topology changes. Each may run while any number of threads commit and release;
+ * two changes of the same machine must not run at once (the caller serialises them, e.g.
+ * one topology thread). The RUs' new state is visible to every commit at once and to
+ * every partition snapshot published after the call returns; call
+ * rusk_snapshot_publish(c, partition) to push it to views without waiting.
+ *
+ * rusk_machine_fail: the machine goes DOWN now. Every held RU is revoked and reported
+ * through revoked(task, lease, ctx) (NULL: not reported) so the caller can re-queue the
+ * task; the holder's later release of that lease returns RUSK_EOFFLINE. Free RUs stop
+ * being free. Returns RUSK_OK, RUSK_ERANGE, RUSK_EINVAL.
+ *
+ * rusk_machine_drain: the machine goes DRAINING: free RUs stop being free, held RUs go
+ * offline when their tasks release them (nothing is revoked). It stays DRAINING (its
+ * free_rus 0) until rusk_machine_up or rusk_machine_fail.
+ *
+ * rusk_machine_up: a DOWN or DRAINING machine (including a spare slot) comes UP: every
+ * offline RU becomes free; RUs still held stay with their tasks.
+ */
+int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn revoked, void *ctx);
+int rusk_machine_drain(rusk_cluster *c, uint32_t m);
+int rusk_machine_up(rusk_cluster *c, uint32_t m);
 
 /*
  * rusk_cluster_verify: recounts every RU record and compares with the per-machine free

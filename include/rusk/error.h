@@ -24,6 +24,9 @@ enum rusk_err {
 	RUSK_ESHAPE = -10,   /* impossible cluster shape (0 machines, P > cells, ...) */
 	RUSK_EDUP = -11,     /* RU already held by this task, or listed twice in one commit */
 	RUSK_ECORRUPT = -12, /* rusk_cluster_verify found counters that disagree with the array */
+	RUSK_EOFFLINE = -13, /* the RU's machine is down or draining, or the lease was revoked */
+	RUSK_EPOLICY =
+	        -14, /* impossible sync policy (DiffSync with fewer partitions than agents) */
 };
 
 /*

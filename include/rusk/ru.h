@@ -27,17 +27,12 @@
 extern "C" {
 #endif
 
-/* Task ids are 1..RUSK_TASK_ID_MAX (40 bits, enough for 300 years at 100K tasks/s). */
+/* Task ids are 1..RUSK_TASK_ID_MAX (40 bits: 127 days of ids at 100K tasks/s). An id may
+ * be reused once its task holds nothing: the lease generation tells tenures apart. */
 #define RUSK_TASK_ID_MAX ((UINT64_C(1) << 40) - 2)
-/* Generations wrap at 2^23: a stale lease is mistaken for a live one only if the same task
- * retook the same RU exactly a multiple of 8.4M releases of that RU later. */
-#define RUSK_GEN_MASK    ((UINT32_C(1) << 23) - 1)
-
-/* Proof of holding one RU. Plain value; the embedder owns and copies it freely. */
-typedef struct rusk_lease {
-	uint32_t ru;
-	uint32_t gen;
-} rusk_lease;
+/* Generations wrap at 2^21: a stale lease is mistaken for a live one only if the same task
+ * holds the same RU again exactly a multiple of 2.1M tenures of that RU later. */
+#define RUSK_GEN_MASK    ((UINT32_C(1) << 21) - 1)
 
 /* Interference a task causes on each shared resource, 0..99 (Tarcil §3.2). A zero
  * profile (or NULL) costs nothing on commit and release. */
@@ -46,15 +41,19 @@ typedef struct rusk_profile {
 } rusk_profile;
 
 /* Snapshot of one RU record. */
-typedef struct rusk_ru_state {
-	uint64_t owner; /* 0 when free */
+typedef struct rusk_ru_info {
+	uint64_t owner; /* 0 when free, RUSK_OWNER_NONE when offline */
 	uint32_t gen;
 } rusk_ru_info;
+
+/* rusk_ru_info.owner of an RU whose machine is down or draining. */
+#define RUSK_OWNER_NONE ((UINT64_C(1) << 40) - 1)
 
 /*
  * rusk_ru_commit: takes RU `ru` for `task` if it is free.
  * Returns RUSK_OK and *out = its lease; RUSK_ECONFLICT when another task holds it (the
- * caller should mark it taken in its view and resample); RUSK_EDUP when `task` already
+ * caller should mark it taken in its view and resample); RUSK_EOFFLINE when its machine
+ * is down or draining (likewise: mark and resample); RUSK_EDUP when `task` already
  * holds it; RUSK_EINVAL (task id 0 or > RUSK_TASK_ID_MAX, profile value > 99, NULL
  * cluster/out); RUSK_ERANGE (ru out of range). On success the machine's and partition's
  * free counters drop by one and the profile is added to the machine's interference sums.
@@ -66,8 +65,9 @@ int rusk_ru_commit(rusk_cluster *c, uint64_t task, uint32_t ru, const rusk_profi
 /*
  * rusk_ru_release: frees the RU of `lease` held by `task`.
  * Returns RUSK_OK; RUSK_EFREE (already free: double release), RUSK_ENOTOWNER (held by
- * another task), RUSK_ESTALE (held by `task` under a newer generation), RUSK_ERANGE,
- * RUSK_EINVAL. A rejected release changes nothing. Any thread.
+ * another task), RUSK_ESTALE (held by `task` under a newer generation), RUSK_EOFFLINE
+ * (revoked: its machine failed), RUSK_ERANGE, RUSK_EINVAL. A rejected release changes
+ * nothing. On a draining machine the RU goes offline instead of free. Any thread.
  */
 int rusk_ru_release(rusk_cluster *c, uint64_t task, rusk_lease lease);
 
@@ -89,9 +89,9 @@ int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, siz
 /*
  * rusk_ru_commit_incremental: commits what it can of n RUs for `task` and keeps it
  * (Tarcil §5.1 "incremental transactions"). out[0..*n_won) are the leases won, in the order
- * of rus[]; rus[] entries lost to other tasks are skipped. Returns RUSK_OK even when some
- * (or all) are lost; *n_won tells. RUSK_EDUP / RUSK_ERANGE / RUSK_EINVAL stop the call
- * after rolling back what it took, as for a gang. Any thread; lock-free.
+ * of rus[]; rus[] entries lost to other tasks or offline are skipped. Returns RUSK_OK even when
+ * some (or all) are lost; *n_won tells. RUSK_EDUP / RUSK_ERANGE / RUSK_EINVAL stop the call after
+ * rolling back what it took, as for a gang. Any thread; lock-free.
  */
 int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
                                const rusk_profile *prof, rusk_lease *out, size_t *n_won);

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Agents' local views (ParSync §5.1-5.2; Omega's per-scheduler cell state).
+ *
+ * A view holds, for every partition, a copy of that partition's free bitmap as of the
+ * agent's last sync of it, when that data was taken (its staleness is now - taken), the
+ * snapshot summaries, and the agent's own marks since: an RU it committed or lost to a
+ * conflict is marked taken at once ("it also updates the status of the slot in its local
+ * partition to taken", §5.2), so it is not sampled again before the next sync.
+ *
+ * Syncing partition p copies p's snapshot (published with RCU, snapshot.c) into the view;
+ * unless the published one is younger than the cluster's reuse window, the syncing agent
+ * publishes a fresh one first, so a sync sees the master state as of the sync (ParSync's
+ * semantics). The copy is a few KB per partition (80,000 RUs -> 10 KB at 100K x 16 / 20).
+ *
+ * Invariants: free[p] = popcount of p's words in the view; plat_free[p][k] likewise per
+ * platform type; a view is used by one thread at a time (its owner agent).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "internal.h"
+
+typedef struct vpart {
+	uint64_t taken_ns; /* of the snapshot last copied; meaningful when synced */
+	uint64_t version;
+	uint32_t free_rus;
+	bool synced;
+	double mean_free_score;
+} vpart;
+
+struct rusk_view {
+	rusk_cluster *c;
+	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
+	vpart *parts;        /* [n_parts] */
+	uint32_t *plat_free; /* [n_parts][n_platforms] */
+	uint32_t *scratch;   /* [n_parts] */
+	bool has_policy;
+	rusk_sync_params sp;
+	uint32_t agent;
+	uint64_t step_ns, base_ns, next_k;
+	rusk_view_stats st;
+};
+
+RUSK_EXPORT int rusk_view_create(rusk_cluster *c, rusk_view **out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	rusk_view *v = calloc(1, sizeof *v);
+	if (v == NULL)
+		return RUSK_ENOMEM;
+	v->c = c;
+	v->bits = calloc(c->n_words ? c->n_words : 1, sizeof *v->bits);
+	v->parts = calloc(c->n_parts, sizeof *v->parts);
+	v->plat_free = calloc((size_t)c->n_parts * c->n_platforms, sizeof *v->plat_free);
+	v->scratch = calloc(c->n_parts, sizeof *v->scratch);
+	if (!v->bits || !v->parts || !v->plat_free || !v->scratch) {
+		rusk_view_destroy(v);
+		return RUSK_ENOMEM;
+	}
+	*out = v;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT void rusk_view_destroy(rusk_view *v)
+{
+	if (v == NULL)
+		return;
+	free(v->bits);
+	free(v->parts);
+	free(v->plat_free);
+	free(v->scratch);
+	free(v);
+}
+
+RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
+{
+	if (v == NULL)
+		return RUSK_EINVAL;
+	rusk_cluster *c = v->c;
+	if (p >= c->n_parts)
+		return RUSK_ERANGE;
+	uint64_t t0 = rusk_clock_now(c->clock);
+	bool fresh_enough = false;
+	if (c->snap_reuse_ns > 0) {
+		urcu_memb_read_lock();
+		const rusk_snap *s = rusk_snap_get_(c, p);
+		fresh_enough = s != NULL && t0 >= s->taken_ns && t0 - s->taken_ns < c->snap_reuse_ns;
+		if (s != NULL)
+			rusk_snap_reader_done_(s);
+		urcu_memb_read_unlock();
+	}
+	if (!fresh_enough) {
+		int rc = rusk_snap_publish_(c, p);
+		if (rc != RUSK_OK)
+			return rc;
+		v->st.publishes++;
+	}
+	urcu_memb_read_lock();
+	const rusk_snap *s = rusk_snap_get_(c, p);
+	/* Non-NULL: published above or earlier; snapshots are never unpublished. */
+	const rusk_partition *pp = &c->parts[p];
+	memcpy(v->bits + pp->first_bit / 64, s->words, sizeof(uint64_t) * s->n_words);
+	vpart *vp = &v->parts[p];
+	vp->taken_ns = s->taken_ns;
+	vp->version = s->version;
+	vp->free_rus = s->free_rus;
+	vp->mean_free_score = s->mean_free_score;
+	vp->synced = true;
+	memcpy(v->plat_free + (size_t)p * c->n_platforms, s->platform_free,
+	       sizeof(uint32_t) * c->n_platforms);
+	rusk_snap_reader_done_(s);
+	urcu_memb_read_unlock();
+	v->st.syncs++;
+	v->st.sync_ns += rusk_clock_now(c->clock) - t0;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_view_set_policy(rusk_view *v, const rusk_sync_params *p, uint32_t agent,
+                                     char *err, size_t errlen)
+{
+	if (v == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "view is NULL");
+	int rc = rusk_sync_check(p, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	if (p->partitions != v->c->n_parts)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "sync params have %u partitions, the cluster %u", p->partitions,
+		                 v->c->n_parts);
+	if (agent >= p->agents)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "agent %u of %u", agent, p->agents);
+	v->sp = *p;
+	v->agent = agent;
+	v->step_ns = rusk_sync_step_ns(p);
+	v->base_ns = p->start_ns + rusk_sync_offset_ns(p, agent);
+	v->next_k = 0;
+	v->has_policy = true;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
+{
+	if (v == NULL || !v->has_policy)
+		return RUSK_EINVAL;
+	if (now < v->base_ns)
+		return 0;
+	uint64_t last = (now - v->base_ns) / v->step_ns;
+	if (last < v->next_k)
+		return 0;
+	/* Steps repeat their partitions with period N (1 for StateSync): of a longer overdue
+	 * run only the last period matters. */
+	uint64_t period = v->sp.policy == RUSK_SYNC_STATE ? 1 : v->sp.agents;
+	uint64_t k = v->next_k;
+	if (last - k >= period)
+		k = last - period + 1;
+	int synced = 0;
+	for (; k <= last; k++) {
+		size_t n = rusk_sync_partitions(&v->sp, v->agent, k, v->scratch, v->c->n_parts);
+		for (size_t i = 0; i < n; i++) {
+			int rc = rusk_view_sync(v, v->scratch[i]);
+			if (rc != RUSK_OK)
+				return rc;
+			synced++;
+		}
+	}
+	v->next_k = last + 1;
+	return synced;
+}
+
+RUSK_EXPORT uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now)
+{
+	if (v == NULL || p >= v->c->n_parts || !v->parts[p].synced)
+		return UINT64_MAX;
+	uint64_t t = v->parts[p].taken_ns;
+	return now > t ? now - t : 0;
+}
+
+RUSK_EXPORT double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now)
+{
+	double sum = 0;
+	for (uint32_t p = 0; p < v->c->n_parts; p++) {
+		uint64_t s = rusk_view_staleness_ns(v, p, now);
+		if (s == UINT64_MAX)
+			return INFINITY;
+		sum += (double)s;
+	}
+	return sum / v->c->n_parts;
+}
+
+RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n)
+{
+	uint32_t P = v->c->n_parts;
+	/* Insertion sort of P indices by (synced, taken_ns desc, index): P is small (tens
+	 * to hundreds) and this runs once per decision at most. */
+	uint32_t *ord = v->scratch;
+	for (uint32_t i = 0; i < P; i++) {
+		uint32_t j = i;
+		while (j > 0) {
+			const vpart *a = &v->parts[ord[j - 1]], *b = &v->parts[i];
+			bool b_first = b->synced && (!a->synced || b->taken_ns > a->taken_ns);
+			if (!b_first)
+				break;
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = i;
+	}
+	size_t k = n < P ? n : P;
+	memcpy(out, ord, k * sizeof *out);
+	return k;
+}
+
+RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
+{
+	const rusk_cluster *c = v->c;
+	if (ru >= c->n_rus)
+		return false;
+	uint32_t b = rusk_ru_bit(c, ru, &c->machines[c->ru_machine[ru]]);
+	return (v->bits[b / 64] >> (b % 64)) & 1;
+}
+
+RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
+{
+	const rusk_cluster *c = v->c;
+	if (ru >= c->n_rus)
+		return;
+	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
+	uint32_t b = rusk_ru_bit(c, ru, m);
+	uint64_t mask = UINT64_C(1) << (b % 64);
+	if (!(v->bits[b / 64] & mask))
+		return;
+	v->bits[b / 64] &= ~mask;
+	v->parts[m->partition].free_rus--;
+	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]--;
+	v->st.marks++;
+}
+
+RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)
+{
+	return p < v->c->n_parts ? v->parts[p].free_rus : 0;
+}
+
+RUSK_EXPORT uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k)
+{
+	if (p >= v->c->n_parts || k >= v->c->n_platforms)
+		return 0;
+	return v->plat_free[(size_t)p * v->c->n_platforms + k];
+}
+
+RUSK_EXPORT double rusk_view_mean_free_score(const rusk_view *v, uint32_t p)
+{
+	return p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
+}
+
+RUSK_EXPORT void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out)
+{
+	*out = v->st;
+}

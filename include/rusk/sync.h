@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Partitioned synchronization (ParSync §5.1-5.2): partition snapshots published with RCU,
+ * agents' local views with per-partition staleness, and the StateSync / SameSync /
+ * DiffSync policies that decide which partitions an agent refreshes when.
+ *
+ * RCU. rusk uses liburcu's memb flavour. Every thread that syncs views, publishes or reads
+ * snapshots must call rusk_thread_register() once before and rusk_thread_unregister()
+ * before it exits. Nothing here takes a lock: publishers never wait for readers (old
+ * snapshots are reclaimed with call_rcu after a grace period) and readers never wait for
+ * publishers; a stalled reader only delays reclamation.
+ */
+#ifndef RUSK_SYNC_H
+#define RUSK_SYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rusk/cluster.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- threads ------------------------------------------------------------------------ */
+
+/* rusk_thread_register / _unregister: (un)registers the calling thread with RCU. Call once
+ * per thread; not inside a read-side section. */
+void rusk_thread_register(void);
+void rusk_thread_unregister(void);
+
+/* rusk_rcu_barrier: waits until every snapshot replaced so far has been freed. Call before
+ * process exit (PITFALLS.md) or to check reclamation; not inside a read-side section. */
+void rusk_rcu_barrier(void);
+
+/* rusk_read_lock / _unlock: an RCU read-side section (nestable). Registered threads. A
+ * snapshot obtained inside stays valid and unchanged until the matching unlock. */
+void rusk_read_lock(void);
+void rusk_read_unlock(void);
+
+/* ---- snapshots ---------------------------------------------------------------------- */
+
+/* An immutable copy of one partition: which RUs were free, when, and its summaries. */
+typedef struct rusk_snapshot rusk_snapshot;
+
+typedef struct rusk_snapshot_info {
+	uint32_t partition;
+	uint64_t version;  /* per partition, increasing with every publish */
+	uint64_t taken_ns; /* cluster clock when the copy began (its data is at least this new) */
+	uint32_t rus;      /* RUs in the partition */
+	uint32_t free_rus; /* free RUs in the copy */
+	double mean_free_score;                   /* mean slot score of the free RUs */
+	uint32_t platform_free[RUSK_MAX_PLATFORMS]; /* free RUs per platform type */
+} rusk_snapshot_info;
+
+/*
+ * rusk_snapshot_publish: copies partition p's free state from the master array now and
+ * publishes it (rcu_cmpxchg_pointer); the snapshot it replaces is freed with call_rcu once
+ * every reader has left. A publish that loses to a newer concurrent one is discarded.
+ * Registered threads, outside a read-side section or inside one. RUSK_OK / RUSK_ERANGE /
+ * RUSK_EINVAL / RUSK_ENOMEM.
+ */
+int rusk_snapshot_publish(rusk_cluster *c, uint32_t p);
+
+/*
+ * rusk_snapshot_get: the current snapshot of partition p, or NULL if none was published
+ * (or p is out of range). Call inside rusk_read_lock(); the pointer is valid until the
+ * matching rusk_read_unlock().
+ */
+const rusk_snapshot *rusk_snapshot_get(rusk_cluster *c, uint32_t p);
+
+/* Reads a snapshot's header (inside the read-side section that got it). */
+void rusk_snapshot_info_get(const rusk_snapshot *s, rusk_snapshot_info *out);
+/* Whether RU `ru` (of the snapshot's partition) was free in it; false if outside it. */
+bool rusk_snapshot_is_free(const rusk_snapshot *s, uint32_t ru);
+/* Recounts the snapshot's bitmap (for checks: equals info.free_rus unless corrupted). */
+uint32_t rusk_snapshot_recount(const rusk_snapshot *s);
+
+/* Snapshots allocated and freed so far by this cluster (freed lags by a grace period). */
+void rusk_snapshot_counts(const rusk_cluster *c, uint64_t *allocated, uint64_t *freed);
+
+/*
+ * rusk_snapshot_reuse_ns: a view sync reuses the published snapshot of a partition when it
+ * is younger than this, and publishes a fresh one otherwise. 0 (the default) always
+ * publishes: every sync then sees the master state as of the sync. Set before agents run.
+ */
+void rusk_snapshot_set_reuse_ns(rusk_cluster *c, uint64_t ns);
+
+/* ---- sync policies ------------------------------------------------------------------ */
+
+typedef enum rusk_sync_policy {
+	RUSK_SYNC_STATE = 0, /* StateSync (Omega): every partition every G */
+	RUSK_SYNC_SAME = 1,  /* SameSync: all agents refresh the same P/N partitions every G/N */
+	RUSK_SYNC_DIFF = 2,  /* DiffSync (ParSync): agent i refreshes its own rotating P/N
+	                      * partitions every G/N; no two agents the same one at a step */
+} rusk_sync_policy;
+
+typedef struct rusk_sync_params {
+	rusk_sync_policy policy;
+	uint32_t partitions;  /* P: the cluster's partitions */
+	uint32_t agents;      /* N */
+	uint64_t gap_ns;      /* G: every partition is refreshed once per G in every view */
+	uint64_t start_ns;    /* time of step 0 */
+	bool random_offset;   /* Tarcil §5.1: each agent's steps shifted by a seeded offset in
+	                       * [0, step) so syncs do not all hit the master at once */
+	uint64_t seed;
+} rusk_sync_params;
+
+/* Parses "state" / "same" / "diff"; RUSK_EINVAL otherwise. */
+int rusk_sync_policy_parse(const char *name, rusk_sync_policy *out);
+const char *rusk_sync_policy_name(rusk_sync_policy p);
+
+/*
+ * rusk_sync_check: validates p. RUSK_EPOLICY with a message for DiffSync with P < N
+ * ("ParSync §5.1 requires P >= N"), RUSK_EINVAL for N = 0, P = 0, G = 0 or G < N ns.
+ */
+int rusk_sync_check(const rusk_sync_params *p, char *err, size_t errlen);
+
+/* Step length: G/N for same and diff, G for state. */
+uint64_t rusk_sync_step_ns(const rusk_sync_params *p);
+/* Agent's offset: 0, or with random_offset a seeded value in [0, step). */
+uint64_t rusk_sync_offset_ns(const rusk_sync_params *p, uint32_t agent);
+/*
+ * rusk_sync_partitions: the partitions `agent` refreshes at its step k (ascending), written
+ * to out (up to cap); returns how many there are. Blocks are [j*P/N, (j+1)*P/N).
+ */
+size_t rusk_sync_partitions(const rusk_sync_params *p, uint32_t agent, uint64_t k, uint32_t *out,
+                            size_t cap);
+
+/* ---- local views ---------------------------------------------------------------------- */
+
+/* One agent's local view: per partition, the free state as of its last sync, when that
+ * was, and the agent's own marks since. Owned and used by one thread at a time. */
+typedef struct rusk_view rusk_view;
+
+typedef struct rusk_view_stats {
+	uint64_t syncs;      /* partitions synced */
+	uint64_t publishes;  /* snapshots this view's syncs published */
+	uint64_t sync_ns;    /* clock time spent in syncs (incl. publishing) */
+	uint64_t marks;      /* RUs marked taken locally */
+} rusk_view_stats;
+
+/* Creates a view of c in which nothing has been synced (every partition infinitely
+ * stale, no RU free). Any thread; the caller owns it. RUSK_EINVAL / RUSK_ENOMEM. */
+int rusk_view_create(rusk_cluster *c, rusk_view **out);
+void rusk_view_destroy(rusk_view *v);
+
+/*
+ * rusk_view_sync: refreshes partition p from its snapshot (publishing one first unless the
+ * current one is younger than the reuse window), dropping the agent's marks in p.
+ * Registered thread, outside a read-side section. RUSK_OK / RUSK_ERANGE / RUSK_ENOMEM.
+ */
+int rusk_view_sync(rusk_view *v, uint32_t p);
+
+/*
+ * rusk_view_set_policy / rusk_view_tick: attach a sync policy for `agent`, then call tick
+ * with the current time between decisions: it performs every step due by `now` (a step
+ * overdue by more than a round is skipped where a later due step refreshes the same
+ * partitions) and returns how many partitions it synced, or a negative error.
+ * Registered thread.
+ */
+int rusk_view_set_policy(rusk_view *v, const rusk_sync_params *p, uint32_t agent, char *err,
+                         size_t errlen);
+int rusk_view_tick(rusk_view *v, uint64_t now_ns);
+
+/* Staleness of p at `now` (now - snapshot time), UINT64_MAX if never synced. */
+uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now_ns);
+/* Average staleness AS over all partitions (ParSync §5.1); +inf until all were synced. */
+double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now_ns);
+/* Up to n partitions ordered freshest first (ties by index); returns how many written. */
+size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n);
+
+/* Whether the view believes RU `ru` is free (false when out of range). */
+bool rusk_view_is_free(const rusk_view *v, uint32_t ru);
+/* Marks `ru` taken in the view: after the agent committed it, or lost it to a conflict
+ * (ParSync §5.2). Idempotent. */
+void rusk_view_mark_taken(rusk_view *v, uint32_t ru);
+/* Free RUs of partition p in the view (snapshot count minus marks). */
+uint32_t rusk_view_free(const rusk_view *v, uint32_t p);
+/* Free RUs of platform type k in partition p in the view. */
+uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k);
+/* Mean slot score of p's free RUs as of the last sync. */
+double rusk_view_mean_free_score(const rusk_view *v, uint32_t p);
+void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RUSK_SYNC_H */
