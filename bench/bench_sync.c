@@ -20,8 +20,8 @@
 
 #include "shim/rusk_gbench.h"
 
-#define P 20
-#define N 20
+#define P    20
+#define N    20
 #define G_NS 500000000ull
 
 static rusk_cluster *big;
@@ -71,8 +71,8 @@ static void bm_diff_round(rusk_gb_state *st, void *ctx)
 {
 	(void)ctx;
 	rusk_view *v[N];
-	rusk_sync_params sp = {.policy = RUSK_SYNC_DIFF, .partitions = P, .agents = N,
-	                       .gap_ns = G_NS};
+	rusk_sync_params sp = {
+	        .policy = RUSK_SYNC_DIFF, .partitions = P, .agents = N, .gap_ns = G_NS};
 	for (int a = 0; a < N; a++) {
 		rusk_view_create(big, &v[a]);
 		rusk_view_set_policy(v[a], &sp, (uint32_t)a, NULL, 0);
@@ -143,8 +143,10 @@ int main(int argc, char **argv)
 	rusk_gb_register("sync/view_sync_reuse", bm_view_sync, (void *)1, 1, 0);
 	rusk_gb_register("sync/view_sync_publish", bm_view_sync, NULL, 1, 0);
 	rusk_gb_register("sync/diffsync_round_n20", bm_diff_round, NULL, 1, 0);
-	rusk_gb_register("sync/staleness/diff", bm_staleness, (void *)(intptr_t)RUSK_SYNC_DIFF, 1, 1);
-	rusk_gb_register("sync/staleness/same", bm_staleness, (void *)(intptr_t)RUSK_SYNC_SAME, 1, 1);
+	rusk_gb_register("sync/staleness/diff", bm_staleness, (void *)(intptr_t)RUSK_SYNC_DIFF, 1,
+	                 1);
+	rusk_gb_register("sync/staleness/same", bm_staleness, (void *)(intptr_t)RUSK_SYNC_SAME, 1,
+	                 1);
 	rusk_gb_register("sync/staleness/state", bm_staleness, (void *)(intptr_t)RUSK_SYNC_STATE, 1,
 	                 1);
 	int rc = rusk_gb_main(argc, argv);

@@ -40,7 +40,7 @@ void __tsan_release(void *addr);
 #define TSAN_RELEASE(p) __tsan_release((void *)(p))
 /* Snapshots an embedder got inside the current read-side section; released to TSan at
  * rusk_read_unlock, when its reads of them are done. */
-#define TSAN_HELD_MAX 64
+#define TSAN_HELD_MAX   64
 static __thread const void *tsan_held[TSAN_HELD_MAX];
 static __thread int tsan_n_held;
 #else
@@ -115,7 +115,8 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 		s->platform_free[0] = free_rus;
 	} else {
 		for (uint32_t k = 0; k < c->n_platforms; k++) {
-			const uint64_t *mask = c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
+			const uint64_t *mask =
+			        c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
 			uint32_t n = 0;
 			for (uint32_t i = 0; i < n_words; i++)
 				n += (uint32_t)__builtin_popcountll(s->words[i] & mask[i]);
@@ -133,7 +134,6 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 static bool snap_install(rusk_cluster *c, uint32_t p, rusk_snap *s)
 {
 	rusk_partition *pp = &c->parts[p];
-	TSAN_RELEASE(s); /* pairs with TSAN_ACQUIRE after rcu_dereference */
 	urcu_memb_read_lock();
 	rusk_snap *old = rcu_dereference(pp->snap);
 	for (;;) {
@@ -149,6 +149,9 @@ static bool snap_install(rusk_cluster *c, uint32_t p, rusk_snap *s)
 			free(s); /* never published: nobody can hold it */
 			return false;
 		}
+		/* Everything we wrote or read of s happens before its publication: pairs with
+		 * TSAN_ACQUIRE after rcu_dereference and in snap_free_cb. */
+		TSAN_RELEASE(s);
 		rusk_snap *seen = rcu_cmpxchg_pointer(&pp->snap, old, s);
 		if (seen == old)
 			break;

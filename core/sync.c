@@ -52,7 +52,8 @@ RUSK_EXPORT int rusk_sync_check(const rusk_sync_params *p, char *err, size_t err
 		return rusk_errf(err, errlen, RUSK_EINVAL, "sync params are NULL");
 	if (p->policy != RUSK_SYNC_STATE && p->policy != RUSK_SYNC_SAME &&
 	    p->policy != RUSK_SYNC_DIFF)
-		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown sync policy %d", (int)p->policy);
+		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown sync policy %d",
+		                 (int)p->policy);
 	if (p->agents == 0)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "sync needs at least one agent");
 	if (p->partitions == 0)

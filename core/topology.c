@@ -9,8 +9,8 @@
  * is still in R when the walk reaches it, and the walk waits for the word to settle
  * before handling it; otherwise the release itself routes the RU (offline when the
  * machine is not UP). The walk also waits out commits still accounting (C), so it never
- * interleaves with another transition's bitmap and counter updates. Waits are bounded spins that fall back to sched_yield(), so a
- * preempted releaser on a 2-core machine cannot hang the walk.
+ * interleaves with another transition's bitmap and counter updates. Waits are bounded spins that
+ * fall back to sched_yield(), so a preempted releaser on a 2-core machine cannot hang the walk.
  *
  * fail:  every word -> OFFLINE (gen + 1): free ones leave the bitmap and counters, held
  *        ones are revoked and reported to the caller (task, lease), and their interference

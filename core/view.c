@@ -88,7 +88,8 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	if (c->snap_reuse_ns > 0) {
 		urcu_memb_read_lock();
 		const rusk_snap *s = rusk_snap_get_(c, p);
-		fresh_enough = s != NULL && t0 >= s->taken_ns && t0 - s->taken_ns < c->snap_reuse_ns;
+		fresh_enough =
+		        s != NULL && t0 >= s->taken_ns && t0 - s->taken_ns < c->snap_reuse_ns;
 		if (s != NULL)
 			rusk_snap_reader_done_(s);
 		urcu_memb_read_unlock();
@@ -237,6 +238,29 @@ RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
 	v->parts[m->partition].free_rus--;
 	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]--;
 	v->st.marks++;
+}
+
+RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru)
+{
+	const rusk_cluster *c = v->c;
+	if (p >= c->n_parts || v->parts[p].free_rus == 0)
+		return false;
+	const rusk_partition *pp = &c->parts[p];
+	const uint64_t *w = v->bits + pp->first_bit / 64;
+	uint32_t n_words = (pp->n_rus + 63) / 64;
+	uint32_t start = (uint32_t)(((rnd >> 32) * pp->n_rus) >> 32);
+	uint32_t wi = start / 64;
+	/* First word: only bits at or after start; then whole words, wrapping once. */
+	uint64_t bits = w[wi] & (~UINT64_C(0) << (start % 64));
+	for (uint32_t i = 0; i <= n_words; i++) {
+		if (bits != 0) {
+			*ru = pp->first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
+			return true;
+		}
+		wi = wi + 1 == n_words ? 0 : wi + 1;
+		bits = w[wi];
+	}
+	return false;
 }
 
 RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)

@@ -66,8 +66,10 @@ static void check_rotation(uint32_t P, uint32_t N)
 			for (size_t i = 0; i < n; i++) {
 				/* no two agents refresh the same partition at one step */
 				if (owner[buf[i]] != 0)
-					fail_msg("P=%u N=%u step %llu: partition %u by agents %u and %u", P,
-					         N, (unsigned long long)k, buf[i], owner[buf[i]] - 1, a);
+					fail_msg("P=%u N=%u step %llu: partition %u by agents %u "
+					         "and %u",
+					         P, N, (unsigned long long)k, buf[i],
+					         owner[buf[i]] - 1, a);
 				owner[buf[i]] = a + 1;
 				seen[a * P + buf[i]]++;
 			}
@@ -77,8 +79,9 @@ static void check_rotation(uint32_t P, uint32_t N)
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t p = 0; p < P; p++)
 			if (seen[a * P + p] != 1)
-				fail_msg("P=%u N=%u: agent %u refreshed partition %u %u times per round", P,
-				         N, a, p, seen[a * P + p]);
+				fail_msg("P=%u N=%u: agent %u refreshed partition %u %u times per "
+				         "round",
+				         P, N, a, p, seen[a * P + p]);
 	free(seen);
 }
 
@@ -89,7 +92,7 @@ static void test_diffsync_rotation(void **state)
 	check_rotation(20, 20); /* ParSync's setting */
 	check_rotation(8, 4);   /* P = 2N */
 	check_rotation(40, 20);
-	check_rotation(7, 3);   /* uneven blocks */
+	check_rotation(7, 3); /* uneven blocks */
 }
 
 static void test_same_and_state(void **state)
@@ -264,8 +267,8 @@ static void test_view_marks_and_freshest(void **state)
 	rusk_lease l;
 	assert_int_equal(rusk_ru_commit(c, 5, 17, NULL, &l), RUSK_OK);
 	assert_true(rusk_view_is_free(v, 17)); /* the view is stale ... */
-	rusk_view_mark_taken(v, 17);         /* ... until the agent marks it */
-	rusk_view_mark_taken(v, 17);         /* idempotent */
+	rusk_view_mark_taken(v, 17);           /* ... until the agent marks it */
+	rusk_view_mark_taken(v, 17);           /* idempotent */
 	assert_false(rusk_view_is_free(v, 17));
 	assert_int_equal(rusk_view_free(v, 1), 15);
 	/* another task takes RU 18: the view learns it at the next sync */
@@ -424,14 +427,14 @@ static void test_snapshot_contents(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_diffsync_rotation),
-		cmocka_unit_test(test_same_and_state),
-		cmocka_unit_test(test_policy_errors),
-		cmocka_unit_test(test_staleness_bands),
-		cmocka_unit_test(test_random_offsets),
-		cmocka_unit_test(test_view_marks_and_freshest),
-		cmocka_unit_test(test_snapshot_contents),
-		cmocka_unit_test(test_snapshot_reclamation),
+	        cmocka_unit_test(test_diffsync_rotation),
+	        cmocka_unit_test(test_same_and_state),
+	        cmocka_unit_test(test_policy_errors),
+	        cmocka_unit_test(test_staleness_bands),
+	        cmocka_unit_test(test_random_offsets),
+	        cmocka_unit_test(test_view_marks_and_freshest),
+	        cmocka_unit_test(test_snapshot_contents),
+	        cmocka_unit_test(test_snapshot_reclamation),
 	};
 	rusk_thread_register(); /* the tests' own thread syncs views and publishes */
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

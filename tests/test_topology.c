@@ -168,7 +168,7 @@ static void test_spare_slots(void **state)
  * once: by an accepted release or by a revocation report. A shadow table catches an RU
  * granted twice.
  */
-#define W 3
+#define W                3
 #define TASKS_PER_WORKER 60000
 
 static uint64_t *shadow;
@@ -339,10 +339,10 @@ static void test_changes_during_commits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fail_reports_and_revokes),
-		cmocka_unit_test(test_drain),
-		cmocka_unit_test(test_spare_slots),
-		cmocka_unit_test(test_changes_during_commits),
+	        cmocka_unit_test(test_fail_reports_and_revokes),
+	        cmocka_unit_test(test_drain),
+	        cmocka_unit_test(test_spare_slots),
+	        cmocka_unit_test(test_changes_during_commits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,5 +35,6 @@ int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
 
 int rusk_cmd_demo(int argc, char **argv);
+int rusk_cmd_sync(int argc, char **argv);
 
 #endif

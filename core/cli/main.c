@@ -188,6 +188,8 @@ static void usage(void)
 	     "commands:\n"
 	     "  demo     commit/release demonstration on the master RU array (default: 100,000\n"
 	     "           machines x 16 RUs, 2 threads, 3 s); prints a summary table\n"
+	     "  sync     StateSync / SameSync / DiffSync side by side: agents with local views\n"
+	     "           commit on their freshest partitions; conflicts, staleness, sync cost\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
 	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input");
@@ -202,6 +204,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "demo") == 0)
 		return rusk_cmd_demo(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sync") == 0)
+		return rusk_cmd_sync(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
 }

@@ -50,7 +50,7 @@ typedef struct rusk_snapshot_info {
 	uint64_t taken_ns; /* cluster clock when the copy began (its data is at least this new) */
 	uint32_t rus;      /* RUs in the partition */
 	uint32_t free_rus; /* free RUs in the copy */
-	double mean_free_score;                   /* mean slot score of the free RUs */
+	double mean_free_score;                     /* mean slot score of the free RUs */
 	uint32_t platform_free[RUSK_MAX_PLATFORMS]; /* free RUs per platform type */
 } rusk_snapshot_info;
 
@@ -98,12 +98,12 @@ typedef enum rusk_sync_policy {
 
 typedef struct rusk_sync_params {
 	rusk_sync_policy policy;
-	uint32_t partitions;  /* P: the cluster's partitions */
-	uint32_t agents;      /* N */
-	uint64_t gap_ns;      /* G: every partition is refreshed once per G in every view */
-	uint64_t start_ns;    /* time of step 0 */
-	bool random_offset;   /* Tarcil §5.1: each agent's steps shifted by a seeded offset in
-	                       * [0, step) so syncs do not all hit the master at once */
+	uint32_t partitions; /* P: the cluster's partitions */
+	uint32_t agents;     /* N */
+	uint64_t gap_ns;     /* G: every partition is refreshed once per G in every view */
+	uint64_t start_ns;   /* time of step 0 */
+	bool random_offset;  /* Tarcil §5.1: each agent's steps shifted by a seeded offset in
+	                      * [0, step) so syncs do not all hit the master at once */
 	uint64_t seed;
 } rusk_sync_params;
 
@@ -135,10 +135,10 @@ size_t rusk_sync_partitions(const rusk_sync_params *p, uint32_t agent, uint64_t 
 typedef struct rusk_view rusk_view;
 
 typedef struct rusk_view_stats {
-	uint64_t syncs;      /* partitions synced */
-	uint64_t publishes;  /* snapshots this view's syncs published */
-	uint64_t sync_ns;    /* clock time spent in syncs (incl. publishing) */
-	uint64_t marks;      /* RUs marked taken locally */
+	uint64_t syncs;     /* partitions synced */
+	uint64_t publishes; /* snapshots this view's syncs published */
+	uint64_t sync_ns;   /* clock time spent in syncs (incl. publishing) */
+	uint64_t marks;     /* RUs marked taken locally */
 } rusk_view_stats;
 
 /* Creates a view of c in which nothing has been synced (every partition infinitely
@@ -176,6 +176,12 @@ bool rusk_view_is_free(const rusk_view *v, uint32_t ru);
 /* Marks `ru` taken in the view: after the agent committed it, or lost it to a conflict
  * (ParSync §5.2). Idempotent. */
 void rusk_view_mark_taken(rusk_view *v, uint32_t ru);
+/*
+ * rusk_view_pick_free: an RU of partition p that the view believes free: the first one at
+ * or after a position drawn from `rnd` (wrapping), so near-uniform when free RUs are
+ * spread out. Returns false (and leaves *ru) when the view has none free in p.
+ */
+bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru);
 /* Free RUs of partition p in the view (snapshot count minus marks). */
 uint32_t rusk_view_free(const rusk_view *v, uint32_t p);
 /* Free RUs of platform type k in partition p in the view. */
