@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 STRESS_SECONDS ?= 60
 DEBS := cmake pkg-config gcc g++ make liburcu-dev libck-dev libjemalloc-dev \
         libcmocka-dev libbenchmark-dev
-SOURCES = $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
+SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
 # gcc's TSan runtime maps fixed ranges that newer kernels' ASLR can collide with;
 # running the TSan tests without address randomisation avoids "unexpected memory mapping".
 NOASLR := $(shell setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R")

@@ -210,14 +210,17 @@ int rusk_cmd_sync(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--sync") == 0) {
 			rusk_sync_policy pol;
-			if (v == NULL || (strcmp(v, "all") != 0 && rusk_sync_policy_parse(v, &pol) != RUSK_OK)) {
-				fprintf(stderr, "rusk: --sync: '%s' is not diff, same, state or all\n",
+			if (v == NULL ||
+			    (strcmp(v, "all") != 0 && rusk_sync_policy_parse(v, &pol) != RUSK_OK)) {
+				fprintf(stderr,
+				        "rusk: --sync: '%s' is not diff, same, state or all\n",
 				        v ? v : "");
 				return RUSK_EXIT_USAGE;
 			}
 			policy = v;
 		} else {
-			fprintf(stderr, "rusk sync: unknown option '%s' (try: rusk sync --help)\n", a);
+			fprintf(stderr, "rusk sync: unknown option '%s' (try: rusk sync --help)\n",
+			        a);
 			return RUSK_EXIT_USAGE;
 		}
 		i++;
@@ -230,11 +233,14 @@ int rusk_cmd_sync(int argc, char **argv)
 	}
 	/* Validate every policy before building anything (P >= N for diff). */
 	for (int k = 0; k < n_pols; k++) {
-		rusk_sync_params sp = {.policy = pols[k], .partitions = cc.params.partitions,
-		                       .agents = (uint32_t)agents, .gap_ns = gap_ms * 1000000};
+		rusk_sync_params sp = {.policy = pols[k],
+		                       .partitions = cc.params.partitions,
+		                       .agents = (uint32_t)agents,
+		                       .gap_ns = gap_ms * 1000000};
 		char err[256];
 		if (rusk_sync_check(&sp, err, sizeof err) != RUSK_OK) {
-			fprintf(stderr, "rusk: --sync %s with --agents %" PRIu64 " --partitions %u: %s\n",
+			fprintf(stderr,
+			        "rusk: --sync %s with --agents %" PRIu64 " --partitions %u: %s\n",
 			        rusk_sync_policy_name(pols[k]), agents, cc.params.partitions, err);
 			return RUSK_EXIT_USAGE;
 		}
@@ -249,26 +255,34 @@ int rusk_cmd_sync(int argc, char **argv)
 		window = 1;
 	printf("rusk sync: %u machines, %u RUs, %u partitions; %" PRIu64 " agents, G = %" PRIu64
 	       " ms%s, load %.0f%%, %.1f s per policy\n\n",
-	       rusk_cluster_machines(c), n_rus, P, agents, gap_ms, offsets ? " (random offsets)" : "",
-	       load * 100, duration);
+	       rusk_cluster_machines(c), n_rus, P, agents, gap_ms,
+	       offsets ? " (random offsets)" : "", load * 100, duration);
 	printf("  %-6s %12s %12s %10s %10s %10s %12s %12s\n", "policy", "tasks/s", "attempts",
 	       "conflicts", "conflict%", "AS (ms)", "syncs", "sync core%");
 	int status = 0;
 	for (int k = 0; k < n_pols; k++) {
-		rusk_sync_params sp = {.policy = pols[k], .partitions = P,
+		rusk_sync_params sp = {.policy = pols[k],
+		                       .partitions = P,
 		                       .agents = (uint32_t)agents,
 		                       .gap_ns = gap_ms * 1000000,
 		                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
-		                       .random_offset = offsets, .seed = cc.params.seed};
+		                       .random_offset = offsets,
+		                       .seed = cc.params.seed};
 		agent *ag = calloc(agents, sizeof *ag);
 		pthread_barrier_t start;
 		pthread_barrier_init(&start, NULL, (unsigned)agents);
 		for (uint32_t i = 0; i < agents; i++) {
-			ag[i] = (agent){.c = c, .sp = sp, .index = i, .window = window,
-			                .duration_s = duration, .seed = cc.params.seed, .start = &start};
+			ag[i] = (agent){.c = c,
+			                .sp = sp,
+			                .index = i,
+			                .window = window,
+			                .duration_s = duration,
+			                .seed = cc.params.seed,
+			                .start = &start};
 			pthread_create(&ag[i].tid, NULL, agent_main, &ag[i]);
 		}
-		uint64_t placed = 0, attempts = 0, conflicts = 0, syncs = 0, sync_ns = 0, refused = 0;
+		uint64_t placed = 0, attempts = 0, conflicts = 0, syncs = 0, sync_ns = 0,
+		         refused = 0;
 		double as_sum = 0, elapsed = 0;
 		uint64_t as_n = 0;
 		for (uint32_t i = 0; i < agents; i++) {
@@ -292,14 +306,15 @@ int rusk_cmd_sync(int argc, char **argv)
 		if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK || refused != 0 ||
 		    rusk_cluster_free_rus(c) != n_rus) {
 			fprintf(stderr, "rusk sync: invariant broken after %s: %s\n",
-			        rusk_sync_policy_name(pols[k]), refused ? "a release was refused" : err);
+			        rusk_sync_policy_name(pols[k]),
+			        refused ? "a release was refused" : err);
 			status = RUSK_EXIT_FAIL;
 		}
 		printf("  %-6s %12.0f %12" PRIu64 " %10" PRIu64 " %9.2f%% %10.1f %12" PRIu64
 		       " %11.2f%%\n",
 		       rusk_sync_policy_name(pols[k]), placed / elapsed, attempts, conflicts,
-		       attempts ? 100.0 * conflicts / attempts : 0.0, as_n ? as_sum / as_n / 1e6 : 0.0,
-		       syncs, 100.0 * sync_ns / 1e9 / elapsed);
+		       attempts ? 100.0 * conflicts / attempts : 0.0,
+		       as_n ? as_sum / as_n / 1e6 : 0.0, syncs, 100.0 * sync_ns / 1e9 / elapsed);
 		fflush(stdout);
 	}
 	printf("\n  conflict%%: commits lost because the view was stale about the RU.\n"
