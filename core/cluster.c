@@ -8,7 +8,8 @@
  * set of whole low-level cells and one contiguous range of machines and RUs. P > cells is
  * refused: a partition without a cell would never have a free RU to offer.
  *
- * Each partition's RUs map to whole words of the free bitmap (its first bit is 64-aligned),
+ * Each partition's RUs map to whole cache lines of the free bitmap (its first bit is
+ * 512-aligned),
  * so a snapshot of a partition is a copy of a word range (snapshot.c). Static per-platform
  * masks over the same bits give per-platform free counts by AND + popcount.
  *
@@ -189,7 +190,9 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 			        "partition %u has %u RUs, more than the %u one partition may "
 			        "have: use more partitions",
 			        pi, pp->n_rus, RUSK_MAX_PARTITION_RUS);
-		bit += div_ceil(pp->n_rus, 64) * 64;
+		/* Whole cache lines per partition: agents committing in different partitions
+		 * never write the same bitmap line. */
+		bit += div_ceil(pp->n_rus, 8 * RUSK_CACHELINE) * 8 * RUSK_CACHELINE;
 	}
 	c->n_words = bit / 64;
 	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);

@@ -147,7 +147,7 @@ typedef struct rusk_partition {
 	uint32_t first_cell, n_cells;
 	uint32_t first_machine, n_machines;
 	uint32_t first_ru, n_rus;
-	uint32_t first_bit; /* 64-aligned: the partition's bits are whole bitmap words */
+	uint32_t first_bit; /* 512-aligned: the partition's bits are whole bitmap lines */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_partition;
 _Static_assert(sizeof(rusk_partition) == RUSK_CACHELINE, "one partition per cache line");
 
