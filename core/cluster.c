@@ -121,6 +121,7 @@ int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
 	c->score_mean = p->score_mean;
 	c->score_sd = sqrt(p->score_variance);
 	c->snap_reuse_ns = 0;
+	pthread_mutex_init(&c->central_lock, NULL);
 	if (!c->ru_word || !c->ru_machine || !c->ru_tenant || !c->ru_score || !c->machines ||
 	    !c->parts) {
 		rusk_cluster_destroy(c);
@@ -220,6 +221,14 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 			}
 		}
 	}
+	c->max_speed = 0;
+	for (uint32_t k = 0; k < c->n_platforms; k++)
+		if (c->platforms[k].speed > c->max_speed)
+			c->max_speed = c->platforms[k].speed;
+	c->max_score = 1;
+	for (uint32_t r = 0; r < c->n_rus; r++)
+		if (c->ru_score[r] > c->max_score)
+			c->max_score = c->ru_score[r];
 	/* The cluster reaches other threads through whatever hand-over the caller uses
 	 * (pthread_create, a release store): that edge publishes everything written here. */
 	return RUSK_OK;
@@ -325,6 +334,7 @@ RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 		return;
 	if (c->parts != NULL)
 		rusk_snap_store_destroy_(c);
+	pthread_mutex_destroy(&c->central_lock);
 	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);
 	rusk_alloc_free(c->free_bits, wbytes, RUSK_CACHELINE);
 	rusk_alloc_free(c->plat_bits, wbytes * c->n_platforms, RUSK_CACHELINE);

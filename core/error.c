@@ -21,6 +21,7 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_ECORRUPT: return "counters disagree with the RU array";
 	case RUSK_EOFFLINE: return "RU offline: machine down or draining, or lease revoked";
 	case RUSK_EPOLICY: return "impossible sync policy";
+	case RUSK_EAGAIN: return "not placed this time: re-queue the task";
 	default: return "unknown rusk error";
 	}
 }

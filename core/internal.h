@@ -16,6 +16,7 @@
 #ifndef RUSK_CORE_INTERNAL_H
 #define RUSK_CORE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -174,6 +175,9 @@ struct rusk_cluster {
 	uint64_t snap_reuse_ns; /* a snapshot younger than this is reused by view syncs */
 	uint64_t snap_allocated, snap_freed; /* live, relaxed: statistics */
 	double score_mean, score_sd;
+	double max_speed;             /* fastest platform's speed (quality scaling) */
+	uint16_t max_score;           /* highest slot score (weighted sampling bound) */
+	pthread_mutex_t central_lock; /* the `central` baseline strategy's one lock */
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
 
@@ -204,6 +208,8 @@ void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_fr
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p);
 const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p);
 void rusk_snap_reader_done_(const rusk_snap *s);
+/* A view's bitmap, laid out like the master's (view.c). */
+const uint64_t *rusk_view_bits_(const rusk_view *v);
 /* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
 void rusk_snap_store_destroy_(rusk_cluster *c);
 

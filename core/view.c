@@ -280,6 +280,11 @@ RUSK_EXPORT double rusk_view_mean_free_score(const rusk_view *v, uint32_t p)
 	return p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
 }
 
+const uint64_t *rusk_view_bits_(const rusk_view *v)
+{
+	return v->bits;
+}
+
 RUSK_EXPORT void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out)
 {
 	*out = v->st;

@@ -25,8 +25,8 @@ enum rusk_err {
 	RUSK_EDUP = -11,     /* RU already held by this task, or listed twice in one commit */
 	RUSK_ECORRUPT = -12, /* rusk_cluster_verify found counters that disagree with the array */
 	RUSK_EOFFLINE = -13, /* the RU's machine is down or draining, or the lease was revoked */
-	RUSK_EPOLICY =
-	        -14, /* impossible sync policy (DiffSync with fewer partitions than agents) */
+	RUSK_EPOLICY = -14,  /* impossible sync policy (e.g. DiffSync with P < N) */
+	RUSK_EAGAIN = -15,   /* not placed this time (conflicts, no free RU in view): re-queue */
 };
 
 /*

@@ -7,6 +7,7 @@
 #include <rusk/cluster.h>
 #include <rusk/error.h>
 #include <rusk/ru.h>
+#include <rusk/sched.h>
 #include <rusk/sync.h>
 
 #define RUSK_VERSION_MAJOR 0

@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scheduling agents: statistically sized sampling on a local view and the strategies that
+ * decide where to sample (Tarcil §3.3; ParSync §5.2, §6.2-6.3), plus two baselines.
+ *
+ * Decision. R (per RU) comes from rusk_sample_size: the smallest R such that the best of R
+ * uniform candidates misses the target rank with probability <= eps (Tarcil eq. 6), with
+ * the target raised by the share of RUs the view believes busy (§3.3 "at high load"),
+ * capped at r_max. For a task of m RUs the agent draws R*m candidates (batch sampling,
+ * §3.3 "Large jobs") and keeps the best m; with a locality preference it judges each
+ * candidate's machine or rack by the aggregate quality of its best m free RUs (Fig. 5b);
+ * with spread, the best candidates on distinct machines. Ties in quality are broken by a
+ * fixed hash of the RU index, which is Tarcil's "fair coin" made repeatable.
+ *
+ * Where candidates come from:
+ *   latency   the view's freshest partitions first, moving to the next freshest only when
+ *             a partition has too few free RUs (ParSync §5.2)
+ *   quality   partitions by expected quality for the task (mean free slot score from the
+ *             snapshot, or a small probe of Q), candidates by weighted sampling on quality
+ *             (rejection: accept with probability quality / best possible)
+ *   adaptive  quality while the EMA of scheduling delay is below tau, latency otherwise
+ *   random    Sparrow-style baseline: R = 2 per RU anywhere, no quality ranking
+ *   central   Quasar-style baseline: one lock, a scan of every free RU of the master
+ *             state, greedy best-m; exact, and orders of magnitude slower per decision
+ *
+ * Conflicts. A commit that loses marks the RU taken in the view (ParSync §5.2) and the
+ * agent samples again, up to max_retries times; then it returns RUSK_EAGAIN holding nothing
+ * and the caller re-queues the task with its original submission time. No task is lost.
+ */
+#include <alloca.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "internal.h"
+#include "quality.h"
+#include "rng.h"
+
+typedef struct cand {
+	uint32_t ru;
+	double q;
+	uint64_t key; /* tie-break */
+} cand;
+
+struct rusk_agent {
+	rusk_cluster *c;
+	rusk_view *v;
+	rusk_agent_params p;
+	rusk_rng rng;
+	double ema_ns;
+	bool ema_set;
+	uint32_t *order; /* [P] */
+	cand *cands;     /* candidate buffer */
+	size_t cap;
+	cand *group; /* best-in-range scratch */
+	size_t group_cap;
+};
+
+/* Per-decision context: the task and how to value an RU for it. */
+typedef struct dctx {
+	const rusk_task *t;
+	rusk_qtask qt;
+	bool interf;
+} dctx;
+
+static inline uint64_t tie_key(uint32_t ru)
+{
+	uint64_t x = ru;
+	return rusk_splitmix64(&x);
+}
+
+static inline bool better(const cand *a, const cand *b)
+{
+	return a->q > b->q || (a->q == b->q && a->key > b->key);
+}
+
+static bool is_preferred(const rusk_cluster *c, const rusk_task *t, uint32_t ru)
+{
+	if (t->n_preferred == 0)
+		return false;
+	uint32_t m = c->ru_machine[ru];
+	for (uint32_t i = 0; i < t->n_preferred; i++)
+		if (t->preferred[i] == m)
+			return true;
+	return false;
+}
+
+/* The value ranked for a candidate: Q, or slot score plus a preferred-machine bonus. */
+static inline double value(const rusk_cluster *c, const dctx *d, uint32_t ru)
+{
+	if (d->interf)
+		return rusk_qtask_eval(c, &d->qt, ru);
+	double s = c->ru_score[ru] / 1000.0;
+	return is_preferred(c, d->t, ru) ? s + 1e6 : s;
+}
+
+static inline double reported_quality(const rusk_cluster *c, const dctx *d, uint32_t ru)
+{
+	return d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
+}
+
+RUSK_EXPORT void rusk_agent_params_init(rusk_agent_params *ap, const rusk_sync_params *p,
+                                        uint32_t index)
+{
+	memset(ap, 0, sizeof *ap);
+	ap->index = index;
+	if (p != NULL)
+		ap->sync = *p;
+	ap->strategy = RUSK_STRATEGY_LATENCY;
+	ap->quality = RUSK_QUALITY_SCORE;
+	ap->sample = 0;
+	ap->eps = 0.05;
+	ap->target = 0.8;
+	ap->r_max = 32;
+	ap->max_retries = 8;
+	ap->tau_ns = 1000000000ull;
+	ap->ema_alpha = 0.1;
+	ap->seed = 1;
+}
+
+static const char *strategy_names[] = {"latency", "quality", "adaptive", "random", "central"};
+
+RUSK_EXPORT int rusk_strategy_parse(const char *name, rusk_strategy *out)
+{
+	for (int i = 0; name != NULL && i < 5; i++)
+		if (strcmp(name, strategy_names[i]) == 0) {
+			*out = (rusk_strategy)i;
+			return RUSK_OK;
+		}
+	return RUSK_EINVAL;
+}
+
+RUSK_EXPORT const char *rusk_strategy_name(rusk_strategy s)
+{
+	return (unsigned)s < 5 ? strategy_names[s] : "unknown";
+}
+
+RUSK_EXPORT int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, rusk_agent **out,
+                                  char *err, size_t errlen)
+{
+	if (c == NULL || ap == NULL || out == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "cluster, params and out must not be NULL");
+	if ((unsigned)ap->strategy > RUSK_STRATEGY_CENTRAL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown strategy %d",
+		                 (int)ap->strategy);
+	if ((unsigned)ap->quality > RUSK_QUALITY_INTERFERENCE)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown quality model %d",
+		                 (int)ap->quality);
+	if (!(ap->eps > 0 && ap->eps < 1))
+		return rusk_errf(err, errlen, RUSK_EINVAL, "eps %g not in (0, 1)", ap->eps);
+	if (!(ap->target > 0 && ap->target < 1))
+		return rusk_errf(err, errlen, RUSK_EINVAL, "target %g not in (0, 1)", ap->target);
+	if (ap->r_max == 0 || ap->r_max > 4096)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "r_max %u not in 1..4096", ap->r_max);
+	if (ap->sample > 4096)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "sample %u not in 0..4096", ap->sample);
+	if (!(ap->ema_alpha > 0 && ap->ema_alpha <= 1))
+		return rusk_errf(err, errlen, RUSK_EINVAL, "ema_alpha %g not in (0, 1]",
+		                 ap->ema_alpha);
+	rusk_agent *a = calloc(1, sizeof *a);
+	if (a == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	a->c = c;
+	a->p = *ap;
+	rusk_rng_seed(&a->rng, ap->seed, 0x6167656e74ull + ap->index);
+	a->order = calloc(c->n_parts, sizeof *a->order);
+	int rc = rusk_view_create(c, &a->v);
+	if (rc == RUSK_OK)
+		rc = rusk_view_set_policy(a->v, &ap->sync, ap->index, err, errlen);
+	if (rc != RUSK_OK || a->order == NULL) {
+		rusk_agent_destroy(a);
+		return rc != RUSK_OK ? rc : rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	}
+	*out = a;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
+{
+	if (a == NULL)
+		return;
+	rusk_view_destroy(a->v);
+	free(a->order);
+	free(a->cands);
+	free(a->group);
+	free(a);
+}
+
+RUSK_EXPORT rusk_view *rusk_agent_view(rusk_agent *a)
+{
+	return a->v;
+}
+
+static bool reserve(cand **buf, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	size_t nc = *cap ? *cap : 64;
+	while (nc < n)
+		nc *= 2;
+	cand *nb = realloc(*buf, nc * sizeof *nb);
+	if (nb == NULL)
+		return false;
+	*buf = nb;
+	*cap = nc;
+	return true;
+}
+
+RUSK_EXPORT void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns)
+{
+	if (!a->ema_set) {
+		a->ema_ns = (double)delay_ns;
+		a->ema_set = true;
+	} else {
+		a->ema_ns += a->p.ema_alpha * ((double)delay_ns - a->ema_ns);
+	}
+}
+
+RUSK_EXPORT double rusk_agent_delay_ema_ns(const rusk_agent *a)
+{
+	return a->ema_ns;
+}
+
+RUSK_EXPORT rusk_strategy rusk_agent_current_strategy(const rusk_agent *a)
+{
+	if (a->p.strategy != RUSK_STRATEGY_ADAPTIVE)
+		return a->p.strategy;
+	return a->ema_ns < (double)a->p.tau_ns ? RUSK_STRATEGY_QUALITY : RUSK_STRATEGY_LATENCY;
+}
+
+/* Inserts x into best[0..*n) kept in decreasing order, at most m long. */
+static void top_insert(cand *best, uint32_t *n, uint32_t m, const cand *x)
+{
+	if (*n == m && !better(x, &best[m - 1]))
+		return;
+	uint32_t i = *n < m ? (*n)++ : m - 1;
+	while (i > 0 && better(x, &best[i - 1])) {
+		best[i] = best[i - 1];
+		i--;
+	}
+	best[i] = *x;
+}
+
+/*
+ * Adds the free RUs of [ru_lo, ru_hi) (inside one partition) in `bits` (the view's or, with
+ * atomic, the master's bitmap) to the top-m list out[0..*n). Returns RUs examined.
+ */
+static uint32_t scan_range(const rusk_cluster *c, const dctx *d, const uint64_t *bits, bool atomic,
+                           uint32_t ru_lo, uint32_t ru_hi, uint32_t m, cand *out, uint32_t *n)
+{
+	uint32_t seen = 0;
+	const rusk_machine *mm = &c->machines[c->ru_machine[ru_lo]];
+	uint32_t b0 = rusk_ru_bit(c, ru_lo, mm), b = b0, b_end = b0 + (ru_hi - ru_lo);
+	while (b < b_end) {
+		uint32_t wi = b / 64;
+		uint64_t w = atomic ? rusk_load64(&bits[wi], RUSK_RELAXED) : bits[wi];
+		w &= ~UINT64_C(0) << (b % 64);
+		uint32_t word_end = (wi + 1) * 64;
+		if (b_end < word_end)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		while (w != 0) {
+			uint32_t ru = ru_lo + (wi * 64 + (uint32_t)__builtin_ctzll(w) - b0);
+			w &= w - 1;
+			cand x = {ru, value(c, d, ru), tie_key(ru)};
+			top_insert(out, n, m, &x);
+			seen++;
+		}
+		b = word_end;
+	}
+	return seen;
+}
+
+static uint32_t best_in_range(const rusk_cluster *c, const dctx *d, const uint64_t *bits,
+                              bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m, cand *out)
+{
+	uint32_t n = 0;
+	scan_range(c, d, bits, atomic, ru_lo, ru_hi, m, out, &n);
+	return n;
+}
+
+/* RU range of the machine or rack (group) that holds ru. */
+static void group_range(const rusk_cluster *c, uint8_t place, uint32_t ru, uint32_t *gid,
+                        uint32_t *lo, uint32_t *hi)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[ru]];
+	if (place == RUSK_PLACE_MACHINE) {
+		*gid = c->ru_machine[ru];
+		*lo = mm->first_ru;
+		*hi = mm->first_ru + mm->n_rus;
+		return;
+	}
+	*gid = mm->rack;
+	uint32_t m0 = mm->rack * c->machines_per_rack, m1 = m0 + c->machines_per_rack;
+	if (m1 > c->n_machines)
+		m1 = c->n_machines;
+	*lo = c->machines[m0].first_ru;
+	*hi = c->machines[m1 - 1].first_ru + c->machines[m1 - 1].n_rus;
+}
+
+static double mean_q(const cand *x, uint32_t n)
+{
+	double s = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s += x[i].q;
+	return n ? s / n : -INFINITY;
+}
+
+static int cmp_ru(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Orders partitions for this decision; returns how many have free RUs in the view. */
+static uint32_t partition_order(rusk_agent *a, const dctx *d, rusk_strategy s)
+{
+	rusk_cluster *c = a->c;
+	uint32_t P = c->n_parts, n = 0;
+	if (s == RUSK_STRATEGY_LATENCY) {
+		rusk_view_freshest(a->v, a->order, P);
+		for (uint32_t i = 0; i < P; i++)
+			if (rusk_view_free(a->v, a->order[i]) > 0)
+				a->order[n++] = a->order[i];
+		return n;
+	}
+	/* quality / random: expected value per partition, then sort (P is small). */
+	double *score = alloca(sizeof(double) * P);
+	for (uint32_t p = 0; p < P; p++) {
+		if (rusk_view_free(a->v, p) == 0)
+			continue;
+		double e;
+		if (s == RUSK_STRATEGY_RANDOM) {
+			e = rusk_rng_unit(&a->rng) * rusk_view_free(a->v, p); /* free-weighted */
+		} else if (!d->interf) {
+			e = rusk_view_mean_free_score(a->v, p);
+			for (uint32_t i = 0; i < d->t->n_preferred; i++) {
+				uint32_t m = d->t->preferred[i];
+				if (m < c->n_machines && c->machines[m].partition == p)
+					e += 1e6; /* a partition holding preferred machines first */
+			}
+		} else {
+			double sum = 0;
+			int k = 0;
+			for (; k < 4; k++) {
+				uint32_t ru;
+				if (!rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), &ru))
+					break;
+				sum += rusk_qtask_eval(c, &d->qt, ru);
+			}
+			e = k ? sum / k : 0;
+		}
+		uint32_t i = n++;
+		while (i > 0 && score[i - 1] < e) {
+			score[i] = score[i - 1];
+			a->order[i] = a->order[i - 1];
+			i--;
+		}
+		score[i] = e;
+		a->order[i] = p;
+	}
+	return n;
+}
+
+/* One candidate from partition p: uniform, or weighted by value for Quality-first. */
+static bool draw(rusk_agent *a, const dctx *d, uint32_t p, bool weighted, uint32_t *ru)
+{
+	if (!weighted)
+		return rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), ru);
+	double bound = d->interf ? 1.0 : a->c->max_score / 1000.0;
+	for (int k = 0; k < 16; k++) {
+		if (!rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), ru))
+			return false;
+		double q = reported_quality(a->c, d, *ru);
+		if (rusk_rng_unit(&a->rng) * bound <= q || is_preferred(a->c, d->t, *ru))
+			return true;
+	}
+	return true; /* keep the last draw rather than spin at low quality */
+}
+
+static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+                       rusk_placement *pl)
+{
+	rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus;
+	uint64_t view_free = 0;
+	for (uint32_t p = 0; p < c->n_parts; p++)
+		view_free += rusk_view_free(a->v, p);
+	if (view_free < m)
+		return RUSK_EAGAIN;
+	uint32_t R = s == RUSK_STRATEGY_RANDOM ? 2
+	             : a->p.sample             ? a->p.sample
+	                                       : rusk_sample_size(a->p.eps, a->p.target,
+	                                                          (double)view_free / c->n_rus, a->p.r_max);
+	pl->sample_size = R;
+	uint32_t n_parts = partition_order(a, d, s);
+	if (n_parts == 0)
+		return RUSK_EAGAIN;
+	pl->staleness_ns = rusk_view_staleness_ns(a->v, a->order[0], rusk_clock_now(c->clock));
+	uint8_t place = t->placement;
+	bool grouped = place == RUSK_PLACE_MACHINE || place == RUSK_PLACE_RACK;
+	/* Candidates: R per RU (R per group for locality). */
+	size_t want = grouped ? R : (size_t)R * m;
+	if (!reserve(&a->cands, &a->cap, want) || !reserve(&a->group, &a->group_cap, 2 * (size_t)m))
+		return RUSK_ENOMEM;
+	size_t n = 0;
+	bool weighted = s == RUSK_STRATEGY_QUALITY;
+	for (uint32_t i = 0; i < n_parts && n < want; i++) {
+		uint32_t p = a->order[i];
+		/* Latency-first stays in the freshest partition unless it cannot hold the task. */
+		uint32_t pf = rusk_view_free(a->v, p);
+		size_t take = want - n;
+		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
+			take = take < pf ? take : pf;
+		for (size_t k = 0; k < take; k++) {
+			uint32_t ru;
+			if (!draw(a, d, p, weighted, &ru))
+				break;
+			a->cands[n++] = (cand){ru, 0, 0};
+		}
+		if (s != RUSK_STRATEGY_LATENCY && s != RUSK_STRATEGY_RANDOM && pf >= m)
+			break; /* quality: the best partition that can hold it */
+	}
+	pl->samples = (uint32_t)n;
+	if (n == 0)
+		return RUSK_EAGAIN;
+	/* De-duplicate (draws may repeat an RU), then value them. */
+	qsort(a->cands, n, sizeof *a->cands, cmp_ru);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || a->cands[i].ru != a->cands[u - 1].ru)
+			a->cands[u++] = a->cands[i];
+	n = u;
+	for (size_t i = 0; i < n; i++) {
+		a->cands[i].q = s == RUSK_STRATEGY_RANDOM ? 0 : value(c, d, a->cands[i].ru);
+		a->cands[i].key = s == RUSK_STRATEGY_RANDOM ? rusk_rng_next(&a->rng)
+		                                            : tie_key(a->cands[i].ru);
+	}
+	uint32_t got = 0;
+	cand *best = a->group;
+	if (place == RUSK_PLACE_ANY) {
+		for (size_t i = 0; i < n; i++)
+			top_insert(best, &got, m, &a->cands[i]);
+	} else if (place == RUSK_PLACE_SPREAD) {
+		/* best first, one per machine */
+		qsort(a->cands, n, sizeof *a->cands, cmp_ru); /* already; keep for determinism */
+		for (uint32_t k = 0; k < m; k++) {
+			cand *pick = NULL;
+			for (size_t i = 0; i < n; i++) {
+				bool used = false;
+				for (uint32_t j = 0; j < got && !used; j++)
+					used = c->ru_machine[best[j].ru] ==
+					       c->ru_machine[a->cands[i].ru];
+				if (!used && (pick == NULL || better(&a->cands[i], pick)))
+					pick = &a->cands[i];
+			}
+			if (pick == NULL)
+				break;
+			best[got++] = *pick;
+		}
+	} else {
+		/* Locality: each candidate's machine or rack, judged by its best m free RUs. */
+		cand *tmp = best + m;
+		double best_mean = -INFINITY;
+		uint32_t last_group = UINT32_MAX;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t lo, hi, gid;
+			group_range(c, place, a->cands[i].ru, &gid, &lo, &hi);
+			if (gid == last_group)
+				continue; /* sorted by RU: same group as the previous candidate */
+			last_group = gid;
+			uint32_t k =
+			        best_in_range(c, d, rusk_view_bits_(a->v), false, lo, hi, m, tmp);
+			double mq = mean_q(tmp, k);
+			if (k == m && mq > best_mean) {
+				best_mean = mq;
+				memcpy(best, tmp, sizeof *best * m);
+				got = m;
+			}
+		}
+	}
+	if (got < (t->gang ? m : 1))
+		return RUSK_EAGAIN;
+	double qs = 0;
+	uint32_t pref = 0;
+	for (uint32_t i = 0; i < got; i++) {
+		rus[i] = best[i].ru;
+		qs += reported_quality(c, d, best[i].ru);
+		pref += is_preferred(c, t, best[i].ru);
+	}
+	qsort(rus, got, sizeof *rus, cmp_ru);
+	pl->quality = qs / got;
+	pl->preferred = pref;
+	return (int)got;
+}
+
+static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
+{
+	d->t = t;
+	d->interf = a->p.quality == RUSK_QUALITY_INTERFERENCE;
+	if (d->interf)
+		rusk_qtask_init(&d->qt, &t->profile);
+}
+
+static int check_task(const rusk_agent *a, const rusk_task *t)
+{
+	if (a == NULL || t == NULL || t->id == 0 || t->id > RUSK_TASK_ID_MAX || t->rus == 0 ||
+	    t->rus > a->c->n_rus || t->placement > RUSK_PLACE_SPREAD ||
+	    (t->n_preferred > 0 && t->preferred == NULL))
+		return RUSK_EINVAL;
+	for (int i = 0; i < RUSK_N_RESOURCES; i++)
+		if (t->profile.c[i] > 99)
+			return RUSK_EINVAL;
+	return RUSK_OK;
+}
+
+/* Returns the number of RUs chosen (> 0) or a negative error. */
+static int choose(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl)
+{
+	rusk_strategy s = rusk_agent_current_strategy(a);
+	pl->strategy = s;
+	return choose_view(a, d, s, rus, pl);
+}
+
+RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus,
+                                  rusk_placement *pl)
+{
+	if (check_task(a, t) != RUSK_OK || rus == NULL || pl == NULL)
+		return RUSK_EINVAL;
+	memset(pl, 0, sizeof *pl);
+	dctx d;
+	dctx_init(&d, a, t);
+	/* central chooses under its lock inside rusk_agent_place only */
+	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL ? RUSK_EINVAL : choose(a, &d, rus, pl);
+	if (n < 0)
+		return n;
+	pl->placed = 0;
+	return (uint32_t)n == t->rus ? RUSK_OK : RUSK_EAGAIN;
+}
+
+/* Commits chosen rus; marks what it took or lost in the view. Returns RUs won. */
+static uint32_t commit(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                       rusk_lease *leases, rusk_placement *pl)
+{
+	rusk_cluster *c = a->c;
+	const rusk_profile *prof = a->p.quality == RUSK_QUALITY_INTERFERENCE ? &t->profile : NULL;
+	pl->attempts++;
+	if (t->gang) {
+		size_t lost = 0;
+		int rc = rusk_ru_commit_gang(c, t->id, rus, n, prof, leases, &lost);
+		if (rc == RUSK_OK) {
+			for (uint32_t i = 0; i < n; i++)
+				rusk_view_mark_taken(a->v, rus[i]);
+			return n;
+		}
+		if (rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE) {
+			rusk_view_mark_taken(a->v, rus[lost]);
+			pl->conflicts++;
+		}
+		return 0;
+	}
+	size_t won = 0;
+	if (rusk_ru_commit_incremental(c, t->id, rus, n, prof, leases, &won) != RUSK_OK)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		rusk_view_mark_taken(a->v, rus[i]); /* ours, or lost: not free either way */
+	pl->conflicts += n - (uint32_t)won;
+	return (uint32_t)won;
+}
+
+static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_placement *pl);
+
+RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases,
+                                 rusk_placement *pl)
+{
+	if (check_task(a, t) != RUSK_OK || leases == NULL || pl == NULL)
+		return RUSK_EINVAL;
+	memset(pl, 0, sizeof *pl);
+	dctx d;
+	dctx_init(&d, a, t);
+	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
+		return place_central(a, &d, leases, pl);
+	uint32_t *rus = alloca(sizeof *rus * t->rus);
+	uint32_t placed = 0;
+	double qsum = 0;
+	uint32_t pref = 0;
+	for (uint32_t attempt = 0; attempt <= a->p.max_retries && placed < t->rus; attempt++) {
+		/* Incremental tasks look only for what they still lack. */
+		rusk_task rest = *t;
+		rest.rus = t->rus - placed;
+		d.t = &rest;
+		rusk_placement one = {0};
+		int n = choose(a, &d, rus, &one);
+		if (attempt == 0) {
+			pl->sample_size = one.sample_size;
+			pl->strategy = one.strategy;
+			pl->staleness_ns = one.staleness_ns;
+		}
+		pl->samples += one.samples;
+		if (n == RUSK_ENOMEM)
+			return RUSK_ENOMEM;
+		if (n <= 0)
+			break; /* the view has nothing suitable: give the task back */
+		uint32_t won = commit(a, &rest, rus, (uint32_t)n, leases + placed, pl);
+		for (uint32_t i = 0; i < won; i++) {
+			qsum += reported_quality(a->c, &d, leases[placed + i].ru);
+			pref += is_preferred(a->c, t, leases[placed + i].ru);
+		}
+		placed += won;
+		if (t->gang && won == 0)
+			continue;
+	}
+	pl->placed = placed;
+	pl->quality = placed ? qsum / placed : 0;
+	pl->preferred = pref;
+	if (placed == 0 || (t->gang && placed < t->rus)) {
+		pl->placed = 0;
+		return RUSK_EAGAIN;
+	}
+	return RUSK_OK;
+}
+
+/*
+ * The central baseline (Quasar §3.3): under the cluster's one lock, scan every free RU of
+ * the master bitmap, rank them all greedily (best m, or the best machine / rack by the
+ * mean of its best m, or the best RU of each machine for spread), commit, unlock. Exact,
+ * and its cost grows with the cluster: that is what it is there to show.
+ */
+static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_placement *pl)
+{
+	rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus;
+	if (!reserve(&a->group, &a->group_cap, 2 * (size_t)m))
+		return RUSK_ENOMEM;
+	uint32_t *rus = alloca(sizeof *rus * m);
+	cand *best = a->group, *tmp = a->group + m;
+	uint32_t got = 0, seen = 0;
+	pl->strategy = RUSK_STRATEGY_CENTRAL;
+	pl->sample_size = 0;
+	pthread_mutex_lock(&c->central_lock);
+	if (t->placement == RUSK_PLACE_ANY) {
+		for (uint32_t p = 0; p < c->n_parts; p++) {
+			const rusk_partition *pp = &c->parts[p];
+			if (pp->n_rus > 0)
+				seen += scan_range(c, d, c->free_bits, true, pp->first_ru,
+				                   pp->first_ru + pp->n_rus, m, best, &got);
+		}
+	} else if (t->placement == RUSK_PLACE_SPREAD) {
+		for (uint32_t mi = 0; mi < c->n_machines; mi++) {
+			const rusk_machine *mm = &c->machines[mi];
+			uint32_t k = 0;
+			seen += scan_range(c, d, c->free_bits, true, mm->first_ru,
+			                   mm->first_ru + mm->n_rus, 1, tmp, &k);
+			if (k == 1)
+				top_insert(best, &got, m, tmp);
+		}
+	} else {
+		double best_mean = -INFINITY;
+		uint32_t groups = t->placement == RUSK_PLACE_MACHINE ? c->n_machines : c->n_racks;
+		for (uint32_t g = 0; g < groups; g++) {
+			uint32_t first =
+			        t->placement == RUSK_PLACE_MACHINE ? g : g * c->machines_per_rack;
+			uint32_t gid, lo, hi, k = 0;
+			group_range(c, t->placement, c->machines[first].first_ru, &gid, &lo, &hi);
+			seen += scan_range(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
+			double mq = mean_q(tmp, k);
+			if (k == m && mq > best_mean) {
+				best_mean = mq;
+				memcpy(best, tmp, sizeof *best * m);
+				got = m;
+			}
+		}
+	}
+	pl->samples = seen;
+	int rc = RUSK_EAGAIN;
+	if (got > 0 && (got == m || !t->gang)) {
+		for (uint32_t i = 0; i < got; i++)
+			rus[i] = best[i].ru;
+		qsort(rus, got, sizeof *rus, cmp_ru);
+		uint32_t won = commit(a, t, rus, got, leases, pl);
+		if (won > 0) {
+			double qs = 0;
+			for (uint32_t i = 0; i < won; i++) {
+				qs += reported_quality(c, d, leases[i].ru);
+				pl->preferred += is_preferred(c, t, leases[i].ru);
+			}
+			pl->placed = won;
+			pl->quality = qs / won;
+			rc = RUSK_OK;
+		}
+	}
+	pthread_mutex_unlock(&c->central_lock);
+	return rc;
+}

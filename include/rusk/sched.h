@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scheduling agents: placement quality, statistically sized sampling and the strategies
+ * (Tarcil §3.2-3.3; ParSync §5.2 and §6; Sparrow-style and Quasar-style baselines).
+ *
+ * An agent owns a local view (rusk/sync.h), a seeded generator and its strategy state. It
+ * is used by one thread at a time, registered with RCU (rusk_thread_register). For each
+ * task it samples R candidates per requested RU from its view, keeps the best by the
+ * task's quality, commits them to the master array, and on a conflict marks the lost RU
+ * in its view and samples again, a bounded number of times; then it gives the task back
+ * (RUSK_EAGAIN) holding nothing, for the caller to re-queue with its submission time.
+ */
+#ifndef RUSK_SCHED_H
+#define RUSK_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rusk/cluster.h>
+#include <rusk/ru.h>
+#include <rusk/sync.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- quality ------------------------------------------------------------------------ */
+
+typedef enum rusk_quality_model {
+	/* ParSync §4.3/§6: each RU has a slot score; higher is better. A task may list
+	 * preferred machines: those come first, and quality = share of tasks placed there. */
+	RUSK_QUALITY_SCORE = 0,
+	/* Tarcil §3.2 eq. 1-5: the task's interference profile gives its target T_W; an RU's
+	 * utility U_H comes from what its machine's other tenants cause; Q per eq. 5, scaled by
+	 * the platform's relative speed. */
+	RUSK_QUALITY_INTERFERENCE = 1,
+} rusk_quality_model;
+
+/* Tarcil eq. 1-2: the target quality T_W in [0, 1] of a task that causes `prof`. */
+double rusk_quality_target(const rusk_profile *prof);
+/*
+ * Tarcil eq. 3-5 for a free RU `ru` and a task causing `prof`: U_H from the machine's
+ * interference sums (the other tenants' average, ordered by the task's most critical
+ * resources), then Q, then scaled by platform speed / fastest speed. In [0, 1]. Reads the
+ * live sums with relaxed loads. -1 when ru is out of range.
+ */
+double rusk_quality_q(const rusk_cluster *c, uint32_t ru, const rusk_profile *prof);
+
+/* ---- sample size ---------------------------------------------------------------------- */
+
+/*
+ * rusk_sample_size: the smallest R with Pr[best of R has D below the target] <= eps
+ * (Tarcil eq. 6: x^R), where the target D is `target` when every RU is free. With only a
+ * share `free_share` of the RUs free, the good RUs still free are assumed to be that share
+ * of the good ones, so the same guarantee needs x' = 1 - (1 - target) * free_share
+ * (Tarcil §3.3 "Sampling at high load"). Capped at r_max; at least 1.
+ */
+uint32_t rusk_sample_size(double eps, double target, double free_share, uint32_t r_max);
+
+/* ---- tasks and placements --------------------------------------------------------------- */
+
+typedef enum rusk_placement_pref {
+	RUSK_PLACE_ANY = 0,     /* best RUs anywhere (batch sampling: R*m candidates, best m) */
+	RUSK_PLACE_MACHINE = 1, /* all RUs on one machine, judged by aggregate quality */
+	RUSK_PLACE_RACK = 2,    /* all RUs in one rack, judged by aggregate quality */
+	RUSK_PLACE_SPREAD = 3,  /* every RU on a different machine */
+} rusk_placement_pref;
+
+/* A task to place. The caller owns it; the agent only reads it during the call. */
+typedef struct rusk_task {
+	uint64_t id;               /* 1..RUSK_TASK_ID_MAX */
+	uint32_t rus;              /* RUs wanted, >= 1 */
+	bool gang;                 /* all-or-nothing (true) or incremental (false) */
+	uint8_t placement;         /* rusk_placement_pref */
+	rusk_profile profile;      /* interference it causes (quality model INTERFERENCE) */
+	const uint32_t *preferred; /* preferred machines (quality model SCORE), may be NULL */
+	uint32_t n_preferred;
+	uint64_t submit_ns; /* kept for the caller's re-queue */
+} rusk_task;
+
+/* What one placement call did. */
+typedef struct rusk_placement {
+	uint32_t placed;       /* RUs committed: leases[0..placed) */
+	uint32_t sample_size;  /* R used for this decision */
+	uint32_t samples;      /* candidates drawn */
+	uint32_t attempts;     /* commit attempts (first try plus retries) */
+	uint32_t conflicts;    /* RUs lost to other tasks or offline machines */
+	uint32_t strategy;     /* rusk_strategy actually used (Adaptive reports which) */
+	uint32_t preferred;    /* RUs placed on preferred machines (SCORE model) */
+	double quality;        /* mean quality of the placed RUs (score or Q) */
+	uint64_t staleness_ns; /* staleness of the partition sampled first */
+} rusk_placement;
+
+/* ---- agents ------------------------------------------------------------------------------ */
+
+typedef enum rusk_strategy {
+	RUSK_STRATEGY_LATENCY = 0,  /* freshest partitions first, then the least stale */
+	RUSK_STRATEGY_QUALITY = 1,  /* the partition with the best expected quality first,
+	                             * candidates drawn by weighted sampling on quality */
+	RUSK_STRATEGY_ADAPTIVE = 2, /* Quality-first while the delay EMA < tau, else Latency */
+	RUSK_STRATEGY_RANDOM = 3,   /* baseline: Sparrow-style, R = 2 per RU, no preferences */
+	RUSK_STRATEGY_CENTRAL = 4,  /* baseline: one lock, full scan of the master state for
+	                             * the best RUs (Quasar §3.3 greedy ranking) */
+} rusk_strategy;
+
+typedef struct rusk_agent_params {
+	uint32_t index;             /* agent number, < sync.agents */
+	rusk_sync_params sync;      /* its sync policy (rusk/sync.h) */
+	rusk_strategy strategy;     /* default LATENCY */
+	rusk_quality_model quality; /* default SCORE */
+	uint32_t sample;            /* R per RU; 0 = automatic from eps/target (default 0) */
+	double eps;                 /* default 0.05 */
+	double target;              /* target D at no load, default 0.8 */
+	uint32_t r_max;             /* cap, default 32 */
+	uint32_t max_retries;       /* re-samples after conflicts before RUSK_EAGAIN, default 8 */
+	uint64_t tau_ns;            /* Adaptive threshold, default 1 s */
+	double ema_alpha;           /* Adaptive EMA weight of the newest delay, default 0.1 */
+	uint64_t seed;
+} rusk_agent_params;
+
+typedef struct rusk_agent rusk_agent;
+
+/* Defaults documented above, for agent `index` of a DiffSync policy p. */
+void rusk_agent_params_init(rusk_agent_params *ap, const rusk_sync_params *p, uint32_t index);
+
+/* Parses latency|quality|adaptive|random|central; RUSK_EINVAL otherwise. */
+int rusk_strategy_parse(const char *name, rusk_strategy *out);
+const char *rusk_strategy_name(rusk_strategy s);
+
+/*
+ * rusk_agent_create: an agent on cluster c with its own view. RUSK_EINVAL (with a message)
+ * for bad parameters, RUSK_EPOLICY for an impossible sync policy, RUSK_ENOMEM. Any thread;
+ * the caller owns it.
+ */
+int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, rusk_agent **out, char *err,
+                      size_t errlen);
+void rusk_agent_destroy(rusk_agent *a);
+/* The agent's view (for ticks, staleness queries); owned by the agent. */
+rusk_view *rusk_agent_view(rusk_agent *a);
+
+/*
+ * rusk_agent_choose: picks RUs for task t from the view without committing: rus[0..n) of
+ * the best candidates (n = t->rus, or fewer if the view lacks free RUs), ascending. Fills
+ * pl's sample_size, samples, strategy, quality, staleness. Returns RUSK_OK, RUSK_EAGAIN
+ * (not enough free RUs in the view), RUSK_EINVAL. Registered thread.
+ */
+int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_placement *pl);
+
+/*
+ * rusk_agent_place: choose + commit, retrying after conflicts up to max_retries times.
+ * RUSK_OK: leases[0..pl->placed) are held (gang: all t->rus; incremental: at least one).
+ * RUSK_EAGAIN: nothing is held; re-queue the task. RUSK_EINVAL / RUSK_ENOMEM.
+ * leases must have room for t->rus. Registered thread.
+ */
+int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases, rusk_placement *pl);
+
+/* Adaptive: feed the scheduling delay of each placed task (ParSync §5.2 EMA). */
+void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns);
+/* The strategy the next decision will use (Adaptive resolves to LATENCY or QUALITY). */
+rusk_strategy rusk_agent_current_strategy(const rusk_agent *a);
+double rusk_agent_delay_ema_ns(const rusk_agent *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RUSK_SCHED_H */
