@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `rusk sync`: the sync policies side by side (ParSync §5.2 "Synchronization strategies").
+ * `rusk sync`: sync policies and strategies side by side (ParSync §5.2 "Synchronization
+ * strategies", §6.2-6.3; Tarcil §3.3).
  *
- * For each policy, N agent threads (registered with RCU) keep the cluster at a target load:
- * each step ticks its view (syncing what the policy says is due), places one task on a free
- * RU of its freshest partition that still has free RUs in the view (ties broken at random:
- * under StateSync all partitions are equally fresh), marks the RU taken locally, and
- * releases its oldest task once its window is full. A lost CAS is a conflict: the view was
- * stale about that RU. The same seed, cluster and load are used for every policy, so the
- * conflict rates compare directly.
+ * For each (policy, strategy) pair, N agent threads (registered with RCU), each a
+ * rusk_agent with its own view, keep the cluster at a target load: each step ticks the
+ * view (syncing what the policy says is due), places one single-RU task with the
+ * strategy (sampling R candidates, committing, resampling after conflicts), and releases
+ * its oldest task once its window is full. A lost CAS is a conflict: the view was stale
+ * about that RU. The same seed, cluster and load are used for every row, so the rows
+ * compare directly.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -20,7 +21,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "rng.h"
 
 typedef struct held {
 	uint64_t id;
@@ -30,16 +30,14 @@ typedef struct held {
 typedef struct agent {
 	pthread_t tid;
 	rusk_cluster *c;
-	rusk_sync_params sp;
-	uint32_t index;
+	rusk_agent_params ap;
 	size_t window;
 	double duration_s;
-	uint64_t seed;
 	pthread_barrier_t *start;
 	int err;
 	/* results */
-	uint64_t placed, attempts, conflicts, gave_up, released, refused;
-	double as_sum;
+	uint64_t placed, attempts, conflicts, gave_up, released, refused, r_sum;
+	double q_sum, as_sum;
 	uint64_t as_n;
 	rusk_view_stats vs;
 	double elapsed_s;
@@ -52,48 +50,21 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The freshest partition with free RUs in the view; random among equally fresh ones. */
-static bool choose(rusk_view *v, uint32_t P, uint32_t *order, rusk_rng *r, uint64_t now,
-                   uint32_t *out)
-{
-	rusk_view_freshest(v, order, P);
-	uint32_t i = 0;
-	while (i < P) {
-		uint64_t s = rusk_view_staleness_ns(v, order[i], now);
-		uint32_t j = i, cand = 0, pick = 0;
-		while (j < P && rusk_view_staleness_ns(v, order[j], now) == s) {
-			if (rusk_view_free(v, order[j]) > 0 && rusk_rng_below(r, ++cand) == 0)
-				pick = order[j];
-			j++;
-		}
-		if (cand > 0) {
-			*out = pick;
-			return true;
-		}
-		i = j;
-	}
-	return false;
-}
-
 static void *agent_main(void *arg)
 {
 	agent *a = arg;
 	rusk_thread_register();
-	rusk_rng rng;
-	rusk_rng_seed(&rng, a->seed, 1000 + a->index);
-	uint32_t P = rusk_cluster_partitions(a->c);
 	const rusk_clock *clk = rusk_cluster_clock(a->c);
-	rusk_view *v = NULL;
-	uint32_t *order = calloc(P, sizeof *order);
+	rusk_agent *ag = NULL;
 	held *win = calloc(a->window, sizeof *win);
-	a->err = rusk_view_create(a->c, &v);
-	if (a->err == RUSK_OK)
-		a->err = rusk_view_set_policy(v, &a->sp, a->index, NULL, 0);
+	a->err = rusk_agent_create(a->c, &a->ap, &ag, NULL, 0);
 	pthread_barrier_wait(a->start);
-	if (a->err != RUSK_OK || order == NULL || win == NULL)
+	if (a->err != RUSK_OK || win == NULL)
 		goto out;
+	rusk_view *v = rusk_agent_view(ag);
 	size_t head = 0;
 	uint64_t next_id = 0;
+	uint32_t n_agents = a->ap.sync.agents;
 	double t0 = now_s(), deadline = t0 + a->duration_s;
 	for (uint64_t step = 0;; step++) {
 		uint64_t now = rusk_clock_now(clk);
@@ -119,26 +90,22 @@ static void *agent_main(void *arg)
 				a->refused++;
 			h->id = 0;
 		}
-		uint64_t task = 1 + a->index + (next_id++) * a->sp.agents;
-		bool placed = false;
-		for (int tries = 0; tries < 64 && !placed; tries++) {
-			uint32_t p, ru;
-			if (!choose(v, P, order, &rng, now, &p) ||
-			    !rusk_view_pick_free(v, p, rusk_rng_next(&rng), &ru))
-				break; /* the view has nothing free: wait for the next sync */
-			a->attempts++;
-			int rc = rusk_ru_commit(a->c, task, ru, NULL, &h->l);
-			rusk_view_mark_taken(v, ru); /* taken by us, or lost: either way not free */
-			if (rc == RUSK_OK)
-				placed = true;
-			else
-				a->conflicts++;
-		}
-		if (placed) {
-			h->id = task;
+		rusk_task t = {.id = 1 + a->ap.index + (next_id++) * n_agents,
+		               .rus = 1,
+		               .gang = true,
+		               .submit_ns = now};
+		rusk_placement pl;
+		int rc = rusk_agent_place(ag, &t, &h->l, &pl);
+		a->attempts += pl.attempts;
+		a->conflicts += pl.conflicts;
+		if (rc == RUSK_OK) {
+			h->id = t.id;
 			a->placed++;
+			a->r_sum += pl.sample_size;
+			a->q_sum += pl.quality;
+			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - now);
 		} else {
-			a->gave_up++;
+			a->gave_up++; /* nothing free in the view or retries ran out: next step */
 		}
 	}
 	a->elapsed_s = now_s() - t0;
@@ -151,8 +118,7 @@ static void *agent_main(void *arg)
 		}
 	rusk_view_stats_get(v, &a->vs);
 out:
-	rusk_view_destroy(v);
-	free(order);
+	rusk_agent_destroy(ag);
 	free(win);
 	rusk_thread_unregister();
 	return NULL;
@@ -162,11 +128,15 @@ static void sync_usage(void)
 {
 	puts("usage: rusk sync [options]\n"
 	     "\n"
-	     "Runs N agents with local views under each sync policy in turn (same cluster,\n"
-	     "seed and load) and prints conflicts, staleness and sync cost side by side.\n"
+	     "Runs N agents with local views under each sync policy and strategy in turn (same\n"
+	     "cluster, seed and load) and prints conflicts, R, quality, staleness and sync cost.\n"
 	     "\n"
 	     "  --agents N        agent threads (default 4)\n"
 	     "  --sync POLICY     diff, same, state or all (default all)\n"
+	     "  --strategy NAME   latency, quality, adaptive, random, central or all\n"
+	     "                    (default latency)\n"
+	     "  --sample R        candidates per RU; auto (default) sizes R from the guarantee\n"
+	     "  --tau-ms T        Adaptive threshold on the delay EMA (default 1000)\n"
 	     "  --gap-ms G        sync gap G: every view refreshes every partition once per G\n"
 	     "                    (default 500, ParSync's production value)\n"
 	     "  --offsets         random per-agent step offsets (Tarcil §5.1)\n"
@@ -182,7 +152,8 @@ int rusk_cmd_sync(int argc, char **argv)
 	uint64_t agents = 4, gap_ms = 500;
 	double duration = 3, load = 0.9;
 	bool offsets = false;
-	const char *policy = "all";
+	const char *policy = "all", *strategy = "latency";
+	uint64_t sample = 0, tau_ms = 1000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int r = cli_cluster_opt(&cc, argc, argv, &i);
@@ -208,6 +179,25 @@ int rusk_cmd_sync(int argc, char **argv)
 		} else if (strcmp(a, "--load") == 0) {
 			if (cli_double(a, v, 0, 0.95, &load))
 				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--strategy") == 0) {
+			rusk_strategy st;
+			if (v == NULL ||
+			    (strcmp(v, "all") != 0 && rusk_strategy_parse(v, &st) != RUSK_OK)) {
+				fprintf(stderr,
+				        "rusk: --strategy: '%s' is not latency, quality, adaptive, "
+				        "random, central or all\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+			strategy = v;
+		} else if (strcmp(a, "--sample") == 0) {
+			if (v != NULL && strcmp(v, "auto") == 0)
+				sample = 0;
+			else if (cli_u64(a, v, 1, 4096, &sample))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--tau-ms") == 0) {
+			if (cli_u64(a, v, 1, 3600000, &tau_ms))
+				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--sync") == 0) {
 			rusk_sync_policy pol;
 			if (v == NULL ||
@@ -230,6 +220,14 @@ int rusk_cmd_sync(int argc, char **argv)
 	if (strcmp(policy, "all") != 0) {
 		rusk_sync_policy_parse(policy, &pols[0]);
 		n_pols = 1;
+	}
+	rusk_strategy strats[5] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,
+	                           RUSK_STRATEGY_ADAPTIVE, RUSK_STRATEGY_RANDOM,
+	                           RUSK_STRATEGY_CENTRAL};
+	int n_strats = 5;
+	if (strcmp(strategy, "all") != 0) {
+		rusk_strategy_parse(strategy, &strats[0]);
+		n_strats = 1;
 	}
 	/* Validate every policy before building anything (P >= N for diff). */
 	for (int k = 0; k < n_pols; k++) {
@@ -257,67 +255,79 @@ int rusk_cmd_sync(int argc, char **argv)
 	       " ms%s, load %.0f%%, %.1f s per policy\n\n",
 	       rusk_cluster_machines(c), n_rus, P, agents, gap_ms,
 	       offsets ? " (random offsets)" : "", load * 100, duration);
-	printf("  %-6s %12s %12s %10s %10s %10s %12s %12s\n", "policy", "tasks/s", "attempts",
-	       "conflicts", "conflict%", "AS (ms)", "syncs", "sync core%");
+	printf("  %-6s %-9s %10s %11s %10s %9s %6s %8s %9s %8s %10s\n", "policy", "strategy",
+	       "tasks/s", "attempts", "conflicts", "conflict%", "R", "quality", "AS (ms)", "syncs",
+	       "sync core%");
 	int status = 0;
-	for (int k = 0; k < n_pols; k++) {
-		rusk_sync_params sp = {.policy = pols[k],
-		                       .partitions = P,
-		                       .agents = (uint32_t)agents,
-		                       .gap_ns = gap_ms * 1000000,
-		                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
-		                       .random_offset = offsets,
-		                       .seed = cc.params.seed};
-		agent *ag = calloc(agents, sizeof *ag);
-		pthread_barrier_t start;
-		pthread_barrier_init(&start, NULL, (unsigned)agents);
-		for (uint32_t i = 0; i < agents; i++) {
-			ag[i] = (agent){.c = c,
-			                .sp = sp,
-			                .index = i,
-			                .window = window,
-			                .duration_s = duration,
-			                .seed = cc.params.seed,
-			                .start = &start};
-			pthread_create(&ag[i].tid, NULL, agent_main, &ag[i]);
-		}
-		uint64_t placed = 0, attempts = 0, conflicts = 0, syncs = 0, sync_ns = 0,
-		         refused = 0;
-		double as_sum = 0, elapsed = 0;
-		uint64_t as_n = 0;
-		for (uint32_t i = 0; i < agents; i++) {
-			pthread_join(ag[i].tid, NULL);
-			if (ag[i].err != RUSK_OK)
+	for (int k = 0; k < n_pols; k++)
+		for (int j = 0; j < n_strats; j++) {
+			rusk_sync_params sp = {.policy = pols[k],
+			                       .partitions = P,
+			                       .agents = (uint32_t)agents,
+			                       .gap_ns = gap_ms * 1000000,
+			                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
+			                       .random_offset = offsets,
+			                       .seed = cc.params.seed};
+			agent *ag = calloc(agents, sizeof *ag);
+			pthread_barrier_t start;
+			pthread_barrier_init(&start, NULL, (unsigned)agents);
+			for (uint32_t i = 0; i < agents; i++) {
+				ag[i] = (agent){.c = c,
+				                .window = window,
+				                .duration_s = duration,
+				                .start = &start};
+				rusk_agent_params_init(&ag[i].ap, &sp, i);
+				ag[i].ap.strategy = strats[j];
+				ag[i].ap.sample = (uint32_t)sample;
+				ag[i].ap.tau_ns = tau_ms * 1000000;
+				ag[i].ap.seed = cc.params.seed;
+				pthread_create(&ag[i].tid, NULL, agent_main, &ag[i]);
+			}
+			uint64_t placed = 0, attempts = 0, conflicts = 0, syncs = 0, sync_ns = 0,
+			         refused = 0, r_sum = 0, as_n = 0;
+			double as_sum = 0, q_sum = 0, elapsed = 0;
+			for (uint32_t i = 0; i < agents; i++) {
+				pthread_join(ag[i].tid, NULL);
+				if (ag[i].err != RUSK_OK)
+					status = RUSK_EXIT_FAIL;
+				placed += ag[i].placed;
+				attempts += ag[i].attempts;
+				conflicts += ag[i].conflicts;
+				refused += ag[i].refused;
+				r_sum += ag[i].r_sum;
+				q_sum += ag[i].q_sum;
+				syncs += ag[i].vs.syncs;
+				sync_ns += ag[i].vs.sync_ns;
+				as_sum += ag[i].as_sum;
+				as_n += ag[i].as_n;
+				if (ag[i].elapsed_s > elapsed)
+					elapsed = ag[i].elapsed_s;
+			}
+			pthread_barrier_destroy(&start);
+			free(ag);
+			char err[256];
+			if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK || refused != 0 ||
+			    rusk_cluster_free_rus(c) != n_rus) {
+				fprintf(stderr, "rusk sync: invariant broken after %s/%s: %s\n",
+				        rusk_sync_policy_name(pols[k]),
+				        rusk_strategy_name(strats[j]),
+				        refused ? "a release was refused" : err);
 				status = RUSK_EXIT_FAIL;
-			placed += ag[i].placed;
-			attempts += ag[i].attempts;
-			conflicts += ag[i].conflicts;
-			refused += ag[i].refused;
-			syncs += ag[i].vs.syncs;
-			sync_ns += ag[i].vs.sync_ns;
-			as_sum += ag[i].as_sum;
-			as_n += ag[i].as_n;
-			if (ag[i].elapsed_s > elapsed)
-				elapsed = ag[i].elapsed_s;
+			}
+			printf("  %-6s %-9s %10.0f %11" PRIu64 " %10" PRIu64
+			       " %8.2f%% %6.1f %8.3f %9.1f"
+			       " %8" PRIu64 " %9.2f%%\n",
+			       rusk_sync_policy_name(pols[k]), rusk_strategy_name(strats[j]),
+			       placed / elapsed, attempts, conflicts,
+			       attempts ? 100.0 * conflicts / attempts : 0.0,
+			       placed ? (double)r_sum / placed : 0.0, placed ? q_sum / placed : 0.0,
+			       as_n ? as_sum / as_n / 1e6 : 0.0, syncs,
+			       100.0 * sync_ns / 1e9 / elapsed);
+			fflush(stdout);
 		}
-		pthread_barrier_destroy(&start);
-		free(ag);
-		char err[256];
-		if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK || refused != 0 ||
-		    rusk_cluster_free_rus(c) != n_rus) {
-			fprintf(stderr, "rusk sync: invariant broken after %s: %s\n",
-			        rusk_sync_policy_name(pols[k]),
-			        refused ? "a release was refused" : err);
-			status = RUSK_EXIT_FAIL;
-		}
-		printf("  %-6s %12.0f %12" PRIu64 " %10" PRIu64 " %9.2f%% %10.1f %12" PRIu64
-		       " %11.2f%%\n",
-		       rusk_sync_policy_name(pols[k]), placed / elapsed, attempts, conflicts,
-		       attempts ? 100.0 * conflicts / attempts : 0.0,
-		       as_n ? as_sum / as_n / 1e6 : 0.0, syncs, 100.0 * sync_ns / 1e9 / elapsed);
-		fflush(stdout);
-	}
 	printf("\n  conflict%%: commits lost because the view was stale about the RU.\n"
+	       "  R: candidates sampled per decision (Tarcil §3.3); quality: mean slot score "
+	       "placed.\n"
 	       "  AS: the agents' average staleness over all partitions (ParSync §5.1).\n"
 	       "  sync core%%: CPU time in syncs (publish + copy) as a share of one core.\n");
 	rusk_rcu_barrier();
