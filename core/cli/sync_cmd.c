@@ -65,6 +65,8 @@ static void *agent_main(void *arg)
 	size_t head = 0;
 	uint64_t next_id = 0;
 	uint32_t n_agents = a->ap.sync.agents;
+	rusk_task pending = {0};
+	bool has_pending = false;
 	double t0 = now_s(), deadline = t0 + a->duration_s;
 	for (uint64_t step = 0;; step++) {
 		uint64_t now = rusk_clock_now(clk);
@@ -90,20 +92,27 @@ static void *agent_main(void *arg)
 				a->refused++;
 			h->id = 0;
 		}
-		rusk_task t = {.id = 1 + a->ap.index + (next_id++) * n_agents,
-		               .rus = 1,
-		               .gang = true,
-		               .submit_ns = now};
+		/* A task given back (RUSK_EAGAIN) is retried first, with its id and submission
+		 * time: nothing is dropped. */
+		if (!has_pending) {
+			pending = (rusk_task){.id = 1 + a->ap.index + (next_id++) * n_agents,
+			                      .rus = 1,
+			                      .gang = true,
+			                      .submit_ns = now};
+			has_pending = true;
+		}
+		rusk_task t = pending;
 		rusk_placement pl;
 		int rc = rusk_agent_place(ag, &t, &h->l, &pl);
 		a->attempts += pl.attempts;
 		a->conflicts += pl.conflicts;
 		if (rc == RUSK_OK) {
+			has_pending = false;
 			h->id = t.id;
 			a->placed++;
 			a->r_sum += pl.sample_size;
 			a->q_sum += pl.quality;
-			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - now);
+			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - t.submit_ns);
 		} else {
 			a->gave_up++; /* nothing free in the view or retries ran out: next step */
 		}
