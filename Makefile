@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # A thin driver over CMake; every rule here only configures, builds or runs.
-#   make demo    install missing packages, build Release, run `rusk demo`
+#   make demo    install missing packages, build Release, run the main job (`rusk run`)
 #   make test    unit + concurrency + CLI tests, then the concurrency tests again under
 #                ThreadSanitizer and AddressSanitizer+UBSan
 #   make bench   Google Benchmark micro-suite (full length)
@@ -30,7 +30,7 @@ build: deps
 	cmake --build build -j $(JOBS)
 
 demo: build
-	./build/rusk demo
+	./build/rusk run
 
 test-plain: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -186,6 +186,9 @@ static void usage(void)
 	puts("usage: rusk COMMAND [options]\n"
 	     "\n"
 	     "commands:\n"
+	     "  run      the main job: open-loop arrivals in phases, agent threads with local "
+	     "views\n"
+	     "           and a strategy, completions; summary table, --json, --csv\n"
 	     "  demo     commit/release demonstration on the master RU array (default: 100,000\n"
 	     "           machines x 16 RUs, 2 threads, 3 s); prints a summary table\n"
 	     "  sync     StateSync / SameSync / DiffSync side by side: agents with local views\n"
@@ -204,6 +207,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "demo") == 0)
 		return rusk_cmd_demo(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return rusk_cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sync") == 0)
 		return rusk_cmd_sync(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+#include "hist.h"
+
+#include <string.h>
+
+#include "atomic.h"
+
+static inline uint32_t bucket_of(uint64_t v)
+{
+	if (v < RUSK_HIST_SUB)
+		return (uint32_t)v;
+	uint32_t e = 63 - (uint32_t)__builtin_clzll(v); /* >= RUSK_HIST_SUB_BITS */
+	uint32_t shift = e - RUSK_HIST_SUB_BITS;
+	uint32_t sub = (uint32_t)(v >> shift) & (RUSK_HIST_SUB - 1);
+	return (shift + 1) * RUSK_HIST_SUB + sub;
+}
+
+static inline uint64_t bucket_mid(uint32_t b)
+{
+	if (b < RUSK_HIST_SUB)
+		return b;
+	uint32_t shift = b / RUSK_HIST_SUB - 1;
+	uint64_t lo = ((uint64_t)RUSK_HIST_SUB + (b % RUSK_HIST_SUB)) << shift;
+	return lo + ((UINT64_C(1) << shift) >> 1);
+}
+
+void rusk_hist_record(rusk_hist *h, uint64_t v)
+{
+	uint32_t b = bucket_of(v);
+	/* Single writer: plain read-modify-write published with relaxed stores so a
+	 * concurrent reader sees whole values (no RMW needed). */
+	rusk_store64(&h->count[b], rusk_load64(&h->count[b], RUSK_RELAXED) + 1, RUSK_RELAXED);
+	rusk_store64(&h->n, rusk_load64(&h->n, RUSK_RELAXED) + 1, RUSK_RELAXED);
+	rusk_store64(&h->sum, rusk_load64(&h->sum, RUSK_RELAXED) + v, RUSK_RELAXED);
+	if (v > rusk_load64(&h->max, RUSK_RELAXED))
+		rusk_store64(&h->max, v, RUSK_RELAXED);
+}
+
+void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src)
+{
+	for (uint32_t b = 0; b < RUSK_HIST_BUCKETS; b++)
+		dst->count[b] += rusk_load64(&src->count[b], RUSK_RELAXED);
+	dst->n += rusk_load64(&src->n, RUSK_RELAXED);
+	dst->sum += rusk_load64(&src->sum, RUSK_RELAXED);
+	uint64_t m = rusk_load64(&src->max, RUSK_RELAXED);
+	if (m > dst->max)
+		dst->max = m;
+}
+
+void rusk_hist_diff(rusk_hist *dst, const rusk_hist *a, const rusk_hist *b)
+{
+	for (uint32_t i = 0; i < RUSK_HIST_BUCKETS; i++)
+		dst->count[i] = a->count[i] - b->count[i];
+	dst->n = a->n - b->n;
+	dst->sum = a->sum - b->sum;
+	dst->max = a->max; /* an interval's max is not recoverable; callers use quantiles */
+}
+
+uint64_t rusk_hist_quantile(const rusk_hist *h, double q)
+{
+	if (h->n == 0)
+		return 0;
+	uint64_t rank = (uint64_t)(q * (double)(h->n - 1)) + 1, seen = 0;
+	for (uint32_t b = 0; b < RUSK_HIST_BUCKETS; b++) {
+		seen += h->count[b];
+		if (seen >= rank)
+			return bucket_mid(b) > h->max && h->max ? h->max : bucket_mid(b);
+	}
+	return h->max;
+}
+
+double rusk_hist_mean(const rusk_hist *h)
+{
+	return h->n ? (double)h->sum / (double)h->n : 0.0;
+}

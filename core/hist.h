@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log-linear latency histograms (HdrHistogram-style): values in ns; bucket = (power of two,
+ * one of 128 linear sub-buckets), so any recorded value is reported within 0.8% (the bucket
+ * midpoint). One writer per histogram (its agent) updates counters with relaxed atomic
+ * stores; readers (the per-second sampler) load them relaxed and may see a count one
+ * update behind. Internal (the CLI's drivers use it).
+ */
+#ifndef RUSK_CORE_HIST_H
+#define RUSK_CORE_HIST_H
+
+#include <stdint.h>
+
+#define RUSK_HIST_SUB_BITS 7
+#define RUSK_HIST_SUB      (1u << RUSK_HIST_SUB_BITS)
+#define RUSK_HIST_BUCKETS  ((64 - RUSK_HIST_SUB_BITS + 1) * RUSK_HIST_SUB)
+
+typedef struct rusk_hist {
+	uint64_t count[RUSK_HIST_BUCKETS];
+	uint64_t n, sum, max;
+} rusk_hist;
+
+/* Adds v (single writer). */
+void rusk_hist_record(rusk_hist *h, uint64_t v);
+/* dst += src (src read with relaxed loads). */
+void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src);
+/* dst = a - b, bucket by bucket (for per-interval views of cumulative histograms). */
+void rusk_hist_diff(rusk_hist *dst, const rusk_hist *a, const rusk_hist *b);
+/* Value at quantile q in [0, 1] (bucket midpoint; 0 when empty). */
+uint64_t rusk_hist_quantile(const rusk_hist *h, double q);
+double rusk_hist_mean(const rusk_hist *h);
+
+#endif
