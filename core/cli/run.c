@@ -34,11 +34,11 @@
 #include "atomic.h"
 #include "cli.h"
 #include "hist.h"
+#include "loadgen.h"
 #include "rng.h"
 
-#define RUN_MAX_RUS 4
-#define RING_SIZE   (1u << 16)
-#define MAX_PHASES  16
+#define RING_SIZE  (1u << 16)
+#define MAX_PHASES 16
 
 #if defined(RUSK_TSAN)
 void __tsan_acquire(void *addr);
@@ -52,8 +52,8 @@ void __tsan_release(void *addr);
 
 typedef struct run_task {
 	uint64_t id, submit_ns, dur_ns, end_ns;
-	rusk_lease l[RUN_MAX_RUS];
-	uint8_t rus, placed;
+	rusk_lease *l; /* rus slots in the run's lease pool */
+	uint16_t rus, placed;
 	bool dequeued;
 } run_task;
 
@@ -63,7 +63,10 @@ typedef struct run_cfg {
 	double phases[MAX_PHASES];
 	int n_phases;
 	int dist; /* 0 exp, 1 lognormal, 2 fixed */
-	const char *json, *csv;
+	const char *json, *csv, *trace;
+	int trace_format;
+	double time_scale; /* 0: fit the trace's span to the run */
+	bool rate_set;
 	rusk_sync_policy sync;
 	uint64_t gap_ms, tau_ms, sample;
 	rusk_strategy strategy;
@@ -91,6 +94,10 @@ typedef struct run {
 	run_agent *ag;
 	run_task *tasks;
 	uint64_t n_tasks_cap;
+	rusk_lease *pool;
+	uint64_t pool_cap;
+	rusk_arrival *trace; /* expanded trace, or NULL for the phased generator */
+	size_t n_trace;
 	uint64_t submitted, rejected, released; /* single writers, relaxed */
 	int gen_done, stop;                     /* flags, release/acquire */
 	uint64_t t0;
@@ -122,65 +129,47 @@ static inline void stat_add(uint64_t *p, uint64_t d)
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED); /* single writer */
 }
 
-/* Lognormal with median m and sigma s fitted so 87% of tasks end within 10 s when the
- * mean is 5 s (ParSync Fig. 1b): mean = m exp(s^2/2). */
-static uint64_t draw_duration(const run_cfg *cfg, rusk_rng *r)
-{
-	double mean = cfg->task_ms * 1e6;
-	if (cfg->dist == 2)
-		return (uint64_t)mean;
-	if (cfg->dist == 0)
-		return (uint64_t)(-log(1.0 - rusk_rng_unit(r)) * mean);
-	const double s = 0.9;
-	double m = mean / exp(s * s / 2);
-	double u1 = rusk_rng_unit(r), u2 = rusk_rng_unit(r);
-	double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
-	return (uint64_t)(m * exp(s * z));
-}
-
 static void *gen_main(void *arg)
 {
 	run *R = arg;
 	const run_cfg *cfg = &R->cfg;
-	rusk_rng rng;
-	rusk_rng_seed(&rng, R->seed, 0x67656e);
-	double t = 0; /* seconds since t0 of the next arrival */
-	uint64_t id = 0;
-	for (int k = 0; k < cfg->n_phases && !interrupted; k++) {
-		double rate = cfg->rate * cfg->phases[k] / 100.0, end = (k + 1) * cfg->phase_s;
-		if (rate <= 0) {
-			t = end;
+	rusk_loadgen g;
+	rusk_loadgen_init(&g, cfg->rate, cfg->phases, cfg->n_phases, cfg->phase_s, cfg->dist,
+	                  cfg->task_ms / 1000.0, cfg->task_rus, R->seed);
+	uint64_t id = 0, pool_used = 0;
+	size_t ti = 0;
+	while (!interrupted) {
+		rusk_arrival x;
+		if (R->trace != NULL) {
+			if (ti == R->n_trace)
+				break;
+			x = R->trace[ti++];
+		} else if (rusk_loadgen_next(&g, &x) != 0) {
+			break;
+		}
+		uint64_t due = R->t0 + (uint64_t)(x.t_s * 1e9), now = mono_ns();
+		if (due > now + 200000)
+			sleep_ns(due - now);
+		stat_add(&R->submitted, 1);
+		if (id >= R->n_tasks_cap || pool_used + x.rus > R->pool_cap) {
+			stat_add(&R->rejected, 1);
 			continue;
 		}
-		for (;;) {
-			t += -log(1.0 - rusk_rng_unit(&rng)) / rate;
-			if (t >= end || interrupted) {
-				t = end;
-				break;
-			}
-			uint64_t due = R->t0 + (uint64_t)(t * 1e9), now = mono_ns();
-			if (due > now + 200000)
-				sleep_ns(due - now);
-			if (id >= R->n_tasks_cap) {
-				stat_add(&R->rejected, 1);
-				stat_add(&R->submitted, 1);
-				continue;
-			}
-			run_task *tk = &R->tasks[id];
-			tk->id = id + 1;
-			/* Submitted when it enters the queue: never before now, however the sleep
-			 * batched the arrivals. */
-			now = mono_ns();
-			tk->submit_ns = due > now ? now : due;
-			tk->dur_ns = draw_duration(cfg, &rng);
-			tk->rus = (uint8_t)cfg->task_rus;
-			run_agent *a = &R->ag[id % cfg->agents];
-			id++;
-			stat_add(&R->submitted, 1);
-			TSAN_RELEASE(tk); /* pairs with the agent's TSAN_ACQUIRE after dequeue */
-			if (!ck_ring_enqueue_spsc(&a->in, a->in_buf, tk))
-				stat_add(&R->rejected, 1); /* open loop: a full queue rejects */
-		}
+		run_task *tk = &R->tasks[id];
+		tk->id = id + 1;
+		/* Submitted when it enters the queue: never before now, however the sleep
+		 * batched the arrivals; a late generator's lag counts as delay (open loop). */
+		now = mono_ns();
+		tk->submit_ns = due > now ? now : due;
+		tk->dur_ns = (uint64_t)(x.duration_s * 1e9);
+		tk->rus = (uint16_t)x.rus;
+		tk->l = R->pool + pool_used;
+		pool_used += x.rus;
+		run_agent *a = &R->ag[id % cfg->agents];
+		id++;
+		TSAN_RELEASE(tk); /* pairs with the agent's TSAN_ACQUIRE after dequeue */
+		if (!ck_ring_enqueue_spsc(&a->in, a->in_buf, tk))
+			stat_add(&R->rejected, 1); /* open loop: a full queue rejects */
 	}
 	rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
 	return NULL;
@@ -252,7 +241,7 @@ static void *agent_main(void *arg)
 				r_n++;
 				continue;
 			}
-			tk->placed = (uint8_t)pl.placed;
+			tk->placed = (uint16_t)pl.placed;
 			tk->end_ns = t_done + tk->dur_ns;
 			rusk_hist_record(&a->st.place, t_done - t_deq);
 			rusk_hist_record(&a->st.delay, t_done - tk->submit_ns);
@@ -387,7 +376,14 @@ static void run_usage(void)
 	     "  --duration-s S        one phase at 100% of --rate for S seconds instead\n"
 	     "  --task-ms MEAN        mean task duration (default 5000)\n"
 	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
-	     "  --task-rus M          RUs per task, 1..4, all-or-nothing (default 1)\n"
+	     "  --task-rus M          RUs per task, all-or-nothing (default 1)\n"
+	     "  --trace FILE|openb    replay a trace instead: the Alibaba openb pod list (openb:\n"
+	     "                        the bundled one) or a CSV "
+	     "'arrival_s,duration_s,rus[,priority]'\n"
+	     "  --trace-format openb|csv  (default: openb for the bundled list, else csv)\n"
+	     "  --time-scale X        divide trace times by X (default: fit the trace to\n"
+	     "                        --duration-s or the phases' length); with --rate, shifted\n"
+	     "                        replicas are added to reach that rate\n"
 	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV");
@@ -421,6 +417,8 @@ int rusk_cmd_run(int argc, char **argv)
 	               .tau_ms = 1000,
 	               .strategy = RUSK_STRATEGY_LATENCY};
 	parse_phases("50,80,95,80,50", &cfg);
+	bool fmt_set = false;
+	char trace_path[4096];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int r = cli_cluster_opt(&cc, argc, argv, &i);
@@ -441,11 +439,32 @@ int rusk_cmd_run(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 			cfg.batch = (uint32_t)x;
 		} else if (strcmp(a, "--task-rus") == 0) {
-			if (cli_u64(a, v, 1, RUN_MAX_RUS, &x))
+			if (cli_u64(a, v, 1, RUSK_MAX_RUS_PER_MACHINE, &x))
 				return RUSK_EXIT_USAGE;
 			cfg.task_rus = (uint32_t)x;
 		} else if (strcmp(a, "--rate") == 0) {
 			if (cli_double(a, v, 0.001, 1e8, &cfg.rate))
+				return RUSK_EXIT_USAGE;
+			cfg.rate_set = true;
+		} else if (strcmp(a, "--trace") == 0) {
+			if (v == NULL) {
+				fprintf(stderr, "rusk: --trace: needs a file (or openb)\n");
+				return RUSK_EXIT_USAGE;
+			}
+			cfg.trace = v;
+		} else if (strcmp(a, "--trace-format") == 0) {
+			if (v != NULL && strcmp(v, "openb") == 0)
+				cfg.trace_format = RUSK_TRACE_OPENB;
+			else if (v != NULL && strcmp(v, "csv") == 0)
+				cfg.trace_format = RUSK_TRACE_CSV;
+			else {
+				fprintf(stderr, "rusk: --trace-format: '%s' is not openb or csv\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+			fmt_set = true;
+		} else if (strcmp(a, "--time-scale") == 0) {
+			if (cli_double(a, v, 1e-9, 1e12, &cfg.time_scale))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--phase-s") == 0) {
 			if (cli_double(a, v, 0.001, 86400, &cfg.phase_s))
@@ -520,22 +539,68 @@ int rusk_cmd_run(int argc, char **argv)
 		cfg.phases[0] = 100;
 		cfg.phase_s = cfg.duration_s;
 	}
+	char err[256];
 	rusk_sync_params check = {.policy = cfg.sync,
 	                          .partitions = cc.params.partitions,
 	                          .agents = cfg.agents,
 	                          .gap_ns = cfg.gap_ms * 1000000};
-	char err[256];
 	if (rusk_sync_check(&check, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "rusk: --sync %s --agents %u --partitions %u: %s\n",
 		        rusk_sync_policy_name(cfg.sync), cfg.agents, cc.params.partitions, err);
 		return RUSK_EXIT_USAGE;
+	}
+	run R = {.cfg = cfg, .seed = cc.params.seed};
+	char trace_note[4800] = "";
+	if (cfg.trace != NULL) {
+		if (strcmp(cfg.trace, "openb") == 0) {
+			const char *dir = getenv("RUSK_TRACE_DIR");
+			snprintf(trace_path, sizeof trace_path,
+			         "%s/openb/openb_pod_list_default.csv",
+			         dir != NULL ? dir : RUSK_DATA_DIR);
+			if (!fmt_set)
+				cfg.trace_format = RUSK_TRACE_OPENB;
+		} else {
+			snprintf(trace_path, sizeof trace_path, "%s", cfg.trace);
+			if (!fmt_set)
+				cfg.trace_format = RUSK_TRACE_CSV;
+		}
+		rusk_arrival *raw;
+		size_t n_raw;
+		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, err,
+		                          sizeof err);
+		if (trc != RUSK_OK) {
+			fprintf(stderr, "rusk: --trace: %s\n", err);
+			return RUSK_EXIT_USAGE;
+		}
+		double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
+		double run_s = cfg.n_phases * cfg.phase_s;
+		double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
+		double natural = n_raw / (span / scale);
+		uint32_t replicas = 1;
+		if (cfg.rate_set && cfg.rate > natural)
+			replicas = (uint32_t)ceil(cfg.rate / natural);
+		R.trace = rusk_trace_expand(raw, n_raw, scale, replicas, &R.n_trace);
+		free(raw);
+		if (R.trace == NULL) {
+			fprintf(stderr, "rusk: --trace: out of memory expanding %zu tasks\n",
+			        n_raw);
+			return RUSK_EXIT_FAIL;
+		}
+		snprintf(trace_note, sizeof trace_note,
+		         "trace %s: %zu tasks over %.3g s; time scale 1/%.4g -> %.1f s; %u shifted "
+		         "replica%s -> %zu tasks, %.0f tasks/s",
+		         trace_path, n_raw, span, scale, span / scale, replicas,
+		         replicas > 1 ? "s" : "", R.n_trace, R.n_trace / (span / scale));
+		cfg.n_phases = 1;
+		cfg.phases[0] = 100;
+		cfg.phase_s = span / scale;
+		R.cfg = cfg;
 	}
 	FILE *csv = NULL;
 	if (cfg.csv && (csv = fopen(cfg.csv, "w")) == NULL) {
 		fprintf(stderr, "rusk: --csv: %s: %s\n", cfg.csv, strerror(errno));
 		return RUSK_EXIT_USAGE;
 	}
-	run R = {.cfg = cfg, .seed = cc.params.seed};
 	double build_s;
 	if (cli_cluster_build(&cc, &R.c, &build_s) != RUSK_OK)
 		return RUSK_EXIT_USAGE;
@@ -543,9 +608,17 @@ int rusk_cmd_run(int argc, char **argv)
 	for (int k = 0; k < cfg.n_phases; k++)
 		expected += cfg.rate * cfg.phases[k] / 100.0 * cfg.phase_s;
 	R.n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
+	R.pool_cap = R.n_tasks_cap * cfg.task_rus;
+	if (R.trace != NULL) {
+		R.n_tasks_cap = R.n_trace;
+		R.pool_cap = 0;
+		for (size_t i = 0; i < R.n_trace; i++)
+			R.pool_cap += R.trace[i].rus;
+	}
 	R.tasks = calloc(R.n_tasks_cap, sizeof *R.tasks);
+	R.pool = calloc(R.pool_cap ? R.pool_cap : 1, sizeof *R.pool);
 	R.ag = calloc(cfg.agents, sizeof *R.ag);
-	if (R.tasks == NULL || R.ag == NULL) {
+	if (R.tasks == NULL || R.ag == NULL || R.pool == NULL) {
 		fprintf(stderr, "rusk run: out of memory for %" PRIu64 " tasks\n", R.n_tasks_cap);
 		return RUSK_EXIT_FAIL;
 	}
@@ -559,11 +632,14 @@ int rusk_cmd_run(int argc, char **argv)
 	printf(" phases");
 	for (int k = 0; k < cfg.n_phases; k++)
 		printf("%s%.0f", k ? "," : " ", cfg.phases[k]);
-	printf("%% x %.1f s; tasks %s %.0f ms x %u RU\n\n", cfg.phase_s,
-	       cfg.dist == 0   ? "exp"
-	       : cfg.dist == 1 ? "lognormal"
-	                       : "fixed",
-	       cfg.task_ms, cfg.task_rus);
+	if (R.trace != NULL)
+		printf("%% x %.1f s; %s\n\n", cfg.phase_s, trace_note);
+	else
+		printf("%% x %.1f s; tasks %s %.0f ms x %u RU\n\n", cfg.phase_s,
+		       cfg.dist == 0   ? "exp"
+		       : cfg.dist == 1 ? "lognormal"
+		                       : "fixed",
+		       cfg.task_ms, cfg.task_rus);
 	fflush(stdout);
 
 	struct sigaction sa = {.sa_handler = on_sigint};
@@ -767,6 +843,8 @@ int rusk_cmd_run(int argc, char **argv)
 	}
 	free(R.ag);
 	free(R.tasks);
+	free(R.pool);
+	free(R.trace);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R.c);
 	return status;
