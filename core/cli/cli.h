@@ -3,6 +3,7 @@
 #ifndef RUSK_CLI_H
 #define RUSK_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rusk/rusk.h>
@@ -14,6 +15,13 @@
 /* Parses an unsigned integer option value in [min, max]; on error prints
  * "rusk: FLAG: 'VALUE' ..." to stderr and returns -1. */
 int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out);
+/* Monotonic seconds. */
+double cli_now_s(void);
+/* --sync / --strategy values; allow_all accepts "all" (then *out is untouched and *all
+ * set). Print "rusk: FLAG: 'VALUE' is not ..." and return -1 on a bad value. */
+int cli_sync_policy(const char *flag, const char *val, bool allow_all, rusk_sync_policy *out,
+                    bool *all);
+int cli_strategy(const char *flag, const char *val, bool allow_all, rusk_strategy *out, bool *all);
 int cli_double(const char *flag, const char *val, double min, double max, double *out);
 
 /* Cluster options shared by commands: --machines, --rus-per-machine, --partitions,

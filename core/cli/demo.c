@@ -44,13 +44,6 @@ typedef struct demo_thread {
 	double elapsed_s;
 } demo_thread;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void release_task(demo_thread *t, demo_task *k)
 {
 	size_t rejected = 0;
@@ -143,9 +136,9 @@ static void *demo_main(void *arg)
 		return NULL;
 	uint64_t next_id = 0;
 	size_t head = 0;
-	double t0 = now_s(), deadline = t0 + t->duration_s;
+	double t0 = cli_now_s(), deadline = t0 + t->duration_s;
 	for (uint64_t step = 0;; step++) {
-		if ((step & 1023) == 0 && now_s() >= deadline)
+		if ((step & 1023) == 0 && cli_now_s() >= deadline)
 			break;
 		demo_task *k = &win[head];
 		head = head + 1 == t->window ? 0 : head + 1;
@@ -161,7 +154,7 @@ static void *demo_main(void *arg)
 		if ((step & 4095) == 4095)
 			misuse(t, k, k->id + 1);
 	}
-	t->elapsed_s = now_s() - t0;
+	t->elapsed_s = cli_now_s() - t0;
 	for (size_t i = 0; i < t->window; i++)
 		if (win[i].n != 0)
 			release_task(t, &win[i]);

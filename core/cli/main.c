@@ -44,6 +44,39 @@ int cli_double(const char *flag, const char *val, double min, double max, double
 	return 0;
 }
 
+int cli_sync_policy(const char *flag, const char *val, bool allow_all, rusk_sync_policy *out,
+                    bool *all)
+{
+	if (allow_all && val != NULL && strcmp(val, "all") == 0) {
+		*all = true;
+		return 0;
+	}
+	if (val != NULL && rusk_sync_policy_parse(val, out) == RUSK_OK) {
+		if (all != NULL)
+			*all = false;
+		return 0;
+	}
+	fprintf(stderr, "rusk: %s: '%s' is not diff, same%s\n", flag, val ? val : "",
+	        allow_all ? ", state or all" : " or state");
+	return -1;
+}
+
+int cli_strategy(const char *flag, const char *val, bool allow_all, rusk_strategy *out, bool *all)
+{
+	if (allow_all && val != NULL && strcmp(val, "all") == 0) {
+		*all = true;
+		return 0;
+	}
+	if (val != NULL && rusk_strategy_parse(val, out) == RUSK_OK) {
+		if (all != NULL)
+			*all = false;
+		return 0;
+	}
+	fprintf(stderr, "rusk: %s: '%s' is not latency, quality, adaptive, random%s\n", flag,
+	        val ? val : "", allow_all ? ", central or all" : " or central");
+	return -1;
+}
+
 void cli_cluster_init(cli_cluster *cc)
 {
 	memset(cc, 0, sizeof *cc);
@@ -131,7 +164,7 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 	return 1;
 }
 
-static double now_s(void)
+double cli_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -142,7 +175,7 @@ int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s)
 {
 	char err[512];
 	int rc;
-	double t0 = now_s();
+	double t0 = cli_now_s();
 	if (cc->openb_path != NULL) {
 		uint32_t replicas = cc->openb_replicas;
 		uint32_t machines = cc->openb_machines;
@@ -177,7 +210,7 @@ int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s)
 		if (rc != RUSK_OK)
 			fprintf(stderr, "rusk: cluster options: %s\n", err);
 	}
-	*build_s = now_s() - t0;
+	*build_s = cli_now_s() - t0;
 	return rc;
 }
 

@@ -497,19 +497,11 @@ int rusk_cmd_run(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 			}
 		} else if (strcmp(a, "--sync") == 0) {
-			if (v == NULL || rusk_sync_policy_parse(v, &cfg.sync) != RUSK_OK) {
-				fprintf(stderr, "rusk: --sync: '%s' is not diff, same or state\n",
-				        v ? v : "");
+			if (cli_sync_policy(a, v, false, &cfg.sync, NULL))
 				return RUSK_EXIT_USAGE;
-			}
 		} else if (strcmp(a, "--strategy") == 0) {
-			if (v == NULL || rusk_strategy_parse(v, &cfg.strategy) != RUSK_OK) {
-				fprintf(stderr,
-				        "rusk: --strategy: '%s' is not latency, quality, adaptive, "
-				        "random or central\n",
-				        v ? v : "");
+			if (cli_strategy(a, v, false, &cfg.strategy, NULL))
 				return RUSK_EXIT_USAGE;
-			}
 		} else if (strcmp(a, "--gap-ms") == 0) {
 			if (cli_u64(a, v, 1, 3600000, &cfg.gap_ms))
 				return RUSK_EXIT_USAGE;

@@ -43,13 +43,6 @@ typedef struct agent {
 	double elapsed_s;
 } agent;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *agent_main(void *arg)
 {
 	agent *a = arg;
@@ -67,11 +60,11 @@ static void *agent_main(void *arg)
 	uint32_t n_agents = a->ap.sync.agents;
 	rusk_task pending = {0};
 	bool has_pending = false;
-	double t0 = now_s(), deadline = t0 + a->duration_s;
+	double t0 = cli_now_s(), deadline = t0 + a->duration_s;
 	for (uint64_t step = 0;; step++) {
 		uint64_t now = rusk_clock_now(clk);
 		if ((step & 255) == 0) {
-			if (now_s() >= deadline)
+			if (cli_now_s() >= deadline)
 				break;
 			double as = rusk_view_avg_staleness_ns(v, now);
 			if (isfinite(as)) {
@@ -117,7 +110,7 @@ static void *agent_main(void *arg)
 			a->gave_up++; /* nothing free in the view or retries ran out: next step */
 		}
 	}
-	a->elapsed_s = now_s() - t0;
+	a->elapsed_s = cli_now_s() - t0;
 	for (size_t i = 0; i < a->window; i++)
 		if (win[i].id != 0) {
 			if (rusk_ru_release(a->c, win[i].id, win[i].l) == RUSK_OK)
@@ -161,7 +154,11 @@ int rusk_cmd_sync(int argc, char **argv)
 	uint64_t agents = 4, gap_ms = 500;
 	double duration = 3, load = 0.9;
 	bool offsets = false;
-	const char *policy = "all", *strategy = "latency";
+	rusk_sync_policy pols[3] = {RUSK_SYNC_STATE, RUSK_SYNC_SAME, RUSK_SYNC_DIFF};
+	rusk_strategy strats[5] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,
+	                           RUSK_STRATEGY_ADAPTIVE, RUSK_STRATEGY_RANDOM,
+	                           RUSK_STRATEGY_CENTRAL};
+	bool all_pols = true, all_strats = false;
 	uint64_t sample = 0, tau_ms = 1000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -189,16 +186,8 @@ int rusk_cmd_sync(int argc, char **argv)
 			if (cli_double(a, v, 0, 0.95, &load))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--strategy") == 0) {
-			rusk_strategy st;
-			if (v == NULL ||
-			    (strcmp(v, "all") != 0 && rusk_strategy_parse(v, &st) != RUSK_OK)) {
-				fprintf(stderr,
-				        "rusk: --strategy: '%s' is not latency, quality, adaptive, "
-				        "random, central or all\n",
-				        v ? v : "");
+			if (cli_strategy(a, v, true, &strats[0], &all_strats))
 				return RUSK_EXIT_USAGE;
-			}
-			strategy = v;
 		} else if (strcmp(a, "--sample") == 0) {
 			if (v != NULL && strcmp(v, "auto") == 0)
 				sample = 0;
@@ -208,15 +197,8 @@ int rusk_cmd_sync(int argc, char **argv)
 			if (cli_u64(a, v, 1, 3600000, &tau_ms))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--sync") == 0) {
-			rusk_sync_policy pol;
-			if (v == NULL ||
-			    (strcmp(v, "all") != 0 && rusk_sync_policy_parse(v, &pol) != RUSK_OK)) {
-				fprintf(stderr,
-				        "rusk: --sync: '%s' is not diff, same, state or all\n",
-				        v ? v : "");
+			if (cli_sync_policy(a, v, true, &pols[0], &all_pols))
 				return RUSK_EXIT_USAGE;
-			}
-			policy = v;
 		} else {
 			fprintf(stderr, "rusk sync: unknown option '%s' (try: rusk sync --help)\n",
 			        a);
@@ -224,20 +206,11 @@ int rusk_cmd_sync(int argc, char **argv)
 		}
 		i++;
 	}
-	rusk_sync_policy pols[3] = {RUSK_SYNC_STATE, RUSK_SYNC_SAME, RUSK_SYNC_DIFF};
-	int n_pols = 3;
-	if (strcmp(policy, "all") != 0) {
-		rusk_sync_policy_parse(policy, &pols[0]);
-		n_pols = 1;
-	}
-	rusk_strategy strats[5] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,
-	                           RUSK_STRATEGY_ADAPTIVE, RUSK_STRATEGY_RANDOM,
-	                           RUSK_STRATEGY_CENTRAL};
-	int n_strats = 5;
-	if (strcmp(strategy, "all") != 0) {
-		rusk_strategy_parse(strategy, &strats[0]);
-		n_strats = 1;
-	}
+	int n_pols = all_pols ? 3 : 1, n_strats = all_strats ? 5 : 1;
+	if (all_pols)
+		pols[0] = RUSK_SYNC_STATE; /* an earlier single --sync may have overwritten it */
+	if (all_strats)
+		strats[0] = RUSK_STRATEGY_LATENCY;
 	/* Validate every policy before building anything (P >= N for diff). */
 	for (int k = 0; k < n_pols; k++) {
 		rusk_sync_params sp = {.policy = pols[k],
