@@ -52,8 +52,11 @@ void __tsan_release(void *addr);
 
 typedef struct run_task {
 	uint64_t id, submit_ns, dur_ns, end_ns;
-	rusk_lease *l; /* rus slots in the run's lease pool */
+	rusk_lease *l;     /* rus slots in the run's lease pool */
+	uint32_t *pref;    /* preferred machines (--preferred), n_pref of them */
+	rusk_profile prof; /* interference it causes (--quality interference) */
 	uint16_t rus, placed;
+	uint8_t n_pref;
 	bool dequeued;
 } run_task;
 
@@ -67,15 +70,20 @@ typedef struct run_cfg {
 	int trace_format;
 	double time_scale; /* 0: fit the trace's span to the run */
 	bool rate_set;
+	uint32_t preferred; /* preferred machines per task */
+	rusk_quality_model quality;
 	rusk_sync_policy sync;
 	uint64_t gap_ms, tau_ms, sample;
 	rusk_strategy strategy;
 } run_cfg;
 
+#define D_BINS 10
+
 typedef struct agent_stats {
-	uint64_t placed, conflicts, attempts, requeued, r_sum, rus_placed;
-	double q_sum, stale_ms_sum;
-	rusk_hist delay, queue, place;
+	uint64_t placed, conflicts, attempts, requeued, r_sum, rus_placed, pref_tasks;
+	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
+	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
+	rusk_hist delay, queue, place, stale;
 } agent_stats;
 
 typedef struct run_agent {
@@ -98,6 +106,8 @@ typedef struct run {
 	uint64_t pool_cap;
 	rusk_arrival *trace; /* expanded trace, or NULL for the phased generator */
 	size_t n_trace;
+	uint32_t *pref_pool;
+	uint32_t *score_sorted; /* every RU's slot score (milli), ascending: D by binary search */
 	uint64_t submitted, rejected, released; /* single writers, relaxed */
 	int gen_done, stop;                     /* flags, release/acquire */
 	uint64_t t0;
@@ -138,6 +148,8 @@ static void *gen_main(void *arg)
 	                  cfg->task_ms / 1000.0, cfg->task_rus, R->seed);
 	uint64_t id = 0, pool_used = 0;
 	size_t ti = 0;
+	rusk_rng prng; /* preferences and profiles: their own stream, same seed */
+	rusk_rng_seed(&prng, R->seed, 0x70726566);
 	while (!interrupted) {
 		rusk_arrival x;
 		if (R->trace != NULL) {
@@ -165,6 +177,15 @@ static void *gen_main(void *arg)
 		tk->rus = (uint16_t)x.rus;
 		tk->l = R->pool + pool_used;
 		pool_used += x.rus;
+		if (cfg->preferred > 0) {
+			tk->pref = R->pref_pool + id * cfg->preferred;
+			tk->n_pref = (uint8_t)cfg->preferred;
+			for (uint32_t k = 0; k < cfg->preferred; k++)
+				tk->pref[k] = rusk_rng_below(&prng, rusk_cluster_machines(R->c));
+		}
+		if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
+			for (int k = 0; k < RUSK_N_RESOURCES; k++)
+				tk->prof.c[k] = (uint8_t)rusk_rng_below(&prng, 100);
 		run_agent *a = &R->ag[id % cfg->agents];
 		id++;
 		TSAN_RELEASE(tk); /* pairs with the agent's TSAN_ACQUIRE after dequeue */
@@ -173,6 +194,30 @@ static void *gen_main(void *arg)
 	}
 	rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
 	return NULL;
+}
+
+/* Bin of the rank D = (RUs with a lower score) / (RUs - 1) of an RU's slot score. */
+static int d_bin(const run *R, uint32_t ru)
+{
+	uint32_t n = rusk_cluster_rus(R->c);
+	uint32_t v = (uint32_t)lround(rusk_ru_score(R->c, ru) * 1000.0);
+	uint32_t lo = 0, hi = n; /* first index with score >= v */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (R->score_sorted[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double d = n > 1 ? (double)lo / (n - 1) : 0;
+	int b = (int)(d * D_BINS);
+	return b >= D_BINS ? D_BINS - 1 : b;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
 }
 
 static void *agent_main(void *arg)
@@ -193,6 +238,7 @@ static void *agent_main(void *arg)
 	ap.sample = (uint32_t)cfg->sample;
 	ap.tau_ns = cfg->tau_ms * 1000000;
 	ap.seed = R->seed;
+	ap.quality = cfg->quality;
 	rusk_agent *ag = NULL;
 	a->err = rusk_agent_create(R->c, &ap, &ag, NULL, 0);
 	run_task **retry = calloc(RING_SIZE, sizeof *retry);
@@ -228,6 +274,9 @@ static void *agent_main(void *arg)
 			rusk_task t = {.id = tk->id,
 			               .rus = tk->rus,
 			               .gang = true,
+			               .profile = tk->prof,
+			               .preferred = tk->pref,
+			               .n_preferred = tk->n_pref,
 			               .submit_ns = tk->submit_ns};
 			rusk_placement pl;
 			int rc = rusk_agent_place(ag, &t, tk->l, &pl);
@@ -249,8 +298,12 @@ static void *agent_main(void *arg)
 			stat_add(&a->st.placed, 1);
 			stat_add(&a->st.rus_placed, pl.placed);
 			stat_add(&a->st.r_sum, pl.sample_size);
-			a->st.q_sum += pl.quality;
-			a->st.stale_ms_sum += pl.staleness_ns / 1e6;
+			stat_add(&a->st.q_micro, (uint64_t)(pl.quality * 1e6));
+			stat_add(&a->st.pref_tasks, pl.placed > 0 && pl.preferred == pl.placed);
+			rusk_hist_record(&a->st.stale, pl.staleness_ns);
+			if (R->score_sorted != NULL)
+				for (uint32_t k = 0; k < pl.placed; k++)
+					stat_add(&a->st.d_bins[d_bin(R, tk->l[k].ru)], 1);
 			TSAN_RELEASE(tk); /* pairs with the completer's TSAN_ACQUIRE */
 			for (unsigned spins = 0; !ck_ring_enqueue_spsc(&a->done, a->done_buf, tk);
 			     spins++)
@@ -385,6 +438,10 @@ static void run_usage(void)
 	     "                        --duration-s or the phases' length); with --rate, shifted\n"
 	     "                        replicas are added to reach that rate\n"
 	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
+	     "  --quality score|interference  placement quality model (default score: slot\n"
+	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
+	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
+	     "                        share of tasks placed on preferred machines; default 0)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV");
 	cli_cluster_usage();
@@ -463,6 +520,21 @@ int rusk_cmd_run(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 			}
 			fmt_set = true;
+		} else if (strcmp(a, "--preferred") == 0) {
+			if (cli_u64(a, v, 0, 64, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.preferred = (uint32_t)x;
+		} else if (strcmp(a, "--quality") == 0) {
+			if (v != NULL && strcmp(v, "score") == 0)
+				cfg.quality = RUSK_QUALITY_SCORE;
+			else if (v != NULL && strcmp(v, "interference") == 0)
+				cfg.quality = RUSK_QUALITY_INTERFERENCE;
+			else {
+				fprintf(stderr,
+				        "rusk: --quality: '%s' is not score or interference\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
 		} else if (strcmp(a, "--time-scale") == 0) {
 			if (cli_double(a, v, 1e-9, 1e12, &cfg.time_scale))
 				return RUSK_EXIT_USAGE;
@@ -610,7 +682,21 @@ int rusk_cmd_run(int argc, char **argv)
 	R.tasks = calloc(R.n_tasks_cap, sizeof *R.tasks);
 	R.pool = calloc(R.pool_cap ? R.pool_cap : 1, sizeof *R.pool);
 	R.ag = calloc(cfg.agents, sizeof *R.ag);
-	if (R.tasks == NULL || R.ag == NULL || R.pool == NULL) {
+	if (cfg.preferred > 0)
+		R.pref_pool = calloc(R.n_tasks_cap * cfg.preferred, sizeof *R.pref_pool);
+	if (cfg.quality == RUSK_QUALITY_SCORE) {
+		R.score_sorted = malloc(sizeof *R.score_sorted * rusk_cluster_rus(R.c));
+		if (R.score_sorted != NULL) {
+			for (uint32_t r = 0; r < rusk_cluster_rus(R.c); r++)
+				R.score_sorted[r] =
+				        (uint32_t)lround(rusk_ru_score(R.c, r) * 1000.0);
+			qsort(R.score_sorted, rusk_cluster_rus(R.c), sizeof *R.score_sorted,
+			      cmp_u32);
+		}
+	}
+	if (R.tasks == NULL || R.ag == NULL || R.pool == NULL ||
+	    (cfg.preferred > 0 && R.pref_pool == NULL) ||
+	    (cfg.quality == RUSK_QUALITY_SCORE && R.score_sorted == NULL)) {
 		fprintf(stderr, "rusk run: out of memory for %" PRIu64 " tasks\n", R.n_tasks_cap);
 		return RUSK_EXIT_FAIL;
 	}
@@ -718,8 +804,11 @@ int rusk_cmd_run(int argc, char **argv)
 		tot.requeued += s->requeued;
 		tot.r_sum += s->r_sum;
 		tot.rus_placed += s->rus_placed;
-		tot.q_sum += s->q_sum;
-		tot.stale_ms_sum += s->stale_ms_sum;
+		tot.q_micro += s->q_micro;
+		tot.pref_tasks += s->pref_tasks;
+		for (int k = 0; k < D_BINS; k++)
+			tot.d_bins[k] += s->d_bins[k];
+		rusk_hist_merge(&tot.stale, &s->stale);
 		rusk_hist_merge(&tot.delay, &s->delay);
 		rusk_hist_merge(&tot.queue, &s->queue);
 		rusk_hist_merge(&tot.place, &s->place);
@@ -751,10 +840,23 @@ int rusk_cmd_run(int argc, char **argv)
 	       "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
 	       tot.attempts ? 100.0 * tot.conflicts / tot.attempts : 0.0, tot.attempts,
 	       tot.requeued);
-	printf("  %-28s R %.1f per decision, mean slot score %.3f, staleness %.1f ms\n", "sampling",
-	       tot.placed ? (double)tot.r_sum / tot.placed : 0.0,
-	       tot.placed ? tot.q_sum / tot.placed : 0.0,
-	       tot.placed ? tot.stale_ms_sum / tot.placed : 0.0);
+	double q_mean = tot.placed ? tot.q_micro / 1e6 / tot.placed : 0.0;
+	double pref_frac = tot.placed ? (double)tot.pref_tasks / tot.placed : 0.0;
+	uint64_t d_total = 0;
+	for (int k = 0; k < D_BINS; k++)
+		d_total += tot.d_bins[k];
+	printf("  %-28s R %.1f per decision; staleness mean %.1f ms, p99 %.1f ms\n", "sampling",
+	       tot.placed ? (double)tot.r_sum / tot.placed : 0.0, rusk_hist_mean(&tot.stale) / 1e6,
+	       rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
+	printf("  %-28s %s %.3f", "quality",
+	       cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q", q_mean);
+	if (cfg.preferred > 0)
+		printf(", %.1f%% of tasks on preferred machines", 100.0 * pref_frac);
+	if (d_total > 0) {
+		uint64_t top = tot.d_bins[D_BINS - 1] + tot.d_bins[D_BINS - 2];
+		printf(", %.1f%% of RUs in the top 20%% (D >= 0.8)", 100.0 * top / d_total);
+	}
+	printf("\n");
 	printf("  %-28s %.1f%% mean over the run\n", "utilization", 100.0 * util_sum / secs);
 	printf("  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
 	       vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
@@ -805,12 +907,27 @@ int rusk_cmd_run(int argc, char **argv)
 			        tot.attempts ? (double)tot.conflicts / tot.attempts : 0.0,
 			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0);
 			fprintf(f,
-			        "  \"quality\": {\"score_mean\": %.4f, \"sample_size_mean\": "
-			        "%.2f},\n",
-			        tot.placed ? tot.q_sum / tot.placed : 0.0,
-			        tot.placed ? (double)tot.r_sum / tot.placed : 0.0);
-			fprintf(f, "  \"staleness_ms\": {\"mean\": %.2f},\n",
-			        tot.placed ? tot.stale_ms_sum / tot.placed : 0.0);
+			        "  \"quality\": {\"model\": \"%s\", \"%s\": %.4f, "
+			        "\"preferred_fraction\": %.6f, \"sample_size_mean\": %.2f, "
+			        "\"d_cdf\": ",
+			        cfg.quality == RUSK_QUALITY_SCORE ? "score" : "interference",
+			        cfg.quality == RUSK_QUALITY_SCORE ? "score_mean" : "q_mean", q_mean,
+			        pref_frac, tot.placed ? (double)tot.r_sum / tot.placed : 0.0);
+			if (d_total == 0) {
+				fprintf(f, "null},\n"); /* D needs a static ranking: score model
+				                           only */
+			} else {
+				uint64_t cum = 0;
+				fprintf(f, "[0");
+				for (int k = 0; k < D_BINS; k++) {
+					cum += tot.d_bins[k];
+					fprintf(f, ", %.6f", (double)cum / d_total);
+				}
+				fprintf(f, "]},\n");
+			}
+			fprintf(f, "  \"staleness_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n",
+			        rusk_hist_mean(&tot.stale) / 1e6,
+			        rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
 			fprintf(f, "  \"utilization\": {\"mean\": %.4f},\n", util_sum / secs);
 			fprintf(f, "  \"phases_us\": {\n");
 			json_hist(f, "queue", &tot.queue, false);
@@ -837,6 +954,8 @@ int rusk_cmd_run(int argc, char **argv)
 	free(R.tasks);
 	free(R.pool);
 	free(R.trace);
+	free(R.pref_pool);
+	free(R.score_sorted);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R.c);
 	return status;
