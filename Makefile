@@ -8,7 +8,7 @@
 #   make format / format-check
 JOBS ?= $(shell nproc)
 STRESS_SECONDS ?= 60
-DEBS := cmake pkg-config gcc g++ make liburcu-dev libck-dev libjemalloc-dev \
+DEBS := cmake pkg-config gcc g++ make gnuplot-nox liburcu-dev libck-dev libjemalloc-dev \
         libcmocka-dev libbenchmark-dev
 SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
 # gcc's TSan runtime maps fixed ranges that newer kernels' ASLR can collide with;

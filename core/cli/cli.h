@@ -45,5 +45,6 @@ void cli_cluster_usage(void);
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);
 int rusk_cmd_run(int argc, char **argv);
+int rusk_cmd_plot(int argc, char **argv);
 
 #endif

@@ -222,6 +222,8 @@ static void usage(void)
 	     "  run      the main job: open-loop arrivals in phases, agent threads with local "
 	     "views\n"
 	     "           and a strategy, completions; summary table, --json, --csv\n"
+	     "  plot     gnuplot PNGs of a `rusk run --csv` series (delay, throughput, conflicts, "
+	     "...)\n"
 	     "  demo     commit/release demonstration on the master RU array (default: 100,000\n"
 	     "           machines x 16 RUs, 2 threads, 3 s); prints a summary table\n"
 	     "  sync     StateSync / SameSync / DiffSync side by side: agents with local views\n"
@@ -242,6 +244,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return rusk_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "plot") == 0)
+		return rusk_cmd_plot(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sync") == 0)
 		return rusk_cmd_sync(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);

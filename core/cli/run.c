@@ -723,8 +723,10 @@ int rusk_cmd_run(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_sigint};
 	sigaction(SIGINT, &sa, NULL);
 	if (csv)
-		fprintf(csv, "second,submitted,placed,rejected,backlog,utilization,conflicts,"
-		             "delay_p50_us,delay_p90_us,delay_p99_us\n");
+		fprintf(csv,
+		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
+		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
+		        "quality_mean\n");
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		run_agent *a = &R.ag[i];
@@ -743,7 +745,7 @@ int rusk_cmd_run(int argc, char **argv)
 	/* Per-second sampling until the generator is done and agents drained. */
 	rusk_hist prev, cur, d;
 	memset(&prev, 0, sizeof prev);
-	uint64_t prev_placed = 0, prev_conf = 0, max_tput = 0;
+	uint64_t prev_placed = 0, prev_conf = 0, max_tput = 0, prev_q = 0;
 	double util_sum = 0;
 	int secs = 0;
 	bool tty = isatty(2);
@@ -766,14 +768,23 @@ int rusk_cmd_run(int argc, char **argv)
 		uint64_t tput = placed - prev_placed;
 		if (tput > max_tput)
 			max_tput = tput;
-		if (csv)
+		uint64_t q_micro = 0;
+		for (uint32_t i = 0; i < cfg.agents; i++)
+			q_micro += rusk_load64(&R.ag[i].st.q_micro, RUSK_RELAXED);
+		if (csv) {
+			int phase = (int)((secs - 0.5) / cfg.phase_s);
 			fprintf(csv,
-			        "%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%" PRIu64
-			        ",%.1f,%.1f,%.1f\n",
-			        secs, sub, placed, rej, sub - placed - rej, util, conf - prev_conf,
+			        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f\n",
+			        secs, phase < cfg.n_phases ? phase : cfg.n_phases, sub, placed,
+			        tput, rej, sub - placed - rej, util, conf - prev_conf,
+			        rusk_hist_quantile(&d, 0.1) / 1e3,
 			        rusk_hist_quantile(&d, 0.5) / 1e3,
 			        rusk_hist_quantile(&d, 0.9) / 1e3,
-			        rusk_hist_quantile(&d, 0.99) / 1e3);
+			        rusk_hist_quantile(&d, 0.99) / 1e3,
+			        tput ? (q_micro - prev_q) / 1e6 / tput : 0.0);
+		}
+		prev_q = q_micro;
 		if (tty)
 			fprintf(stderr,
 			        "\r  %3d s  %8" PRIu64 " tasks/s  util %5.1f%%  backlog %" PRIu64

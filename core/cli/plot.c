@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk plot RUN.csv -o DIR`: gnuplot PNGs of a `rusk run --csv` series in the style of
+ * ParSync Figs. 5-8: scheduling delay percentiles (log scale), throughput and backlog,
+ * conflicts, utilization and placement quality over time, phase boundaries marked.
+ * Writes DIR/plot.gp and runs gnuplot on it; a missing gnuplot names its package.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cli.h"
+
+static const char *expected_header =
+        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,conflicts,"
+        "delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,quality_mean";
+
+int rusk_cmd_plot(int argc, char **argv)
+{
+	const char *in = NULL, *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			dir = argv[++i];
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			puts("usage: rusk plot RUN.csv -o DIR\n\n"
+			     "Draws DIR/{delay,throughput,conflicts,utilization,quality}.png from "
+			     "the\n"
+			     "per-second CSV of `rusk run --csv RUN.csv` with gnuplot "
+			     "(gnuplot-nox).");
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "rusk plot: unknown option '%s' (try: rusk plot --help)\n",
+			        argv[i]);
+			return RUSK_EXIT_USAGE;
+		} else if (in == NULL)
+			in = argv[i];
+		else {
+			fprintf(stderr, "rusk plot: one CSV at a time ('%s' is extra)\n", argv[i]);
+			return RUSK_EXIT_USAGE;
+		}
+	}
+	if (in == NULL || dir == NULL) {
+		fprintf(stderr, "rusk plot: usage: rusk plot RUN.csv -o DIR\n");
+		return RUSK_EXIT_USAGE;
+	}
+	FILE *f = fopen(in, "r");
+	if (f == NULL) {
+		fprintf(stderr, "rusk plot: %s: cannot open: %s\n", in, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	char line[1024];
+	if (fgets(line, sizeof line, f) == NULL ||
+	    strncmp(line, expected_header, strlen(expected_header)) != 0) {
+		fprintf(stderr,
+		        "rusk plot: %s:1: not a `rusk run --csv` file (header must be '%s')\n", in,
+		        expected_header);
+		fclose(f);
+		return RUSK_EXIT_USAGE;
+	}
+	/* Phase boundaries: the seconds where the phase column changes. */
+	int prev_phase = -1, rows = 0, n_marks = 0;
+	double marks[64];
+	unsigned lineno = 1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		int sec, phase;
+		if (sscanf(line, "%d,%d,", &sec, &phase) != 2) {
+			fprintf(stderr, "rusk plot: %s:%u: expected 'second,phase,...'\n", in,
+			        lineno);
+			fclose(f);
+			return RUSK_EXIT_USAGE;
+		}
+		/* a row is the second (sec - 1, sec]: the boundary lies between two rows */
+		if (prev_phase >= 0 && phase != prev_phase && n_marks < 64)
+			marks[n_marks++] = sec - 0.5;
+		prev_phase = phase;
+		rows++;
+	}
+	fclose(f);
+	if (rows == 0) {
+		fprintf(stderr, "rusk plot: %s: no rows after the header\n", in);
+		return RUSK_EXIT_USAGE;
+	}
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "rusk plot: -o %s: %s\n", dir, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	char gp[4096];
+	snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+	FILE *g = fopen(gp, "w");
+	if (g == NULL) {
+		fprintf(stderr, "rusk plot: %s: %s\n", gp, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	fprintf(g, "set datafile separator ','\nset key top left\nset grid\n"
+	           "set terminal pngcairo size 960,540 noenhanced\nset xlabel 'time (s)'\n");
+	for (int i = 0; i < n_marks; i++)
+		fprintf(g,
+		        "set arrow from %.1f, graph 0 to %.1f, graph 1 nohead dt 2 lc rgb "
+		        "'gray40'\n",
+		        marks[i], marks[i]);
+	fprintf(g,
+	        "set output '%s/delay.png'\nset title 'scheduling delay'\nset logscale y\n"
+	        "set ylabel 'delay (us)'\n"
+	        "plot '%s' every ::1 using 1:10 with lines title 'p10', '' every ::1 using 1:11 "
+	        "with lines title 'p50', '' every ::1 using 1:12 with lines title 'p90', '' "
+	        "every ::1 using 1:13 with lines title 'p99'\nunset logscale y\n"
+	        "set output '%s/throughput.png'\nset title 'throughput and backlog'\n"
+	        "set ylabel 'tasks/s'\nset y2label 'backlog (tasks)'\nset y2tics\n"
+	        "plot '%s' every ::1 using 1:5 with lines title 'placed per second', '' every ::1 "
+	        "using 1:7 axes x1y2 with lines title 'backlog'\nunset y2tics\nunset y2label\n"
+	        "set output '%s/conflicts.png'\nset title 'conflicts'\nset ylabel 'conflicts/s'\n"
+	        "plot '%s' every ::1 using 1:9 with lines title 'conflicts per second'\n"
+	        "set output '%s/utilization.png'\nset title 'utilization'\n"
+	        "set ylabel 'share of RUs held'\nset yrange [0:1]\n"
+	        "plot '%s' every ::1 using 1:8 with lines title 'utilization'\nset autoscale y\n"
+	        "set output '%s/quality.png'\nset title 'placement quality'\n"
+	        "set ylabel 'mean quality placed'\n"
+	        "plot '%s' every ::1 using 1:($5 > 0 ? $14 : 1/0) with lines title 'quality'\n",
+	        dir, in, dir, in, dir, in, dir, in, dir, in);
+	fclose(g);
+	char cmd[8400];
+	snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+	int rc = system(cmd);
+	if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+			fprintf(stderr,
+			        "rusk plot: gnuplot not found: apt-get install -y gnuplot-nox\n");
+		else
+			fprintf(stderr, "rusk plot: gnuplot failed on %s\n", gp);
+		return RUSK_EXIT_FAIL;
+	}
+	printf("rusk plot: %d seconds, %d phase boundaries -> %s/{delay,throughput,conflicts,"
+	       "utilization,quality}.png\n",
+	       rows, n_marks, dir);
+	return 0;
+}
