@@ -628,7 +628,10 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		rest.rus = t->rus - placed;
 		d.t = &rest;
 		rusk_placement one = {0};
+		uint64_t t0 = rusk_clock_now(a->c->clock);
 		int n = choose(a, &d, rus, &one);
+		uint64_t t1 = rusk_clock_now(a->c->clock);
+		pl->sample_ns += t1 - t0;
 		if (attempt == 0) {
 			pl->sample_size = one.sample_size;
 			pl->strategy = one.strategy;
@@ -640,6 +643,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		if (n <= 0)
 			break; /* the view has nothing suitable: give the task back */
 		uint32_t won = commit(a, &rest, rus, (uint32_t)n, leases + placed, pl);
+		pl->commit_ns += rusk_clock_now(a->c->clock) - t1;
 		for (uint32_t i = 0; i < won; i++) {
 			qsum += reported_quality(a->c, &d, leases[placed + i].ru);
 			pref += is_preferred(a->c, t, leases[placed + i].ru);

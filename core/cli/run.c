@@ -39,6 +39,7 @@
 
 #define RING_SIZE  (1u << 16)
 #define MAX_PHASES 16
+#define MAX_GROUPS 4
 
 #if defined(RUSK_TSAN)
 void __tsan_acquire(void *addr);
@@ -71,6 +72,11 @@ typedef struct run_cfg {
 	double time_scale; /* 0: fit the trace's span to the run */
 	bool rate_set;
 	uint32_t preferred; /* preferred machines per task */
+	/* Load groups (ParSync §5.2 Fig. 4): agent i belongs to group i mod n_groups; group g
+	 * gets its share of the base rate shaped by its own phases. n_groups 1: --phases. */
+	int n_groups;
+	double gphases[MAX_GROUPS][MAX_PHASES];
+	int gn_phases[MAX_GROUPS];
 	rusk_quality_model quality;
 	rusk_sync_policy sync;
 	uint64_t gap_ms, tau_ms, sample;
@@ -83,7 +89,7 @@ typedef struct agent_stats {
 	uint64_t placed, conflicts, attempts, requeued, r_sum, rus_placed, pref_tasks;
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
-	rusk_hist delay, queue, place, stale;
+	rusk_hist delay, queue, place, stale, sample, commit;
 } agent_stats;
 
 typedef struct run_agent {
@@ -139,25 +145,47 @@ static inline void stat_add(uint64_t *p, uint64_t d)
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED); /* single writer */
 }
 
+static uint32_t group_size(const run_cfg *cfg, int k)
+{
+	return (cfg->agents - (uint32_t)k + (uint32_t)cfg->n_groups - 1) / (uint32_t)cfg->n_groups;
+}
+
 static void *gen_main(void *arg)
 {
 	run *R = arg;
 	const run_cfg *cfg = &R->cfg;
-	rusk_loadgen g;
-	rusk_loadgen_init(&g, cfg->rate, cfg->phases, cfg->n_phases, cfg->phase_s, cfg->dist,
-	                  cfg->task_ms / 1000.0, cfg->task_rus, R->seed);
+	/* One arrival process per group, merged in time order. */
+	rusk_loadgen g[MAX_GROUPS];
+	rusk_arrival next[MAX_GROUPS];
+	bool live[MAX_GROUPS];
+	uint32_t rr[MAX_GROUPS] = {0};
+	for (int k = 0; k < cfg->n_groups; k++) {
+		uint32_t members = group_size(cfg, k);
+		rusk_loadgen_init(&g[k], cfg->rate * members / cfg->agents, cfg->gphases[k],
+		                  cfg->gn_phases[k], cfg->phase_s, cfg->dist, cfg->task_ms / 1000.0,
+		                  cfg->task_rus, R->seed + (uint64_t)k * 7919);
+		live[k] = members > 0 && rusk_loadgen_next(&g[k], &next[k]) == 0;
+	}
 	uint64_t id = 0, pool_used = 0;
 	size_t ti = 0;
 	rusk_rng prng; /* preferences and profiles: their own stream, same seed */
 	rusk_rng_seed(&prng, R->seed, 0x70726566);
 	while (!interrupted) {
 		rusk_arrival x;
+		int grp = 0;
 		if (R->trace != NULL) {
 			if (ti == R->n_trace)
 				break;
 			x = R->trace[ti++];
-		} else if (rusk_loadgen_next(&g, &x) != 0) {
-			break;
+		} else {
+			grp = -1;
+			for (int k = 0; k < cfg->n_groups; k++)
+				if (live[k] && (grp < 0 || next[k].t_s < next[grp].t_s))
+					grp = k;
+			if (grp < 0)
+				break;
+			x = next[grp];
+			live[grp] = rusk_loadgen_next(&g[grp], &next[grp]) == 0;
 		}
 		uint64_t due = R->t0 + (uint64_t)(x.t_s * 1e9), now = mono_ns();
 		if (due > now + 200000)
@@ -186,7 +214,9 @@ static void *gen_main(void *arg)
 		if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
 			for (int k = 0; k < RUSK_N_RESOURCES; k++)
 				tk->prof.c[k] = (uint8_t)rusk_rng_below(&prng, 100);
-		run_agent *a = &R->ag[id % cfg->agents];
+		/* round robin over the group's agents: grp, grp + n_groups, ... */
+		uint32_t members = group_size(cfg, grp);
+		run_agent *a = &R->ag[grp + (rr[grp]++ % members) * (uint32_t)cfg->n_groups];
 		id++;
 		TSAN_RELEASE(tk); /* pairs with the agent's TSAN_ACQUIRE after dequeue */
 		if (!ck_ring_enqueue_spsc(&a->in, a->in_buf, tk))
@@ -212,6 +242,12 @@ static int d_bin(const run *R, uint32_t ru)
 	double d = n > 1 ? (double)lo / (n - 1) : 0;
 	int b = (int)(d * D_BINS);
 	return b >= D_BINS ? D_BINS - 1 : b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -293,6 +329,8 @@ static void *agent_main(void *arg)
 			tk->placed = (uint16_t)pl.placed;
 			tk->end_ns = t_done + tk->dur_ns;
 			rusk_hist_record(&a->st.place, t_done - t_deq);
+			rusk_hist_record(&a->st.sample, pl.sample_ns);
+			rusk_hist_record(&a->st.commit, pl.commit_ns);
 			rusk_hist_record(&a->st.delay, t_done - tk->submit_ns);
 			rusk_agent_observe_delay(ag, t_done - tk->submit_ns);
 			stat_add(&a->st.placed, 1);
@@ -427,6 +465,9 @@ static void run_usage(void)
 	     "  --phases P1,P2,...    phase loads in % of the base rate (default 50,80,95,80,50)\n"
 	     "  --phase-s S           seconds per phase (default 10)\n"
 	     "  --duration-s S        one phase at 100% of --rate for S seconds instead\n"
+	     "  --groups 'P;P[;..]'   load groups (ParSync §5.2 Fig. 4): agent i is in group\n"
+	     "                        i mod G; each group gets its agents' share of --rate\n"
+	     "                        shaped by its own phase list\n"
 	     "  --task-ms MEAN        mean task duration (default 5000)\n"
 	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
 	     "  --task-rus M          RUs per task, all-or-nothing (default 1)\n"
@@ -547,6 +588,31 @@ int rusk_cmd_run(int argc, char **argv)
 		} else if (strcmp(a, "--task-ms") == 0) {
 			if (cli_double(a, v, 0.001, 1e9, &cfg.task_ms))
 				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--groups") == 0) {
+			char buf[1024];
+			snprintf(buf, sizeof buf, "%s", v ? v : "");
+			int ng = 0;
+			bool ok = v != NULL;
+			char *save = NULL;
+			for (char *tok = strtok_r(buf, ";", &save); ok && tok;
+			     tok = strtok_r(NULL, ";", &save)) {
+				run_cfg tmp;
+				if (ng == MAX_GROUPS || parse_phases(tok, &tmp) != 0) {
+					ok = false;
+					break;
+				}
+				memcpy(cfg.gphases[ng], tmp.phases, sizeof tmp.phases);
+				cfg.gn_phases[ng++] = tmp.n_phases;
+			}
+			if (!ok || ng < 2) {
+				fprintf(stderr,
+				        "rusk: --groups: '%s' is not 2..%d phase lists separated "
+				        "by "
+				        "';' (e.g. '67,100,100;67,67,100')\n",
+				        v ? v : "", MAX_GROUPS);
+				return RUSK_EXIT_USAGE;
+			}
+			cfg.n_groups = ng;
 		} else if (strcmp(a, "--phases") == 0) {
 			if (v == NULL || parse_phases(v, &cfg) != 0) {
 				fprintf(stderr,
@@ -602,6 +668,28 @@ int rusk_cmd_run(int argc, char **argv)
 		cfg.n_phases = 1;
 		cfg.phases[0] = 100;
 		cfg.phase_s = cfg.duration_s;
+	}
+	if (cfg.n_groups == 0) {
+		cfg.n_groups = 1;
+		memcpy(cfg.gphases[0], cfg.phases, sizeof cfg.phases);
+		cfg.gn_phases[0] = cfg.n_phases;
+	} else {
+		if ((uint32_t)cfg.n_groups > cfg.agents) {
+			fprintf(stderr,
+			        "rusk: --groups: %d groups need at least %d agents (--agents %u)\n",
+			        cfg.n_groups, cfg.n_groups, cfg.agents);
+			return RUSK_EXIT_USAGE;
+		}
+		if (cfg.trace != NULL) {
+			fprintf(stderr, "rusk: --groups and --trace cannot be combined\n");
+			return RUSK_EXIT_USAGE;
+		}
+		/* The run lasts as long as the longest group; phases/JSON report group 0's. */
+		cfg.n_phases = 0;
+		for (int k = 0; k < cfg.n_groups; k++)
+			if (cfg.gn_phases[k] > cfg.n_phases)
+				cfg.n_phases = cfg.gn_phases[k];
+		memcpy(cfg.phases, cfg.gphases[0], sizeof cfg.phases);
 	}
 	char err[256];
 	rusk_sync_params check = {.policy = cfg.sync,
@@ -669,8 +757,10 @@ int rusk_cmd_run(int argc, char **argv)
 	if (cli_cluster_build(&cc, &R.c, &build_s) != RUSK_OK)
 		return RUSK_EXIT_USAGE;
 	double expected = 0;
-	for (int k = 0; k < cfg.n_phases; k++)
-		expected += cfg.rate * cfg.phases[k] / 100.0 * cfg.phase_s;
+	for (int k = 0; k < cfg.n_groups; k++)
+		for (int j = 0; j < cfg.gn_phases[k]; j++)
+			expected += cfg.rate * group_size(&cfg, k) / cfg.agents *
+			            cfg.gphases[k][j] / 100.0 * cfg.phase_s;
 	R.n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
 	R.pool_cap = R.n_tasks_cap * cfg.task_rus;
 	if (R.trace != NULL) {
@@ -726,7 +816,8 @@ int rusk_cmd_run(int argc, char **argv)
 		fprintf(csv,
 		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
 		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
-		        "quality_mean\n");
+		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
+		        "agent_median_p90_us\n");
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		run_agent *a = &R.ag[i];
@@ -749,6 +840,13 @@ int rusk_cmd_run(int argc, char **argv)
 	double util_sum = 0;
 	int secs = 0;
 	bool tty = isatty(2);
+	rusk_hist *per_agent = calloc(cfg.agents, sizeof *per_agent);
+	rusk_hist *snap = calloc(2, sizeof *snap), *one = snap + 1;
+	double *medians = calloc(cfg.agents, sizeof *medians);
+	if (snap == NULL || medians == NULL) {
+		free(per_agent);
+		per_agent = NULL; /* the spread columns stay 0 */
+	}
 	for (;;) {
 		sleep_ns(1000000000ull);
 		secs++;
@@ -760,6 +858,18 @@ int rusk_cmd_run(int argc, char **argv)
 			conf += rusk_load64(&R.ag[i].st.conflicts, RUSK_RELAXED);
 		}
 		rusk_hist_diff(&d, &cur, &prev);
+		/* Each agent's median delay this second; their 10/50/90th percentiles across
+		 * agents show how evenly agents fare (ParSync Figs. 6-8 bands). */
+		uint32_t n_med = 0;
+		for (uint32_t i = 0; per_agent != NULL && i < cfg.agents; i++) {
+			memset(snap, 0, sizeof *snap);
+			rusk_hist_merge(snap, &R.ag[i].st.delay);
+			rusk_hist_diff(one, snap, &per_agent[i]);
+			per_agent[i] = *snap;
+			if (one->n > 0)
+				medians[n_med++] = (double)rusk_hist_quantile(one, 0.5);
+		}
+		qsort(medians, n_med, sizeof *medians, cmp_double);
 		prev = cur;
 		uint64_t sub = rusk_load64(&R.submitted, RUSK_RELAXED);
 		uint64_t rej = rusk_load64(&R.rejected, RUSK_RELAXED);
@@ -775,14 +885,17 @@ int rusk_cmd_run(int argc, char **argv)
 			int phase = (int)((secs - 0.5) / cfg.phase_s);
 			fprintf(csv,
 			        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f\n",
+			        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n",
 			        secs, phase < cfg.n_phases ? phase : cfg.n_phases, sub, placed,
 			        tput, rej, sub - placed - rej, util, conf - prev_conf,
 			        rusk_hist_quantile(&d, 0.1) / 1e3,
 			        rusk_hist_quantile(&d, 0.5) / 1e3,
 			        rusk_hist_quantile(&d, 0.9) / 1e3,
 			        rusk_hist_quantile(&d, 0.99) / 1e3,
-			        tput ? (q_micro - prev_q) / 1e6 / tput : 0.0);
+			        tput ? (q_micro - prev_q) / 1e6 / tput : 0.0,
+			        n_med ? medians[(size_t)(0.1 * (n_med - 1))] / 1e3 : 0.0,
+			        n_med ? medians[(size_t)(0.5 * (n_med - 1))] / 1e3 : 0.0,
+			        n_med ? medians[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0);
 		}
 		prev_q = q_micro;
 		if (tty)
@@ -799,6 +912,9 @@ int rusk_cmd_run(int argc, char **argv)
 	}
 	if (tty)
 		fprintf(stderr, "\n");
+	free(per_agent);
+	free(snap);
+	free(medians);
 	rusk_store32((uint32_t *)&R.stop, 1, RUSK_RELEASE);
 	pthread_join(gen, NULL);
 	agent_stats tot;
@@ -820,6 +936,8 @@ int rusk_cmd_run(int argc, char **argv)
 		for (int k = 0; k < D_BINS; k++)
 			tot.d_bins[k] += s->d_bins[k];
 		rusk_hist_merge(&tot.stale, &s->stale);
+		rusk_hist_merge(&tot.sample, &s->sample);
+		rusk_hist_merge(&tot.commit, &s->commit);
 		rusk_hist_merge(&tot.delay, &s->delay);
 		rusk_hist_merge(&tot.queue, &s->queue);
 		rusk_hist_merge(&tot.place, &s->place);
@@ -841,11 +959,14 @@ int rusk_cmd_run(int argc, char **argv)
 	       rusk_hist_quantile(&tot.delay, 0.5) / 1e3, rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
 	       rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
 	       rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
-	printf("  %-28s queue p50 %.1f p99 %.1f;  sample+commit p50 %.1f p99 %.1f\n",
+	printf("  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
+	       "p99 %.2f\n",
 	       "  of which (us)", rusk_hist_quantile(&tot.queue, 0.5) / 1e3,
 	       rusk_hist_quantile(&tot.queue, 0.99) / 1e3,
-	       rusk_hist_quantile(&tot.place, 0.5) / 1e3,
-	       rusk_hist_quantile(&tot.place, 0.99) / 1e3);
+	       rusk_hist_quantile(&tot.sample, 0.5) / 1e3,
+	       rusk_hist_quantile(&tot.sample, 0.99) / 1e3,
+	       rusk_hist_quantile(&tot.commit, 0.5) / 1e3,
+	       rusk_hist_quantile(&tot.commit, 0.99) / 1e3);
 	printf("  %-28s %" PRIu64 " (%.3f per task, %.2f%% of %" PRIu64 " commits); %" PRIu64
 	       " re-queued\n",
 	       "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
@@ -869,6 +990,22 @@ int rusk_cmd_run(int argc, char **argv)
 	}
 	printf("\n");
 	printf("  %-28s %.1f%% mean over the run\n", "utilization", 100.0 * util_sum / secs);
+	rusk_hist *gh = calloc(1, sizeof *gh);
+	for (int k = 0; cfg.n_groups > 1 && gh != NULL && k < cfg.n_groups; k++) {
+		memset(gh, 0, sizeof *gh);
+		uint64_t gq = 0, gp = 0;
+		for (uint32_t i = (uint32_t)k; i < cfg.agents; i += (uint32_t)cfg.n_groups) {
+			rusk_hist_merge(gh, &R.ag[i].st.delay);
+			gq += R.ag[i].st.q_micro;
+			gp += R.ag[i].st.placed;
+		}
+		char label[32];
+		snprintf(label, sizeof label, "group %c (%u agents)", 'A' + k, group_size(&cfg, k));
+		printf("  %-28s %" PRIu64 " placed, delay p50 %.1f us, p99 %.1f us, quality %.3f\n",
+		       label, gp, rusk_hist_quantile(gh, 0.5) / 1e3,
+		       rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
+	}
+	free(gh);
 	printf("  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
 	       vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
 	       all_free ? "yes" : "NO");
@@ -942,6 +1079,8 @@ int rusk_cmd_run(int argc, char **argv)
 			fprintf(f, "  \"utilization\": {\"mean\": %.4f},\n", util_sum / secs);
 			fprintf(f, "  \"phases_us\": {\n");
 			json_hist(f, "queue", &tot.queue, false);
+			json_hist(f, "sample", &tot.sample, false);
+			json_hist(f, "commit", &tot.commit, false);
 			json_hist(f, "sample_commit", &tot.place, true);
 			fprintf(f, "  },\n  \"agents\": [");
 			for (uint32_t i = 0; i < cfg.agents; i++)

@@ -90,6 +90,8 @@ typedef struct rusk_placement {
 	uint32_t preferred;    /* RUs placed on preferred machines (SCORE model) */
 	double quality;        /* mean quality of the placed RUs (score or Q) */
 	uint64_t staleness_ns; /* staleness of the partition sampled first */
+	uint64_t sample_ns;    /* cluster-clock time spent choosing (all attempts) */
+	uint64_t commit_ns;    /* cluster-clock time spent committing (all attempts) */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */
