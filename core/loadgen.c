@@ -110,6 +110,8 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 	char buf[4096];
 	unsigned line = 0;
 	int rc = RUSK_OK, want = format == RUSK_TRACE_OPENB ? 11 : 0;
+	int col[8]; /* csv: field index of arrival_s, duration_s, rus, cpu_milli, mem_mib, gpus,
+	             * priority, preferred (-1: absent) */
 	bool header = false;
 	while (fgets(buf, sizeof buf, f) != NULL) {
 		line++;
@@ -141,13 +143,33 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 					goto out;
 				}
 			} else {
-				if ((nf != 3 && nf != 4) || strcmp(fl[0], "arrival_s") != 0 ||
-				    strcmp(fl[1], "duration_s") != 0 || strcmp(fl[2], "rus") != 0 ||
-				    (nf == 4 && strcmp(fl[3], "priority") != 0)) {
+				for (int k = 0; k < 8; k++)
+					col[k] = -1;
+				static const char *names[8] = {"arrival_s", "duration_s", "rus",
+				                               "cpu_milli", "mem_mib",    "gpus",
+				                               "priority",  "preferred"};
+				for (int i = 0; i < nf && i < 12; i++) {
+					int k = 0;
+					while (k < 8 && strcmp(fl[i], names[k]) != 0)
+						k++;
+					if (k == 8 || col[k] >= 0) {
+						rc = rusk_errf(err, errlen, RUSK_EPARSE,
+						               "%s:%u: column '%s' is unknown or "
+						               "repeated (known: "
+						               "arrival_s, duration_s, rus or "
+						               "cpu_milli, mem_mib, "
+						               "gpus, priority, preferred)",
+						               path, line, fl[i]);
+						goto out;
+					}
+					col[k] = i;
+				}
+				if (col[0] < 0 || col[1] < 0 || (col[2] < 0) == (col[3] < 0) ||
+				    nf > 12) {
 					rc = rusk_errf(err, errlen, RUSK_EPARSE,
-					               "%s:%u: header must be "
-					               "'arrival_s,duration_s,rus' or "
-					               "'arrival_s,duration_s,rus,priority'",
+					               "%s:%u: header must name arrival_s, "
+					               "duration_s and one of "
+					               "rus or cpu_milli",
 					               path, line);
 					goto out;
 				}
@@ -188,36 +210,77 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 			x.rus = (uint32_t)ceil(v1 / 1000.0);
 			x.priority = strcmp(fl[6], "LS") == 0 || strcmp(fl[6], "Guaranteed") == 0;
 		} else {
-			if (num(fl[0], &v1) || v1 < 0) {
+			const char *f_arr = fl[col[0]], *f_dur = fl[col[1]];
+			if (num(f_arr, &v1) || v1 < 0) {
 				rc = rusk_errf(err, errlen, RUSK_EPARSE,
 				               "%s:%u: arrival_s '%s' is not a time >= 0", path,
-				               line, fl[0]);
+				               line, f_arr);
 				goto out;
 			}
-			if (num(fl[1], &v2) || v2 <= 0) {
+			if (num(f_dur, &v2) || v2 <= 0) {
 				rc = rusk_errf(err, errlen, RUSK_EPARSE,
 				               "%s:%u: duration_s '%s' is not a positive number",
-				               path, line, fl[1]);
+				               path, line, f_dur);
 				goto out;
 			}
-			if (num(fl[2], &v3) || v3 < 1 || v3 > RUSK_MAX_RUS_PER_MACHINE ||
-			    v3 != floor(v3)) {
-				rc = rusk_errf(err, errlen, RUSK_EPARSE,
-				               "%s:%u: rus '%s' is not an integer in 1..%u", path,
-				               line, fl[2], RUSK_MAX_RUS_PER_MACHINE);
-				goto out;
+			if (col[2] >= 0) {
+				if (num(fl[col[2]], &v3) || v3 < 1 ||
+				    v3 > RUSK_MAX_RUS_PER_MACHINE || v3 != floor(v3)) {
+					rc = rusk_errf(err, errlen, RUSK_EPARSE,
+					               "%s:%u: rus '%s' is not an integer in 1..%u",
+					               path, line, fl[col[2]],
+					               RUSK_MAX_RUS_PER_MACHINE);
+					goto out;
+				}
+			} else {
+				if (num(fl[col[3]], &v3) || v3 <= 0 ||
+				    ceil(v3 / 1000.0) > RUSK_MAX_RUS_PER_MACHINE) {
+					rc = rusk_errf(
+					        err, errlen, RUSK_EPARSE,
+					        "%s:%u: cpu_milli '%s' is not a number in 1..%u000",
+					        path, line, fl[col[3]], RUSK_MAX_RUS_PER_MACHINE);
+					goto out;
+				}
+				v3 = ceil(v3 / 1000.0);
+			}
+			for (int k = 4; k <= 5; k++) {
+				double extra;
+				if (col[k] >= 0 && (num(fl[col[k]], &extra) || extra < 0)) {
+					rc = rusk_errf(err, errlen, RUSK_EPARSE,
+					               "%s:%u: %s '%s' is not a number >= 0", path,
+					               line, k == 4 ? "mem_mib" : "gpus",
+					               fl[col[k]]);
+					goto out;
+				}
 			}
 			x.t_s = v1;
 			x.duration_s = v2;
 			x.rus = (uint32_t)v3;
-			if (want == 4) {
-				if (strcmp(fl[3], "0") != 0 && strcmp(fl[3], "1") != 0) {
+			if (col[6] >= 0) {
+				const char *pr = fl[col[6]];
+				if (strcmp(pr, "0") != 0 && strcmp(pr, "1") != 0) {
 					rc = rusk_errf(err, errlen, RUSK_EPARSE,
 					               "%s:%u: priority '%s' is not 0 or 1", path,
-					               line, fl[3]);
+					               line, pr);
 					goto out;
 				}
-				x.priority = fl[3][0] == '1';
+				x.priority = pr[0] == '1';
+			}
+			if (col[7] >= 0 && fl[col[7]][0] != '\0') {
+				char *pp = fl[col[7]];
+				for (char *tok = strtok(pp, "|"); tok; tok = strtok(NULL, "|")) {
+					double m;
+					if (x.n_pref == RUSK_TRACE_MAX_PREF || num(tok, &m) ||
+					    m < 0 || m != floor(m) || m > UINT32_MAX) {
+						rc = rusk_errf(err, errlen, RUSK_EPARSE,
+						               "%s:%u: preferred must be up to %d "
+						               "machine ids "
+						               "separated by '|'",
+						               path, line, RUSK_TRACE_MAX_PREF);
+						goto out;
+					}
+					x.pref[x.n_pref++] = (uint32_t)m;
+				}
 			}
 		}
 		if (n == cap) {

@@ -13,7 +13,8 @@
 
 #include "rng.h"
 
-#define RUSK_LG_MAX_PHASES 16
+#define RUSK_LG_MAX_PHASES  16
+#define RUSK_TRACE_MAX_PREF 4
 
 enum { RUSK_DUR_EXP = 0, RUSK_DUR_LOGNORMAL = 1, RUSK_DUR_FIXED = 2 };
 
@@ -22,6 +23,8 @@ typedef struct rusk_arrival {
 	double duration_s; /* run time once placed */
 	uint32_t rus;
 	uint8_t priority; /* 0 normal, 1 high (trace qos LS/Guaranteed) */
+	uint8_t n_pref;   /* preferred machines (generic CSV 'preferred' column) */
+	uint32_t pref[RUSK_TRACE_MAX_PREF];
 } rusk_arrival;
 
 /* Phased Poisson process: rate * phases[k]% during phase k, each phase_s long. */
@@ -51,8 +54,10 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
  *          creation_time,deletion_time,scheduled_time: arrival = creation_time, duration =
  *          deletion_time - creation_time (at least 1 ms), RUs = ceil(cpu_milli / 1000),
  *          priority 1 for qos LS or Guaranteed.
- *   csv    header "arrival_s,duration_s,rus" with an optional ",priority"; '#' lines are
- *          comments.
+ *   csv    a header naming its columns, in any order: arrival_s and duration_s, then
+ *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional mem_mib and
+ *          gpus (checked, informational), priority (0 or 1) and preferred (up to 4 machine
+ *          ids separated by '|'). '#' lines are comments.
  * Errors: RUSK_EIO (cannot open), RUSK_EPARSE ("FILE:LINE: reason"), RUSK_ENOMEM. The
  * caller frees *out.
  */

@@ -128,7 +128,18 @@ static void test_trace_parser(void **state)
 	expect_trace_error("trace_bad_duration.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
 	                   "trace_bad_duration.csv:3: duration_s '-1'");
 	expect_trace_error("trace_bad_header.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
-	                   "trace_bad_header.csv:1: header must be");
+	                   "trace_bad_header.csv:1: column 'arrival' is unknown");
+	expect_trace_error("trace_bad_cpu.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_bad_cpu.csv:2: cpu_milli 'abc'");
+	/* columns in any order; cpu_milli -> RUs; preferred machines */
+	assert_int_equal(
+	        rusk_trace_load(data("trace_cpu.csv"), RUSK_TRACE_CSV, &a, &n, err, sizeof err),
+	        RUSK_OK);
+	assert_int_equal(n, 2);
+	assert_true(a[0].rus == 1 && a[0].n_pref == 0 && a[0].priority == 0);
+	assert_true(a[1].rus == 3 && a[1].priority == 1 && a[1].n_pref == 2);
+	assert_true(a[1].pref[0] == 3 && a[1].pref[1] == 7);
+	free(a);
 	expect_trace_error("trace_bad_rus.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
 	                   "trace_bad_rus.csv:3: rus '1.5'");
 	expect_trace_error("trace_bad_priority.csv", RUSK_TRACE_CSV, RUSK_EPARSE,

@@ -89,7 +89,7 @@ typedef struct agent_stats {
 	uint64_t placed, conflicts, attempts, requeued, r_sum, rus_placed, pref_tasks;
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
-	rusk_hist delay, queue, place, stale, sample, commit;
+	rusk_hist delay, queue, place, stale, sample, commit, admission;
 } agent_stats;
 
 typedef struct run_agent {
@@ -98,7 +98,9 @@ typedef struct run_agent {
 	struct run *run;
 	ck_ring_t in, done;
 	ck_ring_buffer_t *in_buf, *done_buf;
-	agent_stats st; /* written by this agent only; read relaxed by the sampler */
+	agent_stats st;     /* written by this agent only; read relaxed by the sampler */
+	rusk_view_stats vs; /* at exit */
+	double busy_s;      /* thread CPU time at exit */
 	int err;
 } run_agent;
 
@@ -205,7 +207,11 @@ static void *gen_main(void *arg)
 		tk->rus = (uint16_t)x.rus;
 		tk->l = R->pool + pool_used;
 		pool_used += x.rus;
-		if (cfg->preferred > 0) {
+		if (R->trace != NULL && x.n_pref > 0) {
+			tk->pref = R->pref_pool + id * RUSK_TRACE_MAX_PREF;
+			tk->n_pref = x.n_pref;
+			memcpy(tk->pref, x.pref, sizeof *tk->pref * x.n_pref);
+		} else if (cfg->preferred > 0) {
 			tk->pref = R->pref_pool + id * cfg->preferred;
 			tk->n_pref = (uint8_t)cfg->preferred;
 			for (uint32_t k = 0; k < cfg->preferred; k++)
@@ -356,6 +362,10 @@ static void *agent_main(void *arg)
 			sleep_ns(50000);
 		}
 	}
+	rusk_view_stats_get(v, &a->vs);
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	a->busy_s = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
 out:
 	/* Whatever is still queued stays counted as backlog (submitted - placed - rejected). */
 	free(retry);
@@ -772,8 +782,9 @@ int rusk_cmd_run(int argc, char **argv)
 	R.tasks = calloc(R.n_tasks_cap, sizeof *R.tasks);
 	R.pool = calloc(R.pool_cap ? R.pool_cap : 1, sizeof *R.pool);
 	R.ag = calloc(cfg.agents, sizeof *R.ag);
-	if (cfg.preferred > 0)
-		R.pref_pool = calloc(R.n_tasks_cap * cfg.preferred, sizeof *R.pref_pool);
+	uint32_t pref_per_task = R.trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
+	if (pref_per_task > 0)
+		R.pref_pool = calloc(R.n_tasks_cap * pref_per_task, sizeof *R.pref_pool);
 	if (cfg.quality == RUSK_QUALITY_SCORE) {
 		R.score_sorted = malloc(sizeof *R.score_sorted * rusk_cluster_rus(R.c));
 		if (R.score_sorted != NULL) {
@@ -785,7 +796,7 @@ int rusk_cmd_run(int argc, char **argv)
 		}
 	}
 	if (R.tasks == NULL || R.ag == NULL || R.pool == NULL ||
-	    (cfg.preferred > 0 && R.pref_pool == NULL) ||
+	    (pref_per_task > 0 && R.pref_pool == NULL) ||
 	    (cfg.quality == RUSK_QUALITY_SCORE && R.score_sorted == NULL)) {
 		fprintf(stderr, "rusk run: out of memory for %" PRIu64 " tasks\n", R.n_tasks_cap);
 		return RUSK_EXIT_FAIL;
@@ -990,6 +1001,15 @@ int rusk_cmd_run(int argc, char **argv)
 	}
 	printf("\n");
 	printf("  %-28s %.1f%% mean over the run\n", "utilization", 100.0 * util_sum / secs);
+	uint64_t syncs = 0, sync_ns = 0;
+	double busy = 0;
+	for (uint32_t i = 0; i < cfg.agents; i++) {
+		syncs += R.ag[i].vs.syncs;
+		sync_ns += R.ag[i].vs.sync_ns;
+		busy += R.ag[i].busy_s;
+	}
+	printf("  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU time)\n",
+	       "view syncs", syncs, sync_ns / 1e9, busy > 0 ? 100.0 * sync_ns / 1e9 / busy : 0.0);
 	rusk_hist *gh = calloc(1, sizeof *gh);
 	for (int k = 0; cfg.n_groups > 1 && gh != NULL && k < cfg.n_groups; k++) {
 		memset(gh, 0, sizeof *gh);
@@ -1014,6 +1034,8 @@ int rusk_cmd_run(int argc, char **argv)
 
 	if (cfg.json) {
 		FILE *f = fopen(cfg.json, "w");
+		char qbuf[32];
+		snprintf(qbuf, sizeof qbuf, "%.4f", q_mean);
 		if (f == NULL) {
 			fprintf(stderr, "rusk: --json: %s: %s\n", cfg.json, strerror(errno));
 			status = RUSK_EXIT_USAGE;
@@ -1055,12 +1077,14 @@ int rusk_cmd_run(int argc, char **argv)
 			        tot.attempts ? (double)tot.conflicts / tot.attempts : 0.0,
 			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0);
 			fprintf(f,
-			        "  \"quality\": {\"model\": \"%s\", \"%s\": %.4f, "
+			        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, "
+			        "\"q_mean\": %s, "
 			        "\"preferred_fraction\": %.6f, \"sample_size_mean\": %.2f, "
 			        "\"d_cdf\": ",
 			        cfg.quality == RUSK_QUALITY_SCORE ? "score" : "interference",
-			        cfg.quality == RUSK_QUALITY_SCORE ? "score_mean" : "q_mean", q_mean,
-			        pref_frac, tot.placed ? (double)tot.r_sum / tot.placed : 0.0);
+			        cfg.quality == RUSK_QUALITY_SCORE ? qbuf : "null",
+			        cfg.quality == RUSK_QUALITY_SCORE ? "null" : qbuf, pref_frac,
+			        tot.placed ? (double)tot.r_sum / tot.placed : 0.0);
 			if (d_total == 0) {
 				fprintf(f, "null},\n"); /* D needs a static ranking: score model
 				                           only */
@@ -1077,8 +1101,15 @@ int rusk_cmd_run(int argc, char **argv)
 			        rusk_hist_mean(&tot.stale) / 1e6,
 			        rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
 			fprintf(f, "  \"utilization\": {\"mean\": %.4f},\n", util_sum / secs);
+			fprintf(f,
+			        "  \"sync\": {\"partitions_synced\": %" PRIu64
+			        ", \"seconds\": %.4f, "
+			        "\"share_of_agent_cpu\": %.5f},\n",
+			        syncs, sync_ns / 1e9, busy > 0 ? sync_ns / 1e9 / busy : 0.0);
 			fprintf(f, "  \"phases_us\": {\n");
 			json_hist(f, "queue", &tot.queue, false);
+			/* rusk has no admission control yet (Tarcil §4): tasks never wait there */
+			json_hist(f, "admission", &tot.admission, false);
 			json_hist(f, "sample", &tot.sample, false);
 			json_hist(f, "commit", &tot.commit, false);
 			json_hist(f, "sample_commit", &tot.place, true);
