@@ -73,9 +73,9 @@ int rusk_cmd_plot(int argc, char **argv)
 			fclose(f);
 			return RUSK_EXIT_USAGE;
 		}
-		/* a row is the second (sec - 1, sec]: the boundary lies between two rows */
+		/* a row is the second (sec - 1, sec]: its phase began at sec - 1 */
 		if (prev_phase >= 0 && phase != prev_phase && n_marks < 64)
-			marks[n_marks++] = sec - 0.5;
+			marks[n_marks++] = sec - 1;
 		prev_phase = phase;
 		rows++;
 	}
