@@ -200,6 +200,11 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 int rusk_cluster_check_topology_(const rusk_cluster_params *p, uint32_t n_machines, char *err,
                                  size_t errlen);
 int rusk_cluster_check_scores_(const rusk_cluster_params *p, char *err, size_t errlen);
+/* Fault injection for stress tests (stress/fault_torture.c): when set, called by
+ * rusk_ru_commit_gang after each member RU is committed (i + 1 of n taken). A test may end
+ * the calling thread there to model an agent that dies mid-gang. NULL in production. */
+extern void (*rusk_fault_gang_member)(uint64_t task, size_t taken, size_t n);
+
 /* RU accounting shared by ru.c and topology.c. */
 void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);
 void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_free);

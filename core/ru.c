@@ -207,6 +207,8 @@ static int multi_prep(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_
 	return prep_profile(prof, packed);
 }
 
+void (*rusk_fault_gang_member)(uint64_t task, size_t taken, size_t n);
+
 static void rollback(rusk_cluster *c, uint64_t task, const rusk_lease *taken, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -232,6 +234,8 @@ RUSK_EXPORT int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32
 				*lost_at = i;
 			return rc;
 		}
+		if (RUSK_UNLIKELY(rusk_fault_gang_member != NULL))
+			rusk_fault_gang_member(task, i + 1, n);
 	}
 	return RUSK_OK;
 }
@@ -277,6 +281,44 @@ RUSK_EXPORT int rusk_ru_release_many(rusk_cluster *c, uint64_t task, const rusk_
 	if (n_rejected != NULL)
 		*n_rejected = rejected;
 	return first;
+}
+
+RUSK_EXPORT int rusk_ru_reclaim(rusk_cluster *c, bool (*dead)(uint64_t task, void *ctx),
+                                rusk_revoke_fn reclaimed, void *ctx, size_t *n_reclaimed,
+                                size_t *stuck)
+{
+	if (c == NULL || dead == NULL)
+		return RUSK_EINVAL;
+	size_t n = 0, n_stuck = 0;
+	for (uint32_t ru = 0; ru < c->n_rus; ru++) {
+		uint64_t w = rusk_load64(&c->ru_word[ru], RUSK_ACQUIRE);
+		uint64_t owner = rusk_w_owner(w);
+		if (owner == 0 || owner == RUSK_OWNER_OFFLINE || !dead(owner, ctx))
+			continue;
+		/* A live holder finishes C or R in nanoseconds; a dead one never does. */
+		for (unsigned spins = 0; (w & RUSK_W_TRANSIENT) && spins < 10000; spins++) {
+			if (spins > 64)
+				sched_yield();
+			w = rusk_load64(&c->ru_word[ru], RUSK_ACQUIRE);
+		}
+		if (w & RUSK_W_TRANSIENT) {
+			n_stuck++;
+			continue;
+		}
+		if (rusk_w_owner(w) != owner)
+			continue; /* released or revoked meanwhile */
+		rusk_lease l = {ru, rusk_w_gen(w)};
+		if (release_one(c, owner, l) == RUSK_OK) {
+			n++;
+			if (reclaimed != NULL)
+				reclaimed(owner, l, ctx);
+		}
+	}
+	if (n_reclaimed != NULL)
+		*n_reclaimed = n;
+	if (stuck != NULL)
+		*stuck = n_stuck;
+	return RUSK_OK;
 }
 
 RUSK_EXPORT int rusk_ru_state(const rusk_cluster *c, uint32_t ru, rusk_ru_info *out)

@@ -18,6 +18,7 @@
 #ifndef RUSK_RU_H
 #define RUSK_RU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,6 +104,19 @@ int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *r
  */
 int rusk_ru_release_many(rusk_cluster *c, uint64_t task, const rusk_lease *leases, size_t n,
                          size_t *n_rejected);
+
+/*
+ * rusk_ru_reclaim: recovery for holders that stopped acting, e.g. an agent thread that
+ * died between the RU commits of a gang. Releases every RU held by a task for which
+ * dead(task, ctx) returns true and reports each tenure through reclaimed(task, lease, ctx)
+ * (NULL: not reported). The caller guarantees that no thread acts for those tasks any more
+ * (their leases become stale). A word a dead holder left mid-commit or mid-release cannot
+ * be repaired from outside: it is skipped after a bounded wait and counted in *stuck (NULL
+ * allowed). Runs concurrently with commits and releases of other tasks; any thread.
+ * Returns RUSK_OK (and *n_reclaimed), or RUSK_EINVAL.
+ */
+int rusk_ru_reclaim(rusk_cluster *c, bool (*dead)(uint64_t task, void *ctx),
+                    rusk_revoke_fn reclaimed, void *ctx, size_t *n_reclaimed, size_t *stuck);
 
 /*
  * rusk_ru_state: reads RU `ru`'s record (relaxed: a snapshot that may be stale at once).
