@@ -5,9 +5,13 @@
 #                ThreadSanitizer and AddressSanitizer+UBSan
 #   make bench   Google Benchmark micro-suite (full length)
 #   make stress  long torture runs (STRESS_SECONDS, default 60)
+#   make fuzz    libFuzzer harnesses, FUZZ_SECONDS each (default 30; needs clang)
 #   make format / format-check
+SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 STRESS_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
+FUZZERS := fuzz_trace fuzz_openb fuzz_cli
 DEBS := cmake pkg-config gcc g++ make gnuplot-nox liburcu-dev libck-dev libjemalloc-dev \
         libcmocka-dev libbenchmark-dev
 SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
@@ -15,7 +19,7 @@ SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' 
 # running the TSan tests without address randomisation avoids "unexpected memory mapping".
 NOASLR := $(shell setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R")
 
-.PHONY: deps build demo test test-plain test-tsan test-asan bench stress format format-check clean
+.PHONY: deps build demo test test-plain test-tsan test-asan bench stress fuzz format format-check clean
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -59,6 +63,22 @@ bench: build
 stress: build
 	./build/stress/ru_torture --threads 4 --seconds $(STRESS_SECONDS) --hot 256
 	./build/stress/ru_torture --threads 8 --seconds $(STRESS_SECONDS) --hot 64 --yield 2
+	./build/stress/fault_torture --threads 6 --seconds $(STRESS_SECONDS) --hot 4096
+
+# libFuzzer (clang): each harness for FUZZ_SECONDS from a copy of its seed corpus.
+fuzz: deps
+	@command -v clang >/dev/null || { echo "rusk: fuzzing needs clang: apt-get install -y clang libclang-rt-14-dev"; exit 1; }
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=fuzz >/dev/null
+	cmake --build build-fuzz -j $(JOBS)
+	@for f in $(FUZZERS); do \
+	  c=$${f#fuzz_}; rm -rf build-fuzz/corpus-$$c; mkdir -p build-fuzz/corpus-$$c; \
+	  cp stress/fuzz/corpus/$$c/* build-fuzz/corpus-$$c/; \
+	  echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
+	  ./build-fuzz/stress/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+	    -artifact_prefix=build-fuzz/$$f- \
+	    -print_final_stats=1 build-fuzz/corpus-$$c 2>&1 | grep -E "stat::number_of_executed_units|stat::new_units_added|ERROR|SUMMARY" ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
 
 format:
 	clang-format -i $(SOURCES)
@@ -67,4 +87,4 @@ format-check:
 	clang-format --dry-run --Werror $(SOURCES)
 
 clean:
-	rm -rf build build-tsan build-asan
+	rm -rf build build-tsan build-asan build-fuzz

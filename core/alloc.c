@@ -4,11 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+long rusk_fault_alloc_fail_at;
+
 #if defined(RUSK_HAVE_JEMALLOC)
 #include <jemalloc/jemalloc.h>
 
 void *rusk_alloc_zeroed(size_t size, size_t align)
 {
+	if (rusk_fault_alloc_())
+		return NULL;
 	if (size == 0)
 		size = 1;
 	return mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
@@ -26,6 +30,8 @@ void rusk_alloc_free(void *p, size_t size, size_t align)
 
 void *rusk_alloc_zeroed(size_t size, size_t align)
 {
+	if (rusk_fault_alloc_())
+		return NULL;
 	size_t rounded = (size + align - 1) / align * align;
 	if (rounded == 0)
 		rounded = align;

@@ -10,6 +10,17 @@
 
 #include <stddef.h>
 
+/* Fault injection for tests: when > 0, counts allocations down and makes the one that
+ * brings it to 0 fail (NULL), once. 0 in production. Not thread-safe: set it only while
+ * one thread allocates. */
+extern long rusk_fault_alloc_fail_at;
+
+/* Counts down rusk_fault_alloc_fail_at; true when this allocation must fail. */
+static inline int rusk_fault_alloc_(void)
+{
+	return rusk_fault_alloc_fail_at > 0 && --rusk_fault_alloc_fail_at == 0;
+}
+
 /* Zeroed, `align`-aligned (power of two) block of `size` bytes, or NULL. */
 void *rusk_alloc_zeroed(size_t size, size_t align);
 /* Frees a block from rusk_alloc_zeroed; NULL is accepted. */

@@ -186,10 +186,10 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 		rusk_arrival x = {0};
 		double v1, v2, v3;
 		if (format == RUSK_TRACE_OPENB) {
-			if (num(fl[1], &v1) || v1 <= 0) {
+			if (num(fl[1], &v1) || v1 <= 0 || v1 > RUSK_MAX_RUS_PER_MACHINE * 1000.0) {
 				rc = rusk_errf(err, errlen, RUSK_EPARSE,
-				               "%s:%u: cpu_milli '%s' is not a positive number",
-				               path, line, fl[1]);
+				               "%s:%u: cpu_milli '%s' is not a number in 1..%u000",
+				               path, line, fl[1], RUSK_MAX_RUS_PER_MACHINE);
 				goto out;
 			}
 			if (num(fl[8], &v2) || v2 < 0) {

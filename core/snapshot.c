@@ -27,6 +27,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include "alloc.h"
 #include "atomic.h"
 #include "internal.h"
 
@@ -90,7 +91,7 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 {
 	const rusk_partition *pp = &c->parts[p];
 	uint32_t n_words = (pp->n_rus + 63) / 64;
-	rusk_snap *s = malloc(sizeof *s + sizeof(uint64_t) * n_words);
+	rusk_snap *s = rusk_fault_alloc_() ? NULL : malloc(sizeof *s + sizeof(uint64_t) * n_words);
 	if (s == NULL)
 		return NULL;
 	memset(s, 0, sizeof *s);

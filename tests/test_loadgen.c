@@ -148,6 +148,9 @@ static void test_trace_parser(void **state)
 	                   "trace_short_row.csv:2: expected 3 fields, found 2");
 	expect_trace_error("openb_bad_deletion.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
 	                   "openb_bad_deletion.csv:3: deletion_time '250'");
+	/* found by fuzz_trace: a cpu_milli too large for any machine overflowed the RU count */
+	expect_trace_error("openb_huge_cpu.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                   "openb_huge_cpu.csv:2: cpu_milli '1e300' is not a number in 1..661000");
 	expect_trace_error("trace_ok.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
 	                   "trace_ok.csv:1: not an openb pod list header");
 	expect_trace_error("nope.csv", RUSK_TRACE_CSV, RUSK_EIO, "nope.csv: cannot open");

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* Option helpers shared by the rusk commands (and the CLI fuzz target). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (val == NULL) {
+		fprintf(stderr, "rusk: %s: needs a value\n", flag);
+		return -1;
+	}
+	unsigned long long v = strtoull(val, &end, 10);
+	if (*val == '\0' || *val == '-' || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "rusk: %s: '%s' is not an integer in %llu..%llu\n", flag, val,
+		        (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_double(const char *flag, const char *val, double min, double max, double *out)
+{
+	char *end;
+	if (val == NULL) {
+		fprintf(stderr, "rusk: %s: needs a value\n", flag);
+		return -1;
+	}
+	errno = 0;
+	double v = strtod(val, &end);
+	if (*val == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < min || v > max) {
+		fprintf(stderr, "rusk: %s: '%s' is not a number in %g..%g\n", flag, val, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_sync_policy(const char *flag, const char *val, bool allow_all, rusk_sync_policy *out,
+                    bool *all)
+{
+	if (allow_all && val != NULL && strcmp(val, "all") == 0) {
+		*all = true;
+		return 0;
+	}
+	if (val != NULL && rusk_sync_policy_parse(val, out) == RUSK_OK) {
+		if (all != NULL)
+			*all = false;
+		return 0;
+	}
+	fprintf(stderr, "rusk: %s: '%s' is not diff, same%s\n", flag, val ? val : "",
+	        allow_all ? ", state or all" : " or state");
+	return -1;
+}
+
+int cli_strategy(const char *flag, const char *val, bool allow_all, rusk_strategy *out, bool *all)
+{
+	if (allow_all && val != NULL && strcmp(val, "all") == 0) {
+		*all = true;
+		return 0;
+	}
+	if (val != NULL && rusk_strategy_parse(val, out) == RUSK_OK) {
+		if (all != NULL)
+			*all = false;
+		return 0;
+	}
+	fprintf(stderr, "rusk: %s: '%s' is not latency, quality, adaptive, random%s\n", flag,
+	        val ? val : "", allow_all ? ", central or all" : " or central");
+	return -1;
+}
+
+void cli_cluster_init(cli_cluster *cc)
+{
+	memset(cc, 0, sizeof *cc);
+	rusk_cluster_params_init(&cc->params);
+}
+
+void cli_cluster_usage(void)
+{
+	puts("cluster options:\n"
+	     "  --machines N            machines (default 100000; with --cluster openb: the\n"
+	     "                          node list is replicated to N machines)\n"
+	     "  --rus-per-machine K     RUs (cores) per machine (default 16, max 661)\n"
+	     "  --partitions P          partitions, groups of whole cells (default 20)\n"
+	     "  --machines-per-rack N   (default 40)\n"
+	     "  --racks-per-cell N      (default 5)\n"
+	     "  --cluster openb[:REPLICAS] | PATH[:REPLICAS]\n"
+	     "                          machines from the Alibaba openb node list (1,523 "
+	     "machines)\n"
+	     "                          or a file in its format; REPLICAS copies of the list\n"
+	     "  --seed S                seed of every random choice (default 1)");
+}
+
+int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+	uint64_t x;
+	rusk_cluster_params *p = &cc->params;
+	if (strcmp(a, "--machines") == 0) {
+		if (cli_u64(a, v, 1, UINT32_MAX, &x))
+			return -1;
+		p->machines = (uint32_t)x;
+		cc->openb_machines = (uint32_t)x;
+	} else if (strcmp(a, "--rus-per-machine") == 0) {
+		if (cli_u64(a, v, 1, RUSK_MAX_RUS_PER_MACHINE, &x))
+			return -1;
+		p->rus_per_machine = (uint32_t)x;
+	} else if (strcmp(a, "--partitions") == 0) {
+		if (cli_u64(a, v, 1, UINT16_MAX, &x))
+			return -1;
+		p->partitions = (uint32_t)x;
+	} else if (strcmp(a, "--machines-per-rack") == 0) {
+		if (cli_u64(a, v, 1, UINT32_MAX, &x))
+			return -1;
+		p->machines_per_rack = (uint32_t)x;
+	} else if (strcmp(a, "--racks-per-cell") == 0) {
+		if (cli_u64(a, v, 1, UINT32_MAX, &x))
+			return -1;
+		p->racks_per_cell = (uint32_t)x;
+	} else if (strcmp(a, "--seed") == 0) {
+		if (cli_u64(a, v, 0, UINT64_MAX, &x))
+			return -1;
+		p->seed = x;
+	} else if (strcmp(a, "--cluster") == 0) {
+		if (v == NULL) {
+			fprintf(stderr,
+			        "rusk: --cluster: needs a value (openb[:REPLICAS] or PATH)\n");
+			return -1;
+		}
+		char spec[sizeof cc->openb_buf];
+		snprintf(spec, sizeof spec, "%s", v);
+		char *colon = strrchr(spec, ':');
+		uint64_t replicas = 0;
+		if (colon != NULL) {
+			*colon = '\0';
+			if (cli_u64("--cluster (REPLICAS after ':')", colon + 1, 1, 100000,
+			            &replicas))
+				return -1;
+		}
+		if (strcmp(spec, "openb") == 0) {
+			const char *dir = getenv("RUSK_TRACE_DIR");
+			snprintf(cc->openb_buf, sizeof cc->openb_buf,
+			         "%s/openb/openb_node_list_all_node.csv",
+			         dir != NULL ? dir : RUSK_DATA_DIR);
+		} else {
+			snprintf(cc->openb_buf, sizeof cc->openb_buf, "%s", spec);
+		}
+		cc->openb_path = cc->openb_buf;
+		/* REPLICAS is applied at build time, once the list's length is known. */
+		cc->openb_replicas = (uint32_t)replicas;
+	} else {
+		return 0;
+	}
+	(*i)++;
+	return 1;
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s)
+{
+	char err[512];
+	int rc;
+	double t0 = cli_now_s();
+	if (cc->openb_path != NULL) {
+		uint32_t replicas = cc->openb_replicas;
+		uint32_t machines = cc->openb_machines;
+		if (replicas != 0 && machines != 0) {
+			fprintf(stderr, "rusk: --machines and --cluster ...:REPLICAS both set the "
+			                "size; give one\n");
+			return RUSK_EINVAL;
+		}
+		if (replicas != 0) {
+			/* Count the list once to turn REPLICAS into a machine count. */
+			rusk_cluster *probe;
+			rc = rusk_cluster_create_openb(
+			        cc->openb_path, 0,
+			        &(rusk_cluster_params){.machines_per_rack = 1,
+			                               .racks_per_cell = 1,
+			                               .partitions = 1,
+			                               .seed = 0},
+			        &probe, err, sizeof err);
+			if (rc != RUSK_OK) {
+				fprintf(stderr, "rusk: --cluster: %s\n", err);
+				return rc;
+			}
+			machines = rusk_cluster_machines(probe) * replicas;
+			rusk_cluster_destroy(probe);
+		}
+		rc = rusk_cluster_create_openb(cc->openb_path, machines, &cc->params, out, err,
+		                               sizeof err);
+		if (rc != RUSK_OK)
+			fprintf(stderr, "rusk: --cluster: %s\n", err);
+	} else {
+		rc = rusk_cluster_create(&cc->params, out, err, sizeof err);
+		if (rc != RUSK_OK)
+			fprintf(stderr, "rusk: cluster options: %s\n", err);
+	}
+	*build_s = cli_now_s() - t0;
+	return rc;
+}
