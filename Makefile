@@ -64,6 +64,7 @@ stress: build
 	./build/stress/ru_torture --threads 4 --seconds $(STRESS_SECONDS) --hot 256
 	./build/stress/ru_torture --threads 8 --seconds $(STRESS_SECONDS) --hot 64 --yield 2
 	./build/stress/fault_torture --threads 6 --seconds $(STRESS_SECONDS) --hot 4096
+	./build/stress/soak --machines 100000 --agents 4 --seconds $(STRESS_SECONDS)
 
 # libFuzzer (clang): each harness for FUZZ_SECONDS from a copy of its seed corpus.
 fuzz: deps
