@@ -356,11 +356,9 @@ static uint32_t partition_order(rusk_agent *a, const dctx *d, rusk_strategy s)
 	rusk_cluster *c = a->c;
 	uint32_t P = c->n_parts, n = 0;
 	if (s == RUSK_STRATEGY_LATENCY) {
-		rusk_view_freshest(a->v, a->order, P);
-		for (uint32_t i = 0; i < P; i++)
-			if (rusk_view_free(a->v, a->order[i]) > 0)
-				a->order[n++] = a->order[i];
-		return n;
+		/* All of them, freshest first; the draw loop skips partitions without free RUs
+		 * (filtering here cost a view_free call per partition per decision). */
+		return (uint32_t)rusk_view_freshest(a->v, a->order, P);
 	}
 	/* quality / random: expected value per partition, then sort (P is small). */
 	double *score = alloca(sizeof(double) * P);
@@ -422,9 +420,7 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
 	uint32_t m = t->rus;
-	uint64_t view_free = 0;
-	for (uint32_t p = 0; p < c->n_parts; p++)
-		view_free += rusk_view_free(a->v, p);
+	uint64_t view_free = rusk_view_total_free_(a->v);
 	if (view_free < m)
 		return RUSK_EAGAIN;
 	uint32_t R = s == RUSK_STRATEGY_RANDOM ? 2
@@ -576,6 +572,9 @@ RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *r
 	return (uint32_t)n == t->rus ? RUSK_OK : RUSK_EAGAIN;
 }
 
+static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                                rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof);
+
 /* Commits chosen rus; marks what it took or lost in the view. Returns RUs won. */
 static uint32_t commit(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                        rusk_lease *leases, rusk_placement *pl)
@@ -583,6 +582,20 @@ static uint32_t commit(rusk_agent *a, const rusk_task *t, const uint32_t *rus, u
 	rusk_cluster *c = a->c;
 	const rusk_profile *prof = a->p.quality == RUSK_QUALITY_INTERFERENCE ? &t->profile : NULL;
 	pl->attempts++;
+	if (a->p.global_lock && a->p.strategy != RUSK_STRATEGY_CENTRAL) {
+		/* The global-lock baseline: the same decision, committed under one mutex. */
+		pthread_mutex_lock(&c->central_lock);
+		uint32_t won = commit_unlocked(a, t, rus, n, leases, pl, prof);
+		pthread_mutex_unlock(&c->central_lock);
+		return won;
+	}
+	return commit_unlocked(a, t, rus, n, leases, pl, prof);
+}
+
+static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                                rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
+{
+	rusk_cluster *c = a->c;
 	if (t->gang) {
 		size_t lost = 0;
 		int rc = rusk_ru_commit_gang(c, t->id, rus, n, prof, leases, &lost);

@@ -215,6 +215,8 @@ const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p);
 void rusk_snap_reader_done_(const rusk_snap *s);
 /* A view's bitmap, laid out like the master's (view.c). */
 const uint64_t *rusk_view_bits_(const rusk_view *v);
+/* Free RUs over all partitions of a view (view.c). */
+uint64_t rusk_view_total_free_(const rusk_view *v);
 /* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
 void rusk_snap_store_destroy_(rusk_cluster *c);
 

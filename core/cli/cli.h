@@ -42,9 +42,21 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i);
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
 
+#include "hist.h"
+
+/* One closed-loop row of agents (sync_cmd.c): what they did in `elapsed` seconds. */
+typedef struct cli_row {
+	uint64_t placed, attempts, conflicts, refused, r_sum, syncs, sync_ns, as_n;
+	double q_sum, as_sum, elapsed;
+	rusk_hist decide;
+} cli_row;
+int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
+                   uint32_t agents, size_t window, double duration, cli_row *out);
+
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);
 int rusk_cmd_run(int argc, char **argv);
 int rusk_cmd_plot(int argc, char **argv);
+int rusk_cmd_bench(int argc, char **argv);
 
 #endif

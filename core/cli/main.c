@@ -17,6 +17,9 @@ static void usage(void)
 	     "  run      the main job: open-loop arrivals in phases, agent threads with local "
 	     "views\n"
 	     "           and a strategy, completions; summary table, --json, --csv\n"
+	     "  bench    rusk against central, global-lock, random, StateSync, SameSync in one "
+	     "run;\n"
+	     "           thread scaling; table, --json, --png\n"
 	     "  plot     gnuplot PNGs of a `rusk run --csv` series (delay, throughput, conflicts, "
 	     "...)\n"
 	     "  demo     commit/release demonstration on the master RU array (default: 100,000\n"
@@ -39,6 +42,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return rusk_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "bench") == 0)
+		return rusk_cmd_bench(argc - 1, argv + 1);
 	if (strcmp(argv[1], "plot") == 0)
 		return rusk_cmd_plot(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sync") == 0)

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "hist.h"
 
 typedef struct held {
 	uint64_t id;
@@ -41,6 +42,7 @@ typedef struct agent {
 	uint64_t as_n;
 	rusk_view_stats vs;
 	double elapsed_s;
+	rusk_hist decide; /* time of each successful placement decision */
 } agent;
 
 static void *agent_main(void *arg)
@@ -105,6 +107,7 @@ static void *agent_main(void *arg)
 			a->placed++;
 			a->r_sum += pl.sample_size;
 			a->q_sum += pl.quality;
+			rusk_hist_record(&a->decide, rusk_clock_now(clk) - now);
 			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - t.submit_ns);
 		} else {
 			a->gave_up++; /* nothing free in the view or retries ran out: next step */
@@ -124,6 +127,51 @@ out:
 	free(win);
 	rusk_thread_unregister();
 	return NULL;
+}
+
+/* Runs `agents` agent threads with params from tmpl (index set per agent) for duration
+ * seconds on c, closed loop, and sums what they did. Returns 0, or -1 if an agent failed. */
+int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
+                   uint32_t agents, size_t window, double duration, cli_row *out)
+{
+	memset(out, 0, sizeof *out);
+	agent *ag = calloc(agents, sizeof *ag);
+	if (ag == NULL)
+		return -1;
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)agents);
+	for (uint32_t i = 0; i < agents; i++) {
+		ag[i].c = c;
+		ag[i].window = window;
+		ag[i].duration_s = duration;
+		ag[i].start = &start;
+		ag[i].ap = *tmpl;
+		ag[i].ap.sync = *sp;
+		ag[i].ap.index = i;
+		pthread_create(&ag[i].tid, NULL, agent_main, &ag[i]);
+	}
+	int rc = 0;
+	for (uint32_t i = 0; i < agents; i++) {
+		pthread_join(ag[i].tid, NULL);
+		if (ag[i].err != RUSK_OK)
+			rc = -1;
+		out->placed += ag[i].placed;
+		out->attempts += ag[i].attempts;
+		out->conflicts += ag[i].conflicts;
+		out->refused += ag[i].refused;
+		out->r_sum += ag[i].r_sum;
+		out->q_sum += ag[i].q_sum;
+		out->syncs += ag[i].vs.syncs;
+		out->sync_ns += ag[i].vs.sync_ns;
+		out->as_sum += ag[i].as_sum;
+		out->as_n += ag[i].as_n;
+		rusk_hist_merge(&out->decide, &ag[i].decide);
+		if (ag[i].elapsed_s > out->elapsed)
+			out->elapsed = ag[i].elapsed_s;
+	}
+	pthread_barrier_destroy(&start);
+	free(ag);
+	return rc;
 }
 
 static void sync_usage(void)
@@ -250,43 +298,21 @@ int rusk_cmd_sync(int argc, char **argv)
 			                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
 			                       .random_offset = offsets,
 			                       .seed = cc.params.seed};
-			agent *ag = calloc(agents, sizeof *ag);
-			pthread_barrier_t start;
-			pthread_barrier_init(&start, NULL, (unsigned)agents);
-			for (uint32_t i = 0; i < agents; i++) {
-				ag[i] = (agent){.c = c,
-				                .window = window,
-				                .duration_s = duration,
-				                .start = &start};
-				rusk_agent_params_init(&ag[i].ap, &sp, i);
-				ag[i].ap.strategy = strats[j];
-				ag[i].ap.sample = (uint32_t)sample;
-				ag[i].ap.tau_ns = tau_ms * 1000000;
-				ag[i].ap.seed = cc.params.seed;
-				pthread_create(&ag[i].tid, NULL, agent_main, &ag[i]);
-			}
-			uint64_t placed = 0, attempts = 0, conflicts = 0, syncs = 0, sync_ns = 0,
-			         refused = 0, r_sum = 0, as_n = 0;
-			double as_sum = 0, q_sum = 0, elapsed = 0;
-			for (uint32_t i = 0; i < agents; i++) {
-				pthread_join(ag[i].tid, NULL);
-				if (ag[i].err != RUSK_OK)
-					status = RUSK_EXIT_FAIL;
-				placed += ag[i].placed;
-				attempts += ag[i].attempts;
-				conflicts += ag[i].conflicts;
-				refused += ag[i].refused;
-				r_sum += ag[i].r_sum;
-				q_sum += ag[i].q_sum;
-				syncs += ag[i].vs.syncs;
-				sync_ns += ag[i].vs.sync_ns;
-				as_sum += ag[i].as_sum;
-				as_n += ag[i].as_n;
-				if (ag[i].elapsed_s > elapsed)
-					elapsed = ag[i].elapsed_s;
-			}
-			pthread_barrier_destroy(&start);
-			free(ag);
+			rusk_agent_params tmpl;
+			rusk_agent_params_init(&tmpl, &sp, 0);
+			tmpl.strategy = strats[j];
+			tmpl.sample = (uint32_t)sample;
+			tmpl.tau_ns = tau_ms * 1000000;
+			tmpl.seed = cc.params.seed;
+			cli_row row;
+			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, duration,
+			                   &row) != 0)
+				status = RUSK_EXIT_FAIL;
+			uint64_t placed = row.placed, attempts = row.attempts,
+			         conflicts = row.conflicts, syncs = row.syncs,
+			         sync_ns = row.sync_ns, refused = row.refused, r_sum = row.r_sum,
+			         as_n = row.as_n;
+			double as_sum = row.as_sum, q_sum = row.q_sum, elapsed = row.elapsed;
 			char err[256];
 			if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK || refused != 0 ||
 			    rusk_cluster_free_rus(c) != n_rus) {

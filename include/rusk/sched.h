@@ -119,6 +119,8 @@ typedef struct rusk_agent_params {
 	uint64_t tau_ns;            /* Adaptive threshold, default 1 s */
 	double ema_alpha;           /* Adaptive EMA weight of the newest delay, default 0.1 */
 	uint64_t seed;
+	bool global_lock; /* baseline "global-lock": same sampling, every commit under
+	                   * one cluster-wide mutex (default false) */
 } rusk_agent_params;
 
 typedef struct rusk_agent rusk_agent;

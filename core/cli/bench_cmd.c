@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk bench`: one workload, one process, rusk against the designs it replaces.
+ *
+ * Every row runs N agent threads closed loop (as fast as they can place) on the same
+ * cluster, seed and target load (default 80%), so tasks/s is the highest sustained commit
+ * rate of that design on this machine. Rows: rusk Latency-first / Quality-first / Adaptive
+ * on DiffSync; Latency-first on StateSync and SameSync; `random` (Sparrow-style, R = 2);
+ * `central` (one lock, full scan, Quasar-style greedy); `global-lock` (rusk's sampling
+ * with every commit under one mutex). Ratios are against `central` in the same run. Then
+ * thread scaling 1..N agents for rusk and global-lock. Writes JSON and, with gnuplot, a PNG.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "cli.h"
+
+typedef struct bench_row {
+	const char *name;
+	rusk_sync_policy sync;
+	rusk_strategy strategy;
+	bool global_lock;
+} bench_row;
+
+static const bench_row rows[] = {
+        {"rusk latency (diff)", RUSK_SYNC_DIFF, RUSK_STRATEGY_LATENCY, false},
+        {"rusk quality (diff)", RUSK_SYNC_DIFF, RUSK_STRATEGY_QUALITY, false},
+        {"rusk adaptive (diff)", RUSK_SYNC_DIFF, RUSK_STRATEGY_ADAPTIVE, false},
+        {"statesync (latency)", RUSK_SYNC_STATE, RUSK_STRATEGY_LATENCY, false},
+        {"samesync (latency)", RUSK_SYNC_SAME, RUSK_STRATEGY_LATENCY, false},
+        {"random (sparrow)", RUSK_SYNC_DIFF, RUSK_STRATEGY_RANDOM, false},
+        {"central (one lock)", RUSK_SYNC_DIFF, RUSK_STRATEGY_CENTRAL, false},
+        {"global-lock", RUSK_SYNC_DIFF, RUSK_STRATEGY_LATENCY, true},
+};
+#define N_ROWS (sizeof rows / sizeof rows[0])
+
+typedef struct result {
+	double tput, p50_us, p99_us, conflict_pct, quality;
+} result;
+
+static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, double load,
+                   double duration, uint64_t seed, result *out)
+{
+	rusk_sync_params sp = {.policy = r->sync,
+	                       .partitions = rusk_cluster_partitions(c),
+	                       .agents = agents,
+	                       .gap_ns = 500000000ull,
+	                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
+	                       .seed = seed};
+	rusk_agent_params tmpl;
+	rusk_agent_params_init(&tmpl, &sp, 0);
+	tmpl.strategy = r->strategy;
+	tmpl.global_lock = r->global_lock;
+	tmpl.seed = seed;
+	size_t window = (size_t)(load * rusk_cluster_rus(c) / agents);
+	cli_row *row = calloc(1, sizeof *row);
+	if (row == NULL)
+		return -1;
+	int rc = cli_run_agents(c, &sp, &tmpl, agents, window ? window : 1, duration, row);
+	char err[256];
+	if (rc == 0 && (row->refused != 0 || rusk_cluster_verify(c, err, sizeof err) != RUSK_OK ||
+	                rusk_cluster_free_rus(c) != rusk_cluster_rus(c)))
+		rc = -1;
+	out->tput = row->elapsed > 0 ? row->placed / row->elapsed : 0;
+	out->p50_us = rusk_hist_quantile(&row->decide, 0.5) / 1e3;
+	out->p99_us = rusk_hist_quantile(&row->decide, 0.99) / 1e3;
+	out->conflict_pct = row->attempts ? 100.0 * row->conflicts / row->attempts : 0;
+	out->quality = row->placed ? row->q_sum / row->placed : 0;
+	free(row);
+	return rc;
+}
+
+static void bench_usage(void)
+{
+	puts("usage: rusk bench [options]\n"
+	     "\n"
+	     "rusk against the designs it replaces, same workload, same run: rusk Latency/\n"
+	     "Quality/Adaptive on DiffSync, StateSync, SameSync, random (Sparrow), central\n"
+	     "(one lock, full scan) and global-lock (commits under one mutex); then thread\n"
+	     "scaling 1..N. Agents run closed loop: tasks/s is the highest sustained rate.\n"
+	     "\n"
+	     "  --agents N       agents per row, and the top of the scaling sweep (default 2)\n"
+	     "  --duration-s S   seconds per row (default 2)\n"
+	     "  --load F         share of RUs held in steady state (default 0.8)\n"
+	     "  --json FILE      write the rows and the sweep as JSON\n"
+	     "  --png FILE       bar chart of tasks/s per row (needs gnuplot)");
+	cli_cluster_usage();
+}
+
+int rusk_cmd_bench(int argc, char **argv)
+{
+	cli_cluster cc;
+	cli_cluster_init(&cc);
+	uint64_t agents = 2;
+	double duration = 2, load = 0.8;
+	const char *json = NULL, *png = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int r = cli_cluster_opt(&cc, argc, argv, &i);
+		if (r < 0)
+			return RUSK_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			bench_usage();
+			return 0;
+		} else if (strcmp(a, "--agents") == 0) {
+			if (cli_u64(a, v, 1, 256, &agents))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--duration-s") == 0) {
+			if (cli_double(a, v, 0.05, 3600, &duration))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--load") == 0) {
+			if (cli_double(a, v, 0, 0.95, &load))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--png") == 0) {
+			if (v == NULL) {
+				fprintf(stderr, "rusk: %s: needs a file name\n", a);
+				return RUSK_EXIT_USAGE;
+			}
+			*(a[2] == 'j' ? &json : &png) = v;
+		} else {
+			fprintf(stderr,
+			        "rusk bench: unknown option '%s' (try: rusk bench --help)\n", a);
+			return RUSK_EXIT_USAGE;
+		}
+		i++;
+	}
+	if (cc.params.partitions < agents) {
+		fprintf(stderr,
+		        "rusk: --agents %" PRIu64 " needs --partitions >= %" PRIu64
+		        " (DiffSync, ParSync §5.1: P >= N)\n",
+		        agents, agents);
+		return RUSK_EXIT_USAGE;
+	}
+	rusk_cluster *c;
+	double build_s;
+	if (cli_cluster_build(&cc, &c, &build_s) != RUSK_OK)
+		return RUSK_EXIT_USAGE;
+	printf("rusk bench: %u machines, %u RUs, %u partitions; %" PRIu64
+	       " agents per row, closed loop at %.0f%% load, %.1f s per row\n\n",
+	       rusk_cluster_machines(c), rusk_cluster_rus(c), rusk_cluster_partitions(c), agents,
+	       load * 100, duration);
+	printf("  %-22s %12s %10s %10s %10s %9s %11s\n", "design", "tasks/s", "p50 (us)",
+	       "p99 (us)", "conflict%", "quality", "x central");
+	fflush(stdout);
+	result res[N_ROWS];
+	int status = 0;
+	for (size_t k = 0; k < N_ROWS; k++)
+		if (run_row(c, &rows[k], (uint32_t)agents, load, duration, cc.params.seed,
+		            &res[k]) != 0)
+			status = RUSK_EXIT_FAIL;
+	double central = res[6].tput > 0 ? res[6].tput : 1;
+	for (size_t k = 0; k < N_ROWS; k++)
+		printf("  %-22s %12.0f %10.2f %10.2f %9.2f%% %9.3f %10.1fx\n", rows[k].name,
+		       res[k].tput, res[k].p50_us, res[k].p99_us, res[k].conflict_pct,
+		       res[k].quality, res[k].tput / central);
+	printf("\n  rusk latency vs global-lock: %.2fx tasks/s with %" PRIu64 " agents\n",
+	       res[7].tput > 0 ? res[0].tput / res[7].tput : 0.0, agents);
+	printf("\n  thread scaling (tasks/s)\n  %-8s %14s %14s\n", "agents", "rusk latency",
+	       "global-lock");
+	double *scale = calloc(2 * agents, sizeof *scale);
+	for (uint32_t n = 1; n <= agents; n++) {
+		result r0, r1;
+		if (run_row(c, &rows[0], n, load, duration, cc.params.seed, &r0) != 0 ||
+		    run_row(c, &rows[7], n, load, duration, cc.params.seed, &r1) != 0)
+			status = RUSK_EXIT_FAIL;
+		scale[2 * (n - 1)] = r0.tput;
+		scale[2 * (n - 1) + 1] = r1.tput;
+		printf("  %-8u %14.0f %14.0f\n", n, r0.tput, r1.tput);
+		fflush(stdout);
+	}
+	printf("\n  tasks/s: placements per second, every agent flat out (the highest sustained\n"
+	       "  rate); p50/p99: time of one placement decision (sample + commit + retries);\n"
+	       "  quality: mean slot score placed (higher is better).\n");
+	if (json != NULL) {
+		FILE *f = fopen(json, "w");
+		if (f == NULL) {
+			fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
+			status = RUSK_EXIT_USAGE;
+		} else {
+			fprintf(f,
+			        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
+			        "%u, "
+			        "\"agents\": %" PRIu64 ", \"load\": %.3f, \"duration_s\": %.3f, "
+			        "\"seed\": %" PRIu64 "},\n  \"rows\": [\n",
+			        rusk_cluster_machines(c), rusk_cluster_rus(c),
+			        rusk_cluster_partitions(c), agents, load, duration, cc.params.seed);
+			for (size_t k = 0; k < N_ROWS; k++)
+				fprintf(f,
+				        "    {\"design\": \"%s\", \"tasks_per_s\": %.1f, "
+				        "\"decision_p50_us\": "
+				        "%.3f, \"decision_p99_us\": %.3f, \"conflict_pct\": %.4f, "
+				        "\"quality\": "
+				        "%.4f, \"vs_central\": %.2f}%s\n",
+				        rows[k].name, res[k].tput, res[k].p50_us, res[k].p99_us,
+				        res[k].conflict_pct, res[k].quality, res[k].tput / central,
+				        k + 1 < N_ROWS ? "," : "");
+			fprintf(f, "  ],\n  \"scaling\": [");
+			for (uint32_t n = 1; n <= agents; n++)
+				fprintf(f,
+				        "%s{\"agents\": %u, \"rusk\": %.1f, \"global_lock\": %.1f}",
+				        n > 1 ? ", " : "", n, scale[2 * (n - 1)],
+				        scale[2 * (n - 1) + 1]);
+			fprintf(f, "]\n}\n");
+			fclose(f);
+		}
+	}
+	if (png != NULL) {
+		char dat[4200], gp[4200];
+		snprintf(dat, sizeof dat, "%s.dat", png);
+		snprintf(gp, sizeof gp, "%s.gp", png);
+		FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
+		if (d == NULL || g == NULL) {
+			fprintf(stderr, "rusk: --png: cannot write next to %s: %s\n", png,
+			        strerror(errno));
+			status = RUSK_EXIT_USAGE;
+		} else {
+			for (size_t k = 0; k < N_ROWS; k++)
+				fprintf(d, "\"%s\" %.1f\n", rows[k].name, res[k].tput);
+			fprintf(g,
+			        "set terminal pngcairo size 960,540 noenhanced\nset output '%s'\n"
+			        "set title 'rusk bench: highest sustained tasks/s (%" PRIu64
+			        " agents)'\n"
+			        "set style fill solid 0.6\nset boxwidth 0.7\nset logscale y\n"
+			        "set ylabel 'tasks/s (log)'\nset xtics rotate by -30\nset grid y\n"
+			        "plot '%s' using 0:2:xtic(1) with boxes notitle\n",
+			        png, agents, dat);
+		}
+		if (d)
+			fclose(d);
+		if (g)
+			fclose(g);
+		char cmd[8600];
+		snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+		int rc = status == 0 ? system(cmd) : -1;
+		if (status == 0 && (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)) {
+			fprintf(stderr,
+			        "rusk bench: gnuplot failed (apt-get install -y gnuplot-nox)\n");
+			status = RUSK_EXIT_FAIL;
+		}
+	}
+	free(scale);
+	rusk_rcu_barrier();
+	rusk_cluster_destroy(c);
+	return status;
+}
