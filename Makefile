@@ -3,7 +3,7 @@
 #   make demo    install missing packages, build Release, run the main job (`rusk run`)
 #   make test    unit + concurrency + CLI tests, then the concurrency tests again under
 #                ThreadSanitizer and AddressSanitizer+UBSan
-#   make bench   Google Benchmark micro-suite (full length)
+#   make bench   Google Benchmark micro-suite + `rusk bench`; JSON under perf/bench/
 #   make stress  long torture runs (STRESS_SECONDS, default 60)
 #   make fuzz    libFuzzer harnesses, FUZZ_SECONDS each (default 30; needs clang)
 #   make format / format-check
@@ -58,7 +58,11 @@ test: test-plain test-tsan test-asan
 	@echo "make test: plain, ThreadSanitizer and AddressSanitizer+UBSan runs passed"
 
 bench: build
-	./build/bench/bench_ru
+	@mkdir -p perf/bench perf/figures
+	./build/bench/bench_ru --benchmark_out=perf/bench/bench_ru.json --benchmark_out_format=json
+	./build/bench/bench_sync --benchmark_out=perf/bench/bench_sync.json --benchmark_out_format=json
+	./build/bench/bench_sched --benchmark_out=perf/bench/bench_sched.json --benchmark_out_format=json
+	./build/rusk bench --json perf/bench/rusk_bench.json --png perf/figures/rusk_bench.png
 
 stress: build
 	./build/stress/ru_torture --threads 4 --seconds $(STRESS_SECONDS) --hot 256
