@@ -58,6 +58,10 @@ static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 {
 	return __atomic_fetch_add(p, d, mo);
 }
+static inline uint64_t rusk_fas64(uint64_t *p, uint64_t v, int mo)
+{
+	return __atomic_exchange_n(p, v, mo);
+}
 
 static inline void rusk_and64(uint64_t *p, uint64_t m, int mo)
 {
@@ -139,6 +143,13 @@ static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 	uint32_t v = ck_pr_faa_32(p, d);
 	rusk_fence_after_(mo);
 	return v;
+}
+static inline uint64_t rusk_fas64(uint64_t *p, uint64_t v, int mo)
+{
+	rusk_fence_before_(mo);
+	uint64_t old = ck_pr_fas_64(p, v);
+	rusk_fence_after_(mo);
+	return old;
 }
 
 static inline void rusk_and64(uint64_t *p, uint64_t m, int mo)

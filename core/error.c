@@ -22,6 +22,7 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_EOFFLINE: return "RU offline: machine down or draining, or lease revoked";
 	case RUSK_EPOLICY: return "impossible sync policy";
 	case RUSK_EAGAIN: return "not placed this time: re-queue the task";
+	case RUSK_EBUSY: return "already attached or in use";
 	default: return "unknown rusk error";
 	}
 }

@@ -178,6 +178,7 @@ struct rusk_cluster {
 	double max_speed;             /* fastest platform's speed (quality scaling) */
 	uint16_t max_score;           /* highest slot score (weighted sampling bound) */
 	pthread_mutex_t central_lock; /* the `central` baseline strategy's one lock */
+	struct rusk_admit *admit;     /* admission statistics (admit.c), set at quiescence */
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
 
@@ -208,6 +209,14 @@ extern void (*rusk_fault_gang_member)(uint64_t task, size_t taken, size_t n);
 /* RU accounting shared by ru.c and topology.c. */
 void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);
 void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_free);
+/* Admission control (admit.c): after a change of machine mi's free RUs (and of its
+ * contention vector when vec_changed), bring its bucket accounting up to date. */
+void rusk_admit_fold_(struct rusk_admit *a, uint32_t mi, bool vec_changed);
+static inline void rusk_admit_note_(rusk_cluster *c, uint32_t mi, bool vec_changed)
+{
+	if (c->admit != NULL)
+		rusk_admit_fold_(c->admit, mi, vec_changed);
+}
 /* Snapshots (snapshot.c). get_ inside a read-side section; reader_done_ after the last
  * read of it (a TSan annotation, free otherwise). */
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p);

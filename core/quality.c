@@ -39,6 +39,17 @@ void rusk_qtask_init(rusk_qtask *q, const rusk_profile *prof)
 	q->tw = fmin(code / CODE_DEN, 1.0); /* rounding may push 99..99 past 10^20 */
 }
 
+double rusk_qtask_eval_ci(const rusk_qtask *q, const double *ci)
+{
+	double code = 0;
+	for (int k = 0; k < RUSK_N_RESOURCES; k++) {
+		double x = ci[q->order[k]];
+		code = code * 100.0 + (x > 99.0 ? 99.0 : x);
+	}
+	double u = 1.0 - fmin(code / CODE_DEN, 1.0);
+	return u >= q->tw ? 1.0 - (u - q->tw) : q->tw - u;
+}
+
 double rusk_qtask_eval(const rusk_cluster *c, const rusk_qtask *q, uint32_t ru)
 {
 	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
@@ -46,14 +57,10 @@ double rusk_qtask_eval(const rusk_cluster *c, const rusk_qtask *q, uint32_t ru)
 	for (int i = 0; i < RUSK_LANE_WORDS; i++)
 		w[i] = rusk_load64(&m->interf[i], RUSK_RELAXED); /* live statistic */
 	double others = m->n_rus > 1 ? (double)(m->n_rus - 1) : 1.0;
-	double code = 0;
-	for (int k = 0; k < RUSK_N_RESOURCES; k++) {
-		double ci = rusk_lane(w, q->order[k]) / others;
-		code = code * 100.0 + (ci > 99.0 ? 99.0 : ci);
-	}
-	double u = 1.0 - fmin(code / CODE_DEN, 1.0);
-	double qv = u >= q->tw ? 1.0 - (u - q->tw) : q->tw - u;
-	return qv * c->platforms[m->platform].speed / c->max_speed;
+	double ci[RUSK_N_RESOURCES];
+	for (int i = 0; i < RUSK_N_RESOURCES; i++)
+		ci[i] = rusk_lane(w, i) / others;
+	return rusk_qtask_eval_ci(q, ci) * c->platforms[m->platform].speed / c->max_speed;
 }
 
 RUSK_EXPORT double rusk_quality_target(const rusk_profile *prof)

@@ -112,6 +112,7 @@ static inline int commit_one(rusk_cluster *c, uint64_t task, uint32_t ru, const 
 	/* Release: clears C; pairs with the acquire loads of a topology change (settle) and
 	 * of a release of this lease. Nobody else writes a word holding C. */
 	rusk_store64(w, next, RUSK_RELEASE);
+	rusk_admit_note_(c, c->ru_machine[ru], (next & RUSK_W_PROFILE) != 0);
 	out->ru = ru;
 	out->gen = rusk_w_gen(next);
 	return RUSK_OK;
@@ -152,6 +153,7 @@ static inline int release_one(rusk_cluster *c, uint64_t task, rusk_lease l)
 	} else {
 		rusk_store64(w, RUSK_W_OFFLINE(gen), RUSK_RELEASE);
 	}
+	rusk_admit_note_(c, c->ru_machine[l.ru], (cur & RUSK_W_PROFILE) != 0);
 	return RUSK_OK;
 }
 

@@ -86,6 +86,7 @@ RUSK_EXPORT int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn re
 			break;
 		}
 	}
+	rusk_admit_note_(c, m, true);
 	return RUSK_OK;
 }
 
@@ -109,6 +110,7 @@ RUSK_EXPORT int rusk_machine_drain(rusk_cluster *c, uint32_t m)
 				cur = settle(w);
 		}
 	}
+	rusk_admit_note_(c, m, true);
 	return RUSK_OK;
 }
 
@@ -135,5 +137,6 @@ RUSK_EXPORT int rusk_machine_up(rusk_cluster *c, uint32_t m)
 				cur = settle(w);
 		}
 	}
+	rusk_admit_note_(c, m, true);
 	return RUSK_OK;
 }

@@ -265,6 +265,23 @@ RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
 	v->st.marks++;
 }
 
+RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
+{
+	const rusk_cluster *c = v->c;
+	if (ru >= c->n_rus)
+		return;
+	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
+	uint32_t b = rusk_ru_bit(c, ru, m);
+	uint64_t mask = UINT64_C(1) << (b % 64);
+	if (v->bits[b / 64] & mask)
+		return;
+	v->bits[b / 64] |= mask;
+	v->parts[m->partition].free_rus++;
+	v->total_free++;
+	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]++;
+	v->st.marks++;
+}
+
 RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru)
 {
 	const rusk_cluster *c = v->c;

@@ -27,6 +27,7 @@ enum rusk_err {
 	RUSK_EOFFLINE = -13, /* the RU's machine is down or draining, or the lease was revoked */
 	RUSK_EPOLICY = -14,  /* impossible sync policy (e.g. DiffSync with P < N) */
 	RUSK_EAGAIN = -15,   /* not placed this time (conflicts, no free RU in view): re-queue */
+	RUSK_EBUSY = -16,    /* the object is already attached or in use (one per cluster) */
 };
 
 /*

@@ -3,6 +3,7 @@
 #ifndef RUSK_RUSK_H
 #define RUSK_RUSK_H
 
+#include <rusk/admit.h>
 #include <rusk/clock.h>
 #include <rusk/cluster.h>
 #include <rusk/error.h>

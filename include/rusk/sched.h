@@ -73,6 +73,7 @@ typedef struct rusk_task {
 	uint32_t rus;              /* RUs wanted, >= 1 */
 	bool gang;                 /* all-or-nothing (true) or incremental (false) */
 	uint8_t placement;         /* rusk_placement_pref */
+	uint8_t priority;          /* 0 normal; > 0 high: bypasses admission (rusk/admit.h) */
 	rusk_profile profile;      /* interference it causes (quality model INTERFERENCE) */
 	const uint32_t *preferred; /* preferred machines (quality model SCORE), may be NULL */
 	uint32_t n_preferred;

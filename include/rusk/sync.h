@@ -176,6 +176,9 @@ bool rusk_view_is_free(const rusk_view *v, uint32_t ru);
 /* Marks `ru` taken in the view: after the agent committed it, or lost it to a conflict
  * (ParSync §5.2). Idempotent. */
 void rusk_view_mark_taken(rusk_view *v, uint32_t ru);
+/* Marks `ru` free in the view: after the agent itself released it (e.g. preempted its
+ * holder) and knows it free before the next sync. Idempotent. */
+void rusk_view_mark_free(rusk_view *v, uint32_t ru);
 /*
  * rusk_view_pick_free: an RU of partition p that the view believes free: the first one at
  * or after a position drawn from `rnd` (wrapping), so near-uniform when free RUs are

@@ -1,0 +1,1241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parts of `rusk run` and `rusk sim` that do not depend on the clock or the
+ * interleaving (driver.h): flags, workload, agent-local queues with admission control,
+ * priorities and preemption (Tarcil §4, §5.3), accounting, per-second series, summary.
+ *
+ * Queues. An agent moves what arrives on its ring into local queues and serves, per
+ * round: high-priority tasks first (they bypass everything queued, Tarcil §5.3), then its
+ * retry list (tasks given back after conflicts, with their submission time), then the
+ * admission waiters that are due, then the normal queue. A task the admission check tells
+ * to wait goes to a min-heap by its next check time; it is checked again then, and
+ * admitted at the latest when it has waited the bucket's mu + 2 sigma (rusk/admit.h).
+ *
+ * Preemption. A high-priority task that could not be placed samples RUs of the master
+ * array; an RU held by a running normal task makes that task a victim: a CAS on its state
+ * word ends its tenure (the completer's CAS for the same tenure then fails), its RUs are
+ * released and marked free in the preempting agent's view, and it goes to that agent's
+ * retry list, counted. Its re-placement delay counts from the preemption.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "driver.h"
+
+#define RING_SIZE  DRV_RING_SIZE
+#define MAX_PHASES DRV_MAX_PHASES
+#define MAX_GROUPS DRV_MAX_GROUPS
+
+static inline void stat_add(uint64_t *p, uint64_t d)
+{
+	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED); /* single writer */
+}
+
+uint32_t drv_group_size(const run_cfg *cfg, int k)
+{
+	return (cfg->agents - (uint32_t)k + (uint32_t)cfg->n_groups - 1) / (uint32_t)cfg->n_groups;
+}
+
+static int d_bin(const run *R, uint32_t ru)
+{
+	uint32_t n = rusk_cluster_rus(R->c);
+	uint32_t v = (uint32_t)lround(rusk_ru_score(R->c, ru) * 1000.0);
+	uint32_t lo = 0, hi = n; /* first index with score >= v */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (R->score_sorted[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double d = n > 1 ? (double)lo / (n - 1) : 0;
+	int b = (int)(d * D_BINS);
+	return b >= D_BINS ? D_BINS - 1 : b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int parse_phases(const char *v, run_cfg *cfg)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", v);
+	cfg->n_phases = 0;
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		char *end;
+		double x = strtod(tok, &end);
+		if (*end != '\0' || !(x >= 0 && x <= 1000) || cfg->n_phases == MAX_PHASES)
+			return -1;
+		cfg->phases[cfg->n_phases++] = x;
+	}
+	return cfg->n_phases > 0 ? 0 : -1;
+}
+
+static void json_hist(FILE *f, const char *name, const rusk_hist *h, bool last)
+{
+	fprintf(f,
+	        "    \"%s\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, "
+	        "\"p999\": %.1f, \"max\": %.1f}%s\n",
+	        name, rusk_hist_mean(h) / 1e3, rusk_hist_quantile(h, 0.5) / 1e3,
+	        rusk_hist_quantile(h, 0.9) / 1e3, rusk_hist_quantile(h, 0.99) / 1e3,
+	        rusk_hist_quantile(h, 0.999) / 1e3, h->max / 1e3, last ? "" : ",");
+}
+
+static void drv_usage(bool sim)
+{
+	if (sim)
+		puts("usage: rusk sim [options]\n"
+		     "\n"
+		     "Virtual time: the same kernel, flags and metrics as rusk run, but agents "
+		     "are\n"
+		     "simulated actors on a discrete-event clock. An agent spends --decision-us "
+		     "per\n"
+		     "decision and --sync-latency-us per partition sync; its commit reaches the "
+		     "master\n"
+		     "array --commit-latency-us later, so commits of different agents interleave "
+		     "in\n"
+		     "event-time order and lose real CASes. Same flags and seed: identical --json "
+		     "and\n"
+		     "--csv bytes.\n"
+		     "\n"
+		     "  --decision-us D       per-task decision time of an agent (default 250)\n"
+		     "  --sync-latency-us S   agent time per partition sync (default 0)\n"
+		     "  --commit-latency-us C decision end -> commit at the master (default 0)\n"
+		     "\n"
+		     "Flags of rusk run:");
+	else
+		puts("usage: rusk run [options]\n"
+		     "\n"
+		     "Real-time run: an open-loop generator, N agent threads placing tasks with "
+		     "their\n"
+		     "strategy on their local views, a completer releasing RUs when tasks end. "
+		     "Default:\n"
+		     "ParSync §6.1's shape: 100,000 machines x 2 RUs (200K slots), 40,000 tasks/s "
+		     "base\n"
+		     "rate, five 10 s phases at 50,80,95,80,50%, 5 s tasks.\n");
+	puts("  --agents N            agent threads (default 2)\n"
+	     "  --sync diff|same|state  sync policy (default diff)\n"
+	     "  --gap-ms G            sync gap (default 500)\n"
+	     "  --strategy NAME       latency|quality|adaptive|random|central (default latency)\n"
+	     "  --tau-ms T            Adaptive threshold (default 1000)\n"
+	     "  --sample auto|R       candidates per RU (default auto)\n"
+	     "  --rate TASKS_PER_S    base arrival rate (default 40000)\n"
+	     "  --phases P1,P2,...    phase loads in % of the base rate (default 50,80,95,80,50)\n"
+	     "  --phase-s S           seconds per phase (default 10)\n"
+	     "  --duration-s S        one phase at 100% of --rate for S seconds instead\n"
+	     "  --groups 'P;P[;..]'   load groups (ParSync §5.2 Fig. 4): agent i is in group\n"
+	     "                        i mod G; each group gets its agents' share of --rate\n"
+	     "                        shaped by its own phase list\n"
+	     "  --task-ms MEAN        mean task duration (default 5000)\n"
+	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
+	     "  --task-rus M          RUs per task (default 1)\n"
+	     "  --trace FILE|openb    replay a trace instead: the Alibaba openb pod list (openb:\n"
+	     "                        the bundled one) or a CSV "
+	     "'arrival_s,duration_s,rus[,priority]'\n"
+	     "  --trace-format openb|csv  (default: openb for the bundled list, else csv)\n"
+	     "  --time-scale X        divide trace times by X (default: fit the trace to\n"
+	     "                        --duration-s or the phases' length); with --rate, shifted\n"
+	     "                        replicas are added to reach that rate\n"
+	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
+	     "  --quality score|interference  placement quality model (default score: slot\n"
+	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
+	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
+	     "                        share of tasks placed on preferred machines; default 0)\n"
+	     "  --admission on|off    Tarcil §4 admission control: LSH buckets of contention\n"
+	     "                        vectors; a task waits (at most mu + 2 sigma of the\n"
+	     "                        time-until-free) while few matching RUs are free\n"
+	     "                        (default off)\n"
+	     "  --buckets N           LSH buckets (default 20)\n"
+	     "  --priority-share F    share of tasks with high priority, 0..1: they bypass\n"
+	     "                        queued tasks and admission and may preempt normal ones\n"
+	     "                        (default 0; traces carry their own priorities)\n"
+	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
+	     "                        task keeps what it won and waits for the rest)\n"
+	     "  --json FILE           write the summary as JSON\n"
+	     "  --csv FILE            write the per-second series as CSV");
+	cli_cluster_usage();
+}
+
+int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
+{
+	cli_cluster_init(ccp);
+	cli_cluster *const cc = ccp;
+	cc->params.rus_per_machine = 2; /* 200K slots, as ParSync's evaluation */
+	run_cfg cfg = {.agents = 2,
+	               .batch = 100,
+	               .task_rus = 1,
+	               .rate = 40000,
+	               .phase_s = 10,
+	               .task_ms = 5000,
+	               .dist = 2,
+	               .sync = RUSK_SYNC_DIFF,
+	               .gap_ms = 500,
+	               .tau_ms = 1000,
+	               .strategy = RUSK_STRATEGY_LATENCY,
+	               .trace_format = -1,
+	               .buckets = 20,
+	               .sim = sim,
+	               .decision_us = 250, /* ParSync §6: 0.25 ms per task */
+	               .sync_latency_us = 0,
+	               .commit_latency_us = 0,
+	               .max_retries = 8};
+	parse_phases("50,80,95,80,50", &cfg);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int r = cli_cluster_opt(cc, argc, argv, &i);
+		if (r < 0)
+			return RUSK_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		uint64_t x;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			drv_usage(sim);
+			return -1;
+		} else if (strcmp(a, "--agents") == 0) {
+			if (cli_u64(a, v, 1, 1024, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.agents = (uint32_t)x;
+		} else if (strcmp(a, "--batch") == 0) {
+			if (cli_u64(a, v, 1, RING_SIZE / 2, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.batch = (uint32_t)x;
+		} else if (strcmp(a, "--task-rus") == 0) {
+			if (cli_u64(a, v, 1, RUSK_MAX_RUS_PER_MACHINE, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.task_rus = (uint32_t)x;
+		} else if (strcmp(a, "--rate") == 0) {
+			if (cli_double(a, v, 0.001, 1e8, &cfg.rate))
+				return RUSK_EXIT_USAGE;
+			cfg.rate_set = true;
+		} else if (strcmp(a, "--trace") == 0) {
+			if (v == NULL) {
+				fprintf(stderr, "rusk: --trace: needs a file (or openb)\n");
+				return RUSK_EXIT_USAGE;
+			}
+			cfg.trace = v;
+		} else if (strcmp(a, "--trace-format") == 0) {
+			if (v != NULL && strcmp(v, "openb") == 0)
+				cfg.trace_format = RUSK_TRACE_OPENB;
+			else if (v != NULL && strcmp(v, "csv") == 0)
+				cfg.trace_format = RUSK_TRACE_CSV;
+			else {
+				fprintf(stderr, "rusk: --trace-format: '%s' is not openb or csv\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+		} else if (strcmp(a, "--preferred") == 0) {
+			if (cli_u64(a, v, 0, 64, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.preferred = (uint32_t)x;
+		} else if (strcmp(a, "--quality") == 0) {
+			if (v != NULL && strcmp(v, "score") == 0)
+				cfg.quality = RUSK_QUALITY_SCORE;
+			else if (v != NULL && strcmp(v, "interference") == 0)
+				cfg.quality = RUSK_QUALITY_INTERFERENCE;
+			else {
+				fprintf(stderr,
+				        "rusk: --quality: '%s' is not score or interference\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+		} else if (strcmp(a, "--time-scale") == 0) {
+			if (cli_double(a, v, 1e-9, 1e12, &cfg.time_scale))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--phase-s") == 0) {
+			if (cli_double(a, v, 0.001, 86400, &cfg.phase_s))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--duration-s") == 0) {
+			if (cli_double(a, v, 0.001, 86400, &cfg.duration_s))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--task-ms") == 0) {
+			if (cli_double(a, v, 0.001, 1e9, &cfg.task_ms))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--groups") == 0) {
+			char buf[1024];
+			snprintf(buf, sizeof buf, "%s", v ? v : "");
+			int ng = 0;
+			bool ok = v != NULL;
+			char *save = NULL;
+			for (char *tok = strtok_r(buf, ";", &save); ok && tok;
+			     tok = strtok_r(NULL, ";", &save)) {
+				run_cfg tmp;
+				if (ng == MAX_GROUPS || parse_phases(tok, &tmp) != 0) {
+					ok = false;
+					break;
+				}
+				memcpy(cfg.gphases[ng], tmp.phases, sizeof tmp.phases);
+				cfg.gn_phases[ng++] = tmp.n_phases;
+			}
+			if (!ok || ng < 2) {
+				fprintf(stderr,
+				        "rusk: --groups: '%s' is not 2..%d phase lists separated "
+				        "by "
+				        "';' (e.g. '67,100,100;67,67,100')\n",
+				        v ? v : "", MAX_GROUPS);
+				return RUSK_EXIT_USAGE;
+			}
+			cfg.n_groups = ng;
+		} else if (strcmp(a, "--phases") == 0) {
+			if (v == NULL || parse_phases(v, &cfg) != 0) {
+				fprintf(stderr,
+				        "rusk: --phases: '%s' is not a list of 1..%d loads in %% "
+				        "(e.g. 50,80,95,80,50)\n",
+				        v ? v : "", MAX_PHASES);
+				return RUSK_EXIT_USAGE;
+			}
+		} else if (strcmp(a, "--task-dist") == 0) {
+			if (v != NULL && strcmp(v, "exp") == 0)
+				cfg.dist = 0;
+			else if (v != NULL && strcmp(v, "lognormal") == 0)
+				cfg.dist = 1;
+			else if (v != NULL && strcmp(v, "fixed") == 0)
+				cfg.dist = 2;
+			else {
+				fprintf(stderr,
+				        "rusk: --task-dist: '%s' is not exp, lognormal or fixed\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+		} else if (strcmp(a, "--sync") == 0) {
+			if (cli_sync_policy(a, v, false, &cfg.sync, NULL))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--strategy") == 0) {
+			if (cli_strategy(a, v, false, &cfg.strategy, NULL))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--gap-ms") == 0) {
+			if (cli_u64(a, v, 1, 3600000, &cfg.gap_ms))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--tau-ms") == 0) {
+			if (cli_u64(a, v, 1, 3600000, &cfg.tau_ms))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--sample") == 0) {
+			if (v != NULL && strcmp(v, "auto") == 0)
+				cfg.sample = 0;
+			else if (cli_u64(a, v, 1, 4096, &cfg.sample))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--admission") == 0) {
+			if (v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
+				cfg.admission = strcmp(v, "on") == 0;
+			else {
+				fprintf(stderr, "rusk: --admission: '%s' is not on or off\n",
+				        v ? v : "");
+				return RUSK_EXIT_USAGE;
+			}
+		} else if (strcmp(a, "--buckets") == 0) {
+			if (cli_u64(a, v, 2, RUSK_ADMIT_MAX_BUCKETS, &x))
+				return RUSK_EXIT_USAGE;
+			cfg.buckets = (uint32_t)x;
+		} else if (strcmp(a, "--priority-share") == 0) {
+			if (cli_double(a, v, 0, 1, &cfg.priority_share))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--gang") == 0) {
+			cfg.gang = true;
+			i--; /* no value */
+		} else if (sim && strcmp(a, "--decision-us") == 0) {
+			if (cli_double(a, v, 0, 1e9, &cfg.decision_us))
+				return RUSK_EXIT_USAGE;
+		} else if (sim && strcmp(a, "--sync-latency-us") == 0) {
+			if (cli_double(a, v, 0, 1e9, &cfg.sync_latency_us))
+				return RUSK_EXIT_USAGE;
+		} else if (sim && strcmp(a, "--commit-latency-us") == 0) {
+			if (cli_double(a, v, 0, 1e9, &cfg.commit_latency_us))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0) {
+			if (v == NULL) {
+				fprintf(stderr, "rusk: %s: needs a file name\n", a);
+				return RUSK_EXIT_USAGE;
+			}
+			*(a[2] == 'j' ? &cfg.json : &cfg.csv) = v;
+		} else {
+			fprintf(stderr, "rusk %s: unknown option '%s' (try: rusk %s --help)\n",
+			        sim ? "sim" : "run", a, sim ? "sim" : "run");
+			return RUSK_EXIT_USAGE;
+		}
+		i++;
+	}
+	if (cfg.duration_s > 0) {
+		cfg.n_phases = 1;
+		cfg.phases[0] = 100;
+		cfg.phase_s = cfg.duration_s;
+	}
+	if (cfg.n_groups == 0) {
+		cfg.n_groups = 1;
+		memcpy(cfg.gphases[0], cfg.phases, sizeof cfg.phases);
+		cfg.gn_phases[0] = cfg.n_phases;
+	} else {
+		if ((uint32_t)cfg.n_groups > cfg.agents) {
+			fprintf(stderr,
+			        "rusk: --groups: %d groups need at least %d agents (--agents %u)\n",
+			        cfg.n_groups, cfg.n_groups, cfg.agents);
+			return RUSK_EXIT_USAGE;
+		}
+		if (cfg.trace != NULL) {
+			fprintf(stderr, "rusk: --groups and --trace cannot be combined\n");
+			return RUSK_EXIT_USAGE;
+		}
+		/* The run lasts as long as the longest group; phases/JSON report group 0's. */
+		cfg.n_phases = 0;
+		for (int k = 0; k < cfg.n_groups; k++)
+			if (cfg.gn_phases[k] > cfg.n_phases)
+				cfg.n_phases = cfg.gn_phases[k];
+		memcpy(cfg.phases, cfg.gphases[0], sizeof cfg.phases);
+	}
+	char err[256];
+	rusk_sync_params check = {.policy = cfg.sync,
+	                          .partitions = cc->params.partitions,
+	                          .agents = cfg.agents,
+	                          .gap_ns = cfg.gap_ms * 1000000};
+	if (rusk_sync_check(&check, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk: --sync %s --agents %u --partitions %u: %s\n",
+		        rusk_sync_policy_name(cfg.sync), cfg.agents, cc->params.partitions, err);
+		return RUSK_EXIT_USAGE;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int drv_setup(run *R, cli_cluster *cc)
+{
+	run_cfg cfg = R->cfg;
+	char err[256];
+	char *trace_path = cfg.trace_path, *trace_note = cfg.trace_note;
+	const size_t path_len = sizeof cfg.trace_path, note_len = sizeof cfg.trace_note;
+	R->seed = cc->params.seed;
+	if (cfg.trace != NULL) {
+		if (strcmp(cfg.trace, "openb") == 0) {
+			const char *dir = getenv("RUSK_TRACE_DIR");
+			snprintf(trace_path, path_len, "%s/openb/openb_pod_list_default.csv",
+			         dir != NULL ? dir : RUSK_DATA_DIR);
+			if (cfg.trace_format < 0)
+				cfg.trace_format = RUSK_TRACE_OPENB;
+		} else {
+			snprintf(trace_path, path_len, "%s", cfg.trace);
+			if (cfg.trace_format < 0)
+				cfg.trace_format = RUSK_TRACE_CSV;
+		}
+		rusk_arrival *raw;
+		size_t n_raw;
+		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, err,
+		                          sizeof err);
+		if (trc != RUSK_OK) {
+			fprintf(stderr, "rusk: --trace: %s\n", err);
+			return RUSK_EXIT_USAGE;
+		}
+		double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
+		double run_s = cfg.n_phases * cfg.phase_s;
+		double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
+		double natural = n_raw / (span / scale);
+		uint32_t replicas = 1;
+		if (cfg.rate_set && cfg.rate > natural)
+			replicas = (uint32_t)ceil(cfg.rate / natural);
+		R->trace = rusk_trace_expand(raw, n_raw, scale, replicas, &R->n_trace);
+		free(raw);
+		if (R->trace == NULL) {
+			fprintf(stderr, "rusk: --trace: out of memory expanding %zu tasks\n",
+			        n_raw);
+			return RUSK_EXIT_FAIL;
+		}
+		snprintf(trace_note, note_len,
+		         "trace %s: %zu tasks over %.3g s; time scale 1/%.4g -> %.1f s; %u shifted "
+		         "replica%s -> %zu tasks, %.0f tasks/s",
+		         trace_path, n_raw, span, scale, span / scale, replicas,
+		         replicas > 1 ? "s" : "", R->n_trace, R->n_trace / (span / scale));
+		cfg.n_phases = 1;
+		cfg.phases[0] = 100;
+		cfg.phase_s = span / scale;
+	}
+	R->cfg = cfg;
+	FILE *csv = NULL;
+	if (cfg.csv && (csv = fopen(cfg.csv, "w")) == NULL) {
+		fprintf(stderr, "rusk: --csv: %s: %s\n", cfg.csv, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	double build_s;
+	if (cli_cluster_build(cc, &R->c, &build_s) != RUSK_OK)
+		return RUSK_EXIT_USAGE;
+	double expected = 0;
+	for (int k = 0; k < cfg.n_groups; k++)
+		for (int j = 0; j < cfg.gn_phases[k]; j++)
+			expected += cfg.rate * drv_group_size(&cfg, k) / cfg.agents *
+			            cfg.gphases[k][j] / 100.0 * cfg.phase_s;
+	R->n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
+	R->pool_cap = R->n_tasks_cap * cfg.task_rus;
+	if (R->trace != NULL) {
+		R->n_tasks_cap = R->n_trace;
+		R->pool_cap = 0;
+		for (size_t i = 0; i < R->n_trace; i++)
+			R->pool_cap += R->trace[i].rus;
+	}
+	R->tasks = calloc(R->n_tasks_cap, sizeof *R->tasks);
+	R->pool = calloc(R->pool_cap ? R->pool_cap : 1, sizeof *R->pool);
+	R->ag = calloc(cfg.agents, sizeof *R->ag);
+	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
+	if (pref_per_task > 0)
+		R->pref_pool = calloc(R->n_tasks_cap * pref_per_task, sizeof *R->pref_pool);
+	if (cfg.quality == RUSK_QUALITY_SCORE) {
+		R->score_sorted = malloc(sizeof *R->score_sorted * rusk_cluster_rus(R->c));
+		if (R->score_sorted != NULL) {
+			for (uint32_t r = 0; r < rusk_cluster_rus(R->c); r++)
+				R->score_sorted[r] =
+				        (uint32_t)lround(rusk_ru_score(R->c, r) * 1000.0);
+			qsort(R->score_sorted, rusk_cluster_rus(R->c), sizeof *R->score_sorted,
+			      cmp_u32);
+		}
+	}
+	if (R->tasks == NULL || R->ag == NULL || R->pool == NULL ||
+	    (pref_per_task > 0 && R->pref_pool == NULL) ||
+	    (cfg.quality == RUSK_QUALITY_SCORE && R->score_sorted == NULL)) {
+		fprintf(stderr, "rusk: out of memory for %" PRIu64 " tasks\n", R->n_tasks_cap);
+		return RUSK_EXIT_FAIL;
+	}
+	uint32_t n_rus = rusk_cluster_rus(R->c);
+	printf("rusk %s: %u machines, %u RUs, %u partitions; %u agents (%s sync, G = %" PRIu64
+	       " ms, %s); base rate %.0f tasks/s,",
+	       cfg.sim ? "sim" : "run", rusk_cluster_machines(R->c), n_rus,
+	       rusk_cluster_partitions(R->c), cfg.agents, rusk_sync_policy_name(cfg.sync),
+	       cfg.gap_ms, rusk_strategy_name(cfg.strategy), cfg.rate);
+	printf(" phases");
+	for (int k = 0; k < cfg.n_phases; k++)
+		printf("%s%.0f", k ? "," : " ", cfg.phases[k]);
+	if (R->trace != NULL)
+		printf("%% x %.1f s; %s\n\n", cfg.phase_s, trace_note);
+	else
+		printf("%% x %.1f s; tasks %s %.0f ms x %u RU\n\n", cfg.phase_s,
+		       cfg.dist == 0   ? "exp"
+		       : cfg.dist == 1 ? "lognormal"
+		                       : "fixed",
+		       cfg.task_ms, cfg.task_rus);
+	fflush(stdout);
+
+	if (cfg.admission) {
+		rusk_admit_params ap;
+		rusk_admit_params_init(&ap);
+		ap.buckets = cfg.buckets;
+		ap.seed = R->seed;
+		if (rusk_admit_attach(R->c, &ap, &R->adm, err, sizeof err) != RUSK_OK) {
+			fprintf(stderr, "rusk: --admission: %s\n", err);
+			return RUSK_EXIT_USAGE;
+		}
+	}
+	R->csv = csv;
+	if (csv)
+		fprintf(csv,
+		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
+		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
+		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
+		        "agent_median_p90_us\n");
+	R->per_agent = calloc(cfg.agents, sizeof *R->per_agent);
+	R->snap = calloc(4, sizeof *R->snap);
+	R->medians = calloc(cfg.agents, sizeof *R->medians);
+	if (R->per_agent == NULL || R->snap == NULL || R->medians == NULL) {
+		fprintf(stderr, "rusk: out of memory\n");
+		return RUSK_EXIT_FAIL;
+	}
+	for (uint32_t i = 0; i < cfg.agents; i++) {
+		R->ag[i].index = i;
+		R->ag[i].run = R;
+		R->ag[i].prng_state = R->seed ^ (0x9E3779B97F4A7C15ull * (i + 1));
+	}
+	return 0;
+}
+
+void drv_gen_init(run *R, drv_gen *G)
+{
+	const run_cfg *cfg = &R->cfg;
+	memset(G, 0, sizeof *G);
+	for (int k = 0; k < cfg->n_groups; k++) {
+		uint32_t members = drv_group_size(cfg, k);
+		rusk_loadgen_init(&G->g[k], cfg->rate * members / cfg->agents, cfg->gphases[k],
+		                  cfg->gn_phases[k], cfg->phase_s, cfg->dist, cfg->task_ms / 1000.0,
+		                  cfg->task_rus, R->seed + (uint64_t)k * 7919);
+		G->live[k] = members > 0 && rusk_loadgen_next(&G->g[k], &G->next[k]) == 0;
+	}
+	/* Preferences, profiles and priorities: their own stream of the same seed. */
+	rusk_rng_seed(&G->prng, R->seed, 0x70726566);
+}
+
+bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp)
+{
+	*grp = 0;
+	if (R->trace != NULL) {
+		if (G->ti == R->n_trace)
+			return false;
+		*x = R->trace[G->ti++];
+		return true;
+	}
+	int g = -1;
+	for (int k = 0; k < R->cfg.n_groups; k++)
+		if (G->live[k] && (g < 0 || G->next[k].t_s < G->next[g].t_s))
+			g = k;
+	if (g < 0)
+		return false;
+	*x = G->next[g];
+	G->live[g] = rusk_loadgen_next(&G->g[g], &G->next[g]) == 0;
+	*grp = g;
+	return true;
+}
+
+run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
+                       run_agent **dest)
+{
+	const run_cfg *cfg = &R->cfg;
+	if (G->id >= R->n_tasks_cap || G->pool_used + x->rus > R->pool_cap)
+		return NULL;
+	uint64_t id = G->id++;
+	run_task *tk = &R->tasks[id];
+	tk->id = id + 1;
+	tk->submit_ns = submit_ns;
+	tk->dur_ns = (uint64_t)(x->duration_s * 1e9);
+	tk->rus = (uint16_t)x->rus;
+	tk->l = R->pool + G->pool_used;
+	G->pool_used += x->rus;
+	if (R->trace != NULL && x->n_pref > 0) {
+		tk->pref = R->pref_pool + id * RUSK_TRACE_MAX_PREF;
+		tk->n_pref = x->n_pref;
+		memcpy(tk->pref, x->pref, sizeof *tk->pref * x->n_pref);
+	} else if (cfg->preferred > 0) {
+		tk->pref = R->pref_pool + id * cfg->preferred;
+		tk->n_pref = (uint8_t)cfg->preferred;
+		for (uint32_t k = 0; k < cfg->preferred; k++)
+			tk->pref[k] = rusk_rng_below(&G->prng, rusk_cluster_machines(R->c));
+	}
+	if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
+		for (int k = 0; k < RUSK_N_RESOURCES; k++)
+			tk->prof.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
+	tk->prio = x->priority;
+	if (cfg->priority_share > 0 && rusk_rng_unit(&G->prng) < cfg->priority_share)
+		tk->prio = 1;
+	/* round robin over the group's agents: grp, grp + n_groups, ... */
+	uint32_t members = drv_group_size(cfg, grp);
+	*dest = &R->ag[grp + (G->rr[grp]++ % members) * (uint32_t)cfg->n_groups];
+	return tk;
+}
+
+/* ---- agent-local queues ------------------------------------------------------------------ */
+
+void tq_push(tq *q, run_task *t, bool front)
+{
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 1024;
+		run_task **na = malloc(nc * sizeof *na);
+		if (na == NULL)
+			abort(); /* the CLI's queues; the kernel never aborts */
+		for (size_t i = 0; i < q->n; i++)
+			na[i] = q->a[(q->head + i) & (q->cap - 1)];
+		free(q->a);
+		q->a = na;
+		q->head = 0;
+		q->cap = nc;
+	}
+	if (front) {
+		q->head = (q->head + q->cap - 1) & (q->cap - 1);
+		q->a[q->head] = t;
+	} else {
+		q->a[(q->head + q->n) & (q->cap - 1)] = t;
+	}
+	q->n++;
+}
+
+run_task *tq_pop(tq *q)
+{
+	if (q->n == 0)
+		return NULL;
+	run_task *t = q->a[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->n--;
+	return t;
+}
+
+static void wait_push(run_agent *a, run_task *t)
+{
+	if (a->n_wait == a->wait_cap) {
+		a->wait_cap = a->wait_cap ? a->wait_cap * 2 : 1024;
+		a->wait = realloc(a->wait, a->wait_cap * sizeof *a->wait);
+		if (a->wait == NULL)
+			abort();
+	}
+	size_t i = a->n_wait++;
+	while (i > 0 && a->wait[(i - 1) / 2]->ready_ns > t->ready_ns) {
+		a->wait[i] = a->wait[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	a->wait[i] = t;
+}
+
+static run_task *wait_pop(run_agent *a)
+{
+	run_task *top = a->wait[0], *last = a->wait[--a->n_wait];
+	size_t i = 0, n = a->n_wait;
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && a->wait[l]->ready_ns < last->ready_ns)
+			m = l;
+		if (l + 1 < n && a->wait[l + 1]->ready_ns < (m == i ? last : a->wait[m])->ready_ns)
+			m = l + 1;
+		if (m == i)
+			break;
+		a->wait[i] = a->wait[m];
+		i = m;
+	}
+	if (n > 0)
+		a->wait[i] = last;
+	return top;
+}
+
+void drv_enqueue(run_agent *a, run_task *tk)
+{
+	tq_push(tk->prio > 0 ? &a->hi : &a->lo, tk, false);
+}
+
+run_task *drv_next(run_agent *a, uint64_t now, size_t *retries)
+{
+	run_task *t = tq_pop(&a->hi);
+	if (t != NULL)
+		return t;
+	if (*retries > 0 && a->retry.n > 0) {
+		(*retries)--;
+		return tq_pop(&a->retry);
+	}
+	if (a->n_wait > 0 && a->wait[0]->ready_ns <= now)
+		return wait_pop(a);
+	return tq_pop(&a->lo);
+}
+
+uint64_t drv_next_wake(const run_agent *a)
+{
+	return a->n_wait > 0 ? a->wait[0]->ready_ns : UINT64_MAX;
+}
+
+size_t drv_queued(const run_agent *a)
+{
+	return a->hi.n + a->retry.n + a->lo.n + a->n_wait;
+}
+
+bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now)
+{
+	if (R->adm == NULL || tk->admitted)
+		return true;
+	rusk_task t = drv_task(R, tk);
+	rusk_admit_decision d;
+	uint64_t waited = tk->wait_from_ns ? now - tk->wait_from_ns : 0;
+	if (rusk_admit_check(R->adm, &t, R->cfg.quality, waited, &d) != RUSK_OK ||
+	    d.verdict == RUSK_ADMIT_NOW) {
+		tk->admitted = true;
+		if (tk->wait_from_ns != 0) {
+			rusk_hist_record(&a->st.admission, waited);
+			stat_add(&a->st.adm_waited, 1);
+			stat_add(&a->st.adm_bound, d.reason == RUSK_ADMIT_BOUND);
+		}
+		return true;
+	}
+	if (tk->wait_from_ns == 0)
+		tk->wait_from_ns = now;
+	tk->ready_ns = now + d.wait_ns;
+	wait_push(a, tk);
+	return false;
+}
+
+rusk_task drv_task(const run *R, const run_task *tk)
+{
+	rusk_task t = {.id = tk->id,
+	               .rus = (uint32_t)(tk->rus - tk->placed),
+	               .gang = R->cfg.gang,
+	               .priority = tk->prio,
+	               .profile = tk->prof,
+	               .preferred = tk->pref,
+	               .n_preferred = tk->n_pref,
+	               .submit_ns = tk->submit_ns};
+	return t;
+}
+
+uint32_t drv_tenure(const run_task *tk)
+{
+	return (uint32_t)(rusk_load64((uint64_t *)&tk->st, RUSK_ACQUIRE) >> 2);
+}
+
+bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_placement *pl,
+                uint64_t t_deq, uint64_t t_done)
+{
+	agent_stats *s = &a->st;
+	if (R->score_sorted != NULL)
+		for (uint32_t k = 0; k < pl->placed; k++)
+			stat_add(&s->d_bins[d_bin(R, tk->l[tk->placed + k].ru)], 1);
+	tk->placed = (uint16_t)(tk->placed + pl->placed);
+	stat_add(&s->rus_placed, pl->placed);
+	stat_add(&s->r_sum, pl->sample_size);
+	if (pl->sample_size > s->r_max)
+		rusk_store64(&s->r_max, pl->sample_size, RUSK_RELAXED);
+	stat_add(&s->q_micro, (uint64_t)(pl->quality * 1e6));
+	stat_add(&s->pref_tasks, pl->placed > 0 && pl->preferred == pl->placed);
+	rusk_hist_record(&s->place, t_done - t_deq);
+	rusk_hist_record(&s->sample, pl->sample_ns);
+	rusk_hist_record(&s->commit, pl->commit_ns);
+	rusk_hist_record(&s->stale, pl->staleness_ns);
+	if (tk->placed < tk->rus) {
+		/* Incremental: it keeps what it won and waits for the rest. */
+		tq_push(&a->retry, tk, false);
+		return false;
+	}
+	uint64_t from = tk->requeue_ns ? tk->requeue_ns : tk->submit_ns;
+	uint64_t delay = t_done - from;
+	rusk_hist_record(&s->delay, delay);
+	rusk_hist_record(tk->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
+	rusk_agent_observe_delay(ag, delay);
+	stat_add(&s->placed, 1);
+	stat_add(&s->placed_hi, tk->prio > 0);
+	tk->end_ns = t_done + tk->dur_ns;
+	/* Release: the leases and end time above are visible to whoever acquires RUNNING
+	 * (the completer, or a preempting agent). */
+	uint64_t tenure = rusk_load64(&tk->st, RUSK_RELAXED) >> 2;
+	rusk_store64(&tk->st, tenure << 2 | TS_RUNNING, RUSK_RELEASE);
+	return true;
+}
+
+void drv_gave_back(run_agent *a, run_task *tk)
+{
+	stat_add(&a->st.requeued, 1);
+	tq_push(tk->prio > 0 ? &a->hi : &a->retry, tk, false);
+}
+
+uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uint64_t now)
+{
+	uint32_t need = (uint32_t)(tk->rus - tk->placed), freed = 0;
+	uint32_t n_rus = rusk_cluster_rus(R->c);
+	/* Victims are found where they hold RUs: a bounded sample of the master array, drawn
+	 * from a stream of the agent's own (deterministic in the simulator). */
+	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
+		a->prng_state = a->prng_state * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t ru = (uint32_t)(((a->prng_state >> 32) * n_rus) >> 32);
+		rusk_ru_info info;
+		if (rusk_ru_state(R->c, ru, &info) != RUSK_OK || info.owner == 0 ||
+		    info.owner == RUSK_OWNER_NONE || info.owner > R->n_tasks_cap)
+			continue;
+		run_task *vt = &R->tasks[info.owner - 1];
+		if (vt->prio > 0)
+			continue;
+		uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE);
+		if ((st & 3) != TS_RUNNING)
+			continue;
+		/* Acq_rel: wins the tenure against the completer's CAS (drv_complete). */
+		if (!rusk_cas64(&vt->st, &st, ((st >> 2) + 1) << 2 | TS_QUEUED, RUSK_ACQ_REL))
+			continue;
+		size_t rejected = 0;
+		rusk_ru_release_many(R->c, vt->id, vt->l, vt->placed, &rejected);
+		for (uint32_t k = 0; k < vt->placed; k++)
+			rusk_view_mark_free(v, vt->l[k].ru);
+		freed += vt->placed;
+		vt->placed = 0;
+		vt->requeue_ns = now;
+		stat_add(&a->st.preempted, 1);
+		tq_push(&a->retry, vt, true);
+	}
+	if (freed > 0)
+		stat_add(&a->st.preemptions, 1);
+	return freed;
+}
+
+bool drv_complete(run *R, run_task *tk, uint32_t tenure)
+{
+	uint64_t st = (uint64_t)tenure << 2 | TS_RUNNING;
+	/* Acq_rel: pairs with drv_placed's release store and a preemptor's CAS. */
+	if (!rusk_cas64(&tk->st, &st, (uint64_t)tenure << 2 | TS_DONE, RUSK_ACQ_REL))
+		return false;
+	if (rusk_ru_release_many(R->c, tk->id, tk->l, tk->placed, NULL) == RUSK_OK)
+		stat_add(&R->released, 1);
+	return true;
+}
+
+void drv_agent_drain(run *R, run_agent *a)
+{
+	/* Whatever is still queued stays counted as backlog; an incremental task that holds
+	 * part of its RUs gives them back. */
+	run_task *t;
+	tq *qs[] = {&a->hi, &a->retry, &a->lo};
+	a->n_left = drv_queued(a);
+	for (int i = 0; i < 3; i++)
+		for (size_t k = 0; k < qs[i]->n; k++) {
+			t = qs[i]->a[(qs[i]->head + k) & (qs[i]->cap - 1)];
+			if (t->placed > 0 &&
+			    (rusk_load64(&t->st, RUSK_RELAXED) & 3) != TS_RUNNING) {
+				rusk_ru_release_many(R->c, t->id, t->l, t->placed, NULL);
+				t->placed = 0;
+			}
+		}
+	free(a->hi.a);
+	free(a->retry.a);
+	free(a->lo.a);
+	free(a->wait);
+}
+
+/* ---- per-second series -------------------------------------------------------------------- */
+
+uint64_t drv_second(run *R, bool tty)
+{
+	const run_cfg *cfg = &R->cfg;
+	uint32_t n_rus = rusk_cluster_rus(R->c);
+	rusk_hist *cur = &R->snap[2], *d = &R->snap[3], *snap = &R->snap[0], *one = &R->snap[1];
+	R->secs++;
+	memset(cur, 0, sizeof *cur);
+	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0;
+	for (uint32_t i = 0; i < cfg->agents; i++) {
+		rusk_hist_merge(cur, &R->ag[i].st.delay);
+		placed += rusk_load64(&R->ag[i].st.placed, RUSK_RELAXED);
+		conf += rusk_load64(&R->ag[i].st.conflicts, RUSK_RELAXED);
+		preempted += rusk_load64(&R->ag[i].st.preempted, RUSK_RELAXED);
+		q_micro += rusk_load64(&R->ag[i].st.q_micro, RUSK_RELAXED);
+	}
+	rusk_hist_diff(d, cur, &R->prev);
+	/* Each agent's median delay this second; their 10/50/90th percentiles across agents
+	 * show how evenly agents fare (ParSync Figs. 6-8 bands). */
+	uint32_t n_med = 0;
+	for (uint32_t i = 0; i < cfg->agents; i++) {
+		memset(snap, 0, sizeof *snap);
+		rusk_hist_merge(snap, &R->ag[i].st.delay);
+		rusk_hist_diff(one, snap, &R->per_agent[i]);
+		R->per_agent[i] = *snap;
+		if (one->n > 0)
+			R->medians[n_med++] = (double)rusk_hist_quantile(one, 0.5);
+	}
+	qsort(R->medians, n_med, sizeof *R->medians, cmp_double);
+	R->prev = *cur;
+	uint64_t sub = rusk_load64(&R->submitted, RUSK_RELAXED);
+	uint64_t rej = rusk_load64(&R->rejected, RUSK_RELAXED);
+	uint64_t backlog = sub - rej - (placed - preempted);
+	double util = 1.0 - (double)rusk_cluster_free_rus(R->c) / n_rus;
+	R->util_sum += util;
+	uint64_t tput = placed - R->prev_placed;
+	if (tput > R->max_tput)
+		R->max_tput = tput;
+	if (R->csv) {
+		int phase = (int)((R->secs - 0.5) / cfg->phase_s);
+		const double *m = R->medians;
+		fprintf(R->csv,
+		        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n",
+		        R->secs, phase < cfg->n_phases ? phase : cfg->n_phases, sub, placed, tput,
+		        rej, backlog, util, conf - R->prev_conf, rusk_hist_quantile(d, 0.1) / 1e3,
+		        rusk_hist_quantile(d, 0.5) / 1e3, rusk_hist_quantile(d, 0.9) / 1e3,
+		        rusk_hist_quantile(d, 0.99) / 1e3,
+		        tput ? (q_micro - R->prev_q) / 1e6 / tput : 0.0,
+		        n_med ? m[(size_t)(0.1 * (n_med - 1))] / 1e3 : 0.0,
+		        n_med ? m[(size_t)(0.5 * (n_med - 1))] / 1e3 : 0.0,
+		        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0);
+	}
+	R->prev_q = q_micro;
+	if (tty)
+		fprintf(stderr,
+		        "\r  %3d s  %8" PRIu64 " tasks/s  util %5.1f%%  backlog %" PRIu64 "   ",
+		        R->secs, tput, util * 100, backlog);
+	R->prev_placed = placed;
+	R->prev_conf = conf;
+	/* Admission history: the previous window plus this one (rusk_admit_roll). */
+	if (R->adm != NULL && R->secs % 10 == 0)
+		rusk_admit_roll(R->adm);
+	return backlog;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+int drv_report(run *R, bool interrupted)
+{
+	const run_cfg *cfg = &R->cfg;
+	agent_stats tot;
+	memset(&tot, 0, sizeof tot);
+	int status = 0;
+	uint64_t left = 0;
+	char err[256];
+	uint32_t n_rus = rusk_cluster_rus(R->c);
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		agent_stats *s = &R->ag[i].st;
+		if (R->ag[i].err != RUSK_OK)
+			status = RUSK_EXIT_FAIL;
+		tot.placed += s->placed;
+		tot.conflicts += s->conflicts;
+		tot.attempts += s->attempts;
+		tot.requeued += s->requeued;
+		tot.r_sum += s->r_sum;
+		tot.rus_placed += s->rus_placed;
+		tot.q_micro += s->q_micro;
+		tot.pref_tasks += s->pref_tasks;
+		tot.preempted += s->preempted;
+		tot.preemptions += s->preemptions;
+		tot.adm_waited += s->adm_waited;
+		tot.adm_bound += s->adm_bound;
+		tot.placed_hi += s->placed_hi;
+		if (s->r_max > tot.r_max)
+			tot.r_max = s->r_max;
+		left += R->ag[i].n_left;
+		rusk_hist_merge(&tot.admission, &s->admission);
+		rusk_hist_merge(&tot.delay_hi, &s->delay_hi);
+		rusk_hist_merge(&tot.delay_lo, &s->delay_lo);
+		for (int k = 0; k < D_BINS; k++)
+			tot.d_bins[k] += s->d_bins[k];
+		rusk_hist_merge(&tot.stale, &s->stale);
+		rusk_hist_merge(&tot.sample, &s->sample);
+		rusk_hist_merge(&tot.commit, &s->commit);
+		rusk_hist_merge(&tot.delay, &s->delay);
+		rusk_hist_merge(&tot.queue, &s->queue);
+		rusk_hist_merge(&tot.place, &s->place);
+	}
+	/* Each side counted on its own: the agents' leftovers, the completer's releases. */
+	uint64_t sub = R->submitted, rej = R->rejected, backlog = left;
+	uint64_t runs = tot.placed - tot.preempted; /* placements that ran to the end */
+	bool adds_up = sub == runs + rej + backlog && R->released == runs;
+	int vrc = rusk_cluster_verify(R->c, err, sizeof err);
+	bool all_free = rusk_cluster_free_rus(R->c) == n_rus;
+	double elapsed = R->elapsed_s > 0 ? R->elapsed_s : 1;
+
+	printf("  %-28s %" PRIu64 " submitted, %" PRIu64 " placed, %" PRIu64 " rejected, %" PRIu64
+	       " queued at the end%s\n",
+	       "tasks", sub, tot.placed, rej, backlog, interrupted ? " (interrupted)" : "");
+	printf("  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
+	       tot.placed / elapsed, R->max_tput);
+	printf("  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+	       "scheduling delay (us)", rusk_hist_mean(&tot.delay) / 1e3,
+	       rusk_hist_quantile(&tot.delay, 0.5) / 1e3, rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
+	       rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
+	       rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
+	printf("  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
+	       "p99 %.2f\n",
+	       "  of which (us)", rusk_hist_quantile(&tot.queue, 0.5) / 1e3,
+	       rusk_hist_quantile(&tot.queue, 0.99) / 1e3,
+	       rusk_hist_quantile(&tot.sample, 0.5) / 1e3,
+	       rusk_hist_quantile(&tot.sample, 0.99) / 1e3,
+	       rusk_hist_quantile(&tot.commit, 0.5) / 1e3,
+	       rusk_hist_quantile(&tot.commit, 0.99) / 1e3);
+	if (cfg->admission)
+		printf("  %-28s %" PRIu64 " tasks waited (%" PRIu64
+		       " admitted at the mu + 2 sigma bound); wait p50 %.1f us, p99 %.1f us, "
+		       "max %.1f us\n",
+		       "admission control", tot.adm_waited, tot.adm_bound,
+		       rusk_hist_quantile(&tot.admission, 0.5) / 1e3,
+		       rusk_hist_quantile(&tot.admission, 0.99) / 1e3, tot.admission.max / 1e3);
+	if (tot.placed_hi > 0 || tot.preempted > 0)
+		printf("  %-28s high %" PRIu64 " placed, delay p50 %.1f p99 %.1f us; normal p50 "
+		       "%.1f p99 %.1f us; %" PRIu64 " preempted (all re-queued)\n",
+		       "priorities", tot.placed_hi, rusk_hist_quantile(&tot.delay_hi, 0.5) / 1e3,
+		       rusk_hist_quantile(&tot.delay_hi, 0.99) / 1e3,
+		       rusk_hist_quantile(&tot.delay_lo, 0.5) / 1e3,
+		       rusk_hist_quantile(&tot.delay_lo, 0.99) / 1e3, tot.preempted);
+	printf("  %-28s %" PRIu64 " (%.3f per task, %.2f%% of %" PRIu64 " commits); %" PRIu64
+	       " re-queued\n",
+	       "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
+	       tot.attempts ? 100.0 * tot.conflicts / tot.attempts : 0.0, tot.attempts,
+	       tot.requeued);
+	double q_mean = tot.placed ? tot.q_micro / 1e6 / tot.placed : 0.0;
+	double pref_frac = tot.placed ? (double)tot.pref_tasks / tot.placed : 0.0;
+	uint64_t d_total = 0;
+	for (int k = 0; k < D_BINS; k++)
+		d_total += tot.d_bins[k];
+	printf("  %-28s R %.1f per decision (max %" PRIu64
+	       "); staleness mean %.1f ms, p99 %.1f ms\n",
+	       "sampling", tot.placed ? (double)tot.r_sum / tot.placed : 0.0, tot.r_max,
+	       rusk_hist_mean(&tot.stale) / 1e6, rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
+	printf("  %-28s %s %.3f", "quality",
+	       R->cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q", q_mean);
+	if (R->cfg.preferred > 0)
+		printf(", %.1f%% of tasks on preferred machines", 100.0 * pref_frac);
+	if (d_total > 0) {
+		uint64_t top = tot.d_bins[D_BINS - 1] + tot.d_bins[D_BINS - 2];
+		printf(", %.1f%% of RUs in the top 20%% (D >= 0.8)", 100.0 * top / d_total);
+	}
+	printf("\n");
+	printf("  %-28s %.1f%% mean over the run\n", "utilization",
+	       100.0 * R->util_sum / (R->secs ? R->secs : 1));
+	uint64_t syncs = 0, sync_ns = 0;
+	double busy = 0;
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		syncs += R->ag[i].vs.syncs;
+		sync_ns += R->ag[i].vs.sync_ns;
+		busy += R->ag[i].busy_s;
+	}
+	if (cfg->sim)
+		printf("  %-28s %" PRIu64 " partition syncs; agents busy %.1f%% of the time\n",
+		       "view syncs", syncs, 100.0 * busy / (elapsed * cfg->agents));
+	else
+		printf("  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU "
+		       "time)\n",
+		       "view syncs", syncs, sync_ns / 1e9,
+		       busy > 0 ? 100.0 * sync_ns / 1e9 / busy : 0.0);
+	rusk_hist *gh = calloc(1, sizeof *gh);
+	for (int k = 0; R->cfg.n_groups > 1 && gh != NULL && k < R->cfg.n_groups; k++) {
+		memset(gh, 0, sizeof *gh);
+		uint64_t gq = 0, gp = 0;
+		for (uint32_t i = (uint32_t)k; i < R->cfg.agents; i += (uint32_t)R->cfg.n_groups) {
+			rusk_hist_merge(gh, &R->ag[i].st.delay);
+			gq += R->ag[i].st.q_micro;
+			gp += R->ag[i].st.placed;
+		}
+		char label[32];
+		snprintf(label, sizeof label, "group %c (%u agents)", 'A' + k,
+		         drv_group_size(cfg, k));
+		printf("  %-28s %" PRIu64 " placed, delay p50 %.1f us, p99 %.1f us, quality %.3f\n",
+		       label, gp, rusk_hist_quantile(gh, 0.5) / 1e3,
+		       rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
+	}
+	free(gh);
+	printf("  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
+	       vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
+	       all_free ? "yes" : "NO");
+	if (vrc != RUSK_OK || !adds_up || !all_free)
+		status = RUSK_EXIT_FAIL;
+
+	if (R->cfg.json) {
+		FILE *f = fopen(R->cfg.json, "w");
+		char qbuf[32];
+		snprintf(qbuf, sizeof qbuf, "%.4f", q_mean);
+		if (f == NULL) {
+			fprintf(stderr, "rusk: --json: %s: %s\n", R->cfg.json, strerror(errno));
+			status = RUSK_EXIT_USAGE;
+		} else {
+			fprintf(f,
+			        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
+			        "%u, "
+			        "\"agents\": %u, \"sync\": \"%s\", \"gap_ms\": %" PRIu64
+			        ", \"strategy\": \"%s\", \"sample\": %" PRIu64 ", \"rate\": %.1f, "
+			        "\"phase_s\": %.3f, \"phases\": [",
+			        rusk_cluster_machines(R->c), n_rus, rusk_cluster_partitions(R->c),
+			        R->cfg.agents, rusk_sync_policy_name(R->cfg.sync), R->cfg.gap_ms,
+			        rusk_strategy_name(R->cfg.strategy), R->cfg.sample, R->cfg.rate,
+			        R->cfg.phase_s);
+			for (int k = 0; k < R->cfg.n_phases; k++)
+				fprintf(f, "%s%.1f", k ? ", " : "", R->cfg.phases[k]);
+			fprintf(f,
+			        "], \"task_ms\": %.1f, \"task_rus\": %u, \"seed\": %" PRIu64
+			        ", \"admission\": %s, \"buckets\": %u, \"priority_share\": %.4f, "
+			        "\"gang\": %s",
+			        R->cfg.task_ms, R->cfg.task_rus, R->seed,
+			        R->cfg.admission ? "true" : "false", R->cfg.buckets,
+			        R->cfg.priority_share, R->cfg.gang ? "true" : "false");
+			if (R->cfg.sim)
+				fprintf(f,
+				        ", \"decision_us\": %.3f, \"sync_latency_us\": %.3f, "
+				        "\"commit_latency_us\": %.3f",
+				        R->cfg.decision_us, R->cfg.sync_latency_us,
+				        R->cfg.commit_latency_us);
+			fprintf(f, "},\n");
+			fprintf(f,
+			        "  \"tasks\": {\"submitted\": %" PRIu64 ", \"committed\": %" PRIu64
+			        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64
+			        ", \"preempted\": %" PRIu64 ", \"high_priority_placed\": %" PRIu64
+			        "},\n",
+			        sub, tot.placed, rej, backlog, tot.preempted, tot.placed_hi);
+			fprintf(f,
+			        "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
+			        tot.placed / elapsed, R->max_tput);
+			fprintf(f,
+			        "  \"delay_us\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
+			        "\"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f},\n",
+			        rusk_hist_mean(&tot.delay) / 1e3,
+			        rusk_hist_quantile(&tot.delay, 0.5) / 1e3,
+			        rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
+			        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
+			        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
+			fprintf(f,
+			        "  \"conflicts\": {\"total\": %" PRIu64 ", \"rate\": %.6f, "
+			        "\"per_task_mean\": %.6f},\n",
+			        tot.conflicts,
+			        tot.attempts ? (double)tot.conflicts / tot.attempts : 0.0,
+			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0);
+			fprintf(f,
+			        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, "
+			        "\"q_mean\": %s, "
+			        "\"preferred_fraction\": %.6f, \"sample_size_mean\": %.2f, "
+			        "\"sample_size_max\": %" PRIu64 ", "
+			        "\"d_cdf\": ",
+			        R->cfg.quality == RUSK_QUALITY_SCORE ? "score" : "interference",
+			        R->cfg.quality == RUSK_QUALITY_SCORE ? qbuf : "null",
+			        R->cfg.quality == RUSK_QUALITY_SCORE ? "null" : qbuf, pref_frac,
+			        tot.placed ? (double)tot.r_sum / tot.placed : 0.0, tot.r_max);
+			if (d_total == 0) {
+				fprintf(f, "null},\n"); /* D needs a static ranking: score model
+				                           only */
+			} else {
+				uint64_t cum = 0;
+				fprintf(f, "[0");
+				for (int k = 0; k < D_BINS; k++) {
+					cum += tot.d_bins[k];
+					fprintf(f, ", %.6f", (double)cum / d_total);
+				}
+				fprintf(f, "]},\n");
+			}
+			fprintf(f, "  \"staleness_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n",
+			        rusk_hist_mean(&tot.stale) / 1e6,
+			        rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
+			fprintf(f, "  \"utilization\": {\"mean\": %.4f},\n",
+			        R->util_sum / (R->secs ? R->secs : 1));
+			if (R->cfg.sim) /* modelled time only: identical bytes for identical seeds
+			                 */
+				fprintf(f,
+				        "  \"sync\": {\"partitions_synced\": %" PRIu64
+				        ", \"agent_busy_share\": %.5f},\n",
+				        syncs, busy / (elapsed * R->cfg.agents));
+			else
+				fprintf(f,
+				        "  \"sync\": {\"partitions_synced\": %" PRIu64
+				        ", \"seconds\": %.4f, "
+				        "\"share_of_agent_cpu\": %.5f},\n",
+				        syncs, sync_ns / 1e9,
+				        busy > 0 ? sync_ns / 1e9 / busy : 0.0);
+			fprintf(f,
+			        "  \"admission\": {\"waited\": %" PRIu64 ", \"at_bound\": %" PRIu64
+			        "},\n",
+			        tot.adm_waited, tot.adm_bound);
+			fprintf(f,
+			        "  \"priority\": {\"high_placed\": %" PRIu64
+			        ", \"preempted\": %" PRIu64 ",\n",
+			        tot.placed_hi, tot.preempted);
+			json_hist(f, "delay_high_us", &tot.delay_hi, false);
+			json_hist(f, "delay_normal_us", &tot.delay_lo, true);
+			fprintf(f, "  },\n");
+			fprintf(f, "  \"phases_us\": {\n");
+			json_hist(f, "queue", &tot.queue, false);
+			json_hist(f, "admission", &tot.admission, false);
+			json_hist(f, "sample", &tot.sample, false);
+			json_hist(f, "commit", &tot.commit, false);
+			json_hist(f, "sample_commit", &tot.place, true);
+			fprintf(f, "  },\n  \"agents\": [");
+			for (uint32_t i = 0; i < R->cfg.agents; i++)
+				fprintf(f,
+				        "%s{\"placed\": %" PRIu64 ", \"conflicts\": %" PRIu64 "}",
+				        i ? ", " : "", R->ag[i].st.placed, R->ag[i].st.conflicts);
+			fprintf(f,
+			        "],\n  \"checks\": {\"counts_add_up\": %s, "
+			        "\"counters_consistent\": %s}\n}\n",
+			        adds_up ? "true" : "false", vrc == RUSK_OK ? "true" : "false");
+			fclose(f);
+		}
+	}
+	return status;
+}
+
+void drv_free(run *R)
+{
+	if (R->csv)
+		fclose(R->csv);
+	free(R->ag);
+	free(R->tasks);
+	free(R->pool);
+	free(R->trace);
+	free(R->pref_pool);
+	free(R->score_sorted);
+	free(R->per_agent);
+	free(R->snap);
+	free(R->medians);
+	rusk_rcu_barrier();
+	rusk_cluster_destroy(R->c); /* detaches admission control too */
+}

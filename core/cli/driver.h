@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `rusk run` (real time, run.c) and `rusk sim` (virtual time, sim.c) share: the
+ * flags, the workload (generator or trace), the per-agent queues with admission control,
+ * priorities and preemption, the accounting of placements and completions, the per-second
+ * series and the summary (text, JSON, CSV). Only the clock and the interleaving differ.
+ *
+ * Task life: generated -> an agent's queue (high-priority queue, retry list, admission
+ * wait heap, normal queue) -> placed (RUNNING, tenure t) -> completed (DONE), or
+ * preempted by a high-priority task (back to QUEUED with tenure t + 1, on the preempting
+ * agent's retry list). The state word tk->st = tenure << 2 | state is the one place where
+ * a completion and a preemption race (real time): a CAS decides who ends the tenure.
+ * Accounting: submitted = placed - preempted + rejected + backlog, released = placed -
+ * preempted; the summary checks both.
+ */
+#ifndef RUSK_CLI_DRIVER_H
+#define RUSK_CLI_DRIVER_H
+
+#include <ck_ring.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "hist.h"
+#include "loadgen.h"
+#include "rng.h"
+
+#define DRV_RING_SIZE  (1u << 16)
+#define DRV_MAX_PHASES 16
+#define DRV_MAX_GROUPS 4
+#define D_BINS         10
+
+enum { TS_QUEUED = 0, TS_RUNNING = 1, TS_DONE = 2 };
+
+typedef struct run_task {
+	uint64_t id, submit_ns, dur_ns;
+	uint64_t st;           /* tenure << 2 | TS_*; atomic (see above) */
+	uint64_t end_ns;       /* end of the current tenure */
+	uint64_t wait_from_ns; /* admission: first told to wait (0: never) */
+	uint64_t ready_ns;     /* admission: next check / sim: key in the wait heap */
+	uint64_t requeue_ns;   /* preempted: when; its re-placement delay counts from here */
+	rusk_lease *l;         /* rus slots in the run's lease pool */
+	uint32_t *pref;        /* preferred machines, n_pref of them */
+	rusk_profile prof;     /* interference it causes (--quality interference) */
+	uint16_t rus, placed;
+	uint8_t n_pref, prio;
+	bool dequeued, admitted;
+} run_task;
+
+typedef struct run_cfg {
+	uint32_t agents, batch, task_rus;
+	double rate, phase_s, duration_s, task_ms;
+	double phases[DRV_MAX_PHASES];
+	int n_phases;
+	int dist; /* 0 exp, 1 lognormal, 2 fixed */
+	const char *json, *csv, *trace;
+	int trace_format;
+	double time_scale; /* 0: fit the trace's span to the run */
+	bool rate_set;
+	uint32_t preferred; /* preferred machines per task */
+	/* Load groups (ParSync §5.2 Fig. 4): agent i belongs to group i mod n_groups. */
+	int n_groups;
+	double gphases[DRV_MAX_GROUPS][DRV_MAX_PHASES];
+	int gn_phases[DRV_MAX_GROUPS];
+	rusk_quality_model quality;
+	rusk_sync_policy sync;
+	uint64_t gap_ms, tau_ms, sample;
+	rusk_strategy strategy;
+	/* Admission control and priorities (Tarcil §4, §5.3). */
+	bool admission, gang;
+	uint32_t buckets;
+	double priority_share;
+	/* Virtual time (rusk sim): the cost model. */
+	bool sim;
+	double decision_us, sync_latency_us, commit_latency_us;
+	uint32_t max_retries;
+	char trace_path[4096];
+	char trace_note[4800];
+} run_cfg;
+
+typedef struct agent_stats {
+	uint64_t placed, conflicts, attempts, requeued, r_sum, r_max, rus_placed, pref_tasks;
+	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
+	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
+	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
+	rusk_hist delay, queue, place, stale, sample, commit, admission, delay_hi, delay_lo;
+} agent_stats;
+
+/* A deque of tasks (an agent's local queues). */
+typedef struct tq {
+	run_task **a;
+	size_t head, n, cap;
+} tq;
+
+typedef struct run_agent {
+	pthread_t tid;
+	uint32_t index;
+	struct run *run;
+	ck_ring_t in, done;
+	ck_ring_buffer_t *in_buf, *done_buf;
+	tq hi, retry, lo; /* owned by the agent */
+	run_task **wait;  /* admission wait heap by ready_ns */
+	size_t n_wait, wait_cap;
+	agent_stats st;     /* written by this agent only; read relaxed by the sampler */
+	rusk_view_stats vs; /* at exit */
+	double busy_s;      /* CPU (run) or modelled (sim) busy time */
+	int err;
+	/* sim only */
+	uint64_t busy_until;
+	bool idle;
+	run_task *cur;
+	uint32_t *chosen;
+	uint32_t tries;
+	uint64_t t_start, dec_ns;
+	rusk_placement pl;
+	uint64_t prng_state; /* victim sampling (drv_preempt) */
+	uint64_t n_left;     /* tasks still queued at the end */
+} run_agent;
+
+/* Workload generator state: groups of phased Poisson processes merged, or a trace. */
+typedef struct drv_gen {
+	rusk_loadgen g[DRV_MAX_GROUPS];
+	rusk_arrival next[DRV_MAX_GROUPS];
+	bool live[DRV_MAX_GROUPS];
+	uint32_t rr[DRV_MAX_GROUPS];
+	uint64_t id, pool_used;
+	size_t ti;
+	rusk_rng prng;
+} drv_gen;
+
+typedef struct run {
+	run_cfg cfg;
+	rusk_cluster *c;
+	rusk_admit *adm;
+	run_agent *ag;
+	run_task *tasks;
+	uint64_t n_tasks_cap;
+	rusk_lease *pool;
+	uint64_t pool_cap;
+	rusk_arrival *trace;
+	size_t n_trace;
+	uint32_t *pref_pool;
+	uint32_t *score_sorted;
+	uint64_t submitted, rejected, released; /* single writers, relaxed */
+	int gen_done, stop;                     /* flags, release/acquire */
+	uint64_t t0;
+	uint64_t seed;
+	FILE *csv;
+	/* per-second sampler state */
+	rusk_hist prev, *per_agent, *snap;
+	double *medians;
+	uint64_t prev_placed, prev_conf, max_tput, prev_q;
+	double util_sum;
+	int secs;
+	double elapsed_s;
+	double wall_s; /* sim: wall time of the simulation */
+	uint64_t events;
+} run;
+
+/* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). */
+int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *cfg);
+/* Trace, cluster, admission, task and lease pools; prints the header. 0 or exit status. */
+int drv_setup(run *R, cli_cluster *cc);
+void drv_free(run *R);
+uint32_t drv_group_size(const run_cfg *cfg, int k);
+
+void drv_gen_init(run *R, drv_gen *G);
+/* The next arrival in time order; false at the end of the workload. */
+bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp);
+/* Makes the task for arrival x, submitted at submit_ns, and picks its agent; NULL when the
+ * run's pools are full (the caller counts it rejected). */
+run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
+                       run_agent **dest);
+
+/* Agent-local queues. */
+void tq_push(tq *q, run_task *t, bool front);
+run_task *tq_pop(tq *q);
+void drv_enqueue(run_agent *a, run_task *tk);
+/* Next task to try at `now`: high priority, then retries (at most `*retries`), then
+ * admission waiters that are due, then the normal queue. NULL: nothing to do now. */
+run_task *drv_next(run_agent *a, uint64_t now, size_t *retries);
+/* Tasks in a's local queues. */
+size_t drv_queued(const run_agent *a);
+/* Earliest time an admission waiter is due (UINT64_MAX: none). */
+uint64_t drv_next_wake(const run_agent *a);
+/* Admission control: true to place now; false: parked in the wait heap. */
+bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now);
+/* The rusk_task to place for tk (its remaining RUs). */
+rusk_task drv_task(const run *R, const run_task *tk);
+/* Accounts a placement of pl->placed RUs that completes tk (or part of it, incremental):
+ * returns true when tk now runs (caller hands it to completion with its end_ns). */
+bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_placement *pl,
+                uint64_t t_deq, uint64_t t_done);
+/* Not placed this time: back to the retry list. */
+void drv_gave_back(run_agent *a, run_task *tk);
+/* A high-priority task found no room: preempt low-priority running tasks holding RUs
+ * (found by sampling the master array), mark their RUs free in v, put them on a's retry
+ * list. Returns RUs freed. */
+uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uint64_t now);
+/* Ends tenure `tenure` of tk and releases its RUs; false if it was preempted first. */
+bool drv_complete(run *R, run_task *tk, uint32_t tenure);
+uint32_t drv_tenure(const run_task *tk);
+/* Releases what unfinished incremental tasks of agent a hold (end of run). */
+void drv_agent_drain(run *R, run_agent *a);
+
+/* Per-second sampler: one CSV row and the progress line. Returns the backlog. */
+uint64_t drv_second(run *R, bool interrupted);
+/* Final summary, checks and JSON. Returns the exit status. */
+int drv_report(run *R, bool interrupted);
+
+#endif
