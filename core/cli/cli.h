@@ -56,6 +56,7 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);
 int rusk_cmd_run(int argc, char **argv);
+int rusk_cmd_sim(int argc, char **argv);
 int rusk_cmd_plot(int argc, char **argv);
 int rusk_cmd_bench(int argc, char **argv);
 

@@ -797,7 +797,8 @@ bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_p
 	rusk_agent_observe_delay(ag, delay);
 	stat_add(&s->placed, 1);
 	stat_add(&s->placed_hi, tk->prio > 0);
-	tk->end_ns = t_done + tk->dur_ns;
+	/* Atomic: a completer may still read the end of a preempted earlier tenure. */
+	rusk_store64(&tk->end_ns, t_done + tk->dur_ns, RUSK_RELAXED);
 	/* Release: the leases and end time above are visible to whoever acquires RUNNING
 	 * (the completer, or a preempting agent). */
 	uint64_t tenure = rusk_load64(&tk->st, RUSK_RELAXED) >> 2;
@@ -825,10 +826,10 @@ uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uin
 		    info.owner == RUSK_OWNER_NONE || info.owner > R->n_tasks_cap)
 			continue;
 		run_task *vt = &R->tasks[info.owner - 1];
-		if (vt->prio > 0)
-			continue;
+		/* Acquire: pairs with drv_placed's release; only then are its fields ours to
+		 * read (it may never have reached this agent). */
 		uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE);
-		if ((st & 3) != TS_RUNNING)
+		if ((st & 3) != TS_RUNNING || vt->prio > 0)
 			continue;
 		/* Acq_rel: wins the tenure against the completer's CAS (drv_complete). */
 		if (!rusk_cas64(&vt->st, &st, ((st >> 2) + 1) << 2 | TS_QUEUED, RUSK_ACQ_REL))

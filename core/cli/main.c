@@ -17,6 +17,9 @@ static void usage(void)
 	     "  run      the main job: open-loop arrivals in phases, agent threads with local "
 	     "views\n"
 	     "           and a strategy, completions; summary table, --json, --csv\n"
+	     "  sim      the same job in virtual time: a deterministic discrete-event run of the\n"
+	     "           kernel with a cost model (--decision-us, --sync-latency-us, ...)\n"
+	     "  experiment NAME  reproduce a paper figure (rusk experiment list)\n"
 	     "  bench    rusk against central, global-lock, random, StateSync, SameSync in one "
 	     "run;\n"
 	     "           thread scaling; table, --json, --png\n"
@@ -42,6 +45,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return rusk_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sim") == 0)
+		return rusk_cmd_sim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "bench") == 0)
 		return rusk_cmd_bench(argc - 1, argv + 1);
 	if (strcmp(argv[1], "plot") == 0)

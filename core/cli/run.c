@@ -255,10 +255,12 @@ static void *completer_main(void *arg)
 			run_task *tk;
 			while (ck_ring_dequeue_spsc(&R->ag[i].done, R->ag[i].done_buf, &tk)) {
 				TSAN_ACQUIRE(tk);
-				/* Read before anyone can preempt it: the agent handed it over
-				 * right after placing, and the acquire on st orders these. */
+				/* If it was preempted (and maybe placed again) meanwhile, this
+				 * entry names the newer tenure and a later hand-over a duplicate:
+				 * drv_complete's CAS ends each tenure once. */
 				uint64_t st = rusk_load64(&tk->st, RUSK_ACQUIRE);
-				heap_push(&h, (comp_entry){tk->end_ns, tk, (uint32_t)(st >> 2)});
+				uint64_t end = rusk_load64(&tk->end_ns, RUSK_RELAXED);
+				heap_push(&h, (comp_entry){end, tk, (uint32_t)(st >> 2)});
 			}
 		}
 		uint64_t now = mono_ns();

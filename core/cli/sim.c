@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk sim`: the main job in virtual time (ParSync §6: the wind tunnel).
+ *
+ * The same kernel (cluster, views, agents, admission control), the same workload, queues
+ * and metrics as `rusk run` (driver.c); only the clock and the interleaving differ. One
+ * thread runs a discrete-event loop over a virtual clock that the cluster reads, so
+ * snapshot times, staleness and sync schedules are virtual too.
+ *
+ * Events, in (time, sequence) order; the sequence number breaks ties so that the order
+ * never depends on the heap's internals:
+ *   arrival   the generator's next task enters its agent's queue (open loop)
+ *   agent     an agent is free: it ticks its view (each partition sync costs it
+ *             --sync-latency-us), takes its next task (driver.c's order), checks admission
+ *             and chooses RUs on its view (rusk_agent_choose); its commit is due
+ *             --decision-us + --commit-latency-us later
+ *   commit    the chosen RUs are committed to the master array (gang or incremental);
+ *             between choice and commit other agents commit too, so a conflict is a real
+ *             lost CAS. A loser marks the RU in its view and decides again (another
+ *             decision time), up to the retry bound; then the task goes back to its queue
+ *   complete  a task's end: its tenure ends and its RUs are released (unless preempted)
+ *   second    the per-second series row (virtual seconds)
+ * Deterministic: every random choice comes from seeded generators and nothing reads the
+ * wall clock except the summary's wall time and event rate (stdout only; --json and --csv
+ * are identical bytes for identical flags and seed).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "driver.h"
+
+enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND };
+
+typedef struct event {
+	uint64_t t, seq;
+	run_task *tk;
+	uint32_t agent, tenure;
+	uint8_t kind;
+} event;
+
+typedef struct evq {
+	event *a;
+	size_t n, cap;
+	uint64_t seq;
+} evq;
+
+static inline bool ev_before(const event *x, const event *y)
+{
+	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint32_t tenure)
+{
+	if (q->n == q->cap) {
+		q->cap = q->cap ? q->cap * 2 : 4096;
+		q->a = realloc(q->a, q->cap * sizeof *q->a);
+		if (q->a == NULL)
+			abort();
+	}
+	event e = {t, q->seq++, tk, agent, tenure, kind};
+	size_t i = q->n++;
+	while (i > 0 && ev_before(&e, &q->a[(i - 1) / 2])) {
+		q->a[i] = q->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->a[i] = e;
+}
+
+static event ev_pop(evq *q)
+{
+	event top = q->a[0], last = q->a[--q->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < q->n && ev_before(&q->a[l], &last))
+			m = l;
+		if (l + 1 < q->n && ev_before(&q->a[l + 1], m == i ? &last : &q->a[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		q->a[i] = q->a[m];
+		i = m;
+	}
+	if (q->n > 0)
+		q->a[i] = last;
+	return top;
+}
+
+static uint64_t vnow; /* the virtual clock; one simulation per process */
+static uint64_t vclock_now(void *ctx)
+{
+	(void)ctx;
+	return vnow;
+}
+static const rusk_clock vclock = {vclock_now, NULL};
+
+typedef struct sim {
+	run *R;
+	evq q;
+	rusk_agent **ag;
+	uint64_t dec_ns, commit_ns, sync_ns;
+	size_t *retries_left, *round_left;
+	uint64_t *syncs_seen;
+	double *busy_ns;
+} sim;
+
+static void wake(sim *S, uint32_t i, uint64_t t)
+{
+	run_agent *a = &S->R->ag[i];
+	if (a->idle) {
+		a->idle = false;
+		ev_push(&S->q, t, EV_AGENT, i, NULL, 0);
+	}
+}
+
+/* Chooses RUs for a's current task at time t on its view; schedules the commit. Returns
+ * false when the view has too few free RUs. */
+static bool decide(sim *S, uint32_t i, uint64_t t)
+{
+	run *R = S->R;
+	run_agent *a = &R->ag[i];
+	rusk_view *v = rusk_agent_view(S->ag[i]);
+	rusk_view_tick(v, t);
+	rusk_view_stats vs;
+	rusk_view_stats_get(v, &vs);
+	uint64_t syncs = vs.syncs - S->syncs_seen[i];
+	S->syncs_seen[i] = vs.syncs;
+	uint64_t cost = S->dec_ns + syncs * S->sync_ns;
+	rusk_task tt = drv_task(R, a->cur);
+	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
+	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && drv_preempt(R, a, v, a->cur, t) > 0)
+		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
+	S->busy_ns[i] += (double)cost;
+	a->dec_ns += cost;
+	if (rc != RUSK_OK)
+		return false;
+	ev_push(&S->q, t + cost + S->commit_ns, EV_COMMIT, i, a->cur, 0);
+	return true;
+}
+
+/* Agent i is free at time t: next task, admission, decision. */
+static void agent_step(sim *S, uint32_t i, uint64_t t)
+{
+	run *R = S->R;
+	run_agent *a = &R->ag[i];
+	for (;;) {
+		if (S->round_left[i] == 0) {
+			/* A round of --batch tasks visits the retry list once (as rusk run). */
+			S->round_left[i] = R->cfg.batch;
+			S->retries_left[i] = a->retry.n;
+		}
+		run_task *tk = drv_next(a, t, &S->retries_left[i]);
+		if (tk == NULL) {
+			/* Idle: an arrival wakes it at once; an admission waiter at its time
+			 * (a duplicate wake-up finds the agent busy or idle and is harmless). */
+			a->idle = true;
+			S->round_left[i] = 0;
+			uint64_t w = drv_next_wake(a);
+			if (w != UINT64_MAX)
+				ev_push(&S->q, w, EV_AGENT, i, NULL, 0);
+			return;
+		}
+		a->idle = false;
+		if (!tk->dequeued) {
+			tk->dequeued = true;
+			rusk_hist_record(&a->st.queue, t - tk->submit_ns);
+		}
+		if (!drv_admit(R, a, tk, t))
+			continue;
+		S->round_left[i]--;
+		a->cur = tk;
+		a->t_start = t;
+		a->tries = 1;
+		a->dec_ns = 0;
+		if (decide(S, i, t))
+			return;
+		/* Nothing to choose from in its view: the decision time is spent anyway. */
+		drv_gave_back(a, tk);
+		a->cur = NULL;
+		a->busy_until = t + a->dec_ns;
+		ev_push(&S->q, a->busy_until, EV_AGENT, i, NULL, 0);
+		return;
+	}
+}
+
+static void commit(sim *S, uint32_t i, uint64_t t)
+{
+	run *R = S->R;
+	run_agent *a = &R->ag[i];
+	run_task *tk = a->cur;
+	rusk_view *v = rusk_agent_view(S->ag[i]);
+	uint32_t n = tk->rus - tk->placed;
+	rusk_lease *out = tk->l + tk->placed;
+	uint32_t won = 0;
+	a->st.attempts++;
+	if (R->cfg.gang || n == 1) {
+		size_t lost = 0;
+		int rc = rusk_ru_commit_gang(R->c, tk->id, a->chosen, n, &tk->prof, out, &lost);
+		if (rc == RUSK_OK) {
+			won = n;
+		} else {
+			a->st.conflicts++;
+			rusk_view_mark_taken(v, a->chosen[lost]);
+		}
+	} else {
+		size_t w = 0;
+		rusk_ru_commit_incremental(R->c, tk->id, a->chosen, n, &tk->prof, out, &w);
+		won = (uint32_t)w;
+		a->st.conflicts += n - won;
+	}
+	if (won > 0) {
+		for (uint32_t k = 0; k < n; k++)
+			rusk_view_mark_taken(v, a->chosen[k]); /* won, or taken by others */
+		rusk_placement pl = a->pl;
+		pl.placed = won;
+		pl.attempts = a->tries;
+		pl.sample_ns = a->dec_ns;
+		pl.commit_ns = S->commit_ns * a->tries;
+		if (drv_placed(R, a, S->ag[i], tk, &pl, a->t_start, t))
+			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, drv_tenure(tk));
+		a->cur = NULL;
+		agent_step(S, i, t);
+		return;
+	}
+	if (a->tries++ <= R->cfg.max_retries && decide(S, i, t))
+		return;
+	drv_gave_back(a, tk);
+	a->cur = NULL;
+	agent_step(S, i, t);
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int rusk_cmd_sim(int argc, char **argv)
+{
+	cli_cluster cc;
+	run R;
+	memset(&R, 0, sizeof R);
+	int rc = drv_parse(argc, argv, true, &cc, &R.cfg);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	vnow = 0;
+	cc.params.clock = &vclock;
+	if ((rc = drv_setup(&R, &cc)) != 0)
+		return rc;
+	const run_cfg *cfg = &R.cfg;
+	uint32_t N = cfg->agents;
+	double w0 = wall_s();
+	rusk_thread_register();
+	R.t0 = 1000000000ull; /* virtual 1 s: every snapshot time is after the build */
+	vnow = R.t0;
+	sim S = {.R = &R,
+	         .dec_ns = (uint64_t)llround(cfg->decision_us * 1e3),
+	         .commit_ns = (uint64_t)llround(cfg->commit_latency_us * 1e3),
+	         .sync_ns = (uint64_t)llround(cfg->sync_latency_us * 1e3)};
+	S.ag = calloc(N, sizeof *S.ag);
+	S.retries_left = calloc(N, sizeof *S.retries_left);
+	S.round_left = calloc(N, sizeof *S.round_left);
+	S.syncs_seen = calloc(N, sizeof *S.syncs_seen);
+	S.busy_ns = calloc(N, sizeof *S.busy_ns);
+	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL ||
+	    S.syncs_seen == NULL || S.busy_ns == NULL) {
+		fprintf(stderr, "rusk sim: out of memory\n");
+		return RUSK_EXIT_FAIL;
+	}
+	int status = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		rusk_sync_params sp = {.policy = cfg->sync,
+		                       .partitions = rusk_cluster_partitions(R.c),
+		                       .agents = N,
+		                       .gap_ns = cfg->gap_ms * 1000000,
+		                       .start_ns = R.t0,
+		                       .seed = R.seed};
+		rusk_agent_params ap;
+		rusk_agent_params_init(&ap, &sp, i);
+		ap.strategy = cfg->strategy;
+		ap.sample = (uint32_t)cfg->sample;
+		ap.tau_ns = cfg->tau_ms * 1000000;
+		ap.seed = R.seed;
+		ap.quality = cfg->quality;
+		char err[256];
+		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
+		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
+		R.ag[i].idle = true;
+		if (R.ag[i].err != RUSK_OK || R.ag[i].chosen == NULL) {
+			fprintf(stderr, "rusk sim: agent %u: %s\n", i, err);
+			return RUSK_EXIT_FAIL;
+		}
+	}
+	drv_gen G;
+	drv_gen_init(&R, &G);
+	rusk_arrival x;
+	int grp;
+	bool gen_live = drv_gen_next(&R, &G, &x, &grp);
+	if (gen_live)
+		ev_push(&S.q, R.t0 + (uint64_t)llround(x.t_s * 1e9), EV_ARRIVAL, 0, NULL, 0);
+	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
+	double total_s = cfg->n_phases * cfg->phase_s;
+	bool tty = isatty(2);
+	while (S.q.n > 0) {
+		event e = ev_pop(&S.q);
+		vnow = e.t;
+		R.events++;
+		switch (e.kind) {
+		case EV_ARRIVAL: {
+			R.submitted++;
+			run_agent *a;
+			run_task *tk = drv_gen_task(&R, &G, &x, grp, e.t, &a);
+			if (tk == NULL) {
+				R.rejected++;
+			} else {
+				drv_enqueue(a, tk);
+				wake(&S, a->index, e.t);
+			}
+			gen_live = drv_gen_next(&R, &G, &x, &grp);
+			if (gen_live) {
+				uint64_t due = R.t0 + (uint64_t)llround(x.t_s * 1e9);
+				ev_push(&S.q, due > e.t ? due : e.t, EV_ARRIVAL, 0, NULL, 0);
+			} else {
+				R.gen_done = 1;
+			}
+			break;
+		}
+		case EV_AGENT: {
+			run_agent *a = &R.ag[e.agent];
+			if (a->cur == NULL && e.t >= a->busy_until) /* else: a stale wake-up */
+				agent_step(&S, e.agent, e.t);
+			break;
+		}
+		case EV_COMMIT: commit(&S, e.agent, e.t); break;
+		case EV_COMPLETE: drv_complete(&R, e.tk, e.tenure); break;
+		case EV_SECOND: {
+			uint64_t backlog = drv_second(&R, tty);
+			if ((R.gen_done && backlog == 0) || R.secs > total_s + 30)
+				goto done;
+			ev_push(&S.q, e.t + 1000000000ull, EV_SECOND, 0, NULL, 0);
+			break;
+		}
+		}
+	}
+done:
+	if (tty)
+		fprintf(stderr, "\n");
+	R.elapsed_s = R.secs;
+	/* Stop: what still runs ends now (as the real completer does at stop). */
+	while (S.q.n > 0) {
+		event e = ev_pop(&S.q);
+		if (e.kind == EV_COMPLETE)
+			drv_complete(&R, e.tk, e.tenure);
+		else if (e.kind == EV_COMMIT)
+			drv_gave_back(&R.ag[e.agent], e.tk); /* decided, never committed */
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		run_agent *a = &R.ag[i];
+		rusk_view_stats_get(rusk_agent_view(S.ag[i]), &a->vs);
+		a->busy_s = S.busy_ns[i] / 1e9;
+		drv_agent_drain(&R, a);
+		rusk_agent_destroy(S.ag[i]);
+		free(a->chosen);
+	}
+	R.wall_s = wall_s() - w0;
+	printf("  %-28s %.1f virtual s in %.2f s of wall time: %" PRIu64 " events, %.2fM "
+	       "events/s, %.0fx real time\n",
+	       "simulator", R.elapsed_s, R.wall_s, R.events, R.events / R.wall_s / 1e6,
+	       R.elapsed_s / R.wall_s);
+	status = drv_report(&R, false);
+	rusk_thread_unregister();
+	free(S.q.a);
+	free(S.ag);
+	free(S.retries_left);
+	free(S.round_left);
+	free(S.syncs_seen);
+	free(S.busy_ns);
+	drv_free(&R);
+	return status;
+}
