@@ -5,6 +5,7 @@
 #                ThreadSanitizer and AddressSanitizer+UBSan
 #   make bench   Google Benchmark micro-suite + `rusk bench`; JSON under perf/bench/
 #   make stress  long torture runs (STRESS_SECONDS, default 60)
+#   make paper   the papers' experiments in virtual time (perf/paper/, a few minutes)
 #   make fuzz    libFuzzer harnesses, FUZZ_SECONDS each (default 30; needs clang)
 #   make format / format-check
 SHELL := /bin/bash
@@ -12,14 +13,14 @@ JOBS ?= $(shell nproc)
 STRESS_SECONDS ?= 60
 FUZZ_SECONDS ?= 30
 FUZZERS := fuzz_trace fuzz_openb fuzz_cli
-DEBS := cmake pkg-config gcc g++ make gnuplot-nox liburcu-dev libck-dev libjemalloc-dev \
+DEBS := cmake pkg-config gcc g++ make gnuplot-nox python3 liburcu-dev libck-dev libjemalloc-dev \
         libcmocka-dev libbenchmark-dev
 SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
 # gcc's TSan runtime maps fixed ranges that newer kernels' ASLR can collide with;
 # running the TSan tests without address randomisation avoids "unexpected memory mapping".
 NOASLR := $(shell setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R")
 
-.PHONY: deps build demo test test-plain test-tsan test-asan bench stress fuzz format format-check clean
+.PHONY: paper deps build demo test test-plain test-tsan test-asan bench stress fuzz format format-check clean
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -35,6 +36,9 @@ build: deps
 
 demo: build
 	./build/rusk run
+
+paper: build
+	python3 perf/paper/experiments.py all
 
 test-plain: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -63,6 +67,7 @@ bench: build
 	./build/bench/bench_sync --benchmark_out=perf/bench/bench_sync.json --benchmark_out_format=json
 	./build/bench/bench_sched --benchmark_out=perf/bench/bench_sched.json --benchmark_out_format=json
 	./build/bench/bench_misc --benchmark_out=perf/bench/bench_misc.json --benchmark_out_format=json
+	./build/bench/bench_admit --benchmark_out=perf/bench/bench_admit.json --benchmark_out_format=json
 	./build/rusk bench --json perf/bench/rusk_bench.json --png perf/figures/rusk_bench.png
 
 stress: build

@@ -87,6 +87,8 @@ RUSK_EXPORT void rusk_admit_params_init(rusk_admit_params *p)
 	p->slack = 2.0;
 	p->min_load = 0.8;
 	p->min_frees = 16;
+	p->eps = 0.05;
+	p->r_max = 32;
 }
 
 RUSK_EXPORT uint32_t rusk_admit_hash(const rusk_admit *a, const double v[RUSK_N_RESOURCES])
@@ -214,6 +216,10 @@ RUSK_EXPORT int rusk_admit_attach(rusk_cluster *c, const rusk_admit_params *p, r
 		return rusk_errf(err, errlen, RUSK_EINVAL, "match %g not in [0, 1]", p->match);
 	if (!(p->slack >= 1 && p->slack <= 1000))
 		return rusk_errf(err, errlen, RUSK_EINVAL, "slack %g not in [1, 1000]", p->slack);
+	if (!(p->eps > 0 && p->eps < 1))
+		return rusk_errf(err, errlen, RUSK_EINVAL, "eps %g not in (0, 1)", p->eps);
+	if (p->r_max == 0 || p->r_max > 4096)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "r_max %u not in 1..4096", p->r_max);
 	if (!(p->min_load >= 0 && p->min_load <= 1))
 		return rusk_errf(err, errlen, RUSK_EINVAL, "min_load %g not in [0, 1]",
 		                 p->min_load);
@@ -340,7 +346,7 @@ static const char *reason_names[] = {"low-load", "matched",    "priority",
 
 RUSK_EXPORT const char *rusk_admit_reason_name(rusk_admit_reason r)
 {
-	return (unsigned)r < 6 ? reason_names[r] : "unknown";
+	return (unsigned)r < 7 ? reason_names[r] : "unknown";
 }
 
 RUSK_EXPORT int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_quality_model qm,
@@ -397,7 +403,10 @@ RUSK_EXPORT int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_q
 			d->matched_free += (uint64_t)fr[b];
 		}
 	}
-	double need = ceil(a->p.slack * t->rus);
+	/* Enough matching RUs, and common enough among the free ones for r_max candidates to
+	 * find one with probability 1 - eps. */
+	double share = 1.0 - pow(a->p.eps, 1.0 / a->p.r_max);
+	double need = fmax(ceil(a->p.slack * t->rus), ceil(share * (double)total));
 	if ((double)d->matched_free >= need) {
 		d->reason = RUSK_ADMIT_MATCHED;
 		return RUSK_OK;
@@ -418,18 +427,25 @@ RUSK_EXPORT int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_q
 		d->reason = RUSK_ADMIT_NO_HISTORY;
 		return RUSK_OK;
 	}
+	/* Tarcil §4: the estimate is when the missing k RUs will have been freed; the bound
+	 * is mu + 2 sigma of the time until one is. An estimate beyond the bound means
+	 * waiting is not worth it: schedule now. Whole nanoseconds, rounded up, so that
+	 * waiting exactly as told reaches them. */
 	double k = need - (double)d->matched_free;
 	double mu1 = 1.0 / rate, cv = sqrt(cv2 / n_all);
-	double mu_k = k * mu1, sd_k = sqrt(k) * mu1 * cv;
-	/* Whole nanoseconds, rounded up, so that waiting exactly as told reaches them. */
-	uint64_t mu_ns = (uint64_t)ceil(mu_k), bound = (uint64_t)ceil(mu_k + 2.0 * sd_k);
+	uint64_t est = (uint64_t)ceil(k * mu1), bound = (uint64_t)ceil(mu1 * (1.0 + 2.0 * cv));
 	d->bound_ns = bound;
+	d->estimate_ns = est;
+	if (est > bound) {
+		d->reason = RUSK_ADMIT_TOO_LONG;
+		return RUSK_OK;
+	}
 	if (waited_ns >= bound) {
 		d->reason = RUSK_ADMIT_BOUND;
 		return RUSK_OK;
 	}
 	d->verdict = RUSK_ADMIT_WAIT;
 	d->reason = RUSK_ADMIT_SCARCE;
-	d->wait_ns = (waited_ns < mu_ns ? mu_ns : bound) - waited_ns;
+	d->wait_ns = (waited_ns < est ? est : bound) - waited_ns;
 	return RUSK_OK;
 }

@@ -440,6 +440,26 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		return RUSK_ENOMEM;
 	size_t n = 0;
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
+	if (weighted && !d->interf && t->n_preferred > 0) {
+		/* Quality-first looks up the task's preferred machines wherever they are
+		 * (ParSync §6.2: it "checks all partitions to find preferred slots"); their free
+		 * RUs in the view join the candidates, ahead of the weighted draws. */
+		size_t extra = 0;
+		for (uint32_t k = 0; k < t->n_preferred; k++)
+			if (t->preferred[k] < c->n_machines)
+				extra += c->machines[t->preferred[k]].n_rus;
+		if (!reserve(&a->cands, &a->cap, want + extra))
+			return RUSK_ENOMEM;
+		for (uint32_t k = 0; k < t->n_preferred; k++) {
+			if (t->preferred[k] >= c->n_machines)
+				continue;
+			const rusk_machine *pm = &c->machines[t->preferred[k]];
+			for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
+				if (rusk_view_is_free(a->v, ru))
+					a->cands[n++] = (cand){ru, 0, 0};
+		}
+		want += n;
+	}
 	for (uint32_t i = 0; i < n_parts && n < want; i++) {
 		uint32_t p = a->order[i];
 		/* Latency-first stays in the freshest partition unless it cannot hold the task. */

@@ -159,6 +159,11 @@ static void *agent_main(void *arg)
 		        .id = id,
 		        .rus = 1 + (rusk_rng_below(&r, 4) == 0 ? rusk_rng_below(&r, MAX_GANG) : 0),
 		        .gang = true};
+		/* Half the tasks cause interference: machines' contention vectors, hence their
+		 * LSH buckets, change on their commits and releases. */
+		if (rusk_rng_below(&r, 2) == 0)
+			for (int c = 0; c < RUSK_N_RESOURCES; c++)
+				t.profile.c[c] = (uint8_t)rusk_rng_below(&r, 100);
 		rusk_placement pl;
 		if (rusk_agent_place(ag, &t, k->l, &pl) == RUSK_OK) {
 			k->id = id;
@@ -247,6 +252,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "soak: %s\n", err);
 		return 2;
 	}
+	/* Admission statistics ride along: every commit, release and topology change folds
+	 * into the LSH bucket counts, which must equal a full recount at the end. */
+	rusk_admit *adm = NULL;
+	if (rusk_admit_attach(cl, NULL, &adm, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "soak: admission: %s\n", err);
+		return 2;
+	}
 	n_agents = agents;
 	ids_per_agent = 1u << 22;
 	uint32_t n_rus = rusk_cluster_rus(cl);
@@ -303,10 +315,20 @@ int main(int argc, char **argv)
 		shadow_left += shadow[ru] != 0;
 	}
 	int vrc = rusk_cluster_verify(cl, err, sizeof err);
+	uint64_t bc[RUSK_ADMIT_MAX_BUCKETS], br[RUSK_ADMIT_MAX_BUCKETS], bucket_off = 0,
+	                                                                 bucket_sum = 0;
+	uint32_t nb = rusk_admit_buckets(adm);
+	rusk_admit_counts(adm, bc, nb);
+	rusk_admit_recount(adm, br, nb);
+	for (uint32_t b = 0; b < nb; b++) {
+		bucket_off += bc[b] != br[b];
+		bucket_sum += bc[b];
+	}
+	bucket_off += bucket_sum != n_rus;
 	/* completed + re-queued-and-pending account for every submission */
 	bool accounted = submitted == completed + pending;
 	uint64_t violations = chk.over_slack + twice + held + shadow_left + (vrc != RUSK_OK) +
-	                      !accounted + (rusk_cluster_free_rus(cl) != n_rus);
+	                      bucket_off + !accounted + (rusk_cluster_free_rus(cl) != n_rus);
 	printf("soak: %u machines, %u RUs, %u agents, %.1f s, seed %" PRIu64 "\n", machines, n_rus,
 	       agents, dt, seed);
 	printf("  tasks             %" PRIu64 " submitted, %" PRIu64 " placements, %" PRIu64
@@ -320,6 +342,9 @@ int main(int argc, char **argv)
 	printf("  live checks       %" PRIu64 " rounds; counter vs bitmap gap max %" PRId64
 	       " RUs (%" PRIu64 " over slack); RUs in flight max %" PRIu64 "\n",
 	       chk.rounds, chk.worst, chk.over_slack, chk.transient_max);
+	printf("  buckets           %u LSH buckets hold %" PRIu64
+	       " free RUs; maintained counts equal a full recount: %s\n",
+	       nb, bucket_sum, bucket_off == 0 ? "yes" : "NO");
 	printf("  violations        %" PRIu64 " (granted twice %" PRIu64
 	       ", held after drain %" PRIu64 ", shadow left %" PRIu64
 	       ", unaccounted %s, recount %s)\n",

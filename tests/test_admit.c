@@ -268,16 +268,17 @@ static void test_wait_bound(void **state)
 	rusk_admit_bucket_info bi;
 	assert_int_equal(rusk_admit_bucket(a, 0, &bi), RUSK_OK);
 	assert_int_equal(bi.free_rus, 10);
-	rusk_task t = {.id = 5000, .rus = 8};
+	rusk_task t = {.id = 5000, .rus = 6};
 	rusk_admit_decision d;
-	/* Needs slack 2 x 8 = 16 > 10 free: wait. History: 41 + 10 frees; the 10 just now
+	/* Needs slack 2 x 6 = 12 > 10 free: wait. History: 41 + 10 frees; the 10 just now
 	 * add intervals of 0 after the first. Recompute mu, sigma as the kernel must. */
 	sum += 0; /* the 10 releases happened at one instant: intervals 0 (first: dt 0) */
 	double n = 41 + 10;
 	double mean_us = sum / 1e3 / n, var = sumsq / n - mean_us * mean_us;
 	double mu1 = mean_us * 1e3, cv = sqrt(var) * 1e3 / mu1;
-	double k = 16 - 10;
-	double bound = k * mu1 + 2 * sqrt(k) * mu1 * cv;
+	double k = 12 - 10;
+	double bound = mu1 + 2 * mu1 * cv; /* mu + 2 sigma of the time until one is free */
+	assert_true(k * mu1 < bound);      /* the estimate is worth waiting for */
 	assert_int_equal(rusk_admit_check(a, &t, RUSK_QUALITY_SCORE, 0, &d), RUSK_OK);
 	assert_int_equal(d.verdict, RUSK_ADMIT_WAIT);
 	assert_int_equal(d.reason, RUSK_ADMIT_SCARCE);
@@ -285,6 +286,7 @@ static void test_wait_bound(void **state)
 	assert_true(fabs((double)d.bound_ns - bound) < 1e-6 * bound + 2);
 	assert_true(d.wait_ns <= d.bound_ns);
 	assert_true(d.wait_ns > 0);
+	assert_true(fabs((double)d.estimate_ns - k * mu1) < 2);
 	/* Waiting in steps as told never exceeds the bound; at the bound it is admitted. */
 	uint64_t waited = 0;
 	int steps = 0;
@@ -299,6 +301,11 @@ static void test_wait_bound(void **state)
 	assert_int_equal(d.reason, RUSK_ADMIT_BOUND);
 	assert_true((double)waited >= bound - 2);
 	/* A high-priority task bypasses admission; a small task is matched at once. */
+	/* A task missing more than the bound can make up is scheduled at once. */
+	rusk_task big = {.id = 5003, .rus = 40};
+	assert_int_equal(rusk_admit_check(a, &big, RUSK_QUALITY_SCORE, 0, &d), RUSK_OK);
+	assert_int_equal(d.verdict, RUSK_ADMIT_NOW);
+	assert_int_equal(d.reason, RUSK_ADMIT_TOO_LONG);
 	rusk_task hi = {.id = 5001, .rus = 8, .priority = 1};
 	assert_int_equal(rusk_admit_check(a, &hi, RUSK_QUALITY_SCORE, 0, &d), RUSK_OK);
 	assert_int_equal(d.verdict, RUSK_ADMIT_NOW);

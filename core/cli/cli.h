@@ -57,6 +57,7 @@ int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);
 int rusk_cmd_run(int argc, char **argv);
 int rusk_cmd_sim(int argc, char **argv);
+int rusk_cmd_experiment(int argc, char **argv);
 int rusk_cmd_plot(int argc, char **argv);
 int rusk_cmd_bench(int argc, char **argv);
 

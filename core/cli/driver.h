@@ -72,6 +72,7 @@ typedef struct run_cfg {
 	bool admission, gang;
 	uint32_t buckets;
 	double priority_share;
+	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
 	/* Virtual time (rusk sim): the cost model. */
 	bool sim;
 	double decision_us, sync_latency_us, commit_latency_us;
@@ -83,6 +84,8 @@ typedef struct run_cfg {
 typedef struct agent_stats {
 	uint64_t placed, conflicts, attempts, requeued, r_sum, r_max, rus_placed, pref_tasks;
 	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
+	uint64_t last_done_ns;   /* latest placement (makespan, ParSync Table 2) */
+	uint64_t tet_us;         /* sum of task execution times (ParSync Table 1) */
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
 	rusk_hist delay, queue, place, stale, sample, commit, admission, delay_hi, delay_lo;

@@ -45,6 +45,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return rusk_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "experiment") == 0)
+		return rusk_cmd_experiment(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sim") == 0)
 		return rusk_cmd_sim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "bench") == 0)

@@ -18,10 +18,15 @@
  *
  * Check. A task matches the buckets whose quality for it (Tarcil Q with the representative
  * vector; with the slot-score model, every bucket) is within `match` of the best bucket.
- * While the load is below `min_load`, or the matching buckets hold at least `slack` x the
- * RUs it needs, it is admitted. Otherwise it waits: the estimated time until the missing
- * RUs free up in its buckets, never beyond mu + 2 sigma of that time (Tarcil: "an upper
- * bound for waiting time at mu + 2 sigma"); a task that has waited that long is admitted
+ * While the load is below `min_load` it is admitted. Otherwise it is admitted when the
+ * matching buckets hold at least `slack` x the RUs it needs and a share of all free RUs
+ * large enough that r_max uniform candidates miss all of them with probability at most eps
+ * (share >= 1 - eps^(1/r_max): the sample size the guarantee needs stays <= r_max, Tarcil
+ * §3.3-§4). Otherwise it waits the estimated time until the missing RUs free up in its
+ * buckets, unless that estimate exceeds the bound mu + 2 sigma of the time until the next
+ * one is freed (then it is scheduled at once), and never longer than that bound (Tarcil:
+ * "an upper bound for waiting time at mu + 2 sigma"); a task that has waited that long is
+ * admitted
  * anyway. High-priority tasks bypass admission (Tarcil §5.3).
  */
 #ifndef RUSK_ADMIT_H
@@ -47,6 +52,8 @@ typedef struct rusk_admit_params {
 	double slack;       /* admit while matching free RUs >= slack x RUs needed, 2 */
 	double min_load;    /* below this cluster load every task is admitted, 0.8 */
 	uint32_t min_frees; /* frees a bucket must have seen before its history counts, 16 */
+	double eps;         /* the agents' sampling guarantee (rusk_agent_params): with r_max */
+	uint32_t r_max;     /* candidates, miss every matching RU with prob. <= eps; 0.05, 32 */
 } rusk_admit_params;
 
 typedef struct rusk_admit rusk_admit;
@@ -112,6 +119,7 @@ typedef enum rusk_admit_reason {
 	RUSK_ADMIT_BOUND = 3,      /* it has waited mu + 2 sigma already */
 	RUSK_ADMIT_NO_HISTORY = 4, /* no time-until-free history to wait on */
 	RUSK_ADMIT_SCARCE = 5,     /* WAIT: too few matching RUs free */
+	RUSK_ADMIT_TOO_LONG = 6,   /* they would take longer than the bound to free: go now */
 } rusk_admit_reason;
 
 typedef struct rusk_admit_decision {
@@ -121,7 +129,8 @@ typedef struct rusk_admit_decision {
 	uint64_t matched_free; /* free RUs in the matching buckets */
 	double best_quality;   /* quality of the best bucket for the task */
 	uint64_t wait_ns;      /* WAIT: check again after this long */
-	uint64_t bound_ns;     /* mu + 2 sigma of the time until the missing RUs are free */
+	uint64_t estimate_ns;  /* when the missing RUs are expected to have been freed */
+	uint64_t bound_ns;     /* mu + 2 sigma of the time until the next one is freed */
 } rusk_admit_decision;
 
 /*

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk experiment NAME`: the paper reproductions that are not a `rusk sim` run (those are
+ * driven by perf/paper/experiments.py). Each prints a CSV on stdout (or --csv FILE) with
+ * the paper's figure beside ours.
+ *
+ *   eq2              ParSync §4.1 eq. 2: N schedulers each pick K of S_idle idle slots
+ *                    uniformly at random in a synchronous round and commit on the real
+ *                    master array; measured conflicts (lost CASes) per round against
+ *                    NK - S_idle + S_idle (1 - K/S_idle)^N.
+ *   tarcil-cdf       Tarcil §3.3 Fig. 3/4: the CDF of the rank D of the RU that sampling
+ *                    with R candidates picks, against x^R, for R = 8, 16, 32, 64.
+ *   tarcil-overhead  Tarcil Fig. 9's trend: decision time of one agent against R.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "rng.h"
+
+static rusk_cluster *idle_cluster(uint32_t slots, uint32_t per_machine, uint32_t parts,
+                                  uint64_t seed)
+{
+	rusk_cluster_params p;
+	rusk_cluster_params_init(&p);
+	p.machines = slots / per_machine;
+	p.rus_per_machine = per_machine;
+	p.machines_per_rack = 10;
+	p.racks_per_cell = 10;
+	p.partitions = parts;
+	p.seed = seed;
+	rusk_cluster *c = NULL;
+	char err[256];
+	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk experiment: %s\n", err);
+		return NULL;
+	}
+	return c;
+}
+
+static int eq2(FILE *out, uint32_t rounds, uint64_t seed)
+{
+	static const uint32_t S[] = {1000, 10000, 100000};
+	static const uint32_t N[] = {2, 10, 40};
+	static const uint32_t K[] = {10, 100, 1000};
+	fprintf(out, "s_idle,n,k,rounds,measured_mean,measured_se,eq2,rel_err,agree\n");
+	int bad = 0;
+	for (size_t si = 0; si < 3; si++) {
+		rusk_cluster *c = idle_cluster(S[si], 1, 1, seed);
+		uint32_t *idx = malloc(sizeof *idx * S[si]);
+		rusk_lease *won = malloc(sizeof *won * S[si]);
+		if (c == NULL || idx == NULL || won == NULL)
+			return RUSK_EXIT_FAIL;
+		/* A partial Fisher-Yates shuffle of any permutation draws a uniform K-subset,
+		 * so the permutation carries over from one draw to the next. */
+		for (uint32_t i = 0; i < S[si]; i++)
+			idx[i] = i;
+		for (size_t ni = 0; ni < 3; ni++)
+			for (size_t ki = 0; ki < 3; ki++) {
+				uint32_t n = N[ni], k = K[ki], s = S[si];
+				if ((uint64_t)n * k > 4ull * s || k > s)
+					continue;
+				rusk_rng r;
+				rusk_rng_seed(&r, seed, si * 100 + ni * 10 + ki);
+				double sum = 0, sumsq = 0;
+				for (uint32_t round = 0; round < rounds; round++) {
+					uint32_t n_won = 0, conflicts = 0;
+					/* Every scheduler decides on the same fresh state (a
+					 * synchronous round), then all commit. */
+					for (uint32_t a = 0; a < n; a++) {
+						for (uint32_t j = 0; j < k; j++) {
+							uint32_t pick =
+							        j + rusk_rng_below(&r, s - j);
+							uint32_t t = idx[j];
+							idx[j] = idx[pick];
+							idx[pick] = t;
+						}
+						/* Commit a's K picks: ids a * K + j + 1. */
+						for (uint32_t j = 0; j < k; j++) {
+							int rc = rusk_ru_commit(
+							        c, (uint64_t)a * k + j + 1, idx[j],
+							        NULL, &won[n_won]);
+							if (rc == RUSK_OK)
+								n_won++;
+							else
+								conflicts++;
+						}
+					}
+					/* Release: the owner of each won lease. */
+					for (uint32_t w = 0; w < n_won; w++) {
+						rusk_ru_info inf;
+						rusk_ru_state(c, won[w].ru, &inf);
+						rusk_ru_release(c, inf.owner, won[w]);
+					}
+					sum += conflicts;
+					sumsq += (double)conflicts * conflicts;
+				}
+				double mean = sum / rounds;
+				double sd = sqrt(fmax(sumsq / rounds - mean * mean, 0));
+				double se = sd / sqrt(rounds);
+				double f = (double)n * k - s + s * pow(1.0 - (double)k / s, n);
+				double rel = f > 0 ? fabs(mean - f) / f : fabs(mean);
+				/* Agreement: within 4 standard errors of the mean (the Poisson one
+				 * from the formula when too few conflicts were seen to estimate
+				 * it), plus 1% of the expectation. */
+				double se_ref = fmax(se, sqrt(f / rounds));
+				bool ok = fabs(mean - f) <= 4 * se_ref + 0.01 * f;
+				bad += !ok;
+				fprintf(out, "%u,%u,%u,%u,%.3f,%.3f,%.3f,%.5f,%s\n", s, n, k,
+				        rounds, mean, se, f, rel, ok ? "yes" : "no");
+			}
+		if (rusk_cluster_free_rus(c) != S[si]) {
+			fprintf(stderr, "rusk experiment eq2: RUs leaked\n");
+			bad++;
+		}
+		free(idx);
+		free(won);
+		rusk_cluster_destroy(c);
+	}
+	return bad ? RUSK_EXIT_FAIL : 0;
+}
+
+/* The rank D in [0, 1] of each RU's slot score among all RUs. */
+static double *ranks(rusk_cluster *c)
+{
+	uint32_t n = rusk_cluster_rus(c);
+	double *d = malloc(sizeof *d * n);
+	uint32_t *ord = malloc(sizeof *ord * n);
+	if (d == NULL || ord == NULL) {
+		free(d);
+		free(ord);
+		return NULL;
+	}
+	/* Counting order by score (milli-units fit in 16 bits). */
+	uint32_t *cnt = calloc(65537, sizeof *cnt);
+	if (cnt == NULL) {
+		free(d);
+		free(ord);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		cnt[(uint32_t)lround(rusk_ru_score(c, i) * 1000.0) + 1]++;
+	for (uint32_t v = 1; v <= 65536; v++)
+		cnt[v] += cnt[v - 1];
+	for (uint32_t i = 0; i < n; i++)
+		d[i] = (double)cnt[(uint32_t)lround(rusk_ru_score(c, i) * 1000.0)] / (n - 1);
+	free(cnt);
+	free(ord);
+	return d;
+}
+
+static rusk_agent *one_agent(rusk_cluster *c, uint32_t sample, uint64_t seed)
+{
+	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
+	                       .partitions = rusk_cluster_partitions(c),
+	                       .agents = 1,
+	                       .gap_ns = 1000000000ull,
+	                       .seed = seed};
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, 0);
+	ap.sample = sample;
+	ap.r_max = sample;
+	ap.seed = seed;
+	rusk_agent *a = NULL;
+	if (rusk_agent_create(c, &ap, &a, NULL, 0) != RUSK_OK)
+		return NULL;
+	for (uint32_t p = 0; p < rusk_cluster_partitions(c); p++)
+		rusk_view_sync(rusk_agent_view(a), p);
+	return a;
+}
+
+static int tarcil_cdf(FILE *out, uint32_t decisions, uint64_t seed)
+{
+	static const uint32_t Rs[] = {8, 16, 32, 64};
+	/* One partition: the agent samples the whole cluster, so D's reference (all RUs) is
+	 * the population sampled (with 20 partitions a partition's own score distribution
+	 * differs from the cluster's by ~1/sqrt(80K), which x^R amplifies R-fold). */
+	rusk_cluster *c = idle_cluster(100000, 16, 1, seed);
+	double *d = c ? ranks(c) : NULL;
+	if (d == NULL)
+		return RUSK_EXIT_FAIL;
+	fprintf(out, "r,x,measured_cdf,x_pow_r\n");
+	int bad = 0;
+	for (size_t ri = 0; ri < 4; ri++) {
+		rusk_agent *a = one_agent(c, Rs[ri], seed + ri);
+		if (a == NULL)
+			return RUSK_EXIT_FAIL;
+		uint32_t bins[101] = {0};
+		for (uint32_t i = 0; i < decisions; i++) {
+			rusk_task t = {.id = 1, .rus = 1};
+			uint32_t ru;
+			rusk_placement pl;
+			if (rusk_agent_choose(a, &t, &ru, &pl) != RUSK_OK)
+				return RUSK_EXIT_FAIL;
+			bins[(int)floor(d[ru] * 100.0)]++;
+		}
+		double cum = 0, ks = 0;
+		for (int b = 0; b <= 100; b++) {
+			double x = b / 100.0;
+			/* CDF at x: picks with D < x. */
+			double f = cum / decisions, g = pow(x, Rs[ri]);
+			ks = fmax(ks, fabs(f - g));
+			if (b % 2 == 0 || b > 80)
+				fprintf(out, "%u,%.2f,%.5f,%.5f\n", Rs[ri], x, f, g);
+			if (b < 100)
+				cum += bins[b];
+		}
+		fprintf(stderr, "  R = %2u: KS distance to x^R %.4f over %u decisions\n", Rs[ri],
+		        ks, decisions);
+		bad += ks > 0.02;
+		rusk_agent_destroy(a);
+	}
+	free(d);
+	rusk_cluster_destroy(c);
+	return bad ? RUSK_EXIT_FAIL : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int tarcil_overhead(FILE *out, uint32_t decisions, uint64_t seed)
+{
+	static const uint32_t Rs[] = {2, 4, 8, 16, 32, 64, 128};
+	rusk_cluster *c = idle_cluster(100000, 16, 20, seed);
+	if (c == NULL)
+		return RUSK_EXIT_FAIL;
+	fprintf(out, "r,decision_ns\n");
+	for (size_t ri = 0; ri < sizeof Rs / sizeof *Rs; ri++) {
+		rusk_agent *a = one_agent(c, Rs[ri], seed);
+		if (a == NULL)
+			return RUSK_EXIT_FAIL;
+		rusk_task t = {.id = 1, .rus = 1};
+		uint32_t ru;
+		rusk_placement pl;
+		double t0 = now_s();
+		for (uint32_t i = 0; i < decisions; i++)
+			rusk_agent_choose(a, &t, &ru, &pl);
+		double ns = (now_s() - t0) * 1e9 / decisions;
+		fprintf(out, "%u,%.1f\n", Rs[ri], ns);
+		rusk_agent_destroy(a);
+	}
+	rusk_cluster_destroy(c);
+	return 0;
+}
+
+static void usage(void)
+{
+	puts("usage: rusk experiment NAME [--rounds N] [--seed S] [--csv FILE]\n"
+	     "\n"
+	     "  eq2              ParSync §4.1 eq. 2: conflicts of synchronous rounds of uniform\n"
+	     "                   random choices on the real master array, against the formula\n"
+	     "  tarcil-cdf       Tarcil Fig. 3/4: CDF of the picked RU's rank D against x^R\n"
+	     "  tarcil-overhead  Tarcil Fig. 9 trend: decision time against R\n"
+	     "  list             these names\n"
+	     "\n"
+	     "The `rusk sim` reproductions (ParSync Figs. 3, 5-8, Tables 1-2) run from\n"
+	     "perf/paper/experiments.py; see perf/paper/README.md.");
+}
+
+int rusk_cmd_experiment(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "list") == 0) {
+		usage();
+		return argc < 2 ? RUSK_EXIT_USAGE : 0;
+	}
+	const char *name = argv[1];
+	uint64_t rounds = 0, seed = 1;
+	const char *csv = NULL;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--rounds") == 0) {
+			if (cli_u64(a, v, 1, 100000000, &rounds))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--seed") == 0) {
+			if (cli_u64(a, v, 0, UINT64_MAX, &seed))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--csv") == 0) {
+			if (v == NULL) {
+				fprintf(stderr, "rusk: --csv: needs a file name\n");
+				return RUSK_EXIT_USAGE;
+			}
+			csv = v;
+		} else {
+			fprintf(stderr, "rusk experiment: unknown option '%s'\n", a);
+			return RUSK_EXIT_USAGE;
+		}
+		i++;
+	}
+	FILE *out = stdout;
+	if (csv != NULL && (out = fopen(csv, "w")) == NULL) {
+		fprintf(stderr, "rusk: --csv: %s: cannot open\n", csv);
+		return RUSK_EXIT_USAGE;
+	}
+	int rc;
+	rusk_thread_register();
+	if (strcmp(name, "eq2") == 0)
+		rc = eq2(out, rounds ? (uint32_t)rounds : 200, seed);
+	else if (strcmp(name, "tarcil-cdf") == 0)
+		rc = tarcil_cdf(out, rounds ? (uint32_t)rounds : 100000, seed);
+	else if (strcmp(name, "tarcil-overhead") == 0)
+		rc = tarcil_overhead(out, rounds ? (uint32_t)rounds : 20000, seed);
+	else {
+		fprintf(stderr,
+		        "rusk experiment: unknown experiment '%s' (try: rusk experiment list)\n",
+		        name);
+		rc = RUSK_EXIT_USAGE;
+	}
+	rusk_thread_unregister();
+	if (out != stdout)
+		fclose(out);
+	return rc;
+}
