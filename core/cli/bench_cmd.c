@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -74,6 +75,84 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, double 
 	return rc;
 }
 
+/* The sync policy and strategy names rusk run takes. */
+static const char *sync_name(rusk_sync_policy p)
+{
+	return rusk_sync_policy_name(p);
+}
+
+/*
+ * Open loop at a common rate: the row's design under `rusk run` (the real-time driver:
+ * generator, agent threads, completer) for `dur` seconds at `rate` tasks/s, with the
+ * bench's cluster options; delay p50/p99 (submission -> committed) from its JSON.
+ */
+static int open_loop(int argc, char **argv, const bench_row *r, uint64_t agents, double rate,
+                     double dur, double *p50, double *p99)
+{
+	char path[] = "/tmp/rusk_bench_XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	char s_agents[32], s_rate[32], s_dur[32];
+	snprintf(s_agents, sizeof s_agents, "%" PRIu64, agents);
+	snprintf(s_rate, sizeof s_rate, "%.0f", rate);
+	snprintf(s_dur, sizeof s_dur, "%.3f", dur);
+	const char *av[64];
+	int n = 0;
+	av[n++] = "run";
+	/* Forward the cluster options exactly as given. */
+	cli_cluster tmp;
+	cli_cluster_init(&tmp);
+	for (int i = 1; i < argc && n < 40; i++) {
+		int j = i;
+		if (cli_cluster_opt(&tmp, argc, argv, &j) > 0) {
+			for (int k = i; k <= j; k++)
+				av[n++] = argv[k];
+			i = j;
+		}
+	}
+	const char *fixed[] = {"--agents",
+	                       s_agents,
+	                       "--sync",
+	                       sync_name(r->sync),
+	                       "--strategy",
+	                       rusk_strategy_name(r->strategy),
+	                       "--rate",
+	                       s_rate,
+	                       "--duration-s",
+	                       s_dur,
+	                       "--task-ms",
+	                       "1000",
+	                       "--task-dist",
+	                       "exp",
+	                       "--quiet",
+	                       "--json",
+	                       path};
+	for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
+		av[n++] = fixed[k];
+	if (r->global_lock)
+		av[n++] = "--global-lock";
+	av[n] = NULL;
+	int rc = rusk_cmd_run(n, (char **)av);
+	FILE *f = fopen(path, "r");
+	char buf[16384];
+	size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	unlink(path);
+	buf[len] = '\0';
+	const char *d = strstr(buf, "\"delay_us\"");
+	if (rc != 0 || d == NULL)
+		return -1;
+	const char *q50 = strstr(d, "\"p50\": "), *q99 = strstr(d, "\"p99\": ");
+	if (q50 == NULL || q99 == NULL)
+		return -1;
+	*p50 = strtod(q50 + 7, NULL);
+	*p99 = strtod(q99 + 7, NULL);
+	return 0;
+}
+
 static void bench_usage(void)
 {
 	puts("usage: rusk bench [options]\n"
@@ -86,6 +165,9 @@ static void bench_usage(void)
 	     "  --agents N       agents per row, and the top of the scaling sweep (default 2)\n"
 	     "  --duration-s S   seconds per row (default 2)\n"
 	     "  --load F         share of RUs held in steady state (default 0.8)\n"
+	     "  --rate R         common open-loop rate for the delay columns (default: half\n"
+	     "                   the slowest design's sustained rate, central excepted, at\n"
+	     "                   most 100,000/s; 0 skips them)\n"
 	     "  --json FILE      write the rows and the sweep as JSON\n"
 	     "  --png FILE       bar chart of tasks/s per row (needs gnuplot)");
 	cli_cluster_usage();
@@ -96,7 +178,7 @@ int rusk_cmd_bench(int argc, char **argv)
 	cli_cluster cc;
 	cli_cluster_init(&cc);
 	uint64_t agents = 2;
-	double duration = 2, load = 0.8;
+	double duration = 2, load = 0.8, common = -1;
 	const char *json = NULL, *png = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -116,6 +198,9 @@ int rusk_cmd_bench(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--load") == 0) {
 			if (cli_double(a, v, 0, 0.95, &load))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--rate") == 0) {
+			if (cli_double(a, v, 0, 1e7, &common))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--png") == 0) {
 			if (v == NULL) {
@@ -161,6 +246,35 @@ int rusk_cmd_bench(int argc, char **argv)
 		       res[k].quality, res[k].tput / central);
 	printf("\n  rusk latency vs global-lock: %.2fx tasks/s with %" PRIu64 " agents\n",
 	       res[7].tput > 0 ? res[0].tput / res[7].tput : 0.0, agents);
+	/* Open loop at one common rate: every design faces the same arrivals. */
+	double ol50[N_ROWS] = {0}, ol99[N_ROWS] = {0};
+	bool ol_ok[N_ROWS] = {false};
+	if (common < 0) {
+		common = 100000;
+		for (size_t k = 0; k < N_ROWS; k++)
+			if (rows[k].strategy != RUSK_STRATEGY_CENTRAL && res[k].tput / 2 < common)
+				common = res[k].tput / 2;
+		common = (double)(uint64_t)(common / 1000) * 1000;
+		if (common < 1000)
+			common = 1000;
+	}
+	if (common > 0) {
+		printf("\n  open loop at %.0f tasks/s for %.1f s (rusk run, 1 s tasks): scheduling "
+		       "delay\n  %-22s %12s %12s\n",
+		       common, duration, "design", "p50 (us)", "p99 (us)");
+		for (size_t k = 0; k < N_ROWS; k++) {
+			if (res[k].tput < common) {
+				printf("  %-22s %25s\n", rows[k].name, "cannot sustain this rate");
+				continue;
+			}
+			ol_ok[k] = open_loop(argc, argv, &rows[k], agents, common, duration,
+			                     &ol50[k], &ol99[k]) == 0;
+			if (!ol_ok[k])
+				status = RUSK_EXIT_FAIL;
+			printf("  %-22s %12.1f %12.1f\n", rows[k].name, ol50[k], ol99[k]);
+			fflush(stdout);
+		}
+	}
 	printf("\n  thread scaling (tasks/s)\n  %-8s %14s %14s\n", "agents", "rusk latency",
 	       "global-lock");
 	double *scale = calloc(2 * agents, sizeof *scale);
@@ -196,9 +310,13 @@ int rusk_cmd_bench(int argc, char **argv)
 				        "\"decision_p50_us\": "
 				        "%.3f, \"decision_p99_us\": %.3f, \"conflict_pct\": %.4f, "
 				        "\"quality\": "
-				        "%.4f, \"vs_central\": %.2f}%s\n",
+				        "%.4f, \"vs_central\": %.2f, \"common_rate\": %.0f, "
+				        "\"open_loop_delay_p50_us\": %s%.1f, "
+				        "\"open_loop_delay_p99_us\": %s%.1f}%s\n",
 				        rows[k].name, res[k].tput, res[k].p50_us, res[k].p99_us,
 				        res[k].conflict_pct, res[k].quality, res[k].tput / central,
+				        common, ol_ok[k] ? "" : "-", ol_ok[k] ? ol50[k] : 1.0,
+				        ol_ok[k] ? "" : "-", ol_ok[k] ? ol99[k] : 1.0,
 				        k + 1 < N_ROWS ? "," : "");
 			fprintf(f, "  ],\n  \"scaling\": [");
 			for (uint32_t n = 1; n <= agents; n++)

@@ -167,6 +167,8 @@ static void drv_usage(bool sim)
 	     "                        runs A x its duration (with --preferred; default off)\n"
 	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
 	     "                        task keeps what it won and waits for the rest)\n"
+	     "  --global-lock         baseline: rusk's sampling, every commit under one mutex\n"
+	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV");
 	cli_cluster_usage();
@@ -347,6 +349,12 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 		} else if (strcmp(a, "--alpha") == 0) {
 			if (cli_double(a, v, 0.01, 1, &cfg.alpha))
 				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--quiet") == 0) {
+			cfg.quiet = true;
+			i--; /* no value */
+		} else if (strcmp(a, "--global-lock") == 0) {
+			cfg.global_lock = true;
+			i--;
 		} else if (strcmp(a, "--gang") == 0) {
 			cfg.gang = true;
 			i--; /* no value */
@@ -417,6 +425,9 @@ int drv_setup(run *R, cli_cluster *cc)
 {
 	run_cfg cfg = R->cfg;
 	char err[256];
+	R->out = stdout;
+	if (cfg.quiet && (R->out = fopen("/dev/null", "w")) == NULL)
+		R->out = stdout;
 	char *trace_path = cfg.trace_path, *trace_note = cfg.trace_note;
 	const size_t path_len = sizeof cfg.trace_path, note_len = sizeof cfg.trace_note;
 	R->seed = cc->params.seed;
@@ -508,23 +519,24 @@ int drv_setup(run *R, cli_cluster *cc)
 		return RUSK_EXIT_FAIL;
 	}
 	uint32_t n_rus = rusk_cluster_rus(R->c);
-	printf("rusk %s: %u machines, %u RUs, %u partitions; %u agents (%s sync, G = %" PRIu64
-	       " ms, %s); base rate %.0f tasks/s,",
-	       cfg.sim ? "sim" : "run", rusk_cluster_machines(R->c), n_rus,
-	       rusk_cluster_partitions(R->c), cfg.agents, rusk_sync_policy_name(cfg.sync),
-	       cfg.gap_ms, rusk_strategy_name(cfg.strategy), cfg.rate);
-	printf(" phases");
+	fprintf(R->out,
+	        "rusk %s: %u machines, %u RUs, %u partitions; %u agents (%s sync, G = %" PRIu64
+	        " ms, %s); base rate %.0f tasks/s,",
+	        cfg.sim ? "sim" : "run", rusk_cluster_machines(R->c), n_rus,
+	        rusk_cluster_partitions(R->c), cfg.agents, rusk_sync_policy_name(cfg.sync),
+	        cfg.gap_ms, rusk_strategy_name(cfg.strategy), cfg.rate);
+	fprintf(R->out, " phases");
 	for (int k = 0; k < cfg.n_phases; k++)
-		printf("%s%.0f", k ? "," : " ", cfg.phases[k]);
+		fprintf(R->out, "%s%.0f", k ? "," : " ", cfg.phases[k]);
 	if (R->trace != NULL)
-		printf("%% x %.1f s; %s\n\n", cfg.phase_s, trace_note);
+		fprintf(R->out, "%% x %.1f s; %s\n\n", cfg.phase_s, trace_note);
 	else
-		printf("%% x %.1f s; tasks %s %.0f ms x %u RU\n\n", cfg.phase_s,
-		       cfg.dist == 0   ? "exp"
-		       : cfg.dist == 1 ? "lognormal"
-		                       : "fixed",
-		       cfg.task_ms, cfg.task_rus);
-	fflush(stdout);
+		fprintf(R->out, "%% x %.1f s; tasks %s %.0f ms x %u RU\n\n", cfg.phase_s,
+		        cfg.dist == 0   ? "exp"
+		        : cfg.dist == 1 ? "lognormal"
+		                        : "fixed",
+		        cfg.task_ms, cfg.task_rus);
+	fflush(R->out);
 
 	if (cfg.admission) {
 		rusk_admit_params ap;
@@ -1014,63 +1026,71 @@ int drv_report(run *R, bool interrupted)
 	bool all_free = rusk_cluster_free_rus(R->c) == n_rus;
 	double elapsed = R->elapsed_s > 0 ? R->elapsed_s : 1;
 
-	printf("  %-28s %" PRIu64 " submitted, %" PRIu64 " placed, %" PRIu64 " rejected, %" PRIu64
-	       " queued at the end%s\n",
-	       "tasks", sub, tot.placed, rej, backlog, interrupted ? " (interrupted)" : "");
-	printf("  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
-	       tot.placed / elapsed, R->max_tput);
-	printf("  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-	       "scheduling delay (us)", rusk_hist_mean(&tot.delay) / 1e3,
-	       rusk_hist_quantile(&tot.delay, 0.5) / 1e3, rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
-	       rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
-	       rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
-	printf("  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
-	       "p99 %.2f\n",
-	       "  of which (us)", rusk_hist_quantile(&tot.queue, 0.5) / 1e3,
-	       rusk_hist_quantile(&tot.queue, 0.99) / 1e3,
-	       rusk_hist_quantile(&tot.sample, 0.5) / 1e3,
-	       rusk_hist_quantile(&tot.sample, 0.99) / 1e3,
-	       rusk_hist_quantile(&tot.commit, 0.5) / 1e3,
-	       rusk_hist_quantile(&tot.commit, 0.99) / 1e3);
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " submitted, %" PRIu64 " placed, %" PRIu64 " rejected, %" PRIu64
+	        " queued at the end%s\n",
+	        "tasks", sub, tot.placed, rej, backlog, interrupted ? " (interrupted)" : "");
+	fprintf(R->out, "  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
+	        tot.placed / elapsed, R->max_tput);
+	fprintf(R->out, "  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+	        "scheduling delay (us)", rusk_hist_mean(&tot.delay) / 1e3,
+	        rusk_hist_quantile(&tot.delay, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
+	        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
+	fprintf(R->out,
+	        "  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
+	        "p99 %.2f\n",
+	        "  of which (us)", rusk_hist_quantile(&tot.queue, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot.queue, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot.sample, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot.sample, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot.commit, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot.commit, 0.99) / 1e3);
 	if (cfg->admission)
-		printf("  %-28s %" PRIu64 " tasks waited (%" PRIu64
-		       " admitted at the mu + 2 sigma bound); wait p50 %.1f us, p99 %.1f us, "
-		       "max %.1f us\n",
-		       "admission control", tot.adm_waited, tot.adm_bound,
-		       rusk_hist_quantile(&tot.admission, 0.5) / 1e3,
-		       rusk_hist_quantile(&tot.admission, 0.99) / 1e3, tot.admission.max / 1e3);
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " tasks waited (%" PRIu64
+		        " admitted at the mu + 2 sigma bound); wait p50 %.1f us, p99 %.1f us, "
+		        "max %.1f us\n",
+		        "admission control", tot.adm_waited, tot.adm_bound,
+		        rusk_hist_quantile(&tot.admission, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot.admission, 0.99) / 1e3, tot.admission.max / 1e3);
 	if (tot.placed_hi > 0 || tot.preempted > 0)
-		printf("  %-28s high %" PRIu64 " placed, delay p50 %.1f p99 %.1f us; normal p50 "
-		       "%.1f p99 %.1f us; %" PRIu64 " preempted (all re-queued)\n",
-		       "priorities", tot.placed_hi, rusk_hist_quantile(&tot.delay_hi, 0.5) / 1e3,
-		       rusk_hist_quantile(&tot.delay_hi, 0.99) / 1e3,
-		       rusk_hist_quantile(&tot.delay_lo, 0.5) / 1e3,
-		       rusk_hist_quantile(&tot.delay_lo, 0.99) / 1e3, tot.preempted);
-	printf("  %-28s %" PRIu64 " (%.3f per task, %.2f%% of %" PRIu64 " commits); %" PRIu64
-	       " re-queued\n",
-	       "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
-	       tot.attempts ? 100.0 * tot.conflicts / tot.attempts : 0.0, tot.attempts,
-	       tot.requeued);
+		fprintf(R->out,
+		        "  %-28s high %" PRIu64 " placed, delay p50 %.1f p99 %.1f us; normal p50 "
+		        "%.1f p99 %.1f us; %" PRIu64 " preempted (all re-queued)\n",
+		        "priorities", tot.placed_hi, rusk_hist_quantile(&tot.delay_hi, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot.delay_hi, 0.99) / 1e3,
+		        rusk_hist_quantile(&tot.delay_lo, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot.delay_lo, 0.99) / 1e3, tot.preempted);
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " (%.3f per task, %.2f%% of %" PRIu64 " commits); %" PRIu64
+	        " re-queued\n",
+	        "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
+	        tot.attempts ? 100.0 * tot.conflicts / tot.attempts : 0.0, tot.attempts,
+	        tot.requeued);
 	double q_mean = tot.placed ? tot.q_micro / 1e6 / tot.placed : 0.0;
 	double pref_frac = tot.placed ? (double)tot.pref_tasks / tot.placed : 0.0;
 	uint64_t d_total = 0;
 	for (int k = 0; k < D_BINS; k++)
 		d_total += tot.d_bins[k];
-	printf("  %-28s R %.1f per decision (max %" PRIu64
-	       "); staleness mean %.1f ms, p99 %.1f ms\n",
-	       "sampling", tot.placed ? (double)tot.r_sum / tot.placed : 0.0, tot.r_max,
-	       rusk_hist_mean(&tot.stale) / 1e6, rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
-	printf("  %-28s %s %.3f", "quality",
-	       R->cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q", q_mean);
+	fprintf(R->out,
+	        "  %-28s R %.1f per decision (max %" PRIu64
+	        "); staleness mean %.1f ms, p99 %.1f ms\n",
+	        "sampling", tot.placed ? (double)tot.r_sum / tot.placed : 0.0, tot.r_max,
+	        rusk_hist_mean(&tot.stale) / 1e6, rusk_hist_quantile(&tot.stale, 0.99) / 1e6);
+	fprintf(R->out, "  %-28s %s %.3f", "quality",
+	        R->cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q", q_mean);
 	if (R->cfg.preferred > 0)
-		printf(", %.1f%% of tasks on preferred machines", 100.0 * pref_frac);
+		fprintf(R->out, ", %.1f%% of tasks on preferred machines", 100.0 * pref_frac);
 	if (d_total > 0) {
 		uint64_t top = tot.d_bins[D_BINS - 1] + tot.d_bins[D_BINS - 2];
-		printf(", %.1f%% of RUs in the top 20%% (D >= 0.8)", 100.0 * top / d_total);
+		fprintf(R->out, ", %.1f%% of RUs in the top 20%% (D >= 0.8)",
+		        100.0 * top / d_total);
 	}
-	printf("\n");
-	printf("  %-28s %.1f%% mean over the run\n", "utilization",
-	       100.0 * R->util_sum / (R->secs ? R->secs : 1));
+	fprintf(R->out, "\n");
+	fprintf(R->out, "  %-28s %.1f%% mean over the run\n", "utilization",
+	        100.0 * R->util_sum / (R->secs ? R->secs : 1));
 	uint64_t syncs = 0, sync_ns = 0;
 	double busy = 0;
 	for (uint32_t i = 0; i < R->cfg.agents; i++) {
@@ -1079,13 +1099,15 @@ int drv_report(run *R, bool interrupted)
 		busy += R->ag[i].busy_s;
 	}
 	if (cfg->sim)
-		printf("  %-28s %" PRIu64 " partition syncs; agents busy %.1f%% of the time\n",
-		       "view syncs", syncs, 100.0 * busy / (elapsed * cfg->agents));
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " partition syncs; agents busy %.1f%% of the time\n",
+		        "view syncs", syncs, 100.0 * busy / (elapsed * cfg->agents));
 	else
-		printf("  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU "
-		       "time)\n",
-		       "view syncs", syncs, sync_ns / 1e9,
-		       busy > 0 ? 100.0 * sync_ns / 1e9 / busy : 0.0);
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU "
+		        "time)\n",
+		        "view syncs", syncs, sync_ns / 1e9,
+		        busy > 0 ? 100.0 * sync_ns / 1e9 / busy : 0.0);
 	rusk_hist *gh = calloc(1, sizeof *gh);
 	for (int k = 0; R->cfg.n_groups > 1 && gh != NULL && k < R->cfg.n_groups; k++) {
 		memset(gh, 0, sizeof *gh);
@@ -1098,14 +1120,16 @@ int drv_report(run *R, bool interrupted)
 		char label[32];
 		snprintf(label, sizeof label, "group %c (%u agents)", 'A' + k,
 		         drv_group_size(cfg, k));
-		printf("  %-28s %" PRIu64 " placed, delay p50 %.1f us, p99 %.1f us, quality %.3f\n",
-		       label, gp, rusk_hist_quantile(gh, 0.5) / 1e3,
-		       rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
+		fprintf(R->out,
+		        "  %-28s %" PRIu64
+		        " placed, delay p50 %.1f us, p99 %.1f us, quality %.3f\n",
+		        label, gp, rusk_hist_quantile(gh, 0.5) / 1e3,
+		        rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
 	}
 	free(gh);
-	printf("  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
-	       vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
-	       all_free ? "yes" : "NO");
+	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
+	        vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
+	        all_free ? "yes" : "NO");
 	if (vrc != RUSK_OK || !adds_up || !all_free)
 		status = RUSK_EXIT_FAIL;
 
@@ -1246,6 +1270,8 @@ int drv_report(run *R, bool interrupted)
 
 void drv_free(run *R)
 {
+	if (R->out != NULL && R->out != stdout)
+		fclose(R->out);
 	if (R->csv)
 		fclose(R->csv);
 	free(R->ag);

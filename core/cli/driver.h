@@ -69,7 +69,7 @@ typedef struct run_cfg {
 	uint64_t gap_ms, tau_ms, sample;
 	rusk_strategy strategy;
 	/* Admission control and priorities (Tarcil §4, §5.3). */
-	bool admission, gang;
+	bool admission, gang, global_lock, quiet;
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -151,6 +151,7 @@ typedef struct run {
 	uint64_t t0;
 	uint64_t seed;
 	FILE *csv;
+	FILE *out; /* the summary: stdout, or /dev/null with --quiet */
 	/* per-second sampler state */
 	rusk_hist prev, *per_agent, *snap;
 	double *medians;

@@ -135,6 +135,7 @@ static void *agent_main(void *arg)
 	ap.tau_ns = cfg->tau_ms * 1000000;
 	ap.seed = R->seed;
 	ap.quality = cfg->quality;
+	ap.global_lock = cfg->global_lock;
 	rusk_agent *ag = NULL;
 	a->err = rusk_agent_create(R->c, &ap, &ag, NULL, 0);
 	if (a->err != RUSK_OK)

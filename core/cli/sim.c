@@ -288,6 +288,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		ap.tau_ns = cfg->tau_ms * 1000000;
 		ap.seed = R.seed;
 		ap.quality = cfg->quality;
+		ap.global_lock = cfg->global_lock;
 		char err[256];
 		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
 		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
@@ -369,10 +370,11 @@ done:
 		free(a->chosen);
 	}
 	R.wall_s = wall_s() - w0;
-	printf("  %-28s %.1f virtual s in %.2f s of wall time: %" PRIu64 " events, %.2fM "
-	       "events/s, %.0fx real time\n",
-	       "simulator", R.elapsed_s, R.wall_s, R.events, R.events / R.wall_s / 1e6,
-	       R.elapsed_s / R.wall_s);
+	fprintf(R.out,
+	        "  %-28s %.1f virtual s in %.2f s of wall time: %" PRIu64 " events, %.2fM "
+	        "events/s, %.0fx real time\n",
+	        "simulator", R.elapsed_s, R.wall_s, R.events, R.events / R.wall_s / 1e6,
+	        R.elapsed_s / R.wall_s);
 	status = drv_report(&R, false);
 	rusk_thread_unregister();
 	free(S.q.a);
