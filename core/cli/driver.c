@@ -677,42 +677,6 @@ run_task *tq_pop(tq *q)
 	return t;
 }
 
-static void wait_push(run_agent *a, run_task *t)
-{
-	if (a->n_wait == a->wait_cap) {
-		a->wait_cap = a->wait_cap ? a->wait_cap * 2 : 1024;
-		a->wait = realloc(a->wait, a->wait_cap * sizeof *a->wait);
-		if (a->wait == NULL)
-			abort();
-	}
-	size_t i = a->n_wait++;
-	while (i > 0 && a->wait[(i - 1) / 2]->ready_ns > t->ready_ns) {
-		a->wait[i] = a->wait[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	a->wait[i] = t;
-}
-
-static run_task *wait_pop(run_agent *a)
-{
-	run_task *top = a->wait[0], *last = a->wait[--a->n_wait];
-	size_t i = 0, n = a->n_wait;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && a->wait[l]->ready_ns < last->ready_ns)
-			m = l;
-		if (l + 1 < n && a->wait[l + 1]->ready_ns < (m == i ? last : a->wait[m])->ready_ns)
-			m = l + 1;
-		if (m == i)
-			break;
-		a->wait[i] = a->wait[m];
-		i = m;
-	}
-	if (n > 0)
-		a->wait[i] = last;
-	return top;
-}
-
 void drv_enqueue(run_agent *a, run_task *tk)
 {
 	tq_push(tk->prio > 0 ? &a->hi : &a->lo, tk, false);
@@ -727,19 +691,19 @@ run_task *drv_next(run_agent *a, uint64_t now, size_t *retries)
 		(*retries)--;
 		return tq_pop(&a->retry);
 	}
-	if (a->n_wait > 0 && a->wait[0]->ready_ns <= now)
-		return wait_pop(a);
+	if (a->wait.n > 0 && a->wait.a[0]->ready_ns <= now)
+		return wait_heap_pop(&a->wait);
 	return tq_pop(&a->lo);
 }
 
 uint64_t drv_next_wake(const run_agent *a)
 {
-	return a->n_wait > 0 ? a->wait[0]->ready_ns : UINT64_MAX;
+	return a->wait.n > 0 ? a->wait.a[0]->ready_ns : UINT64_MAX;
 }
 
 size_t drv_queued(const run_agent *a)
 {
-	return a->hi.n + a->retry.n + a->lo.n + a->n_wait;
+	return a->hi.n + a->retry.n + a->lo.n + a->wait.n;
 }
 
 bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now)
@@ -762,7 +726,7 @@ bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now)
 	if (tk->wait_from_ns == 0)
 		tk->wait_from_ns = now;
 	tk->ready_ns = now + d.wait_ns;
-	wait_push(a, tk);
+	wait_heap_push(&a->wait, tk);
 	return false;
 }
 
@@ -902,7 +866,7 @@ void drv_agent_drain(run *R, run_agent *a)
 	free(a->hi.a);
 	free(a->retry.a);
 	free(a->lo.a);
-	free(a->wait);
+	free(a->wait.a);
 }
 
 /* ---- per-second series -------------------------------------------------------------------- */

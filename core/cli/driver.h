@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "heap.h"
 #include "hist.h"
 #include "loadgen.h"
 #include "rng.h"
@@ -91,6 +92,13 @@ typedef struct agent_stats {
 	rusk_hist delay, queue, place, stale, sample, commit, admission, delay_hi, delay_lo;
 } agent_stats;
 
+static inline bool wait_before(run_task *const *x, run_task *const *y)
+{
+	return (*x)->ready_ns < (*y)->ready_ns;
+}
+/* Admission waiters by their next check. */
+HEAP_DEFINE(wait_heap, run_task *, wait_before)
+
 /* A deque of tasks (an agent's local queues). */
 typedef struct tq {
 	run_task **a;
@@ -103,9 +111,8 @@ typedef struct run_agent {
 	struct run *run;
 	ck_ring_t in, done;
 	ck_ring_buffer_t *in_buf, *done_buf;
-	tq hi, retry, lo; /* owned by the agent */
-	run_task **wait;  /* admission wait heap by ready_ns */
-	size_t n_wait, wait_cap;
+	tq hi, retry, lo;   /* owned by the agent */
+	wait_heap wait;     /* admission waiters */
 	agent_stats st;     /* written by this agent only; read relaxed by the sampler */
 	rusk_view_stats vs; /* at exit */
 	double busy_s;      /* CPU (run) or modelled (sim) busy time */

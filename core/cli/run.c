@@ -35,6 +35,7 @@
 
 #include "atomic.h"
 #include "driver.h"
+#include "heap.h"
 
 #if defined(RUSK_TSAN)
 void __tsan_acquire(void *addr);
@@ -204,47 +205,13 @@ out:;
 	return NULL;
 }
 
+static inline bool end_before(const comp_entry *x, const comp_entry *y)
+{
+	return x->end_ns < y->end_ns;
+}
+
 /* The completer's min-heap of placed tenures by end time. */
-typedef struct heap {
-	comp_entry *a;
-	size_t n, cap;
-} heap;
-
-static void heap_push(heap *h, comp_entry e)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 4096;
-		h->a = realloc(h->a, h->cap * sizeof *h->a);
-		if (h->a == NULL)
-			abort();
-	}
-	size_t i = h->n++;
-	while (i > 0 && h->a[(i - 1) / 2].end_ns > e.end_ns) {
-		h->a[i] = h->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->a[i] = e;
-}
-
-static comp_entry heap_pop(heap *h)
-{
-	comp_entry top = h->a[0], last = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < h->n && h->a[l].end_ns < last.end_ns)
-			m = l;
-		if (l + 1 < h->n && h->a[l + 1].end_ns < (m == i ? last : h->a[m]).end_ns)
-			m = l + 1;
-		if (m == i)
-			break;
-		h->a[i] = h->a[m];
-		i = m;
-	}
-	if (h->n > 0)
-		h->a[i] = last;
-	return top;
-}
+HEAP_DEFINE(heap, comp_entry, end_before)
 
 static void *completer_main(void *arg)
 {

@@ -33,6 +33,7 @@
 
 #include "atomic.h"
 #include "driver.h"
+#include "heap.h"
 
 enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND };
 
@@ -43,52 +44,21 @@ typedef struct event {
 	uint8_t kind;
 } event;
 
-typedef struct evq {
-	event *a;
-	size_t n, cap;
-	uint64_t seq;
-} evq;
-
 static inline bool ev_before(const event *x, const event *y)
 {
 	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
+HEAP_DEFINE(ev_heap, event, ev_before)
+
+typedef struct evq {
+	ev_heap h;
+	uint64_t seq;
+} evq;
+
 static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint32_t tenure)
 {
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 4096;
-		q->a = realloc(q->a, q->cap * sizeof *q->a);
-		if (q->a == NULL)
-			abort();
-	}
-	event e = {t, q->seq++, tk, agent, tenure, kind};
-	size_t i = q->n++;
-	while (i > 0 && ev_before(&e, &q->a[(i - 1) / 2])) {
-		q->a[i] = q->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	q->a[i] = e;
-}
-
-static event ev_pop(evq *q)
-{
-	event top = q->a[0], last = q->a[--q->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < q->n && ev_before(&q->a[l], &last))
-			m = l;
-		if (l + 1 < q->n && ev_before(&q->a[l + 1], m == i ? &last : &q->a[m]))
-			m = l + 1;
-		if (m == i)
-			break;
-		q->a[i] = q->a[m];
-		i = m;
-	}
-	if (q->n > 0)
-		q->a[i] = last;
-	return top;
+	ev_heap_push(&q->h, (event){t, q->seq++, tk, agent, tenure, kind});
 }
 
 static uint64_t vnow; /* the virtual clock; one simulation per process */
@@ -308,8 +278,8 @@ int rusk_cmd_sim(int argc, char **argv)
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
 	double total_s = cfg->n_phases * cfg->phase_s;
 	bool tty = isatty(2);
-	while (S.q.n > 0) {
-		event e = ev_pop(&S.q);
+	while (S.q.h.n > 0) {
+		event e = ev_heap_pop(&S.q.h);
 		vnow = e.t;
 		R.events++;
 		switch (e.kind) {
@@ -354,8 +324,8 @@ done:
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
 	/* Stop: what still runs ends now (as the real completer does at stop). */
-	while (S.q.n > 0) {
-		event e = ev_pop(&S.q);
+	while (S.q.h.n > 0) {
+		event e = ev_heap_pop(&S.q.h);
 		if (e.kind == EV_COMPLETE)
 			drv_complete(&R, e.tk, e.tenure);
 		else if (e.kind == EV_COMMIT)
@@ -377,7 +347,7 @@ done:
 	        R.elapsed_s / R.wall_s);
 	status = drv_report(&R, false);
 	rusk_thread_unregister();
-	free(S.q.a);
+	free(S.q.h.a);
 	free(S.ag);
 	free(S.retries_left);
 	free(S.round_left);
