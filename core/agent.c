@@ -479,6 +479,33 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	pl->samples = (uint32_t)n;
 	if (n == 0)
 		return RUSK_EAGAIN;
+	if (m == 1 && place != RUSK_PLACE_MACHINE && place != RUSK_PLACE_RACK &&
+	    s != RUSK_STRATEGY_RANDOM) {
+		/* One RU: the best candidate, no sort or de-duplication needed (a repeated RU
+		 * has the same value); the tie-break key only when values tie. */
+		cand best1 = {a->cands[0].ru, value(c, d, a->cands[0].ru), 0};
+		bool keyed = false;
+		for (size_t i = 1; i < n; i++) {
+			cand x = {a->cands[i].ru, value(c, d, a->cands[i].ru), 0};
+			if (x.q < best1.q || x.ru == best1.ru)
+				continue;
+			if (x.q == best1.q) {
+				if (!keyed)
+					best1.key = tie_key(best1.ru);
+				keyed = true;
+				x.key = tie_key(x.ru);
+				if (x.key <= best1.key)
+					continue;
+			} else {
+				keyed = false;
+			}
+			best1 = x;
+		}
+		rus[0] = best1.ru;
+		pl->quality = reported_quality(c, d, best1.ru);
+		pl->preferred = is_preferred(c, t, best1.ru);
+		return 1;
+	}
 	/* De-duplicate (draws may repeat an RU), then value them. */
 	sort_cands(a->cands, n);
 	size_t u = 0;

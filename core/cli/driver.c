@@ -510,11 +510,15 @@ int drv_setup(run *R, cli_cluster *cc)
 				        (uint32_t)lround(rusk_ru_score(R->c, r) * 1000.0);
 			qsort(R->score_sorted, rusk_cluster_rus(R->c), sizeof *R->score_sorted,
 			      cmp_u32);
+			/* Each RU's D bin once, so a placement's statistics cost a load. */
+			R->ru_dbin = malloc(rusk_cluster_rus(R->c));
+			for (uint32_t r = 0; R->ru_dbin != NULL && r < rusk_cluster_rus(R->c); r++)
+				R->ru_dbin[r] = (uint8_t)d_bin(R, r);
 		}
 	}
 	if (R->tasks == NULL || R->ag == NULL || R->pool == NULL ||
 	    (pref_per_task > 0 && R->pref_pool == NULL) ||
-	    (cfg.quality == RUSK_QUALITY_SCORE && R->score_sorted == NULL)) {
+	    (cfg.quality == RUSK_QUALITY_SCORE && R->ru_dbin == NULL)) {
 		fprintf(stderr, "rusk: out of memory for %" PRIu64 " tasks\n", R->n_tasks_cap);
 		return RUSK_EXIT_FAIL;
 	}
@@ -752,9 +756,9 @@ bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_p
                 uint64_t t_deq, uint64_t t_done)
 {
 	agent_stats *s = &a->st;
-	if (R->score_sorted != NULL)
+	if (R->ru_dbin != NULL)
 		for (uint32_t k = 0; k < pl->placed; k++)
-			stat_add(&s->d_bins[d_bin(R, tk->l[tk->placed + k].ru)], 1);
+			stat_add(&s->d_bins[R->ru_dbin[tk->l[tk->placed + k].ru]], 1);
 	tk->placed = (uint16_t)(tk->placed + pl->placed);
 	stat_add(&s->rus_placed, pl->placed);
 	stat_add(&s->r_sum, pl->sample_size);
@@ -1244,6 +1248,7 @@ void drv_free(run *R)
 	free(R->trace);
 	free(R->pref_pool);
 	free(R->score_sorted);
+	free(R->ru_dbin);
 	free(R->per_agent);
 	free(R->snap);
 	free(R->medians);

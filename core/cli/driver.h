@@ -152,7 +152,8 @@ typedef struct run {
 	rusk_arrival *trace;
 	size_t n_trace;
 	uint32_t *pref_pool;
-	uint32_t *score_sorted;
+	uint32_t *score_sorted; /* every RU's slot score (milli), ascending: D by search */
+	uint8_t *ru_dbin;       /* each RU's D bin (score model) */
 	uint64_t submitted, rejected, released; /* single writers, relaxed */
 	int gen_done, stop;                     /* flags, release/acquire */
 	uint64_t t0;
