@@ -172,7 +172,8 @@ static void test_spare_slots(void **state)
 #define TASKS_PER_WORKER 60000
 
 static uint64_t *shadow;
-static uint8_t *ended; /* per task id: 1 released OK, 2 revoked; 3 = both (a bug) */
+static uint8_t *ended;   /* per task id: 1 released OK, 2 revoked; 3 = both (a bug) */
+static int workers_done; /* workers finished (test_changes_during_commits) */
 
 typedef struct worker {
 	pthread_t tid;
@@ -269,6 +270,7 @@ static void *work(void *arg)
 			w->revoked_seen++;
 		}
 	}
+	__atomic_fetch_add(&workers_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -287,7 +289,10 @@ static void test_changes_during_commits(void **state)
 	rusk_rng r;
 	rusk_rng_seed(&r, 5, 99);
 	uint64_t revoked = 0, changes = 0;
-	for (int i = 0; i < 3000; i++) {
+	/* At least 3000 changes, and on until every worker is done: on a loaded machine the
+	 * workers may not even have started when 3000 changes are over. */
+	__atomic_store_n(&workers_done, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < 3000 || __atomic_load_n(&workers_done, __ATOMIC_ACQUIRE) < W; i++) {
 		uint32_t m = rusk_rng_below(&r, 16);
 		switch (rusk_rng_below(&r, 3)) {
 		case 0: rusk_machine_fail(c, m, revoke_cb, &revoked); break;
