@@ -275,7 +275,7 @@ int rusk_cmd_experiment(int argc, char **argv)
 	const char *name = argv[1];
 	uint64_t rounds = 0, seed = 1;
 	const char *csv = NULL;
-	for (int i = 2; i < argc; i++) {
+	for (int i = 2; i < argc; i += 2) { /* every option takes a value */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--rounds") == 0) {
 			if (cli_u64(a, v, 1, 100000000, &rounds))
@@ -293,7 +293,6 @@ int rusk_cmd_experiment(int argc, char **argv)
 			fprintf(stderr, "rusk experiment: unknown option '%s'\n", a);
 			return RUSK_EXIT_USAGE;
 		}
-		i++;
 	}
 	FILE *out = stdout;
 	if (csv != NULL && (out = fopen(csv, "w")) == NULL) {
