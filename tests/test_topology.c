@@ -197,7 +197,8 @@ static void revoke_cb(uint64_t task, rusk_lease l, void *ctx)
  * the claim (the tenure is then over before its holder noticed): the revoker flags the task
  * before clearing the shadow, the claimer claims before reading the flag (both seq_cst), so
  * one of them undoes the claim; a claim that finds a revoked task's stale entry waits for
- * that undo. Any other occupied shadow is an RU granted twice.
+ * that undo, and a claimer whose own tenure was revoked (and the RU granted again) before
+ * it claimed gives up. Any other occupied shadow is an RU granted twice.
  */
 static void claim(worker *w, uint32_t ru, uint64_t task)
 {
@@ -206,6 +207,10 @@ static void claim(worker *w, uint32_t ru, uint64_t task)
 		if (__atomic_compare_exchange_n(&shadow[ru], &expect, task, false, __ATOMIC_SEQ_CST,
 		                                __ATOMIC_SEQ_CST))
 			break;
+		/* Our own tenure may have been revoked before we claimed, and the RU granted
+		 * to the task now in the shadow: then there is nothing to claim. */
+		if (__atomic_load_n(&ended[task], __ATOMIC_SEQ_CST) & 2)
+			return;
 		if (!(__atomic_load_n(&ended[expect], __ATOMIC_SEQ_CST) & 2) || spins > 1000000) {
 			w->twice++;
 			return;
