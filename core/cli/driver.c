@@ -168,6 +168,7 @@ static void drv_usage(bool sim)
 	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
 	     "                        task keeps what it won and waits for the rest)\n"
 	     "  --global-lock         baseline: rusk's sampling, every commit under one mutex\n"
+	     "                        (real time only: rusk sim runs one thread)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV");

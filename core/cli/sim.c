@@ -14,7 +14,8 @@
  *             --sync-latency-us), takes its next task (driver.c's order), checks admission
  *             and chooses RUs on its view (rusk_agent_choose); its commit is due
  *             --decision-us + --commit-latency-us later
- *   commit    the chosen RUs are committed to the master array (gang or incremental);
+ *   commit    the chosen RUs are committed to the master array (gang or incremental;
+ *             the `central` baseline scans and commits under its lock here, at once);
  *             between choice and commit other agents commit too, so a conflict is a real
  *             lost CAS. A loser marks the RU in its view and decides again (another
  *             decision time), up to the retry bound; then the task goes back to its queue
@@ -102,6 +103,14 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 	S->syncs_seen[i] = vs.syncs;
 	uint64_t cost = S->dec_ns + syncs * S->sync_ns;
 	rusk_task tt = drv_task(R, a->cur);
+	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
+		/* The central baseline scans the master state and commits under its lock in
+		 * one step: both happen at the commit event (commit()). */
+		S->busy_ns[i] += (double)cost;
+		a->dec_ns += cost;
+		ev_push(&S->q, t + cost + S->commit_ns, EV_COMMIT, i, a->cur, 0);
+		return true;
+	}
 	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
 	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && drv_preempt(R, a, v, a->cur, t) > 0)
 		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
@@ -167,6 +176,24 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 	uint32_t n = tk->rus - tk->placed;
 	rusk_lease *out = tk->l + tk->placed;
 	uint32_t won = 0;
+	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
+		rusk_task tt = drv_task(R, tk);
+		rusk_placement pl;
+		int rc = rusk_agent_place(S->ag[i], &tt, out, &pl);
+		a->st.attempts += pl.attempts;
+		a->st.conflicts += pl.conflicts;
+		a->cur = NULL;
+		if (rc == RUSK_OK) {
+			pl.sample_ns = a->dec_ns;
+			pl.commit_ns = S->commit_ns;
+			if (drv_placed(R, a, S->ag[i], tk, &pl, a->t_start, t))
+				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, drv_tenure(tk));
+		} else {
+			drv_gave_back(a, tk);
+		}
+		agent_step(S, i, t);
+		return;
+	}
 	a->st.attempts++;
 	if (R->cfg.gang || n == 1) {
 		size_t lost = 0;
