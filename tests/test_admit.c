@@ -90,6 +90,16 @@ static void test_hash(void **state)
 	}
 	assert_true(axis_buckets >= 4);
 	assert_true(used >= 2);
+	/* Bad arguments are refused with codes, never a crash. */
+	rusk_admit_decision dd;
+	rusk_task none = {.id = 1, .rus = 0};
+	assert_int_equal(rusk_admit_check(a, &none, RUSK_QUALITY_SCORE, 0, &dd), RUSK_EINVAL);
+	assert_int_equal(rusk_admit_check(NULL, &none, RUSK_QUALITY_SCORE, 0, &dd), RUSK_EINVAL);
+	uint64_t few[3];
+	assert_int_equal(rusk_admit_counts(a, few, 3), RUSK_EINVAL); /* too small for 20 */
+	rusk_admit_bucket_info bi;
+	assert_int_equal(rusk_admit_bucket(a, 20, &bi), RUSK_ERANGE);
+	assert_int_equal(rusk_admit_attach(NULL, NULL, &a, NULL, 0), RUSK_EINVAL);
 	/* Same seed, same hyperplanes. */
 	rusk_admit_detach(a);
 	assert_null(rusk_cluster_admit(c));
