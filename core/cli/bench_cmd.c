@@ -75,12 +75,6 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, double 
 	return rc;
 }
 
-/* The sync policy and strategy names rusk run takes. */
-static const char *sync_name(rusk_sync_policy p)
-{
-	return rusk_sync_policy_name(p);
-}
-
 /*
  * Open loop at a common rate: the row's design under `rusk run` (the real-time driver:
  * generator, agent threads, completer) for `dur` seconds at `rate` tasks/s, with the
@@ -115,7 +109,7 @@ static int open_loop(int argc, char **argv, const bench_row *r, uint64_t agents,
 	const char *fixed[] = {"--agents",
 	                       s_agents,
 	                       "--sync",
-	                       sync_name(r->sync),
+	                       rusk_sync_policy_name(r->sync),
 	                       "--strategy",
 	                       rusk_strategy_name(r->strategy),
 	                       "--rate",

@@ -31,9 +31,22 @@
 #define MAX_PHASES DRV_MAX_PHASES
 #define MAX_GROUPS DRV_MAX_GROUPS
 
-static inline void stat_add(uint64_t *p, uint64_t d)
+void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap)
 {
-	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED); /* single writer */
+	const run_cfg *cfg = &R->cfg;
+	rusk_sync_params sp = {.policy = cfg->sync,
+	                       .partitions = rusk_cluster_partitions(R->c),
+	                       .agents = cfg->agents,
+	                       .gap_ns = cfg->gap_ms * 1000000,
+	                       .start_ns = R->t0,
+	                       .seed = R->seed};
+	rusk_agent_params_init(ap, &sp, index);
+	ap->strategy = cfg->strategy;
+	ap->sample = (uint32_t)cfg->sample;
+	ap->tau_ns = cfg->tau_ms * 1000000;
+	ap->seed = R->seed;
+	ap->quality = cfg->quality;
+	ap->global_lock = cfg->global_lock;
 }
 
 uint32_t drv_group_size(const run_cfg *cfg, int k)
@@ -570,7 +583,7 @@ int drv_setup(run *R, cli_cluster *cc)
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		R->ag[i].index = i;
 		R->ag[i].run = R;
-		R->ag[i].prng_state = R->seed ^ (0x9E3779B97F4A7C15ull * (i + 1));
+		rusk_rng_seed(&R->ag[i].prng, R->seed, 0x76696374ull + i); /* "vict" */
 	}
 	return 0;
 }
@@ -811,8 +824,7 @@ uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uin
 	/* Victims are found where they hold RUs: a bounded sample of the master array, drawn
 	 * from a stream of the agent's own (deterministic in the simulator). */
 	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
-		a->prng_state = a->prng_state * 6364136223846793005ull + 1442695040888963407ull;
-		uint32_t ru = (uint32_t)(((a->prng_state >> 32) * n_rus) >> 32);
+		uint32_t ru = rusk_rng_below(&a->prng, n_rus);
 		rusk_ru_info info;
 		if (rusk_ru_state(R->c, ru, &info) != RUSK_OK || info.owner == 0 ||
 		    info.owner == RUSK_OWNER_NONE || info.owner > R->n_tasks_cap)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "atomic.h"
 #include "cli.h"
 #include "heap.h"
 #include "hist.h"
@@ -125,8 +126,8 @@ typedef struct run_agent {
 	uint32_t tries;
 	uint64_t t_start, dec_ns;
 	rusk_placement pl;
-	uint64_t prng_state; /* victim sampling (drv_preempt) */
-	uint64_t n_left;     /* tasks still queued at the end */
+	rusk_rng prng;   /* victim sampling (drv_preempt), seeded from the run's seed */
+	uint64_t n_left; /* tasks still queued at the end */
 } run_agent;
 
 /* Workload generator state: groups of phased Poisson processes merged, or a trace. */
@@ -177,6 +178,14 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *cfg);
 int drv_setup(run *R, cli_cluster *cc);
 void drv_free(run *R);
 uint32_t drv_group_size(const run_cfg *cfg, int k);
+/* Agent `index`'s parameters from the flags (sync policy starting at R->t0). */
+void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap);
+
+/* Statistics have one writer (their agent) and relaxed readers (the sampler). */
+static inline void stat_add(uint64_t *p, uint64_t d)
+{
+	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
+}
 
 void drv_gen_init(run *R, drv_gen *G);
 /* The next arrival in time order; false at the end of the workload. */

@@ -129,17 +129,12 @@ static double *ranks(rusk_cluster *c)
 {
 	uint32_t n = rusk_cluster_rus(c);
 	double *d = malloc(sizeof *d * n);
-	uint32_t *ord = malloc(sizeof *ord * n);
-	if (d == NULL || ord == NULL) {
-		free(d);
-		free(ord);
+	if (d == NULL)
 		return NULL;
-	}
 	/* Counting order by score (milli-units fit in 16 bits). */
 	uint32_t *cnt = calloc(65537, sizeof *cnt);
 	if (cnt == NULL) {
 		free(d);
-		free(ord);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -149,7 +144,6 @@ static double *ranks(rusk_cluster *c)
 	for (uint32_t i = 0; i < n; i++)
 		d[i] = (double)cnt[(uint32_t)lround(rusk_ru_score(c, i) * 1000.0)] / (n - 1);
 	free(cnt);
-	free(ord);
 	return d;
 }
 

@@ -67,11 +67,6 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-static inline void stat_add(uint64_t *p, uint64_t d)
-{
-	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED); /* single writer */
-}
-
 static void *gen_main(void *arg)
 {
 	run *R = arg;
@@ -123,20 +118,8 @@ static void *agent_main(void *arg)
 	run *R = a->run;
 	const run_cfg *cfg = &R->cfg;
 	rusk_thread_register();
-	rusk_sync_params sp = {.policy = cfg->sync,
-	                       .partitions = rusk_cluster_partitions(R->c),
-	                       .agents = cfg->agents,
-	                       .gap_ns = cfg->gap_ms * 1000000,
-	                       .start_ns = R->t0,
-	                       .seed = R->seed};
 	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, a->index);
-	ap.strategy = cfg->strategy;
-	ap.sample = (uint32_t)cfg->sample;
-	ap.tau_ns = cfg->tau_ms * 1000000;
-	ap.seed = R->seed;
-	ap.quality = cfg->quality;
-	ap.global_lock = cfg->global_lock;
+	drv_agent_params(R, a->index, &ap);
 	rusk_agent *ag = NULL;
 	a->err = rusk_agent_create(R->c, &ap, &ag, NULL, 0);
 	if (a->err != RUSK_OK)

@@ -76,7 +76,6 @@ typedef struct sim {
 	rusk_agent **ag;
 	uint64_t dec_ns, commit_ns, sync_ns;
 	size_t *retries_left, *round_left;
-	uint64_t *syncs_seen;
 	double *busy_ns;
 } sim;
 
@@ -96,12 +95,8 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 	run *R = S->R;
 	run_agent *a = &R->ag[i];
 	rusk_view *v = rusk_agent_view(S->ag[i]);
-	rusk_view_tick(v, t);
-	rusk_view_stats vs;
-	rusk_view_stats_get(v, &vs);
-	uint64_t syncs = vs.syncs - S->syncs_seen[i];
-	S->syncs_seen[i] = vs.syncs;
-	uint64_t cost = S->dec_ns + syncs * S->sync_ns;
+	int synced = rusk_view_tick(v, t); /* partitions synced now: each costs sync latency */
+	uint64_t cost = S->dec_ns + (synced > 0 ? (uint64_t)synced : 0) * S->sync_ns;
 	rusk_task tt = drv_task(R, a->cur);
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		/* The central baseline scans the master state and commits under its lock in
@@ -263,29 +258,15 @@ int rusk_cmd_sim(int argc, char **argv)
 	S.ag = calloc(N, sizeof *S.ag);
 	S.retries_left = calloc(N, sizeof *S.retries_left);
 	S.round_left = calloc(N, sizeof *S.round_left);
-	S.syncs_seen = calloc(N, sizeof *S.syncs_seen);
 	S.busy_ns = calloc(N, sizeof *S.busy_ns);
-	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL ||
-	    S.syncs_seen == NULL || S.busy_ns == NULL) {
+	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL || S.busy_ns == NULL) {
 		fprintf(stderr, "rusk sim: out of memory\n");
 		return RUSK_EXIT_FAIL;
 	}
 	int status = 0;
 	for (uint32_t i = 0; i < N; i++) {
-		rusk_sync_params sp = {.policy = cfg->sync,
-		                       .partitions = rusk_cluster_partitions(R.c),
-		                       .agents = N,
-		                       .gap_ns = cfg->gap_ms * 1000000,
-		                       .start_ns = R.t0,
-		                       .seed = R.seed};
 		rusk_agent_params ap;
-		rusk_agent_params_init(&ap, &sp, i);
-		ap.strategy = cfg->strategy;
-		ap.sample = (uint32_t)cfg->sample;
-		ap.tau_ns = cfg->tau_ms * 1000000;
-		ap.seed = R.seed;
-		ap.quality = cfg->quality;
-		ap.global_lock = cfg->global_lock;
+		drv_agent_params(&R, i, &ap);
 		char err[256];
 		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
 		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
@@ -378,7 +359,6 @@ done:
 	free(S.ag);
 	free(S.retries_left);
 	free(S.round_left);
-	free(S.syncs_seen);
 	free(S.busy_ns);
 	drv_free(&R);
 	return status;
