@@ -14,7 +14,8 @@
  *
  * Where candidates come from:
  *   latency   the view's freshest partitions first, moving to the next freshest only when
- *             a partition has too few free RUs (ParSync §5.2)
+ *             a partition has too few free RUs (ParSync §5.2); a task's preferred
+ *             machines first, those in the freshest partition that has one free
  *   quality   partitions by expected quality for the task (mean free slot score from the
  *             snapshot, or a small probe of Q), candidates by weighted sampling on quality
  *             (rejection: accept with probability quality / best possible)
@@ -118,6 +119,7 @@ RUSK_EXPORT void rusk_agent_params_init(rusk_agent_params *ap, const rusk_sync_p
 	ap->tau_ns = 1000000000ull;
 	ap->ema_alpha = 0.1;
 	ap->seed = 1;
+	ap->latency_preferred = true;
 }
 
 static const char *strategy_names[] = {"latency", "quality", "adaptive", "random", "central"};
@@ -414,8 +416,63 @@ static bool draw(rusk_agent *a, const dctx *d, uint32_t p, bool weighted, uint32
 	return true; /* keep the last draw rather than spin at low quality */
 }
 
+/*
+ * Latency-first for one RU without preferences, the common case, in one pass: R draws from
+ * the freshest partition with a free RU, best slot score kept as drawn. Decides exactly as
+ * the general path below (same draws, same order, same tie-break) without its candidate
+ * buffer, per-candidate calls and floating-point values: half the instructions of a
+ * scheduled task were there.
+ */
+static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *rus,
+                           rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const uint32_t *order = rusk_view_order_(a->v);
+	const uint64_t *bits = rusk_view_bits_(a->v);
+	pl->staleness_ns = rusk_view_staleness_ns(a->v, order[0], now);
+	uint32_t i = 0, p = order[0];
+	while (rusk_view_free(a->v, p) == 0) {
+		if (++i == c->n_parts)
+			return RUSK_EAGAIN; /* unreachable: the caller saw free RUs in the view */
+		p = order[i];
+	}
+	const rusk_partition *pp = &c->parts[p];
+	const uint64_t *w = bits + pp->first_bit / 64;
+	uint32_t best = 0, ru = 0, k = 1;
+	if (!rusk_pick_bits_(w, pp->n_rus, pp->first_ru, rusk_rng_next(&a->rng), &best))
+		return RUSK_EAGAIN; /* unreachable: free count and bits agree */
+	uint16_t bs = c->ru_score[best];
+	uint64_t bkey = 0;
+	bool keyed = false;
+	for (; k < R; k++) {
+		if (!rusk_pick_bits_(w, pp->n_rus, pp->first_ru, rusk_rng_next(&a->rng), &ru))
+			break;
+		uint16_t sc = c->ru_score[ru];
+		if (sc < bs || ru == best)
+			continue;
+		if (sc == bs) {
+			if (!keyed)
+				bkey = tie_key(best);
+			keyed = true;
+			uint64_t key = tie_key(ru);
+			if (key <= bkey)
+				continue;
+			bkey = key;
+		} else {
+			keyed = false;
+		}
+		best = ru;
+		bs = sc;
+	}
+	pl->samples = k;
+	rus[0] = best;
+	pl->quality = bs / 1000.0;
+	pl->preferred = 0;
+	return 1;
+}
+
 static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
-                       rusk_placement *pl)
+                       rusk_placement *pl, uint64_t now)
 {
 	rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
@@ -428,10 +485,13 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	                                       : rusk_sample_size(a->p.eps, a->p.target,
 	                                                          (double)view_free / c->n_rus, a->p.r_max);
 	pl->sample_size = R;
+	if (s == RUSK_STRATEGY_LATENCY && m == 1 && !d->interf && t->n_preferred == 0 &&
+	    (t->placement == RUSK_PLACE_ANY || t->placement == RUSK_PLACE_SPREAD) && c->n_parts > 0)
+		return choose_latency1(a, R, now, rus, pl);
 	uint32_t n_parts = partition_order(a, d, s);
 	if (n_parts == 0)
 		return RUSK_EAGAIN;
-	pl->staleness_ns = rusk_view_staleness_ns(a->v, a->order[0], rusk_clock_now(c->clock));
+	pl->staleness_ns = rusk_view_staleness_ns(a->v, a->order[0], now);
 	uint8_t place = t->placement;
 	bool grouped = place == RUSK_PLACE_MACHINE || place == RUSK_PLACE_RACK;
 	/* Candidates: R per RU (R per group for locality). */
@@ -440,25 +500,43 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		return RUSK_ENOMEM;
 	size_t n = 0;
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
-	if (weighted && !d->interf && t->n_preferred > 0) {
-		/* Quality-first looks up the task's preferred machines wherever they are
-		 * (ParSync §6.2: it "checks all partitions to find preferred slots"); their free
-		 * RUs in the view join the candidates, ahead of the weighted draws. */
+	if (!d->interf && t->n_preferred > 0 &&
+	    (weighted || (s == RUSK_STRATEGY_LATENCY && a->p.latency_preferred))) {
+		/* Preferred machines are looked up, not sampled: an O(k) index, where ParSync's
+		 * schedulers had to search. Quality-first takes all of them as candidates
+		 * (§6.2: it "checks all partitions to find preferred slots"); Latency-first only
+		 * those in the freshest partition that has one free, where a commit is least
+		 * likely to conflict (§5.2: "from the least stale partition first"), and then
+		 * draws nothing when they can hold the task: a preferred RU outranks any draw. */
+		uint64_t newest = 0;
 		size_t extra = 0;
-		for (uint32_t k = 0; k < t->n_preferred; k++)
-			if (t->preferred[k] < c->n_machines)
-				extra += c->machines[t->preferred[k]].n_rus;
+		for (uint32_t k = 0; k < t->n_preferred; k++) {
+			if (t->preferred[k] >= c->n_machines)
+				continue;
+			const rusk_machine *pm = &c->machines[t->preferred[k]];
+			extra += pm->n_rus;
+			uint64_t taken = rusk_view_taken_ns_(a->v, pm->partition);
+			if (!weighted && taken > newest)
+				for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus;
+				     ru++)
+					if (rusk_view_is_free(a->v, ru)) {
+						newest = taken;
+						break;
+					}
+		}
 		if (!reserve(&a->cands, &a->cap, want + extra))
 			return RUSK_ENOMEM;
 		for (uint32_t k = 0; k < t->n_preferred; k++) {
 			if (t->preferred[k] >= c->n_machines)
 				continue;
 			const rusk_machine *pm = &c->machines[t->preferred[k]];
+			if (!weighted && rusk_view_taken_ns_(a->v, pm->partition) != newest)
+				continue;
 			for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
 				if (rusk_view_is_free(a->v, ru))
 					a->cands[n++] = (cand){ru, 0, 0};
 		}
-		want += n;
+		want = !weighted && n >= m ? n : want + n;
 	}
 	for (uint32_t i = 0; i < n_parts && n < want; i++) {
 		uint32_t p = a->order[i];
@@ -596,11 +674,11 @@ static int check_task(const rusk_agent *a, const rusk_task *t)
 }
 
 /* Returns the number of RUs chosen (> 0) or a negative error. */
-static int choose(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl)
+static int choose(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
 {
 	rusk_strategy s = rusk_agent_current_strategy(a);
 	pl->strategy = s;
-	return choose_view(a, d, s, rus, pl);
+	return choose_view(a, d, s, rus, pl, now);
 }
 
 RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus,
@@ -612,7 +690,9 @@ RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *r
 	dctx d;
 	dctx_init(&d, a, t);
 	/* central chooses under its lock inside rusk_agent_place only */
-	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL ? RUSK_EINVAL : choose(a, &d, rus, pl);
+	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL
+	                ? RUSK_EINVAL
+	                : choose(a, &d, rus, pl, rusk_clock_now(a->c->clock));
 	if (n < 0)
 		return n;
 	pl->placed = 0;
@@ -689,7 +769,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		d.t = &rest;
 		rusk_placement one = {0};
 		uint64_t t0 = rusk_clock_now(a->c->clock);
-		int n = choose(a, &d, rus, &one);
+		int n = choose(a, &d, rus, &one, t0);
 		uint64_t t1 = rusk_clock_now(a->c->clock);
 		pl->sample_ns += t1 - t0;
 		if (attempt == 0) {

@@ -226,6 +226,33 @@ void rusk_snap_reader_done_(const rusk_snap *s);
 const uint64_t *rusk_view_bits_(const rusk_view *v);
 /* Free RUs over all partitions of a view (view.c). */
 uint64_t rusk_view_total_free_(const rusk_view *v);
+/* The view's partitions, freshest first (P entries; valid until its next sync). */
+const uint32_t *rusk_view_order_(const rusk_view *v);
+/*
+ * The first set bit of a partition's bitmap w (n_rus bits) at or after a position drawn
+ * from rnd, wrapping: rusk_view_pick_free's rule, inline for the decision fast path.
+ * Returns false when no bit is set.
+ */
+static inline bool rusk_pick_bits_(const uint64_t *w, uint32_t n_rus, uint32_t first_ru,
+                                   uint64_t rnd, uint32_t *ru)
+{
+	uint32_t n_words = (n_rus + 63) / 64;
+	uint32_t start = (uint32_t)(((rnd >> 32) * n_rus) >> 32);
+	uint32_t wi = start / 64;
+	/* First word: only bits at or after start; then whole words, wrapping once. */
+	uint64_t bits = w[wi] & (~UINT64_C(0) << (start % 64));
+	for (uint32_t i = 0; i <= n_words; i++) {
+		if (bits != 0) {
+			*ru = first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
+			return true;
+		}
+		wi = wi + 1 == n_words ? 0 : wi + 1;
+		bits = w[wi];
+	}
+	return false;
+}
+/* When the view's data of partition p was taken; 0 if never synced (view.c). */
+uint64_t rusk_view_taken_ns_(const rusk_view *v, uint32_t p);
 /* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
 void rusk_snap_store_destroy_(rusk_cluster *c);
 

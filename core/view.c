@@ -234,6 +234,16 @@ RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t 
 	return k;
 }
 
+const uint32_t *rusk_view_order_(const rusk_view *v)
+{
+	return v->order;
+}
+
+uint64_t rusk_view_taken_ns_(const rusk_view *v, uint32_t p)
+{
+	return p < v->c->n_parts && v->parts[p].synced ? v->parts[p].taken_ns : 0;
+}
+
 uint64_t rusk_view_total_free_(const rusk_view *v)
 {
 	return v->total_free;
@@ -288,21 +298,7 @@ RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rn
 	if (p >= c->n_parts || v->parts[p].free_rus == 0)
 		return false;
 	const rusk_partition *pp = &c->parts[p];
-	const uint64_t *w = v->bits + pp->first_bit / 64;
-	uint32_t n_words = (pp->n_rus + 63) / 64;
-	uint32_t start = (uint32_t)(((rnd >> 32) * pp->n_rus) >> 32);
-	uint32_t wi = start / 64;
-	/* First word: only bits at or after start; then whole words, wrapping once. */
-	uint64_t bits = w[wi] & (~UINT64_C(0) << (start % 64));
-	for (uint32_t i = 0; i <= n_words; i++) {
-		if (bits != 0) {
-			*ru = pp->first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
-			return true;
-		}
-		wi = wi + 1 == n_words ? 0 : wi + 1;
-		bits = w[wi];
-	}
-	return false;
+	return rusk_pick_bits_(v->bits + pp->first_bit / 64, pp->n_rus, pp->first_ru, rnd, ru);
 }
 
 RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)

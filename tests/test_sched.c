@@ -370,6 +370,111 @@ static void test_preferred_and_quality(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/*
+ * Latency-first and preferences: it takes a preferred machine's free RU from the freshest
+ * partition holding one (ParSync §5.2 "from the least stale partition first"); with
+ * latency_preferred off (ParSync's Latency-first) it samples as if there were none.
+ */
+static void test_latency_preferred(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(800, 16, 4); /* 200 machines per partition; RU r on r / 16 */
+	rusk_sync_params sp = {
+	        .policy = RUSK_SYNC_STATE, .partitions = 4, .agents = 1, .gap_ns = 1000000000ull};
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, 0);
+	assert_true(ap.latency_preferred); /* the default */
+	rusk_agent *a = NULL;
+	assert_int_equal(rusk_agent_create(c, &ap, &a, NULL, 0), RUSK_OK);
+	rusk_view *v = rusk_agent_view(a);
+	for (uint32_t p = 0; p < 4; p++)
+		assert_int_equal(rusk_view_sync(v, p == 3 ? 0 : p == 0 ? 3 : p), RUSK_OK);
+	/* Order of syncs: 3, 1, 2, 0: partition 0 is the freshest, 3 the stalest. */
+	uint32_t pref[2] = {750, 50}; /* in partitions 3 and 0 */
+	rusk_task t = {.id = 1, .rus = 1, .gang = true, .preferred = pref, .n_preferred = 2};
+	uint32_t ru;
+	rusk_placement pl;
+	for (int i = 0; i < 50; i++) {
+		assert_int_equal(rusk_agent_choose(a, &t, &ru, &pl), RUSK_OK);
+		assert_int_equal(ru / 16, 50); /* the one in the fresher partition */
+		assert_int_equal(pl.preferred, 1);
+	}
+	/* Machine 50 full: the stale partition's preferred machine is next. */
+	rusk_lease held[16];
+	for (uint32_t k = 0; k < 16; k++)
+		assert_int_equal(rusk_ru_commit(c, 100 + k, 50 * 16 + k, NULL, &held[k]), RUSK_OK);
+	assert_int_equal(rusk_view_sync(v, 0), RUSK_OK);
+	assert_int_equal(rusk_agent_choose(a, &t, &ru, &pl), RUSK_OK);
+	assert_int_equal(ru / 16, 750);
+	rusk_agent_destroy(a);
+	/* Off: ParSync's Latency-first; over 200 decisions from 12,800 RUs, almost never. */
+	ap.latency_preferred = false;
+	assert_int_equal(rusk_agent_create(c, &ap, &a, NULL, 0), RUSK_OK);
+	for (uint32_t p = 0; p < 4; p++)
+		assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
+	uint32_t hits = 0;
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(rusk_agent_choose(a, &t, &ru, &pl), RUSK_OK);
+		hits += pl.preferred;
+	}
+	assert_true(hits < 20);
+	rusk_agent_destroy(a);
+	for (uint32_t k = 0; k < 16; k++)
+		assert_int_equal(rusk_ru_release(c, 100 + k, held[k]), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
+/*
+ * The single-RU Latency-first fast path decides exactly as the general path: a task whose
+ * only preferred machine does not exist takes the general path with the same values, so
+ * two agents with one seed and one view state, one asked each kind, choose the same RUs.
+ */
+static void test_latency_fast_path_matches(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(1000, 8, 5);
+	rusk_agent *fast = agent(c, RUSK_STRATEGY_LATENCY, 0);
+	rusk_agent *slow = agent(c, RUSK_STRATEGY_LATENCY, 0);
+	uint32_t n = rusk_cluster_rus(c), nowhere = rusk_cluster_machines(c) + 7;
+	rusk_task tf = {.id = 1, .rus = 1, .gang = true};
+	rusk_task ts = {.id = 2, .rus = 1, .gang = true, .preferred = &nowhere, .n_preferred = 1};
+	rusk_lease *bg = calloc(n, sizeof *bg);
+	bool *held = calloc(n, sizeof *held);
+	rusk_rng r;
+	rusk_rng_seed(&r, 3, 4);
+	for (int round = 0; round < 20; round++) {
+		/* A different occupancy each round (up to 95%), so ties, empty partitions and
+		 * the load-raised R all occur. */
+		double share = 0.05 * round;
+		for (uint32_t ru = 0; ru < n; ru++)
+			if ((held[ru] = rusk_rng_unit(&r) < share))
+				assert_int_equal(rusk_ru_commit(c, 9, ru, NULL, &bg[ru]), RUSK_OK);
+		for (uint32_t p = 0; p < 5; p++) {
+			assert_int_equal(rusk_view_sync(rusk_agent_view(fast), p), RUSK_OK);
+			assert_int_equal(rusk_view_sync(rusk_agent_view(slow), p), RUSK_OK);
+		}
+		for (int i = 0; i < 200; i++) {
+			uint32_t rf = UINT32_MAX, rs = UINT32_MAX;
+			rusk_placement pf, ps;
+			int cf = rusk_agent_choose(fast, &tf, &rf, &pf);
+			int cs = rusk_agent_choose(slow, &ts, &rs, &ps);
+			assert_int_equal(cf, cs);
+			assert_int_equal(rf, rs);
+			assert_int_equal(pf.samples, ps.samples);
+			assert_int_equal(pf.sample_size, ps.sample_size);
+			assert_true(pf.quality == ps.quality);
+		}
+		for (uint32_t ru = 0; ru < n; ru++)
+			if (held[ru])
+				assert_int_equal(rusk_ru_release(c, 9, bg[ru]), RUSK_OK);
+	}
+	free(bg);
+	free(held);
+	rusk_agent_destroy(fast);
+	rusk_agent_destroy(slow);
+	rusk_cluster_destroy(c);
+}
+
 static void test_bad_arguments(void **state)
 {
 	(void)state;
@@ -420,6 +525,8 @@ int main(void)
 	        cmocka_unit_test(test_locality_and_spread),
 	        cmocka_unit_test(test_conflicts_give_task_back),
 	        cmocka_unit_test(test_preferred_and_quality),
+	        cmocka_unit_test(test_latency_preferred),
+	        cmocka_unit_test(test_latency_fast_path_matches),
 	        cmocka_unit_test(test_bad_arguments),
 	};
 	rusk_thread_register();

@@ -287,6 +287,9 @@ static void test_changes_during_commits(void **state)
 	shadow = calloc(n, sizeof *shadow);
 	ended = calloc((size_t)W * TASKS_PER_WORKER + 2, 1);
 	worker w[W];
+	/* Reset before any worker starts: one that finished before a later reset would be
+	 * lost from the count and the loop below would never end. */
+	__atomic_store_n(&workers_done, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < W; i++) {
 		w[i] = (worker){.index = i, .c = c};
 		pthread_create(&w[i].tid, NULL, work, &w[i]);
@@ -296,7 +299,6 @@ static void test_changes_during_commits(void **state)
 	uint64_t revoked = 0, changes = 0;
 	/* At least 3000 changes, and on until every worker is done: on a loaded machine the
 	 * workers may not even have started when 3000 changes are over. */
-	__atomic_store_n(&workers_done, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < 3000 || __atomic_load_n(&workers_done, __ATOMIC_ACQUIRE) < W; i++) {
 		uint32_t m = rusk_rng_below(&r, 16);
 		switch (rusk_rng_below(&r, 3)) {

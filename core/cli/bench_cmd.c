@@ -8,7 +8,9 @@
  * on DiffSync; Latency-first on StateSync and SameSync; `random` (Sparrow-style, R = 2);
  * `central` (one lock, full scan, Quasar-style greedy); `global-lock` (rusk's sampling
  * with every commit under one mutex). Ratios are against `central` in the same run. Then
- * thread scaling 1..N agents for rusk and global-lock. Writes JSON and, with gnuplot, a PNG.
+ * every design open loop at one common rate (delay), every design at one common load with
+ * tasks that prefer machines (quality, ParSync §6's measure), and thread scaling 1..N
+ * agents for rusk and global-lock. Writes JSON and, with gnuplot, a PNG.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rng.h"
 
 typedef struct bench_row {
 	const char *name;
@@ -40,10 +43,18 @@ static const bench_row rows[] = {
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
 typedef struct result {
-	double tput, p50_us, p99_us, conflict_pct, quality;
+	double tput, p50_us, p99_us, conflict_pct, quality, pref_pct;
 } result;
 
-static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, double load,
+/* One row's load: each agent holds at most `window` tasks (releasing its oldest), each
+ * task prefers n_pref machines; `held` RUs belong to background tenants throughout. */
+typedef struct row_load {
+	size_t window;
+	uint32_t n_pref;
+	uint32_t held;
+} row_load;
+
+static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const row_load *ld,
                    double duration, uint64_t seed, result *out)
 {
 	rusk_sync_params sp = {.policy = r->sync,
@@ -57,22 +68,94 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, double 
 	tmpl.strategy = r->strategy;
 	tmpl.global_lock = r->global_lock;
 	tmpl.seed = seed;
-	size_t window = (size_t)(load * rusk_cluster_rus(c) / agents);
 	cli_row *row = calloc(1, sizeof *row);
 	if (row == NULL)
 		return -1;
-	int rc = cli_run_agents(c, &sp, &tmpl, agents, window ? window : 1, duration, row);
+	int rc = cli_run_agents(c, &sp, &tmpl, agents, ld->window ? ld->window : 1, ld->n_pref,
+	                        duration, row);
 	char err[256];
 	if (rc == 0 && (row->refused != 0 || rusk_cluster_verify(c, err, sizeof err) != RUSK_OK ||
-	                rusk_cluster_free_rus(c) != rusk_cluster_rus(c)))
+	                rusk_cluster_free_rus(c) != rusk_cluster_rus(c) - ld->held))
 		rc = -1;
 	out->tput = row->elapsed > 0 ? row->placed / row->elapsed : 0;
 	out->p50_us = rusk_hist_quantile(&row->decide, 0.5) / 1e3;
 	out->p99_us = rusk_hist_quantile(&row->decide, 0.99) / 1e3;
 	out->conflict_pct = row->attempts ? 100.0 * row->conflicts / row->attempts : 0;
 	out->quality = row->placed ? row->q_sum / row->placed : 0;
+	out->pref_pct = row->placed ? 100.0 * row->pref_placed / row->placed : 0;
 	free(row);
 	return rc;
+}
+
+/* The task id the background tenants of the quality block hold their RUs under. */
+#define BG_TASK RUSK_TASK_ID_MAX
+
+/*
+ * Background tenants: each RU held with probability `share` (seeded), so every row of the
+ * quality block faces the same occupied cluster. Returns how many RUs were taken; the
+ * leases go to *out (release with rusk_ru_release_many under BG_TASK). -1 on failure.
+ */
+static int64_t prefill(rusk_cluster *c, double share, uint64_t seed, rusk_lease **out)
+{
+	uint32_t n_rus = rusk_cluster_rus(c);
+	rusk_lease *l = malloc(sizeof *l * (n_rus ? n_rus : 1));
+	if (l == NULL)
+		return -1;
+	rusk_rng rng;
+	rusk_rng_seed(&rng, seed, 0x6267ull); /* "bg" */
+	int64_t n = 0;
+	for (uint32_t ru = 0; ru < n_rus; ru++)
+		if (rusk_rng_unit(&rng) < share) {
+			if (rusk_ru_commit(c, BG_TASK, ru, NULL, &l[n]) != RUSK_OK) {
+				rusk_ru_release_many(c, BG_TASK, l, (size_t)n, NULL);
+				free(l);
+				return -1;
+			}
+			n++;
+		}
+	*out = l;
+	return n;
+}
+
+/*
+ * Quality at a common load (ParSync §6: quality = the share of tasks placed on one of
+ * their preferred machines). Closed-loop rows cannot compare quality: `central` places a
+ * few hundred tasks a second and never fills the cluster, so it always finds the best.
+ * Here background tenants hold (load - 1%) of the RUs at random and each row's agents at
+ * most 1% more, so every design, `central` included, chooses among the same ~20% free
+ * RUs; every task prefers n_pref random machines.
+ */
+static int quality_block(rusk_cluster *c, uint32_t agents, double load, uint32_t n_pref,
+                         double duration, uint64_t seed, result *q)
+{
+	uint32_t n_rus = rusk_cluster_rus(c);
+	row_load ld = {.window = (size_t)(0.01 * n_rus / agents), .n_pref = n_pref};
+	double share = load - (double)ld.window * agents / n_rus;
+	rusk_lease *bg = NULL;
+	int64_t held = prefill(c, share > 0 ? share : 0, seed, &bg);
+	if (held < 0)
+		return -1;
+	ld.held = (uint32_t)held;
+	printf("\n  quality at %.0f%% load: background tenants hold %.1f%% of RUs at random, each "
+	       "row's\n  agents at most %.1f%% more; every task prefers %u random machines "
+	       "(ParSync §6:\n  quality = share of tasks placed on a preferred machine)\n",
+	       load * 100, 100.0 * held / n_rus, 100.0 * ld.window * agents / n_rus, n_pref);
+	printf("  %-22s %12s %11s %11s %10s %14s\n", "design", "tasks/s", "preferred%",
+	       "slot score", "conflict%", "vs central");
+	int status = 0;
+	for (size_t k = 0; k < N_ROWS; k++)
+		if (run_row(c, &rows[k], agents, &ld, duration, seed, &q[k]) != 0)
+			status = -1;
+	for (size_t k = 0; k < N_ROWS; k++)
+		printf("  %-22s %12.0f %10.1f%% %11.3f %9.2f%% %+10.1f pts\n", rows[k].name,
+		       q[k].tput, q[k].pref_pct, q[k].quality, q[k].conflict_pct,
+		       q[k].pref_pct - q[6].pref_pct);
+	size_t rejected = 0;
+	if (rusk_ru_release_many(c, BG_TASK, bg, (size_t)held, &rejected) != RUSK_OK ||
+	    rejected != 0 || rusk_cluster_free_rus(c) != n_rus)
+		status = -1;
+	free(bg);
+	return status;
 }
 
 /*
@@ -162,6 +245,8 @@ static void bench_usage(void)
 	     "  --rate R         common open-loop rate for the delay columns (default: half\n"
 	     "                   the slowest design's sustained rate, central excepted, at\n"
 	     "                   most 100,000/s; 0 skips them)\n"
+	     "  --preferred K    quality block: every task prefers K random machines, at\n"
+	     "                   --load with background tenants (default 4; 0 skips it)\n"
 	     "  --json FILE      write the rows and the sweep as JSON\n"
 	     "  --png FILE       bar chart of tasks/s per row (needs gnuplot)");
 	cli_cluster_usage();
@@ -171,7 +256,7 @@ int rusk_cmd_bench(int argc, char **argv)
 {
 	cli_cluster cc;
 	cli_cluster_init(&cc);
-	uint64_t agents = 2;
+	uint64_t agents = 2, n_pref = 4;
 	double duration = 2, load = 0.8, common = -1;
 	const char *json = NULL, *png = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -195,6 +280,9 @@ int rusk_cmd_bench(int argc, char **argv)
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--rate") == 0) {
 			if (cli_double(a, v, 0, 1e7, &common))
+				return RUSK_EXIT_USAGE;
+		} else if (strcmp(a, "--preferred") == 0) {
+			if (cli_u64(a, v, 0, 64, &n_pref))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--png") == 0) {
 			if (v == NULL) {
@@ -227,10 +315,11 @@ int rusk_cmd_bench(int argc, char **argv)
 	printf("  %-22s %12s %10s %10s %10s %9s %11s\n", "design", "tasks/s", "p50 (us)",
 	       "p99 (us)", "conflict%", "quality", "x central");
 	fflush(stdout);
-	result res[N_ROWS];
+	result res[N_ROWS], qres[N_ROWS] = {{0}};
 	int status = 0;
+	row_load closed = {.window = (size_t)(load * rusk_cluster_rus(c) / agents)};
 	for (size_t k = 0; k < N_ROWS; k++)
-		if (run_row(c, &rows[k], (uint32_t)agents, load, duration, cc.params.seed,
+		if (run_row(c, &rows[k], (uint32_t)agents, &closed, duration, cc.params.seed,
 		            &res[k]) != 0)
 			status = RUSK_EXIT_FAIL;
 	double central = res[6].tput > 0 ? res[6].tput : 1;
@@ -269,13 +358,18 @@ int rusk_cmd_bench(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
+	if (n_pref > 0 && quality_block(c, (uint32_t)agents, load, (uint32_t)n_pref, duration,
+	                                cc.params.seed, qres) != 0)
+		status = RUSK_EXIT_FAIL;
+	fflush(stdout);
 	printf("\n  thread scaling (tasks/s)\n  %-8s %14s %14s\n", "agents", "rusk latency",
 	       "global-lock");
 	double *scale = calloc(2 * agents, sizeof *scale);
 	for (uint32_t n = 1; n <= agents; n++) {
 		result r0, r1;
-		if (run_row(c, &rows[0], n, load, duration, cc.params.seed, &r0) != 0 ||
-		    run_row(c, &rows[7], n, load, duration, cc.params.seed, &r1) != 0)
+		row_load ln = {.window = (size_t)(load * rusk_cluster_rus(c) / n)};
+		if (run_row(c, &rows[0], n, &ln, duration, cc.params.seed, &r0) != 0 ||
+		    run_row(c, &rows[7], n, &ln, duration, cc.params.seed, &r1) != 0)
 			status = RUSK_EXIT_FAIL;
 		scale[2 * (n - 1)] = r0.tput;
 		scale[2 * (n - 1) + 1] = r1.tput;
@@ -284,7 +378,8 @@ int rusk_cmd_bench(int argc, char **argv)
 	}
 	printf("\n  tasks/s: placements per second, every agent flat out (the highest sustained\n"
 	       "  rate); p50/p99: time of one placement decision (sample + commit + retries);\n"
-	       "  quality: mean slot score placed (higher is better).\n");
+	       "  slot score / quality: mean slot score placed (higher is better); preferred%%:\n"
+	       "  tasks on a preferred machine; vs central: its difference in points.\n");
 	if (json != NULL) {
 		FILE *f = fopen(json, "w");
 		if (f == NULL) {
@@ -295,9 +390,11 @@ int rusk_cmd_bench(int argc, char **argv)
 			        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
 			        "%u, "
 			        "\"agents\": %" PRIu64 ", \"load\": %.3f, \"duration_s\": %.3f, "
-			        "\"seed\": %" PRIu64 "},\n  \"rows\": [\n",
+			        "\"preferred\": %" PRIu64 ", \"seed\": %" PRIu64
+			        "},\n  \"rows\": [\n",
 			        rusk_cluster_machines(c), rusk_cluster_rus(c),
-			        rusk_cluster_partitions(c), agents, load, duration, cc.params.seed);
+			        rusk_cluster_partitions(c), agents, load, duration, n_pref,
+			        cc.params.seed);
 			for (size_t k = 0; k < N_ROWS; k++)
 				fprintf(f,
 				        "    {\"design\": \"%s\", \"tasks_per_s\": %.1f, "
@@ -306,11 +403,15 @@ int rusk_cmd_bench(int argc, char **argv)
 				        "\"quality\": "
 				        "%.4f, \"vs_central\": %.2f, \"common_rate\": %.0f, "
 				        "\"open_loop_delay_p50_us\": %s%.1f, "
-				        "\"open_loop_delay_p99_us\": %s%.1f}%s\n",
+				        "\"open_loop_delay_p99_us\": %s%.1f, "
+				        "\"at_load_tasks_per_s\": %.1f, \"at_load_preferred_pct\": "
+				        "%.2f, "
+				        "\"at_load_slot_score\": %.4f}%s\n",
 				        rows[k].name, res[k].tput, res[k].p50_us, res[k].p99_us,
 				        res[k].conflict_pct, res[k].quality, res[k].tput / central,
 				        common, ol_ok[k] ? "" : "-", ol_ok[k] ? ol50[k] : 1.0,
-				        ol_ok[k] ? "" : "-", ol_ok[k] ? ol99[k] : 1.0,
+				        ol_ok[k] ? "" : "-", ol_ok[k] ? ol99[k] : 1.0, qres[k].tput,
+				        qres[k].pref_pct, qres[k].quality,
 				        k + 1 < N_ROWS ? "," : "");
 			fprintf(f, "  ],\n  \"scaling\": [");
 			for (uint32_t n = 1; n <= agents; n++)

@@ -46,12 +46,12 @@ void cli_cluster_usage(void);
 
 /* One closed-loop row of agents (sync_cmd.c): what they did in `elapsed` seconds. */
 typedef struct cli_row {
-	uint64_t placed, attempts, conflicts, refused, r_sum, syncs, sync_ns, as_n;
+	uint64_t placed, attempts, conflicts, refused, r_sum, syncs, sync_ns, as_n, pref_placed;
 	double q_sum, as_sum, elapsed;
 	rusk_hist decide;
 } cli_row;
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
-                   uint32_t agents, size_t window, double duration, cli_row *out);
+                   uint32_t agents, size_t window, uint32_t n_pref, double duration, cli_row *out);
 
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);

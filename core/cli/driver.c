@@ -47,6 +47,7 @@ void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap)
 	ap->seed = R->seed;
 	ap->quality = cfg->quality;
 	ap->global_lock = cfg->global_lock;
+	ap->latency_preferred = !cfg->latency_ignores_pref;
 }
 
 uint32_t drv_group_size(const run_cfg *cfg, int k)
@@ -106,6 +107,17 @@ static void json_hist(FILE *f, const char *name, const rusk_hist *h, bool last)
 	        name, rusk_hist_mean(h) / 1e3, rusk_hist_quantile(h, 0.5) / 1e3,
 	        rusk_hist_quantile(h, 0.9) / 1e3, rusk_hist_quantile(h, 0.99) / 1e3,
 	        rusk_hist_quantile(h, 0.999) / 1e3, h->max / 1e3, last ? "" : ",");
+}
+
+/* An on|off flag value; prints the error naming the flag. Returns 0 or -1. */
+static int on_off(const char *flag, const char *v, bool *out)
+{
+	if (v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+		*out = strcmp(v, "on") == 0;
+		return 0;
+	}
+	fprintf(stderr, "rusk: %s: '%s' is not on or off\n", flag, v ? v : "");
+	return -1;
 }
 
 static void drv_usage(bool sim)
@@ -168,6 +180,9 @@ static void drv_usage(bool sim)
 	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
 	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
 	     "                        share of tasks placed on preferred machines; default 0)\n"
+	     "  --latency-preferred on|off  Latency-first looks up preferred machines in the\n"
+	     "                        freshest partition holding one free (default on); off:\n"
+	     "                        ParSync's Latency-first, which ignores preferences\n"
 	     "  --admission on|off    Tarcil §4 admission control: LSH buckets of contention\n"
 	     "                        vectors; a task waits (at most mu + 2 sigma of the\n"
 	     "                        time-until-free) while few matching RUs are free\n"
@@ -346,13 +361,13 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 			else if (cli_u64(a, v, 1, 4096, &cfg.sample))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--admission") == 0) {
-			if (v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
-				cfg.admission = strcmp(v, "on") == 0;
-			else {
-				fprintf(stderr, "rusk: --admission: '%s' is not on or off\n",
-				        v ? v : "");
+			if (on_off(a, v, &cfg.admission))
 				return RUSK_EXIT_USAGE;
-			}
+		} else if (strcmp(a, "--latency-preferred") == 0) {
+			bool on;
+			if (on_off(a, v, &on))
+				return RUSK_EXIT_USAGE;
+			cfg.latency_ignores_pref = !on;
 		} else if (strcmp(a, "--buckets") == 0) {
 			if (cli_u64(a, v, 2, RUSK_ADMIT_MAX_BUCKETS, &x))
 				return RUSK_EXIT_USAGE;

@@ -72,6 +72,7 @@ typedef struct run_cfg {
 	rusk_strategy strategy;
 	/* Admission control and priorities (Tarcil §4, §5.3). */
 	bool admission, gang, global_lock, quiet;
+	bool latency_ignores_pref; /* --latency-preferred off: ParSync's Latency-first */
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */

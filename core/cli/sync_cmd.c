@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "hist.h"
+#include "rng.h"
 
 typedef struct held {
 	uint64_t id;
@@ -33,11 +34,12 @@ typedef struct agent {
 	rusk_cluster *c;
 	rusk_agent_params ap;
 	size_t window;
+	uint32_t n_pref; /* preferred machines per task, drawn uniformly */
 	double duration_s;
 	pthread_barrier_t *start;
 	int err;
 	/* results */
-	uint64_t placed, attempts, conflicts, gave_up, released, refused, r_sum;
+	uint64_t placed, attempts, conflicts, gave_up, released, refused, r_sum, pref_placed;
 	double q_sum, as_sum;
 	uint64_t as_n;
 	rusk_view_stats vs;
@@ -52,9 +54,15 @@ static void *agent_main(void *arg)
 	const rusk_clock *clk = rusk_cluster_clock(a->c);
 	rusk_agent *ag = NULL;
 	held *win = calloc(a->window, sizeof *win);
+	uint32_t *pref = calloc(a->n_pref ? a->n_pref : 1, sizeof *pref);
+	rusk_rng prng;
+	rusk_rng_seed(&prng, a->ap.seed, 0x70726566ull + a->ap.index); /* "pref" */
+	uint32_t n_machines = rusk_cluster_machines(a->c);
 	a->err = rusk_agent_create(a->c, &a->ap, &ag, NULL, 0);
 	pthread_barrier_wait(a->start);
-	if (a->err != RUSK_OK || win == NULL)
+	if (a->err == RUSK_OK && (win == NULL || pref == NULL))
+		a->err = RUSK_ENOMEM;
+	if (a->err != RUSK_OK)
 		goto out;
 	rusk_view *v = rusk_agent_view(ag);
 	size_t head = 0;
@@ -81,10 +89,13 @@ static void *agent_main(void *arg)
 		held *h = &win[head];
 		head = head + 1 == a->window ? 0 : head + 1;
 		if (h->id != 0) {
-			if (rusk_ru_release(a->c, h->id, h->l) == RUSK_OK)
+			/* The agent released it, so its view knows it free before any sync. */
+			if (rusk_ru_release(a->c, h->id, h->l) == RUSK_OK) {
 				a->released++;
-			else
+				rusk_view_mark_free(v, h->l.ru);
+			} else {
 				a->refused++;
+			}
 			h->id = 0;
 		}
 		/* A task given back (RUSK_EAGAIN) is retried first, with its id and submission
@@ -93,7 +104,11 @@ static void *agent_main(void *arg)
 			pending = (rusk_task){.id = 1 + a->ap.index + (next_id++) * n_agents,
 			                      .rus = 1,
 			                      .gang = true,
+			                      .preferred = pref,
+			                      .n_preferred = a->n_pref,
 			                      .submit_ns = now};
+			for (uint32_t k = 0; k < a->n_pref; k++)
+				pref[k] = (uint32_t)rusk_rng_below(&prng, n_machines);
 			has_pending = true;
 		}
 		rusk_task t = pending;
@@ -107,6 +122,7 @@ static void *agent_main(void *arg)
 			a->placed++;
 			a->r_sum += pl.sample_size;
 			a->q_sum += pl.quality;
+			a->pref_placed += pl.preferred == 1;
 			rusk_hist_record(&a->decide, rusk_clock_now(clk) - now);
 			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - t.submit_ns);
 		} else {
@@ -125,14 +141,16 @@ static void *agent_main(void *arg)
 out:
 	rusk_agent_destroy(ag);
 	free(win);
+	free(pref);
 	rusk_thread_unregister();
 	return NULL;
 }
 
 /* Runs `agents` agent threads with params from tmpl (index set per agent) for duration
- * seconds on c, closed loop, and sums what they did. Returns 0, or -1 if an agent failed. */
+ * seconds on c, closed loop, each task preferring n_pref machines, and sums what they did.
+ * Returns 0, or -1 if an agent failed. */
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
-                   uint32_t agents, size_t window, double duration, cli_row *out)
+                   uint32_t agents, size_t window, uint32_t n_pref, double duration, cli_row *out)
 {
 	memset(out, 0, sizeof *out);
 	agent *ag = calloc(agents, sizeof *ag);
@@ -143,6 +161,7 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 	for (uint32_t i = 0; i < agents; i++) {
 		ag[i].c = c;
 		ag[i].window = window;
+		ag[i].n_pref = n_pref;
 		ag[i].duration_s = duration;
 		ag[i].start = &start;
 		ag[i].ap = *tmpl;
@@ -160,6 +179,7 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 		out->conflicts += ag[i].conflicts;
 		out->refused += ag[i].refused;
 		out->r_sum += ag[i].r_sum;
+		out->pref_placed += ag[i].pref_placed;
 		out->q_sum += ag[i].q_sum;
 		out->syncs += ag[i].vs.syncs;
 		out->sync_ns += ag[i].vs.sync_ns;
@@ -305,7 +325,7 @@ int rusk_cmd_sync(int argc, char **argv)
 			tmpl.tau_ns = tau_ms * 1000000;
 			tmpl.seed = cc.params.seed;
 			cli_row row;
-			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, duration,
+			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, 0, duration,
 			                   &row) != 0)
 				status = RUSK_EXIT_FAIL;
 			uint64_t placed = row.placed, attempts = row.attempts,

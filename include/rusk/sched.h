@@ -120,8 +120,12 @@ typedef struct rusk_agent_params {
 	uint64_t tau_ns;            /* Adaptive threshold, default 1 s */
 	double ema_alpha;           /* Adaptive EMA weight of the newest delay, default 0.1 */
 	uint64_t seed;
-	bool global_lock; /* baseline "global-lock": same sampling, every commit under
-	                   * one cluster-wide mutex (default false) */
+	bool global_lock;       /* baseline "global-lock": same sampling, every commit under
+	                         * one cluster-wide mutex (default false) */
+	bool latency_preferred; /* Latency-first looks up a task's preferred machines (in
+	                         * the freshest partition that has one free) before sampling
+	                         * (default true); false = ParSync's Latency-first, which
+	                         * ignores preferences */
 } rusk_agent_params;
 
 typedef struct rusk_agent rusk_agent;
