@@ -416,6 +416,16 @@ static bool draw(rusk_agent *a, const dctx *d, uint32_t p, bool weighted, uint32
 	return true; /* keep the last draw rather than spin at low quality */
 }
 
+/* R per RU: fixed, Sparrow's 2, or sized from the guarantee and the view's free share. */
+static inline uint32_t sample_r(const rusk_agent *a, rusk_strategy s, uint64_t view_free)
+{
+	if (s == RUSK_STRATEGY_RANDOM)
+		return 2;
+	if (a->p.sample)
+		return a->p.sample;
+	return rusk_sample_size(a->p.eps, a->p.target, (double)view_free / a->c->n_rus, a->p.r_max);
+}
+
 /*
  * Latency-first for one RU without preferences, the common case, in one pass: R draws from
  * the freshest partition with a free RU, best slot score kept as drawn. Decides exactly as
@@ -480,14 +490,8 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	uint64_t view_free = rusk_view_total_free_(a->v);
 	if (view_free < m)
 		return RUSK_EAGAIN;
-	uint32_t R = s == RUSK_STRATEGY_RANDOM ? 2
-	             : a->p.sample             ? a->p.sample
-	                                       : rusk_sample_size(a->p.eps, a->p.target,
-	                                                          (double)view_free / c->n_rus, a->p.r_max);
+	uint32_t R = sample_r(a, s, view_free);
 	pl->sample_size = R;
-	if (s == RUSK_STRATEGY_LATENCY && m == 1 && !d->interf && t->n_preferred == 0 &&
-	    (t->placement == RUSK_PLACE_ANY || t->placement == RUSK_PLACE_SPREAD) && c->n_parts > 0)
-		return choose_latency1(a, R, now, rus, pl);
 	uint32_t n_parts = partition_order(a, d, s);
 	if (n_parts == 0)
 		return RUSK_EAGAIN;
@@ -667,9 +671,16 @@ static int check_task(const rusk_agent *a, const rusk_task *t)
 	    t->rus > a->c->n_rus || t->placement > RUSK_PLACE_SPREAD ||
 	    (t->n_preferred > 0 && t->preferred == NULL))
 		return RUSK_EINVAL;
-	for (int i = 0; i < RUSK_N_RESOURCES; i++)
-		if (t->profile.c[i] > 99)
-			return RUSK_EINVAL;
+	/* Any profile byte > 99, ten at a time: adding 28 to a byte <= 127 sets its top bit
+	 * exactly when it was >= 100; bytes >= 128 have it set already. */
+	_Static_assert(RUSK_N_RESOURCES <= 16, "profile fits two words");
+	uint64_t w[2] = {0, 0};
+	memcpy(w, t->profile.c, RUSK_N_RESOURCES);
+	const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f), top = UINT64_C(0x8080808080808080);
+	const uint64_t add = UINT64_C(0x1c1c1c1c1c1c1c1c);
+	if (((((w[0] & low7) + add) | w[0]) & top) != 0 ||
+	    ((((w[1] & low7) + add) | w[1]) & top) != 0)
+		return RUSK_EINVAL;
 	return RUSK_OK;
 }
 
@@ -678,6 +689,16 @@ static int choose(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *p
 {
 	rusk_strategy s = rusk_agent_current_strategy(a);
 	pl->strategy = s;
+	const rusk_task *t = d->t;
+	if (s == RUSK_STRATEGY_LATENCY && t->rus == 1 && !d->interf && t->n_preferred == 0 &&
+	    (t->placement == RUSK_PLACE_ANY || t->placement == RUSK_PLACE_SPREAD)) {
+		uint64_t view_free = rusk_view_total_free_(a->v);
+		if (view_free == 0)
+			return RUSK_EAGAIN;
+		uint32_t R = sample_r(a, s, view_free);
+		pl->sample_size = R;
+		return choose_latency1(a, R, now, rus, pl);
+	}
 	return choose_view(a, d, s, rus, pl, now);
 }
 
@@ -762,15 +783,18 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	uint32_t placed = 0;
 	double qsum = 0;
 	uint32_t pref = 0;
+	rusk_task rest;
+	uint64_t t0 = rusk_clock_now(a->c->clock), t1 = t0;
 	for (uint32_t attempt = 0; attempt <= a->p.max_retries && placed < t->rus; attempt++) {
 		/* Incremental tasks look only for what they still lack. */
-		rusk_task rest = *t;
-		rest.rus = t->rus - placed;
-		d.t = &rest;
+		if (placed > 0) {
+			rest = *t;
+			rest.rus = t->rus - placed;
+			d.t = &rest;
+		}
 		rusk_placement one = {0};
-		uint64_t t0 = rusk_clock_now(a->c->clock);
 		int n = choose(a, &d, rus, &one, t0);
-		uint64_t t1 = rusk_clock_now(a->c->clock);
+		t1 = rusk_clock_now(a->c->clock);
 		pl->sample_ns += t1 - t0;
 		if (attempt == 0) {
 			pl->sample_size = one.sample_size;
@@ -782,8 +806,10 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 			return RUSK_ENOMEM;
 		if (n <= 0)
 			break; /* the view has nothing suitable: give the task back */
-		uint32_t won = commit(a, &rest, rus, (uint32_t)n, leases + placed, pl);
-		pl->commit_ns += rusk_clock_now(a->c->clock) - t1;
+		uint32_t won = commit(a, d.t, rus, (uint32_t)n, leases + placed, pl);
+		t0 = rusk_clock_now(a->c->clock); /* the next attempt starts here */
+		pl->commit_ns += t0 - t1;
+		t1 = t0;
 		for (uint32_t i = 0; i < won; i++) {
 			qsum += reported_quality(a->c, &d, leases[placed + i].ru);
 			pref += is_preferred(a->c, t, leases[placed + i].ru);
@@ -792,6 +818,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		if (t->gang && won == 0)
 			continue;
 	}
+	pl->end_ns = t1;
 	pl->placed = placed;
 	pl->quality = placed ? qsum / placed : 0;
 	pl->preferred = pref;
@@ -873,5 +900,6 @@ static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_
 		}
 	}
 	pthread_mutex_unlock(&c->central_lock);
+	pl->end_ns = rusk_clock_now(c->clock);
 	return rc;
 }

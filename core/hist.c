@@ -5,16 +5,6 @@
 
 #include "atomic.h"
 
-static inline uint32_t bucket_of(uint64_t v)
-{
-	if (v < RUSK_HIST_SUB)
-		return (uint32_t)v;
-	uint32_t e = 63 - (uint32_t)__builtin_clzll(v); /* >= RUSK_HIST_SUB_BITS */
-	uint32_t shift = e - RUSK_HIST_SUB_BITS;
-	uint32_t sub = (uint32_t)(v >> shift) & (RUSK_HIST_SUB - 1);
-	return (shift + 1) * RUSK_HIST_SUB + sub;
-}
-
 static inline uint64_t bucket_mid(uint32_t b)
 {
 	if (b < RUSK_HIST_SUB)
@@ -22,18 +12,6 @@ static inline uint64_t bucket_mid(uint32_t b)
 	uint32_t shift = b / RUSK_HIST_SUB - 1;
 	uint64_t lo = ((uint64_t)RUSK_HIST_SUB + (b % RUSK_HIST_SUB)) << shift;
 	return lo + ((UINT64_C(1) << shift) >> 1);
-}
-
-void rusk_hist_record(rusk_hist *h, uint64_t v)
-{
-	uint32_t b = bucket_of(v);
-	/* Single writer: plain read-modify-write published with relaxed stores so a
-	 * concurrent reader sees whole values (no RMW needed). */
-	rusk_store64(&h->count[b], rusk_load64(&h->count[b], RUSK_RELAXED) + 1, RUSK_RELAXED);
-	rusk_store64(&h->n, rusk_load64(&h->n, RUSK_RELAXED) + 1, RUSK_RELAXED);
-	rusk_store64(&h->sum, rusk_load64(&h->sum, RUSK_RELAXED) + v, RUSK_RELAXED);
-	if (v > rusk_load64(&h->max, RUSK_RELAXED))
-		rusk_store64(&h->max, v, RUSK_RELAXED);
 }
 
 void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src)

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "atomic.h"
+
 #define RUSK_HIST_SUB_BITS 7
 #define RUSK_HIST_SUB      (1u << RUSK_HIST_SUB_BITS)
 #define RUSK_HIST_BUCKETS  ((64 - RUSK_HIST_SUB_BITS + 1) * RUSK_HIST_SUB)
@@ -20,8 +22,28 @@ typedef struct rusk_hist {
 	uint64_t n, sum, max;
 } rusk_hist;
 
-/* Adds v (single writer). */
-void rusk_hist_record(rusk_hist *h, uint64_t v);
+static inline uint32_t rusk_hist_bucket_(uint64_t v)
+{
+	if (v < RUSK_HIST_SUB)
+		return (uint32_t)v;
+	uint32_t e = 63 - (uint32_t)__builtin_clzll(v); /* >= RUSK_HIST_SUB_BITS */
+	uint32_t shift = e - RUSK_HIST_SUB_BITS;
+	uint32_t sub = (uint32_t)(v >> shift) & (RUSK_HIST_SUB - 1);
+	return (shift + 1) * RUSK_HIST_SUB + sub;
+}
+
+/* Adds v (single writer). Inline: a scheduled task records seven of them. */
+static inline void rusk_hist_record(rusk_hist *h, uint64_t v)
+{
+	uint32_t b = rusk_hist_bucket_(v);
+	/* Single writer: plain read-modify-write published with relaxed stores so a
+	 * concurrent reader sees whole values (no RMW needed). */
+	rusk_store64(&h->count[b], rusk_load64(&h->count[b], RUSK_RELAXED) + 1, RUSK_RELAXED);
+	rusk_store64(&h->n, rusk_load64(&h->n, RUSK_RELAXED) + 1, RUSK_RELAXED);
+	rusk_store64(&h->sum, rusk_load64(&h->sum, RUSK_RELAXED) + v, RUSK_RELAXED);
+	if (v > rusk_load64(&h->max, RUSK_RELAXED))
+		rusk_store64(&h->max, v, RUSK_RELAXED);
+}
 /* dst += src (src read with relaxed loads). */
 void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src);
 /* dst = a - b, bucket by bucket (for per-interval views of cumulative histograms). */

@@ -93,6 +93,8 @@ typedef struct rusk_placement {
 	uint64_t staleness_ns; /* staleness of the partition sampled first */
 	uint64_t sample_ns;    /* cluster-clock time spent choosing (all attempts) */
 	uint64_t commit_ns;    /* cluster-clock time spent committing (all attempts) */
+	uint64_t end_ns;       /* cluster-clock reading when the call finished (place only):
+	                        * callers timing the whole call need no clock read of their own */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */
