@@ -665,7 +665,7 @@ static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
 		rusk_qtask_init(&d->qt, &t->profile);
 }
 
-static int check_task(const rusk_agent *a, const rusk_task *t)
+static inline int check_task(const rusk_agent *a, const rusk_task *t)
 {
 	if (a == NULL || t == NULL || t->id == 0 || t->id > RUSK_TASK_ID_MAX || t->rus == 0 ||
 	    t->rus > a->c->n_rus || t->placement > RUSK_PLACE_SPREAD ||
@@ -744,6 +744,17 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
                                 rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
 {
 	rusk_cluster *c = a->c;
+	if (n == 1) {
+		/* One RU: the single commit, without the multi-RU entry points' set-up. Gang
+		 * and incremental mean the same thing for one RU. */
+		int rc = rusk_ru_commit(c, t->id, rus[0], prof, &leases[0]);
+		if (rc == RUSK_OK || rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE)
+			rusk_view_mark_taken(a->v, rus[0]); /* ours, or lost: not free either way */
+		if (rc == RUSK_OK)
+			return 1;
+		pl->conflicts += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
+		return 0;
+	}
 	if (t->gang) {
 		size_t lost = 0;
 		int rc = rusk_ru_commit_gang(c, t->id, rus, n, prof, leases, &lost);

@@ -169,11 +169,16 @@ static void test_spare_slots(void **state)
  * granted twice.
  */
 #define W                3
-#define TASKS_PER_WORKER 60000
+#define TASKS_PER_WORKER 60000  /* each worker's minimum */
+#define MAX_PER_WORKER   600000 /* and its cap while topology changes go on */
 
 static uint64_t *shadow;
-static uint8_t *ended;   /* per task id: 1 released OK, 2 revoked; 3 = both (a bug) */
-static int workers_done; /* workers finished (test_changes_during_commits) */
+static uint8_t *ended; /* per task id: 1 released OK, 2 revoked; 3 = both (a bug) */
+/* The two sides must overlap whatever the scheduler does (on a loaded 2-core machine
+ * either can finish before the other starts): workers go on past their minimum until the
+ * changes are over, and the changes go on until every worker has done its minimum. */
+static uint64_t progress[W]; /* tasks each worker has done */
+static int topo_done;        /* the main thread's changes are over */
 
 typedef struct worker {
 	pthread_t tid;
@@ -233,7 +238,10 @@ static void *work(void *arg)
 	rusk_lease held[8];
 	uint64_t held_task[8];
 	int nh = 0;
-	for (uint64_t j = 0; j < TASKS_PER_WORKER; j++) {
+	for (uint64_t j = 0; j < MAX_PER_WORKER && (j < TASKS_PER_WORKER ||
+	                                            !__atomic_load_n(&topo_done, __ATOMIC_ACQUIRE));
+	     j++) {
+		__atomic_store_n(&progress[w->index], j, __ATOMIC_RELAXED);
 		uint64_t task = 1 + j * W + (uint64_t)w->index;
 		rusk_lease l;
 		if (rusk_ru_commit(w->c, task, rusk_rng_below(&r, n), NULL, &l) == RUSK_OK) {
@@ -275,7 +283,7 @@ static void *work(void *arg)
 			w->revoked_seen++;
 		}
 	}
-	__atomic_fetch_add(&workers_done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&progress[w->index], MAX_PER_WORKER, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -285,11 +293,12 @@ static void test_changes_during_commits(void **state)
 	rusk_cluster *c = make(16, 0);
 	uint32_t n = rusk_cluster_rus(c);
 	shadow = calloc(n, sizeof *shadow);
-	ended = calloc((size_t)W * TASKS_PER_WORKER + 2, 1);
+	ended = calloc((size_t)W * MAX_PER_WORKER + 2, 1);
 	worker w[W];
-	/* Reset before any worker starts: one that finished before a later reset would be
-	 * lost from the count and the loop below would never end. */
-	__atomic_store_n(&workers_done, 0, __ATOMIC_RELAXED);
+	/* Reset before any worker starts. */
+	__atomic_store_n(&topo_done, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < W; i++)
+		__atomic_store_n(&progress[i], 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < W; i++) {
 		w[i] = (worker){.index = i, .c = c};
 		pthread_create(&w[i].tid, NULL, work, &w[i]);
@@ -297,9 +306,14 @@ static void test_changes_during_commits(void **state)
 	rusk_rng r;
 	rusk_rng_seed(&r, 5, 99);
 	uint64_t revoked = 0, changes = 0;
-	/* At least 3000 changes, and on until every worker is done: on a loaded machine the
-	 * workers may not even have started when 3000 changes are over. */
-	for (int i = 0; i < 3000 || __atomic_load_n(&workers_done, __ATOMIC_ACQUIRE) < W; i++) {
+	/* At least 3000 changes, and on until every worker has done its minimum. */
+	for (int i = 0;; i++) {
+		bool behind = false;
+		for (int k = 0; k < W; k++)
+			behind |=
+			        __atomic_load_n(&progress[k], __ATOMIC_RELAXED) < TASKS_PER_WORKER;
+		if (i >= 3000 && !behind)
+			break;
 		uint32_t m = rusk_rng_below(&r, 16);
 		switch (rusk_rng_below(&r, 3)) {
 		case 0: rusk_machine_fail(c, m, revoke_cb, &revoked); break;
@@ -310,6 +324,7 @@ static void test_changes_during_commits(void **state)
 		if (i % 8 == 0)
 			sched_yield();
 	}
+	__atomic_store_n(&topo_done, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < W; i++)
 		pthread_join(w[i].tid, NULL);
 	for (uint32_t m = 0; m < 16; m++)
@@ -324,7 +339,7 @@ static void test_changes_during_commits(void **state)
 	}
 	/* every tenure ended exactly once */
 	uint64_t both = 0, neither = 0, ended_n = 0;
-	for (uint64_t t = 1; t <= (uint64_t)W * TASKS_PER_WORKER; t++) {
+	for (uint64_t t = 1; t <= (uint64_t)W * MAX_PER_WORKER; t++) {
 		both += ended[t] == 3;
 		ended_n += ended[t] != 0;
 	}

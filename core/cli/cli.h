@@ -51,7 +51,8 @@ typedef struct cli_row {
 	rusk_hist decide;
 } cli_row;
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
-                   uint32_t agents, size_t window, uint32_t n_pref, double duration, cli_row *out);
+                   uint32_t agents, size_t window, uint32_t n_pref, bool learn_releases,
+                   double duration, cli_row *out);
 
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);

@@ -34,7 +34,8 @@ typedef struct agent {
 	rusk_cluster *c;
 	rusk_agent_params ap;
 	size_t window;
-	uint32_t n_pref; /* preferred machines per task, drawn uniformly */
+	uint32_t n_pref;     /* preferred machines per task, drawn uniformly */
+	bool learn_releases; /* mark its own releases free in its view */
 	double duration_s;
 	pthread_barrier_t *start;
 	int err;
@@ -89,10 +90,12 @@ static void *agent_main(void *arg)
 		held *h = &win[head];
 		head = head + 1 == a->window ? 0 : head + 1;
 		if (h->id != 0) {
-			/* The agent released it, so its view knows it free before any sync. */
+			/* With learn_releases the agent's view knows what it released free before
+			 * the next sync. */
 			if (rusk_ru_release(a->c, h->id, h->l) == RUSK_OK) {
 				a->released++;
-				rusk_view_mark_free(v, h->l.ru);
+				if (a->learn_releases)
+					rusk_view_mark_free(v, h->l.ru);
 			} else {
 				a->refused++;
 			}
@@ -147,10 +150,12 @@ out:
 }
 
 /* Runs `agents` agent threads with params from tmpl (index set per agent) for duration
- * seconds on c, closed loop, each task preferring n_pref machines, and sums what they did.
- * Returns 0, or -1 if an agent failed. */
+ * seconds on c, closed loop, each task preferring n_pref machines, and sums what they did;
+ * with learn_releases each agent marks what it releases free in its own view. Returns 0,
+ * or -1 if an agent failed. */
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
-                   uint32_t agents, size_t window, uint32_t n_pref, double duration, cli_row *out)
+                   uint32_t agents, size_t window, uint32_t n_pref, bool learn_releases,
+                   double duration, cli_row *out)
 {
 	memset(out, 0, sizeof *out);
 	agent *ag = calloc(agents, sizeof *ag);
@@ -162,6 +167,7 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 		ag[i].c = c;
 		ag[i].window = window;
 		ag[i].n_pref = n_pref;
+		ag[i].learn_releases = learn_releases;
 		ag[i].duration_s = duration;
 		ag[i].start = &start;
 		ag[i].ap = *tmpl;
@@ -325,8 +331,8 @@ int rusk_cmd_sync(int argc, char **argv)
 			tmpl.tau_ns = tau_ms * 1000000;
 			tmpl.seed = cc.params.seed;
 			cli_row row;
-			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, 0, duration,
-			                   &row) != 0)
+			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, 0, false,
+			                   duration, &row) != 0)
 				status = RUSK_EXIT_FAIL;
 			uint64_t placed = row.placed, attempts = row.attempts,
 			         conflicts = row.conflicts, syncs = row.syncs,
