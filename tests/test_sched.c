@@ -504,6 +504,18 @@ static void test_bad_arguments(void **state)
 	t.placement = 9;
 	assert_int_equal(rusk_agent_place(a, &t, &l, &pl), RUSK_EINVAL);
 	t.placement = RUSK_PLACE_ANY;
+	/* Every profile value above 99, at every position, is refused; 0..99 are not. */
+	for (int i = 0; i < RUSK_N_RESOURCES; i++)
+		for (int v = 0; v < 256; v++) {
+			rusk_task bad = t;
+			bad.profile.c[i] = (uint8_t)v;
+			if (v > 0)
+				bad.profile.c[(i + 1) % RUSK_N_RESOURCES] =
+				        99; /* a neighbour at the edge */
+			uint32_t ru;
+			int want = v > 99 ? RUSK_EINVAL : RUSK_EAGAIN;
+			assert_int_equal(rusk_agent_choose(a, &bad, &ru, &pl), want);
+		}
 	/* nothing synced: no free RU in view, the task comes back */
 	assert_int_equal(rusk_agent_place(a, &t, &l, &pl), RUSK_EAGAIN);
 	rusk_strategy s;
