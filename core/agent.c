@@ -38,6 +38,7 @@
 #include "internal.h"
 #include "quality.h"
 #include "rng.h"
+#include "view.h"
 
 typedef struct cand {
 	uint32_t ru;
@@ -439,9 +440,9 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 	const rusk_cluster *c = a->c;
 	const uint32_t *order = rusk_view_order_(a->v);
 	const uint64_t *bits = rusk_view_bits_(a->v);
-	pl->staleness_ns = rusk_view_staleness_ns(a->v, order[0], now);
+	pl->staleness_ns = rusk_view_staleness_(a->v, order[0], now);
 	uint32_t i = 0, p = order[0];
-	while (rusk_view_free(a->v, p) == 0) {
+	while (rusk_view_free_(a->v, p) == 0) {
 		if (++i == c->n_parts)
 			return RUSK_EAGAIN; /* unreachable: the caller saw free RUs in the view */
 		p = order[i];
@@ -495,7 +496,7 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	uint32_t n_parts = partition_order(a, d, s);
 	if (n_parts == 0)
 		return RUSK_EAGAIN;
-	pl->staleness_ns = rusk_view_staleness_ns(a->v, a->order[0], now);
+	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
 	uint8_t place = t->placement;
 	bool grouped = place == RUSK_PLACE_MACHINE || place == RUSK_PLACE_RACK;
 	/* Candidates: R per RU (R per group for locality). */
@@ -545,7 +546,7 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	for (uint32_t i = 0; i < n_parts && n < want; i++) {
 		uint32_t p = a->order[i];
 		/* Latency-first stays in the freshest partition unless it cannot hold the task. */
-		uint32_t pf = rusk_view_free(a->v, p);
+		uint32_t pf = rusk_view_free_(a->v, p);
 		size_t take = want - n;
 		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
 			take = take < pf ? take : pf;
@@ -749,7 +750,8 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		 * and incremental mean the same thing for one RU. */
 		int rc = rusk_ru_commit(c, t->id, rus[0], prof, &leases[0]);
 		if (rc == RUSK_OK || rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE)
-			rusk_view_mark_taken(a->v, rus[0]); /* ours, or lost: not free either way */
+			rusk_view_mark_taken_(a->v,
+			                      rus[0]); /* ours, or lost: not free either way */
 		if (rc == RUSK_OK)
 			return 1;
 		pl->conflicts += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
@@ -760,11 +762,11 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		int rc = rusk_ru_commit_gang(c, t->id, rus, n, prof, leases, &lost);
 		if (rc == RUSK_OK) {
 			for (uint32_t i = 0; i < n; i++)
-				rusk_view_mark_taken(a->v, rus[i]);
+				rusk_view_mark_taken_(a->v, rus[i]);
 			return n;
 		}
 		if (rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE) {
-			rusk_view_mark_taken(a->v, rus[lost]);
+			rusk_view_mark_taken_(a->v, rus[lost]);
 			pl->conflicts++;
 		}
 		return 0;
@@ -773,7 +775,7 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 	if (rusk_ru_commit_incremental(c, t->id, rus, n, prof, leases, &won) != RUSK_OK)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
-		rusk_view_mark_taken(a->v, rus[i]); /* ours, or lost: not free either way */
+		rusk_view_mark_taken_(a->v, rus[i]); /* ours, or lost: not free either way */
 	pl->conflicts += n - (uint32_t)won;
 	return (uint32_t)won;
 }

@@ -222,15 +222,10 @@ static inline void rusk_admit_note_(rusk_cluster *c, uint32_t mi, bool vec_chang
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p);
 const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p);
 void rusk_snap_reader_done_(const rusk_snap *s);
-/* A view's bitmap, laid out like the master's (view.c). */
-const uint64_t *rusk_view_bits_(const rusk_view *v);
-/* Free RUs over all partitions of a view (view.c). */
-uint64_t rusk_view_total_free_(const rusk_view *v);
-/* The view's partitions, freshest first (P entries; valid until its next sync). */
-const uint32_t *rusk_view_order_(const rusk_view *v);
 /*
  * The first set bit of a partition's bitmap w (n_rus bits) at or after a position drawn
- * from rnd, wrapping: rusk_view_pick_free's rule, inline for the decision fast path.
+ * from rnd, wrapping: rusk_view_pick_free's rule, inline for the decision fast path
+ * (view.h has the view's other hot accessors).
  * Returns false when no bit is set.
  */
 static inline bool rusk_pick_bits_(const uint64_t *w, uint32_t n_rus, uint32_t first_ru,
@@ -251,8 +246,6 @@ static inline bool rusk_pick_bits_(const uint64_t *w, uint32_t n_rus, uint32_t f
 	}
 	return false;
 }
-/* When the view's data of partition p was taken; 0 if never synced (view.c). */
-uint64_t rusk_view_taken_ns_(const rusk_view *v, uint32_t p);
 /* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
 void rusk_snap_store_destroy_(rusk_cluster *c);
 

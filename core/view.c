@@ -23,29 +23,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "internal.h"
-
-typedef struct vpart {
-	uint64_t taken_ns; /* of the snapshot last copied; meaningful when synced */
-	uint64_t version;
-	uint32_t free_rus;
-	bool synced;
-	double mean_free_score;
-} vpart;
-
-struct rusk_view {
-	rusk_cluster *c;
-	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
-	vpart *parts;        /* [n_parts] */
-	uint32_t *plat_free; /* [n_parts][n_platforms] */
-	uint32_t *scratch;   /* [n_parts] */
-	uint32_t *order;     /* [n_parts] freshest first, kept sorted as syncs happen */
-	uint64_t total_free; /* sum of parts[].free_rus */
-	bool has_policy;
-	rusk_sync_params sp;
-	uint32_t agent;
-	uint64_t step_ns, base_ns, next_k;
-	rusk_view_stats st;
-};
+#include "view.h"
 
 RUSK_EXPORT int rusk_view_create(rusk_cluster *c, rusk_view **out)
 {
@@ -208,10 +186,9 @@ RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
 
 RUSK_EXPORT uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now)
 {
-	if (v == NULL || p >= v->c->n_parts || !v->parts[p].synced)
+	if (v == NULL)
 		return UINT64_MAX;
-	uint64_t t = v->parts[p].taken_ns;
-	return now > t ? now - t : 0;
+	return rusk_view_staleness_(v, p, now);
 }
 
 RUSK_EXPORT double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now)
@@ -234,21 +211,6 @@ RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t 
 	return k;
 }
 
-const uint32_t *rusk_view_order_(const rusk_view *v)
-{
-	return v->order;
-}
-
-uint64_t rusk_view_taken_ns_(const rusk_view *v, uint32_t p)
-{
-	return p < v->c->n_parts && v->parts[p].synced ? v->parts[p].taken_ns : 0;
-}
-
-uint64_t rusk_view_total_free_(const rusk_view *v)
-{
-	return v->total_free;
-}
-
 RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
 {
 	const rusk_cluster *c = v->c;
@@ -260,19 +222,7 @@ RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
 
 RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
 {
-	const rusk_cluster *c = v->c;
-	if (ru >= c->n_rus)
-		return;
-	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
-	uint32_t b = rusk_ru_bit(c, ru, m);
-	uint64_t mask = UINT64_C(1) << (b % 64);
-	if (!(v->bits[b / 64] & mask))
-		return;
-	v->bits[b / 64] &= ~mask;
-	v->parts[m->partition].free_rus--;
-	v->total_free--;
-	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]--;
-	v->st.marks++;
+	rusk_view_mark_taken_(v, ru);
 }
 
 RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
@@ -303,7 +253,7 @@ RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rn
 
 RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)
 {
-	return p < v->c->n_parts ? v->parts[p].free_rus : 0;
+	return rusk_view_free_(v, p);
 }
 
 RUSK_EXPORT uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k)
@@ -316,11 +266,6 @@ RUSK_EXPORT uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uin
 RUSK_EXPORT double rusk_view_mean_free_score(const rusk_view *v, uint32_t p)
 {
 	return p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
-}
-
-const uint64_t *rusk_view_bits_(const rusk_view *v)
-{
-	return v->bits;
 }
 
 RUSK_EXPORT void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out)

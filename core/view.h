@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A view's layout and its hot accessors, inline for the decision path (agent.c); view.c
+ * has the design note and everything else. Internal: one thread uses a view at a time.
+ */
+#ifndef RUSK_CORE_VIEW_H
+#define RUSK_CORE_VIEW_H
+
+#include "internal.h"
+
+typedef struct vpart {
+	uint64_t taken_ns; /* of the snapshot last copied; meaningful when synced */
+	uint64_t version;
+	uint32_t free_rus;
+	bool synced;
+	double mean_free_score;
+} vpart;
+
+struct rusk_view {
+	rusk_cluster *c;
+	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
+	vpart *parts;        /* [n_parts] */
+	uint32_t *plat_free; /* [n_parts][n_platforms] */
+	uint32_t *scratch;   /* [n_parts] */
+	uint32_t *order;     /* [n_parts] freshest first, kept sorted as syncs happen */
+	uint64_t total_free; /* sum of parts[].free_rus */
+	bool has_policy;
+	rusk_sync_params sp;
+	uint32_t agent;
+	uint64_t step_ns, base_ns, next_k;
+	rusk_view_stats st;
+};
+
+/* Free RUs over all partitions of a view. */
+static inline uint64_t rusk_view_total_free_(const rusk_view *v)
+{
+	return v->total_free;
+}
+
+/* A view's bitmap, laid out like the master's. */
+static inline const uint64_t *rusk_view_bits_(const rusk_view *v)
+{
+	return v->bits;
+}
+
+/* The view's partitions, freshest first (P entries; valid until its next sync). */
+static inline const uint32_t *rusk_view_order_(const rusk_view *v)
+{
+	return v->order;
+}
+
+/* When the view's data of partition p was taken; 0 if never synced. */
+static inline uint64_t rusk_view_taken_ns_(const rusk_view *v, uint32_t p)
+{
+	return p < v->c->n_parts && v->parts[p].synced ? v->parts[p].taken_ns : 0;
+}
+
+/* Free RUs of partition p in the view (rusk_view_free). */
+static inline uint32_t rusk_view_free_(const rusk_view *v, uint32_t p)
+{
+	return p < v->c->n_parts ? v->parts[p].free_rus : 0;
+}
+
+/* Staleness of partition p at now; UINT64_MAX if never synced (rusk_view_staleness_ns). */
+static inline uint64_t rusk_view_staleness_(const rusk_view *v, uint32_t p, uint64_t now)
+{
+	if (p >= v->c->n_parts || !v->parts[p].synced)
+		return UINT64_MAX;
+	uint64_t t = v->parts[p].taken_ns;
+	return now > t ? now - t : 0;
+}
+
+/* Marks ru taken in the view (rusk_view_mark_taken): committed, or lost to a conflict. */
+static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
+{
+	const rusk_cluster *c = v->c;
+	if (ru >= c->n_rus)
+		return;
+	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
+	uint32_t b = rusk_ru_bit(c, ru, m);
+	uint64_t mask = UINT64_C(1) << (b % 64);
+	if (!(v->bits[b / 64] & mask))
+		return;
+	v->bits[b / 64] &= ~mask;
+	v->parts[m->partition].free_rus--;
+	v->total_free--;
+	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]--;
+	v->st.marks++;
+}
+
+#endif
