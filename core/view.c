@@ -227,19 +227,12 @@ RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
 
 RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
 {
-	const rusk_cluster *c = v->c;
-	if (ru >= c->n_rus)
+	uint64_t *w, mask;
+	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
+	if (m == NULL || (*w & mask))
 		return;
-	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
-	uint32_t b = rusk_ru_bit(c, ru, m);
-	uint64_t mask = UINT64_C(1) << (b % 64);
-	if (v->bits[b / 64] & mask)
-		return;
-	v->bits[b / 64] |= mask;
-	v->parts[m->partition].free_rus++;
-	v->total_free++;
-	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]++;
-	v->st.marks++;
+	*w |= mask;
+	rusk_view_count_(v, m, 1);
 }
 
 RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru)

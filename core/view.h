@@ -70,22 +70,38 @@ static inline uint64_t rusk_view_staleness_(const rusk_view *v, uint32_t p, uint
 	return now > t ? now - t : 0;
 }
 
-/* Marks ru taken in the view (rusk_view_mark_taken): committed, or lost to a conflict. */
-static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
+/* Where ru's bit lies in the view (*word, mask) and its machine; NULL out of range. */
+static inline const rusk_machine *rusk_view_locate_(rusk_view *v, uint32_t ru, uint64_t **word,
+                                                    uint64_t *mask)
 {
 	const rusk_cluster *c = v->c;
 	if (ru >= c->n_rus)
-		return;
+		return NULL;
 	const rusk_machine *m = &c->machines[c->ru_machine[ru]];
 	uint32_t b = rusk_ru_bit(c, ru, m);
-	uint64_t mask = UINT64_C(1) << (b % 64);
-	if (!(v->bits[b / 64] & mask))
-		return;
-	v->bits[b / 64] &= ~mask;
-	v->parts[m->partition].free_rus--;
-	v->total_free--;
-	v->plat_free[(size_t)m->partition * c->n_platforms + m->platform]--;
+	*word = &v->bits[b / 64];
+	*mask = UINT64_C(1) << (b % 64);
+	return m;
+}
+
+/* One RU of machine m became free (d = 1) or taken (d = -1) in the view: its counts. */
+static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, int d)
+{
+	v->parts[m->partition].free_rus += (uint32_t)d;
+	v->total_free += (uint64_t)(int64_t)d;
+	v->plat_free[(size_t)m->partition * v->c->n_platforms + m->platform] += (uint32_t)d;
 	v->st.marks++;
+}
+
+/* Marks ru taken in the view (rusk_view_mark_taken): committed, or lost to a conflict. */
+static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
+{
+	uint64_t *w, mask;
+	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
+	if (m == NULL || !(*w & mask))
+		return;
+	*w &= ~mask;
+	rusk_view_count_(v, m, -1);
 }
 
 #endif
