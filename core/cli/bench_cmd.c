@@ -265,44 +265,18 @@ int rusk_cmd_bench(int argc, char **argv)
 	uint64_t agents = 2, n_pref = 4;
 	double duration = 2, load = 0.8, common = -1;
 	const char *json = NULL, *png = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int r = cli_cluster_opt(&cc, argc, argv, &i);
-		if (r < 0)
-			return RUSK_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			bench_usage();
-			return 0;
-		} else if (strcmp(a, "--agents") == 0) {
-			if (cli_u64(a, v, 1, 256, &agents))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--duration-s") == 0) {
-			if (cli_double(a, v, 0.05, 3600, &duration))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--load") == 0) {
-			if (cli_double(a, v, 0, 0.95, &load))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--rate") == 0) {
-			if (cli_double(a, v, 0, 1e7, &common))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--preferred") == 0) {
-			if (cli_u64(a, v, 0, 64, &n_pref))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--png") == 0) {
-			if (v == NULL) {
-				fprintf(stderr, "rusk: %s: needs a file name\n", a);
-				return RUSK_EXIT_USAGE;
-			}
-			*(a[2] == 'j' ? &json : &png) = v;
-		} else {
-			fprintf(stderr,
-			        "rusk bench: unknown option '%s' (try: rusk bench --help)\n", a);
-			return RUSK_EXIT_USAGE;
-		}
-		i++;
-	}
+	const cli_opt opts[] = {
+	        {"--agents", CLI_U64, 1, 256, &agents, NULL},
+	        {"--duration-s", CLI_DOUBLE, 0.05, 3600, &duration, NULL},
+	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
+	        {"--rate", CLI_DOUBLE, 0, 1e7, &common, NULL},
+	        {"--preferred", CLI_U64, 0, 64, &n_pref, NULL},
+	        {"--json", CLI_FILE, 0, 0, &json, NULL},
+	        {"--png", CLI_FILE, 0, 0, &png, NULL},
+	};
+	int pr = cli_parse("bench", argc, argv, &cc, opts, sizeof opts / sizeof *opts, bench_usage);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 	if (cc.params.partitions < agents) {
 		fprintf(stderr,
 		        "rusk: --agents %" PRIu64 " needs --partitions >= %" PRIu64

@@ -42,6 +42,42 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i);
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
 
+/* One option of a command's table (cli_parse). */
+typedef enum cli_kind {
+	CLI_U64,    /* out: uint64_t *, within [min, max] */
+	CLI_DOUBLE, /* out: double *, within [min, max] */
+	CLI_FLAG,   /* out: bool *, set; takes no value */
+	CLI_FILE,   /* out: const char **, a file name */
+	CLI_CUSTOM, /* parse(flag, value, out): 0, or -1 after printing the error */
+} cli_kind;
+typedef struct cli_opt {
+	const char *name;
+	cli_kind kind;
+	double min, max;
+	void *out;
+	int (*parse)(const char *flag, const char *val, void *out);
+} cli_opt;
+/* CLI_CUSTOM parsers: R per RU or "auto" (0) into a uint64_t; a strategy or a sync policy,
+ * or "all", into these pairs. */
+int cli_sample(const char *flag, const char *val, void *out);
+typedef struct cli_choice_strategy {
+	rusk_strategy *v;
+	bool *all;
+} cli_choice_strategy;
+int cli_opt_strategy(const char *flag, const char *val, void *out);
+typedef struct cli_choice_sync {
+	rusk_sync_policy *v;
+	bool *all;
+} cli_choice_sync;
+int cli_opt_sync_policy(const char *flag, const char *val, void *out);
+/*
+ * Parses argv[1..argc) of command `cmd`: cluster options into *cc (when not NULL), then the
+ * n options of `opts`. Returns 0; 1 after --help / -h printed usage(); -1 after printing
+ * the error, naming the option (the caller exits with RUSK_EXIT_USAGE).
+ */
+int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
+              size_t n, void (*usage)(void));
+
 #include "hist.h"
 
 /* One closed-loop row of agents (sync_cmd.c): what they did in `elapsed` seconds. */

@@ -183,38 +183,16 @@ int rusk_cmd_demo(int argc, char **argv)
 	cli_cluster_init(&cc);
 	uint64_t threads = 2, gang_rus = 4;
 	double duration = 3, load = 0.8, gang_share = 0.1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int r = cli_cluster_opt(&cc, argc, argv, &i);
-		if (r < 0)
-			return RUSK_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			demo_usage();
-			return 0;
-		} else if (strcmp(a, "--threads") == 0) {
-			if (cli_u64(a, v, 1, 256, &threads))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--duration-s") == 0) {
-			if (cli_double(a, v, 0.01, 86400, &duration))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--load") == 0) {
-			if (cli_double(a, v, 0, 0.95, &load))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--gang-share") == 0) {
-			if (cli_double(a, v, 0, 1, &gang_share))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--gang-rus") == 0) {
-			if (cli_u64(a, v, 2, DEMO_MAX_GANG, &gang_rus))
-				return RUSK_EXIT_USAGE;
-		} else {
-			fprintf(stderr, "rusk demo: unknown option '%s' (try: rusk demo --help)\n",
-			        a);
-			return RUSK_EXIT_USAGE;
-		}
-		i++;
-	}
+	const cli_opt opts[] = {
+	        {"--threads", CLI_U64, 1, 256, &threads, NULL},
+	        {"--duration-s", CLI_DOUBLE, 0.01, 86400, &duration, NULL},
+	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
+	        {"--gang-share", CLI_DOUBLE, 0, 1, &gang_share, NULL},
+	        {"--gang-rus", CLI_U64, 2, DEMO_MAX_GANG, &gang_rus, NULL},
+	};
+	int pr = cli_parse("demo", argc, argv, &cc, opts, sizeof opts / sizeof *opts, demo_usage);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 
 	rusk_cluster *c;
 	double build_s;

@@ -356,9 +356,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 			if (cli_u64(a, v, 1, 3600000, &cfg.tau_ms))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--sample") == 0) {
-			if (v != NULL && strcmp(v, "auto") == 0)
-				cfg.sample = 0;
-			else if (cli_u64(a, v, 1, 4096, &cfg.sample))
+			if (cli_sample(a, v, &cfg.sample))
 				return RUSK_EXIT_USAGE;
 		} else if (strcmp(a, "--admission") == 0) {
 			if (on_off(a, v, &cfg.admission))

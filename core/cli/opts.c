@@ -44,6 +44,73 @@ int cli_double(const char *flag, const char *val, double min, double max, double
 	return 0;
 }
 
+int cli_sample(const char *flag, const char *val, void *out)
+{
+	if (val != NULL && strcmp(val, "auto") == 0) {
+		*(uint64_t *)out = 0;
+		return 0;
+	}
+	return cli_u64(flag, val, 1, 4096, out);
+}
+
+int cli_opt_strategy(const char *flag, const char *val, void *out)
+{
+	cli_choice_strategy *c = out;
+	return cli_strategy(flag, val, true, c->v, c->all);
+}
+
+int cli_opt_sync_policy(const char *flag, const char *val, void *out)
+{
+	cli_choice_sync *c = out;
+	return cli_sync_policy(flag, val, true, c->v, c->all);
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
+              size_t n, void (*usage)(void))
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (cc != NULL) {
+			int r = cli_cluster_opt(cc, argc, argv, &i);
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				continue;
+		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage();
+			return 1;
+		}
+		const cli_opt *o = NULL;
+		for (size_t k = 0; k < n && o == NULL; k++)
+			if (strcmp(a, opts[k].name) == 0)
+				o = &opts[k];
+		if (o == NULL) {
+			fprintf(stderr, "rusk %s: unknown option '%s' (try: rusk %s --help)\n", cmd,
+			        a, cmd);
+			return -1;
+		}
+		int rc = 0;
+		switch (o->kind) {
+		case CLI_U64: rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, o->out); break;
+		case CLI_DOUBLE: rc = cli_double(a, v, o->min, o->max, o->out); break;
+		case CLI_FLAG: *(bool *)o->out = true; continue; /* no value */
+		case CLI_FILE:
+			if (v == NULL) {
+				fprintf(stderr, "rusk: %s: needs a file name\n", a);
+				return -1;
+			}
+			*(const char **)o->out = v;
+			break;
+		case CLI_CUSTOM: rc = o->parse(a, v, o->out); break;
+		}
+		if (rc != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
 int cli_sync_policy(const char *flag, const char *val, bool allow_all, rusk_sync_policy *out,
                     bool *all)
 {

@@ -234,52 +234,22 @@ int rusk_cmd_sync(int argc, char **argv)
 	                           RUSK_STRATEGY_CENTRAL};
 	bool all_pols = true, all_strats = false;
 	uint64_t sample = 0, tau_ms = 1000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int r = cli_cluster_opt(&cc, argc, argv, &i);
-		if (r < 0)
-			return RUSK_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			sync_usage();
-			return 0;
-		} else if (strcmp(a, "--offsets") == 0) {
-			offsets = true;
-			continue;
-		} else if (strcmp(a, "--agents") == 0) {
-			if (cli_u64(a, v, 1, 1024, &agents))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--gap-ms") == 0) {
-			if (cli_u64(a, v, 1, 3600000, &gap_ms))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--duration-s") == 0) {
-			if (cli_double(a, v, 0.01, 86400, &duration))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--load") == 0) {
-			if (cli_double(a, v, 0, 0.95, &load))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--strategy") == 0) {
-			if (cli_strategy(a, v, true, &strats[0], &all_strats))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--sample") == 0) {
-			if (v != NULL && strcmp(v, "auto") == 0)
-				sample = 0;
-			else if (cli_u64(a, v, 1, 4096, &sample))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--tau-ms") == 0) {
-			if (cli_u64(a, v, 1, 3600000, &tau_ms))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--sync") == 0) {
-			if (cli_sync_policy(a, v, true, &pols[0], &all_pols))
-				return RUSK_EXIT_USAGE;
-		} else {
-			fprintf(stderr, "rusk sync: unknown option '%s' (try: rusk sync --help)\n",
-			        a);
-			return RUSK_EXIT_USAGE;
-		}
-		i++;
-	}
+	cli_choice_strategy st = {&strats[0], &all_strats};
+	cli_choice_sync sy = {&pols[0], &all_pols};
+	const cli_opt opts[] = {
+	        {"--offsets", CLI_FLAG, 0, 0, &offsets, NULL},
+	        {"--agents", CLI_U64, 1, 1024, &agents, NULL},
+	        {"--gap-ms", CLI_U64, 1, 3600000, &gap_ms, NULL},
+	        {"--duration-s", CLI_DOUBLE, 0.01, 86400, &duration, NULL},
+	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
+	        {"--strategy", CLI_CUSTOM, 0, 0, &st, cli_opt_strategy},
+	        {"--sample", CLI_CUSTOM, 0, 0, &sample, cli_sample},
+	        {"--tau-ms", CLI_U64, 1, 3600000, &tau_ms, NULL},
+	        {"--sync", CLI_CUSTOM, 0, 0, &sy, cli_opt_sync_policy},
+	};
+	int pr = cli_parse("sync", argc, argv, &cc, opts, sizeof opts / sizeof *opts, sync_usage);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 	int n_pols = all_pols ? 3 : 1, n_strats = all_strats ? 5 : 1;
 	if (all_pols)
 		pols[0] = RUSK_SYNC_STATE; /* an earlier single --sync may have overwritten it */
