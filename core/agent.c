@@ -24,6 +24,11 @@
  *   central   Quasar-style baseline: one lock, a scan of every free RU of the master
  *             state, greedy best-m; exact, and orders of magnitude slower per decision
  *
+ * The global-lock baseline samples as rusk does but commits under the cluster's one mutex.
+ * For it and for central, rusk_agent_release takes the same mutex: a lock-based scheduler
+ * guards every change of the shared state, releases included, so the two baselines are
+ * measured as such designs would run, not as lock-free releases beside locked commits.
+ *
  * Conflicts. A commit that loses marks the RU taken in the view (ParSync §5.2) and the
  * agent samples again, up to max_retries times; then it returns RUSK_EAGAIN holding nothing
  * and the caller re-queues the task with its original submission time. No task is lost.
@@ -439,7 +444,6 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 {
 	const rusk_cluster *c = a->c;
 	const uint32_t *order = rusk_view_order_(a->v);
-	const uint64_t *bits = rusk_view_bits_(a->v);
 	pl->staleness_ns = rusk_view_staleness_(a->v, order[0], now);
 	uint32_t i = 0, p = order[0];
 	while (rusk_view_free_(a->v, p) == 0) {
@@ -447,16 +451,20 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 			return RUSK_EAGAIN; /* unreachable: the caller saw free RUs in the view */
 		p = order[i];
 	}
-	const rusk_partition *pp = &c->parts[p];
-	const uint64_t *w = bits + pp->first_bit / 64;
+	const rusk_vrange vr = rusk_view_range_(a->v, &c->parts[p]);
+	/* A local generator: the draws' bitmap loads cannot alias it, so it stays in
+	 * registers. */
+	rusk_rng rng = a->rng;
 	uint32_t best = 0, ru = 0, k = 1;
-	if (!rusk_pick_bits_(w, pp->n_rus, pp->first_ru, rusk_rng_next(&a->rng), &best))
+	if (!rusk_view_pick_(&vr, rusk_rng_next(&rng), &best)) {
+		a->rng = rng;
 		return RUSK_EAGAIN; /* unreachable: free count and bits agree */
+	}
 	uint16_t bs = c->ru_score[best];
 	uint64_t bkey = 0;
 	bool keyed = false;
 	for (; k < R; k++) {
-		if (!rusk_pick_bits_(w, pp->n_rus, pp->first_ru, rusk_rng_next(&a->rng), &ru))
+		if (!rusk_view_pick_(&vr, rusk_rng_next(&rng), &ru))
 			break;
 		uint16_t sc = c->ru_score[ru];
 		if (sc < bs || ru == best)
@@ -475,6 +483,7 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 		best = ru;
 		bs = sc;
 	}
+	a->rng = rng;
 	pl->samples = k;
 	rus[0] = best;
 	pl->quality = bs / 1000.0;
@@ -778,6 +787,32 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		rusk_view_mark_taken_(a->v, rus[i]); /* ours, or lost: not free either way */
 	pl->conflicts += n - (uint32_t)won;
 	return (uint32_t)won;
+}
+
+/* The designs whose every change of the shared state goes under the cluster's one mutex. */
+static inline bool serialised(const rusk_agent *a)
+{
+	return a->p.global_lock || a->p.strategy == RUSK_STRATEGY_CENTRAL;
+}
+
+/* Out of line: the lock-free path stays a tail call. */
+static RUSK_NOINLINE int release_serialised(rusk_cluster *c, uint64_t task,
+                                            const rusk_lease *leases, size_t n, size_t *n_rejected)
+{
+	pthread_mutex_lock(&c->central_lock);
+	int rc = rusk_ru_release_many(c, task, leases, n, n_rejected);
+	pthread_mutex_unlock(&c->central_lock);
+	return rc;
+}
+
+RUSK_EXPORT int rusk_agent_release(const rusk_agent *a, uint64_t task, const rusk_lease *leases,
+                                   size_t n, size_t *n_rejected)
+{
+	if (a == NULL)
+		return RUSK_EINVAL;
+	if (RUSK_UNLIKELY(serialised(a)))
+		return release_serialised(a->c, task, leases, n, n_rejected);
+	return rusk_ru_release_many(a->c, task, leases, n, n_rejected);
 }
 
 static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_placement *pl);

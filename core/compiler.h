@@ -9,6 +9,7 @@
 #define RUSK_ALIGNED(n)   __attribute__((aligned(n)))
 #define RUSK_EXPORT       __attribute__((visibility("default")))
 #define RUSK_UNUSED       __attribute__((unused))
+#define RUSK_NOINLINE     __attribute__((noinline))
 #define RUSK_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 #endif /* RUSK_CORE_COMPILER_H */

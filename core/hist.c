@@ -14,21 +14,30 @@ static inline uint64_t bucket_mid(uint32_t b)
 	return lo + ((UINT64_C(1) << shift) >> 1);
 }
 
+/* Buckets above max's are empty: merges and diffs stop there (a latency histogram's max
+ * bucket is about a quarter of the way up), which keeps the per-second sampler cheap. A
+ * merge reads max first; a record whose max it has not seen yet may also be missed in its
+ * bucket, which is the "one update behind" readers already allow. */
 void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src)
 {
-	for (uint32_t b = 0; b < RUSK_HIST_BUCKETS; b++)
+	uint64_t m = rusk_load64(&src->max, RUSK_RELAXED);
+	uint32_t top = rusk_hist_bucket_(m);
+	for (uint32_t b = 0; b <= top; b++)
 		dst->count[b] += rusk_load64(&src->count[b], RUSK_RELAXED);
 	dst->n += rusk_load64(&src->n, RUSK_RELAXED);
 	dst->sum += rusk_load64(&src->sum, RUSK_RELAXED);
-	uint64_t m = rusk_load64(&src->max, RUSK_RELAXED);
 	if (m > dst->max)
 		dst->max = m;
 }
 
 void rusk_hist_diff(rusk_hist *dst, const rusk_hist *a, const rusk_hist *b)
 {
-	for (uint32_t i = 0; i < RUSK_HIST_BUCKETS; i++)
+	/* b is an earlier state of a (its max is no larger); dst's buckets above a's max are
+	 * zeroed too, so dst is whole whatever it held. */
+	uint32_t top = rusk_hist_bucket_(a->max);
+	for (uint32_t i = 0; i <= top; i++)
 		dst->count[i] = a->count[i] - b->count[i];
+	memset(dst->count + top + 1, 0, sizeof dst->count[0] * (RUSK_HIST_BUCKETS - top - 1));
 	dst->n = a->n - b->n;
 	dst->sum = a->sum - b->sum;
 	dst->max = a->max; /* an interval's max is not recoverable; callers use quantiles */

@@ -177,7 +177,7 @@ struct rusk_cluster {
 	double score_mean, score_sd;
 	double max_speed;             /* fastest platform's speed (quality scaling) */
 	uint16_t max_score;           /* highest slot score (weighted sampling bound) */
-	pthread_mutex_t central_lock; /* the `central` baseline strategy's one lock */
+	pthread_mutex_t central_lock; /* central's and global-lock's one lock (agent.c) */
 	struct rusk_admit *admit;     /* admission statistics (admit.c), set at quiescence */
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
@@ -222,30 +222,6 @@ static inline void rusk_admit_note_(rusk_cluster *c, uint32_t mi, bool vec_chang
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p);
 const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p);
 void rusk_snap_reader_done_(const rusk_snap *s);
-/*
- * The first set bit of a partition's bitmap w (n_rus bits) at or after a position drawn
- * from rnd, wrapping: rusk_view_pick_free's rule, inline for the decision fast path
- * (view.h has the view's other hot accessors).
- * Returns false when no bit is set.
- */
-static inline bool rusk_pick_bits_(const uint64_t *w, uint32_t n_rus, uint32_t first_ru,
-                                   uint64_t rnd, uint32_t *ru)
-{
-	uint32_t n_words = (n_rus + 63) / 64;
-	uint32_t start = (uint32_t)(((rnd >> 32) * n_rus) >> 32);
-	uint32_t wi = start / 64;
-	/* First word: only bits at or after start; then whole words, wrapping once. */
-	uint64_t bits = w[wi] & (~UINT64_C(0) << (start % 64));
-	for (uint32_t i = 0; i <= n_words; i++) {
-		if (bits != 0) {
-			*ru = first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
-			return true;
-		}
-		wi = wi + 1 == n_words ? 0 : wi + 1;
-		bits = w[wi];
-	}
-	return false;
-}
 /* Snapshot store (snapshot.c): frees every published snapshot; destroy only. */
 void rusk_snap_store_destroy_(rusk_cluster *c);
 

@@ -19,6 +19,7 @@ typedef struct vpart {
 struct rusk_view {
 	rusk_cluster *c;
 	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
+	uint64_t *nz;        /* [n_words / 64 rounded up]: bit i set iff bits[i] != 0 */
 	vpart *parts;        /* [n_parts] */
 	uint32_t *plat_free; /* [n_parts][n_platforms] */
 	uint32_t *scratch;   /* [n_parts] */
@@ -100,8 +101,82 @@ static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
 	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
 	if (m == NULL || !(*w & mask))
 		return;
-	*w &= ~mask;
+	if ((*w &= ~mask) == 0) {
+		size_t wi = (size_t)(w - v->bits);
+		v->nz[wi / 64] &= ~(UINT64_C(1) << (wi % 64));
+	}
 	rusk_view_count_(v, m, -1);
+}
+
+/* The first word in [from, to) whose summary bit nz says it holds a free RU, or to: 64
+ * words per step, so a nearly full partition costs no more than an empty one. */
+static inline uint32_t rusk_next_nz_(const uint64_t *nz, uint32_t from, uint32_t to)
+{
+	if (from >= to)
+		return to;
+	uint32_t k = from / 64, last = (to - 1) / 64;
+	uint64_t s = nz[k] & (~UINT64_C(0) << (from % 64));
+	for (;;) {
+		if (s != 0) {
+			uint32_t wi = k * 64 + (uint32_t)__builtin_ctzll(s);
+			return wi < to ? wi : to;
+		}
+		if (k == last)
+			return to;
+		s = nz[++k];
+	}
+}
+
+/* A partition's place in a view's bitmap, hoisted out of a decision's draws. */
+typedef struct rusk_vrange {
+	const uint64_t *w;  /* the partition's first word in the view */
+	const uint64_t *nz; /* the view's summary */
+	uint32_t w0;        /* index of w[0] in the view's bitmap */
+	uint32_t n_words, n_rus, first_ru;
+} rusk_vrange;
+
+static inline rusk_vrange rusk_view_range_(const rusk_view *v, const rusk_partition *pp)
+{
+	uint32_t w0 = pp->first_bit / 64;
+	return (rusk_vrange){.w = v->bits + w0,
+	                     .nz = v->nz,
+	                     .w0 = w0,
+	                     .n_words = (pp->n_rus + 63) / 64,
+	                     .n_rus = pp->n_rus,
+	                     .first_ru = pp->first_ru};
+}
+
+/* The first word at or after wi (a partition's index) holding a free RU: the next word is
+ * read directly (the common miss), then the summary; n_words when there is none. */
+static inline uint32_t rusk_vrange_next_(const rusk_vrange *r, uint32_t wi)
+{
+	if (wi >= r->n_words || r->w[wi] != 0)
+		return wi < r->n_words ? wi : r->n_words;
+	return rusk_next_nz_(r->nz, r->w0 + wi + 1, r->w0 + r->n_words) - r->w0;
+}
+
+/*
+ * The first free RU of a partition at or after a position drawn from rnd, wrapping once
+ * (rusk_view_pick_free's rule). False when the partition has none.
+ */
+static inline bool rusk_view_pick_(const rusk_vrange *r, uint64_t rnd, uint32_t *ru)
+{
+	uint32_t start = (uint32_t)(((rnd >> 32) * r->n_rus) >> 32);
+	uint32_t wi = start / 64;
+	uint64_t bits = r->w[wi] & (~UINT64_C(0) << (start % 64));
+	if (bits == 0) {
+		uint32_t k = rusk_vrange_next_(r, wi + 1);
+		if (k == r->n_words) {
+			/* wrap: up to wi, whose lower bits count too */
+			k = rusk_next_nz_(r->nz, r->w0, r->w0 + wi + 1) - r->w0;
+			if (k == wi + 1)
+				return false;
+		}
+		wi = k;
+		bits = r->w[wi];
+	}
+	*ru = r->first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
+	return true;
 }
 
 #endif

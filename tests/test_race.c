@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Threads racing on the master RU array. Workers only count (cmocka asserts on the main
- * thread after pthread_join, STYLE habit 9). Run in the plain, TSan and ASan+UBSan builds.
+ * Threads racing on the master RU array, and the lock-based baselines' agents on it.
+ * Workers only count (cmocka asserts on the main thread after pthread_join, STYLE habit 9).
+ * Run in the plain, TSan and ASan+UBSan builds.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -287,12 +288,117 @@ static void test_concurrent_double_release(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/*
+ * The lock-based baselines under contention: global-lock and central agents place and
+ * release through rusk_agent_release (under the cluster's one mutex) beside a lock-free
+ * agent on the same small cluster. Every placement owns its RU when checked, every
+ * release is accepted once, and at the end nothing leaked.
+ */
+typedef struct serial {
+	pthread_t tid;
+	int index;
+	rusk_cluster *c;
+	pthread_barrier_t *bar;
+	uint64_t placed, not_owned, release_errors, other_errors, errs;
+} serial;
+
+#define SERIAL_TASKS  6000
+#define SERIAL_WINDOW 48
+
+static void *race_serial(void *arg)
+{
+	serial *s = arg;
+	rusk_thread_register();
+	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
+	                       .partitions = rusk_cluster_partitions(s->c),
+	                       .agents = THREADS,
+	                       .gap_ns = 1000000000ull};
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, (uint32_t)s->index);
+	/* 0: central, 1 and 2: global-lock, 3: lock-free rusk */
+	ap.strategy = s->index == 0 ? RUSK_STRATEGY_CENTRAL : RUSK_STRATEGY_LATENCY;
+	ap.global_lock = s->index == 1 || s->index == 2;
+	rusk_agent *ag = NULL;
+	if (rusk_agent_create(s->c, &ap, &ag, NULL, 0) != RUSK_OK) {
+		s->errs++;
+		pthread_barrier_wait(s->bar);
+		rusk_thread_unregister();
+		return NULL;
+	}
+	rusk_view *v = rusk_agent_view(ag);
+	rusk_lease held[SERIAL_WINDOW];
+	uint64_t ids[SERIAL_WINDOW] = {0};
+	pthread_barrier_wait(s->bar);
+	for (uint64_t k = 0; k < SERIAL_TASKS; k++) {
+		if (k % 32 == 0)
+			for (uint32_t p = 0; p < rusk_cluster_partitions(s->c); p++)
+				rusk_view_sync(v, p);
+		size_t slot = k % SERIAL_WINDOW;
+		if (ids[slot] != 0) {
+			size_t rejected = 0;
+			if (rusk_agent_release(ag, ids[slot], &held[slot], 1, &rejected) !=
+			            RUSK_OK ||
+			    rejected != 0)
+				s->release_errors++;
+			ids[slot] = 0;
+		}
+		rusk_task t = {.id = k * THREADS + (uint64_t)s->index + 1, .rus = 1, .gang = true};
+		rusk_placement pl;
+		int rc = rusk_agent_place(ag, &t, &held[slot], &pl);
+		if (rc == RUSK_OK) {
+			rusk_ru_info info;
+			rusk_ru_state(s->c, held[slot].ru, &info);
+			s->not_owned += info.owner != t.id;
+			ids[slot] = t.id;
+			s->placed++;
+		} else if (rc != RUSK_EAGAIN) {
+			s->other_errors++;
+		}
+	}
+	for (size_t i = 0; i < SERIAL_WINDOW; i++)
+		if (ids[i] != 0 && rusk_agent_release(ag, ids[i], &held[i], 1, NULL) != RUSK_OK)
+			s->release_errors++;
+	rusk_agent_destroy(ag);
+	rusk_thread_unregister();
+	return NULL;
+}
+
+static void test_serialised_designs_race(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(16); /* 256 RUs for 4 x 48 held: busy, conflicts likely */
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, THREADS);
+	serial s[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		s[i] = (serial){.index = i, .c = c, .bar = &bar};
+		pthread_create(&s[i].tid, NULL, race_serial, &s[i]);
+	}
+	uint64_t placed = 0;
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(s[i].tid, NULL);
+		assert_int_equal(s[i].errs, 0);
+		assert_int_equal(s[i].not_owned, 0);
+		assert_int_equal(s[i].release_errors, 0);
+		assert_int_equal(s[i].other_errors, 0);
+		assert_true(s[i].placed > 0);
+		placed += s[i].placed;
+	}
+	print_message("central, 2 x global-lock, rusk: %llu placed and released\n",
+	              (unsigned long long)placed);
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	pthread_barrier_destroy(&bar);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_one_winner_per_ru),
 	        cmocka_unit_test(test_gang_race),
 	        cmocka_unit_test(test_concurrent_double_release),
+	        cmocka_unit_test(test_serialised_designs_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

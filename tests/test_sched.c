@@ -527,6 +527,54 @@ static void test_bad_arguments(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* rusk_agent_release releases as rusk_ru_release_many does, for the lock-free design and
+ * for the two lock-based baselines (which take the cluster's mutex), and counts refusals. */
+static void test_agent_release(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(400, 16, 2);
+	for (int design = 0; design < 3; design++) {
+		rusk_agent *a =
+		        agent(c, design == 2 ? RUSK_STRATEGY_CENTRAL : RUSK_STRATEGY_LATENCY, 8);
+		if (design == 1) { /* the same agent, as the global-lock baseline */
+			rusk_agent_destroy(a);
+			rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
+			                       .partitions = 2,
+			                       .agents = 1,
+			                       .gap_ns = 1000000000ull};
+			rusk_agent_params ap;
+			rusk_agent_params_init(&ap, &sp, 0);
+			ap.global_lock = true;
+			assert_int_equal(rusk_agent_create(c, &ap, &a, NULL, 0), RUSK_OK);
+			for (uint32_t p = 0; p < 2; p++)
+				assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
+		}
+		rusk_task t = {.id = 40 + (uint64_t)design, .rus = 3, .gang = true};
+		rusk_lease l[3];
+		rusk_placement pl;
+		assert_int_equal(rusk_agent_place(a, &t, l, &pl), RUSK_OK);
+		assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c) - 3);
+		size_t rejected = 9;
+		assert_int_equal(rusk_agent_release(a, t.id, l, 3, &rejected), RUSK_OK);
+		assert_int_equal(rejected, 0);
+		assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+		for (int i = 0; i < 3; i++) {
+			rusk_ru_info info;
+			assert_int_equal(rusk_ru_state(c, l[i].ru, &info), RUSK_OK);
+			assert_int_equal(info.owner, 0);
+		}
+		/* a second release is refused, lease by lease, and changes nothing */
+		assert_int_equal(rusk_agent_release(a, t.id, l, 3, &rejected), RUSK_EFREE);
+		assert_int_equal(rejected, 3);
+		assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+		rusk_agent_destroy(a);
+	}
+	rusk_lease none = {0};
+	assert_int_equal(rusk_agent_release(NULL, 1, &none, 1, NULL), RUSK_EINVAL);
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +588,7 @@ int main(void)
 	        cmocka_unit_test(test_latency_preferred),
 	        cmocka_unit_test(test_latency_fast_path_matches),
 	        cmocka_unit_test(test_bad_arguments),
+	        cmocka_unit_test(test_agent_release),
 	};
 	rusk_thread_register();
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -424,6 +424,90 @@ static void test_snapshot_contents(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* The first free offset at or after start in sorted fr[0..n), wrapping: the pick rule. */
+static uint32_t ref_pick(const uint32_t *fr, size_t n, uint32_t start)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fr[mid] < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n ? fr[lo] : fr[0];
+}
+
+/*
+ * rusk_view_pick_free against the rule it implements (first free RU at or after a drawn
+ * position, wrapping), at densities from one free RU to half free, after marks both ways
+ * and after a sync: partitions of 62.5 words (a ragged last word) and of 4,375 words (many
+ * summary words), so the summary's skips and the wrap-around are both exercised.
+ */
+static void test_pick_rule(void **state)
+{
+	(void)state;
+	const uint32_t shapes[][2] = {{3000, 3}, {140000, 2}}; /* machines, partitions */
+	rusk_rng rng;
+	rusk_rng_seed(&rng, 2026, 11);
+	for (size_t sh = 0; sh < 2; sh++) {
+		rusk_cluster *c = make(shapes[sh][0], shapes[sh][1], NULL);
+		rusk_view *v = NULL;
+		assert_int_equal(rusk_view_create(c, &v), RUSK_OK);
+		rusk_partition_info pi;
+		assert_int_equal(rusk_cluster_partition(c, 1, &pi), RUSK_OK);
+		uint32_t *fr = malloc(sizeof *fr * pi.rus);
+		const double dens[] = {0, 1.0 / pi.rus, 3.0 / pi.rus, 0.001, 0.01, 0.5};
+		for (size_t d = 0; d < sizeof dens / sizeof dens[0]; d++) {
+			assert_int_equal(rusk_view_sync(v, 1), RUSK_OK); /* all free */
+			size_t n = 0;
+			for (uint32_t r = 0; r < pi.rus; r++) {
+				bool keep = d == 1 ? r == pi.rus - 1
+				                   : rusk_rng_unit(&rng) < dens[d] ||
+				                             (d == 2 && r == 5);
+				if (keep)
+					fr[n++] = r;
+				else
+					rusk_view_mark_taken(v, pi.first_ru + r);
+			}
+			if (d >= 3) { /* take some back and free some again: both marks */
+				for (size_t i = 0; i < n; i += 3)
+					rusk_view_mark_taken(v, pi.first_ru + fr[i]);
+				for (size_t i = 0; i < n; i += 6)
+					rusk_view_mark_free(v, pi.first_ru + fr[i]);
+				size_t m = 0;
+				for (size_t i = 0; i < n; i++)
+					if (i % 3 != 0 || i % 6 == 0)
+						fr[m++] = fr[i];
+				n = m;
+			}
+			assert_int_equal(rusk_view_free(v, 1), n);
+			for (int q = 0; q < 3000; q++) {
+				uint64_t rnd = rusk_rng_next(&rng);
+				uint32_t ru = UINT32_MAX;
+				bool ok = rusk_view_pick_free(v, 1, rnd, &ru);
+				assert_int_equal(ok, n > 0);
+				if (n == 0)
+					continue;
+				uint32_t start = (uint32_t)(((rnd >> 32) * pi.rus) >> 32);
+				assert_int_equal(ru, pi.first_ru + ref_pick(fr, n, start));
+			}
+		}
+		/* a sync restores the partition: every position is free, the pick is exact */
+		assert_int_equal(rusk_view_sync(v, 1), RUSK_OK);
+		for (int q = 0; q < 100; q++) {
+			uint64_t rnd = rusk_rng_next(&rng);
+			uint32_t ru;
+			assert_true(rusk_view_pick_free(v, 1, rnd, &ru));
+			assert_int_equal(ru,
+			                 pi.first_ru + (uint32_t)(((rnd >> 32) * pi.rus) >> 32));
+		}
+		free(fr);
+		rusk_view_destroy(v);
+		rusk_cluster_destroy(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +517,7 @@ int main(void)
 	        cmocka_unit_test(test_staleness_bands),
 	        cmocka_unit_test(test_random_offsets),
 	        cmocka_unit_test(test_view_marks_and_freshest),
+	        cmocka_unit_test(test_pick_rule),
 	        cmocka_unit_test(test_snapshot_contents),
 	        cmocka_unit_test(test_snapshot_reclamation),
 	};

@@ -195,8 +195,8 @@ static void drv_usage(bool sim)
 	     "                        runs A x its duration (with --preferred; default off)\n"
 	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
 	     "                        task keeps what it won and waits for the rest)\n"
-	     "  --global-lock         baseline: rusk's sampling, every commit under one mutex\n"
-	     "                        (real time only: rusk sim runs one thread)\n"
+	     "  --global-lock         baseline: rusk's sampling, every commit and release under\n"
+	     "                        one mutex (real time only: rusk sim runs one thread)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV");
@@ -804,7 +804,6 @@ bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_p
 	}
 	uint64_t from = tk->requeue_ns ? tk->requeue_ns : tk->submit_ns;
 	uint64_t delay = t_done - from;
-	rusk_hist_record(&s->delay, delay);
 	rusk_hist_record(tk->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
 	rusk_agent_observe_delay(ag, delay);
 	stat_add(&s->placed, 1);
@@ -852,7 +851,7 @@ uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uin
 		if (!rusk_cas64(&vt->st, &st, ((st >> 2) + 1) << 2 | TS_QUEUED, RUSK_ACQ_REL))
 			continue;
 		size_t rejected = 0;
-		rusk_ru_release_many(R->c, vt->id, vt->l, vt->placed, &rejected);
+		drv_release(R, vt, &rejected);
 		for (uint32_t k = 0; k < vt->placed; k++)
 			rusk_view_mark_free(v, vt->l[k].ru);
 		freed += vt->placed;
@@ -866,13 +865,18 @@ uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uin
 	return freed;
 }
 
+int drv_release(run *R, const run_task *tk, size_t *rejected)
+{
+	return rusk_agent_release(R->ag[0].handle, tk->id, tk->l, tk->placed, rejected);
+}
+
 bool drv_complete(run *R, run_task *tk, uint32_t tenure)
 {
 	uint64_t st = (uint64_t)tenure << 2 | TS_RUNNING;
 	/* Acq_rel: pairs with drv_placed's release store and a preemptor's CAS. */
 	if (!rusk_cas64(&tk->st, &st, (uint64_t)tenure << 2 | TS_DONE, RUSK_ACQ_REL))
 		return false;
-	if (rusk_ru_release_many(R->c, tk->id, tk->l, tk->placed, NULL) == RUSK_OK)
+	if (drv_release(R, tk, NULL) == RUSK_OK)
 		stat_add(&R->released, 1);
 	return true;
 }
@@ -889,7 +893,7 @@ void drv_agent_drain(run *R, run_agent *a)
 			t = qs[i]->a[(qs[i]->head + k) & (qs[i]->cap - 1)];
 			if (t->placed > 0 &&
 			    (rusk_load64(&t->st, RUSK_RELAXED) & 3) != TS_RUNNING) {
-				rusk_ru_release_many(R->c, t->id, t->l, t->placed, NULL);
+				drv_release(R, t, NULL);
 				t->placed = 0;
 			}
 		}
@@ -910,7 +914,7 @@ uint64_t drv_second(run *R, bool tty)
 	memset(cur, 0, sizeof *cur);
 	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
-		rusk_hist_merge(cur, &R->ag[i].st.delay);
+		drv_delay_merge(cur, &R->ag[i].st);
 		placed += rusk_load64(&R->ag[i].st.placed, RUSK_RELAXED);
 		conf += rusk_load64(&R->ag[i].st.conflicts, RUSK_RELAXED);
 		preempted += rusk_load64(&R->ag[i].st.preempted, RUSK_RELAXED);
@@ -922,7 +926,7 @@ uint64_t drv_second(run *R, bool tty)
 	uint32_t n_med = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		memset(snap, 0, sizeof *snap);
-		rusk_hist_merge(snap, &R->ag[i].st.delay);
+		drv_delay_merge(snap, &R->ag[i].st);
 		rusk_hist_diff(one, snap, &R->per_agent[i]);
 		R->per_agent[i] = *snap;
 		if (one->n > 0)
@@ -1008,7 +1012,7 @@ int drv_report(run *R, bool interrupted)
 		rusk_hist_merge(&tot.stale, &s->stale);
 		rusk_hist_merge(&tot.sample, &s->sample);
 		rusk_hist_merge(&tot.commit, &s->commit);
-		rusk_hist_merge(&tot.delay, &s->delay);
+		drv_delay_merge(&tot.delay, s);
 		rusk_hist_merge(&tot.queue, &s->queue);
 		rusk_hist_merge(&tot.place, &s->place);
 	}
@@ -1107,7 +1111,7 @@ int drv_report(run *R, bool interrupted)
 		memset(gh, 0, sizeof *gh);
 		uint64_t gq = 0, gp = 0;
 		for (uint32_t i = (uint32_t)k; i < R->cfg.agents; i += (uint32_t)R->cfg.n_groups) {
-			rusk_hist_merge(gh, &R->ag[i].st.delay);
+			drv_delay_merge(gh, &R->ag[i].st);
 			gq += R->ag[i].st.q_micro;
 			gp += R->ag[i].st.placed;
 		}

@@ -91,8 +91,18 @@ typedef struct agent_stats {
 	uint64_t tet_us;         /* sum of task execution times (ParSync Table 1) */
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
-	rusk_hist delay, queue, place, stale, sample, commit, admission, delay_hi, delay_lo;
+	rusk_hist queue, place, stale, sample, commit, admission;
+	/* Scheduling delay by priority; all tasks' is their sum (drv_delay_merge), which only
+	 * the report's totals keep in `delay`: one record per placed task, not two. */
+	rusk_hist delay_hi, delay_lo, delay;
 } agent_stats;
+
+/* dst += an agent's scheduling delays, both priorities. */
+static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
+{
+	rusk_hist_merge(dst, &s->delay_hi);
+	rusk_hist_merge(dst, &s->delay_lo);
+}
 
 static inline bool wait_before(run_task *const *x, run_task *const *y)
 {
@@ -118,6 +128,9 @@ typedef struct run_agent {
 	agent_stats st;     /* written by this agent only; read relaxed by the sampler */
 	rusk_view_stats vs; /* at exit */
 	double busy_s;      /* CPU (run) or modelled (sim) busy time */
+	/* Its kernel agent: created before any thread starts and destroyed after every one
+	 * has joined, so the completer may release through agent 0's (drv_release). */
+	rusk_agent *handle;
 	int err;
 	/* sim only */
 	uint64_t busy_until;
@@ -221,6 +234,10 @@ void drv_gave_back(run_agent *a, run_task *tk);
  * (found by sampling the master array), mark their RUs free in v, put them on a's retry
  * list. Returns RUs freed. */
 uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uint64_t now);
+/* Releases a task's leases as the run's design does (rusk_agent_release: under the
+ * cluster's lock for central and global-lock). Every agent of a run has the same design
+ * (drv_agent_params), so agent 0's handle serves any thread. */
+int drv_release(run *R, const run_task *tk, size_t *rejected);
 /* Ends tenure `tenure` of tk and releases its RUs; false if it was preempted first. */
 bool drv_complete(run *R, run_task *tk, uint32_t tenure);
 uint32_t drv_tenure(const run_task *tk);

@@ -118,12 +118,7 @@ static void *agent_main(void *arg)
 	run *R = a->run;
 	const run_cfg *cfg = &R->cfg;
 	rusk_thread_register();
-	rusk_agent_params ap;
-	drv_agent_params(R, a->index, &ap);
-	rusk_agent *ag = NULL;
-	a->err = rusk_agent_create(R->c, &ap, &ag, NULL, 0);
-	if (a->err != RUSK_OK)
-		goto out;
+	rusk_agent *ag = a->handle; /* created by rusk_cmd_run before any thread started */
 	rusk_view *v = rusk_agent_view(ag);
 	for (;;) {
 		if (rusk_load32((uint32_t *)&R->stop, RUSK_ACQUIRE))
@@ -178,14 +173,12 @@ static void *agent_main(void *arg)
 	struct timespec cpu;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	a->busy_s = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
-out:;
 	run_task *tk;
 	while (ck_ring_dequeue_spsc(&a->in, a->in_buf, &tk)) {
 		TSAN_ACQUIRE(tk);
 		drv_enqueue(a, tk);
 	}
 	drv_agent_drain(R, a);
-	rusk_agent_destroy(ag);
 	rusk_thread_unregister();
 	return NULL;
 }
@@ -319,6 +312,21 @@ int rusk_cmd_run(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_sigint};
 	sigaction(SIGINT, &sa, NULL);
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */
+	/* Every agent exists before any thread starts and until every thread has joined:
+	 * the completer and the drains release through agent 0 (drv_release). */
+	for (uint32_t i = 0; i < cfg->agents; i++) {
+		rusk_agent_params ap;
+		drv_agent_params(&R, i, &ap);
+		char err[256];
+		R.ag[i].err = rusk_agent_create(R.c, &ap, &R.ag[i].handle, err, sizeof err);
+		if (R.ag[i].err != RUSK_OK) {
+			fprintf(stderr, "rusk run: agent %u: %s\n", i, err);
+			while (i-- > 0)
+				rusk_agent_destroy(R.ag[i].handle);
+			drv_free(&R);
+			return RUSK_EXIT_FAIL;
+		}
+	}
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		run_agent *a = &R.ag[i];
 		a->in_buf = calloc(DRV_RING_SIZE, sizeof *a->in_buf);
@@ -354,6 +362,7 @@ int rusk_cmd_run(int argc, char **argv)
 	pthread_join(comp, NULL);
 	int status = drv_report(&R, interrupted);
 	for (uint32_t i = 0; i < cfg->agents; i++) {
+		rusk_agent_destroy(R.ag[i].handle);
 		free(R.ag[i].in_buf);
 		free(R.ag[i].done_buf);
 	}

@@ -269,6 +269,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		drv_agent_params(&R, i, &ap);
 		char err[256];
 		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
+		R.ag[i].handle = S.ag[i];
 		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
 		R.ag[i].idle = true;
 		if (R.ag[i].err != RUSK_OK || R.ag[i].chosen == NULL) {
@@ -344,9 +345,10 @@ done:
 		rusk_view_stats_get(rusk_agent_view(S.ag[i]), &a->vs);
 		a->busy_s = S.busy_ns[i] / 1e9;
 		drv_agent_drain(&R, a);
-		rusk_agent_destroy(S.ag[i]);
 		free(a->chosen);
 	}
+	for (uint32_t i = 0; i < N; i++) /* after every drain: those release through agent 0 */
+		rusk_agent_destroy(S.ag[i]);
 	R.wall_s = wall_s() - w0;
 	fprintf(R.out,
 	        "  %-28s %.1f virtual s in %.2f s of wall time: %" PRIu64 " events, %.2fM "

@@ -91,8 +91,9 @@ static void *agent_main(void *arg)
 		head = head + 1 == a->window ? 0 : head + 1;
 		if (h->id != 0) {
 			/* With learn_releases the agent's view knows what it released free before
-			 * the next sync. */
-			if (rusk_ru_release(a->c, h->id, h->l) == RUSK_OK) {
+			 * the next sync. Through the agent: the lock-based baselines release
+			 * under their lock. */
+			if (rusk_agent_release(ag, h->id, &h->l, 1, NULL) == RUSK_OK) {
 				a->released++;
 				if (a->learn_releases)
 					rusk_view_mark_free(v, h->l.ru);
@@ -135,7 +136,7 @@ static void *agent_main(void *arg)
 	a->elapsed_s = cli_now_s() - t0;
 	for (size_t i = 0; i < a->window; i++)
 		if (win[i].id != 0) {
-			if (rusk_ru_release(a->c, win[i].id, win[i].l) == RUSK_OK)
+			if (rusk_agent_release(ag, win[i].id, &win[i].l, 1, NULL) == RUSK_OK)
 				a->released++;
 			else
 				a->refused++;

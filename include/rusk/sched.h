@@ -122,8 +122,9 @@ typedef struct rusk_agent_params {
 	uint64_t tau_ns;            /* Adaptive threshold, default 1 s */
 	double ema_alpha;           /* Adaptive EMA weight of the newest delay, default 0.1 */
 	uint64_t seed;
-	bool global_lock;       /* baseline "global-lock": same sampling, every commit under
-	                         * one cluster-wide mutex (default false) */
+	bool global_lock;       /* baseline "global-lock": same sampling, every commit (and
+	                         * every rusk_agent_release) under one cluster-wide mutex
+	                         * (default false) */
 	bool latency_preferred; /* Latency-first looks up a task's preferred machines (in
 	                         * the freshest partition that has one free) before sampling
 	                         * (default true); false = ParSync's Latency-first, which
@@ -165,6 +166,18 @@ int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_pla
  * leases must have room for t->rus. Registered thread.
  */
 int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases, rusk_placement *pl);
+
+/*
+ * rusk_agent_release: releases n leases of `task` the way agent a's design changes the
+ * shared state: under the cluster's one mutex for `central` and the `global-lock` baseline
+ * (a lock-based scheduler guards releases as it guards commits), lock-free otherwise —
+ * then it is rusk_ru_release_many. Returns and counts as rusk_ru_release_many; RUSK_EINVAL
+ * for a NULL agent. Any thread, concurrently with a's own calls (it reads only a's
+ * parameters, which never change); a must outlive the call. It does not mark the RUs free
+ * in a's view: rusk_view_mark_free does, from a's thread.
+ */
+int rusk_agent_release(const rusk_agent *a, uint64_t task, const rusk_lease *leases, size_t n,
+                       size_t *n_rejected);
 
 /* Adaptive: feed the scheduling delay of each placed task (ParSync §5.2 EMA). */
 void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns);
