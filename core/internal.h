@@ -130,6 +130,11 @@ static inline uint64_t rusk_pc_delta(uint16_t score)
 }
 
 /* A published partition snapshot (snapshot.c); immutable once published. */
+/* A partition's bits start on a multiple of this: whole cache lines (agents committing in
+ * different partitions never write the same bitmap line) and whole words of a view's
+ * summary (one bit per bitmap word, view.c), so a sync copies both. */
+#define RUSK_PART_ALIGN_BITS 4096
+
 typedef struct rusk_snap {
 	uint8_t rcu_head_[16]; /* struct rcu_head, kept opaque here (snapshot.c asserts) */
 	struct rusk_cluster *c;
@@ -137,6 +142,7 @@ typedef struct rusk_snap {
 	uint32_t partition, first_ru, n_rus, n_words, free_rus;
 	double mean_free_score;
 	uint32_t platform_free[RUSK_MAX_PLATFORMS];
+	uint64_t *nz;     /* [(n_words + 63) / 64], after words: bit i = (words[i] != 0) */
 	uint64_t words[]; /* bit (ru - first_ru) = free */
 } rusk_snap;
 
@@ -148,7 +154,7 @@ typedef struct rusk_partition {
 	uint32_t first_cell, n_cells;
 	uint32_t first_machine, n_machines;
 	uint32_t first_ru, n_rus;
-	uint32_t first_bit; /* 512-aligned: the partition's bits are whole bitmap lines */
+	uint32_t first_bit; /* RUSK_PART_ALIGN_BITS-aligned (cluster.c) */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_partition;
 _Static_assert(sizeof(rusk_partition) == RUSK_CACHELINE, "one partition per cache line");
 

@@ -90,11 +90,15 @@ static void snap_free_cb(struct rcu_head *head)
 static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 {
 	const rusk_partition *pp = &c->parts[p];
-	uint32_t n_words = (pp->n_rus + 63) / 64;
-	rusk_snap *s = rusk_fault_alloc_() ? NULL : malloc(sizeof *s + sizeof(uint64_t) * n_words);
+	uint32_t n_words = (pp->n_rus + 63) / 64, n_nz = (n_words + 63) / 64;
+	rusk_snap *s = rusk_fault_alloc_()
+	                       ? NULL
+	                       : malloc(sizeof *s + sizeof(uint64_t) * ((size_t)n_words + n_nz));
 	if (s == NULL)
 		return NULL;
 	memset(s, 0, sizeof *s);
+	s->nz = s->words + n_words;
+	memset(s->nz, 0, sizeof(uint64_t) * n_nz);
 	s->c = c;
 	s->partition = p;
 	s->first_ru = pp->first_ru;
@@ -109,6 +113,7 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 		/* Relaxed: a snapshot is a racy copy by design; each bit is some recent value. */
 		uint64_t w = rusk_load64(&src[i], RUSK_RELAXED);
 		s->words[i] = w;
+		s->nz[i / 64] |= (uint64_t)(w != 0) << (i % 64);
 		free_rus += (uint32_t)__builtin_popcountll(w);
 	}
 	s->free_rus = free_rus;

@@ -16,7 +16,8 @@
  * Picking a free RU takes the first free bit at or after a random position, wrapping. A
  * summary level (one bit per word: does it hold a free RU?) lets the search skip 64 empty
  * words per step, so a partition the agent has nearly filled (one free RU in 80,000) costs
- * 20 summary words, not 1,250 words, per draw.
+ * 20 summary words, not 1,250 words, per draw. The publisher of a snapshot computes its
+ * summary once; a sync copies it with the words (a partition's summary words are its own).
  *
  * Invariants: free[p] = popcount of p's words in the view; nz bit i = (bits[i] != 0);
  * plat_free[p][k] likewise per platform type; a view is used by one thread at a time (its
@@ -94,18 +95,6 @@ static void reorder(rusk_view *v, uint32_t p)
 	v->order[j] = p;
 }
 
-/* Rebuilds the summary bits of words [w0, w0 + n) after a sync copied them. */
-static void summarise(rusk_view *v, uint32_t w0, uint32_t n)
-{
-	for (uint32_t i = w0; i < w0 + n; i++) {
-		uint64_t bit = UINT64_C(1) << (i % 64);
-		if (v->bits[i] != 0)
-			v->nz[i / 64] |= bit;
-		else
-			v->nz[i / 64] &= ~bit;
-	}
-}
-
 RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 {
 	if (v == NULL)
@@ -135,7 +124,8 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	/* Non-NULL: published above or earlier; snapshots are never unpublished. */
 	const rusk_partition *pp = &c->parts[p];
 	memcpy(v->bits + pp->first_bit / 64, s->words, sizeof(uint64_t) * s->n_words);
-	summarise(v, pp->first_bit / 64, s->n_words);
+	/* The partition's summary words are its own (RUSK_PART_ALIGN_BITS): a copy too. */
+	memcpy(v->nz + pp->first_bit / 4096, s->nz, sizeof(uint64_t) * ((s->n_words + 63) / 64));
 	vpart *vp = &v->parts[p];
 	v->total_free += (uint64_t)s->free_rus - vp->free_rus;
 	vp->taken_ns = s->taken_ns;
