@@ -840,16 +840,19 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 			rest.rus = t->rus - placed;
 			d.t = &rest;
 		}
-		rusk_placement one = {0};
-		int n = choose(a, &d, rus, &one, t0);
+		/* The first decision fills pl itself (sample size, strategy, staleness are
+		 * the first attempt's); a retry's only adds its samples. */
+		rusk_placement one;
+		rusk_placement *dst = pl;
+		if (attempt > 0) {
+			one = (rusk_placement){0};
+			dst = &one;
+		}
+		int n = choose(a, &d, rus, dst, t0);
 		t1 = rusk_clock_now(a->c->clock);
 		pl->sample_ns += t1 - t0;
-		if (attempt == 0) {
-			pl->sample_size = one.sample_size;
-			pl->strategy = one.strategy;
-			pl->staleness_ns = one.staleness_ns;
-		}
-		pl->samples += one.samples;
+		if (attempt > 0)
+			pl->samples += one.samples;
 		if (n == RUSK_ENOMEM)
 			return RUSK_ENOMEM;
 		if (n <= 0)

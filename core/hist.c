@@ -24,7 +24,6 @@ void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src)
 	uint32_t top = rusk_hist_bucket_(m);
 	for (uint32_t b = 0; b <= top; b++)
 		dst->count[b] += rusk_load64(&src->count[b], RUSK_RELAXED);
-	dst->n += rusk_load64(&src->n, RUSK_RELAXED);
 	dst->sum += rusk_load64(&src->sum, RUSK_RELAXED);
 	if (m > dst->max)
 		dst->max = m;
@@ -38,16 +37,25 @@ void rusk_hist_diff(rusk_hist *dst, const rusk_hist *a, const rusk_hist *b)
 	for (uint32_t i = 0; i <= top; i++)
 		dst->count[i] = a->count[i] - b->count[i];
 	memset(dst->count + top + 1, 0, sizeof dst->count[0] * (RUSK_HIST_BUCKETS - top - 1));
-	dst->n = a->n - b->n;
 	dst->sum = a->sum - b->sum;
 	dst->max = a->max; /* an interval's max is not recoverable; callers use quantiles */
 }
 
+uint64_t rusk_hist_count(const rusk_hist *h)
+{
+	uint32_t top = rusk_hist_bucket_(h->max);
+	uint64_t n = 0;
+	for (uint32_t b = 0; b <= top; b++)
+		n += h->count[b];
+	return n;
+}
+
 uint64_t rusk_hist_quantile(const rusk_hist *h, double q)
 {
-	if (h->n == 0)
+	uint64_t n = rusk_hist_count(h);
+	if (n == 0)
 		return 0;
-	uint64_t rank = (uint64_t)(q * (double)(h->n - 1)) + 1, seen = 0;
+	uint64_t rank = (uint64_t)(q * (double)(n - 1)) + 1, seen = 0;
 	for (uint32_t b = 0; b < RUSK_HIST_BUCKETS; b++) {
 		seen += h->count[b];
 		if (seen >= rank)
@@ -58,5 +66,6 @@ uint64_t rusk_hist_quantile(const rusk_hist *h, double q)
 
 double rusk_hist_mean(const rusk_hist *h)
 {
-	return h->n ? (double)h->sum / (double)h->n : 0.0;
+	uint64_t n = rusk_hist_count(h);
+	return n ? (double)h->sum / (double)n : 0.0;
 }

@@ -19,7 +19,7 @@
 
 typedef struct rusk_hist {
 	uint64_t count[RUSK_HIST_BUCKETS];
-	uint64_t n, sum, max;
+	uint64_t sum, max; /* the number of values is the counts' sum (rusk_hist_count) */
 } rusk_hist;
 
 static inline uint32_t rusk_hist_bucket_(uint64_t v)
@@ -39,7 +39,6 @@ static inline void rusk_hist_record(rusk_hist *h, uint64_t v)
 	/* Single writer: plain read-modify-write published with relaxed stores so a
 	 * concurrent reader sees whole values (no RMW needed). */
 	rusk_store64(&h->count[b], rusk_load64(&h->count[b], RUSK_RELAXED) + 1, RUSK_RELAXED);
-	rusk_store64(&h->n, rusk_load64(&h->n, RUSK_RELAXED) + 1, RUSK_RELAXED);
 	rusk_store64(&h->sum, rusk_load64(&h->sum, RUSK_RELAXED) + v, RUSK_RELAXED);
 	if (v > rusk_load64(&h->max, RUSK_RELAXED))
 		rusk_store64(&h->max, v, RUSK_RELAXED);
@@ -48,6 +47,8 @@ static inline void rusk_hist_record(rusk_hist *h, uint64_t v)
 void rusk_hist_merge(rusk_hist *dst, const rusk_hist *src);
 /* dst = a - b, bucket by bucket (for per-interval views of cumulative histograms). */
 void rusk_hist_diff(rusk_hist *dst, const rusk_hist *a, const rusk_hist *b);
+/* Values recorded (a sum over the buckets: readers pay for it, not the record). */
+uint64_t rusk_hist_count(const rusk_hist *h);
 /* Value at quantile q in [0, 1] (bucket midpoint; 0 when empty). */
 uint64_t rusk_hist_quantile(const rusk_hist *h, double q);
 double rusk_hist_mean(const rusk_hist *h);

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-2000}
-BIN=./build/rusk
+BIN=${BIN:-./build/rusk}
 OUT=$(mktemp -d)
 run() { # $1 = seconds
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$1" "$BIN" run --machines 20000 \

@@ -606,7 +606,7 @@ void drv_gen_init(run *R, drv_gen *G)
 	const run_cfg *cfg = &R->cfg;
 	memset(G, 0, sizeof *G);
 	for (int k = 0; k < cfg->n_groups; k++) {
-		uint32_t members = drv_group_size(cfg, k);
+		uint32_t members = G->members[k] = drv_group_size(cfg, k);
 		rusk_loadgen_init(&G->g[k], cfg->rate * members / cfg->agents, cfg->gphases[k],
 		                  cfg->gn_phases[k], cfg->phase_s, cfg->dist, cfg->task_ms / 1000.0,
 		                  cfg->task_rus, R->seed + (uint64_t)k * 7919);
@@ -668,8 +668,10 @@ run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint6
 	if (cfg->priority_share > 0 && rusk_rng_unit(&G->prng) < cfg->priority_share)
 		tk->prio = 1;
 	/* round robin over the group's agents: grp, grp + n_groups, ... */
-	uint32_t members = drv_group_size(cfg, grp);
-	*dest = &R->ag[grp + (G->rr[grp]++ % members) * (uint32_t)cfg->n_groups];
+	uint32_t i = G->rr[grp]++;
+	if (G->rr[grp] == G->members[grp])
+		G->rr[grp] = 0;
+	*dest = &R->ag[grp + i * (uint32_t)cfg->n_groups];
 	return tk;
 }
 
@@ -737,10 +739,8 @@ size_t drv_queued(const run_agent *a)
 	return a->hi.n + a->retry.n + a->lo.n + a->wait.n;
 }
 
-bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now)
+bool drv_admit_check(run *R, run_agent *a, run_task *tk, uint64_t now)
 {
-	if (R->adm == NULL || tk->admitted)
-		return true;
 	rusk_task t = drv_task(R, tk);
 	rusk_admit_decision d;
 	uint64_t waited = tk->wait_from_ns ? now - tk->wait_from_ns : 0;
@@ -929,7 +929,7 @@ uint64_t drv_second(run *R, bool tty)
 		drv_delay_merge(snap, &R->ag[i].st);
 		rusk_hist_diff(one, snap, &R->per_agent[i]);
 		R->per_agent[i] = *snap;
-		if (one->n > 0)
+		if (rusk_hist_count(one) > 0)
 			R->medians[n_med++] = (double)rusk_hist_quantile(one, 0.5);
 	}
 	qsort(R->medians, n_med, sizeof *R->medians, cmp_double);

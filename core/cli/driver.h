@@ -150,6 +150,7 @@ typedef struct drv_gen {
 	rusk_arrival next[DRV_MAX_GROUPS];
 	bool live[DRV_MAX_GROUPS];
 	uint32_t rr[DRV_MAX_GROUPS];
+	uint32_t members[DRV_MAX_GROUPS]; /* agents per group (drv_group_size) */
 	uint64_t id, pool_used;
 	size_t ti;
 	rusk_rng prng;
@@ -220,8 +221,13 @@ run_task *drv_next(run_agent *a, uint64_t now, size_t *retries);
 size_t drv_queued(const run_agent *a);
 /* Earliest time an admission waiter is due (UINT64_MAX: none). */
 uint64_t drv_next_wake(const run_agent *a);
-/* Admission control: true to place now; false: parked in the wait heap. */
-bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now);
+/* Admission control: true to place now; false: parked in the wait heap. The check
+ * itself (drv_admit_check) runs only with admission on, for a task not yet admitted. */
+bool drv_admit_check(run *R, run_agent *a, run_task *tk, uint64_t now);
+static inline bool drv_admit(run *R, run_agent *a, run_task *tk, uint64_t now)
+{
+	return R->adm == NULL || tk->admitted || drv_admit_check(R, a, tk, now);
+}
 /* The rusk_task to place for tk (its remaining RUs). */
 rusk_task drv_task(const run *R, const run_task *tk);
 /* Accounts a placement of pl->placed RUs that completes tk (or part of it, incremental):

@@ -76,12 +76,13 @@ static void *gen_main(void *arg)
 	int grp;
 	while (!interrupted && drv_gen_next(R, &G, &x, &grp)) {
 		uint64_t due = R->t0 + (uint64_t)(x.t_s * 1e9), now = mono_ns();
-		if (due > now + 200000)
+		if (due > now + 200000) {
 			sleep_ns(due - now);
+			now = mono_ns();
+		}
 		stat_add(&R->submitted, 1);
 		/* Submitted when it enters the queue: never before now, however the sleep
 		 * batched the arrivals; a late generator's lag counts as delay (open loop). */
-		now = mono_ns();
 		run_agent *a;
 		run_task *tk = drv_gen_task(R, &G, &x, grp, due > now ? now : due, &a);
 		if (tk == NULL) {
