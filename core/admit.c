@@ -135,7 +135,7 @@ static void rep_update(bucket *bk, const double *v)
 
 static void record_frees(rusk_admit *a, bucket *bk, uint64_t k)
 {
-	uint64_t now = rusk_clock_now(a->c->clock);
+	uint64_t now = rusk_now_(a->c);
 	uint64_t prev = rusk_fas64(&bk->last_free_ns, now, RUSK_RELAXED);
 	uint64_t dt = prev != 0 && now > prev ? now - prev : 0;
 	uint64_t us = dt / 1000;

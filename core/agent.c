@@ -721,9 +721,8 @@ RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *r
 	dctx d;
 	dctx_init(&d, a, t);
 	/* central chooses under its lock inside rusk_agent_place only */
-	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL
-	                ? RUSK_EINVAL
-	                : choose(a, &d, rus, pl, rusk_clock_now(a->c->clock));
+	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL ? RUSK_EINVAL
+	                                               : choose(a, &d, rus, pl, rusk_now_(a->c));
 	if (n < 0)
 		return n;
 	pl->placed = 0;
@@ -832,7 +831,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	double qsum = 0;
 	uint32_t pref = 0;
 	rusk_task rest;
-	uint64_t t0 = rusk_clock_now(a->c->clock), t1 = t0;
+	uint64_t t0 = rusk_now_(a->c), t1 = t0;
 	for (uint32_t attempt = 0; attempt <= a->p.max_retries && placed < t->rus; attempt++) {
 		/* Incremental tasks look only for what they still lack. */
 		if (placed > 0) {
@@ -849,7 +848,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 			dst = &one;
 		}
 		int n = choose(a, &d, rus, dst, t0);
-		t1 = rusk_clock_now(a->c->clock);
+		t1 = rusk_now_(a->c);
 		pl->sample_ns += t1 - t0;
 		if (attempt > 0)
 			pl->samples += one.samples;
@@ -858,7 +857,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		if (n <= 0)
 			break; /* the view has nothing suitable: give the task back */
 		uint32_t won = commit(a, d.t, rus, (uint32_t)n, leases + placed, pl);
-		t0 = rusk_clock_now(a->c->clock); /* the next attempt starts here */
+		t0 = rusk_now_(a->c); /* the next attempt starts here */
 		pl->commit_ns += t0 - t1;
 		t1 = t0;
 		for (uint32_t i = 0; i < won; i++) {
@@ -951,6 +950,6 @@ static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_
 		}
 	}
 	pthread_mutex_unlock(&c->central_lock);
-	pl->end_ns = rusk_clock_now(c->clock);
+	pl->end_ns = rusk_now_(c);
 	return rc;
 }

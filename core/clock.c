@@ -17,3 +17,5 @@ RUSK_EXPORT const rusk_clock *rusk_clock_monotonic(void)
 {
 	return &monotonic;
 }
+
+const rusk_clock *const rusk_monotonic_ = &monotonic;

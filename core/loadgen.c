@@ -22,6 +22,7 @@ void rusk_loadgen_init(rusk_loadgen *g, double rate, const double *phases, int n
 	g->mean_s = mean_s;
 	g->rus = rus;
 	rusk_rng_seed(&g->rng, seed, 0x67656e /* "gen" */);
+	g->at_phase = -1;
 }
 
 double rusk_duration_draw(rusk_rng *r, int dist, double mean_s)
@@ -46,8 +47,12 @@ double rusk_duration_draw(rusk_rng *r, int dist, double mean_s)
 int rusk_loadgen_next(rusk_loadgen *g, rusk_arrival *out)
 {
 	while (g->phase < g->n_phases) {
-		double rate = g->rate * g->phases[g->phase] / 100.0;
-		double end = (g->phase + 1) * g->phase_s;
+		if (g->at_phase != g->phase) { /* once per phase, the same values as per call */
+			g->phase_rate = g->rate * g->phases[g->phase] / 100.0;
+			g->phase_end_s = (g->phase + 1) * g->phase_s;
+			g->at_phase = g->phase;
+		}
+		double rate = g->phase_rate, end = g->phase_end_s;
 		if (rate > 0) {
 			/* Memoryless: restarting the exponential gap at a phase boundary keeps
 			 * the process Poisson within each phase. */

@@ -36,6 +36,8 @@ typedef struct rusk_loadgen {
 	rusk_rng rng;
 	double t;
 	int phase;
+	int at_phase;                   /* the phase the two below are for (-1: none) */
+	double phase_rate, phase_end_s; /* rate * phases[phase] / 100, (phase + 1) * phase_s */
 } rusk_loadgen;
 
 void rusk_loadgen_init(rusk_loadgen *g, double rate, const double *phases, int n_phases,

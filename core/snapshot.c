@@ -106,7 +106,7 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 	s->n_words = n_words;
 	/* Relaxed: the version orders publishes, nothing else. */
 	s->version = rusk_faa64(&c->parts[p].version, 1, RUSK_RELAXED) + 1;
-	s->taken_ns = rusk_clock_now(c->clock);
+	s->taken_ns = rusk_now_(c);
 	const uint64_t *src = c->free_bits + pp->first_bit / 64;
 	uint32_t free_rus = 0;
 	for (uint32_t i = 0; i < n_words; i++) {

@@ -102,7 +102,7 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	rusk_cluster *c = v->c;
 	if (p >= c->n_parts)
 		return RUSK_ERANGE;
-	uint64_t t0 = rusk_clock_now(c->clock);
+	uint64_t t0 = rusk_now_(c);
 	bool fresh_enough = false;
 	if (c->snap_reuse_ns > 0) {
 		urcu_memb_read_lock();
@@ -139,7 +139,7 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	rusk_snap_reader_done_(s);
 	urcu_memb_read_unlock();
 	v->st.syncs++;
-	v->st.sync_ns += rusk_clock_now(c->clock) - t0;
+	v->st.sync_ns += rusk_now_(c) - t0;
 	return RUSK_OK;
 }
 

@@ -677,42 +677,18 @@ run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint6
 
 /* ---- agent-local queues ------------------------------------------------------------------ */
 
-void tq_push(tq *q, run_task *t, bool front)
+void tq_grow(tq *q)
 {
-	if (q->n == q->cap) {
-		size_t nc = q->cap ? q->cap * 2 : 1024;
-		run_task **na = malloc(nc * sizeof *na);
-		if (na == NULL)
-			abort(); /* the CLI's queues; the kernel never aborts */
-		for (size_t i = 0; i < q->n; i++)
-			na[i] = q->a[(q->head + i) & (q->cap - 1)];
-		free(q->a);
-		q->a = na;
-		q->head = 0;
-		q->cap = nc;
-	}
-	if (front) {
-		q->head = (q->head + q->cap - 1) & (q->cap - 1);
-		q->a[q->head] = t;
-	} else {
-		q->a[(q->head + q->n) & (q->cap - 1)] = t;
-	}
-	q->n++;
-}
-
-run_task *tq_pop(tq *q)
-{
-	if (q->n == 0)
-		return NULL;
-	run_task *t = q->a[q->head];
-	q->head = (q->head + 1) & (q->cap - 1);
-	q->n--;
-	return t;
-}
-
-void drv_enqueue(run_agent *a, run_task *tk)
-{
-	tq_push(tk->prio > 0 ? &a->hi : &a->lo, tk, false);
+	size_t nc = q->cap ? q->cap * 2 : 1024;
+	run_task **na = malloc(nc * sizeof *na);
+	if (na == NULL)
+		abort(); /* the CLI's queues; the kernel never aborts */
+	for (size_t i = 0; i < q->n; i++)
+		na[i] = q->a[(q->head + i) & (q->cap - 1)];
+	free(q->a);
+	q->a = na;
+	q->head = 0;
+	q->cap = nc;
 }
 
 run_task *drv_next(run_agent *a, uint64_t now, size_t *retries)

@@ -210,10 +210,34 @@ bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp);
 run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
                        run_agent **dest);
 
-/* Agent-local queues. */
-void tq_push(tq *q, run_task *t, bool front);
-run_task *tq_pop(tq *q);
-void drv_enqueue(run_agent *a, run_task *tk);
+/* Agent-local queues: push and pop inline, growing out of line (every task passes through
+ * one). */
+void tq_grow(tq *q);
+static inline void tq_push(tq *q, run_task *t, bool front)
+{
+	if (q->n == q->cap)
+		tq_grow(q);
+	if (front) {
+		q->head = (q->head + q->cap - 1) & (q->cap - 1);
+		q->a[q->head] = t;
+	} else {
+		q->a[(q->head + q->n) & (q->cap - 1)] = t;
+	}
+	q->n++;
+}
+static inline run_task *tq_pop(tq *q)
+{
+	if (q->n == 0)
+		return NULL;
+	run_task *t = q->a[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->n--;
+	return t;
+}
+static inline void drv_enqueue(run_agent *a, run_task *tk)
+{
+	tq_push(tk->prio > 0 ? &a->hi : &a->lo, tk, false);
+}
 /* Next task to try at `now`: high priority, then retries (at most `*retries`), then
  * admission waiters that are due, then the normal queue. NULL: nothing to do now. */
 run_task *drv_next(run_agent *a, uint64_t now, size_t *retries);
