@@ -61,6 +61,9 @@ static void bm_decide(rusk_gb_state *st, void *ctx)
 				continue;
 			}
 			rusk_ru_release(big, 1, l);
+			/* It released the RU itself, so its view knows it free: without that the
+			 * view runs out of free RUs after a few million placements. */
+			rusk_view_mark_free(rusk_agent_view(a), l.ru);
 		} else {
 			uint32_t ru;
 			bad += rusk_agent_choose(a, &t, &ru, &pl) != RUSK_OK;
