@@ -451,7 +451,7 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 			return RUSK_EAGAIN; /* unreachable: the caller saw free RUs in the view */
 		p = order[i];
 	}
-	const rusk_vrange vr = rusk_view_range_(a->v, &c->parts[p]);
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
 	/* A local generator: the draws' bitmap loads cannot alias it, so it stays in
 	 * registers. */
 	rusk_rng rng = a->rng;

@@ -10,7 +10,7 @@
  *
  * Each partition's RUs map to whole cache lines of the free bitmap (its first bit is
  * RUSK_PART_ALIGN_BITS-aligned), so a snapshot of a partition is a copy of a word range
- * (snapshot.c), and so is a view's summary of it (view.c). Static per-platform
+ * (snapshot.c). Static per-platform
  * masks over the same bits give per-platform free counts by AND + popcount.
  *
  * Invariants after build: RUs of machine m are [first_ru, first_ru + n_rus); every RU of
@@ -191,10 +191,7 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 			        "partition %u has %u RUs, more than the %u one partition may "
 			        "have: use more partitions",
 			        pi, pp->n_rus, RUSK_MAX_PARTITION_RUS);
-		/* Whole cache lines and summary words per partition (RUSK_PART_ALIGN_BITS). */
-		_Static_assert(RUSK_PART_ALIGN_BITS % (8 * RUSK_CACHELINE) == 0 &&
-		                       RUSK_PART_ALIGN_BITS % (64 * 64) == 0,
-		               "partition alignment: whole lines and summary words");
+		/* Whole cache lines per partition (RUSK_PART_ALIGN_BITS). */
 		bit += div_ceil(pp->n_rus, RUSK_PART_ALIGN_BITS) * RUSK_PART_ALIGN_BITS;
 	}
 	c->n_words = bit / 64;

@@ -131,10 +131,9 @@ static inline uint64_t rusk_pc_delta(uint16_t score)
 }
 
 /* A published partition snapshot (snapshot.c); immutable once published. */
-/* A partition's bits start on a multiple of this: whole cache lines (agents committing in
- * different partitions never write the same bitmap line) and whole words of a view's
- * summary (one bit per bitmap word, view.c), so a sync copies both. */
-#define RUSK_PART_ALIGN_BITS 4096
+/* A partition's bits start on a multiple of this: whole cache lines, so agents committing
+ * in different partitions never write the same bitmap line. */
+#define RUSK_PART_ALIGN_BITS (8 * RUSK_CACHELINE)
 
 typedef struct rusk_snap {
 	uint8_t rcu_head_[16]; /* struct rcu_head, kept opaque here (snapshot.c asserts) */
@@ -143,7 +142,8 @@ typedef struct rusk_snap {
 	uint32_t partition, first_ru, n_rus, n_words, free_rus;
 	double mean_free_score;
 	uint32_t platform_free[RUSK_MAX_PLATFORMS];
-	uint64_t *nz;     /* [(n_words + 63) / 64], after words: bit i = (words[i] != 0) */
+	uint64_t *nz;     /* [(n_words + 63) / 64], after words: bit i = (words[i] != 0), the
+	                   * summary a view's pick skips empty words with (view.c) */
 	uint64_t words[]; /* bit (ru - first_ru) = free */
 } rusk_snap;
 

@@ -17,9 +17,11 @@
  * summary level (one bit per word: does it hold a free RU?) lets the search skip 64 empty
  * words per step, so a partition the agent has nearly filled (one free RU in 80,000) costs
  * 20 summary words, not 1,250 words, per draw. The publisher of a snapshot computes its
- * summary once; a sync copies it with the words (a partition's summary words are its own).
+ * summary once; a sync copies it with the words (each partition's summary starts on a word
+ * of its own, nz_off).
  *
- * Invariants: free[p] = popcount of p's words in the view; nz bit i = (bits[i] != 0);
+ * Invariants: free[p] = popcount of p's words in the view; p's summary bit j = (p's word j
+ * != 0);
  * plat_free[p][k] likewise per platform type; a view is used by one thread at a time (its
  * owner agent).
  */
@@ -41,12 +43,19 @@ RUSK_EXPORT int rusk_view_create(rusk_cluster *c, rusk_view **out)
 		return RUSK_ENOMEM;
 	v->c = c;
 	v->bits = calloc(c->n_words ? c->n_words : 1, sizeof *v->bits);
-	v->nz = calloc(c->n_words / 64 + 1, sizeof *v->nz);
+	v->nz_off = calloc(c->n_parts, sizeof *v->nz_off);
+	uint32_t n_nz = 0;
+	for (uint32_t p = 0; v->nz_off != NULL && p < c->n_parts; p++) {
+		v->nz_off[p] = n_nz;
+		n_nz += (c->parts[p].n_rus + 4095) / 4096; /* 64 words of 64 RUs per summary word */
+	}
+	v->nz = calloc(n_nz ? n_nz : 1, sizeof *v->nz);
 	v->parts = calloc(c->n_parts, sizeof *v->parts);
 	v->plat_free = calloc((size_t)c->n_parts * c->n_platforms, sizeof *v->plat_free);
 	v->scratch = calloc(c->n_parts, sizeof *v->scratch);
 	v->order = calloc(c->n_parts, sizeof *v->order);
-	if (!v->bits || !v->nz || !v->parts || !v->plat_free || !v->scratch || !v->order) {
+	if (!v->bits || !v->nz || !v->nz_off || !v->parts || !v->plat_free || !v->scratch ||
+	    !v->order) {
 		rusk_view_destroy(v);
 		return RUSK_ENOMEM;
 	}
@@ -62,6 +71,7 @@ RUSK_EXPORT void rusk_view_destroy(rusk_view *v)
 		return;
 	free(v->bits);
 	free(v->nz);
+	free(v->nz_off);
 	free(v->parts);
 	free(v->plat_free);
 	free(v->scratch);
@@ -124,8 +134,7 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	/* Non-NULL: published above or earlier; snapshots are never unpublished. */
 	const rusk_partition *pp = &c->parts[p];
 	memcpy(v->bits + pp->first_bit / 64, s->words, sizeof(uint64_t) * s->n_words);
-	/* The partition's summary words are its own (RUSK_PART_ALIGN_BITS): a copy too. */
-	memcpy(v->nz + pp->first_bit / 4096, s->nz, sizeof(uint64_t) * ((s->n_words + 63) / 64));
+	memcpy(v->nz + v->nz_off[p], s->nz, sizeof(uint64_t) * ((s->n_words + 63) / 64));
 	vpart *vp = &v->parts[p];
 	v->total_free += (uint64_t)s->free_rus - vp->free_rus;
 	vp->taken_ns = s->taken_ns;
@@ -242,9 +251,9 @@ RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
 	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
 	if (m == NULL || (*w & mask))
 		return;
+	if (*w == 0)
+		rusk_view_nz_set_(v, m->partition, w, true);
 	*w |= mask;
-	size_t wi = (size_t)(w - v->bits);
-	v->nz[wi / 64] |= UINT64_C(1) << (wi % 64);
 	rusk_view_count_(v, m, 1);
 }
 
@@ -253,7 +262,7 @@ RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rn
 	const rusk_cluster *c = v->c;
 	if (p >= c->n_parts || v->parts[p].free_rus == 0)
 		return false;
-	rusk_vrange r = rusk_view_range_(v, &c->parts[p]);
+	rusk_vrange r = rusk_view_range_(v, p);
 	return rusk_view_pick_(&r, rnd, ru);
 }
 

@@ -19,7 +19,9 @@ typedef struct vpart {
 struct rusk_view {
 	rusk_cluster *c;
 	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
-	uint64_t *nz;        /* [n_words / 64 rounded up]: bit i set iff bits[i] != 0 */
+	uint64_t *nz;        /* summary, per partition from nz_off[p]: bit j of p's run set iff
+	                      * p's word j (from first_bit / 64) holds a free RU */
+	uint32_t *nz_off;    /* [n_parts] */
 	vpart *parts;        /* [n_parts] */
 	uint32_t *plat_free; /* [n_parts][n_platforms] */
 	uint32_t *scratch;   /* [n_parts] */
@@ -94,6 +96,15 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, int d)
 	v->st.marks++;
 }
 
+/* Sets or clears the summary bit of bitmap word w of partition p (its word became
+ * non-empty or empty: the rare transitions, so the lookups stay off the common path). */
+static inline void rusk_view_nz_set_(rusk_view *v, uint32_t p, const uint64_t *w, bool on)
+{
+	uint32_t j = (uint32_t)(w - v->bits) - v->c->parts[p].first_bit / 64;
+	uint64_t *s = &v->nz[v->nz_off[p] + j / 64], bit = UINT64_C(1) << (j % 64);
+	*s = on ? *s | bit : *s & ~bit;
+}
+
 /* Marks ru taken in the view (rusk_view_mark_taken): committed, or lost to a conflict. */
 static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
 {
@@ -101,10 +112,8 @@ static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
 	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
 	if (m == NULL || !(*w & mask))
 		return;
-	if ((*w &= ~mask) == 0) {
-		size_t wi = (size_t)(w - v->bits);
-		v->nz[wi / 64] &= ~(UINT64_C(1) << (wi % 64));
-	}
+	if ((*w &= ~mask) == 0)
+		rusk_view_nz_set_(v, m->partition, w, false);
 	rusk_view_count_(v, m, -1);
 }
 
@@ -127,32 +136,30 @@ static inline uint32_t rusk_next_nz_(const uint64_t *nz, uint32_t from, uint32_t
 	}
 }
 
-/* A partition's place in a view's bitmap, hoisted out of a decision's draws. */
+/* A partition's words and summary in a view, hoisted out of a decision's draws. */
 typedef struct rusk_vrange {
 	const uint64_t *w;  /* the partition's first word in the view */
-	const uint64_t *nz; /* the view's summary */
-	uint32_t w0;        /* index of w[0] in the view's bitmap */
+	const uint64_t *nz; /* its summary: bit j for w[j] */
 	uint32_t n_words, n_rus, first_ru;
 } rusk_vrange;
 
-static inline rusk_vrange rusk_view_range_(const rusk_view *v, const rusk_partition *pp)
+static inline rusk_vrange rusk_view_range_(const rusk_view *v, uint32_t p)
 {
-	uint32_t w0 = pp->first_bit / 64;
-	return (rusk_vrange){.w = v->bits + w0,
-	                     .nz = v->nz,
-	                     .w0 = w0,
+	const rusk_partition *pp = &v->c->parts[p];
+	return (rusk_vrange){.w = v->bits + pp->first_bit / 64,
+	                     .nz = v->nz + v->nz_off[p],
 	                     .n_words = (pp->n_rus + 63) / 64,
 	                     .n_rus = pp->n_rus,
 	                     .first_ru = pp->first_ru};
 }
 
-/* The first word at or after wi (a partition's index) holding a free RU: the next word is
- * read directly (the common miss), then the summary; n_words when there is none. */
+/* The first word at or after wi holding a free RU: the next word is read directly (the
+ * common miss), then the summary; n_words when there is none. */
 static inline uint32_t rusk_vrange_next_(const rusk_vrange *r, uint32_t wi)
 {
 	if (wi >= r->n_words || r->w[wi] != 0)
 		return wi < r->n_words ? wi : r->n_words;
-	return rusk_next_nz_(r->nz, r->w0 + wi + 1, r->w0 + r->n_words) - r->w0;
+	return rusk_next_nz_(r->nz, wi + 1, r->n_words);
 }
 
 /*
@@ -168,7 +175,7 @@ static inline bool rusk_view_pick_(const rusk_vrange *r, uint64_t rnd, uint32_t 
 		uint32_t k = rusk_vrange_next_(r, wi + 1);
 		if (k == r->n_words) {
 			/* wrap: up to wi, whose lower bits count too */
-			k = rusk_next_nz_(r->nz, r->w0, r->w0 + wi + 1) - r->w0;
+			k = rusk_next_nz_(r->nz, 0, wi + 1);
 			if (k == wi + 1)
 				return false;
 		}
