@@ -8,12 +8,14 @@
 # Usage: perf/instructions.sh [RATE ...] (default: 20000 40000 tasks/s); BIN=... to measure
 # another build. Needs valgrind and a build (`make build`).
 #
-# Why two rates: an agent with nothing queued sleeps 50 us and looks again, and callgrind
-# counts those idle wake-ups too. At 20,000 tasks/s (the rate of the recorded series) the
-# agents sleep about once per task; at 40,000 tasks/s, about the most that callgrind's
-# serialised threads keep up with in real time here, they hardly sleep, so that figure is
-# the task path itself. Well above that rate the run falls behind real time and the agents
-# retry tasks their views have no room for, which measures the overload, not the path.
+# Why two rates: what the run spends per second rather than per task — idle wake-ups (an
+# agent with nothing queued sleeps 50 us and looks again; the completer wakes every
+# 200 us), view syncs, the per-second sampler — is counted too, spread over the tasks of
+# that second. At 20,000 tasks/s (the rate of the recorded series) the threads sleep 0.51
+# times per task; at 40,000 tasks/s, about the most that callgrind's serialised threads
+# keep up with in real time here, 0.14 times, so that figure is close to the task path
+# itself. Well above that rate the run falls behind real time and agents retry tasks their
+# views have no room for, which measures the overload, not the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-./build/rusk}
