@@ -1160,10 +1160,11 @@ int drv_report(run *R, bool interrupted)
 			        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
 			fprintf(f,
 			        "  \"conflicts\": {\"total\": %" PRIu64 ", \"rate\": %.6f, "
-			        "\"per_task_mean\": %.6f},\n",
+			        "\"per_task_mean\": %.6f, \"requeued\": %" PRIu64 "},\n",
 			        tot.conflicts,
 			        tot.attempts ? (double)tot.conflicts / tot.attempts : 0.0,
-			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0);
+			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
+			        tot.requeued);
 			fprintf(f,
 			        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, "
 			        "\"q_mean\": %s, "

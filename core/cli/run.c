@@ -133,6 +133,7 @@ static void *agent_main(void *arg)
 		}
 		uint32_t done = 0;
 		size_t retries = a->retry.n;
+		bool dry = false;
 		while (done < cfg->batch && (tk = drv_next(a, now, &retries)) != NULL) {
 			uint64_t t_deq = mono_ns();
 			if (!tk->dequeued) {
@@ -158,13 +159,20 @@ static void *agent_main(void *arg)
 			stat_add(&a->st.conflicts, pl.conflicts);
 			if (rc != RUSK_OK) {
 				drv_gave_back(a, tk);
+				/* A one-RU task that drew nothing: the view has no free RU left, so
+				 * neither has any other queued task until a sync. Wait for one
+				 * instead of trying every queued task again and again. */
+				if (pl.samples == 0 && t.rus == 1) {
+					dry = true;
+					break;
+				}
 				continue;
 			}
 			if (drv_placed(R, a, ag, tk, &pl, t_deq, t_done))
 				hand_over(a, tk);
 		}
-		if (done == 0) {
-			if (rusk_load32((uint32_t *)&R->gen_done, RUSK_ACQUIRE) &&
+		if (done == 0 || dry) {
+			if (!dry && rusk_load32((uint32_t *)&R->gen_done, RUSK_ACQUIRE) &&
 			    drv_queued(a) == 0 && ck_ring_size(&a->in) == 0)
 				break;
 			sleep_ns(50000);
