@@ -20,10 +20,9 @@
  * summary once; a sync copies it with the words (each partition's summary starts on a word
  * of its own, nz_off).
  *
- * Invariants: free[p] = popcount of p's words in the view; p's summary bit j = (p's word j
- * != 0);
- * plat_free[p][k] likewise per platform type; a view is used by one thread at a time (its
- * owner agent).
+ * Invariants: free[p] = popcount of p's words in the view; plat_free[p][k] likewise per
+ * platform type; p's summary bit j is set iff p's word j is not 0; a view is used by one
+ * thread at a time (its owner agent).
  */
 #include <math.h>
 #include <stdlib.h>
