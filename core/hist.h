@@ -32,7 +32,7 @@ static inline uint32_t rusk_hist_bucket_(uint64_t v)
 	return (shift + 1) * RUSK_HIST_SUB + sub;
 }
 
-/* Adds v (single writer). Inline: a scheduled task records seven of them. */
+/* Adds v (single writer). Inline: a scheduled task records six of them. */
 static inline void rusk_hist_record(rusk_hist *h, uint64_t v)
 {
 	uint32_t b = rusk_hist_bucket_(v);

@@ -21,6 +21,14 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-./build/rusk}
 RATES=("$@")
 [ ${#RATES[@]} -gt 0 ] || RATES=(20000 40000)
+for rate in "${RATES[@]}"; do
+	if ! [[ $rate =~ ^[1-9][0-9]*$ ]]; then
+		echo "perf/instructions.sh: RATE '$rate' is not a positive whole number of tasks/s" >&2
+		exit 2
+	fi
+done
+[ -x "$BIN" ] || { echo "perf/instructions.sh: $BIN not found: run 'make build' first" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "perf/instructions.sh: needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 run() { # $1 = rate, $2 = seconds
