@@ -177,6 +177,8 @@ RUSK_EXPORT int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, 
 	a->order = calloc(c->n_parts, sizeof *a->order);
 	int rc = rusk_view_create(c, &a->v);
 	if (rc == RUSK_OK)
+		rusk_view_seed_(a->v, ap->seed, ap->index);
+	if (rc == RUSK_OK)
 		rc = rusk_view_set_policy(a->v, &ap->sync, ap->index, err, errlen);
 	if (rc != RUSK_OK || a->order == NULL) {
 		rusk_agent_destroy(a);
@@ -406,6 +408,26 @@ static uint32_t partition_order(rusk_agent *a, const dctx *d, rusk_strategy s)
 	return n;
 }
 
+/*
+ * `take` uniform candidates from partition p into a->cands[n..], in the batches of 64
+ * choose_latency1 draws in, so both paths draw the same RUs from one generator state.
+ * Returns the new count.
+ */
+static size_t draw_uniform(rusk_agent *a, uint32_t p, size_t n, size_t take)
+{
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
+	uint32_t buf[65];
+	for (size_t k = 0; k < take;) {
+		uint32_t b = take - k < 64 ? (uint32_t)(take - k) : 64;
+		if (rusk_view_pick_n_(&vr, &a->rng, buf, b) == 0)
+			break;
+		for (uint32_t j = 0; j < b; j++)
+			a->cands[n++] = (cand){buf[j], 0, 0};
+		k += b;
+	}
+	return n;
+}
+
 /* One candidate from partition p: uniform, or weighted by value for Quality-first. */
 static bool draw(rusk_agent *a, const dctx *d, uint32_t p, bool weighted, uint32_t *ru)
 {
@@ -453,35 +475,46 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 	}
 	const rusk_vrange vr = rusk_view_range_(a->v, p);
 	/* A local generator: the draws' bitmap loads cannot alias it, so it stays in
-	 * registers. */
+	 * registers. Draws come in batches of up to 64 (rusk_view_pick_n_). */
 	rusk_rng rng = a->rng;
-	uint32_t best = 0, ru = 0, k = 1;
-	if (!rusk_view_pick_(&vr, rusk_rng_next(&rng), &best)) {
-		a->rng = rng;
-		return RUSK_EAGAIN; /* unreachable: free count and bits agree */
-	}
-	uint16_t bs = c->ru_score[best];
+	uint32_t buf[65], best = 0, k = 0;
+	uint16_t bs = 0;
 	uint64_t bkey = 0;
 	bool keyed = false;
-	for (; k < R; k++) {
-		if (!rusk_view_pick_(&vr, rusk_rng_next(&rng), &ru))
-			break;
-		uint16_t sc = c->ru_score[ru];
-		if (sc < bs || ru == best)
-			continue;
-		if (sc == bs) {
-			if (!keyed)
-				bkey = tie_key(best);
-			keyed = true;
-			uint64_t key = tie_key(ru);
-			if (key <= bkey)
-				continue;
-			bkey = key;
-		} else {
-			keyed = false;
+	while (k < R) {
+		uint32_t n = R - k < 64 ? R - k : 64;
+		if (rusk_view_pick_n_(&vr, &rng, buf, n) == 0)
+			break; /* unreachable: free count and bits agree */
+		uint32_t j = 0;
+		if (k == 0) {
+			best = buf[0];
+			bs = c->ru_score[best];
+			j = 1;
 		}
-		best = ru;
-		bs = sc;
+		for (; j < n; j++) {
+			uint32_t ru = buf[j];
+			uint16_t sc = c->ru_score[ru];
+			if (sc < bs || ru == best)
+				continue;
+			if (sc == bs) {
+				if (!keyed)
+					bkey = tie_key(best);
+				keyed = true;
+				uint64_t key = tie_key(ru);
+				if (key <= bkey)
+					continue;
+				bkey = key;
+			} else {
+				keyed = false;
+			}
+			best = ru;
+			bs = sc;
+		}
+		k += n;
+	}
+	if (k == 0) {
+		a->rng = rng;
+		return RUSK_EAGAIN;
 	}
 	a->rng = rng;
 	pl->samples = k;
@@ -559,7 +592,9 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		size_t take = want - n;
 		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
 			take = take < pf ? take : pf;
-		for (size_t k = 0; k < take; k++) {
+		if (!weighted)
+			n = draw_uniform(a, p, n, take);
+		for (size_t k = 0; weighted && k < take; k++) {
 			uint32_t ru;
 			if (!draw(a, d, p, weighted, &ru))
 				break;

@@ -143,7 +143,8 @@ typedef struct rusk_snap {
 	double mean_free_score;
 	uint32_t platform_free[RUSK_MAX_PLATFORMS];
 	uint64_t *nz;     /* [(n_words + 63) / 64], after words: bit i = (words[i] != 0), the
-	                   * summary a view's pick skips empty words with (view.c) */
+	                   * summary a view's pick selects with (view.c) */
+	uint16_t *cnt;    /* [(n_words + 63) / 64], after nz: free RUs in words 64j..64j+63 */
 	uint64_t words[]; /* bit (ru - first_ru) = free */
 } rusk_snap;
 
@@ -181,6 +182,7 @@ struct rusk_cluster {
 	const rusk_clock *clock;
 	uint64_t snap_reuse_ns; /* a snapshot younger than this is reused by view syncs */
 	uint64_t snap_allocated, snap_freed; /* live, relaxed: statistics */
+	uint64_t views_made; /* live, relaxed: a stream number for each view's tie generator */
 	double score_mean, score_sd;
 	double max_speed;             /* fastest platform's speed (quality scaling) */
 	uint16_t max_score;           /* highest slot score (weighted sampling bound) */

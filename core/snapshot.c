@@ -93,12 +93,15 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 	uint32_t n_words = (pp->n_rus + 63) / 64, n_nz = (n_words + 63) / 64;
 	rusk_snap *s = rusk_fault_alloc_()
 	                       ? NULL
-	                       : malloc(sizeof *s + sizeof(uint64_t) * ((size_t)n_words + n_nz));
+	                       : malloc(sizeof *s + sizeof(uint64_t) * ((size_t)n_words + n_nz) +
+	                                sizeof(uint16_t) * n_nz);
 	if (s == NULL)
 		return NULL;
 	memset(s, 0, sizeof *s);
 	s->nz = s->words + n_words;
 	memset(s->nz, 0, sizeof(uint64_t) * n_nz);
+	s->cnt = (uint16_t *)(s->nz + n_nz);
+	memset(s->cnt, 0, sizeof(uint16_t) * n_nz);
 	s->c = c;
 	s->partition = p;
 	s->first_ru = pp->first_ru;
@@ -114,6 +117,7 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 		uint64_t w = rusk_load64(&src[i], RUSK_RELAXED);
 		s->words[i] = w;
 		s->nz[i / 64] |= (uint64_t)(w != 0) << (i % 64);
+		s->cnt[i / 64] += (uint16_t)__builtin_popcountll(w);
 		free_rus += (uint32_t)__builtin_popcountll(w);
 	}
 	s->free_rus = free_rus;

@@ -7,11 +7,15 @@
 #define RUSK_CORE_VIEW_H
 
 #include "internal.h"
+#include "rng.h"
 
 typedef struct vpart {
 	uint64_t taken_ns; /* of the snapshot last copied; meaningful when synced */
+	uint64_t round_ns; /* freshness for ordering: taken_ns, or the oldest taken_ns of the
+	                    * sync round (one rusk_view_tick step) that copied it */
 	uint64_t version;
 	uint32_t free_rus;
+	uint32_t rank; /* drawn at each sync: orders partitions of one round (no herding) */
 	bool synced;
 	double mean_free_score;
 } vpart;
@@ -21,11 +25,14 @@ struct rusk_view {
 	uint64_t *bits;      /* [c->n_words], laid out like the master bitmap */
 	uint64_t *nz;        /* summary, per partition from nz_off[p]: bit j of p's run set iff
 	                      * p's word j (from first_bit / 64) holds a free RU */
+	uint16_t *cnt;       /* free RUs under each summary bit's 64 words, indexed like nz:
+	                      * the exact select of a uniform pick (rusk_vrange_select_) */
 	uint32_t *nz_off;    /* [n_parts] */
 	vpart *parts;        /* [n_parts] */
 	uint32_t *plat_free; /* [n_parts][n_platforms] */
 	uint32_t *scratch;   /* [n_parts] */
 	uint32_t *order;     /* [n_parts] freshest first, kept sorted as syncs happen */
+	rusk_rng tie;        /* seeded per agent: ranks of partitions within a round */
 	uint64_t total_free; /* sum of parts[].free_rus */
 	bool has_policy;
 	rusk_sync_params sp;
@@ -33,6 +40,9 @@ struct rusk_view {
 	uint64_t step_ns, base_ns, next_k;
 	rusk_view_stats st;
 };
+
+/* Seeds the view's tie generator (stream `stream` of `seed`): an agent's own. */
+void rusk_view_seed_(rusk_view *v, uint64_t seed, uint64_t stream);
 
 /* Free RUs over all partitions of a view. */
 static inline uint64_t rusk_view_total_free_(const rusk_view *v)
@@ -87,9 +97,22 @@ static inline const rusk_machine *rusk_view_locate_(rusk_view *v, uint32_t ru, u
 	return m;
 }
 
-/* One RU of machine m became free (d = 1) or taken (d = -1) in the view: its counts. */
-static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, int d)
+/* Index of bitmap word w of partition p in the summary arrays (nz's word, cnt's entry)
+ * and, in *bit, its bit in that summary word. */
+static inline uint32_t rusk_view_block_(const rusk_view *v, uint32_t p, const uint64_t *w,
+                                        uint64_t *bit)
 {
+	uint32_t j = (uint32_t)(w - v->bits) - v->c->parts[p].first_bit / 64;
+	*bit = UINT64_C(1) << (j % 64);
+	return v->nz_off[p] + j / 64;
+}
+
+/* One RU of machine m, in bitmap word w, became free (d = 1) or taken (d = -1) in the
+ * view: its counts. */
+static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, const uint64_t *w, int d)
+{
+	uint64_t bit;
+	v->cnt[rusk_view_block_(v, m->partition, w, &bit)] += (uint16_t)d;
 	v->parts[m->partition].free_rus += (uint32_t)d;
 	v->total_free += (uint64_t)(int64_t)d;
 	v->plat_free[(size_t)m->partition * v->c->n_platforms + m->platform] += (uint32_t)d;
@@ -100,8 +123,8 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, int d)
  * non-empty or empty: the rare transitions, so the lookups stay off the common path). */
 static inline void rusk_view_nz_set_(rusk_view *v, uint32_t p, const uint64_t *w, bool on)
 {
-	uint32_t j = (uint32_t)(w - v->bits) - v->c->parts[p].first_bit / 64;
-	uint64_t *s = &v->nz[v->nz_off[p] + j / 64], bit = UINT64_C(1) << (j % 64);
+	uint64_t bit;
+	uint64_t *s = &v->nz[rusk_view_block_(v, p, w, &bit)];
 	*s = on ? *s | bit : *s & ~bit;
 }
 
@@ -114,33 +137,15 @@ static inline void rusk_view_mark_taken_(rusk_view *v, uint32_t ru)
 		return;
 	if ((*w &= ~mask) == 0)
 		rusk_view_nz_set_(v, m->partition, w, false);
-	rusk_view_count_(v, m, -1);
-}
-
-/* The first word in [from, to) whose summary bit nz says it holds a free RU, or to: 64
- * words per step, so a nearly full partition costs no more than an empty one. */
-static inline uint32_t rusk_next_nz_(const uint64_t *nz, uint32_t from, uint32_t to)
-{
-	if (from >= to)
-		return to;
-	uint32_t k = from / 64, last = (to - 1) / 64;
-	uint64_t s = nz[k] & (~UINT64_C(0) << (from % 64));
-	for (;;) {
-		if (s != 0) {
-			uint32_t wi = k * 64 + (uint32_t)__builtin_ctzll(s);
-			return wi < to ? wi : to;
-		}
-		if (k == last)
-			return to;
-		s = nz[++k];
-	}
+	rusk_view_count_(v, m, w, -1);
 }
 
 /* A partition's words and summary in a view, hoisted out of a decision's draws. */
 typedef struct rusk_vrange {
-	const uint64_t *w;  /* the partition's first word in the view */
-	const uint64_t *nz; /* its summary: bit j for w[j] */
-	uint32_t n_words, n_rus, first_ru;
+	const uint64_t *w;   /* the partition's first word in the view */
+	const uint64_t *nz;  /* its summary: bit j for w[j] */
+	const uint16_t *cnt; /* free RUs under each summary word */
+	uint32_t n_words, n_rus, first_ru, n_free;
 } rusk_vrange;
 
 static inline rusk_vrange rusk_view_range_(const rusk_view *v, uint32_t p)
@@ -148,42 +153,81 @@ static inline rusk_vrange rusk_view_range_(const rusk_view *v, uint32_t p)
 	const rusk_partition *pp = &v->c->parts[p];
 	return (rusk_vrange){.w = v->bits + pp->first_bit / 64,
 	                     .nz = v->nz + v->nz_off[p],
+	                     .cnt = v->cnt + v->nz_off[p],
 	                     .n_words = (pp->n_rus + 63) / 64,
 	                     .n_rus = pp->n_rus,
-	                     .first_ru = pp->first_ru};
+	                     .first_ru = pp->first_ru,
+	                     .n_free = v->parts[p].free_rus};
 }
 
-/* The first word at or after wi holding a free RU: the next word is read directly (the
- * common miss), then the summary; n_words when there is none. */
-static inline uint32_t rusk_vrange_next_(const rusk_vrange *r, uint32_t wi)
+/* Tries of rejection sampling before the exact select (two positions per 64 random bits). */
+#define RUSK_PICK_TRIES 16
+
+/* The k-th free RU (from 0) of a partition, by its summary counts; false if k >= free. */
+bool rusk_vrange_select_(const rusk_vrange *r, uint32_t k, uint32_t *ru);
+
+/* Position drawn from 32 random bits (Lemire's multiply-shift); free? then *ru. */
+static inline bool rusk_vrange_try_(const rusk_vrange *r, uint32_t u, uint32_t *ru)
 {
-	if (wi >= r->n_words || r->w[wi] != 0)
-		return wi < r->n_words ? wi : r->n_words;
-	return rusk_next_nz_(r->nz, wi + 1, r->n_words);
+	uint32_t b = (uint32_t)(((uint64_t)u * r->n_rus) >> 32);
+	if (!((r->w[b / 64] >> (b % 64)) & 1))
+		return false;
+	*ru = r->first_ru + b;
+	return true;
 }
 
 /*
- * The first free RU of a partition at or after a position drawn from rnd, wrapping once
- * (rusk_view_pick_free's rule). False when the partition has none.
+ * A free RU of a partition drawn uniformly among its free RUs, from rnd (extended by a
+ * splitmix64 chain when more bits are needed). Rejection sampling: a uniform position, kept
+ * if free; after RUSK_PICK_TRIES misses (or at once when under one RU in RUSK_PICK_TRIES is
+ * free), the k-th free RU for a uniform k, found through the per-summary-word counts. Both
+ * stages give every free RU the same probability, so their mixture does too: the uniform
+ * candidates Tarcil's x^R guarantee assumes. False when the partition has none.
  */
 static inline bool rusk_view_pick_(const rusk_vrange *r, uint64_t rnd, uint32_t *ru)
 {
-	uint32_t start = (uint32_t)(((rnd >> 32) * r->n_rus) >> 32);
-	uint32_t wi = start / 64;
-	uint64_t bits = r->w[wi] & (~UINT64_C(0) << (start % 64));
-	if (bits == 0) {
-		uint32_t k = rusk_vrange_next_(r, wi + 1);
-		if (k == r->n_words) {
-			/* wrap: up to wi, whose lower bits count too */
-			k = rusk_next_nz_(r->nz, 0, wi + 1);
-			if (k == wi + 1)
-				return false;
+	if (r->n_free == 0)
+		return false;
+	uint64_t x = rnd, u = rnd;
+	if ((uint64_t)r->n_free * RUSK_PICK_TRIES >= r->n_rus) {
+		for (int t = 0; t < RUSK_PICK_TRIES / 2; t++) {
+			if (rusk_vrange_try_(r, (uint32_t)(u >> 32), ru) ||
+			    rusk_vrange_try_(r, (uint32_t)u, ru))
+				return true;
+			u = rusk_splitmix64(&x);
 		}
-		wi = k;
-		bits = r->w[wi];
 	}
-	*ru = r->first_ru + wi * 64 + (uint32_t)__builtin_ctzll(bits);
-	return true;
+	return rusk_vrange_select_(r, (uint32_t)(((u >> 32) * r->n_free) >> 32), ru);
+}
+
+/*
+ * n free RUs of a partition, each drawn uniformly and independently among its free RUs
+ * (repeats possible), into out[0..n]: out needs room for n + 1. The same two stages as
+ * rusk_view_pick_, batched for a decision's R draws: the rejection loop stores every
+ * position and advances by its free bit, so it has no data-dependent branch to mispredict
+ * (half the time at 50% load); a surplus draw is dropped, which biases nothing. Returns
+ * n, or 0 when the partition has none free.
+ */
+static inline uint32_t rusk_view_pick_n_(const rusk_vrange *r, rusk_rng *rng, uint32_t *out,
+                                         uint32_t n)
+{
+	if (r->n_free == 0)
+		return 0;
+	uint32_t got = 0;
+	if ((uint64_t)r->n_free * RUSK_PICK_TRIES >= r->n_rus)
+		for (uint32_t k = 0; k < n * (RUSK_PICK_TRIES / 2) && got < n; k++) {
+			uint64_t u = rusk_rng_next(rng);
+			uint32_t a = (uint32_t)(((u >> 32) * r->n_rus) >> 32);
+			uint32_t b = (uint32_t)(((u & 0xffffffffu) * r->n_rus) >> 32);
+			out[got] = r->first_ru + a;
+			got += (uint32_t)(r->w[a / 64] >> (a % 64)) & 1;
+			out[got] = r->first_ru + b;
+			got += (uint32_t)(r->w[b / 64] >> (b % 64)) & 1;
+		}
+	for (; got < n; got++)
+		if (!rusk_vrange_select_(r, rusk_rng_below(rng, r->n_free), &out[got]))
+			return 0; /* unreachable: counts and bits agree */
+	return n;
 }
 
 #endif

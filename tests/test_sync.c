@@ -424,25 +424,45 @@ static void test_snapshot_contents(void **state)
 	rusk_cluster_destroy(c);
 }
 
-/* The first free offset at or after start in sorted fr[0..n), wrapping: the pick rule. */
-static uint32_t ref_pick(const uint32_t *fr, size_t n, uint32_t start)
+/* Is offset r in sorted fr[0..n)? */
+static bool ref_free(const uint32_t *fr, size_t n, uint32_t r)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (fr[mid] < start)
+		if (fr[mid] < r)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n ? fr[lo] : fr[0];
+	return lo < n && fr[lo] == r;
+}
+
+/* The pick rule written plainly over the list of free offsets: up to 16 uniform positions
+ * (two per 64 random bits: rnd, then a splitmix64 chain from rnd) while at least one RU in
+ * 16 is free, the first free one kept; else the k-th free offset for a uniform k. */
+static uint32_t ref_pick(const uint32_t *fr, size_t n, uint32_t n_rus, uint64_t rnd)
+{
+	uint64_t x = rnd, u = rnd;
+	if (n * 16 >= n_rus)
+		for (int t = 0; t < 8; t++) {
+			uint32_t a = (uint32_t)(((u >> 32) * n_rus) >> 32);
+			uint32_t b = (uint32_t)(((u & 0xffffffffu) * n_rus) >> 32);
+			if (ref_free(fr, n, a))
+				return a;
+			if (ref_free(fr, n, b))
+				return b;
+			u = rusk_splitmix64(&x);
+		}
+	return fr[((u >> 32) * n) >> 32];
 }
 
 /*
- * rusk_view_pick_free against the rule it implements (first free RU at or after a drawn
- * position, wrapping), at densities from one free RU to half free, after marks both ways
- * and after a sync: partitions of 62.5 words (a ragged last word) and of 4,375 words (many
- * summary words), so the summary's skips and the wrap-around are both exercised.
+ * rusk_view_pick_free against the rule it implements (rejection sampling, then an exact
+ * select through the summary counts), at densities from one free RU to half free, after
+ * marks both ways and after a sync: partitions of 62.5 words (a ragged last word) and of
+ * 4,375 words (many summary words and counts), so both stages and the counts' upkeep by
+ * marks are exercised. Its uniformity is test_sampling's.
  */
 static void test_pick_rule(void **state)
 {
@@ -489,8 +509,7 @@ static void test_pick_rule(void **state)
 				assert_int_equal(ok, n > 0);
 				if (n == 0)
 					continue;
-				uint32_t start = (uint32_t)(((rnd >> 32) * pi.rus) >> 32);
-				assert_int_equal(ru, pi.first_ru + ref_pick(fr, n, start));
+				assert_int_equal(ru, pi.first_ru + ref_pick(fr, n, pi.rus, rnd));
 			}
 		}
 		/* a sync restores the partition: every position is free, the pick is exact */

@@ -168,7 +168,9 @@ int rusk_view_tick(rusk_view *v, uint64_t now_ns);
 uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now_ns);
 /* Average staleness AS over all partitions (ParSync §5.1); +inf until all were synced. */
 double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now_ns);
-/* Up to n partitions ordered freshest first (ties by index); returns how many written. */
+/* Up to n partitions ordered freshest first; returns how many written. Partitions synced in
+ * one rusk_view_tick step count as equally fresh and are ordered by a rank the view draws
+ * at each sync from its own seeded generator, so agents do not all favour one of them. */
 size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n);
 
 /* Whether the view believes RU `ru` is free (false when out of range). */
@@ -180,9 +182,9 @@ void rusk_view_mark_taken(rusk_view *v, uint32_t ru);
  * holder) and knows it free before the next sync. Idempotent. */
 void rusk_view_mark_free(rusk_view *v, uint32_t ru);
 /*
- * rusk_view_pick_free: an RU of partition p that the view believes free: the first one at
- * or after a position drawn from `rnd` (wrapping), so near-uniform when free RUs are
- * spread out. Returns false (and leaves *ru) when the view has none free in p.
+ * rusk_view_pick_free: an RU of partition p that the view believes free, drawn uniformly
+ * among them (each free RU has probability 1/free, whatever the occupancy's shape) and
+ * determined by `rnd` alone. Returns false (and leaves *ru) when the view has none free in p.
  */
 bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru);
 /* Free RUs of partition p in the view (snapshot count minus marks). */
