@@ -314,7 +314,7 @@ static void test_trace_nul_and_special_files(void **state)
 	expect_path_error("/dev/null", RUSK_TRACE_CSV, RUSK_EPARSE, "/dev/null:1: empty file");
 	/* a pipe (e.g. --trace <(gen)) is read like a file */
 	char fifo[128];
-	TMP("placeholder", "");
+	TMP("unused.csv", ""); /* creates the private directory */
 	snprintf(fifo, sizeof fifo, "%s/fifo.csv", tmp_dir);
 	unlink(fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
