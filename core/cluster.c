@@ -77,8 +77,10 @@ int rusk_cluster_check_topology_(const rusk_cluster_params *p, uint32_t n_machin
 		return rusk_errf(
 		        err, errlen, RUSK_ESHAPE,
 		        "%u partitions but only %u cells (%u machines, %u per rack, %u racks "
-		        "per cell): each partition needs at least one cell",
-		        p->partitions, cells, n_machines, p->machines_per_rack, p->racks_per_cell);
+		        "per cell): each partition needs at least one cell; valid partition "
+		        "counts here: 1..%u (more need more machines or smaller cells)",
+		        p->partitions, cells, n_machines, p->machines_per_rack, p->racks_per_cell,
+		        cells);
 	if (p->partitions > UINT16_MAX)
 		return rusk_errf(err, errlen, RUSK_ESHAPE, "%u partitions exceed %u", p->partitions,
 		                 UINT16_MAX);

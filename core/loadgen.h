@@ -15,6 +15,9 @@
 
 #define RUSK_LG_MAX_PHASES  16
 #define RUSK_TRACE_MAX_PREF 4
+/* Longest trace duration or span, in seconds (about 31.7 years): every time then converts
+ * to nanoseconds in a uint64_t, whatever the time scale. */
+#define RUSK_TRACE_MAX_S    1e9
 
 enum { RUSK_DUR_EXP = 0, RUSK_DUR_LOGNORMAL = 1, RUSK_DUR_FIXED = 2 };
 
@@ -25,6 +28,7 @@ typedef struct rusk_arrival {
 	uint8_t priority; /* 0 normal, 1 high (trace qos LS/Guaranteed) */
 	uint8_t n_pref;   /* preferred machines (generic CSV 'preferred' column) */
 	uint32_t pref[RUSK_TRACE_MAX_PREF];
+	uint32_t line; /* trace: the row's line in its file, for errors found later (else 0) */
 } rusk_arrival;
 
 /* Phased Poisson process: rate * phases[k]% during phase k, each phase_s long. */
@@ -51,25 +55,46 @@ double rusk_duration_draw(rusk_rng *r, int dist, double mean_s);
 enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
 
 /*
- * rusk_trace_load: reads a trace, sorted by arrival, arrivals relative to the first.
+ * rusk_trace_load: reads a trace, sorted by arrival (rows with equal times in file order),
+ * arrivals relative to the first.
  *   openb  name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
- *          creation_time,deletion_time,scheduled_time: arrival = creation_time, duration =
- *          deletion_time - creation_time (at least 1 ms), RUs = ceil(cpu_milli / 1000),
- *          priority 1 for qos LS or Guaranteed.
+ *          creation_time,deletion_time,scheduled_time (every column, in this order):
+ *          arrival = creation_time, duration = deletion_time - creation_time (at least
+ *          1 ms), RUs = ceil(cpu_milli / 1000), priority 1 for qos LS or Guaranteed (0 for
+ *          BE, Burstable). Every row is replayed whatever its pod_phase (Running, Succeeded,
+ *          Failed, Pending, Unknown: how the pod fared on the traced cluster, not a request).
+ *          memory_mib, num_gpu, gpu_milli (0..1000) are checked whole numbers; scheduled_time
+ *          is empty or a time.
  *   csv    a header naming its columns, in any order: arrival_s and duration_s, then
  *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional mem_mib and
  *          gpus (checked, informational), priority (0 or 1) and preferred (up to 4 machine
- *          ids separated by '|'). '#' lines are comments.
- * Errors: RUSK_EIO (cannot open), RUSK_EPARSE ("FILE:LINE: reason"), RUSK_ENOMEM. The
- * caller frees *out.
+ *          ids separated by '|'). Lines whose first non-blank byte is '#' are comments,
+ *          of any length.
+ * Both: a UTF-8 byte-order mark is dropped; lines end in LF, CRLF or CR; blanks around a
+ * field are dropped; blank lines are skipped; whole numbers (rus, ids, priority) are
+ * decimal digits only; durations and the span are at most RUSK_TRACE_MAX_S. A directory
+ * is refused; a pipe or device is read up to 4 GiB.
+ * Errors: RUSK_EIO (cannot open or read, a directory), RUSK_EPARSE ("FILE:LINE: reason",
+ * a NUL byte included), RUSK_ENOMEM. The caller frees *out.
  */
 int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n, char *err,
                     size_t errlen);
 
 /*
+ * rusk_trace_check_preferred: checks the preferred machine ids of a loaded (or expanded)
+ * trace against a cluster of `machines` machines, once its size is known. RUSK_OK, or
+ * RUSK_EPARSE with "PATH:LINE: preferred machine ID is beyond ..." for the earliest line.
+ */
+int rusk_trace_check_preferred(const rusk_arrival *a, size_t n, uint32_t machines, const char *path,
+                               char *err, size_t errlen);
+
+/*
  * rusk_trace_expand: time-compresses a trace by `scale` (arrivals and durations divided)
- * and lays `replicas` copies over it, copy j shifted by j/replicas of the span, so the
- * arrival rate is multiplied by replicas. Returns a new sorted array (caller frees) or NULL.
+ * and lays `replicas` copies over it, copy j shifted by j/replicas of the mean gap between
+ * arrivals: the rate is multiplied by replicas, every copy keeps the trace's order and
+ * shape, and nothing wraps around (the last arrival stays last). Scaled times are held at
+ * RUSK_TRACE_MAX_S. Returns a new sorted array (caller frees) or NULL (out of memory, or
+ * n = 0, scale <= 0, replicas = 0).
  */
 rusk_arrival *rusk_trace_expand(const rusk_arrival *in, size_t n, double scale, uint32_t replicas,
                                 size_t *n_out);

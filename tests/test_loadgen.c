@@ -2,6 +2,7 @@
 /* Load generator (rates, reproducibility, durations), trace parser (good and bad rows),
  * trace expansion, and histogram arithmetic. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -165,16 +168,325 @@ static void test_trace_parser(void **state)
 		high += a[i].priority;
 	}
 	assert_true(high > 0 && high < n);
-	/* expansion: 1000x faster, 4 shifted replicas -> 4x the tasks in 1/1000 of the span */
+	/* expansion: 1000x faster, 4 shifted replicas -> 4x the tasks in 1/1000 of the span
+	 * (plus less than one mean gap); the first row comes first, the last row last */
 	size_t m;
 	rusk_arrival *e = rusk_trace_expand(a, n, 1000, 4, &m);
 	assert_non_null(e);
 	assert_int_equal(m, 4 * n);
-	double span = a[n - 1].t_s / 1000;
+	double span = a[n - 1].t_s / 1000, gap = span / (double)(n - 1);
 	for (size_t i = 0; i < m; i++)
-		assert_true(e[i].t_s >= 0 && e[i].t_s <= span &&
+		assert_true(e[i].t_s >= 0 && e[i].t_s < span + gap &&
 		            (i == 0 || e[i].t_s >= e[i - 1].t_s));
+	assert_true(e[0].t_s == 0 && e[0].line == a[0].line);
+	assert_true(e[m - 1].line == a[n - 1].line);
 	free(e);
+	free(a);
+}
+
+/* ---- issue 20: trace input ---------------------------------------------------------------- */
+
+static char tmp_dir[64];
+static char tmp_paths[64][128];
+static int n_tmp;
+
+/* Writes len bytes (NULs included) to a fresh file NAME in a private directory; returns its
+ * path. The group teardown removes them. */
+static const char *tmp_trace(const char *name, const char *bytes, size_t len)
+{
+	if (tmp_dir[0] == '\0') {
+		snprintf(tmp_dir, sizeof tmp_dir, "/tmp/rusk-test-loadgen-XXXXXX");
+		assert_non_null(mkdtemp(tmp_dir));
+	}
+	assert_true(n_tmp < 64);
+	char *path = tmp_paths[n_tmp++];
+	snprintf(path, sizeof tmp_paths[0], "%s/%s", tmp_dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+	return path;
+}
+#define TMP(name, lit) tmp_trace(name, lit, sizeof lit - 1)
+
+static int tmp_teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < n_tmp; i++)
+		unlink(tmp_paths[i]);
+	if (tmp_dir[0] != '\0')
+		rmdir(tmp_dir);
+	return 0;
+}
+
+static void expect_path_error(const char *path, int fmt, int code, const char *needle)
+{
+	rusk_arrival *a = NULL;
+	size_t n = 0;
+	char err[512] = "";
+	assert_int_equal(rusk_trace_load(path, fmt, &a, &n, err, sizeof err), code);
+	assert_null(a);
+	if (strstr(err, needle) == NULL)
+		fail_msg("'%s' lacks '%s'", err, needle);
+}
+
+static size_t expect_rows(const char *path, int fmt, rusk_arrival **out)
+{
+	rusk_arrival *a = NULL;
+	size_t n = 0;
+	char err[512] = "";
+	if (rusk_trace_load(path, fmt, &a, &n, err, sizeof err) != RUSK_OK)
+		fail_msg("%s", err);
+	if (out != NULL)
+		*out = a;
+	else
+		free(a);
+	return n;
+}
+
+/* Item 5: replay keeps arrivals in order and at their times. fmod(t, span) had put the
+ * last arrival first, at t = 0 (rows at 0, 5, 10 replayed at 0, 0, 5). */
+static void test_trace_replay_keeps_order(void **state)
+{
+	(void)state;
+	rusk_arrival in[3] = {{.t_s = 0, .duration_s = 1, .rus = 1, .line = 2},
+	                      {.t_s = 5, .duration_s = 1, .rus = 1, .line = 3},
+	                      {.t_s = 10, .duration_s = 1, .rus = 1, .line = 4}};
+	size_t m;
+	rusk_arrival *e = rusk_trace_expand(in, 3, 1, 1, &m);
+	assert_non_null(e);
+	assert_int_equal(m, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(e[i].t_s == in[i].t_s && e[i].line == in[i].line);
+	free(e);
+	/* 5x faster, 3 copies, copy j shifted by j/3 of the mean gap (1 s once compressed):
+	 * row 2 at 0, 1/3, 2/3, row 3 at 1, 4/3, 5/3, row 4 at 2, 7/3, 8/3 */
+	e = rusk_trace_expand(in, 3, 5, 3, &m);
+	assert_non_null(e);
+	assert_int_equal(m, 9);
+	for (size_t i = 0; i < 9; i++) {
+		double want = (double)(i / 3) + (double)(i % 3) / 3.0;
+		if (fabs(e[i].t_s - want) > 1e-12 || e[i].line != 2 + i / 3)
+			fail_msg("arrival %zu: line %u at %.6f s, expected line %zu at %.6f s", i,
+			         e[i].line, e[i].t_s, 2 + i / 3, want);
+		assert_true(fabs(e[i].duration_s - 0.2) < 1e-12);
+	}
+	free(e);
+	/* the file's order for rows with equal times */
+	rusk_arrival *a;
+	assert_int_equal(expect_rows(TMP("ties.csv", "arrival_s,duration_s,rus\n1,1,1\n0,1,2\n"
+	                                             "1,1,3\n1,1,4\n"),
+	                             RUSK_TRACE_CSV, &a),
+	                 4);
+	assert_true(a[0].rus == 2 && a[1].rus == 1 && a[2].rus == 3 && a[3].rus == 4);
+	free(a);
+}
+
+static void *fifo_writer(void *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f != NULL) {
+		fputs("arrival_s,duration_s,rus\n0,1,1\n1,1,2\n", f);
+		fclose(f);
+	}
+	return NULL;
+}
+
+/* Item 6: a NUL byte is an error naming FILE:LINE (it made a row vanish, or said "line too
+ * long"); /dev/zero ends at once (it looped forever); a directory is named as one (it was
+ * an "empty file"); a pipe is read. */
+static void test_trace_nul_and_special_files(void **state)
+{
+	(void)state;
+	expect_path_error(TMP("nul_start.csv", "arrival_s,duration_s,rus\n0,1,1\n\0"
+	                                       "5,1,1\n10,1,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "nul_start.csv:3: NUL byte at column 1");
+	expect_path_error(TMP("nul_mid.csv", "arrival_s,duration_s,rus\n0,1,1\n5,1\0"
+	                                     "1,1\n10,1,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "nul_mid.csv:3: NUL byte at column 4");
+	expect_path_error(TMP("nul_comment.csv", "arrival_s,duration_s,rus\n# a\0b\n0,1,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "nul_comment.csv:2: NUL byte");
+	expect_path_error(TMP("nul_openb.csv", "name\0,cpu_milli\n"), RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                  "nul_openb.csv:1: NUL byte at column 5");
+	expect_path_error("/dev/zero", RUSK_TRACE_CSV, RUSK_EPARSE, "/dev/zero:1: NUL byte");
+	expect_path_error("/dev/zero", RUSK_TRACE_OPENB, RUSK_EPARSE, "/dev/zero:1: NUL byte");
+	expect_path_error(RUSK_TEST_DATA, RUSK_TRACE_CSV, RUSK_EIO, "is a directory");
+	expect_path_error("/dev/null", RUSK_TRACE_CSV, RUSK_EPARSE, "/dev/null:1: empty file");
+	/* a pipe (e.g. --trace <(gen)) is read like a file */
+	char fifo[128];
+	TMP("unused.csv", ""); /* creates the private directory */
+	snprintf(fifo, sizeof fifo, "%s/fifo.csv", tmp_dir);
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pthread_t w;
+	assert_int_equal(pthread_create(&w, NULL, fifo_writer, fifo), 0);
+	size_t n = expect_rows(fifo, RUSK_TRACE_CSV, NULL);
+	pthread_join(w, NULL);
+	unlink(fifo);
+	assert_int_equal(n, 2);
+}
+
+/* Item 10: durations and spans beyond RUSK_TRACE_MAX_S are refused with FILE:LINE (1e308 and
+ * 2^64 s became 0 through an out-of-range double-to-integer conversion); a stretching time
+ * scale holds times at the bound, so they convert to nanoseconds. */
+static void test_trace_time_bounds(void **state)
+{
+	(void)state;
+	expect_trace_error("trace_huge_duration.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_huge_duration.csv:3: duration_s '1e308' is not a positive "
+	                   "number of seconds up to 1e+09");
+	expect_path_error(TMP("pow64.csv", "arrival_s,duration_s,rus\n0,18446744073709551616,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE,
+	                  "pow64.csv:2: duration_s '18446744073709551616'");
+	expect_path_error(TMP("openb_long.csv",
+	                      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_"
+	                      "phase,creation_time,deletion_time,scheduled_time\n"
+	                      "p0,1000,1,0,0,,BE,Running,0,1e300,0\n"),
+	                  RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                  "openb_long.csv:2: deletion_time '1e300' is more than 1e+09 s");
+	expect_path_error(TMP("span.csv", "arrival_s,duration_s,rus\n5e9,1,1\n1,1,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "span.csv:2: arrival 5e+09 s is more than");
+	rusk_arrival in[2] = {{.t_s = 0, .duration_s = 1e9, .rus = 1},
+	                      {.t_s = 1e9, .duration_s = 1, .rus = 1}};
+	size_t m;
+	rusk_arrival *e = rusk_trace_expand(in, 2, 1e-9, 1, &m);
+	assert_non_null(e);
+	assert_true(e[0].duration_s == RUSK_TRACE_MAX_S && e[1].t_s == RUSK_TRACE_MAX_S);
+	assert_true((uint64_t)(e[1].t_s * 1e9) + (uint64_t)(e[0].duration_s * 1e9) >
+	            (uint64_t)1e18);
+	free(e);
+}
+
+/* Issue 20's smaller items: byte-order mark, CR-only lines, the real field count, whole
+ * numbers in decimal only, blanks trimmed on both sides, long lines, machine ids beyond
+ * the cluster, the openb header's missing columns, openb numeric fields. */
+static void test_trace_text_forms(void **state)
+{
+	(void)state;
+	rusk_arrival *a;
+	assert_int_equal(expect_rows(TMP("bom.csv", "\xef\xbb\xbf"
+	                                            "arrival_s,duration_s,rus\n0,1,1\n"),
+	                             RUSK_TRACE_CSV, NULL),
+	                 1);
+	assert_int_equal(expect_rows(TMP("bom_comment.csv", "\xef\xbb\xbf# made by a tool\n"
+	                                                    "arrival_s,duration_s,rus\n0,1,1\n"),
+	                             RUSK_TRACE_CSV, NULL),
+	                 1);
+	assert_int_equal(expect_rows(TMP("cr.csv", "arrival_s,duration_s,rus\r0,1,1\r2,1,2\r\r"
+	                                           "3,1,3"),
+	                             RUSK_TRACE_CSV, &a),
+	                 3);
+	assert_true(a[2].rus == 3 && a[2].line == 5); /* lines count CRs, the empty one too */
+	free(a);
+	expect_path_error(TMP("cr_bad.csv", "arrival_s,duration_s,rus\r0,1,1\rx,1,1\r"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "cr_bad.csv:3: arrival_s 'x'");
+	assert_int_equal(expect_rows(TMP("crlf.csv", "arrival_s,duration_s,rus\r\n0,1,1\r\n"),
+	                             RUSK_TRACE_CSV, NULL),
+	                 1);
+	expect_path_error(TMP("wide.csv", "arrival_s,duration_s,rus\n0,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+	                                  "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+	                                  "1,1,1,1,1,1,1,1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "wide.csv:2: expected 3 fields, found 50");
+	static const char *const not_whole[] = {"0x10", "1e1", "+1", "1.0", "0x1p3", ""};
+	for (size_t i = 0; i < sizeof not_whole / sizeof *not_whole; i++) {
+		char body[128], needle[64];
+		snprintf(body, sizeof body, "arrival_s,duration_s,rus\n0,1,%s\n", not_whole[i]);
+		snprintf(needle, sizeof needle, "rus_%zu.csv:2: rus '%s' is not an integer", i,
+		         not_whole[i]);
+		char name[32];
+		snprintf(name, sizeof name, "rus_%zu.csv", i);
+		expect_path_error(tmp_trace(name, body, strlen(body)), RUSK_TRACE_CSV, RUSK_EPARSE,
+		                  needle);
+	}
+	expect_path_error(TMP("pref_exp.csv", "arrival_s,duration_s,rus,preferred\n0,1,1,1e1\n"),
+	                  RUSK_TRACE_CSV, RUSK_EPARSE, "pref_exp.csv:2: preferred '1e1'");
+	expect_path_error(TMP("inf.csv", "arrival_s,duration_s,rus\n0,inf,1\n"), RUSK_TRACE_CSV,
+	                  RUSK_EPARSE, "inf.csv:2: duration_s 'inf'");
+	/* blanks around fields: both sides alike (trailing ones were refused) */
+	assert_int_equal(expect_rows(TMP("blanks.csv", " arrival_s , duration_s,rus\t\n"
+	                                               " 0,1 , 2\n0.5 ,\t1,3 \n  \n"),
+	                             RUSK_TRACE_CSV, &a),
+	                 2);
+	assert_true(a[0].rus == 2 && a[1].rus == 3 && a[1].t_s == 0.5);
+	free(a);
+	/* lines of any length: comments, and data lines padded past the old 4,095 bytes */
+	size_t big = 100000;
+	char *text = malloc(big + 5064);
+	assert_non_null(text);
+	strcpy(text, "arrival_s,duration_s,rus\n#");
+	size_t len = strlen(text);
+	memset(text + len, 'x', big);
+	len += big;
+	len += (size_t)sprintf(text + len, "\n0,1,");
+	memset(text + len, ' ', 5000);
+	len += 5000;
+	len += (size_t)sprintf(text + len, "1\n");
+	assert_int_equal(expect_rows(tmp_trace("long.csv", text, len), RUSK_TRACE_CSV, NULL), 1);
+	free(text);
+	/* ...but a data line is bounded (1 MiB): memory stays bounded on any input */
+	len = (1u << 20) + 64;
+	text = malloc(len);
+	assert_non_null(text);
+	memset(text, ' ', len);
+	memcpy(text, "arrival_s,duration_s,rus\n0,1,1", 30);
+	text[len - 1] = '\n';
+	expect_path_error(tmp_trace("huge_line.csv", text, len), RUSK_TRACE_CSV, RUSK_EPARSE,
+	                  "huge_line.csv:2: line longer than");
+	free(text);
+	/* preferred machines beyond the cluster: named once its size is known */
+	char err[512] = "";
+	size_t n = expect_rows(data("trace_pref_beyond.csv"), RUSK_TRACE_CSV, &a);
+	assert_int_equal(rusk_trace_check_preferred(a, n, 6000, "p.csv", err, sizeof err), RUSK_OK);
+	assert_int_equal(rusk_trace_check_preferred(a, n, 2000, "p.csv", err, sizeof err),
+	                 RUSK_EPARSE);
+	if (strstr(err, "p.csv:3: preferred machine 5000 is beyond the cluster's 2000") == NULL)
+		fail_msg("%s", err);
+	free(a);
+	/* openb: the header says what is missing; numeric and class fields are checked */
+	expect_trace_error("openb_no_times.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                   "openb_no_times.csv:1: not an openb pod list header: missing columns "
+	                   "creation_time, deletion_time, scheduled_time");
+	expect_path_error(TMP("openb_swap.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_"
+	                                        "spec,qos,pod_phase,deletion_time,creation_time,"
+	                                        "scheduled_time\n"),
+	                  RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                  "openb_swap.csv:1: not an openb pod list header: column 9 is "
+	                  "'deletion_time', expected 'creation_time'");
+	expect_trace_error("openb_bad_memory.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                   "openb_bad_memory.csv:3: memory_mib 'lots' is not a whole number");
+	expect_trace_error("openb_bad_gpus.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                   "openb_bad_gpus.csv:2: num_gpu '-1' is not a whole number");
+	static const char openb_head[] = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,"
+	                                 "qos,pod_phase,creation_time,deletion_time,"
+	                                 "scheduled_time\n";
+	static const struct {
+		const char *row, *needle;
+	} openb_bad[] = {
+	        {"p,1000,1,0,1001,,BE,Running,0,1,0", "gpu_milli '1001'"},
+	        {"p,1000,1,0,0,,Gold,Running,0,1,0", "qos 'Gold' is not LS"},
+	        {"p,1000,1,0,0,,BE,Lost,0,1,0", "pod_phase 'Lost' is not Running"},
+	        {"p,1000,1,0,0,,BE,Pending,0,1,soon", "scheduled_time 'soon'"},
+	        {"p,1000,1e3,0,0,,BE,Running,0,1,0", "memory_mib '1e3'"},
+	};
+	for (size_t i = 0; i < sizeof openb_bad / sizeof *openb_bad; i++) {
+		char body[512], name[32], needle[128];
+		snprintf(body, sizeof body, "%s%s\n", openb_head, openb_bad[i].row);
+		snprintf(name, sizeof name, "openb_%zu.csv", i);
+		snprintf(needle, sizeof needle, "%s:2: %s", name, openb_bad[i].needle);
+		expect_path_error(tmp_trace(name, body, strlen(body)), RUSK_TRACE_OPENB,
+		                  RUSK_EPARSE, needle);
+	}
+	/* every pod phase is replayed; LS and Guaranteed are high priority */
+	char body[1024];
+	snprintf(body, sizeof body,
+	         "\xef\xbb\xbf%sa,1000,1,0,0,,LS,Running,0,1,0\nb,1000,1,0,0,,BE,Failed,1,2,1\n"
+	         "c,1000,1,0,0,,Guaranteed,Pending,2,3,\nd,1000,1,0,0,,Burstable,Succeeded,3,4,3\n",
+	         openb_head);
+	assert_int_equal(
+	        expect_rows(tmp_trace("openb_ok.csv", body, strlen(body)), RUSK_TRACE_OPENB, &a),
+	        4);
+	assert_true(a[0].priority == 1 && a[1].priority == 0 && a[2].priority == 1 &&
+	            a[3].priority == 0);
 	free(a);
 }
 
@@ -224,6 +536,10 @@ int main(void)
 	        cmocka_unit_test(test_durations),
 	        cmocka_unit_test(test_trace_parser),
 	        cmocka_unit_test(test_histogram),
+	        cmocka_unit_test(test_trace_replay_keeps_order),
+	        cmocka_unit_test(test_trace_nul_and_special_files),
+	        cmocka_unit_test(test_trace_time_bounds),
+	        cmocka_unit_test(test_trace_text_forms),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, tmp_teardown);
 }

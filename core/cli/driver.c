@@ -84,19 +84,28 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A comma-separated list of 1..MAX_PHASES loads in % of the base rate (0..1000), decimal
+ * numbers: an empty item ("50,,80", a trailing comma) is an error, not skipped. */
 static int parse_phases(const char *v, run_cfg *cfg)
 {
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", v);
 	cfg->n_phases = 0;
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		char *end;
+	for (const char *p = v;;) {
+		size_t len = strcspn(p, ",");
+		char tok[32], *end;
+		if (len == 0 || len >= sizeof tok || cfg->n_phases == MAX_PHASES)
+			return -1;
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		if (tok[strspn(tok, "0123456789.eE+-")] != '\0')
+			return -1; /* strtod would take " 50", "0x10" */
 		double x = strtod(tok, &end);
-		if (*end != '\0' || !(x >= 0 && x <= 1000) || cfg->n_phases == MAX_PHASES)
+		if (*end != '\0' || !(x >= 0 && x <= 1000))
 			return -1;
 		cfg->phases[cfg->n_phases++] = x;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
 	}
-	return cfg->n_phases > 0 ? 0 : -1;
 }
 
 static void json_hist(FILE *f, const char *name, const rusk_hist *h, bool last)
@@ -107,6 +116,28 @@ static void json_hist(FILE *f, const char *name, const rusk_hist *h, bool last)
 	        name, rusk_hist_mean(h) / 1e3, rusk_hist_quantile(h, 0.5) / 1e3,
 	        rusk_hist_quantile(h, 0.9) / 1e3, rusk_hist_quantile(h, 0.99) / 1e3,
 	        rusk_hist_quantile(h, 0.999) / 1e3, h->max / 1e3, last ? "" : ",");
+}
+
+/* The trace replay's part of the JSON config: the file, what it holds, the scaling. */
+static void json_trace(FILE *f, const run_cfg *c, size_t n_trace)
+{
+	fputs(", \"trace\": {\"path\": \"", f);
+	for (const unsigned char *p = (const unsigned char *)c->trace_path; *p; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	fprintf(f,
+	        "\", \"format\": \"%s\", \"tasks\": %zu, \"span_s\": %.6g, \"time_scale\": "
+	        "%.6g, \"replicas\": %u, \"replayed_tasks\": %zu, \"replay_s\": %.6g",
+	        c->trace_format == RUSK_TRACE_OPENB ? "openb" : "csv", c->trace_tasks,
+	        c->trace_span_s, c->trace_scale, c->trace_replicas, n_trace, c->phase_s);
+	if (c->rate_set)
+		fprintf(f, ", \"rate_requested\": %.1f}", c->rate);
+	else
+		fputs(", \"rate_requested\": null}", f);
 }
 
 /* An on|off flag value; prints the error naming the flag. Returns 0 or -1. */
@@ -161,7 +192,8 @@ static void drv_usage(bool sim)
 	     "  --rate TASKS_PER_S    base arrival rate (default 40000)\n"
 	     "  --phases P1,P2,...    phase loads in % of the base rate (default 50,80,95,80,50)\n"
 	     "  --phase-s S           seconds per phase (default 10)\n"
-	     "  --duration-s S        one phase at 100% of --rate for S seconds instead\n"
+	     "  --duration-s S        one phase at 100% of --rate for S seconds instead (not\n"
+	     "                        with --phases, --phase-s or --groups: refused)\n"
 	     "  --groups 'P;P[;..]'   load groups (ParSync §5.2 Fig. 4): agent i is in group\n"
 	     "                        i mod G; each group gets its agents' share of --rate\n"
 	     "                        shaped by its own phase list\n"
@@ -227,6 +259,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 	               .commit_latency_us = 0,
 	               .max_retries = 8};
 	parse_phases("50,80,95,80,50", &cfg);
+	const char *shape = NULL; /* the last of --phases, --phase-s, --groups given */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int r = cli_cluster_opt(cc, argc, argv, &i);
@@ -291,6 +324,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 		} else if (strcmp(a, "--phase-s") == 0) {
 			if (cli_double(a, v, 0.001, 86400, &cfg.phase_s))
 				return RUSK_EXIT_USAGE;
+			shape = a;
 		} else if (strcmp(a, "--duration-s") == 0) {
 			if (cli_double(a, v, 0.001, 86400, &cfg.duration_s))
 				return RUSK_EXIT_USAGE;
@@ -322,6 +356,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 				return RUSK_EXIT_USAGE;
 			}
 			cfg.n_groups = ng;
+			shape = a;
 		} else if (strcmp(a, "--phases") == 0) {
 			if (v == NULL || parse_phases(v, &cfg) != 0) {
 				fprintf(stderr,
@@ -330,6 +365,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 				        v ? v : "", MAX_PHASES);
 				return RUSK_EXIT_USAGE;
 			}
+			shape = a;
 		} else if (strcmp(a, "--task-dist") == 0) {
 			if (v != NULL && strcmp(v, "exp") == 0)
 				cfg.dist = 0;
@@ -407,6 +443,15 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 		}
 		i++;
 	}
+	if (cfg.duration_s > 0 && shape != NULL) {
+		/* Both set the run's shape; neither may silently win. */
+		fprintf(stderr,
+		        "rusk: --duration-s and %s cannot be combined: --duration-s S is one phase "
+		        "of S seconds at 100%% of --rate; for phases, give --phases and --phase-s "
+		        "(seconds per phase)\n",
+		        shape);
+		return RUSK_EXIT_USAGE;
+	}
 	if (cfg.duration_s > 0) {
 		cfg.n_phases = 1;
 		cfg.phases[0] = 100;
@@ -451,7 +496,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 int drv_setup(run *R, cli_cluster *cc)
 {
 	run_cfg cfg = R->cfg;
-	char err[256];
+	char err[1024]; /* a trace error names a path and may list the columns expected */
 	R->out = stdout;
 	if (cfg.quiet && (R->out = fopen("/dev/null", "w")) == NULL)
 		R->out = stdout;
@@ -483,8 +528,18 @@ int drv_setup(run *R, cli_cluster *cc)
 		double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
 		double natural = n_raw / (span / scale);
 		uint32_t replicas = 1;
-		if (cfg.rate_set && cfg.rate > natural)
-			replicas = (uint32_t)ceil(cfg.rate / natural);
+		if (cfg.rate_set && cfg.rate > natural) {
+			double need = ceil(cfg.rate / natural);
+			if (need * n_raw > 1e9) { /* also keeps the cast below in range */
+				fprintf(stderr,
+				        "rusk: --rate %g: the trace has %zu tasks at %.3g tasks/s; "
+				        "%.3g copies would exceed 1e9 tasks\n",
+				        cfg.rate, n_raw, natural, need);
+				free(raw);
+				return RUSK_EXIT_USAGE;
+			}
+			replicas = (uint32_t)need;
+		}
 		R->trace = rusk_trace_expand(raw, n_raw, scale, replicas, &R->n_trace);
 		free(raw);
 		if (R->trace == NULL) {
@@ -492,6 +547,10 @@ int drv_setup(run *R, cli_cluster *cc)
 			        n_raw);
 			return RUSK_EXIT_FAIL;
 		}
+		cfg.trace_tasks = n_raw;
+		cfg.trace_span_s = span;
+		cfg.trace_scale = scale;
+		cfg.trace_replicas = replicas;
 		snprintf(trace_note, note_len,
 		         "trace %s: %zu tasks over %.3g s; time scale 1/%.4g -> %.1f s; %u shifted "
 		         "replica%s -> %zu tasks, %.0f tasks/s",
@@ -499,7 +558,8 @@ int drv_setup(run *R, cli_cluster *cc)
 		         replicas > 1 ? "s" : "", R->n_trace, R->n_trace / (span / scale));
 		cfg.n_phases = 1;
 		cfg.phases[0] = 100;
-		cfg.phase_s = span / scale;
+		/* Shifted copies end less than one mean gap after the span. */
+		cfg.phase_s = fmax(span / scale, R->trace[R->n_trace - 1].t_s);
 	}
 	R->cfg = cfg;
 	FILE *csv = NULL;
@@ -510,6 +570,12 @@ int drv_setup(run *R, cli_cluster *cc)
 	double build_s;
 	if (cli_cluster_build(cc, &R->c, &build_s) != RUSK_OK)
 		return RUSK_EXIT_USAGE;
+	if (R->trace != NULL &&
+	    rusk_trace_check_preferred(R->trace, R->n_trace, rusk_cluster_machines(R->c),
+	                               trace_path, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk: --trace: %s\n", err);
+		return RUSK_EXIT_USAGE;
+	}
 	double expected = 0;
 	for (int k = 0; k < cfg.n_groups; k++)
 		for (int j = 0; j < cfg.gn_phases[k]; j++)
@@ -1115,25 +1181,36 @@ int drv_report(run *R, bool interrupted)
 			fprintf(stderr, "rusk: --json: %s: %s\n", R->cfg.json, strerror(errno));
 			status = RUSK_EXIT_USAGE;
 		} else {
+			/* A trace run reports the trace and its scaling; the generator's rate and
+			 * task shape do not apply (null). */
+			bool tr = R->trace != NULL;
+			char rate[32] = "null", task_ms[32] = "null", task_rus[16] = "null";
+			if (!tr) {
+				snprintf(rate, sizeof rate, "%.1f", R->cfg.rate);
+				snprintf(task_ms, sizeof task_ms, "%.1f", R->cfg.task_ms);
+				snprintf(task_rus, sizeof task_rus, "%u", R->cfg.task_rus);
+			}
 			fprintf(f,
 			        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
 			        "%u, "
 			        "\"agents\": %u, \"sync\": \"%s\", \"gap_ms\": %" PRIu64
-			        ", \"strategy\": \"%s\", \"sample\": %" PRIu64 ", \"rate\": %.1f, "
+			        ", \"strategy\": \"%s\", \"sample\": %" PRIu64 ", \"rate\": %s, "
 			        "\"phase_s\": %.3f, \"phases\": [",
 			        rusk_cluster_machines(R->c), n_rus, rusk_cluster_partitions(R->c),
 			        R->cfg.agents, rusk_sync_policy_name(R->cfg.sync), R->cfg.gap_ms,
-			        rusk_strategy_name(R->cfg.strategy), R->cfg.sample, R->cfg.rate,
+			        rusk_strategy_name(R->cfg.strategy), R->cfg.sample, rate,
 			        R->cfg.phase_s);
 			for (int k = 0; k < R->cfg.n_phases; k++)
 				fprintf(f, "%s%.1f", k ? ", " : "", R->cfg.phases[k]);
 			fprintf(f,
-			        "], \"task_ms\": %.1f, \"task_rus\": %u, \"seed\": %" PRIu64
+			        "], \"task_ms\": %s, \"task_rus\": %s, \"seed\": %" PRIu64
 			        ", \"admission\": %s, \"buckets\": %u, \"priority_share\": %.4f, "
 			        "\"gang\": %s",
-			        R->cfg.task_ms, R->cfg.task_rus, R->seed,
-			        R->cfg.admission ? "true" : "false", R->cfg.buckets,
-			        R->cfg.priority_share, R->cfg.gang ? "true" : "false");
+			        task_ms, task_rus, R->seed, R->cfg.admission ? "true" : "false",
+			        R->cfg.buckets, R->cfg.priority_share,
+			        R->cfg.gang ? "true" : "false");
+			if (tr)
+				json_trace(f, &R->cfg, R->n_trace);
 			if (R->cfg.sim)
 				fprintf(f,
 				        ", \"decision_us\": %.3f, \"sync_latency_us\": %.3f, "

@@ -80,6 +80,11 @@ typedef struct run_cfg {
 	bool sim;
 	double decision_us, sync_latency_us, commit_latency_us;
 	uint32_t max_retries;
+	/* Trace replay, for the report: the file's tasks and span, the time scale applied
+	 * (times divided by it) and the shifted copies laid over it. */
+	size_t trace_tasks;
+	double trace_span_s, trace_scale;
+	uint32_t trace_replicas;
 	char trace_path[4096];
 	char trace_note[4800];
 } run_cfg;
