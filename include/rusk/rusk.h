@@ -10,8 +10,6 @@
 #include <rusk/ru.h>
 #include <rusk/sched.h>
 #include <rusk/sync.h>
-
-#define RUSK_VERSION_MAJOR 0
-#define RUSK_VERSION_MINOR 1
+#include <rusk/version.h>
 
 #endif /* RUSK_RUSK_H */
