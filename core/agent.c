@@ -63,6 +63,7 @@ struct rusk_agent {
 	size_t cap;
 	cand *group; /* best-in-range scratch */
 	size_t group_cap;
+	uint64_t *seen; /* a bit per RU, all clear between decisions (dedup_cands) */
 };
 
 /* Per-decision context: the task and how to value an RU for it. */
@@ -196,6 +197,7 @@ RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
 	free(a->order);
 	free(a->cands);
 	free(a->group);
+	free(a->seen);
 	free(a);
 }
 
@@ -524,6 +526,183 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 	return 1;
 }
 
+/* Sorts x[0..n) by RU and drops repeated RUs; returns how many are left. */
+static size_t dedup_sorted(cand *x, size_t n)
+{
+	sort_cands(x, n);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || x[i].ru != x[u - 1].ru)
+			x[u++] = x[i];
+	return u;
+}
+
+/*
+ * Drops repeated RUs from a->cands[0..n); returns how many are left. A long list (a
+ * large task's R*m) keeps first occurrences in drawn order, found with a bit per RU in
+ * O(n): sorting 21K candidates cost most of a 661-RU decision. The set is the same as
+ * dedup_sorted's, and what follows ranks it by a strict order, so the choice is too.
+ * Random keys candidates in list order: it always sorts.
+ */
+static size_t dedup_cands(rusk_agent *a, rusk_strategy s, size_t n)
+{
+	cand *x = a->cands;
+	if (n <= 64 || s == RUSK_STRATEGY_RANDOM)
+		return dedup_sorted(x, n);
+	if (a->seen == NULL && (a->seen = calloc((a->c->n_rus + 63) / 64, 8)) == NULL)
+		return dedup_sorted(x, n);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bit = UINT64_C(1) << (x[i].ru % 64);
+		uint64_t *w = &a->seen[x[i].ru / 64];
+		if ((*w & bit) == 0) {
+			*w |= bit;
+			x[u++] = x[i];
+		}
+	}
+	for (size_t i = 0; i < u; i++)
+		a->seen[x[i].ru / 64] = 0;
+	return u;
+}
+
+/* Appends every free RU of partition p in the view to out (each once); returns how many. */
+static size_t enum_free(const rusk_agent *a, uint32_t p, cand *out)
+{
+	const rusk_vrange r = rusk_view_range_(a->v, p);
+	size_t n = 0;
+	for (uint32_t wi = rusk_vrange_next_(&r, 0); wi < r.n_words;
+	     wi = rusk_vrange_next_(&r, wi + 1))
+		for (uint64_t w = r.w[wi]; w != 0; w &= w - 1)
+			out[n++] =
+			        (cand){r.first_ru + wi * 64 + (uint32_t)__builtin_ctzll(w), 0, 0};
+	return n;
+}
+
+/*
+ * Gathers candidates into a->cands[*n..want) from the partitions a->order[i..n_parts) in
+ * the strategy's order; returns the first partition not visited. Latency-first stays in
+ * the freshest partition unless it cannot hold the task; Quality-first stops after the
+ * best partition that can. With `exact`, a partition with no more free RUs than the
+ * draws wanted from it gives all of them instead (each once, and cheaper than drawing).
+ */
+static uint32_t gather(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t i, uint32_t n_parts,
+                       uint32_t m, size_t want, bool exact, size_t *n, uint32_t *drawn)
+{
+	bool weighted = s == RUSK_STRATEGY_QUALITY;
+	for (; i < n_parts && *n < want; i++) {
+		uint32_t p = a->order[i];
+		uint32_t pf = rusk_view_free_(a->v, p);
+		size_t take = want - *n;
+		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
+			take = take < pf ? take : pf;
+		if (exact && pf > 0 && pf <= take) {
+			size_t k = enum_free(a, p, a->cands + *n);
+			*n += k;
+			*drawn += (uint32_t)k;
+		} else if (!weighted) {
+			size_t before = *n;
+			*n = draw_uniform(a, p, *n, take);
+			*drawn += (uint32_t)(*n - before);
+		} else {
+			for (size_t k = 0; k < take; k++) {
+				uint32_t ru;
+				if (!draw(a, d, p, weighted, &ru))
+					break;
+				a->cands[(*n)++] = (cand){ru, 0, 0};
+				(*drawn)++;
+			}
+		}
+		if (s != RUSK_STRATEGY_LATENCY && s != RUSK_STRATEGY_RANDOM && pf >= m)
+			return i + 1; /* quality: the best partition that can hold it */
+	}
+	return i;
+}
+
+/*
+ * Candidates for m > 1 RUs hold fewer than m distinct ones: draws are independent, so a
+ * partition with few free RUs returns the same ones again and again (and the freshest
+ * partition may hold fewer than m). Gathering goes on in the partitions not visited yet
+ * (R per missing RU, exact where a partition has few free RUs), and as a last resort
+ * takes every free RU of the view in the strategy's order, until m distinct RUs are in
+ * hand: the view holds at least m free RUs (choose_view's first check), so the task is
+ * never refused, nor does a high-priority one preempt, while the view knows of room.
+ * Returns how many distinct candidates a->cands now holds, or RUSK_ENOMEM.
+ */
+static long gather_more(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t next,
+                        uint32_t n_parts, uint32_t m, uint32_t R, size_t n, uint32_t *drawn)
+{
+	while (n < m && next < n_parts) {
+		size_t want = n + (size_t)R * (m - n);
+		if (!reserve(&a->cands, &a->cap, want))
+			return RUSK_ENOMEM;
+		next = gather(a, d, s, next, n_parts, m, want, true, &n, drawn);
+		n = dedup_cands(a, s, n);
+	}
+	for (uint32_t i = 0; n < m && i < n_parts; i++) {
+		uint32_t pf = rusk_view_free_(a->v, a->order[i]);
+		if (!reserve(&a->cands, &a->cap, n + pf))
+			return RUSK_ENOMEM;
+		size_t k = enum_free(a, a->order[i], a->cands + n);
+		*drawn += (uint32_t)k;
+		n = dedup_cands(a, s, n + k);
+	}
+	return (long)n;
+}
+
+static inline void swap_cand(cand *x, cand *y)
+{
+	cand t = *x;
+	*x = *y;
+	*y = t;
+}
+
+static int cmp_better(const void *x, const void *y)
+{
+	const cand *a = x, *b = y;
+	return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+}
+
+/*
+ * The best m of x[0..n) into best[0..m), best first; returns how many (min(n, m)).
+ * Quickselect moves the m best to the front in O(n) expected, then only they are sorted:
+ * the same set and order as inserting every candidate into a sorted top-m list (better()
+ * is a strict order: keys of distinct RUs differ), without its O(n m) moves, which made
+ * a 661-RU decision over 21K candidates cost milliseconds. Reorders x.
+ */
+static uint32_t select_top(cand *x, size_t n, uint32_t m, cand *best)
+{
+	if (n > m) {
+		size_t lo = 0, hi = n - 1; /* the m-th best's place is in [lo, hi] */
+		while (lo < hi) {
+			/* Median of three as pivot, moved to hi; Lomuto partition, best first. */
+			size_t mid = lo + (hi - lo) / 2;
+			if (better(&x[mid], &x[lo]))
+				swap_cand(&x[mid], &x[lo]);
+			if (better(&x[hi], &x[lo]))
+				swap_cand(&x[hi], &x[lo]);
+			if (better(&x[mid], &x[hi]))
+				swap_cand(&x[mid], &x[hi]);
+			size_t st = lo;
+			for (size_t k = lo; k < hi; k++)
+				if (better(&x[k], &x[hi])) {
+					swap_cand(&x[k], &x[st]);
+					st++;
+				}
+			swap_cand(&x[st], &x[hi]);
+			if (st == m - 1)
+				break;
+			if (st < m - 1)
+				lo = st + 1;
+			else
+				hi = st - 1;
+		}
+		n = m;
+	}
+	memcpy(best, x, n * sizeof *best);
+	qsort(best, n, sizeof *best, cmp_better);
+	return (uint32_t)n;
+}
+
 static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
                        rusk_placement *pl, uint64_t now)
 {
@@ -585,25 +764,20 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		}
 		want = !weighted && n >= m ? n : want + n;
 	}
-	for (uint32_t i = 0; i < n_parts && n < want; i++) {
-		uint32_t p = a->order[i];
-		/* Latency-first stays in the freshest partition unless it cannot hold the task. */
-		uint32_t pf = rusk_view_free_(a->v, p);
-		size_t take = want - n;
-		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
-			take = take < pf ? take : pf;
-		if (!weighted)
-			n = draw_uniform(a, p, n, take);
-		for (size_t k = 0; weighted && k < take; k++) {
-			uint32_t ru;
-			if (!draw(a, d, p, weighted, &ru))
-				break;
-			a->cands[n++] = (cand){ru, 0, 0};
+	uint32_t drawn = 0;
+	uint32_t next = gather(a, d, s, 0, n_parts, m, want, false, &n, &drawn);
+	bool deduped = false;
+	if (m > 1 && !grouped) {
+		n = dedup_cands(a, s, n);
+		deduped = true;
+		if (n < m) {
+			long k = gather_more(a, d, s, next, n_parts, m, R, n, &drawn);
+			if (k < 0)
+				return (int)k;
+			n = (size_t)k;
 		}
-		if (s != RUSK_STRATEGY_LATENCY && s != RUSK_STRATEGY_RANDOM && pf >= m)
-			break; /* quality: the best partition that can hold it */
 	}
-	pl->samples = (uint32_t)n;
+	pl->samples = drawn;
 	if (n == 0)
 		return RUSK_EAGAIN;
 	if (m == 1 && place != RUSK_PLACE_MACHINE && place != RUSK_PLACE_RACK &&
@@ -634,12 +808,8 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		return 1;
 	}
 	/* De-duplicate (draws may repeat an RU), then value them. */
-	sort_cands(a->cands, n);
-	size_t u = 0;
-	for (size_t i = 0; i < n; i++)
-		if (u == 0 || a->cands[i].ru != a->cands[u - 1].ru)
-			a->cands[u++] = a->cands[i];
-	n = u;
+	if (!deduped)
+		n = dedup_sorted(a->cands, n); /* locality walks them in RU order */
 	for (size_t i = 0; i < n; i++) {
 		a->cands[i].q = s == RUSK_STRATEGY_RANDOM ? 0 : value(c, d, a->cands[i].ru);
 		a->cands[i].key = s == RUSK_STRATEGY_RANDOM ? rusk_rng_next(&a->rng)
@@ -648,10 +818,9 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	uint32_t got = 0;
 	cand *best = a->group;
 	if (place == RUSK_PLACE_ANY) {
-		for (size_t i = 0; i < n; i++)
-			top_insert(best, &got, m, &a->cands[i]);
+		got = select_top(a->cands, n, m, best);
 	} else if (place == RUSK_PLACE_SPREAD) {
-		/* best first, one per machine (candidates are sorted by RU already) */
+		/* best first, one per machine */
 		for (uint32_t k = 0; k < m; k++) {
 			cand *pick = NULL;
 			for (size_t i = 0; i < n; i++) {
@@ -798,6 +967,7 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		if (rc == RUSK_OK)
 			return 1;
 		pl->conflicts += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
+		pl->commits_lost += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
 		return 0;
 	}
 	if (t->gang) {
@@ -811,6 +981,7 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		if (rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE) {
 			rusk_view_mark_taken_(a->v, rus[lost]);
 			pl->conflicts++;
+			pl->commits_lost++;
 		}
 		return 0;
 	}
@@ -820,6 +991,7 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 	for (uint32_t i = 0; i < n; i++)
 		rusk_view_mark_taken_(a->v, rus[i]); /* ours, or lost: not free either way */
 	pl->conflicts += n - (uint32_t)won;
+	pl->commits_lost += won < n;
 	return (uint32_t)won;
 }
 

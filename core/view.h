@@ -160,6 +160,34 @@ static inline rusk_vrange rusk_view_range_(const rusk_view *v, uint32_t p)
 	                     .n_free = v->parts[p].free_rus};
 }
 
+/* The first word in [from, to) whose summary bit nz says it holds a free RU, or to: 64
+ * words per step, so a nearly full partition costs no more than an empty one. */
+static inline uint32_t rusk_next_nz_(const uint64_t *nz, uint32_t from, uint32_t to)
+{
+	if (from >= to)
+		return to;
+	uint32_t k = from / 64, last = (to - 1) / 64;
+	uint64_t s = nz[k] & (~UINT64_C(0) << (from % 64));
+	for (;;) {
+		if (s != 0) {
+			uint32_t wi = k * 64 + (uint32_t)__builtin_ctzll(s);
+			return wi < to ? wi : to;
+		}
+		if (k == last)
+			return to;
+		s = nz[++k];
+	}
+}
+
+/* The first word at or after wi holding a free RU (n_words when none): the next word is
+ * read directly (the common case in a scan), then the summary. */
+static inline uint32_t rusk_vrange_next_(const rusk_vrange *r, uint32_t wi)
+{
+	if (wi >= r->n_words || r->w[wi] != 0)
+		return wi < r->n_words ? wi : r->n_words;
+	return rusk_next_nz_(r->nz, wi + 1, r->n_words);
+}
+
 /* Tries of rejection sampling before the exact select (two positions per 64 random bits). */
 #define RUSK_PICK_TRIES 16
 

@@ -575,6 +575,91 @@ static void test_agent_release(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/*
+ * Issue 20: multi-RU sampling moves on when the freshest partition cannot supply m
+ * distinct free RUs. A draw is the first free RU after a random position, so five free
+ * RUs in a row after a long busy stretch return the first of them almost every time:
+ * 32 draws gave one or two distinct RUs, the choice failed although the view held
+ * hundreds of free RUs elsewhere, and a high-priority task preempted at low load.
+ */
+static void test_multi_ru_distinct(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(800, 4, 4); /* 3,200 RUs, 800 per partition */
+	static rusk_lease held[800];
+	for (uint32_t free_p0 = 2; free_p0 <= 5; free_p0 += 3) {
+		/* Partition 0 (RUs 0..799) full but for free_p0 RUs from 600 on. */
+		uint32_t n_held = 0;
+		for (uint32_t r = 0; r < 800; r++)
+			if (r < 600 || r >= 600 + free_p0)
+				assert_int_equal(
+				        rusk_ru_commit(c, 1000 + r, r, NULL, &held[n_held++]),
+				        RUSK_OK);
+		for (int s = RUSK_STRATEGY_LATENCY; s <= RUSK_STRATEGY_QUALITY; s++) {
+			rusk_agent *a = agent(c, (rusk_strategy)s, 8);
+			rusk_view *v = rusk_agent_view(a);
+			for (uint32_t k = 0; k < 4; k++) /* partition 0 synced last: the freshest */
+				assert_int_equal(rusk_view_sync(v, 3 - k), RUSK_OK);
+			for (int i = 0; i < 20; i++) {
+				uint32_t rus[4];
+				rusk_placement pl;
+				rusk_task t = {.id = 7, .rus = 4, .gang = i % 2 == 0};
+				assert_int_equal(rusk_agent_choose(a, &t, rus, &pl), RUSK_OK);
+				for (uint32_t k = 0; k < 4; k++) {
+					assert_true(rusk_view_is_free(v, rus[k]));
+					if (k > 0)
+						assert_true(rus[k] >
+						            rus[k - 1]); /* sorted, distinct */
+				}
+			}
+			/* Placed for real: four RUs, no preemption needed. */
+			rusk_task t = {.id = 8, .rus = 4, .gang = true};
+			rusk_lease l[4];
+			rusk_placement pl;
+			assert_int_equal(rusk_agent_place(a, &t, l, &pl), RUSK_OK);
+			assert_int_equal(pl.placed, 4);
+			assert_int_equal(rusk_ru_release_many(c, 8, l, 4, NULL), RUSK_OK);
+			rusk_agent_destroy(a);
+		}
+		for (uint32_t k = 0; k < n_held; k++)
+			assert_int_equal(rusk_ru_release(c, 1000 + held[k].ru, held[k]), RUSK_OK);
+	}
+	assert_int_equal(rusk_cluster_free_rus(c), 3200);
+	rusk_cluster_destroy(c);
+}
+
+/*
+ * Issue 20: conflicts in one unit. A placement reports commit attempts that lost RUs
+ * (commits_lost, <= attempts) apart from the RUs lost (conflicts): an incremental 8-RU
+ * task on a view that is wholly stale loses 8 RUs per attempt, which read as a conflict
+ * share of 800% when RUs were divided by attempts.
+ */
+static void test_conflict_units(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(40, 4, 1); /* 160 RUs */
+	static rusk_lease all[160];
+	for (int gang = 0; gang <= 1; gang++) {
+		/* Its view is synced; then another scheduler takes every RU. */
+		rusk_agent *a = agent(c, RUSK_STRATEGY_LATENCY, 0);
+		for (uint32_t r = 0; r < 160; r++)
+			assert_int_equal(rusk_ru_commit(c, 5000 + r, r, NULL, &all[r]), RUSK_OK);
+		rusk_task t = {.id = 77, .rus = 8, .gang = gang};
+		rusk_lease l[8];
+		rusk_placement pl;
+		assert_int_equal(rusk_agent_place(a, &t, l, &pl), RUSK_EAGAIN);
+		assert_true(pl.attempts >= 1);
+		assert_int_equal(pl.commits_lost, pl.attempts); /* every attempt lost */
+		assert_true(pl.conflicts >= pl.commits_lost);
+		if (!gang)
+			assert_int_equal(pl.conflicts, 8 * pl.attempts); /* RUs */
+		for (uint32_t r = 0; r < 160; r++)
+			assert_int_equal(rusk_ru_release(c, 5000 + r, all[r]), RUSK_OK);
+		rusk_agent_destroy(a);
+	}
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +674,8 @@ int main(void)
 	        cmocka_unit_test(test_latency_fast_path_matches),
 	        cmocka_unit_test(test_bad_arguments),
 	        cmocka_unit_test(test_agent_release),
+	        cmocka_unit_test(test_multi_ru_distinct),
+	        cmocka_unit_test(test_conflict_units),
 	};
 	rusk_thread_register();
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

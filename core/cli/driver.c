@@ -168,7 +168,15 @@ static void drv_usage(bool sim)
 		     "and\n"
 		     "--csv bytes.\n"
 		     "\n"
-		     "  --decision-us D       per-task decision time of an agent (default 250)\n"
+		     "  --decision-us D       per-task decision time of an agent (default 250; 0 "
+		     "is\n"
+		     "                        allowed: a task that finds no room is tried again "
+		     "at\n"
+		     "                        the agent's next view sync (central: after a "
+		     "release\n"
+		     "                        or a backoff of max(D, 1 us) doubling up to one "
+		     "sync\n"
+		     "                        step), never at the same virtual instant)\n"
 		     "  --sync-latency-us S   agent time per partition sync (default 0)\n"
 		     "  --commit-latency-us C decision end -> commit at the master (default 0)\n"
 		     "\n"
@@ -781,6 +789,25 @@ size_t drv_queued(const run_agent *a)
 	return a->hi.n + a->retry.n + a->lo.n + a->wait.n;
 }
 
+static uint64_t tq_fitting(const tq *q, uint64_t free_rus)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < q->n; k++) {
+		const run_task *t = q->a[(q->head + k) & (q->cap - 1)];
+		n += (uint64_t)(t->rus - t->placed) <= free_rus;
+	}
+	return n;
+}
+
+uint64_t drv_placeable(const run_agent *a, uint64_t free_rus)
+{
+	uint64_t n = tq_fitting(&a->hi, free_rus) + tq_fitting(&a->retry, free_rus) +
+	             tq_fitting(&a->lo, free_rus);
+	for (size_t k = 0; k < a->wait.n; k++)
+		n += (uint64_t)(a->wait.a[k]->rus - a->wait.a[k]->placed) <= free_rus;
+	return n;
+}
+
 bool drv_admit_check(run *R, run_agent *a, run_task *tk, uint64_t now)
 {
 	rusk_task t = drv_task(R, tk);
@@ -875,6 +902,14 @@ uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uin
 {
 	uint32_t need = (uint32_t)(tk->rus - tk->placed), freed = 0;
 	uint32_t n_rus = rusk_cluster_rus(R->c);
+	/* Preempt only where the agent knows of no room: a multi-RU choice can fail on a
+	 * view with room (placement constraints, a stale partition), and evicting running
+	 * tasks then would not make room where the agent looks. */
+	uint64_t view_free = 0;
+	for (uint32_t p = 0; p < rusk_cluster_partitions(R->c); p++)
+		view_free += rusk_view_free(v, p);
+	if (view_free >= need)
+		return 0;
 	/* Victims are found where they hold RUs: a bounded sample of the master array, drawn
 	 * from a stream of the agent's own (deterministic in the simulator). */
 	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
@@ -1029,6 +1064,7 @@ int drv_report(run *R, bool interrupted)
 			status = RUSK_EXIT_FAIL;
 		tot.placed += s->placed;
 		tot.conflicts += s->conflicts;
+		tot.rus_lost += s->rus_lost;
 		tot.attempts += s->attempts;
 		tot.requeued += s->requeued;
 		tot.r_sum += s->r_sum;
@@ -1103,12 +1139,14 @@ int drv_report(run *R, bool interrupted)
 		        rusk_hist_quantile(&tot.delay_hi, 0.99) / 1e3,
 		        rusk_hist_quantile(&tot.delay_lo, 0.5) / 1e3,
 		        rusk_hist_quantile(&tot.delay_lo, 0.99) / 1e3, tot.preempted);
+	/* One unit for the share: commit attempts that lost at least one RU, of all commit
+	 * attempts (a multi-RU commit can lose several RUs: those are counted apart). */
 	fprintf(R->out,
-	        "  %-28s %" PRIu64 " (%.3f per task, %.2f%% of %" PRIu64 " commits); %" PRIu64
-	        " re-queued\n",
+	        "  %-28s %" PRIu64 " commits lost RUs (%.3f per task, %.2f%% of %" PRIu64
+	        " commits), %" PRIu64 " RUs lost; %" PRIu64 " re-queued\n",
 	        "conflicts", tot.conflicts, tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
 	        tot.attempts ? 100.0 * tot.conflicts / tot.attempts : 0.0, tot.attempts,
-	        tot.requeued);
+	        tot.rus_lost, tot.requeued);
 	double q_mean = tot.placed ? tot.q_micro / 1e6 / tot.placed : 0.0;
 	double pref_frac = tot.placed ? (double)tot.pref_tasks / tot.placed : 0.0;
 	uint64_t d_total = 0;
@@ -1167,10 +1205,17 @@ int drv_report(run *R, bool interrupted)
 		        rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
 	}
 	free(gh);
-	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s\n", "checks",
+	/* Tasks that fit left queued while the cluster sat idle at the end: the scheduler
+	 * stopped trying (an interrupted run may stop anywhere). */
+	uint64_t stuck = interrupted ? 0 : R->stuck;
+	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s", "checks",
 	        vrc == RUSK_OK ? "counters consistent" : err, adds_up ? "yes" : "NO",
 	        all_free ? "yes" : "NO");
-	if (vrc != RUSK_OK || !adds_up || !all_free)
+	if (stuck > 0)
+		fprintf(R->out, "; NO: %" PRIu64 " tasks that fit left queued on an idle cluster",
+		        stuck);
+	fprintf(R->out, "\n");
+	if (vrc != RUSK_OK || !adds_up || !all_free || stuck > 0)
 		status = RUSK_EXIT_FAIL;
 
 	if (R->cfg.json) {
@@ -1236,11 +1281,13 @@ int drv_report(run *R, bool interrupted)
 			        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
 			        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
 			fprintf(f,
-			        "  \"conflicts\": {\"total\": %" PRIu64 ", \"rate\": %.6f, "
-			        "\"per_task_mean\": %.6f, \"requeued\": %" PRIu64 "},\n",
-			        tot.conflicts,
+			        "  \"conflicts\": {\"unit\": \"commit attempts that lost at "
+			        "least one RU\", \"total\": %" PRIu64 ", \"attempts\": %" PRIu64
+			        ", \"rate\": %.6f, \"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64
+			        ", \"requeued\": %" PRIu64 "},\n",
+			        tot.conflicts, tot.attempts,
 			        tot.attempts ? (double)tot.conflicts / tot.attempts : 0.0,
-			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0,
+			        tot.placed ? (double)tot.conflicts / tot.placed : 0.0, tot.rus_lost,
 			        tot.requeued);
 			fprintf(f,
 			        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, "
@@ -1312,8 +1359,10 @@ int drv_report(run *R, bool interrupted)
 				        i ? ", " : "", R->ag[i].st.placed, R->ag[i].st.conflicts);
 			fprintf(f,
 			        "],\n  \"checks\": {\"counts_add_up\": %s, "
-			        "\"counters_consistent\": %s}\n}\n",
-			        adds_up ? "true" : "false", vrc == RUSK_OK ? "true" : "false");
+			        "\"counters_consistent\": %s, \"queued_on_idle_cluster\": %" PRIu64
+			        "}\n}\n",
+			        adds_up ? "true" : "false", vrc == RUSK_OK ? "true" : "false",
+			        stuck);
 			fclose(f);
 		}
 	}

@@ -90,7 +90,10 @@ typedef struct run_cfg {
 } run_cfg;
 
 typedef struct agent_stats {
-	uint64_t placed, conflicts, attempts, requeued, r_sum, r_max, rus_placed, pref_tasks;
+	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost: the
+	 * RUs those lost (a multi-RU commit may lose several) */
+	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
+	        pref_tasks;
 	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
 	uint64_t last_done_ns;   /* latest placement (makespan, ParSync Table 2) */
 	uint64_t tet_us;         /* sum of task execution times (ParSync Table 1) */
@@ -190,6 +193,7 @@ typedef struct run {
 	double elapsed_s;
 	double wall_s; /* sim: wall time of the simulation */
 	uint64_t events;
+	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
 } run;
 
 /* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). */
@@ -263,11 +267,21 @@ rusk_task drv_task(const run *R, const run_task *tk);
  * returns true when tk now runs (caller hands it to completion with its end_ns). */
 bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_placement *pl,
                 uint64_t t_deq, uint64_t t_done);
+/* Counts a placement call's commit attempts and conflicts (both units) in a's stats. */
+static inline void drv_count_commits(run_agent *a, const rusk_placement *pl)
+{
+	stat_add(&a->st.attempts, pl->attempts);
+	stat_add(&a->st.conflicts, pl->commits_lost);
+	stat_add(&a->st.rus_lost, pl->conflicts);
+}
+/* Tasks in a's queues (admission waiters included) whose remaining RUs are <= free_rus. */
+uint64_t drv_placeable(const run_agent *a, uint64_t free_rus);
 /* Not placed this time: back to the retry list. */
 void drv_gave_back(run_agent *a, run_task *tk);
 /* A high-priority task found no room: preempt low-priority running tasks holding RUs
  * (found by sampling the master array), mark their RUs free in v, put them on a's retry
- * list. Returns RUs freed. */
+ * list. Returns RUs freed: 0 without preempting while v shows room for the task (then it
+ * failed for another reason, and preempting would not help it). */
 uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uint64_t now);
 /* Releases a task's leases as the run's design does (rusk_agent_release: under the
  * cluster's lock for central and global-lock). Every agent of a run has the same design

@@ -148,15 +148,13 @@ static void *agent_main(void *arg)
 			int rc = rusk_agent_place(ag, &t, tk->l + tk->placed, &pl);
 			if (rc == RUSK_EAGAIN && tk->prio > 0 &&
 			    drv_preempt(R, a, v, tk, mono_ns()) > 0) {
-				stat_add(&a->st.attempts, pl.attempts);
-				stat_add(&a->st.conflicts, pl.conflicts);
+				drv_count_commits(a, &pl);
 				rc = rusk_agent_place(ag, &t, tk->l + tk->placed, &pl);
 			}
 			/* The cluster's clock is this driver's CLOCK_MONOTONIC: the call's own
 			 * end reading saves one. */
 			uint64_t t_done = pl.end_ns;
-			stat_add(&a->st.attempts, pl.attempts);
-			stat_add(&a->st.conflicts, pl.conflicts);
+			drv_count_commits(a, &pl);
 			if (rc != RUSK_OK) {
 				drv_gave_back(a, tk);
 				/* A one-RU task that drew nothing: the view has no free RU left, so

@@ -13,7 +13,9 @@
  *   agent     an agent is free: it ticks its view (each partition sync costs it
  *             --sync-latency-us), takes its next task (driver.c's order), checks admission
  *             and chooses RUs on its view (rusk_agent_choose); its commit is due
- *             --decision-us + --commit-latency-us later
+ *             --decision-us + --commit-latency-us later. A task its view has no room
+ *             for waits until the agent's next view sync (defer()): time always moves
+ *             on, and an agent with tasks waiting always has a wake-up due
  *   commit    the chosen RUs are committed to the master array (gang or incremental;
  *             the `central` baseline scans and commits under its lock here, at once);
  *             between choice and commit other agents commit too, so a conflict is a real
@@ -77,7 +79,61 @@ typedef struct sim {
 	uint64_t dec_ns, commit_ns, sync_ns;
 	size_t *retries_left, *round_left;
 	double *busy_ns;
+	/* Tasks that found no room, per agent, by the time they are tried again (ready_ns):
+	 * a decision that cannot succeed before the agent's view changes is not repeated
+	 * before then (see defer()). */
+	wait_heap *deferred;
+	uint64_t *sync_base, sync_step; /* agent i's view syncs at sync_base[i] + k step */
+	uint64_t *backoff_ns;           /* central: the next wait after no room */
+	bool *flush;                    /* central: a release made room; retry all now */
+	uint64_t min_ns;                /* the shortest retry wait: never zero */
 } sim;
+
+/* A task whose decision found no room is tried again no sooner than this: virtual time
+ * always advances between two tries of one task, whatever --decision-us is. */
+#define SIM_MIN_RETRY_NS 1000u
+
+/* The first view sync of agent i after t (its DiffSync/SameSync/StateSync schedule). */
+static uint64_t next_sync(const sim *S, uint32_t i, uint64_t t)
+{
+	uint64_t b = S->sync_base[i];
+	return t < b ? b : b + ((t - b) / S->sync_step + 1) * S->sync_step;
+}
+
+/*
+ * tk found no room at t: it waits in agent i's deferred heap. A view gains room only when
+ * the agent syncs it, so a view-based agent tries again at its next sync (ParSync: the
+ * view changes then and only then). The central baseline reads the master, where room
+ * appears at any release: it backs off exponentially from max(--decision-us, 1 us) up to
+ * one sync step, and every release makes its deferred tasks due at once.
+ */
+static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
+{
+	run_agent *a = &S->R->ag[i];
+	stat_add(&a->st.requeued, 1);
+	uint64_t ready;
+	if (S->R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
+		ready = t + S->backoff_ns[i];
+		uint64_t cap = S->sync_step > S->min_ns ? S->sync_step : S->min_ns;
+		S->backoff_ns[i] = 2 * S->backoff_ns[i] < cap ? 2 * S->backoff_ns[i] : cap;
+	} else {
+		ready = next_sync(S, i, t);
+	}
+	tk->ready_ns = ready > t + S->min_ns ? ready : t + S->min_ns;
+	wait_heap_push(&S->deferred[i], tk);
+}
+
+/* Deferred tasks due at t (all of them with `all`) go back to their queues: high
+ * priority first as before, the others to the retry list. */
+static void undefer(sim *S, uint32_t i, uint64_t t, bool all)
+{
+	run_agent *a = &S->R->ag[i];
+	wait_heap *h = &S->deferred[i];
+	while (h->n > 0 && (all || h->a[0]->ready_ns <= t)) {
+		run_task *tk = wait_heap_pop(h);
+		tq_push(tk->prio > 0 ? &a->hi : &a->retry, tk, false);
+	}
+}
 
 static void wake(sim *S, uint32_t i, uint64_t t)
 {
@@ -122,6 +178,8 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 {
 	run *R = S->R;
 	run_agent *a = &R->ag[i];
+	undefer(S, i, t, S->flush[i]);
+	S->flush[i] = false;
 	for (;;) {
 		if (S->round_left[i] == 0) {
 			/* A round of --batch tasks visits the retry list once (as rusk run). */
@@ -129,12 +187,21 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			S->retries_left[i] = a->retry.n;
 		}
 		run_task *tk = drv_next(a, t, &S->retries_left[i]);
+		if (tk == NULL && a->retry.n > 0) {
+			/* This round's visits of the retry list are spent, not the list: a new
+			 * round (each visit places the task or defers it: this ends). */
+			S->round_left[i] = 0;
+			continue;
+		}
 		if (tk == NULL) {
-			/* Idle: an arrival wakes it at once; an admission waiter at its time
-			 * (a duplicate wake-up finds the agent busy or idle and is harmless). */
+			/* Idle: an arrival wakes it at once; an admission waiter or a deferred
+			 * task at its time (a duplicate wake-up finds the agent busy or idle and
+			 * is harmless). */
 			a->idle = true;
 			S->round_left[i] = 0;
 			uint64_t w = drv_next_wake(a);
+			if (S->deferred[i].n > 0 && S->deferred[i].a[0]->ready_ns < w)
+				w = S->deferred[i].a[0]->ready_ns;
 			if (w != UINT64_MAX)
 				ev_push(&S->q, w, EV_AGENT, i, NULL, 0);
 			return;
@@ -154,7 +221,7 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 		if (decide(S, i, t))
 			return;
 		/* Nothing to choose from in its view: the decision time is spent anyway. */
-		drv_gave_back(a, tk);
+		defer(S, i, tk, t);
 		a->cur = NULL;
 		a->busy_until = t + a->dec_ns;
 		ev_push(&S->q, a->busy_until, EV_AGENT, i, NULL, 0);
@@ -175,16 +242,16 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		rusk_task tt = drv_task(R, tk);
 		rusk_placement pl;
 		int rc = rusk_agent_place(S->ag[i], &tt, out, &pl);
-		a->st.attempts += pl.attempts;
-		a->st.conflicts += pl.conflicts;
+		drv_count_commits(a, &pl);
 		a->cur = NULL;
 		if (rc == RUSK_OK) {
+			S->backoff_ns[i] = S->min_ns;
 			pl.sample_ns = a->dec_ns;
 			pl.commit_ns = S->commit_ns;
 			if (drv_placed(R, a, S->ag[i], tk, &pl, a->t_start, t))
 				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, drv_tenure(tk));
 		} else {
-			drv_gave_back(a, tk);
+			defer(S, i, tk, t); /* the master has no room for it */
 		}
 		agent_step(S, i, t);
 		return;
@@ -197,13 +264,15 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 			won = n;
 		} else {
 			a->st.conflicts++;
+			a->st.rus_lost++; /* the first RU lost; the rest rolled back */
 			rusk_view_mark_taken(v, a->chosen[lost]);
 		}
 	} else {
 		size_t w = 0;
 		rusk_ru_commit_incremental(R->c, tk->id, a->chosen, n, &tk->prof, out, &w);
 		won = (uint32_t)w;
-		a->st.conflicts += n - won;
+		a->st.conflicts += won < n; /* one commit attempt that lost RUs */
+		a->st.rus_lost += n - won;
 	}
 	if (won > 0) {
 		for (uint32_t k = 0; k < n; k++)
@@ -219,9 +288,12 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		agent_step(S, i, t);
 		return;
 	}
-	if (a->tries++ <= R->cfg.max_retries && decide(S, i, t))
+	if (a->tries++ > R->cfg.max_retries)
+		drv_gave_back(a, tk); /* lost too often: back to the retry list */
+	else if (decide(S, i, t))
 		return;
-	drv_gave_back(a, tk);
+	else
+		defer(S, i, tk, t); /* its view has no room left */
 	a->cur = NULL;
 	agent_step(S, i, t);
 }
@@ -259,7 +331,13 @@ int rusk_cmd_sim(int argc, char **argv)
 	S.retries_left = calloc(N, sizeof *S.retries_left);
 	S.round_left = calloc(N, sizeof *S.round_left);
 	S.busy_ns = calloc(N, sizeof *S.busy_ns);
-	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL || S.busy_ns == NULL) {
+	S.deferred = calloc(N, sizeof *S.deferred);
+	S.sync_base = calloc(N, sizeof *S.sync_base);
+	S.backoff_ns = calloc(N, sizeof *S.backoff_ns);
+	S.flush = calloc(N, sizeof *S.flush);
+	S.min_ns = S.dec_ns > SIM_MIN_RETRY_NS ? S.dec_ns : SIM_MIN_RETRY_NS;
+	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL || S.busy_ns == NULL ||
+	    S.deferred == NULL || S.sync_base == NULL || S.backoff_ns == NULL || S.flush == NULL) {
 		fprintf(stderr, "rusk sim: out of memory\n");
 		return RUSK_EXIT_FAIL;
 	}
@@ -267,6 +345,9 @@ int rusk_cmd_sim(int argc, char **argv)
 	for (uint32_t i = 0; i < N; i++) {
 		rusk_agent_params ap;
 		drv_agent_params(&R, i, &ap);
+		S.sync_step = rusk_sync_step_ns(&ap.sync);
+		S.sync_base[i] = ap.sync.start_ns + rusk_sync_offset_ns(&ap.sync, i);
+		S.backoff_ns[i] = S.min_ns;
 		char err[256];
 		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
 		R.ag[i].handle = S.ag[i];
@@ -318,7 +399,16 @@ int rusk_cmd_sim(int argc, char **argv)
 			break;
 		}
 		case EV_COMMIT: commit(&S, e.agent, e.t); break;
-		case EV_COMPLETE: drv_complete(&R, e.tk, e.tenure); break;
+		case EV_COMPLETE:
+			if (drv_complete(&R, e.tk, e.tenure) &&
+			    cfg->strategy == RUSK_STRATEGY_CENTRAL)
+				for (uint32_t i = 0; i < N; i++) /* room at the master: retry */
+					if (S.deferred[i].n > 0) {
+						S.flush[i] = true;
+						S.backoff_ns[i] = S.min_ns;
+						wake(&S, i, e.t);
+					}
+			break;
 		case EV_SECOND: {
 			uint64_t backlog = drv_second(&R, tty);
 			if ((R.gen_done && backlog == 0) || R.secs > total_s + 30)
@@ -332,6 +422,14 @@ done:
 	if (tty)
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
+	/* An idle cluster (nothing runs, nothing is held) with tasks left queued that fit
+	 * it: the scheduler stopped trying (a failed check, drv_report). */
+	bool idle = rusk_cluster_free_rus(R.c) == rusk_cluster_rus(R.c);
+	for (uint32_t i = 0; i < N; i++) {
+		undefer(&S, i, vnow, true);
+		if (idle)
+			R.stuck += drv_placeable(&R.ag[i], rusk_cluster_rus(R.c));
+	}
 	/* Stop: what still runs ends now (as the real completer does at stop). */
 	while (S.q.h.n > 0) {
 		event e = ev_heap_pop(&S.q.h);
@@ -362,6 +460,12 @@ done:
 	free(S.retries_left);
 	free(S.round_left);
 	free(S.busy_ns);
+	for (uint32_t i = 0; i < N; i++)
+		free(S.deferred[i].a);
+	free(S.deferred);
+	free(S.sync_base);
+	free(S.backoff_ns);
+	free(S.flush);
 	drv_free(&R);
 	return status;
 }

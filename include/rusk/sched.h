@@ -95,6 +95,8 @@ typedef struct rusk_placement {
 	uint64_t commit_ns;    /* cluster-clock time spent committing (all attempts) */
 	uint64_t end_ns;       /* cluster-clock reading when the call finished (place only):
 	                        * callers timing the whole call need no clock read of their own */
+	uint32_t commits_lost; /* commit attempts that lost at least one RU (<= attempts;
+	                        * conflicts counts the RUs) */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */
