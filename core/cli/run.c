@@ -42,6 +42,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <urcu/urcu-memb.h>  /* the kernel's RCU flavour (core/snapshot.c) */
+#if !defined(RUSK_SANITIZED) /* jemalloc is the process allocator (CMakeLists.txt) */
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include "atomic.h"
 #include "driver.h"
 #include "heap.h"
@@ -371,6 +376,38 @@ static void *completer_main(void *arg)
 	return NULL;
 }
 
+/*
+ * jemalloc makes its arenas lazily, each on the first allocation of a thread it picks it
+ * for, and crashes (SIGSEGV) if it cannot map one then: with 8 agents under `ulimit -v`
+ * just too small, agent threads died in a snapshot's malloc. Making every arena here,
+ * before the agents start, turns running out of memory later into an allocation that
+ * fails (drv_fail). Binding this thread to arena i makes arena i; then back to its own.
+ */
+static void make_arenas(void)
+{
+#if !defined(RUSK_SANITIZED)
+	unsigned n = 0, own = 0;
+	size_t sz = sizeof n;
+	if (mallctl("opt.narenas", &n, &sz, NULL, 0) != 0 ||
+	    mallctl("thread.arena", &own, &sz, NULL, 0) != 0)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		mallctl("thread.arena", NULL, NULL, &i, sizeof i);
+	mallctl("thread.arena", NULL, NULL, &own, sizeof own);
+#endif
+}
+
+/*
+ * liburcu starts its call_rcu thread on the first call_rcu, which here is an agent's first
+ * snapshot publish, and aborts the process if it cannot create it then. Starting it now,
+ * before the agents' stacks take the address space, leaves running out to pthread_create,
+ * which the run survives (start_threads).
+ */
+static void start_call_rcu(void)
+{
+	(void)urcu_memb_get_default_call_rcu_data();
+}
+
 /* The run's threads besides the agents (run_agent.tid / .started). */
 typedef struct threads {
 	pthread_t gen, comp;
@@ -492,6 +529,8 @@ int rusk_cmd_run(int argc, char **argv)
 	/* Every agent exists before any thread starts and until every thread has joined:
 	 * the completer and the drains release through agent 0 (drv_release). */
 	completer C = {.R = &R};
+	make_arenas();
+	start_call_rcu();
 	if ((rc = make_agents(&R, &C)) != 0) {
 		free_run(&R, &C);
 		return rc;
