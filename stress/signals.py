@@ -55,7 +55,10 @@ def one_round(rusk, cmd, sig, case, delay, d):
         if os.path.exists(f):
             os.remove(f)
     argv = [rusk, cmd] + SMALL + flags + ["--json", js, "--csv", csv]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ)  # a TSan build would sleep 1 s at exit by default
+    env["TSAN_OPTIONS"] = env.get("TSAN_OPTIONS", "") + " atexit_sleep_ms=0"
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
     header = p.stdout.readline()
     if not header.startswith("rusk "):
         p.kill()

@@ -1252,6 +1252,7 @@ int drv_report(run *R, bool interrupted)
 	        all_free ? "yes" : "NO");
 	if (vrc != RUSK_OK || !adds_up || !all_free)
 		status = RUSK_EXIT_FAIL;
+	fflush(R->out); /* the summary is out before the teardown (RCU barrier, frees) */
 
 	if (R->json) {
 		FILE *f = R->json;

@@ -531,16 +531,14 @@ int rusk_cmd_run(int argc, char **argv)
 	completer C = {.R = &R};
 	make_arenas();
 	start_call_rcu();
-	if ((rc = make_agents(&R, &C)) != 0) {
-		free_run(&R, &C);
-		return rc;
-	}
 	threads th = {0};
-	if (start_threads(&R, &C, &th) != 0) {
+	if ((rc = make_agents(&R, &C)) != 0 || start_threads(&R, &C, &th) != 0) {
+		/* Nothing was submitted; the summary and --json still say how it ended. */
 		rusk_store32(&R.fail, 1, RUSK_RELAXED);
 		stop_threads(&R, &th);
+		int status = drv_report(&R, false);
 		free_run(&R, &C);
-		return RUSK_EXIT_NOMEM;
+		return rc == RUSK_EXIT_FAIL ? rc : status;
 	}
 
 	/* Per-second sampling until the generator is done and agents drained, a signal, or
