@@ -532,13 +532,17 @@ int rusk_cmd_run(int argc, char **argv)
 	make_arenas();
 	start_call_rcu();
 	threads th = {0};
-	if ((rc = make_agents(&R, &C)) != 0 || start_threads(&R, &C, &th) != 0) {
-		/* Nothing was submitted; the summary and --json still say how it ended. */
+	if ((rc = make_agents(&R, &C)) == RUSK_EXIT_FAIL) {
+		free_run(&R, &C); /* an agent refused its parameters (printed) */
+		return rc;
+	}
+	if (rc != 0 || start_threads(&R, &C, &th) != 0) {
+		/* Out of memory or threads before any task: the summary and --json say so. */
 		rusk_store32(&R.fail, 1, RUSK_RELAXED);
 		stop_threads(&R, &th);
 		int status = drv_report(&R, false);
 		free_run(&R, &C);
-		return rc == RUSK_EXIT_FAIL ? rc : status;
+		return status;
 	}
 
 	/* Per-second sampling until the generator is done and agents drained, a signal, or
