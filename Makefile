@@ -4,13 +4,15 @@
 #   make test    unit + concurrency + CLI tests, then the concurrency tests again under
 #                ThreadSanitizer and AddressSanitizer+UBSan
 #   make bench   Google Benchmark micro-suite + `rusk bench`; JSON under perf/bench/
-#   make stress  long torture runs (STRESS_SECONDS, default 60)
+#   make stress  long torture runs and signals at random times (STRESS_SECONDS, default 60;
+#                STRESS_SEED, default 1)
 #   make paper   the papers' experiments in virtual time (perf/paper/, a few minutes)
 #   make fuzz    libFuzzer harnesses, FUZZ_SECONDS each (default 30; needs clang)
 #   make format / format-check
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 STRESS_SECONDS ?= 60
+STRESS_SEED ?= 1
 FUZZ_SECONDS ?= 30
 FUZZERS := fuzz_trace fuzz_openb fuzz_cli
 DEBS := cmake pkg-config gcc g++ make gnuplot-nox python3 liburcu-dev libck-dev libjemalloc-dev \
@@ -75,6 +77,7 @@ stress: build
 	./build/stress/ru_torture --threads 8 --seconds $(STRESS_SECONDS) --hot 64 --yield 2
 	./build/stress/fault_torture --threads 6 --seconds $(STRESS_SECONDS) --hot 4096
 	./build/stress/soak --machines 100000 --agents 4 --seconds $(STRESS_SECONDS)
+	python3 stress/signals.py --rusk ./build/rusk --seconds $(STRESS_SECONDS) --seed $(STRESS_SEED) --dir build
 
 # libFuzzer (clang): each harness for FUZZ_SECONDS from a copy of its seed corpus.
 fuzz: deps

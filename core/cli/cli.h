@@ -8,9 +8,13 @@
 
 #include <rusk/rusk.h>
 
-/* Exit statuses: 0 success, 1 run failed (an invariant broke), 2 bad usage or input. */
-#define RUSK_EXIT_FAIL  1
-#define RUSK_EXIT_USAGE 2
+/* Exit statuses: 0 success, 1 run failed (an invariant broke), 2 bad usage or input,
+ * 3 interrupted by SIGINT or SIGTERM (the summary, --json and --csv cover the part that
+ * ran), 4 out of memory or threads (every thread started was stopped first). */
+#define RUSK_EXIT_FAIL        1
+#define RUSK_EXIT_USAGE       2
+#define RUSK_EXIT_INTERRUPTED 3
+#define RUSK_EXIT_NOMEM       4
 
 /* Parses an unsigned integer option value in [min, max]; on error prints
  * "rusk: FLAG: 'VALUE' ..." to stderr and returns -1. */

@@ -19,9 +19,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -30,6 +33,48 @@
 #define RING_SIZE  DRV_RING_SIZE
 #define MAX_PHASES DRV_MAX_PHASES
 #define MAX_GROUPS DRV_MAX_GROUPS
+
+/* ---- signals and failures -------------------------------------------------------------- */
+
+/* Written by the handler: a lock-free atomic store is async-signal-safe. */
+static uint32_t stop_sig;
+
+static void on_stop_signal(int sig)
+{
+	rusk_store32(&stop_sig, (uint32_t)sig, RUSK_RELAXED);
+}
+
+void drv_signals_install(void)
+{
+	/* No SA_RESTART: the main thread's sleep returns at once. SA_RESETHAND: a second
+	 * signal kills, for a user who does not want to wait for the summary. */
+	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int drv_stop_signal(void)
+{
+	return (int)rusk_load32(&stop_sig, RUSK_RELAXED);
+}
+
+void drv_fail(run *R, const char *what)
+{
+	uint32_t was = rusk_faa32(&R->fail, 1, RUSK_ACQ_REL);
+	if (was == 0)
+		fprintf(stderr, "rusk: out of memory %s: stopping the run\n", what);
+	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE);
+}
+
+_Noreturn void drv_oom_exit(const char *what)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof msg, "rusk: out of memory %s: exiting\n", what);
+	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+		n = 0;
+	_exit(RUSK_EXIT_NOMEM);
+}
 
 void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap)
 {
@@ -140,6 +185,60 @@ static void json_trace(FILE *f, const run_cfg *c, size_t n_trace)
 		fputs(", \"rate_requested\": null}", f);
 }
 
+/* `path` with its directory resolved (symbolic links, `.`, `..`) into buf: how a file that
+ * does not exist yet is compared. The path itself when its directory cannot be resolved. */
+static void resolve_dir(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL ? slash + 1 : path;
+	if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else if (slash != NULL)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (realpath(dir, real) != NULL)
+		snprintf(buf, len, "%s/%s", real, base);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+/* Whether two paths name one file, so that writing both would corrupt it: the same
+ * existing file (device and inode; character devices such as /dev/null excepted), or, for
+ * files not created yet, the same path once their directories are resolved. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
+	if (ea != eb)
+		return false;
+	char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+	resolve_dir(a, ra, sizeof ra);
+	resolve_dir(b, rb, sizeof rb);
+	return strcmp(ra, rb) == 0;
+}
+
+/* --json, --csv and --trace must name different files: prints the clash naming both
+ * flags. Returns 0 or -1. */
+static int check_outputs(const run_cfg *cfg)
+{
+	const char *name[] = {"--json", "--csv", "--trace"};
+	const char *path[] = {cfg->json, cfg->csv,
+	                      cfg->trace != NULL && strcmp(cfg->trace, "openb") != 0 ? cfg->trace
+	                                                                             : NULL};
+	for (int i = 0; i < 2; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (path[i] != NULL && path[j] != NULL && same_file(path[i], path[j])) {
+				fprintf(stderr, "rusk: %s %s and %s %s name the same file\n",
+				        name[i], path[i], name[j], path[j]);
+				return -1;
+			}
+	return 0;
+}
+
 /* An on|off flag value; prints the error naming the flag. Returns 0 or -1. */
 static int on_off(const char *flag, const char *v, bool *out)
 {
@@ -239,7 +338,13 @@ static void drv_usage(bool sim)
 	     "                        one mutex (real time only: rusk sim runs one thread)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
-	     "  --csv FILE            write the per-second series as CSV");
+	     "  --csv FILE            write the per-second series as CSV\n"
+	     "\n"
+	     "SIGINT or SIGTERM stops the run; the summary, --json and --csv cover the part\n"
+	     "that ran (a second signal ends it at once). A task needing more RUs than the\n"
+	     "cluster has is rejected at arrival, with its reason in the summary and JSON.\n"
+	     "Exit status: 0 ok, 1 a check failed, 2 bad usage or input (outputs are opened\n"
+	     "before the run), 3 interrupted, 4 out of memory or threads.\n");
 	cli_cluster_usage();
 }
 
@@ -497,6 +602,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *ccp, run_cfg *out)
 		        rusk_sync_policy_name(cfg.sync), cfg.agents, cc->params.partitions, err);
 		return RUSK_EXIT_USAGE;
 	}
+	if (check_outputs(&cfg) != 0)
+		return RUSK_EXIT_USAGE;
 	*out = cfg;
 	return 0;
 }
@@ -529,7 +636,7 @@ int drv_setup(run *R, cli_cluster *cc)
 		                          sizeof err);
 		if (trc != RUSK_OK) {
 			fprintf(stderr, "rusk: --trace: %s\n", err);
-			return RUSK_EXIT_USAGE;
+			return trc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 		}
 		double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
 		double run_s = cfg.n_phases * cfg.phase_s;
@@ -553,7 +660,7 @@ int drv_setup(run *R, cli_cluster *cc)
 		if (R->trace == NULL) {
 			fprintf(stderr, "rusk: --trace: out of memory expanding %zu tasks\n",
 			        n_raw);
-			return RUSK_EXIT_FAIL;
+			return RUSK_EXIT_NOMEM;
 		}
 		cfg.trace_tasks = n_raw;
 		cfg.trace_span_s = span;
@@ -570,14 +677,20 @@ int drv_setup(run *R, cli_cluster *cc)
 		cfg.phase_s = fmax(span / scale, R->trace[R->n_trace - 1].t_s);
 	}
 	R->cfg = cfg;
-	FILE *csv = NULL;
-	if (cfg.csv && (csv = fopen(cfg.csv, "w")) == NULL) {
+	/* Outputs before the run: a path that cannot be written is refused now, not after
+	 * the run (whose results would be lost). */
+	if (cfg.json && (R->json = fopen(cfg.json, "w")) == NULL) {
+		fprintf(stderr, "rusk: --json: %s: %s\n", cfg.json, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	if (cfg.csv && (R->csv = fopen(cfg.csv, "w")) == NULL) {
 		fprintf(stderr, "rusk: --csv: %s: %s\n", cfg.csv, strerror(errno));
 		return RUSK_EXIT_USAGE;
 	}
 	double build_s;
-	if (cli_cluster_build(cc, &R->c, &build_s) != RUSK_OK)
-		return RUSK_EXIT_USAGE;
+	int brc = cli_cluster_build(cc, &R->c, &build_s);
+	if (brc != RUSK_OK)
+		return brc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	if (R->trace != NULL &&
 	    rusk_trace_check_preferred(R->trace, R->n_trace, rusk_cluster_machines(R->c),
 	                               trace_path, err, sizeof err) != RUSK_OK) {
@@ -621,7 +734,7 @@ int drv_setup(run *R, cli_cluster *cc)
 	    (pref_per_task > 0 && R->pref_pool == NULL) ||
 	    (cfg.quality == RUSK_QUALITY_SCORE && R->ru_dbin == NULL)) {
 		fprintf(stderr, "rusk: out of memory for %" PRIu64 " tasks\n", R->n_tasks_cap);
-		return RUSK_EXIT_FAIL;
+		return RUSK_EXIT_NOMEM;
 	}
 	uint32_t n_rus = rusk_cluster_rus(R->c);
 	fprintf(R->out,
@@ -648,14 +761,14 @@ int drv_setup(run *R, cli_cluster *cc)
 		rusk_admit_params_init(&ap);
 		ap.buckets = cfg.buckets;
 		ap.seed = R->seed;
-		if (rusk_admit_attach(R->c, &ap, &R->adm, err, sizeof err) != RUSK_OK) {
+		int arc = rusk_admit_attach(R->c, &ap, &R->adm, err, sizeof err);
+		if (arc != RUSK_OK) {
 			fprintf(stderr, "rusk: --admission: %s\n", err);
-			return RUSK_EXIT_USAGE;
+			return arc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 		}
 	}
-	R->csv = csv;
-	if (csv)
-		fprintf(csv,
+	if (R->csv)
+		fprintf(R->csv,
 		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
 		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
 		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
@@ -665,7 +778,7 @@ int drv_setup(run *R, cli_cluster *cc)
 	R->medians = calloc(cfg.agents, sizeof *R->medians);
 	if (R->per_agent == NULL || R->snap == NULL || R->medians == NULL) {
 		fprintf(stderr, "rusk: out of memory\n");
-		return RUSK_EXIT_FAIL;
+		return RUSK_EXIT_NOMEM;
 	}
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		R->ag[i].index = i;
@@ -715,8 +828,16 @@ run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint6
                        run_agent **dest)
 {
 	const run_cfg *cfg = &R->cfg;
-	if (G->id >= R->n_tasks_cap || G->pool_used + x->rus > R->pool_cap)
+	if (x->rus > rusk_cluster_rus(R->c)) {
+		/* The kernel refuses it (rusk_agent_place: RUSK_EINVAL); queued, it would be
+		 * retried until the run ends. */
+		R->rej_too_large++;
 		return NULL;
+	}
+	if (G->id >= R->n_tasks_cap || G->pool_used + x->rus > R->pool_cap) {
+		R->rej_pool++;
+		return NULL;
+	}
 	uint64_t id = G->id++;
 	run_task *tk = &R->tasks[id];
 	tk->id = id + 1;
@@ -755,8 +876,8 @@ void tq_grow(tq *q)
 {
 	size_t nc = q->cap ? q->cap * 2 : 1024;
 	run_task **na = malloc(nc * sizeof *na);
-	if (na == NULL)
-		abort(); /* the CLI's queues; the kernel never aborts */
+	if (na == NULL) /* a task with nowhere to go: losing it would break the accounting */
+		drv_oom_exit("growing an agent's queue");
 	for (size_t i = 0; i < q->n; i++)
 		na[i] = q->a[(q->head + i) & (q->cap - 1)];
 	free(q->a);
@@ -989,9 +1110,10 @@ uint64_t drv_second(run *R, bool tty)
 	rusk_hist *cur = &R->snap[2], *d = &R->snap[3], *snap = &R->snap[0], *one = &R->snap[1];
 	R->secs++;
 	memset(cur, 0, sizeof *cur);
-	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0;
+	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0, refused = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		drv_delay_merge(cur, &R->ag[i].st);
+		refused += rusk_load64(&R->ag[i].st.refused, RUSK_RELAXED);
 		placed += rusk_load64(&R->ag[i].st.placed, RUSK_RELAXED);
 		conf += rusk_load64(&R->ag[i].st.conflicts, RUSK_RELAXED);
 		preempted += rusk_load64(&R->ag[i].st.preempted, RUSK_RELAXED);
@@ -1012,7 +1134,7 @@ uint64_t drv_second(run *R, bool tty)
 	qsort(R->medians, n_med, sizeof *R->medians, cmp_double);
 	R->prev = *cur;
 	uint64_t sub = rusk_load64(&R->submitted, RUSK_RELAXED);
-	uint64_t rej = rusk_load64(&R->rejected, RUSK_RELAXED);
+	uint64_t rej = rusk_load64(&R->rejected, RUSK_RELAXED) + refused;
 	uint64_t backlog = sub - rej - (placed - preempted);
 	double util = 1.0 - (double)rusk_cluster_free_rus(R->c) / n_rus;
 	R->util_sum += util;
@@ -1033,6 +1155,7 @@ uint64_t drv_second(run *R, bool tty)
 		        n_med ? m[(size_t)(0.1 * (n_med - 1))] / 1e3 : 0.0,
 		        n_med ? m[(size_t)(0.5 * (n_med - 1))] / 1e3 : 0.0,
 		        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0);
+		fflush(R->csv); /* a row a second: what ran is on disk whatever ends the run */
 	}
 	R->prev_q = q_micro;
 	if (tty)
@@ -1076,6 +1199,7 @@ int drv_report(run *R, bool interrupted)
 		tot.adm_waited += s->adm_waited;
 		tot.adm_bound += s->adm_bound;
 		tot.placed_hi += s->placed_hi;
+		tot.refused += s->refused;
 		tot.tet_us += s->tet_us;
 		if (s->last_done_ns > tot.last_done_ns)
 			tot.last_done_ns = s->last_done_ns;
@@ -1095,7 +1219,15 @@ int drv_report(run *R, bool interrupted)
 		rusk_hist_merge(&tot.place, &s->place);
 	}
 	/* Each side counted on its own: the agents' leftovers, the completer's releases. */
-	uint64_t sub = R->submitted, rej = R->rejected, backlog = left;
+	uint64_t sub = R->submitted, rej = R->rejected + tot.refused, backlog = left;
+	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
+	uint64_t rej_queue = R->rejected - R->rej_too_large - R->rej_pool;
+	int sig = drv_stop_signal();
+	const char *end = R->fail          ? "out of memory"
+	                  : !interrupted   ? "completed"
+	                  : sig == SIGTERM ? "SIGTERM"
+	                  : sig == SIGINT  ? "SIGINT"
+	                                   : "interrupted";
 	uint64_t runs = tot.placed - tot.preempted; /* placements that ran to the end */
 	bool adds_up = sub == runs + rej + backlog && R->released == runs;
 	int vrc = rusk_cluster_verify(R->c, err, sizeof err);
@@ -1104,8 +1236,22 @@ int drv_report(run *R, bool interrupted)
 
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " submitted, %" PRIu64 " placed, %" PRIu64 " rejected, %" PRIu64
-	        " queued at the end%s\n",
-	        "tasks", sub, tot.placed, rej, backlog, interrupted ? " (interrupted)" : "");
+	        " queued at the end%s%s%s\n",
+	        "tasks", sub, tot.placed, rej, backlog, interrupted || R->fail ? " (stopped: " : "",
+	        interrupted || R->fail ? end : "", interrupted || R->fail ? ")" : "");
+	if (rej > 0) {
+		/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
+		char why[256], *p = why;
+		const uint64_t n[] = {R->rej_too_large, tot.refused, rej_queue, R->rej_pool};
+		const char *what[] = {"larger than the cluster", "refused by the kernel",
+		                      "agent queue full", "task pool full"};
+		why[0] = '\0';
+		for (int k = 0; k < 4; k++)
+			if (n[k] > 0)
+				p += snprintf(p, (size_t)(why + sizeof why - p), "%s%" PRIu64 " %s",
+				              p == why ? "" : ", ", n[k], what[k]);
+		fprintf(R->out, "  %-28s %s (cluster: %u RUs)\n", "  rejected", why, n_rus);
+	}
 	fprintf(R->out, "  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
 	        tot.placed / elapsed, R->max_tput);
 	fprintf(R->out, "  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
@@ -1217,15 +1363,14 @@ int drv_report(run *R, bool interrupted)
 	fprintf(R->out, "\n");
 	if (vrc != RUSK_OK || !adds_up || !all_free || stuck > 0)
 		status = RUSK_EXIT_FAIL;
+	fflush(R->out); /* the summary is out before the teardown (RCU barrier, frees) */
 
-	if (R->cfg.json) {
-		FILE *f = fopen(R->cfg.json, "w");
+	if (R->json) {
+		FILE *f = R->json;
+		R->json = NULL;
 		char qbuf[32];
 		snprintf(qbuf, sizeof qbuf, "%.4f", q_mean);
-		if (f == NULL) {
-			fprintf(stderr, "rusk: --json: %s: %s\n", R->cfg.json, strerror(errno));
-			status = RUSK_EXIT_USAGE;
-		} else {
+		{
 			/* A trace run reports the trace and its scaling; the generator's rate and
 			 * task shape do not apply (null). */
 			bool tr = R->trace != NULL;
@@ -1264,11 +1409,18 @@ int drv_report(run *R, bool interrupted)
 				        R->cfg.commit_latency_us);
 			fprintf(f, "},\n");
 			fprintf(f,
+			        "  \"run\": {\"end\": \"%s\", \"interrupted\": %s, \"elapsed_s\": "
+			        "%.3f},\n",
+			        end, interrupted ? "true" : "false", R->elapsed_s);
+			fprintf(f,
 			        "  \"tasks\": {\"submitted\": %" PRIu64 ", \"committed\": %" PRIu64
 			        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64
 			        ", \"preempted\": %" PRIu64 ", \"high_priority_placed\": %" PRIu64
-			        "},\n",
-			        sub, tot.placed, rej, backlog, tot.preempted, tot.placed_hi);
+			        ",\n    \"rejected_reasons\": {\"too_large\": %" PRIu64
+			        ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
+			        ", \"pool_full\": %" PRIu64 "}},\n",
+			        sub, tot.placed, rej, backlog, tot.preempted, tot.placed_hi,
+			        R->rej_too_large, tot.refused, rej_queue, R->rej_pool);
 			fprintf(f,
 			        "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
 			        tot.placed / elapsed, R->max_tput);
@@ -1363,9 +1515,17 @@ int drv_report(run *R, bool interrupted)
 			        "}\n}\n",
 			        adds_up ? "true" : "false", vrc == RUSK_OK ? "true" : "false",
 			        stuck);
-			fclose(f);
+			int werr = ferror(f);
+			if (fclose(f) != 0 || werr) {
+				fprintf(stderr, "rusk: --json: %s: write failed\n", R->cfg.json);
+				status = RUSK_EXIT_FAIL;
+			}
 		}
 	}
+	if (R->fail)
+		return RUSK_EXIT_NOMEM;
+	if (status == 0 && interrupted)
+		return RUSK_EXIT_INTERRUPTED;
 	return status;
 }
 
@@ -1375,6 +1535,8 @@ void drv_free(run *R)
 		fclose(R->out);
 	if (R->csv)
 		fclose(R->csv);
+	if (R->json) /* never written: the run did not get to its report */
+		fclose(R->json);
 	free(R->ag);
 	free(R->tasks);
 	free(R->pool);

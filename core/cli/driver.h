@@ -95,6 +95,7 @@ typedef struct agent_stats {
 	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
 	        pref_tasks;
 	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
+	uint64_t refused;        /* the kernel refused the task outright (RUSK_EINVAL): rejected */
 	uint64_t last_done_ns;   /* latest placement (makespan, ParSync Table 2) */
 	uint64_t tet_us;         /* sum of task execution times (ParSync Table 1) */
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
@@ -140,6 +141,7 @@ typedef struct run_agent {
 	 * has joined, so the completer may release through agent 0's (drv_release). */
 	rusk_agent *handle;
 	int err;
+	bool started; /* run: its thread was created (and must be joined) */
 	/* sim only */
 	uint64_t busy_until;
 	bool idle;
@@ -179,11 +181,18 @@ typedef struct run {
 	uint32_t *score_sorted; /* every RU's slot score (milli), ascending: D by search */
 	uint8_t *ru_dbin;       /* each RU's D bin (score model) */
 	uint64_t submitted, rejected, released; /* single writers, relaxed */
-	int gen_done, stop;                     /* flags, release/acquire */
+	/* Of `rejected`, the generator's reasons: more RUs than the cluster has (the kernel
+	 * would refuse it: never queued), or the run's task pools full. The rest found their
+	 * agent's ring full. */
+	uint64_t rej_too_large, rej_pool;
+	int gen_done, stop; /* flags, release/acquire */
+	int comp_stop;      /* run: the completer's last drain (after every agent joined) */
+	uint32_t fail;      /* RUSK_ENOMEM once any thread ran out of memory (drv_fail) */
 	uint64_t t0;
 	uint64_t seed;
 	FILE *csv;
-	FILE *out; /* the summary: stdout, or /dev/null with --quiet */
+	FILE *json; /* opened by drv_setup, before the run; written by drv_report */
+	FILE *out;  /* the summary: stdout, or /dev/null with --quiet */
 	/* per-second sampler state */
 	rusk_hist prev, *per_agent, *snap;
 	double *medians;
@@ -196,11 +205,28 @@ typedef struct run {
 	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
 } run;
 
-/* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). */
+/* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). Refuses
+ * (RUSK_EXIT_USAGE, naming both flags) an output given twice, or naming the trace. */
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *cfg);
-/* Trace, cluster, admission, task and lease pools; prints the header. 0 or exit status. */
+/* Trace, outputs (--json and --csv opened here, before the run: a bad path costs nothing),
+ * cluster, admission, task and lease pools; prints the header. 0 or exit status. */
 int drv_setup(run *R, cli_cluster *cc);
+/* Frees what drv_setup made; every thread of the run must have been joined. */
 void drv_free(run *R);
+
+/* SIGINT and SIGTERM ask run and sim to stop: the handler only records the signal, the
+ * loops poll drv_stop_signal() (every sleep is sliced so that it wakes within 100 ms).
+ * One-shot: a second signal has its default effect (ends the process at once). */
+void drv_signals_install(void);
+/* The signal that asked to stop (SIGINT or SIGTERM), or 0. Any thread. */
+int drv_stop_signal(void);
+/* A thread of the run ran out of memory doing `what`: prints it (first caller only), sets
+ * R->fail and asks every thread to stop; the report's status is RUSK_EXIT_NOMEM. */
+void drv_fail(run *R, const char *what);
+/* Out of memory where nothing can be given back (an agent-local queue): prints `what` and
+ * ends the process with RUSK_EXIT_NOMEM at once, without running exit handlers under the
+ * other threads' feet. Never returns. */
+_Noreturn void drv_oom_exit(const char *what);
 uint32_t drv_group_size(const run_cfg *cfg, int k);
 /* Agent `index`'s parameters from the flags (sync policy starting at R->t0). */
 void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap);
@@ -295,7 +321,10 @@ void drv_agent_drain(run *R, run_agent *a);
 
 /* Per-second sampler: one CSV row and the progress line. Returns the backlog. */
 uint64_t drv_second(run *R, bool interrupted);
-/* Final summary, checks and JSON. Returns the exit status. */
+/* Final summary, checks and JSON. `interrupted`: a signal stopped the run before it ended
+ * on its own. Returns the exit status: RUSK_EXIT_NOMEM after drv_fail, else
+ * RUSK_EXIT_FAIL if a check failed or the JSON could not be written, else
+ * RUSK_EXIT_INTERRUPTED if interrupted, else 0. */
 int drv_report(run *R, bool interrupted);
 
 #endif

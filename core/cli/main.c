@@ -31,7 +31,10 @@ static void usage(void)
 	     "           commit on their freshest partitions; conflicts, staleness, sync cost\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
-	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input");
+	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input, 3 run or sim\n"
+	     "interrupted by SIGINT or SIGTERM (summary, --json and --csv of the part that ran;\n"
+	     "a second signal ends it at once), 4 out of memory or threads (run and sim stop\n"
+	     "every thread they started, then exit)");
 }
 
 int main(int argc, char **argv)

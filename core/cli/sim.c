@@ -310,6 +310,7 @@ int rusk_cmd_sim(int argc, char **argv)
 	cli_cluster cc;
 	run R;
 	memset(&R, 0, sizeof R);
+	drv_signals_install(); /* SIGINT / SIGTERM end the loop below; the report follows */
 	int rc = drv_parse(argc, argv, true, &cc, &R.cfg);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
@@ -339,7 +340,7 @@ int rusk_cmd_sim(int argc, char **argv)
 	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL || S.busy_ns == NULL ||
 	    S.deferred == NULL || S.sync_base == NULL || S.backoff_ns == NULL || S.flush == NULL) {
 		fprintf(stderr, "rusk sim: out of memory\n");
-		return RUSK_EXIT_FAIL;
+		return RUSK_EXIT_NOMEM;
 	}
 	int status = 0;
 	for (uint32_t i = 0; i < N; i++) {
@@ -354,8 +355,11 @@ int rusk_cmd_sim(int argc, char **argv)
 		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
 		R.ag[i].idle = true;
 		if (R.ag[i].err != RUSK_OK || R.ag[i].chosen == NULL) {
-			fprintf(stderr, "rusk sim: agent %u: %s\n", i, err);
-			return RUSK_EXIT_FAIL;
+			fprintf(stderr, "rusk sim: agent %u: %s\n", i,
+			        R.ag[i].chosen == NULL ? "out of memory" : err);
+			return R.ag[i].err == RUSK_ENOMEM || R.ag[i].chosen == NULL
+			               ? RUSK_EXIT_NOMEM
+			               : RUSK_EXIT_FAIL;
 		}
 	}
 	drv_gen G;
@@ -368,7 +372,7 @@ int rusk_cmd_sim(int argc, char **argv)
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
 	double total_s = cfg->n_phases * cfg->phase_s;
 	bool tty = isatty(2);
-	while (S.q.h.n > 0) {
+	while (S.q.h.n > 0 && drv_stop_signal() == 0) {
 		event e = ev_heap_pop(&S.q.h);
 		vnow = e.t;
 		R.events++;
@@ -418,7 +422,8 @@ int rusk_cmd_sim(int argc, char **argv)
 		}
 		}
 	}
-done:
+done:;
+	bool interrupted = drv_stop_signal() != 0;
 	if (tty)
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
@@ -430,6 +435,8 @@ done:
 		if (idle)
 			R.stuck += drv_placeable(&R.ag[i], rusk_cluster_rus(R.c));
 	}
+	if (interrupted && vnow > R.t0 && (vnow - R.t0) / 1e9 > R.elapsed_s)
+		R.elapsed_s = (vnow - R.t0) / 1e9; /* the part of a virtual second that ran */
 	/* Stop: what still runs ends now (as the real completer does at stop). */
 	while (S.q.h.n > 0) {
 		event e = ev_heap_pop(&S.q.h);
@@ -453,7 +460,7 @@ done:
 	        "events/s, %.0fx real time\n",
 	        "simulator", R.elapsed_s, R.wall_s, R.events, R.events / R.wall_s / 1e6,
 	        R.elapsed_s / R.wall_s);
-	status = drv_report(&R, false);
+	status = drv_report(&R, interrupted);
 	rusk_thread_unregister();
 	free(S.q.h.a);
 	free(S.ag);
