@@ -7,12 +7,15 @@
  * keeps the real mix of shapes and platform types at any scale.
  *
  * Parsing is strict: every rejected row names PATH:LINE and the field, so a user can fix
- * the file; nothing is guessed or skipped.
+ * the file; nothing is guessed or skipped. The file is read whole (a regular file of at
+ * most 256 MiB), so lines have no length limit, any line ending (LF, CRLF, CR) is read,
+ * a byte-order mark is skipped and a NUL byte is an error rather than a cut line.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -49,11 +52,78 @@ static int split_csv(char *line, char **f, int max)
 	return n;
 }
 
-static void chomp(char *s)
+/* Node lists are a few MB (100K machines x ~40 bytes); a bigger "node list" is a mistake. */
+#define OPENB_MAX_BYTES (UINT64_C(256) << 20)
+
+/*
+ * The whole file at path into *text (NUL-terminated, *len bytes before the terminator).
+ * Only regular files: a directory, a device (/dev/zero would never end) or a pipe is refused
+ * by name. A NUL byte inside is refused with PATH:LINE: C strings stop there, so a row
+ * would vanish or be misread.
+ */
+static int read_text(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
-	size_t n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-		s[--n] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return rusk_errf(err, errlen, RUSK_EIO, "%s: cannot open: %s", path,
+		                 strerror(errno));
+	struct stat st;
+	int rc = RUSK_OK;
+	char *buf = NULL;
+	if (fstat(fileno(f), &st) != 0)
+		rc = rusk_errf(err, errlen, RUSK_EIO, "%s: cannot stat: %s", path, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = rusk_errf(err, errlen, RUSK_EIO, "%s: is a directory, not a node list", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = rusk_errf(err, errlen, RUSK_EIO, "%s: not a regular file (a device or pipe)",
+		               path);
+	else if ((uint64_t)st.st_size > OPENB_MAX_BYTES)
+		rc = rusk_errf(err, errlen, RUSK_EPARSE,
+		               "%s: %lld bytes, more than a node list's "
+		               "%llu MiB",
+		               path, (long long)st.st_size,
+		               (unsigned long long)(OPENB_MAX_BYTES >> 20));
+	else if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		rc = rusk_errf(err, errlen, RUSK_ENOMEM, "%s: out of memory", path);
+	size_t n = 0;
+	if (rc == RUSK_OK) {
+		n = fread(buf, 1, (size_t)st.st_size, f);
+		if (ferror(f))
+			rc = rusk_errf(err, errlen, RUSK_EIO, "%s: read error", path);
+	}
+	fclose(f);
+	const char *nul = rc == RUSK_OK ? memchr(buf, '\0', n) : NULL;
+	if (nul != NULL) {
+		uint32_t line = 1;
+		for (const char *p = buf; p < nul; p++)
+			line += *p == '\n';
+		rc = rusk_errf(err, errlen, RUSK_EPARSE, "%s:%u: NUL byte (not a text file)", path,
+		               line);
+	}
+	if (rc != RUSK_OK) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return RUSK_OK;
+}
+
+/* The next line of *pos, cut in place without its end ("\n", "\r\n" or a lone "\r");
+ * NULL at the end of the text. */
+static char *next_line(char **pos)
+{
+	char *s = *pos;
+	if (*s == '\0')
+		return NULL;
+	char *e = s + strcspn(s, "\r\n");
+	if (*e == '\r' && e[1] == '\n')
+		*e++ = '\0';
+	if (*e != '\0')
+		*e++ = '\0';
+	*pos = e;
+	return s;
 }
 
 RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
@@ -62,28 +132,23 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 {
 	if (path == NULL || p == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "path, params and out must not be NULL");
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return rusk_errf(err, errlen, RUSK_EIO, "%s: cannot open: %s", path,
-		                 strerror(errno));
+	char *text = NULL;
+	size_t text_len = 0;
+	int rc = read_text(path, &text, &text_len, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	char *pos = text, *buf;
+	if (text_len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos += 3; /* the UTF-8 byte-order mark some editors write first */
 
 	char names[RUSK_MAX_PLATFORMS][RUSK_PLATFORM_NAME];
 	uint32_t n_names = 0;
 	openb_row *rows = NULL;
 	size_t n_rows = 0, cap = 0;
-	char buf[1024];
 	uint32_t line = 0;
-	int rc = RUSK_OK;
 
-	while (fgets(buf, sizeof buf, f) != NULL) {
+	while ((buf = next_line(&pos)) != NULL) {
 		line++;
-		if (strchr(buf, '\n') == NULL && !feof(f)) {
-			rc = rusk_errf(err, errlen, RUSK_EPARSE,
-			               "%s:%u: line longer than %zu bytes", path, line,
-			               sizeof buf - 1);
-			goto out;
-		}
-		chomp(buf);
 		char *fld[6];
 		int nf = split_csv(buf, fld, 5);
 		if (line == 1) {
@@ -167,10 +232,6 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 		}
 		rows[n_rows++] = r;
 	}
-	if (ferror(f)) {
-		rc = rusk_errf(err, errlen, RUSK_EIO, "%s:%u: read error", path, line);
-		goto out;
-	}
 	if (line == 0) {
 		rc = rusk_errf(err, errlen, RUSK_EPARSE, "%s:1: empty file (no header)", path);
 		goto out;
@@ -221,6 +282,6 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 	*out = c;
 out:
 	free(rows);
-	fclose(f);
+	free(text);
 	return rc;
 }
