@@ -879,23 +879,84 @@ static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
 		rusk_qtask_init(&d->qt, &t->profile);
 }
 
-static inline int check_task(const rusk_agent *a, const rusk_task *t)
+/* Any profile byte > 99, ten at a time: adding 28 to a byte <= 127 sets its top bit
+ * exactly when it was >= 100; bytes >= 128 have it set already. */
+static inline bool profile_ok(const rusk_profile *p)
 {
-	if (a == NULL || t == NULL || t->id == 0 || t->id > RUSK_TASK_ID_MAX || t->rus == 0 ||
-	    t->rus > a->c->n_rus || t->placement > RUSK_PLACE_SPREAD ||
-	    (t->n_preferred > 0 && t->preferred == NULL))
-		return RUSK_EINVAL;
-	/* Any profile byte > 99, ten at a time: adding 28 to a byte <= 127 sets its top bit
-	 * exactly when it was >= 100; bytes >= 128 have it set already. */
 	_Static_assert(RUSK_N_RESOURCES <= 16, "profile fits two words");
 	uint64_t w[2] = {0, 0};
-	memcpy(w, t->profile.c, RUSK_N_RESOURCES);
+	memcpy(w, p->c, RUSK_N_RESOURCES);
 	const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f), top = UINT64_C(0x8080808080808080);
 	const uint64_t add = UINT64_C(0x1c1c1c1c1c1c1c1c);
-	if (((((w[0] & low7) + add) | w[0]) & top) != 0 ||
-	    ((((w[1] & low7) + add) | w[1]) & top) != 0)
-		return RUSK_EINVAL;
-	return RUSK_OK;
+	return ((((w[0] & low7) + add) | w[0]) & top) == 0 &&
+	       ((((w[1] & low7) + add) | w[1]) & top) == 0;
+}
+
+static const char *const place_names[] = {"any", "machine", "rack", "spread"};
+static const char *const fit_what[] = {"RUs of the whole cluster", "RUs of its largest machine",
+                                       "RUs of its largest rack", "machines of the cluster"};
+
+/* Out of line: what is wrong with a task that the fast check refused, and which field. */
+static RUSK_NOINLINE int task_problem(const rusk_cluster *c, const rusk_task *t, const char **field,
+                                      char *err, size_t errlen)
+{
+	const char *f = NULL;
+	int rc = RUSK_EINVAL;
+	if (t == NULL) {
+		f = "task";
+		rusk_errf(err, errlen, rc, "task is NULL");
+	} else if (t->id == 0 || t->id > RUSK_TASK_ID_MAX) {
+		f = "id";
+		rusk_errf(err, errlen, rc, "id %llu not in 1..%llu", (unsigned long long)t->id,
+		          (unsigned long long)RUSK_TASK_ID_MAX);
+	} else if (t->rus == 0) {
+		f = "rus";
+		rusk_errf(err, errlen, rc, "task %llu: rus is 0", (unsigned long long)t->id);
+	} else if (t->placement > RUSK_PLACE_SPREAD) {
+		f = "placement";
+		rusk_errf(err, errlen, rc, "task %llu: placement %u is not a rusk_placement_pref",
+		          (unsigned long long)t->id, t->placement);
+	} else if (t->n_preferred > 0 && t->preferred == NULL) {
+		f = "preferred";
+		rusk_errf(err, errlen, rc, "task %llu: n_preferred %u but preferred is NULL",
+		          (unsigned long long)t->id, t->n_preferred);
+	} else if (!profile_ok(&t->profile)) {
+		f = "profile";
+		rusk_errf(err, errlen, rc, "task %llu: a profile value exceeds 99",
+		          (unsigned long long)t->id);
+	} else if (t->rus > c->fit[t->placement]) {
+		f = "rus";
+		rc = RUSK_EINFEASIBLE;
+		rusk_errf(err, errlen, rc,
+		          "task %llu: rus %u exceeds the %u %s (placement %s): no state of the "
+		          "cluster can hold it",
+		          (unsigned long long)t->id, t->rus, c->fit[t->placement],
+		          fit_what[t->placement], place_names[t->placement]);
+	} else {
+		rc = RUSK_OK;
+	}
+	if (field != NULL)
+		*field = f;
+	return rc;
+}
+
+/* The hot path's check: one pass of compares, the explanation only on failure. */
+static inline int check_task(const rusk_cluster *c, const rusk_task *t, const char **field)
+{
+	if (RUSK_LIKELY(t != NULL && t->id - 1 < RUSK_TASK_ID_MAX &&
+	                t->placement <= RUSK_PLACE_SPREAD && t->rus - 1 < c->fit[t->placement] &&
+	                (t->n_preferred == 0 || t->preferred != NULL) && profile_ok(&t->profile)))
+		return RUSK_OK;
+	return task_problem(c, t, field, NULL, 0);
+}
+
+RUSK_EXPORT int rusk_task_check(const rusk_cluster *c, const rusk_task *t, char *err, size_t errlen)
+{
+	if (c == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "cluster is NULL");
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	return task_problem(c, t, NULL, err, errlen);
 }
 
 /* Returns the number of RUs chosen (> 0) or a negative error. */
@@ -919,9 +980,14 @@ static int choose(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *p
 RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus,
                                   rusk_placement *pl)
 {
-	if (check_task(a, t) != RUSK_OK || rus == NULL || pl == NULL)
+	if (a == NULL || rus == NULL || pl == NULL)
 		return RUSK_EINVAL;
 	memset(pl, 0, sizeof *pl);
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
+	int bad = check_task(a->c, t, &pl->invalid);
+	if (RUSK_UNLIKELY(bad != RUSK_OK))
+		return bad;
 	dctx d;
 	dctx_init(&d, a, t);
 	/* central chooses under its lock inside rusk_agent_place only */
@@ -953,6 +1019,39 @@ static uint32_t commit(rusk_agent *a, const rusk_task *t, const uint32_t *rus, u
 	return commit_unlocked(a, t, rus, n, leases, pl, prof);
 }
 
+/*
+ * The machines of the RUs just won, checked before place() hands them out: a failure or
+ * drain that happened while place() was deciding is reported by place() itself (those RUs
+ * are unheld and counted as conflicts; a gang gives back all of them). The callback of
+ * rusk_machine_fail can then only name leases place() returned (ru.c, "Revocations").
+ * Returns the RUs kept, compacted in leases[] in their order.
+ */
+static uint32_t keep_up(rusk_agent *a, const rusk_task *t, rusk_lease *leases, uint32_t won,
+                        bool lost_before, rusk_placement *pl)
+{
+	rusk_cluster *c = a->c;
+	uint32_t down = 0;
+	for (uint32_t i = 0; i < won; i++)
+		/* Relaxed: no order needed; a state store we miss makes the failure wait for
+		 * the publish and report the lease by callback (topology.c). */
+		down += rusk_load32(&c->machines[c->ru_machine[leases[i].ru]].state,
+		                    RUSK_RELAXED) != RUSK_M_UP;
+	if (RUSK_LIKELY(down == 0))
+		return won;
+	pl->conflicts += down;
+	pl->commits_lost += !lost_before;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < won; i++) {
+		bool up = rusk_load32(&c->machines[c->ru_machine[leases[i].ru]].state,
+		                      RUSK_RELAXED) == RUSK_M_UP;
+		if (up && (!t->gang || won == 1))
+			leases[kept++] = leases[i];
+		else
+			rusk_ru_unhold_(c, leases[i]); /* a gang gives back all of them */
+	}
+	return kept;
+}
+
 static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                                 rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
 {
@@ -960,23 +1059,23 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 	if (n == 1) {
 		/* One RU: the single commit, without the multi-RU entry points' set-up. Gang
 		 * and incremental mean the same thing for one RU. */
-		int rc = rusk_ru_commit(c, t->id, rus[0], prof, &leases[0]);
+		int rc = rusk_ru_commit_held_(c, t->id, rus[0], prof, &leases[0]);
 		if (rc == RUSK_OK || rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE)
 			rusk_view_mark_taken_(a->v,
 			                      rus[0]); /* ours, or lost: not free either way */
 		if (rc == RUSK_OK)
-			return 1;
+			return keep_up(a, t, leases, 1, false, pl);
 		pl->conflicts += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
 		pl->commits_lost += rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE;
 		return 0;
 	}
 	if (t->gang) {
 		size_t lost = 0;
-		int rc = rusk_ru_commit_gang(c, t->id, rus, n, prof, leases, &lost);
+		int rc = rusk_ru_commit_gang_held_(c, t->id, rus, n, prof, leases, &lost);
 		if (rc == RUSK_OK) {
 			for (uint32_t i = 0; i < n; i++)
 				rusk_view_mark_taken_(a->v, rus[i]);
-			return n;
+			return keep_up(a, t, leases, n, false, pl);
 		}
 		if (rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE) {
 			rusk_view_mark_taken_(a->v, rus[lost]);
@@ -986,13 +1085,25 @@ static uint32_t commit_unlocked(rusk_agent *a, const rusk_task *t, const uint32_
 		return 0;
 	}
 	size_t won = 0;
-	if (rusk_ru_commit_incremental(c, t->id, rus, n, prof, leases, &won) != RUSK_OK)
+	if (rusk_ru_commit_incremental_held_(c, t->id, rus, n, prof, leases, &won) != RUSK_OK)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		rusk_view_mark_taken_(a->v, rus[i]); /* ours, or lost: not free either way */
 	pl->conflicts += n - (uint32_t)won;
 	pl->commits_lost += won < n;
-	return (uint32_t)won;
+	return keep_up(a, t, leases, (uint32_t)won, won < n, pl);
+}
+
+/* place()'s end: hands out the held leases (clears C), or gives them all back. */
+static int finish(rusk_cluster *c, rusk_lease *leases, uint32_t n, int rc)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (rc == RUSK_OK)
+			rusk_ru_publish_(c, leases[i]);
+		else
+			rusk_ru_unhold_(c, leases[i]);
+	}
+	return rc;
 }
 
 /* The designs whose every change of the shared state goes under the cluster's one mutex. */
@@ -1026,9 +1137,14 @@ static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_
 RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases,
                                  rusk_placement *pl)
 {
-	if (check_task(a, t) != RUSK_OK || leases == NULL || pl == NULL)
+	if (a == NULL || leases == NULL || pl == NULL)
 		return RUSK_EINVAL;
 	memset(pl, 0, sizeof *pl);
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
+	int bad = check_task(a->c, t, &pl->invalid);
+	if (RUSK_UNLIKELY(bad != RUSK_OK))
+		return bad;
 	dctx d;
 	dctx_init(&d, a, t);
 	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
@@ -1060,7 +1176,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		if (attempt > 0)
 			pl->samples += one.samples;
 		if (n == RUSK_ENOMEM)
-			return RUSK_ENOMEM;
+			return finish(a->c, leases, placed, RUSK_ENOMEM);
 		if (n <= 0)
 			break; /* the view has nothing suitable: give the task back */
 		uint32_t won = commit(a, d.t, rus, (uint32_t)n, leases + placed, pl);
@@ -1081,9 +1197,9 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	pl->preferred = pref;
 	if (placed == 0 || (t->gang && placed < t->rus)) {
 		pl->placed = 0;
-		return RUSK_EAGAIN;
+		return finish(a->c, leases, placed, RUSK_EAGAIN);
 	}
-	return RUSK_OK;
+	return finish(a->c, leases, placed, RUSK_OK);
 }
 
 /*
@@ -1158,5 +1274,5 @@ static int place_central(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_
 	}
 	pthread_mutex_unlock(&c->central_lock);
 	pl->end_ns = rusk_now_(c);
-	return rc;
+	return finish(c, leases, pl->placed, rc);
 }

@@ -157,7 +157,10 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 	c->n_racks = div_ceil(c->n_machines, p->machines_per_rack);
 	c->n_cells = div_ceil(c->n_racks, p->racks_per_cell);
 
-	uint32_t ru = 0;
+	uint32_t ru = 0, rack_rus = 0;
+	c->fit[RUSK_PLACE_ANY] = c->n_rus;
+	c->fit[RUSK_PLACE_MACHINE] = c->fit[RUSK_PLACE_RACK] = 0;
+	c->fit[RUSK_PLACE_SPREAD] = c->n_machines;
 	for (uint32_t m = 0; m < c->n_machines; m++) {
 		rusk_machine *mm = &c->machines[m];
 		mm->first_ru = ru;
@@ -167,6 +170,13 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 		for (uint32_t k = 0; k < mm->n_rus; k++)
 			c->ru_machine[ru + k] = m;
 		ru += mm->n_rus;
+		/* What a task could ever get (rusk_agent_place's RUSK_EINFEASIBLE): spare and
+		 * down slots count, since rusk_machine_up may bring any of them up. */
+		rack_rus = m % p->machines_per_rack == 0 ? mm->n_rus : rack_rus + mm->n_rus;
+		if (mm->n_rus > c->fit[RUSK_PLACE_MACHINE])
+			c->fit[RUSK_PLACE_MACHINE] = mm->n_rus;
+		if (rack_rus > c->fit[RUSK_PLACE_RACK])
+			c->fit[RUSK_PLACE_RACK] = rack_rus;
 	}
 	/* Partition p owns cells [p*C/P, (p+1)*C/P): sizes differ by at most one cell. Its
 	 * bits start on a word boundary. */

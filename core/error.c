@@ -23,6 +23,8 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_EPOLICY: return "impossible sync policy";
 	case RUSK_EAGAIN: return "not placed this time: re-queue the task";
 	case RUSK_EBUSY: return "already attached or in use";
+	case RUSK_ENOTREG: return "calling thread not registered (rusk_thread_register)";
+	case RUSK_EINFEASIBLE: return "task larger than the cluster could ever hold";
 	default: return "unknown rusk error";
 	}
 }

@@ -184,8 +184,12 @@ struct rusk_cluster {
 	uint64_t snap_allocated, snap_freed; /* live, relaxed: statistics */
 	uint64_t views_made; /* live, relaxed: a stream number for each view's tie generator */
 	double score_mean, score_sd;
-	double max_speed;             /* fastest platform's speed (quality scaling) */
-	uint16_t max_score;           /* highest slot score (weighted sampling bound) */
+	double max_speed;   /* fastest platform's speed (quality scaling) */
+	uint16_t max_score; /* highest slot score (weighted sampling bound) */
+	/* Most RUs one task can ever get, by rusk_placement_pref (any, machine, rack, spread):
+	 * the cluster's RUs, its largest machine, its largest rack, its machine count. Every
+	 * machine slot counts, spares and machines now down included (cluster.c). */
+	uint32_t fit[4];
 	pthread_mutex_t central_lock; /* central's and global-lock's one lock (agent.c) */
 	struct rusk_admit *admit;     /* admission statistics (admit.c), set at quiescence */
 	size_t bytes_total, bytes_array, bytes_snap_words;
@@ -228,6 +232,33 @@ int rusk_cluster_check_scores_(const rusk_cluster_params *p, char *err, size_t e
  * rusk_ru_commit_gang after each member RU is committed (i + 1 of n taken). A test may end
  * the calling thread there to model an agent that dies mid-gang. NULL in production. */
 extern void (*rusk_fault_gang_member)(uint64_t task, size_t taken, size_t n);
+
+/* place()'s commits (ru.c): as rusk_ru_commit / _gang / _incremental, but every RU won stays
+ * held (C set), so no topology change can revoke it before place() decides. Each held lease
+ * ends with exactly one of rusk_ru_publish_ (clears C: the embedder now holds it) or
+ * rusk_ru_unhold_ (releases it: free, or offline on a machine no longer UP). Called only by
+ * the thread that holds the lease. */
+int rusk_ru_commit_held_(rusk_cluster *c, uint64_t task, uint32_t ru, const rusk_profile *prof,
+                         rusk_lease *out);
+int rusk_ru_commit_gang_held_(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                              const rusk_profile *prof, rusk_lease *out, size_t *lost_at);
+int rusk_ru_commit_incremental_held_(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                                     const rusk_profile *prof, rusk_lease *out, size_t *n_won);
+void rusk_ru_publish_(rusk_cluster *c, rusk_lease l);
+void rusk_ru_unhold_(rusk_cluster *c, rusk_lease l);
+
+/* Thread registration (snapshot.c): nesting depth of rusk_thread_register on this thread. */
+extern __thread unsigned rusk_reg_depth_;
+/* RUSK_DEBUG builds (rusk/sync.h: every build type but Release and MinSizeRel, and every
+ * sanitizer build) refuse calls that need registration from unregistered threads with
+ * RUSK_ENOTREG; other builds compile the check away. */
+#if defined(RUSK_DEBUG) || !defined(NDEBUG)
+#define RUSK_CHECK_REGISTERED 1
+#define RUSK_UNREGISTERED_()  RUSK_UNLIKELY(rusk_reg_depth_ == 0)
+#else
+#define RUSK_CHECK_REGISTERED 0
+#define RUSK_UNREGISTERED_()  false
+#endif
 
 /* RU accounting shared by ru.c and topology.c. */
 void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);

@@ -6,10 +6,13 @@
  * Algorithm. Each RU is one 64-bit word (layout in internal.h) plus one bit of the free
  * bitmap that snapshots copy.
  *
- *   commit:  CAS free -> {T, C, gen}         (acquire; a CAS that finds it taken: conflict)
+ *   commit:  CAS free -> {T, C, P?, gen}     (acquire; a CAS that finds it taken: conflict)
  *            clear free bit, partition counter -= {1, score}
  *            [profile] write tenant slot, add to machine sums
  *            store {T, P?, gen}                (release: clears C)
+ *   held commit (rusk_agent_place): the same without the last store: C stays set until
+ *            place() publishes the lease (store {T, P?, gen}, release) just before it
+ *            returns it, or unholds it (the release steps below, from C instead of R)
  *   release: check owner, gen against the lease
  *            CAS {T, gen} -> {T, gen, R}       (one releaser wins; a second sees R or free)
  *            [P] subtract tenant from machine sums
@@ -25,6 +28,21 @@
  * rusk_fence_atomic_load before it reads the machine state; topology changes store the
  * state and then fence before scanning words (Dekker): either the releaser sees the new
  * state, or the topology scan sees the RU in R and waits for it (topology.c).
+ *
+ * Revocations and place() (issue 19). Topology changes wait for C to clear (topology.c),
+ * so an RU that place() took cannot be revoked while place() is still deciding: the
+ * failure waits for place() to publish or unhold it. A failure whose state store place()
+ * sees when it checks the machines of its new RUs (agent.c, state_check) is reported by
+ * place() itself: it unholds those RUs and counts them as conflicts. Every word a failure
+ * revokes therefore has C clear and owner T: a lease the embedder was given (by place()'s
+ * publish or a rusk_ru_commit* call), never a rolled-back or dropped one, and the CAS that
+ * revokes it happens once per tenure, so the callback reports it exactly once. Orders:
+ *   publish store (release, clears C)  ->  settle's acquire load in a failure, whose CAS
+ *                                          then sees owner T and the tenant slot
+ *   unhold's final store (release)     ->  settle's acquire load: the failure finds the
+ *                                          word free or OFFLINE and reports nothing
+ *   fail's state store (relaxed)       ->  place()'s state check needs no order: it only
+ *                                          shortens the list of leases the callback names
  *
  * Counters. The free bit and the partition counter of an RU change only while its word
  * holds C or R (or inside a topology change that waited for both to clear), and those
@@ -82,12 +100,18 @@ void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_fr
 	}
 }
 
-/* One commit; arguments already validated. */
+/*
+ * One commit; arguments already validated. With hold (rusk_agent_place's commits) the word
+ * keeps C after the accounting: topology changes wait for it (settle), so nothing can revoke
+ * the RU until place() publishes it (rusk_ru_publish_) or gives it back (rusk_ru_unhold_).
+ * P goes into the CAS with C: every reader of P waits for C to clear first.
+ */
 static inline int commit_one(rusk_cluster *c, uint64_t task, uint32_t ru, const rusk_profile *prof,
-                             const rusk_packed *packed, rusk_lease *out)
+                             const rusk_packed *packed, rusk_lease *out, bool hold)
 {
 	uint64_t *w = &c->ru_word[ru];
 	uint64_t cur = rusk_load64(w, RUSK_RELAXED); /* a guess; the CAS validates it */
+	bool profiled = !packed_zero(packed);
 	uint64_t next;
 	for (;;) {
 		uint64_t owner = rusk_w_owner(cur);
@@ -95,27 +119,51 @@ static inline int commit_one(rusk_cluster *c, uint64_t task, uint32_t ru, const 
 			return owner == task                 ? RUSK_EDUP
 			       : owner == RUSK_OWNER_OFFLINE ? RUSK_EOFFLINE
 			                                     : RUSK_ECONFLICT;
-		next = (task << RUSK_W_OWNER_SHIFT) | (cur & RUSK_W_GEN);
+		next = (task << RUSK_W_OWNER_SHIFT) | (cur & RUSK_W_GEN) |
+		       (profiled ? RUSK_W_PROFILE : 0);
 		/* Acquire: pairs with the release store that freed the word. */
 		if (rusk_cas64(w, &cur, next | RUSK_W_COMMITTING, RUSK_ACQUIRE))
 			break;
 	}
 	rusk_machine *m = &c->machines[c->ru_machine[ru]];
 	rusk_ru_account_(c, ru, m, false);
-	if (!packed_zero(packed)) {
+	if (profiled) {
 		/* Only the holder writes its slot; earlier readers are ordered before by the
 		 * CAS above. */
 		c->ru_tenant[ru] = *prof;
 		rusk_machine_sums_(m, packed, false);
-		next |= RUSK_W_PROFILE;
 	}
 	/* Release: clears C; pairs with the acquire loads of a topology change (settle) and
 	 * of a release of this lease. Nobody else writes a word holding C. */
-	rusk_store64(w, next, RUSK_RELEASE);
-	rusk_admit_note_(c, c->ru_machine[ru], (next & RUSK_W_PROFILE) != 0);
+	if (!hold)
+		rusk_store64(w, next, RUSK_RELEASE);
+	rusk_admit_note_(c, c->ru_machine[ru], profiled);
 	out->ru = ru;
 	out->gen = rusk_w_gen(next);
 	return RUSK_OK;
+}
+
+/* The second half of a release, once the caller owns the word through R (release_one) or
+ * C (an unpublished commit of place()): cur is the word as the caller set it. */
+static inline void release_owned(rusk_cluster *c, uint32_t ru, uint64_t cur)
+{
+	uint64_t *w = &c->ru_word[ru];
+	rusk_machine *m = &c->machines[c->ru_machine[ru]];
+	if (cur & RUSK_W_PROFILE) {
+		rusk_packed packed = rusk_pack_profile(&c->ru_tenant[ru]);
+		rusk_machine_sums_(m, &packed, true);
+	}
+	/* Dekker with topology changes: our R CAS, then their state. */
+	rusk_fence_atomic_load();
+	uint32_t gen = rusk_gen_next(cur);
+	if (RUSK_LIKELY(rusk_load32(&m->state, RUSK_RELAXED) == RUSK_M_UP)) {
+		rusk_ru_account_(c, ru, m, true);
+		/* Release: pairs with the next committer's acquire CAS. */
+		rusk_store64(w, gen, RUSK_RELEASE);
+	} else {
+		rusk_store64(w, RUSK_W_OFFLINE(gen), RUSK_RELEASE);
+	}
+	rusk_admit_note_(c, c->ru_machine[ru], (cur & RUSK_W_PROFILE) != 0);
 }
 
 static inline int release_one(rusk_cluster *c, uint64_t task, rusk_lease l)
@@ -138,23 +186,23 @@ static inline int release_one(rusk_cluster *c, uint64_t task, rusk_lease l)
 		if (rusk_cas64(w, &cur, cur | RUSK_W_RELEASING, RUSK_ACQUIRE))
 			break;
 	}
-	rusk_machine *m = &c->machines[c->ru_machine[l.ru]];
-	if (cur & RUSK_W_PROFILE) {
-		rusk_packed packed = rusk_pack_profile(&c->ru_tenant[l.ru]);
-		rusk_machine_sums_(m, &packed, true);
-	}
-	/* Dekker with topology changes: our R CAS, then their state. */
-	rusk_fence_atomic_load();
-	uint32_t gen = rusk_gen_next(cur);
-	if (RUSK_LIKELY(rusk_load32(&m->state, RUSK_RELAXED) == RUSK_M_UP)) {
-		rusk_ru_account_(c, l.ru, m, true);
-		/* Release: pairs with the next committer's acquire CAS. */
-		rusk_store64(w, gen, RUSK_RELEASE);
-	} else {
-		rusk_store64(w, RUSK_W_OFFLINE(gen), RUSK_RELEASE);
-	}
-	rusk_admit_note_(c, c->ru_machine[l.ru], (cur & RUSK_W_PROFILE) != 0);
+	release_owned(c, l.ru, cur);
 	return RUSK_OK;
+}
+
+void rusk_ru_publish_(rusk_cluster *c, rusk_lease l)
+{
+	uint64_t *w = &c->ru_word[l.ru];
+	/* Relaxed: our own last write (the commit CAS); nobody else writes a word with C. */
+	uint64_t cur = rusk_load64(w, RUSK_RELAXED);
+	/* Release: clears C, as a plain commit's final store (pairs with settle). */
+	rusk_store64(w, cur & ~RUSK_W_COMMITTING, RUSK_RELEASE);
+}
+
+void rusk_ru_unhold_(rusk_cluster *c, rusk_lease l)
+{
+	/* Relaxed: our own last write, as above. */
+	release_owned(c, l.ru, rusk_load64(&c->ru_word[l.ru], RUSK_RELAXED));
 }
 
 static inline int check_task(const rusk_cluster *c, uint64_t task)
@@ -176,8 +224,8 @@ static inline int prep_profile(const rusk_profile *prof, rusk_packed *packed)
 	return RUSK_OK;
 }
 
-RUSK_EXPORT int rusk_ru_commit(rusk_cluster *c, uint64_t task, uint32_t ru,
-                               const rusk_profile *prof, rusk_lease *out)
+static inline int commit_checked(rusk_cluster *c, uint64_t task, uint32_t ru,
+                                 const rusk_profile *prof, rusk_lease *out, bool hold)
 {
 	if (check_task(c, task) != RUSK_OK || out == NULL)
 		return RUSK_EINVAL;
@@ -186,7 +234,19 @@ RUSK_EXPORT int rusk_ru_commit(rusk_cluster *c, uint64_t task, uint32_t ru,
 	rusk_packed packed;
 	if (prep_profile(prof, &packed) != RUSK_OK)
 		return RUSK_EINVAL;
-	return commit_one(c, task, ru, prof, &packed, out);
+	return commit_one(c, task, ru, prof, &packed, out, hold);
+}
+
+RUSK_EXPORT int rusk_ru_commit(rusk_cluster *c, uint64_t task, uint32_t ru,
+                               const rusk_profile *prof, rusk_lease *out)
+{
+	return commit_checked(c, task, ru, prof, out, false);
+}
+
+int rusk_ru_commit_held_(rusk_cluster *c, uint64_t task, uint32_t ru, const rusk_profile *prof,
+                         rusk_lease *out)
+{
+	return commit_checked(c, task, ru, prof, out, true);
 }
 
 RUSK_EXPORT int rusk_ru_release(rusk_cluster *c, uint64_t task, rusk_lease lease)
@@ -211,9 +271,14 @@ static int multi_prep(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_
 
 void (*rusk_fault_gang_member)(uint64_t task, size_t taken, size_t n);
 
-static void rollback(rusk_cluster *c, uint64_t task, const rusk_lease *taken, size_t n)
+/* Gives back what a failed multi-RU commit took: releases, or for held words unholds. */
+static void rollback(rusk_cluster *c, uint64_t task, const rusk_lease *taken, size_t n, bool hold)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (hold) {
+			rusk_ru_unhold_(c, taken[i]); /* held: nobody else can have changed it */
+			continue;
+		}
 		/* Fails only if a machine failure revoked the RU meanwhile: then it is
 		 * already offline and reported, and there is nothing to undo. */
 		int rc = release_one(c, task, taken[i]);
@@ -221,17 +286,17 @@ static void rollback(rusk_cluster *c, uint64_t task, const rusk_lease *taken, si
 	}
 }
 
-RUSK_EXPORT int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
-                                    const rusk_profile *prof, rusk_lease *out, size_t *lost_at)
+static inline int commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                              const rusk_profile *prof, rusk_lease *out, size_t *lost_at, bool hold)
 {
 	rusk_packed packed;
 	int rc = multi_prep(c, task, rus, n, prof, out, &packed);
 	if (rc != RUSK_OK)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		rc = commit_one(c, task, rus[i], prof, &packed, &out[i]);
+		rc = commit_one(c, task, rus[i], prof, &packed, &out[i], hold);
 		if (RUSK_UNLIKELY(rc != RUSK_OK)) {
-			rollback(c, task, out, i);
+			rollback(c, task, out, i, hold);
 			if (lost_at != NULL)
 				*lost_at = i;
 			return rc;
@@ -242,9 +307,21 @@ RUSK_EXPORT int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32
 	return RUSK_OK;
 }
 
-RUSK_EXPORT int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus,
-                                           size_t n, const rusk_profile *prof, rusk_lease *out,
-                                           size_t *n_won)
+RUSK_EXPORT int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                                    const rusk_profile *prof, rusk_lease *out, size_t *lost_at)
+{
+	return commit_gang(c, task, rus, n, prof, out, lost_at, false);
+}
+
+int rusk_ru_commit_gang_held_(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                              const rusk_profile *prof, rusk_lease *out, size_t *lost_at)
+{
+	return commit_gang(c, task, rus, n, prof, out, lost_at, true);
+}
+
+static inline int commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                                     const rusk_profile *prof, rusk_lease *out, size_t *n_won,
+                                     bool hold)
 {
 	rusk_packed packed;
 	int rc = multi_prep(c, task, rus, n, prof, out, &packed);
@@ -252,17 +329,30 @@ RUSK_EXPORT int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const
 		return rc != RUSK_OK ? rc : RUSK_EINVAL;
 	size_t won = 0;
 	for (size_t i = 0; i < n; i++) {
-		rc = commit_one(c, task, rus[i], prof, &packed, &out[won]);
+		rc = commit_one(c, task, rus[i], prof, &packed, &out[won], hold);
 		if (rc == RUSK_OK) {
 			won++;
 		} else if (rc != RUSK_ECONFLICT && rc != RUSK_EOFFLINE) {
-			rollback(c, task, out, won);
+			rollback(c, task, out, won, hold);
 			*n_won = 0;
 			return rc;
 		}
 	}
 	*n_won = won;
 	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus,
+                                           size_t n, const rusk_profile *prof, rusk_lease *out,
+                                           size_t *n_won)
+{
+	return commit_incremental(c, task, rus, n, prof, out, n_won, false);
+}
+
+int rusk_ru_commit_incremental_held_(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                                     const rusk_profile *prof, rusk_lease *out, size_t *n_won)
+{
+	return commit_incremental(c, task, rus, n, prof, out, n_won, true);
 }
 
 RUSK_EXPORT int rusk_ru_release_many(rusk_cluster *c, uint64_t task, const rusk_lease *leases,

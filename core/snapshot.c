@@ -49,14 +49,31 @@ static __thread int tsan_n_held;
 #define TSAN_RELEASE(p) ((void)0)
 #endif
 
+/*
+ * Registration nests: liburcu aborts on a second registration of a thread, and a library
+ * that registers for its own calls cannot know whether its caller already did. The first
+ * rusk_thread_register registers with liburcu, later ones count; the matching last
+ * unregister unregisters. The depth is also what RUSK_DEBUG builds check (internal.h).
+ */
+__thread unsigned rusk_reg_depth_;
+
 RUSK_EXPORT void rusk_thread_register(void)
 {
-	urcu_memb_register_thread();
+	if (rusk_reg_depth_++ == 0)
+		urcu_memb_register_thread();
 }
 
 RUSK_EXPORT void rusk_thread_unregister(void)
 {
-	urcu_memb_unregister_thread();
+	if (rusk_reg_depth_ == 0)
+		return; /* not registered: nothing to undo (liburcu would abort) */
+	if (--rusk_reg_depth_ == 0)
+		urcu_memb_unregister_thread();
+}
+
+RUSK_EXPORT bool rusk_thread_registered(void)
+{
+	return rusk_reg_depth_ > 0;
 }
 
 RUSK_EXPORT void rusk_rcu_barrier(void)
@@ -175,6 +192,9 @@ static bool snap_install(rusk_cluster *c, uint32_t p, rusk_snap *s)
 
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p)
 {
+	/* Covers rusk_view_sync and _tick too: both publish (or look, rusk_snap_get_) first. */
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
 	rusk_snap *s = snap_build(c, p);
 	if (s == NULL)
 		return RUSK_ENOMEM;
@@ -193,6 +213,9 @@ RUSK_EXPORT int rusk_snapshot_publish(rusk_cluster *c, uint32_t p)
 
 const rusk_snap *rusk_snap_get_(rusk_cluster *c, uint32_t p)
 {
+	/* No pointer for an unregistered reader: grace periods do not wait for it. */
+	if (RUSK_UNREGISTERED_())
+		return NULL;
 	rusk_snap *s = rcu_dereference(c->parts[p].snap);
 	if (s != NULL)
 		TSAN_ACQUIRE(s);

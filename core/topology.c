@@ -15,6 +15,17 @@
  * fail:  every word -> OFFLINE (gen + 1): free ones leave the bitmap and counters, held
  *        ones are revoked and reported to the caller (task, lease), and their interference
  *        profile (P) leaves the machine's sums. Holders' later releases get RUSK_EOFFLINE.
+ *        A word rusk_agent_place took keeps C until place() hands it out or gives it
+ *        back (ru.c, "Revocations and place()"), so settle() waits for place() to decide:
+ *        the callback then names only leases the embedder was given, once each, and a
+ *        failure place() saw while deciding is place()'s to report. Orders added:
+ *          place()'s publish store (release)  -> settle's acquire load here: the CAS
+ *                                                 below sees owner T, P, the tenant slot
+ *          place()'s unhold store (release)   -> settle's acquire load: free or OFFLINE,
+ *                                                 nothing to report
+ *          our state store (relaxed)          -> place()'s state check (relaxed, agent.c
+ *                                                 keep_up): no order needed, a missed store
+ *                                                 only moves the report to the callback
  * drain: free words -> OFFLINE; held ones go offline when released (ru.c).
  * up:    OFFLINE words -> free (gen kept), bits and counters restored.
  *

@@ -660,6 +660,104 @@ static void test_conflict_units(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* issue 19: a task no state of the cluster can hold gets RUSK_EINFEASIBLE (not RUSK_EAGAIN
+ * forever), and a refused task names its field in pl.invalid and rusk_task_check's message.
+ * 40 machines of 4 RUs in racks of 10, plus 10 spare slots (down, but they count). */
+static void test_infeasible_and_invalid_field(void **state)
+{
+	(void)state;
+	rusk_cluster_params p;
+	rusk_cluster_params_init(&p);
+	p.machines = 40;
+	p.spare_machines = 10;
+	p.rus_per_machine = 4;
+	p.machines_per_rack = 10;
+	p.racks_per_cell = 1;
+	p.partitions = 2;
+	rusk_cluster *c = NULL;
+	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_agent *a = agent(c, RUSK_STRATEGY_LATENCY, 0);
+	struct {
+		uint8_t placement;
+		uint32_t fits, too_many; /* largest feasible, smallest infeasible */
+		const char *why;
+	} cases[] = {
+	        {RUSK_PLACE_MACHINE, 4, 5, "largest machine"},
+	        {RUSK_PLACE_RACK, 40, 41, "largest rack"},
+	        {RUSK_PLACE_SPREAD, 50, 51, "machines of the cluster"},
+	        {RUSK_PLACE_ANY, 200, 201, "whole cluster"},
+	};
+	char err[256];
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		rusk_task t = {.id = 100 + k,
+		               .rus = cases[k].too_many,
+		               .placement = cases[k].placement,
+		               .gang = true};
+		rusk_lease *l = calloc(t.rus, sizeof *l);
+		uint32_t *rus = calloc(t.rus, sizeof *rus);
+		rusk_placement pl;
+		assert_int_equal(rusk_agent_place(a, &t, l, &pl), RUSK_EINFEASIBLE);
+		assert_string_equal(pl.invalid, "rus");
+		assert_int_equal(pl.placed, 0);
+		assert_int_equal(rusk_agent_choose(a, &t, rus, &pl), RUSK_EINFEASIBLE);
+		assert_string_equal(pl.invalid, "rus");
+		assert_int_equal(rusk_task_check(c, &t, err, sizeof err), RUSK_EINFEASIBLE);
+		assert_non_null(strstr(err, cases[k].why));
+		/* one RU less is feasible: placed, or (more than the 40 up machines hold) given
+		 * back for later, when spares come up */
+		t.rus = cases[k].fits;
+		assert_int_equal(rusk_task_check(c, &t, err, sizeof err), RUSK_OK);
+		int rc = rusk_agent_place(a, &t, l, &pl);
+		assert_null(pl.invalid);
+		if (t.rus <= 40 || (t.placement == RUSK_PLACE_ANY && t.rus <= 160)) {
+			assert_int_equal(rc, RUSK_OK);
+			assert_int_equal(rusk_agent_release(a, t.id, l, pl.placed, NULL), RUSK_OK);
+			for (uint32_t i = 0; i < pl.placed; i++)
+				rusk_view_mark_free(rusk_agent_view(a), l[i].ru);
+		} else {
+			assert_int_equal(rc, RUSK_EAGAIN);
+		}
+		free(l);
+		free(rus);
+	}
+	assert_string_equal(rusk_strerror(RUSK_EINFEASIBLE),
+	                    "task larger than the cluster could ever hold");
+	/* EINVAL names the field too (checked before feasibility). */
+	rusk_profile hot = {{0, 0, 100}};
+	uint32_t pref = 3;
+	struct {
+		rusk_task t;
+		const char *field;
+	} bad[] = {
+	        {{.id = 0, .rus = 1}, "id"},
+	        {{.id = RUSK_TASK_ID_MAX + 1, .rus = 1}, "id"},
+	        {{.id = 1, .rus = 0}, "rus"},
+	        {{.id = 1, .rus = 1, .placement = 9}, "placement"},
+	        {{.id = 1, .rus = 1, .n_preferred = 1}, "preferred"},
+	        {{.id = 1, .rus = 1, .profile = hot}, "profile"},
+	        {{.id = 1, .rus = 999, .profile = hot}, "profile"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		rusk_lease l;
+		rusk_placement pl;
+		assert_int_equal(rusk_agent_place(a, &bad[k].t, &l, &pl), RUSK_EINVAL);
+		assert_string_equal(pl.invalid, bad[k].field);
+		assert_int_equal(rusk_task_check(c, &bad[k].t, err, sizeof err), RUSK_EINVAL);
+		assert_non_null(strstr(err, bad[k].field));
+	}
+	rusk_task ok = {.id = 1, .rus = 1, .n_preferred = 1, .preferred = &pref};
+	assert_int_equal(rusk_task_check(c, &ok, err, sizeof err), RUSK_OK);
+	assert_string_equal(err, "");
+	rusk_placement pl;
+	assert_int_equal(rusk_agent_place(a, NULL, NULL, &pl), RUSK_EINVAL);
+	rusk_lease l;
+	assert_int_equal(rusk_agent_place(a, NULL, &l, &pl), RUSK_EINVAL);
+	assert_string_equal(pl.invalid, "task");
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_agent_destroy(a);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +774,7 @@ int main(void)
 	        cmocka_unit_test(test_agent_release),
 	        cmocka_unit_test(test_multi_ru_distinct),
 	        cmocka_unit_test(test_conflict_units),
+	        cmocka_unit_test(test_infeasible_and_invalid_field),
 	};
 	rusk_thread_register();
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,7 +104,8 @@ enum rusk_machine_state {
 	RUSK_MACHINE_DOWN = 2,     /* failed, drained or not yet added: no RU is usable */
 };
 
-/* Called once per tenure revoked by rusk_machine_fail, on the failing thread. */
+/* Called once per tenure revoked by rusk_machine_fail, on the failing thread, and only for
+ * a lease its holder was given (rusk/sched.h, rusk_agent_place: "Revocations"). */
 typedef void (*rusk_revoke_fn)(uint64_t task, rusk_lease lease, void *ctx);
 
 /*
@@ -190,8 +191,16 @@ double rusk_ru_score(const rusk_cluster *c, uint32_t ru);
  *
  * rusk_machine_fail: the machine goes DOWN now. Every held RU is revoked and reported
  * through revoked(task, lease, ctx) (NULL: not reported) so the caller can re-queue the
- * task; the holder's later release of that lease returns RUSK_EOFFLINE. Free RUs stop
- * being free. Returns RUSK_OK, RUSK_ERANGE, RUSK_EINVAL.
+ * task; the holder's later release of that lease is refused (RUSK_EOFFLINE while the
+ * machine is down; RUSK_EFREE or RUSK_ENOTOWNER after rusk_machine_up). Free RUs stop
+ * being free. Each revocation is reported exactly once, and the callback names only
+ * leases their holder was given: an RU that a concurrent rusk_agent_place has taken but
+ * not yet returned is waited for (one place() call: microseconds; a full scan for the
+ * central baseline) and then either reported by place() itself (not returned, a
+ * conflict) or, once returned, by the callback. So the call waits for in-flight place()
+ * calls on this machine's RUs; a thread that died inside place() makes it wait forever,
+ * as one that died mid-commit does.
+ * Returns RUSK_OK, RUSK_ERANGE, RUSK_EINVAL.
  *
  * rusk_machine_drain: the machine goes DRAINING: free RUs stop being free, held RUs go
  * offline when their tasks release them (nothing is revoked). It stays DRAINING (its

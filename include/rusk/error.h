@@ -28,6 +28,10 @@ enum rusk_err {
 	RUSK_EPOLICY = -14,  /* impossible sync policy (e.g. DiffSync with P < N) */
 	RUSK_EAGAIN = -15,   /* not placed this time (conflicts, no free RU in view): re-queue */
 	RUSK_EBUSY = -16,    /* the object is already attached or in use (one per cluster) */
+	RUSK_ENOTREG = -17,  /* the calling thread is not registered (rusk_thread_register);
+	                      * reported by RUSK_DEBUG builds only (rusk/sync.h) */
+	RUSK_EINFEASIBLE = -18, /* the task asks for more than the cluster could ever give
+	                         * (rusk_task_check says which field): re-queuing cannot help */
 };
 
 /*

@@ -97,6 +97,9 @@ typedef struct rusk_placement {
 	                        * callers timing the whole call need no clock read of their own */
 	uint32_t commits_lost; /* commit attempts that lost at least one RU (<= attempts;
 	                        * conflicts counts the RUs) */
+	const char *invalid;   /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
+	                        * task's field at fault ("task", "id", "rus", "placement",
+	                        * "preferred", "profile"), a static string; NULL otherwise */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */
@@ -154,18 +157,55 @@ void rusk_agent_destroy(rusk_agent *a);
 rusk_view *rusk_agent_view(rusk_agent *a);
 
 /*
+ * rusk_task_check: whether task t could ever be placed on cluster c, and if not why.
+ * RUSK_OK; RUSK_EINVAL for a malformed task (id 0 or > RUSK_TASK_ID_MAX, rus 0, unknown
+ * placement, preferred NULL with n_preferred > 0, a profile value > 99); RUSK_EINFEASIBLE
+ * when t->rus exceeds what the cluster could give under its placement: its RUs (any), the
+ * RUs of its largest machine (machine), of its largest rack (rack), its machine count
+ * (spread). Every machine slot counts, spares and machines now down or draining included,
+ * since rusk_machine_up can bring any of them up: a task that fits only once machines
+ * come back gets RUSK_EAGAIN from place(), not RUSK_EINFEASIBLE. err (may be NULL) gets a
+ * message naming the field. rusk_agent_choose and rusk_agent_place run the same check
+ * first and name the field in pl->invalid. Any thread.
+ */
+int rusk_task_check(const rusk_cluster *c, const rusk_task *t, char *err, size_t errlen);
+
+/*
  * rusk_agent_choose: picks RUs for task t from the view without committing: rus[0..n) of
  * the best candidates (n = t->rus, or fewer if the view lacks free RUs), ascending. Fills
  * pl's sample_size, samples, strategy, quality, staleness. Returns RUSK_OK, RUSK_EAGAIN
- * (not enough free RUs in the view), RUSK_EINVAL. Registered thread.
+ * (not enough free RUs in the view), RUSK_EINVAL / RUSK_EINFEASIBLE (rusk_task_check;
+ * pl->invalid names the field), RUSK_ENOTREG (RUSK_DEBUG builds, unregistered thread).
+ * Registered thread.
  */
 int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_placement *pl);
 
 /*
  * rusk_agent_place: choose + commit, retrying after conflicts up to max_retries times.
  * RUSK_OK: leases[0..pl->placed) are held (gang: all t->rus; incremental: at least one).
- * RUSK_EAGAIN: nothing is held; re-queue the task. RUSK_EINVAL / RUSK_ENOMEM.
- * leases must have room for t->rus. Registered thread.
+ * RUSK_EAGAIN: nothing is held; re-queue the task. RUSK_EINVAL / RUSK_EINFEASIBLE (the
+ * task can never be placed, see rusk_task_check; pl->invalid names the field): nothing is
+ * held, do not re-queue. RUSK_ENOMEM: nothing is held. RUSK_ENOTREG (RUSK_DEBUG builds):
+ * the calling thread is not registered. leases must have room for t->rus. Registered
+ * thread. A task id is placed by one call at a time.
+ *
+ * Revocations (rusk_machine_fail on another thread). place() never returns a revoked lease
+ * as held, and each revocation is reported exactly once:
+ *  - by place() itself when the machine failed (or started draining) while place() was
+ *    still deciding: the RU is not returned and counts in pl->conflicts (a gang gives back
+ *    all its RUs and tries again, or returns RUSK_EAGAIN);
+ *  - otherwise by the failure's callback, and only for a lease place() returned (never
+ *    for an RU a gang rolled back or place() gave back). A failure that reaches an RU
+ *    place() has taken but not yet returned waits for place() to decide (topology.c).
+ * The one window left: the callback for a lease place() returned may run on the failing
+ * thread as soon as place() has handed the lease out, i.e. possibly before place() has
+ * returned on this thread and before the caller recorded the lease. An embedder whose
+ * callback looks the lease up must let a report arrive first: e.g. the callback queues
+ * (task, lease) to the thread that placed the task, which handles its queue after
+ * recording what place() returned, or both sides take one lock per task and the callback
+ * marks an unknown lease revoked for the recorder to find. The holder's later release of a
+ * revoked lease is refused: RUSK_EOFFLINE while the machine is down, RUSK_EFREE or
+ * RUSK_ENOTOWNER once it is back up (the RU's generation moved on).
  */
 int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases, rusk_placement *pl);
 

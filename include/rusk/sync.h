@@ -5,10 +5,18 @@
  * DiffSync policies that decide which partitions an agent refreshes when.
  *
  * RCU. rusk uses liburcu's memb flavour. Every thread that syncs views, publishes or reads
- * snapshots must call rusk_thread_register() once before and rusk_thread_unregister()
- * before it exits. Nothing here takes a lock: publishers never wait for readers (old
- * snapshots are reclaimed with call_rcu after a grace period) and readers never wait for
- * publishers; a stalled reader only delays reclamation.
+ * snapshots, or chooses and places with an agent must call rusk_thread_register() before
+ * and rusk_thread_unregister() before it exits. Nothing here takes a lock: publishers never
+ * wait for readers (old snapshots are reclaimed with call_rcu after a grace period) and
+ * readers never wait for publishers; a stalled reader only delays reclamation.
+ *
+ * Checks (RUSK_DEBUG). A call marked "Registered thread" from a thread that is not
+ * registered would read snapshots that grace periods do not protect (a use-after-free).
+ * Builds with RUSK_DEBUG refuse it instead: rusk_view_sync, rusk_view_tick (when a step is
+ * due), rusk_snapshot_publish, rusk_agent_choose and rusk_agent_place return RUSK_ENOTREG
+ * and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by default in every
+ * build type but Release and MinSizeRel (RelWithDebInfo, Debug and all sanitizer builds
+ * have it; a library compiled without NDEBUG too); Release compiles the checks away.
  */
 #ifndef RUSK_SYNC_H
 #define RUSK_SYNC_H
@@ -25,10 +33,15 @@ extern "C" {
 
 /* ---- threads ------------------------------------------------------------------------ */
 
-/* rusk_thread_register / _unregister: (un)registers the calling thread with RCU. Call once
- * per thread; not inside a read-side section. */
+/* rusk_thread_register / _unregister: (un)registers the calling thread with RCU. Not inside
+ * a read-side section. Registration nests: the first register registers, later ones count,
+ * and each unregister undoes one, the last one unregistering (so a library or a callback
+ * may register around its own calls whatever its caller did). An unregister with nothing
+ * to undo does nothing. */
 void rusk_thread_register(void);
 void rusk_thread_unregister(void);
+/* Whether the calling thread is registered (at depth >= 1). Any thread; every build. */
+bool rusk_thread_registered(void);
 
 /* rusk_rcu_barrier: waits until every snapshot replaced so far has been freed. Call before
  * process exit (PITFALLS.md) or to check reclamation; not inside a read-side section. */
@@ -59,14 +72,14 @@ typedef struct rusk_snapshot_info {
  * publishes it (rcu_cmpxchg_pointer); the snapshot it replaces is freed with call_rcu once
  * every reader has left. A publish that loses to a newer concurrent one is discarded.
  * Registered threads, outside a read-side section or inside one. RUSK_OK / RUSK_ERANGE /
- * RUSK_EINVAL / RUSK_ENOMEM.
+ * RUSK_EINVAL / RUSK_ENOMEM / RUSK_ENOTREG (RUSK_DEBUG builds).
  */
 int rusk_snapshot_publish(rusk_cluster *c, uint32_t p);
 
 /*
  * rusk_snapshot_get: the current snapshot of partition p, or NULL if none was published
- * (or p is out of range). Call inside rusk_read_lock(); the pointer is valid until the
- * matching rusk_read_unlock().
+ * (or p is out of range, or, in RUSK_DEBUG builds, the thread is not registered). Call
+ * inside rusk_read_lock(); the pointer is valid until the matching rusk_read_unlock().
  */
 const rusk_snapshot *rusk_snapshot_get(rusk_cluster *c, uint32_t p);
 
@@ -149,7 +162,8 @@ void rusk_view_destroy(rusk_view *v);
 /*
  * rusk_view_sync: refreshes partition p from its snapshot (publishing one first unless the
  * current one is younger than the reuse window), dropping the agent's marks in p.
- * Registered thread, outside a read-side section. RUSK_OK / RUSK_ERANGE / RUSK_ENOMEM.
+ * Registered thread, outside a read-side section. RUSK_OK / RUSK_ERANGE / RUSK_ENOMEM /
+ * RUSK_ENOTREG (RUSK_DEBUG builds).
  */
 int rusk_view_sync(rusk_view *v, uint32_t p);
 
