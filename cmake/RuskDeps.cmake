@@ -22,6 +22,10 @@ rusk_require_pkg(ck ck libck-dev)
 rusk_require_pkg(urcu liburcu-memb liburcu-dev)
 rusk_require_pkg(jemalloc jemalloc libjemalloc-dev)
 rusk_require_pkg(cmocka cmocka libcmocka-dev)
+# Classification (core/classify.c): the SVD and small solves come from LAPACK through
+# LAPACKE, on OpenBLAS (Debian's optimised BLAS/LAPACK).
+rusk_require_pkg(lapacke lapacke liblapacke-dev)
+rusk_require_pkg(openblas openblas libopenblas-dev)
 
 find_package(benchmark QUIET CONFIG)
 if(NOT benchmark_FOUND)
