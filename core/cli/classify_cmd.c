@@ -11,7 +11,8 @@
  *               the table gives the average, 90th percentile and maximum over jobs.
  *   timing      retrain of the four classifications and classification of one job (four
  *               fold-ins) against training sets of 125 .. --timing-max rows.
- *   feedback    a model starts from 20 exhaustively profiled rows; jobs arrive in
+ *   feedback    a model starts from 20 exhaustively profiled rows of two of the families
+ *               (a system that has seen few kinds of workload yet); jobs arrive in
  *               batches of 100, are classified from two entries each, and at completion
  *               their measured rows are fed back (rusk_cls_feedback) before a retrain:
  *               the error of each batch shows what feedback buys.
@@ -28,10 +29,11 @@
 
 #include "cli.h"
 
-#define MAX_ENTRIES   8
-#define N_SIZES       6
-#define FB_START_ROWS 20
-#define FB_BATCH      100
+#define MAX_ENTRIES       8
+#define N_SIZES           6
+#define FB_START_ROWS     20
+#define FB_START_FAMILIES 2
+#define FB_BATCH          100
 
 typedef struct opts {
 	uint64_t workloads, offline, incoming, max_entries, families, rank, seed, timing_max;
@@ -104,10 +106,8 @@ static uint64_t pseed(const opts *o, int kind, uint32_t d, uint32_t salt)
 
 /* A classification trained on rows [0, n) of truth: the first `offline` measured in every
  * column, the others with d entries (d = 0: every present cell, exactly). */
-static rusk_cls *train_on(const opts *o, int kind, const rusk_cls_matrix *t, uint32_t n,
-                          uint32_t offline, uint32_t d, rusk_cls_train_info *ti)
+static rusk_cls *new_cls(const opts *o, uint32_t cols)
 {
-	uint32_t cols = rusk_cls_matrix_cols(t);
 	rusk_cls_params p;
 	rusk_cls_params_init(&p, cols);
 	p.rank = (uint32_t)o->rank;
@@ -116,10 +116,19 @@ static rusk_cls *train_on(const opts *o, int kind, const rusk_cls_matrix *t, uin
 	p.seed = o->seed;
 	rusk_cls *c = NULL;
 	char err[256];
-	if (rusk_cls_create(&p, &c, err, sizeof err) != RUSK_OK) {
+	if (rusk_cls_create(&p, &c, err, sizeof err) != RUSK_OK)
 		fprintf(stderr, "rusk classify: %s\n", err);
+	return c;
+}
+
+static rusk_cls *train_on(const opts *o, int kind, const rusk_cls_matrix *t, uint32_t n,
+                          uint32_t offline, uint32_t d, rusk_cls_train_info *ti)
+{
+	uint32_t cols = rusk_cls_matrix_cols(t);
+	rusk_cls *c = new_cls(o, cols);
+	if (c == NULL)
 		return NULL;
-	}
+	char err[256];
 	rusk_cls_entry e[RUSK_CLS_MAX_COLS];
 	for (uint32_t u = 0; u < n; u++) {
 		uint32_t k = 0;
@@ -297,16 +306,31 @@ static int feedback(const opts *o, const rusk_cls_truth *t, double fb[][RUSK_CLS
 {
 	rusk_cls *c[RUSK_CLS_KINDS] = {0};
 	int rc = 0;
+	char msg[256];
+	uint32_t start = 0; /* the first incoming row: after the initial ones */
 	for (int k = 0; k < RUSK_CLS_KINDS && rc == 0; k++) {
-		rusk_cls_train_info ti;
 		const rusk_cls_matrix *m = rusk_cls_truth_matrix(t, k);
-		c[k] = train_on(o, k, m, FB_START_ROWS, FB_START_ROWS, 2, &ti);
+		uint32_t cols = rusk_cls_matrix_cols(m), known = 0, u = 0;
+		c[k] = new_cls(o, cols);
 		rc = c[k] == NULL ? RUSK_EXIT_FAIL : 0;
+		for (; rc == 0 && known < FB_START_ROWS && u < rusk_cls_matrix_rows(m); u++)
+			if (rusk_cls_truth_family(t, u) < FB_START_FAMILIES) {
+				rusk_cls_entry e[RUSK_CLS_MAX_COLS];
+				uint32_t ne;
+				rusk_cls_profile_row(m, k, u, cols, o->noise, pseed(o, k, 2, 6), e,
+				                     &ne);
+				rusk_cls_add_row(c[k], e, ne, NULL, NULL, 0);
+				known++;
+			}
+		start = u;
+		if (rc == 0 && rusk_cls_retrain(c[k], NULL, msg, sizeof msg) != RUSK_OK) {
+			fprintf(stderr, "rusk classify: %s: %s\n", rusk_cls_kind_name(k), msg);
+			rc = RUSK_EXIT_FAIL;
+		}
 	}
 	double err[FB_BATCH];
-	char msg[256];
 	for (uint32_t b = 0; b < o->fb_batches && rc == 0; b++) {
-		uint32_t first = FB_START_ROWS + b * FB_BATCH;
+		uint32_t first = start + b * FB_BATCH;
 		fb_rows[b] = rusk_cls_rows(c[0]);
 		for (int k = 0; k < RUSK_CLS_KINDS && rc == 0; k++) {
 			const rusk_cls_matrix *m = rusk_cls_truth_matrix(t, k);
@@ -484,7 +508,8 @@ int rusk_cmd_classify(int argc, char **argv)
 		rusk_cls_gen_params gp;
 		rusk_cls_gen_params_init(&gp);
 		uint64_t need = o.workloads + o.incoming;
-		uint64_t fb_need = FB_START_ROWS + o.fb_batches * FB_BATCH;
+		/* The feedback's initial rows come from 2 of the families: room for them. */
+		uint64_t fb_need = 4 * FB_START_ROWS * o.families + o.fb_batches * FB_BATCH;
 		gp.workloads = (uint32_t)(need > fb_need ? need : fb_need);
 		gp.families = (uint32_t)o.families;
 		gp.jitter = o.jitter;
@@ -538,8 +563,9 @@ int rusk_cmd_classify(int argc, char **argv)
 		if (rc != 0)
 			goto out;
 		printf("\nfeedback: mean error (%%) of each batch of %u new jobs (2 entries), "
-		       "classified before\ntheir measured rows are fed back\n  batch   rows",
-		       FB_BATCH);
+		       "classified before\ntheir measured rows are fed back; the first model knows "
+		       "%u rows of %u families\n  batch   rows",
+		       FB_BATCH, FB_START_ROWS, FB_START_FAMILIES);
 		for (int k = 0; k < RUSK_CLS_KINDS; k++)
 			printf("  %13s", rusk_cls_kind_name(k));
 		printf("\n");
