@@ -5,7 +5,7 @@
  * workloads per classification (100 profiled exhaustively, 900 with 2 entries):
  *   classify/one/scale-up     one fold-in of a new job from 2 profiled entries against the
  *                             trained scale-up model (32 columns): closed-form solve
- *                             (LAPACKE_dposv) + SGD on the row + reconstruction
+ *                             (Cholesky) + SGD on the row + reconstruction
  *   classify/job              one job's four fold-ins (rusk_classifier_classify): the
  *                             issue's bound is <= 1 ms at 1,000 workloads
  *   retrain/scale-up/1000     a full retrain of the scale-up model (SVD + SGD + prior) and

@@ -18,8 +18,8 @@
  *           e_ui = r_ui - mu - b_u - b_i - q_u . p_i
  *           b_u += eta (e_ui - lambda b_u)         b_i += eta (e_ui - lambda b_i)
  *           q_u += eta (e_ui p_i - lambda q_u)     p_i += eta (e_ui q_u - lambda p_i)
- *         until |E_prev - E| < tol E_prev, E = sum of e_ui^2 over the epoch (§3.2's
- *         "until the error change becomes marginal"), or max_epochs.
+ *         until |E_prev - E| < tol E_prev, E = sum of e_ui^2 over the epoch (§3.2 iterates
+ *         "until convergence", until that sum "becomes marginal"), or max_epochs.
  *   Row prior: mean m and covariance C of the trained row vectors x_u = (b_u, q_u), and
  *   the noise variance s2 = E / |Omega|; fold-in regularises with precision L = s2 C^-1
  *   centred on m (Cholesky inverse with LAPACKE_dpotrf/dpotri). With one training row
@@ -28,7 +28,7 @@
  * Fold-in (rusk_cls_classify), for a new row with entries y_j in columns i_j, z_j =
  * (1, p_ij): x = argmin sum_j (y_j - mu - b_ij - z_j . x)^2 + (x - m)^T L (x - m), the
  * §3.2 objective of one row with the column side fixed, solved in closed form
- * (LAPACKE_dposv on k+1 unknowns), then SGD on that row only (the §3.2 update of b_u and
+ * (Cholesky on k+1 unknowns, see spd_solve), then SGD on that row only (the §3.2 update of b_u and
  * q_u with the same regulariser) until its error change is marginal. O(n k^2 + cols k):
  * independent of the number of training rows, no retrain.
  *
@@ -563,15 +563,19 @@ static int train_model(rusk_cls *c, train *t, model **out, rusk_cls_train_info *
 	return RUSK_OK;
 }
 
-/* Publishes m as the current model (train_mu held); the old one goes to call_rcu. */
-static void publish(rusk_cls *c, model *m)
+/* Publishes m as the current model (train_mu held) and returns its version; the old one
+ * goes to call_rcu. The publisher must not read m after this: a later retrain may retire
+ * it, and the call_rcu hand-off to the reclaimer is an edge TSan cannot see. */
+static uint64_t publish(rusk_cls *c, model *m)
 {
 	model *old = c->cur;
-	m->version = ++c->version;
+	uint64_t v = ++c->version;
+	m->version = v;
 	TSAN_RELEASE(m); /* every write to m happens before a reader's acquire */
 	rcu_assign_pointer(c->cur, m);
 	if (old != NULL)
 		urcu_memb_call_rcu(&old->rcu, model_free_cb);
+	return v;
 }
 
 RUSK_EXPORT int rusk_cls_retrain(rusk_cls *c, rusk_cls_train_info *info, char *err, size_t errlen)
@@ -596,10 +600,8 @@ RUSK_EXPORT int rusk_cls_retrain(rusk_cls *c, rusk_cls_train_info *info, char *e
 		t.k = c->p.rank < mn ? c->p.rank : mn;
 		rc = train_model(c, &t, &m, info, err, errlen);
 	}
-	if (rc == RUSK_OK) {
-		publish(c, m);
-		info->version = m->version;
-	}
+	if (rc == RUSK_OK)
+		info->version = publish(c, m); /* m is the readers' now: not touched again */
 	pthread_mutex_unlock(&c->train_mu);
 	train_free(&t);
 	info->seconds = now_s() - t0;
@@ -622,6 +624,43 @@ RUSK_EXPORT uint64_t rusk_cls_version(const rusk_cls *c)
 	return v;
 }
 
+/*
+ * Solves a x = b in place (b becomes x) for a symmetric positive definite k1 x k1 matrix
+ * (column-major, lower triangle read) by Cholesky. The one decomposition rusk writes
+ * itself, and on purpose: it is on the decision path, and OpenBLAS's dpotrf takes its work
+ * buffer from an allocator that may lock, while this is at most 17 x 17 on the stack. The
+ * SVD and the prior's inverse (off the path) are LAPACK's. False if a is not definite.
+ */
+static bool spd_solve(double *a, double *b, uint32_t k1)
+{
+	for (uint32_t j = 0; j < k1; j++) {
+		double d = a[j + j * k1];
+		for (uint32_t p = 0; p < j; p++)
+			d -= a[j + p * k1] * a[j + p * k1];
+		if (!(d > 0))
+			return false;
+		d = sqrt(d);
+		a[j + j * k1] = d;
+		for (uint32_t i = j + 1; i < k1; i++) {
+			double v = a[i + j * k1];
+			for (uint32_t p = 0; p < j; p++)
+				v -= a[i + p * k1] * a[j + p * k1];
+			a[i + j * k1] = v / d;
+		}
+	}
+	for (uint32_t i = 0; i < k1; i++) { /* L y = b */
+		for (uint32_t p = 0; p < i; p++)
+			b[i] -= a[i + p * k1] * b[p];
+		b[i] /= a[i + i * k1];
+	}
+	for (uint32_t i = k1; i-- > 0;) { /* L^T x = y */
+		for (uint32_t p = i + 1; p < k1; p++)
+			b[i] -= a[p + i * k1] * b[p];
+		b[i] /= a[i + i * k1];
+	}
+	return true;
+}
+
 /* Solves the fold-in of one row and refines it by SGD on the row; returns the epochs. */
 static uint32_t fold_in(const model *m, const uint32_t *col, const double *y, uint32_t n, double *x)
 {
@@ -642,8 +681,7 @@ static uint32_t fold_in(const model *m, const uint32_t *col, const double *y, ui
 				a[r + s * k1] += z[r] * z[s];
 		}
 	}
-	if (LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (lapack_int)k1, 1, a, (lapack_int)k1, x,
-	                  (lapack_int)k1) != 0)
+	if (!spd_solve(a, x, k1))
 		memcpy(x, m->prior_m, sizeof(double) * k1); /* cannot happen: L is definite */
 	/* §3.2's SGD on this row only, regularised like the solve: sum_j e_j^2 + (x-m)^T L
 	 * (x-m), the regulariser spread over the n visits of an epoch. */

@@ -201,8 +201,8 @@ typedef struct rusk_cls_train_info {
  * rusk_cls_retrain: trains a new model on a copy of the current training store (SVD, then
  * SGD) and publishes it; the model it replaces is freed after an RCU grace period. Readers
  * keep classifying against the old model meanwhile. Retrains are serialised (a second
- * caller waits for the first). Writer; any registered or unregistered thread, not inside a
- * read-side section. RUSK_EINVAL (no training row yet), RUSK_ENOMEM, RUSK_ECORRUPT (LAPACK
+ * caller waits for the first). Writer; a registered thread (call_rcu needs one), not
+ * inside a read-side section. RUSK_EINVAL (no training row yet), RUSK_ENOMEM, RUSK_ECORRUPT (LAPACK
  * failed to converge: the old model stays).
  */
 int rusk_cls_retrain(rusk_cls *c, rusk_cls_train_info *info, char *err, size_t errlen);
@@ -215,7 +215,8 @@ typedef struct rusk_cls_fold_info {
 } rusk_cls_fold_info;
 
 /*
- * rusk_cls_classify: classifies a new row from its n >= 1 profiled entries against the
+ * rusk_cls_classify: classifies a new row from its n profiled entries (1 <= n <=
+ * 4 x RUSK_CLS_MAX_COLS; a column may repeat) against the
  * published model by fold-in (no retraining): out[0..cols) receives the estimated value of
  * every column, except that profiled columns keep their measured value (the mean when
  * given twice). Registered threads; lock-free; takes its own read-side section. info may
