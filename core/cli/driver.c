@@ -1175,7 +1175,10 @@ uint64_t drv_second(run *R, bool tty)
 int drv_report(run *R, bool interrupted)
 {
 	const run_cfg *cfg = &R->cfg;
-	agent_stats tot;
+	/* Static, not on the stack: its histograms are half a megabyte, and under a memory
+	 * limit the main thread's stack could not grow by that much (the report of a run
+	 * stopped for want of memory crashed here). One report per process, main thread. */
+	static agent_stats tot;
 	memset(&tot, 0, sizeof tot);
 	int status = 0;
 	uint64_t left = 0;

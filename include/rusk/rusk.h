@@ -4,6 +4,7 @@
 #define RUSK_RUSK_H
 
 #include <rusk/admit.h>
+#include <rusk/classify.h>
 #include <rusk/clock.h>
 #include <rusk/cluster.h>
 #include <rusk/error.h>
