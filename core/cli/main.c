@@ -29,6 +29,7 @@ static void usage(void)
 	     "           machines x 16 RUs, 2 threads, 3 s); prints a summary table\n"
 	     "  sync     StateSync / SameSync / DiffSync side by side: agents with local views\n"
 	     "           commit on their freshest partitions; conflicts, staleness, sync cost\n"
+	     "  predict  TRACE|--generate N: runtime-distribution predictor's accuracy (3Sigma)\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
 	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input");
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_plot(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sync") == 0)
 		return rusk_cmd_sync(argc - 1, argv + 1);
+	if (strcmp(argv[1], "predict") == 0)
+		return rusk_cmd_predict(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
 }
