@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	rusk_thread_register();
 	rusk_predict_params pp;
 	rusk_predict_params_init(&pp);
-	pp.init_values = 1 << 17;
+	pp.init_values = 1 << 19;
 	char err[256];
 	if (rusk_predict_create(&pp, &pred, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "bench_predict: %s\n", err);

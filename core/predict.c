@@ -275,13 +275,17 @@ static inline size_t rec_used(uint32_t n_bins)
 	return offsetof(rec, dist.bin) + (size_t)n_bins * sizeof(rusk_dist_bin);
 }
 
-/* Word copies between a node's records and private memory (bytes: a multiple of 8). */
+/* Word copies between a node's records and private memory (bytes: a multiple of 8), with
+ * relaxed C11 atomics: a read that overlaps a write is then a retried read, never a data
+ * race. The builtins, not atomic.h's ck_pr back end: ck_pr's per-word inline assembly
+ * with a memory clobber made these copies (up to 109 words, twice per update) three
+ * times slower; a relaxed atomic word access is a plain move either way. */
 static inline void words_load(void *dst, const void *src, size_t bytes)
 {
 	uint64_t *d = dst;
 	const uint64_t *s = src;
 	for (size_t i = 0; i < bytes / 8; i++)
-		d[i] = rusk_load64(&s[i], WORD_LOAD_MO);
+		d[i] = __atomic_load_n(&s[i], WORD_LOAD_MO);
 }
 
 static inline void words_store(void *dst, const void *src, size_t bytes)
@@ -289,7 +293,7 @@ static inline void words_store(void *dst, const void *src, size_t bytes)
 	uint64_t *d = dst;
 	const uint64_t *s = src;
 	for (size_t i = 0; i < bytes / 8; i++)
-		rusk_store64(&d[i], s[i], RUSK_RELAXED);
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
 /* Replaces `old` by `x` in the sorted window w[0..m) (m = its size, old present), or
@@ -354,11 +358,10 @@ static void node_lock(node *nd)
 	}
 }
 
-/* Learns y into nd (invariants 1-3). Only updates of nd's feature value wait here. */
-static void node_learn(rusk_predictor *p, node *nd, double y)
+/* Learns y into nd, whose lock the caller holds; unlocks it. */
+static void node_learn_locked(rusk_predictor *p, node *nd, double y)
 {
 	rec local;
-	node_lock(nd);
 	uint64_t v = rusk_load64(&nd->v, RUSK_RELAXED); /* ours: only lock holders store it */
 	const rec *cur = &nd->r[v & 1];
 	/* Plain reads: no other thread writes this copy while we hold the lock. */
@@ -371,6 +374,30 @@ static void node_learn(rusk_predictor *p, node *nd, double y)
 	/* ... and the new v comes after them (release). */
 	rusk_store64(&nd->v, v + 1, RUSK_RELEASE);
 	rusk_store64(&nd->lock, 0, RUSK_RELEASE);
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (node *const *)a, y = (uintptr_t) * (node *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Learns y into the m nodes and the global one. Every lock is taken first, in one order
+ * (the global node, then by address: no deadlock between updates): a lock's CAS is a
+ * locked instruction that waits for the store buffer to drain, and taken after a
+ * record's hundred-odd word stores it cost a quarter of an update. Each node is unlocked
+ * as soon as it is written; the global one, which every update needs, first.
+ */
+static void learn_all(rusk_predictor *p, node **nds, int m, double y)
+{
+	qsort(nds, (size_t)m, sizeof *nds, cmp_node);
+	node_lock(p->global);
+	for (int i = 0; i < m; i++)
+		node_lock(nds[i]);
+	node_learn_locked(p, p->global, y);
+	for (int i = 0; i < m; i++)
+		node_learn_locked(p, nds[i], y);
 }
 
 /* Reads the first `bytes` of nd's current record into out; returns the reads retried.
@@ -467,21 +494,35 @@ RUSK_EXPORT void rusk_predict_destroy(rusk_predictor *p)
 	rusk_alloc_free(p, sizeof *p, RUSK_CACHELINE);
 }
 
+/* Starts loading the lines of nd's records an update or a read will touch, so that the
+ * cache misses of a job's six feature values overlap instead of coming one after the
+ * other (at 100K feature values nearly every one misses: issue 18's bench). */
+#define PREFETCH_LINES 6
+static inline void prefetch_node(const node *nd, bool for_update)
+{
+	uint64_t v = rusk_load64((uint64_t *)&nd->v, RUSK_RELAXED); /* line 0: the lookup read it */
+	const char *cur = (const char *)&nd->r[v & 1], *nxt = (const char *)&nd->r[(v + 1) & 1];
+	for (int l = 0; l < (for_update ? PREFETCH_LINES : 2); l++) {
+		__builtin_prefetch(cur + l * RUSK_CACHELINE, 0, 3);
+		if (for_update)
+			__builtin_prefetch(nxt + l * RUSK_CACHELINE, 1, 3);
+	}
+}
+
 RUSK_EXPORT int rusk_predict_update(rusk_predictor *p, const rusk_job *j, double runtime_s)
 {
 	if (p == NULL || j == NULL || !(runtime_s >= 0) || runtime_s > 3e38)
 		return RUSK_EINVAL;
 	key ks[RUSK_FEAT_N];
-	int n = job_keys(p, j, ks);
+	node *nds[RUSK_FEAT_N];
+	int n = job_keys(p, j, ks), m = 0;
 	bool nomem = false;
 	urcu_memb_read_lock();
-	for (int i = 0; i < n; i++) {
-		node *nd = lookup_or_add(p, &ks[i], &nomem);
-		if (nd != NULL)
-			node_learn(p, nd, runtime_s);
-	}
+	for (int i = 0; i < n; i++)
+		if ((nds[m] = lookup_or_add(p, &ks[i], &nomem)) != NULL)
+			prefetch_node(nds[m++], true);
+	learn_all(p, nds, m, runtime_s);
 	urcu_memb_read_unlock();
-	node_learn(p, p->global, runtime_s);
 	rusk_faa64(&p->updates, 1, RUSK_RELAXED);
 	return nomem ? RUSK_ENOMEM : RUSK_OK;
 }
@@ -527,20 +568,23 @@ RUSK_EXPORT int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_pr
 	rec_head bh = {0};
 	double best_nmae = INFINITY;
 	uint64_t retried = 0;
+	const node *nds[RUSK_FEAT_N];
 	urcu_memb_read_lock();
+	for (int i = 0; i < n; i++)
+		if ((nds[i] = lookup(p, &ks[i])) != NULL)
+			prefetch_node(nds[i], false);
 	for (int i = 0; i < n; i++) {
-		const node *nd = lookup(p, &ks[i]);
-		if (nd == NULL)
+		if (nds[i] == NULL)
 			continue;
 		rec r;
-		retried += node_read(nd, &r, false);
+		retried += node_read(nds[i], &r, false);
 		if (r.h.evals < p->p.min_evals)
 			continue;
 		for (int k = 0; k < RUSK_EST_N; k++) {
 			double e = head_nmae(&r.h, k);
 			if (e < best_nmae ||
 			    (e == best_nmae && best != NULL && r.h.evals > bh.evals)) {
-				best = nd;
+				best = nds[i];
 				bh = r.h;
 				best_nmae = e;
 				best_f = (int)ks[i].feature;

@@ -8,7 +8,8 @@
  * A histogram is a sorted list of bins (p_i, m_i): m_i points whose mean is p_i.
  *   update   insert x as the bin (x, 1) (or add 1 to a bin whose value is exactly x);
  *            while there are more than B bins, replace the two bins with the closest
- *            values by one bin at their weighted mean holding both counts.
+ *            values by one bin at their weighted mean holding both counts. "Closest" is
+ *            relative here (gap() below says why and what it changes).
  *   merge    the union of two bin lists, then the same reduction down to B bins.
  *   sum(b)   the estimated number of points <= b assumes half of each bin's points lie on
  *            either side of p_i and interpolates the density linearly between neighbouring
@@ -71,22 +72,38 @@ static void merge_at(rusk_dist_bin *b, uint32_t *n, uint32_t i)
 	(*n)--;
 }
 
-/* The index i whose gap b[i + 1] - b[i] is the smallest (the first one on ties). Four
- * independent running minima: one would be a chain of n dependent compares (4 cycles
- * each), and this scan is most of an insert's cost. */
+/* The distance that "closest" means: relative, (b - a) / (a + b + GAP_FLOOR) for a <= b.
+ * Ben-Haim & Tom-Tov merge the pair with the smallest absolute difference; runtimes span
+ * orders of magnitude, and absolute gaps then collapse the dense short end of a
+ * heavy-tailed or multi-modal distribution into one or two bins while the tail keeps
+ * dozens. Measured on 100K samples (worst |ECDF(quantile(q)) - q| over q = 1..99%,
+ * tests/test_predict.c), absolute vs relative gaps: lognormal sigma 1.5: 20% vs 0.5%;
+ * 30 s / 1 h bimodal mix: 34% vs 0.2%; exponential: 1.2% vs 0.7%; uniform: 0.05% vs 2.0%
+ * (the one shape a runtime histogram rarely has). 3Sigma §4.1 asks that heavy-tailed and
+ * multi-modal shapes be "accurately modeled". Below GAP_FLOOR seconds the scale turns
+ * absolute, so zero runtimes are no special case. */
+#define GAP_FLOOR 1e-3f
+static inline float gap(float a, float b)
+{
+	return (b - a) / (a + b + GAP_FLOOR);
+}
+
+/* The index i whose gap between b[i] and b[i + 1] is the smallest (the first on ties).
+ * Four independent running minima: one would be a chain of n dependent compares, which
+ * made this scan most of an insert's cost. */
 static uint32_t closest_pair(const rusk_dist_bin *b, uint32_t n)
 {
 	float m[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
 	uint32_t ix[4] = {0, 0, 0, 0}, i = 0, gaps = n - 1;
 	for (; i + 4 <= gaps; i += 4)
 		for (uint32_t l = 0; l < 4; l++) {
-			float g = b[i + l + 1].value - b[i + l].value;
+			float g = gap(b[i + l].value, b[i + l + 1].value);
 			bool lt = g < m[l];
 			ix[l] = lt ? i + l : ix[l];
 			m[l] = lt ? g : m[l];
 		}
 	for (; i < gaps; i++) { /* later indices than every lane's: strict < keeps ties first */
-		float g = b[i + 1].value - b[i].value;
+		float g = gap(b[i].value, b[i + 1].value);
 		if (g < m[0]) {
 			m[0] = g;
 			ix[0] = i;
@@ -147,9 +164,9 @@ RUSK_EXPORT int rusk_dist_add(rusk_dist *d, double x)
 	 * smaller than every old gap, x joins that neighbour; otherwise the closest old pair
 	 * merges and x is inserted in the freed slot. No scratch copy either way. */
 	uint32_t k = closest_pair(d->bin, d->n_bins);
-	float old_gap = d->bin[k + 1].value - d->bin[k].value;
-	float left = i > 0 ? v - d->bin[i - 1].value : INFINITY;
-	float right = i < d->n_bins ? d->bin[i].value - v : INFINITY;
+	float old_gap = gap(d->bin[k].value, d->bin[k + 1].value);
+	float left = i > 0 ? gap(d->bin[i - 1].value, v) : INFINITY;
+	float right = i < d->n_bins ? gap(v, d->bin[i].value) : INFINITY;
 	if (left < old_gap || right < old_gap) {
 		rusk_dist_bin *nb = &d->bin[left <= right ? i - 1 : i];
 		double c = nb->count; /* the mean lies between v and nb: the order holds */

@@ -327,7 +327,8 @@ int rusk_cmd_predict(int argc, char **argv)
 	bool quiet = false;
 	const cli_opt opts[] = {
 	        {"--generate", CLI_U64, 1, 100000000, &generate, NULL},
-	        {"--seed", CLI_U64, 0, UINT64_MAX, &seed, NULL},
+	        {"--seed", CLI_U64, 0, 9007199254740992.0, &seed,
+	         NULL}, /* 2^53: exact as a double */
 	        {"--recent", CLI_U64, 1, RUSK_PREDICT_RECENT, &recent, NULL},
 	        {"--min-evals", CLI_U64, 1, 1000000, &min_evals, NULL},
 	        {"--json", CLI_FILE, 0, 0, &json, NULL},
