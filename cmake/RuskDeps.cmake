@@ -20,7 +20,6 @@ endfunction()
 
 rusk_require_pkg(ck ck libck-dev)
 rusk_require_pkg(urcu liburcu-memb liburcu-dev)
-rusk_require_pkg(urcu_cds liburcu-cds liburcu-dev) # cds_lfht: the predictor's hash table
 rusk_require_pkg(jemalloc jemalloc libjemalloc-dev)
 rusk_require_pkg(cmocka cmocka libcmocka-dev)
 

@@ -8,7 +8,7 @@
  * estimators (average, median of the RUSK_PREDICT_RECENT most recent, EWMA with
  * alpha = 0.6, average of the X most recent). An expert is a (feature value, estimator)
  * pair. When job j completes with runtime y, every feature value of j first judges its
- * experts (err_k += |estimate_k - y|, actual += y, evals++), then learns y. The NMAE of an
+ * experts (err_k += |estimate_k - y|, actual += y), then learns y. The NMAE of an
  * expert is err_k / actual: its mean absolute error over the mean runtime it was judged
  * on. At submission, j gets the distribution of its expert with the lowest NMAE among
  * those judged at least min_evals times (ties: more evaluations, then feature order); if
@@ -17,65 +17,69 @@
  * proxy"; the X of the recent average and the ring size are ours (5 and 16).
  *
  * Concurrency: two copies per feature value, a version word, readers that never wait.
- * Feature values live in urcu's lock-free resizable hash table (cds_lfht, urcu-memb
- * flavour); nodes are added by the first update of a value and never removed while the
- * predictor lives, so a lookup under the RCU read lock never meets a freed node and no
- * grace period is ever waited for. A node holds two records r[0], r[1] and a version v;
- * readers use r[v & 1]. An update of the node takes the node's writer lock (a CAS word;
- * only updates of the same feature value ever meet there), copies r[v & 1] into a local
- * record, judges and learns the runtime there, writes the result into the other copy
- * r[(v + 1) & 1], then publishes it by storing v + 1 (release) and unlocks. A reader loads
- * v (acquire), reads the words it needs from r[v & 1], and loads v again: equal, the words
- * are one published state; different, a writer reused that copy meanwhile, and the reader
- * reads again (the "latch" variant of a seqlock: the copy being written is never the one
- * readers are sent to, so a reader never waits for a writer in progress, even a preempted
- * one; it retries only when two updates of that value completed during its read).
+ * Feature values are nodes in a Concurrency Kit hash set (ck_hs, open addressing, SPMC
+ * mode: lock-free lookups beside one inserter at a time). Nodes are added under a mutex by
+ * the first update of a value (rare once the values are known) and never removed while
+ * the predictor lives; the slot arrays ck_hs replaces when it grows are kept until
+ * rusk_predict_destroy (they double, so together they are smaller than the live one), so
+ * no lookup ever meets freed memory and nobody needs RCU. A node holds two records r[0],
+ * r[1] and a version word v; readers use r[v & 1]. An update of the node sets v's lock
+ * bit by CAS (only updates of the same feature value ever meet there), copies r[v & 1]
+ * into a local record, judges and learns the runtime there, writes the result into the
+ * other copy r[(v + 1) & 1], and publishes it by storing v + 1 without the lock bit
+ * (release). A reader loads v (acquire), reads the words it needs from r[v & 1], and
+ * loads v again: the same version (lock bit aside), the words are one published state;
+ * another, a writer reused that copy meanwhile and the reader reads again (the "latch"
+ * variant of a seqlock: the copy being written is never the one readers are sent to, so a
+ * reader never waits for a writer in progress, even a preempted one; it retries only when
+ * two updates of that value completed during its read).
  * Invariants:
- *   1. Only the writer holding a node's lock writes its records or v; it writes the copy
+ *   1. Only the writer holding a node's lock bit writes its records; it writes the copy
  *      readers are not sent to (r[(v + 1) & 1]) and only then moves v to it.
  *   2. A read whose two loads of v agree saw no store of a later update: every store of
  *      an update comes after (store fence) the v store of the update before it, so a read
  *      that saw one would see v moved (the two fences pair).
- *   3. No update is lost: updates of one value are serialised by its lock and each starts
- *      from the state the previous one published, so a value's n counts every update
- *      (tests/test_predict.c checks this with several threads, under TSan too).
- *   4. Memory per feature value is constant: one node (sizeof(node) below), whatever the
- *      number of runtimes learned.
+ *   3. No update is lost: updates of one value are serialised by its lock bit and each
+ *      starts from the state the previous one published, so a value's n counts every
+ *      update (tests/test_predict.c checks this with several threads, under TSan too).
+ *   4. Memory per feature value is constant: one node (sizeof(node) = 1,792 bytes, a
+ *      jemalloc size class) and its ck_hs slots, whatever the number of runtimes learned.
  * Records are copied word by word with relaxed atomic loads and stores (plain moves on
  * x86), so a read that overlaps a write is a retried read, never a data race. Why not RCU
  * copy-on-write records: the first version of this file did that; every update then
  * allocated a record and handed the old one to call_rcu, and the allocator churn and
- * grace-period traffic cost 5-10 us per job on the 2-core machine, against 2 us here. Why
- * not a plain seqlock: its readers spin while a writer is inside, and wait for a
- * preempted one. Why not a lock per entry for readers too: a completion burst on a
- * popular user would stall the submissions behind it.
+ * grace-period traffic cost 5-10 us per job on the 2-core machine. Why not urcu's
+ * cds_lfht: its chained lookups cost a quarter of an update and most of a prediction at
+ * 100K values (a miss per node walked); ck_hs finds a node with one slot line. Why not a
+ * plain seqlock: its readers spin while a writer is inside, and wait for a preempted one.
+ * Why not a lock per entry for readers too: a completion burst on a popular user would
+ * stall the submissions behind it.
  */
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <urcu/urcu-memb.h>
-
-#include <urcu/rculfhash.h>
+#include <ck_hs.h>
 
 #include <rusk/predict.h>
-#include <rusk/sync.h>
 
 #include "alloc.h"
 #include "atomic.h"
 #include "internal.h"
 
-/* ThreadSanitizer cannot see cds_lfht's inline-assembly publication of a node: the node
- * (its key and zeroed records) is released before add_unique and acquired after a lookup
- * finds it. TSan also refuses standalone fences: in TSan builds a reader's word loads are
- * acquire loads instead of relaxed loads followed by a load fence (the same order). */
+/* ThreadSanitizer cannot see ck_hs's publication of a node (libck is not instrumented):
+ * the node (its key and zeroed records) is released before ck_hs_put and acquired after a
+ * lookup finds it. TSan also refuses standalone fences: in TSan builds a reader's word
+ * loads are acquire loads instead of relaxed loads followed by a load fence, and the
+ * writer's store fence is atomic.h's full fence (the same orders). */
 #if defined(RUSK_TSAN)
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
 #define TSAN_RELEASE(p) __tsan_release((void *)(p))
-#define WORD_LOAD_MO    RUSK_ACQUIRE
+#define WORD_LOAD_MO    __ATOMIC_ACQUIRE
 static inline void fence_load(void)
 {
 }
@@ -85,8 +89,8 @@ static inline void fence_store(void)
 }
 #else
 #define TSAN_ACQUIRE(p) ((void)0)
-#define TSAN_RELEASE(p) ((void)0)
-#define WORD_LOAD_MO    RUSK_RELAXED
+#define TSAN_RELEASE(p) ((void)(p))
+#define WORD_LOAD_MO    __ATOMIC_RELAXED
 static inline void fence_load(void)
 {
 	ck_pr_fence_load();
@@ -99,15 +103,20 @@ static inline void fence_store(void)
 #endif
 
 #define EWMA_ALPHA 0.6 /* 3Sigma §4.1: "exponentially weighted decay with alpha = 0.6" */
+#define V_LOCK     (UINT64_C(1) << 63) /* in node.v: a writer holds the node */
 
-/* What a reader needs to rank a feature value's experts. */
+/* What a reader needs to rank a feature value's experts. Estimates judged = n - 1. */
 typedef struct rec_head {
 	uint64_t n;             /* runtimes learned */
-	uint64_t evals;         /* estimates judged (runtimes learned after the first) */
 	double actual;          /* sum of the runtimes the estimates were judged on */
 	double err[RUSK_EST_N]; /* sum of |estimate - runtime| per estimator */
 	double est[RUSK_EST_N]; /* current estimates (valid when n > 0) */
 } rec_head;
+
+static inline uint64_t head_evals(const rec_head *h)
+{
+	return h->n > 0 ? h->n - 1 : 0;
+}
 
 /* A feature value's history. Whole 8-byte words: copied with word-wide atomics. */
 typedef struct rec {
@@ -125,17 +134,18 @@ typedef struct key {
 } key;
 
 typedef struct node {
-	struct cds_lfht_node lfn;
-	key k;
-	uint64_t lock; /* writers of this feature value: 0 free, 1 held */
-	uint64_t v;    /* version: readers use r[v & 1] */
+	key k;      /* first: ck_hs hashes and compares nodes as keys */
+	uint64_t v; /* version: readers use r[v & 1]; V_LOCK while a writer holds it */
 	rec r[2];
 } node;
+_Static_assert(sizeof(node) == 1792, "a node is one jemalloc size class (1,792 bytes)");
 
 struct rusk_predictor {
 	rusk_predict_params p;
-	struct cds_lfht *ht;
-	node *global; /* not in the table */
+	ck_hs_t hs;
+	node *global;           /* not in the set */
+	pthread_mutex_t insert; /* one ck_hs writer at a time (SPMC) */
+	void *retired;          /* slot arrays ck_hs replaced: freed at destroy */
 	/* Statistics, relaxed: a line of their own, away from the read-mostly fields. */
 	uint64_t values RUSK_ALIGNED(RUSK_CACHELINE);
 	uint64_t untracked, updates, retries;
@@ -211,23 +221,62 @@ static inline unsigned long key_hash(const key *k)
 	                            mix64(k->b + UINT64_C(0x9E3779B97F4A7C15) * (k->feature + 1)));
 }
 
-static int key_match(struct cds_lfht_node *ln, const void *kp)
+/* ck_hs callbacks: nodes and lookup keys both start with a key. */
+static unsigned long hs_hash(const void *obj, unsigned long seed)
 {
-	const node *nd = caa_container_of(ln, node, lfn);
-	const key *k = kp;
-	return nd->k.a == k->a && nd->k.b == k->b && nd->k.feature == k->feature;
+	(void)seed; /* our hashes are seeded already; ck_hs gets key_hash() everywhere */
+	return key_hash(obj);
 }
 
-/* The node of k, or NULL. Inside the read lock. */
+static bool hs_compare(const void *x, const void *y)
+{
+	const key *a = x, *b = y;
+	return a->a == b->a && a->b == b->b && a->feature == b->feature;
+}
+
+/* ck_hs's allocator has no context: the predictor whose set is being written (under its
+ * insert mutex, by this thread) is found here. Every block carries a link word before it,
+ * so a replaced slot array can join p->retired without being written where readers look. */
+static __thread rusk_predictor *hs_owner;
+
+static void *hs_malloc(size_t r)
+{
+	void **b = rusk_fault_alloc_() ? NULL : malloc(r + 16);
+	return b != NULL ? (char *)b + 16 : NULL;
+}
+
+static void hs_free(void *p, size_t r, bool defer)
+{
+	(void)r;
+	if (p == NULL)
+		return;
+	void **b = (void **)((char *)p - 16);
+	if (defer && hs_owner != NULL) { /* readers may still be in it: keep it */
+		*b = hs_owner->retired;
+		hs_owner->retired = b;
+		return;
+	}
+	free(b);
+}
+
+static void *hs_realloc(void *p, size_t old, size_t r, bool defer)
+{
+	void *n = hs_malloc(r);
+	if (n != NULL && p != NULL) {
+		memcpy(n, p, old < r ? old : r);
+		hs_free(p, old, defer);
+	}
+	return n;
+}
+
+static struct ck_malloc hs_allocator = {hs_malloc, hs_realloc, hs_free};
+
+/* The node of k, or NULL. Lock-free, any thread. */
 static node *lookup(const rusk_predictor *p, const key *k)
 {
-	struct cds_lfht_iter it;
-	cds_lfht_lookup(p->ht, key_hash(k), key_match, k, &it);
-	struct cds_lfht_node *ln = cds_lfht_iter_get_node(&it);
-	if (ln == NULL)
-		return NULL;
-	node *nd = caa_container_of(ln, node, lfn);
-	TSAN_ACQUIRE(nd); /* its key and records, written before add_unique */
+	node *nd = ck_hs_get((ck_hs_t *)&p->hs, key_hash(k), k);
+	if (nd != NULL)
+		TSAN_ACQUIRE(nd); /* its key and records, written before ck_hs_put */
 	return nd;
 }
 
@@ -243,26 +292,28 @@ static node *lookup_or_add(rusk_predictor *p, const key *k, bool *nomem)
 	node *nd = lookup(p, k);
 	if (nd != NULL)
 		return nd;
-	if (rusk_faa64(&p->values, 1, RUSK_RELAXED) >= p->p.max_values) {
-		rusk_faa64(&p->values, (uint64_t)-1, RUSK_RELAXED);
-		rusk_faa64(&p->untracked, 1, RUSK_RELAXED);
-		return NULL;
+	pthread_mutex_lock(&p->insert);
+	if ((nd = lookup(p, k)) == NULL) { /* not added by another update meanwhile */
+		if (rusk_load64(&p->values, RUSK_RELAXED) >= p->p.max_values) {
+			rusk_faa64(&p->untracked, 1, RUSK_RELAXED);
+		} else if ((nd = node_new()) == NULL) {
+			*nomem = true;
+		} else {
+			nd->k = *k;
+			TSAN_RELEASE(nd);
+			hs_owner = p;
+			bool ok = ck_hs_put(&p->hs, key_hash(k), nd);
+			hs_owner = NULL;
+			if (ok) {
+				rusk_faa64(&p->values, 1, RUSK_RELAXED);
+			} else { /* the set could not grow */
+				free(nd);
+				nd = NULL;
+				*nomem = true;
+			}
+		}
 	}
-	if ((nd = node_new()) == NULL) {
-		rusk_faa64(&p->values, (uint64_t)-1, RUSK_RELAXED);
-		*nomem = true;
-		return NULL;
-	}
-	cds_lfht_node_init(&nd->lfn);
-	nd->k = *k;
-	TSAN_RELEASE(nd);
-	struct cds_lfht_node *got = cds_lfht_add_unique(p->ht, key_hash(k), key_match, k, &nd->lfn);
-	if (got != &nd->lfn) { /* another update added it first: ours was never visible */
-		free(nd);
-		rusk_faa64(&p->values, (uint64_t)-1, RUSK_RELAXED);
-		nd = caa_container_of(got, node, lfn);
-		TSAN_ACQUIRE(nd);
-	}
+	pthread_mutex_unlock(&p->insert);
 	return nd;
 }
 
@@ -278,7 +329,7 @@ static inline size_t rec_used(uint32_t n_bins)
 /* Word copies between a node's records and private memory (bytes: a multiple of 8), with
  * relaxed C11 atomics: a read that overlaps a write is then a retried read, never a data
  * race. The builtins, not atomic.h's ck_pr back end: ck_pr's per-word inline assembly
- * with a memory clobber made these copies (up to 109 words, twice per update) three
+ * with a memory clobber made these copies (up to 110 words, twice per update) three
  * times slower; a relaxed atomic word access is a plain move either way. */
 static inline void words_load(void *dst, const void *src, size_t bytes)
 {
@@ -323,7 +374,6 @@ static void rec_learn(rec *r, double y, uint32_t x_recent)
 		for (int k = 0; k < RUSK_EST_N; k++)
 			h->err[k] += fabs(h->est[k] - y);
 		h->actual += y;
-		h->evals++;
 	}
 	h->n++;
 	h->est[RUSK_EST_AVERAGE] += (y - h->est[RUSK_EST_AVERAGE]) / (double)h->n;
@@ -346,34 +396,33 @@ static void rec_learn(rec *r, double y, uint32_t x_recent)
 	rusk_dist_add(&r->dist, y); /* y was checked by the caller */
 }
 
-static void node_lock(node *nd)
+/* Sets nd's lock bit; returns the version it holds. Only updates of nd's feature value
+ * ever wait here, never readers. */
+static uint64_t node_lock(node *nd)
 {
 	for (unsigned spins = 0;; spins++) {
-		uint64_t free_ = 0;
-		if (rusk_load64(&nd->lock, RUSK_RELAXED) == 0 &&
-		    rusk_cas64(&nd->lock, &free_, 1, RUSK_ACQUIRE))
-			return;
+		uint64_t v = rusk_load64(&nd->v, RUSK_RELAXED);
+		if (!(v & V_LOCK) && rusk_cas64(&nd->v, &v, v | V_LOCK, RUSK_ACQUIRE))
+			return v;
 		if (spins >= 64) /* the holder was preempted: let it run */
 			sched_yield();
 	}
 }
 
-/* Learns y into nd, whose lock the caller holds; unlocks it. */
-static void node_learn_locked(rusk_predictor *p, node *nd, double y)
+/* Learns y into nd, locked by the caller at version v; publishes v + 1, unlocked. */
+static void node_learn_locked(rusk_predictor *p, node *nd, uint64_t v, double y)
 {
 	rec local;
-	uint64_t v = rusk_load64(&nd->v, RUSK_RELAXED); /* ours: only lock holders store it */
 	const rec *cur = &nd->r[v & 1];
 	/* Plain reads: no other thread writes this copy while we hold the lock. */
 	memcpy(&local, cur, rec_used(cur->dist.n_bins));
 	rec_learn(&local, y, p->p.recent);
 	/* Invariant 2: our stores to the other copy come after the previous update's v store
-	 * (made visible before it released the lock, which we acquired) ... */
+	 * (which our lock CAS read) ... */
 	fence_store();
 	words_store(&nd->r[(v + 1) & 1], &local, rec_used(local.dist.n_bins));
-	/* ... and the new v comes after them (release). */
+	/* ... and the new version, which also unlocks, after them (release). */
 	rusk_store64(&nd->v, v + 1, RUSK_RELEASE);
-	rusk_store64(&nd->lock, 0, RUSK_RELEASE);
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -384,20 +433,21 @@ static int cmp_node(const void *a, const void *b)
 
 /*
  * Learns y into the m nodes and the global one. Every lock is taken first, in one order
- * (the global node, then by address: no deadlock between updates): a lock's CAS is a
- * locked instruction that waits for the store buffer to drain, and taken after a
- * record's hundred-odd word stores it cost a quarter of an update. Each node is unlocked
- * as soon as it is written; the global one, which every update needs, first.
+ * (the global node, then by address: no deadlock between updates), so that no lock CAS
+ * (a locked instruction: it waits for the store buffer to drain) comes right after a
+ * record's hundred-odd word stores. Each node is published as soon as it is written; the
+ * global one, which every update needs, first.
  */
 static void learn_all(rusk_predictor *p, node **nds, int m, double y)
 {
+	uint64_t vs[RUSK_FEAT_N];
 	qsort(nds, (size_t)m, sizeof *nds, cmp_node);
-	node_lock(p->global);
+	uint64_t gv = node_lock(p->global);
 	for (int i = 0; i < m; i++)
-		node_lock(nds[i]);
-	node_learn_locked(p, p->global, y);
+		vs[i] = node_lock(nds[i]);
+	node_learn_locked(p, p->global, gv, y);
 	for (int i = 0; i < m; i++)
-		node_learn_locked(p, nds[i], y);
+		node_learn_locked(p, nds[i], vs[i], y);
 }
 
 /* Reads the first `bytes` of nd's current record into out; returns the reads retried.
@@ -405,7 +455,7 @@ static void learn_all(rusk_predictor *p, node **nds, int m, double y)
 static uint64_t node_read(const node *nd, rec *out, bool with_dist)
 {
 	for (uint64_t tries = 0;; tries++) {
-		uint64_t v = rusk_load64((uint64_t *)&nd->v, RUSK_ACQUIRE);
+		uint64_t v = rusk_load64((uint64_t *)&nd->v, RUSK_ACQUIRE) & ~V_LOCK;
 		const rec *r = &nd->r[v & 1];
 		if (with_dist) {
 			uint32_t nb = rusk_load32((uint32_t *)&r->dist.n_bins, WORD_LOAD_MO);
@@ -415,7 +465,8 @@ static uint64_t node_read(const node *nd, rec *out, bool with_dist)
 			words_load(&out->h, &r->h, sizeof out->h);
 		}
 		fence_load();
-		if (rusk_load64((uint64_t *)&nd->v, RUSK_RELAXED) == v)
+		/* A writer that only took the lock meanwhile writes the other copy. */
+		if ((rusk_load64((uint64_t *)&nd->v, RUSK_RELAXED) & ~V_LOCK) == v)
 			return tries;
 	}
 }
@@ -442,9 +493,9 @@ RUSK_EXPORT int rusk_predict_create(const rusk_predict_params *pp, rusk_predicto
 		return rusk_errf(err, errlen, RUSK_EINVAL,
 		                 "features 0x%x is not a non-empty mask of the %d features",
 		                 p.features, RUSK_FEAT_N);
-	unsigned long init = 1;
-	while (init < p.init_values && init < (1ul << 30))
-		init <<= 1;
+	if (p.init_values < 1 || p.init_values > (UINT64_C(1) << 32))
+		return rusk_errf(err, errlen, RUSK_EINVAL, "init_values %llu is not in 1..2^32",
+		                 (unsigned long long)p.init_values);
 	rusk_predictor *pr = rusk_alloc_zeroed(sizeof *pr, RUSK_CACHELINE);
 	node *g = pr != NULL ? node_new() : NULL;
 	if (g == NULL) {
@@ -454,12 +505,14 @@ RUSK_EXPORT int rusk_predict_create(const rusk_predict_params *pp, rusk_predicto
 	pr->p = p;
 	pr->global = g;
 	g->k.feature = RUSK_FEAT_GLOBAL;
-	pr->ht = cds_lfht_new_flavor(init, 1, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-	                             &urcu_memb_flavor, NULL);
-	if (pr->ht == NULL) {
+	pthread_mutex_init(&pr->insert, NULL);
+	/* ck_hs keeps its load under one half: twice the values expected, in slots. */
+	if (!ck_hs_init(&pr->hs, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, hs_hash, hs_compare,
+	                &hs_allocator, (unsigned long)(2 * p.init_values), 0)) {
+		pthread_mutex_destroy(&pr->insert);
 		free(g);
 		rusk_alloc_free(pr, sizeof *pr, RUSK_CACHELINE);
-		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (hash table)");
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (hash set)");
 	}
 	*out = pr;
 	return RUSK_OK;
@@ -469,34 +522,24 @@ RUSK_EXPORT void rusk_predict_destroy(rusk_predictor *p)
 {
 	if (p == NULL)
 		return;
-	/* cds_lfht_destroy wants an empty table. Quiescent by contract, so no reader holds a
-	 * node; the table's own traversals may still read removed ones until a grace period
-	 * has passed, so they are chained (through k.a, no longer needed) and freed after. */
-	struct cds_lfht_iter it;
-	node *nd, *dead = NULL;
-	urcu_memb_read_lock();
-	cds_lfht_for_each_entry(p->ht, &it, nd, lfn)
-	{
-		if (cds_lfht_del(p->ht, &nd->lfn) == 0) {
-			nd->k.a = (uint64_t)(uintptr_t)dead;
-			dead = nd;
-		}
+	ck_hs_iterator_t it = CK_HS_ITERATOR_INITIALIZER;
+	void *obj;
+	while (ck_hs_next(&p->hs, &it, &obj))
+		free(obj);
+	ck_hs_destroy(&p->hs);
+	for (void **b = p->retired; b != NULL;) {
+		void **next = *b;
+		free(b);
+		b = next;
 	}
-	urcu_memb_read_unlock();
-	cds_lfht_destroy(p->ht, NULL);
-	urcu_memb_synchronize_rcu();
-	while (dead != NULL) {
-		node *next = (node *)(uintptr_t)dead->k.a;
-		free(dead);
-		dead = next;
-	}
+	pthread_mutex_destroy(&p->insert);
 	free(p->global);
 	rusk_alloc_free(p, sizeof *p, RUSK_CACHELINE);
 }
 
 /* Starts loading the lines of nd's records an update or a read will touch, so that the
  * cache misses of a job's six feature values overlap instead of coming one after the
- * other (at 100K feature values nearly every one misses: issue 18's bench). */
+ * other (at 100K feature values nearly every one misses: bench/bench_predict.c). */
 #define PREFETCH_LINES 6
 static inline void prefetch_node(const node *nd, bool for_update)
 {
@@ -517,19 +560,17 @@ RUSK_EXPORT int rusk_predict_update(rusk_predictor *p, const rusk_job *j, double
 	node *nds[RUSK_FEAT_N];
 	int n = job_keys(p, j, ks), m = 0;
 	bool nomem = false;
-	urcu_memb_read_lock();
 	for (int i = 0; i < n; i++)
 		if ((nds[m] = lookup_or_add(p, &ks[i], &nomem)) != NULL)
 			prefetch_node(nds[m++], true);
 	learn_all(p, nds, m, runtime_s);
-	urcu_memb_read_unlock();
 	rusk_faa64(&p->updates, 1, RUSK_RELAXED);
 	return nomem ? RUSK_ENOMEM : RUSK_OK;
 }
 
 static inline double head_nmae(const rec_head *h, int k)
 {
-	if (h->evals == 0)
+	if (h->n <= 1)
 		return NAN;
 	if (h->actual > 0)
 		return h->err[k] / h->actual;
@@ -540,7 +581,7 @@ static inline double head_nmae(const rec_head *h, int k)
 static int best_estimator(const rec_head *h)
 {
 	int best = RUSK_EST_AVERAGE;
-	for (int k = 1; k < RUSK_EST_N && h->evals > 0; k++)
+	for (int k = 1; k < RUSK_EST_N && h->n > 1; k++)
 		if (head_nmae(h, k) < head_nmae(h, best))
 			best = k;
 	return best;
@@ -553,7 +594,7 @@ static void fill(rusk_prediction *out, rusk_pred_source src, int f, int k, const
 	out->estimator = (rusk_estimator)k;
 	out->estimate_s = h != NULL ? h->est[k] : 0;
 	out->nmae = h != NULL ? head_nmae(h, k) : NAN;
-	out->evals = h != NULL ? h->evals : 0;
+	out->evals = h != NULL ? head_evals(h) : 0;
 	out->history = h != NULL ? h->n : 0;
 }
 
@@ -569,7 +610,6 @@ RUSK_EXPORT int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_pr
 	double best_nmae = INFINITY;
 	uint64_t retried = 0;
 	const node *nds[RUSK_FEAT_N];
-	urcu_memb_read_lock();
 	for (int i = 0; i < n; i++)
 		if ((nds[i] = lookup(p, &ks[i])) != NULL)
 			prefetch_node(nds[i], false);
@@ -578,12 +618,11 @@ RUSK_EXPORT int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_pr
 			continue;
 		rec r;
 		retried += node_read(nds[i], &r, false);
-		if (r.h.evals < p->p.min_evals)
+		if (head_evals(&r.h) < p->p.min_evals)
 			continue;
 		for (int k = 0; k < RUSK_EST_N; k++) {
 			double e = head_nmae(&r.h, k);
-			if (e < best_nmae ||
-			    (e == best_nmae && best != NULL && r.h.evals > bh.evals)) {
+			if (e < best_nmae || (e == best_nmae && best != NULL && r.h.n > bh.n)) {
 				best = nds[i];
 				bh = r.h;
 				best_nmae = e;
@@ -608,7 +647,6 @@ RUSK_EXPORT int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_pr
 		if (best_f == RUSK_FEAT_GLOBAL)
 			best_k = best_estimator(&bh);
 	}
-	urcu_memb_read_unlock();
 	if (RUSK_UNLIKELY(retried != 0)) /* rare: two updates of a value during our read */
 		rusk_faa64(&((rusk_predictor *)p)->retries, retried, RUSK_RELAXED);
 	if (best_f == RUSK_FEAT_GLOBAL)
@@ -629,7 +667,6 @@ RUSK_EXPORT size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job 
 	key ks[RUSK_FEAT_N];
 	int nk = job_keys(p, j, ks);
 	size_t at = 0;
-	urcu_memb_read_lock();
 	for (int i = 0; i <= nk; i++) {
 		const node *nd = i < nk ? lookup(p, &ks[i]) : p->global;
 		if (nd == NULL)
@@ -646,10 +683,9 @@ RUSK_EXPORT size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job 
 				                        .estimator = (rusk_estimator)k,
 				                        .estimate_s = r.h.est[k],
 				                        .nmae = head_nmae(&r.h, k),
-				                        .evals = r.h.evals,
+				                        .evals = head_evals(&r.h),
 				                        .history = r.h.n};
 	}
-	urcu_memb_read_unlock();
 	return at;
 }
 
