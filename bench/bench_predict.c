@@ -104,8 +104,6 @@ static void bm_mixed(rusk_gb_state *st, void *ctx)
 {
 	(void)ctx;
 	int me = rusk_gb_thread_index(st);
-	if (me != 0) /* Google Benchmark runs thread 0 on the main thread, registered in main */
-		rusk_thread_register();
 	rusk_rng r;
 	rusk_rng_seed(&r, 7, 3 + (uint64_t)me);
 	uint64_t sum = 0;
@@ -122,14 +120,11 @@ static void bm_mixed(rusk_gb_state *st, void *ctx)
 			}
 		}
 	rusk_gb_do_not_optimize_u64(sum);
-	if (me != 0)
-		rusk_thread_unregister();
 	counters(st);
 }
 
 int main(int argc, char **argv)
 {
-	rusk_thread_register();
 	rusk_predict_params pp;
 	rusk_predict_params_init(&pp);
 	pp.init_values = 1 << 19;
@@ -170,6 +165,5 @@ int main(int argc, char **argv)
 	rusk_gb_register("predict/mixed", bm_mixed, NULL, 2, 0);
 	int rc = rusk_gb_main(argc, argv);
 	rusk_predict_destroy(pred);
-	rusk_thread_unregister();
 	return rc;
 }

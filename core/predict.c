@@ -230,6 +230,7 @@ static unsigned long hs_hash(const void *obj, unsigned long seed)
 
 static bool hs_compare(const void *x, const void *y)
 {
+	TSAN_ACQUIRE(x); /* a stored node, probed inside ck_hs (see TSAN_RELEASE before put) */
 	const key *a = x, *b = y;
 	return a->a == b->a && a->b == b->b && a->feature == b->feature;
 }
@@ -330,19 +331,23 @@ static inline size_t rec_used(uint32_t n_bins)
  * relaxed C11 atomics: a read that overlaps a write is then a retried read, never a data
  * race. The builtins, not atomic.h's ck_pr back end: ck_pr's per-word inline assembly
  * with a memory clobber made these copies (up to 110 words, twice per update) three
- * times slower; a relaxed atomic word access is a plain move either way. */
+ * times slower; a relaxed atomic word access is a plain move either way. The words are
+ * records of doubles, floats and counts: may_alias keeps the compiler from assuming that
+ * stores through them leave a record's doubles unchanged (strict aliasing). */
+typedef uint64_t __attribute__((may_alias)) word;
+
 static inline void words_load(void *dst, const void *src, size_t bytes)
 {
-	uint64_t *d = dst;
-	const uint64_t *s = src;
+	word *d = dst;
+	const word *s = src;
 	for (size_t i = 0; i < bytes / 8; i++)
 		d[i] = __atomic_load_n(&s[i], WORD_LOAD_MO);
 }
 
 static inline void words_store(void *dst, const void *src, size_t bytes)
 {
-	uint64_t *d = dst;
-	const uint64_t *s = src;
+	word *d = dst;
+	const word *s = src;
 	for (size_t i = 0; i < bytes / 8; i++)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
@@ -425,10 +430,16 @@ static void node_learn_locked(rusk_predictor *p, node *nd, uint64_t v, double y)
 	rusk_store64(&nd->v, v + 1, RUSK_RELEASE);
 }
 
-static int cmp_node(const void *a, const void *b)
+/* Sorts the m <= RUSK_FEAT_N nodes by address (insertion sort: qsort's calls cost more). */
+static void sort_nodes(node **nds, int m)
 {
-	uintptr_t x = (uintptr_t) * (node *const *)a, y = (uintptr_t) * (node *const *)b;
-	return x < y ? -1 : x > y;
+	for (int i = 1; i < m; i++) {
+		node *x = nds[i];
+		int k = i;
+		for (; k > 0 && (uintptr_t)nds[k - 1] > (uintptr_t)x; k--)
+			nds[k] = nds[k - 1];
+		nds[k] = x;
+	}
 }
 
 /*
@@ -441,7 +452,7 @@ static int cmp_node(const void *a, const void *b)
 static void learn_all(rusk_predictor *p, node **nds, int m, double y)
 {
 	uint64_t vs[RUSK_FEAT_N];
-	qsort(nds, (size_t)m, sizeof *nds, cmp_node);
+	sort_nodes(nds, m);
 	uint64_t gv = node_lock(p->global);
 	for (int i = 0; i < m; i++)
 		vs[i] = node_lock(nds[i]);

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "jobtrace.h"
@@ -34,8 +33,6 @@ typedef struct report {
 	double err_sum, act_sum; /* chosen estimates */
 	double fam_err[N_FAM_F][RUSK_EST_N], fam_act[N_FAM_F][RUSK_EST_N];
 	uint64_t fam_n[N_FAM_F][RUSK_EST_N], chosen[N_FAM_F][RUSK_EST_N];
-	double predict_ns, update_ns;
-	uint64_t updates;
 } report;
 
 typedef struct event {
@@ -71,13 +68,6 @@ static void predict_usage(void)
 	     "  --quiet          no table on stdout\n"
 	     "\n"
 	     "exit status: 0 ok, 2 bad usage or a malformed trace (FILE:LINE: reason)");
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static void score(report *r, const rusk_prediction *pr, const rusk_expert *ex, size_t n_ex,
@@ -133,18 +123,13 @@ static int replay(rusk_predictor *p, const rusk_jobtrace *t, report *r)
 		for (; e < ne && end[e].t <= sub[s].t && rc == RUSK_OK; e++) {
 			rusk_job jb;
 			rusk_tjob_features(&t->jobs[end[e].i], &jb);
-			double t0 = now_ns();
 			rc = rusk_predict_update(p, &jb, t->jobs[end[e].i].run_s);
-			r->update_ns += now_ns() - t0;
-			r->updates++;
 		}
 		const rusk_tjob *j = &t->jobs[sub[s].i];
 		rusk_job jb;
 		rusk_tjob_features(j, &jb);
 		rusk_prediction pr;
-		double t0 = now_ns();
 		rusk_predict(p, &jb, &pr, NULL);
-		r->predict_ns += now_ns() - t0;
 		size_t n_ex = rusk_predict_experts(p, &jb, ex, sizeof ex / sizeof *ex);
 		score(r, &pr, ex, n_ex, j->run_s);
 	}
@@ -218,12 +203,8 @@ static void print_report(const report *r, const char *what, const rusk_jobtrace 
 			printf("\n  %-28s", "");
 	}
 	printf("  (%% of estimates)\n");
-	uint64_t all_calls = r->by_source[0] + r->by_source[1] + r->by_source[2];
 	printf("  %-28s %" PRIu64 " tracked, %zu bytes each; %" PRIu64 " untracked updates\n",
 	       "feature values", st->values, st->bytes_per_value, st->untracked);
-	printf("  %-28s predict %.2f us, update %.2f us per job (mean, one thread, this run)\n",
-	       "cost", all_calls ? r->predict_ns / 1e3 / (double)all_calls : 0,
-	       r->updates ? r->update_ns / 1e3 / (double)r->updates : 0);
 	printf("\n  NMAE per expert family (share of jobs it had an estimate for; chosen: share "
 	       "of estimates)\n");
 	printf("  %-16s", "feature");
@@ -360,7 +341,6 @@ int rusk_cmd_predict(int argc, char **argv)
 			fclose(jf);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_FAIL : RUSK_EXIT_USAGE;
 	}
-	rusk_thread_register();
 	rusk_predict_params pp;
 	rusk_predict_params_init(&pp);
 	pp.recent = (uint32_t)recent;
@@ -394,7 +374,6 @@ int rusk_cmd_predict(int argc, char **argv)
 	if (jf != NULL)
 		fclose(jf);
 	rusk_predict_destroy(p);
-	rusk_thread_unregister();
 	rusk_jobtrace_free(&t);
 	free(r);
 	return status;

@@ -17,11 +17,12 @@
  * runtime seen) instead, and the result says so.
  *
  * Threads. rusk_predict_update is called when jobs complete and rusk_predict when they
- * are submitted, from any number of threads at once, all registered with RCU
- * (rusk_thread_register). Readers never block and never retry: every feature value's
- * history is an immutable record published with RCU and replaced whole by an update
- * (core/predict.c). An update is lock-free (a compare-and-swap that retries only when
- * another update of the same feature value won).
+ * are submitted, from any number of threads at once (no RCU registration needed).
+ * Readers never block: each feature value keeps two copies of its history and a version
+ * word, an update writes the copy readers are not sent to and then flips the version, and
+ * a reader retries only if two updates of that value completed during its read
+ * (core/predict.c). Updates of the same feature value take turns on a per-value lock bit;
+ * the first update of a new feature value inserts it under a mutex.
  *
  * Distributions. A rusk_dist is a self-contained copy of a histogram (664 bytes): a
  * scheduler keeps it with the pending job and asks it for quantiles or the CDF
@@ -146,7 +147,7 @@ typedef struct rusk_predict_params {
 	uint32_t min_evals;   /* estimates an expert must have been judged on, >= 1, default 2 */
 	uint64_t max_values;  /* feature values tracked at most (then new ones are not), 1M */
 	uint32_t features;    /* bit mask of the features used, default all (1 << f) */
-	uint64_t init_values; /* initial hash table size hint, default 1024 */
+	uint64_t init_values; /* feature values expected (hash set sized for them), 1024 */
 } rusk_predict_params;
 
 typedef struct rusk_predictor rusk_predictor;
@@ -155,24 +156,22 @@ void rusk_predict_params_init(rusk_predict_params *p);
 
 /*
  * rusk_predict_create: an empty predictor. RUSK_EINVAL (message names the parameter),
- * RUSK_ENOMEM. The calling thread need not be registered with RCU.
+ * RUSK_ENOMEM.
  */
 int rusk_predict_create(const rusk_predict_params *p, rusk_predictor **out, char *err,
                         size_t errlen);
-/*
- * rusk_predict_destroy: frees everything. No other call on p may be in flight or follow;
- * waits for the RCU grace periods of replaced records (call it outside any read-side
- * section, from a registered thread). NULL is ignored.
- */
+/* rusk_predict_destroy: frees everything. No other call on p may be in flight or
+ * follow. NULL is ignored. */
 void rusk_predict_destroy(rusk_predictor *p);
 
 /*
  * rusk_predict_update: learns that job j ran for runtime_s seconds (>= 0, finite). For
  * each feature value of j (and the global history) the experts are first judged on this
  * runtime (NMAE), then the runtime is added to the histogram and estimators. Feature
- * values beyond max_values are not tracked (counted in rusk_predict_stats). Lock-free;
- * registered threads; must not be called inside rusk_read_lock. RUSK_EINVAL,
- * RUSK_ENOMEM (the histories updated so far keep the runtime).
+ * values beyond max_values are not tracked (counted in rusk_predict_stats). Any thread;
+ * waits only for another update of one of the same feature values, or for the insert
+ * mutex when j brings a new feature value. RUSK_EINVAL, RUSK_ENOMEM (a new feature value
+ * could not be added; the others and the global history learned the runtime).
  */
 int rusk_predict_update(rusk_predictor *p, const rusk_job *j, double runtime_s);
 
@@ -195,9 +194,9 @@ typedef struct rusk_prediction {
 /*
  * rusk_predict: the prediction for job j into *out and, when dist is not NULL, a copy of
  * the chosen distribution (the feature value's histogram; empty for RUSK_PRED_NONE).
- * Wait-free for the caller apart from the hash lookups (lock-free hash table under RCU);
- * changes nothing. Registered threads, inside or outside rusk_read_lock. RUSK_OK or
- * RUSK_EINVAL.
+ * Never blocks (lock-free lookups; a read retries only when two updates of the value it
+ * reads completed meanwhile); changes nothing but a statistic. Any thread. RUSK_OK or
+ * RUSK_EINVAL. The estimate and distribution come from one published state.
  */
 int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_prediction *out, rusk_dist *dist);
 
