@@ -444,10 +444,9 @@ static void sort_nodes(node **nds, int m)
 
 /*
  * Learns y into the m nodes and the global one. Every lock is taken first, in one order
- * (the global node, then by address: no deadlock between updates), so that no lock CAS
- * (a locked instruction: it waits for the store buffer to drain) comes right after a
- * record's hundred-odd word stores. Each node is published as soon as it is written; the
- * global one, which every update needs, first.
+ * (the global node, then by address), so two updates that share feature values cannot
+ * deadlock. Each node is published, and unlocked, as soon as it is written; the global
+ * one, which every update needs, first.
  */
 static void learn_all(rusk_predictor *p, node **nds, int m, double y)
 {

@@ -56,7 +56,9 @@ static int parse_line(const char *path, uint32_t line, char *s, rusk_tjob *j, ch
 {
 	double v[SWF_FIELDS];
 	int n = 0;
-	for (char *tok = strtok(s, " \t\v\f"); tok != NULL; tok = strtok(NULL, " \t\v\f")) {
+	char *save = NULL;
+	for (char *tok = strtok_r(s, " \t\v\f", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \t\v\f", &save)) {
 		if (n == SWF_FIELDS)
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: more than %d fields (an SWF job line has %d)",

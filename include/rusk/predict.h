@@ -220,7 +220,7 @@ size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job *j, rusk_exp
 typedef struct rusk_predict_stats {
 	uint64_t values;        /* feature values tracked */
 	uint64_t untracked;     /* updates of feature values refused past max_values */
-	uint64_t updates;       /* rusk_predict_update calls that succeeded */
+	uint64_t updates;       /* rusk_predict_update calls that learned their runtime */
 	uint64_t retries;       /* reads redone because updates reused the copy being read */
 	size_t bytes_per_value; /* one hash node holding two copies of the history */
 } rusk_predict_stats;
