@@ -71,6 +71,7 @@ bench: build
 	./build/bench/bench_misc --benchmark_out=perf/bench/bench_misc.json --benchmark_out_format=json
 	./build/bench/bench_admit --benchmark_out=perf/bench/bench_admit.json --benchmark_out_format=json
 	./build/bench/bench_classify --benchmark_out=perf/bench/bench_classify.json --benchmark_out_format=json
+	./build/bench/bench_predict --benchmark_out=perf/bench/bench_predict.json --benchmark_out_format=json
 	./build/rusk bench --json perf/bench/rusk_bench.json --png perf/figures/rusk_bench.png
 
 stress: build

@@ -31,6 +31,7 @@ static void usage(void)
 	     "           commit on their freshest partitions; conflicts, staleness, sync cost\n"
 	     "  classify workload classification (Quasar §3.2): error per classification at\n"
 	     "           1..8 profiling entries, timing against training size, feedback; --json\n"
+	     "  predict  TRACE|--generate N: runtime-distribution predictor's accuracy (3Sigma)\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
 	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input, 3 run or sim\n"
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_sync(argc - 1, argv + 1);
 	if (strcmp(argv[1], "classify") == 0)
 		return rusk_cmd_classify(argc - 1, argv + 1);
+	if (strcmp(argv[1], "predict") == 0)
+		return rusk_cmd_predict(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
 }

@@ -8,6 +8,7 @@
 #include <rusk/clock.h>
 #include <rusk/cluster.h>
 #include <rusk/error.h>
+#include <rusk/predict.h>
 #include <rusk/ru.h>
 #include <rusk/sched.h>
 #include <rusk/sync.h>

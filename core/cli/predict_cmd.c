@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk predict TRACE|--generate N`: 3σPredict's accuracy on a job trace (3Sigma §4.1, and
+ * §2.1 / Fig. 2(d) for the report).
+ *
+ * The trace is replayed in time order through one predictor: a job's prediction is read
+ * when it is submitted, and its runtime is learned when it ends (submit + wait + run), so
+ * an estimate never sees its own job or any job still running. Jobs with an unknown or
+ * zero run time are neither predicted nor learned (counted as skipped). The report gives
+ * the percent estimate error (estimate - actual) / actual of every prediction: the share
+ * within +-5% and +-25%, the over- and under-estimates by a factor of two or more, the
+ * histogram in Fig. 2(d)'s buckets (each decile +-5%, and a tail above 95%), and the NMAE
+ * of each expert family (feature x estimator) over the jobs it had an estimate for,
+ * beside the NMAE of the chosen estimates. The first job, predicted before anything was
+ * learned, has no estimate: counted apart, not in the shares.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jobtrace.h"
+
+#define N_FAM_F  (RUSK_FEAT_N + 1) /* features and the global history */
+#define N_BUCKET 21                /* -100, -90, ..., 90, tail */
+
+typedef struct report {
+	uint64_t jobs, skipped, predicted, by_source[3];
+	uint64_t within5, within25, over2, under2, bucket[N_BUCKET];
+	double err_sum, act_sum; /* chosen estimates */
+	double fam_err[N_FAM_F][RUSK_EST_N], fam_act[N_FAM_F][RUSK_EST_N];
+	uint64_t fam_n[N_FAM_F][RUSK_EST_N], chosen[N_FAM_F][RUSK_EST_N];
+} report;
+
+typedef struct event {
+	double t;
+	size_t i;
+} event;
+
+static int cmp_event(const void *a, const void *b)
+{
+	const event *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void predict_usage(void)
+{
+	puts("usage: rusk predict TRACE [options]\n"
+	     "       rusk predict --generate N [options]\n"
+	     "\n"
+	     "Replays a job trace through 3σPredict (runtime distributions per feature value,\n"
+	     "expert chosen by NMAE; 3Sigma §4.1) and reports the estimate error as in 3Sigma\n"
+	     "Fig. 2(d). TRACE is in the Standard Workload Format of the Parallel Workloads\n"
+	     "Archive (18 fields a line, ';' comments). Features: user, executable, requested\n"
+	     "processors, queue, user+executable, user+processors.\n"
+	     "\n"
+	     "  --generate N     instead of a trace, N jobs of the E2E-like generator (50 job\n"
+	     "                   classes, lognormal runtimes, CoV > 1 for 40% of the classes)\n"
+	     "  --seed S         the generator's seed (default 1)\n"
+	     "  --recent X       X of the 'recent' estimator, 1..16 (default 5)\n"
+	     "  --min-evals K    judged estimates before an expert may be chosen (default 2)\n"
+	     "  --json FILE      the report as JSON (deterministic for a trace or seed)\n"
+	     "  --quiet          no table on stdout\n"
+	     "\n"
+	     "exit status: 0 ok, 2 bad usage or a malformed trace (FILE:LINE: reason)");
+}
+
+static void score(report *r, const rusk_prediction *pr, const rusk_expert *ex, size_t n_ex,
+                  double act)
+{
+	r->by_source[pr->source]++;
+	for (size_t k = 0; k < n_ex; k++) {
+		int f = ex[k].feature, e = ex[k].estimator;
+		r->fam_err[f][e] += fabs(ex[k].estimate_s - act);
+		r->fam_act[f][e] += act;
+		r->fam_n[f][e]++;
+	}
+	if (pr->source == RUSK_PRED_NONE)
+		return;
+	r->predicted++;
+	r->chosen[pr->feature][pr->estimator]++;
+	double e = (pr->estimate_s - act) / act * 100;
+	r->within5 += fabs(e) <= 5;
+	r->within25 += fabs(e) <= 25;
+	r->over2 += pr->estimate_s >= 2 * act;
+	r->under2 += 2 * pr->estimate_s <= act;
+	int b = e > 95 ? N_BUCKET - 1 : (int)floor((e + 105) / 10);
+	r->bucket[b < 0 ? 0 : b]++;
+	r->err_sum += fabs(pr->estimate_s - act);
+	r->act_sum += act;
+}
+
+/* Replays t through p (time order, see the top of the file) into r. */
+static int replay(rusk_predictor *p, const rusk_jobtrace *t, report *r)
+{
+	event *sub = malloc((t->n + 1) * sizeof *sub), *end = malloc((t->n + 1) * sizeof *end);
+	if (sub == NULL || end == NULL) {
+		free(sub);
+		free(end);
+		return RUSK_ENOMEM;
+	}
+	size_t ns = 0, ne = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const rusk_tjob *j = &t->jobs[i];
+		r->jobs++;
+		if (!(j->run_s > 0)) {
+			r->skipped++;
+			continue;
+		}
+		sub[ns++] = (event){j->submit_s, i};
+		end[ne++] = (event){j->submit_s + (j->wait_s > 0 ? j->wait_s : 0) + j->run_s, i};
+	}
+	qsort(sub, ns, sizeof *sub, cmp_event);
+	qsort(end, ne, sizeof *end, cmp_event);
+	rusk_expert ex[N_FAM_F * RUSK_EST_N];
+	int rc = RUSK_OK;
+	for (size_t s = 0, e = 0; s < ns && rc == RUSK_OK; s++) {
+		for (; e < ne && end[e].t <= sub[s].t && rc == RUSK_OK; e++) {
+			rusk_job jb;
+			rusk_tjob_features(&t->jobs[end[e].i], &jb);
+			rc = rusk_predict_update(p, &jb, t->jobs[end[e].i].run_s);
+		}
+		const rusk_tjob *j = &t->jobs[sub[s].i];
+		rusk_job jb;
+		rusk_tjob_features(j, &jb);
+		rusk_prediction pr;
+		rusk_predict(p, &jb, &pr, NULL);
+		size_t n_ex = rusk_predict_experts(p, &jb, ex, sizeof ex / sizeof *ex);
+		score(r, &pr, ex, n_ex, j->run_s);
+	}
+	free(sub);
+	free(end);
+	return rc;
+}
+
+static double share(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+static double fam_nmae(const report *r, int f, int e)
+{
+	return r->fam_act[f][e] > 0 ? r->fam_err[f][e] / r->fam_act[f][e] : NAN;
+}
+
+/* Classes of a generated trace whose runtimes have a CoV above 1, and how many classes. */
+static void class_cov(const rusk_jobtrace *t, int *high, int *classes)
+{
+	double s[RUSK_E2E_CLASSES] = {0}, s2[RUSK_E2E_CLASSES] = {0};
+	uint64_t n[RUSK_E2E_CLASSES] = {0};
+	for (size_t i = 0; i < t->n; i++) {
+		int c = t->jobs[i].cls;
+		if (c < 0 || c >= RUSK_E2E_CLASSES)
+			continue;
+		s[c] += t->jobs[i].run_s;
+		s2[c] += t->jobs[i].run_s * t->jobs[i].run_s;
+		n[c]++;
+	}
+	*high = *classes = 0;
+	for (int c = 0; c < RUSK_E2E_CLASSES; c++) {
+		if (n[c] < 2)
+			continue;
+		double m = s[c] / n[c], var = s2[c] / n[c] - m * m;
+		(*classes)++;
+		*high += var > 0 && sqrt(var) / m > 1;
+	}
+}
+
+static void print_report(const report *r, const char *what, const rusk_jobtrace *t,
+                         const rusk_predict_stats *st, const rusk_predict_params *pp)
+{
+	printf("rusk predict: %s: %" PRIu64 " jobs, %" PRIu64 " skipped (run time unknown or 0)",
+	       what, r->jobs, r->skipped);
+	int high, classes;
+	class_cov(t, &high, &classes);
+	if (classes > 0)
+		printf("; %d job classes, %d with CoV > 1", classes, high);
+	printf("\n\n");
+	uint64_t n = r->predicted;
+	printf("  %-28s %" PRIu64 " (%" PRIu64 " from an expert, %" PRIu64
+	       " global fallback); %" PRIu64 " without history\n",
+	       "estimates", n, r->by_source[RUSK_PRED_EXPERT], r->by_source[RUSK_PRED_GLOBAL],
+	       r->by_source[RUSK_PRED_NONE]);
+	printf("  %-28s %.1f%%\n", "within +-5%", share(r->within5, n));
+	printf("  %-28s %.1f%%\n", "within +-25%", share(r->within25, n));
+	printf("  %-28s %.1f%%\n", "over-estimates by >= 2x", share(r->over2, n));
+	printf("  %-28s %.1f%%\n", "under-estimates by >= 2x", share(r->under2, n));
+	printf("  %-28s %.3f (global average alone: %.3f)\n", "NMAE of the estimates",
+	       r->act_sum > 0 ? r->err_sum / r->act_sum : NAN,
+	       fam_nmae(r, RUSK_FEAT_GLOBAL, RUSK_EST_AVERAGE));
+	printf("  %-28s", "error histogram (Fig. 2(d))");
+	for (int b = 0; b < N_BUCKET; b++) {
+		if (b == N_BUCKET - 1)
+			printf(" tail %.1f", share(r->bucket[b], n));
+		else
+			printf(" %d:%.1f", -100 + 10 * b, share(r->bucket[b], n));
+		if (b == 10)
+			printf("\n  %-28s", "");
+	}
+	printf("  (%% of estimates)\n");
+	printf("  %-28s %" PRIu64 " tracked, %zu bytes each; %" PRIu64 " untracked updates\n",
+	       "feature values", st->values, st->bytes_per_value, st->untracked);
+	printf("\n  NMAE per expert family (share of jobs it had an estimate for; chosen: share "
+	       "of estimates)\n");
+	printf("  %-16s", "feature");
+	for (int e = 0; e < RUSK_EST_N; e++)
+		printf(" %16s", rusk_estimator_name((rusk_estimator)e));
+	printf(" %8s\n", "chosen");
+	uint64_t all = r->predicted + r->by_source[RUSK_PRED_NONE];
+	for (int f = 0; f < N_FAM_F; f++) {
+		printf("  %-16s", rusk_feature_name((rusk_feature)f));
+		uint64_t ch = 0;
+		for (int e = 0; e < RUSK_EST_N; e++) {
+			char cell[32];
+			snprintf(cell, sizeof cell, "%.3f (%.0f%%)", fam_nmae(r, f, e),
+			         share(r->fam_n[f][e], all));
+			printf(" %16s", r->fam_n[f][e] ? cell : "-");
+			ch += r->chosen[f][e];
+		}
+		printf(" %7.1f%%\n", share(ch, n));
+	}
+	printf("\n  estimates: the chosen expert's point estimate; its distribution (<= %d bins) "
+	       "is\n"
+	       "  what a scheduler would integrate over. X = %u, min evals = %u, EWMA alpha 0.6.\n",
+	       RUSK_DIST_MAX_BINS, pp->recent, pp->min_evals);
+}
+
+static void write_json(FILE *f, const report *r, const char *path, uint64_t seed,
+                       const rusk_jobtrace *t, const rusk_predict_stats *st,
+                       const rusk_predict_params *pp)
+{
+	uint64_t n = r->predicted;
+	fprintf(f, "{\n  \"trace\": {");
+	if (path != NULL) {
+		fprintf(f, "\"format\": \"swf\", \"path\": \"");
+		for (const char *c = path; *c; c++)
+			if (*c == '"' || *c == '\\')
+				fprintf(f, "\\%c", *c);
+			else if ((unsigned char)*c < 0x20)
+				fprintf(f, "\\u%04x", *c);
+			else
+				fputc(*c, f);
+		fprintf(f, "\", \"comments\": %" PRIu64, t->comments);
+	} else {
+		fprintf(f, "\"format\": \"e2e\", \"seed\": %" PRIu64, seed);
+	}
+	int high, classes;
+	class_cov(t, &high, &classes);
+	fprintf(f,
+	        ", \"jobs\": %" PRIu64 ", \"skipped\": %" PRIu64 ", \"classes\": %d, "
+	        "\"classes_cov_above_1\": %d},\n",
+	        r->jobs, r->skipped, classes, high);
+	fprintf(f,
+	        "  \"params\": {\"bins\": %d, \"recent\": %u, \"median_window\": %d, "
+	        "\"min_evals\": %u, \"ewma_alpha\": 0.6},\n",
+	        RUSK_DIST_MAX_BINS, pp->recent, RUSK_PREDICT_RECENT, pp->min_evals);
+	fprintf(f,
+	        "  \"estimates\": {\"total\": %" PRIu64 ", \"expert\": %" PRIu64
+	        ", \"global\": %" PRIu64 ", \"none\": %" PRIu64 "},\n",
+	        n, r->by_source[0], r->by_source[1], r->by_source[2]);
+	fprintf(f,
+	        "  \"accuracy\": {\"within_5pct\": %.6f, \"within_25pct\": %.6f, "
+	        "\"over_2x\": %.6f, \"under_2x\": %.6f, \"nmae\": %.6f},\n",
+	        share(r->within5, n) / 100, share(r->within25, n) / 100, share(r->over2, n) / 100,
+	        share(r->under2, n) / 100, r->act_sum > 0 ? r->err_sum / r->act_sum : 0);
+	fprintf(f, "  \"fig2d\": {\"buckets\": [");
+	for (int b = 0; b < N_BUCKET - 1; b++)
+		fprintf(f, "%d, ", -100 + 10 * b);
+	fprintf(f, "\"tail\"], \"share\": [");
+	for (int b = 0; b < N_BUCKET; b++)
+		fprintf(f, "%s%.6f", b ? ", " : "", share(r->bucket[b], n) / 100);
+	fprintf(f, "]},\n  \"families\": [\n");
+	for (int fe = 0; fe < N_FAM_F; fe++)
+		for (int e = 0; e < RUSK_EST_N; e++) {
+			double v = fam_nmae(r, fe, e);
+			fprintf(f,
+			        "    {\"feature\": \"%s\", \"estimator\": \"%s\", \"estimates\": "
+			        "%" PRIu64 ", \"nmae\": ",
+			        rusk_feature_name((rusk_feature)fe),
+			        rusk_estimator_name((rusk_estimator)e), r->fam_n[fe][e]);
+			if (isfinite(v))
+				fprintf(f, "%.6f", v);
+			else
+				fprintf(f, "null");
+			fprintf(f, ", \"chosen\": %" PRIu64 "}%s\n", r->chosen[fe][e],
+			        fe == N_FAM_F - 1 && e == RUSK_EST_N - 1 ? "" : ",");
+		}
+	fprintf(f,
+	        "  ],\n  \"predictor\": {\"values\": %" PRIu64 ", \"bytes_per_value\": %zu, "
+	        "\"untracked\": %" PRIu64 ", \"updates\": %" PRIu64 "}\n}\n",
+	        st->values, st->bytes_per_value, st->untracked, st->updates);
+}
+
+int rusk_cmd_predict(int argc, char **argv)
+{
+	const char *trace = NULL, *json = NULL;
+	if (argc > 1 && argv[1][0] != '-') { /* TRACE first; cli_parse reads from argv[1] */
+		trace = argv[1];
+		argc--;
+		argv++;
+	}
+	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2;
+	bool quiet = false;
+	const cli_opt opts[] = {
+	        {"--generate", CLI_U64, 1, 100000000, &generate, NULL},
+	        {"--seed", CLI_U64, 0, 9007199254740992.0, &seed,
+	         NULL}, /* 2^53: exact as a double */
+	        {"--recent", CLI_U64, 1, RUSK_PREDICT_RECENT, &recent, NULL},
+	        {"--min-evals", CLI_U64, 1, 1000000, &min_evals, NULL},
+	        {"--json", CLI_FILE, 0, 0, &json, NULL},
+	        {"--quiet", CLI_FLAG, 0, 0, &quiet, NULL},
+	};
+	int pr = cli_parse("predict", argc, argv, NULL, opts, sizeof opts / sizeof *opts,
+	                   predict_usage);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
+	if ((trace == NULL) == (generate == 0)) {
+		fprintf(stderr,
+		        "rusk predict: give a TRACE or --generate N, not %s (try: rusk "
+		        "predict --help)\n",
+		        trace == NULL ? "neither" : "both");
+		return RUSK_EXIT_USAGE;
+	}
+	FILE *jf = NULL;
+	if (json != NULL && (jf = fopen(json, "w")) == NULL) {
+		fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
+		return RUSK_EXIT_USAGE;
+	}
+	rusk_jobtrace t;
+	char err[512];
+	int rc = trace != NULL ? rusk_swf_read(trace, &t, err, sizeof err)
+	                       : rusk_e2e_generate(generate, seed, &t, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk predict: %s\n", err);
+		if (jf != NULL)
+			fclose(jf);
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_FAIL : RUSK_EXIT_USAGE;
+	}
+	rusk_predict_params pp;
+	rusk_predict_params_init(&pp);
+	pp.recent = (uint32_t)recent;
+	pp.min_evals = (uint32_t)min_evals;
+	pp.init_values = 4096;
+	rusk_predictor *p = NULL;
+	report *r = calloc(1, sizeof *r);
+	int status = 0;
+	if (r == NULL || rusk_predict_create(&pp, &p, err, sizeof err) != RUSK_OK ||
+	    replay(p, &t, r) != RUSK_OK) {
+		fprintf(stderr, "rusk predict: out of memory\n");
+		status = RUSK_EXIT_FAIL;
+	} else {
+		rusk_predict_stats st;
+		rusk_predict_stats_get(p, &st);
+		char what[600];
+		if (trace != NULL)
+			snprintf(what, sizeof what, "%s (SWF)", trace);
+		else
+			snprintf(what, sizeof what, "E2E-like generator, seed %" PRIu64, seed);
+		if (!quiet)
+			print_report(r, what, &t, &st, &pp);
+		if (jf != NULL) {
+			write_json(jf, r, trace, seed, &t, &st, &pp);
+			if (fflush(jf) != 0 || ferror(jf)) {
+				fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
+				status = RUSK_EXIT_FAIL;
+			}
+		}
+	}
+	if (jf != NULL)
+		fclose(jf);
+	rusk_predict_destroy(p);
+	rusk_jobtrace_free(&t);
+	free(r);
+	return status;
+}
