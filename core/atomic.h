@@ -8,7 +8,7 @@
  *  - Normal builds: Concurrency Kit's ck_pr (lock cmpxchg / lock xadd on x86-64), with
  *    the requested order made explicit by ck_pr_fence_acquire/_release around the access.
  *    ck is configured TSO on x86-64, so those fences are compiler barriers there; they are
- *    written anyway so that the orders are right where ck emits real fences (PITFALLS.md).
+ *    written anyway so that the orders are right where ck emits real fences (weaker CPUs).
  *  - ThreadSanitizer builds (RUSK_TSAN): the C11/GCC __atomic builtins with the same
  *    orders. ck_pr's inline assembly is invisible to TSan, which would then miss every
  *    happens-before edge rusk relies on and report the data they protect as races. With

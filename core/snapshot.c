@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Partition snapshots published with RCU (ParSync §5.1: the master state is synchronised
- * per partition; DESIGN.md "Partitions and snapshots").
+ * per partition, so each agent refreshes its own partitions at its own time).
  *
  * A snapshot of partition p is a copy of p's words of the free bitmap (ru.c keeps the
  * bitmap beside the RU words) plus summaries computed from the copy: free count, free
@@ -19,7 +19,8 @@
  *
  * ThreadSanitizer: liburcu 0.13's barriers are inline assembly that TSan cannot see, so in
  * TSan builds the publish/read pair and the reader/reclaimer pair are annotated with
- * __tsan_release/__tsan_acquire on the snapshot's address (PITFALLS.md); the algorithm is
+ * __tsan_release/__tsan_acquire on the snapshot's address (else TSan reports the
+ * snapshot's contents as racing between publisher and reader); the algorithm is
  * unchanged.
  */
 #include <stdlib.h>

@@ -772,7 +772,7 @@ int drv_setup(run *R, cli_cluster *cc)
 		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
 		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
 		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
-		        "agent_median_p90_us\n");
+		        "agent_median_p90_us,preferred_share,quality_mode_share\n");
 	R->per_agent = calloc(cfg.agents, sizeof *R->per_agent);
 	R->snap = calloc(4, sizeof *R->snap);
 	R->medians = calloc(cfg.agents, sizeof *R->medians);
@@ -997,6 +997,7 @@ bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_p
 	rusk_hist_record(tk->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
 	rusk_agent_observe_delay(ag, delay);
 	stat_add(&s->placed, 1);
+	stat_add(&s->qmode_tasks, pl->strategy == RUSK_STRATEGY_QUALITY);
 	stat_add(&s->placed_hi, tk->prio > 0);
 	uint64_t dur = tk->dur_ns;
 	if (R->cfg.alpha > 0 && tk->n_pref > 0 && pl->preferred == pl->placed)
@@ -1110,10 +1111,12 @@ uint64_t drv_second(run *R, bool tty)
 	rusk_hist *cur = &R->snap[2], *d = &R->snap[3], *snap = &R->snap[0], *one = &R->snap[1];
 	R->secs++;
 	memset(cur, 0, sizeof *cur);
-	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0, refused = 0;
+	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0, refused = 0, pref = 0, qmode = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		drv_delay_merge(cur, &R->ag[i].st);
 		refused += rusk_load64(&R->ag[i].st.refused, RUSK_RELAXED);
+		pref += rusk_load64(&R->ag[i].st.pref_tasks, RUSK_RELAXED);
+		qmode += rusk_load64(&R->ag[i].st.qmode_tasks, RUSK_RELAXED);
 		placed += rusk_load64(&R->ag[i].st.placed, RUSK_RELAXED);
 		conf += rusk_load64(&R->ag[i].st.conflicts, RUSK_RELAXED);
 		preempted += rusk_load64(&R->ag[i].st.preempted, RUSK_RELAXED);
@@ -1146,7 +1149,7 @@ uint64_t drv_second(run *R, bool tty)
 		const double *m = R->medians;
 		fprintf(R->csv,
 		        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n",
+		        ",%.4f,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f,%.4f,%.4f\n",
 		        R->secs, phase < cfg->n_phases ? phase : cfg->n_phases, sub, placed, tput,
 		        rej, backlog, util, conf - R->prev_conf, rusk_hist_quantile(d, 0.1) / 1e3,
 		        rusk_hist_quantile(d, 0.5) / 1e3, rusk_hist_quantile(d, 0.9) / 1e3,
@@ -1154,10 +1157,14 @@ uint64_t drv_second(run *R, bool tty)
 		        tput ? (q_micro - R->prev_q) / 1e6 / tput : 0.0,
 		        n_med ? m[(size_t)(0.1 * (n_med - 1))] / 1e3 : 0.0,
 		        n_med ? m[(size_t)(0.5 * (n_med - 1))] / 1e3 : 0.0,
-		        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0);
+		        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0,
+		        tput ? (double)(pref - R->prev_pref) / tput : 0.0,
+		        tput ? (double)(qmode - R->prev_qmode) / tput : 0.0);
 		fflush(R->csv); /* a row a second: what ran is on disk whatever ends the run */
 	}
 	R->prev_q = q_micro;
+	R->prev_pref = pref;
+	R->prev_qmode = qmode;
 	if (tty)
 		fprintf(stderr,
 		        "\r  %3d s  %8" PRIu64 " tasks/s  util %5.1f%%  backlog %" PRIu64 "   ",
@@ -1203,6 +1210,7 @@ int drv_report(run *R, bool interrupted)
 		tot.adm_bound += s->adm_bound;
 		tot.placed_hi += s->placed_hi;
 		tot.refused += s->refused;
+		tot.qmode_tasks += s->qmode_tasks;
 		tot.tet_us += s->tet_us;
 		if (s->last_done_ns > tot.last_done_ns)
 			tot.last_done_ns = s->last_done_ns;
@@ -1429,10 +1437,11 @@ int drv_report(run *R, bool interrupted)
 			        tot.placed / elapsed, R->max_tput);
 			fprintf(f,
 			        "  \"delay_us\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
-			        "\"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f},\n",
+			        "\"p95\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f},\n",
 			        rusk_hist_mean(&tot.delay) / 1e3,
 			        rusk_hist_quantile(&tot.delay, 0.5) / 1e3,
 			        rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
+			        rusk_hist_quantile(&tot.delay, 0.95) / 1e3,
 			        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
 			        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
 			fprintf(f,
@@ -1447,12 +1456,13 @@ int drv_report(run *R, bool interrupted)
 			fprintf(f,
 			        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, "
 			        "\"q_mean\": %s, "
-			        "\"preferred_fraction\": %.6f, \"sample_size_mean\": %.2f, "
-			        "\"sample_size_max\": %" PRIu64 ", "
+			        "\"preferred_fraction\": %.6f, \"quality_mode_share\": %.6f, "
+			        "\"sample_size_mean\": %.2f, \"sample_size_max\": %" PRIu64 ", "
 			        "\"d_cdf\": ",
 			        R->cfg.quality == RUSK_QUALITY_SCORE ? "score" : "interference",
 			        R->cfg.quality == RUSK_QUALITY_SCORE ? qbuf : "null",
 			        R->cfg.quality == RUSK_QUALITY_SCORE ? "null" : qbuf, pref_frac,
+			        tot.placed ? (double)tot.qmode_tasks / tot.placed : 0.0,
 			        tot.placed ? (double)tot.r_sum / tot.placed : 0.0, tot.r_max);
 			if (d_total == 0) {
 				fprintf(f, "null},\n"); /* D needs a static ranking: score model

@@ -96,6 +96,7 @@ typedef struct agent_stats {
 	        pref_tasks;
 	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
 	uint64_t refused;        /* the kernel refused the task outright (RUSK_EINVAL): rejected */
+	uint64_t qmode_tasks;    /* tasks placed by a Quality-first decision (Adaptive's mode) */
 	uint64_t last_done_ns;   /* latest placement (makespan, ParSync Table 2) */
 	uint64_t tet_us;         /* sum of task execution times (ParSync Table 1) */
 	uint64_t q_micro;        /* sum of placed quality x 1e6 (score or Q), relaxed */
@@ -196,7 +197,7 @@ typedef struct run {
 	/* per-second sampler state */
 	rusk_hist prev, *per_agent, *snap;
 	double *medians;
-	uint64_t prev_placed, prev_conf, max_tput, prev_q;
+	uint64_t prev_placed, prev_conf, max_tput, prev_q, prev_pref, prev_qmode;
 	double util_sum;
 	int secs;
 	double elapsed_s;

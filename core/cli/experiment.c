@@ -5,8 +5,9 @@
  * the paper's figure beside ours.
  *
  *   eq2              ParSync §4.1 eq. 2: N schedulers each pick K of S_idle idle slots
- *                    uniformly at random in a synchronous round and commit on the real
- *                    master array; measured conflicts (lost CASes) per round against
+ *                    uniformly at random in a synchronous round and 4 threads commit
+ *                    them concurrently on the real master array; measured conflicts
+ *                    (lost CASes) per round against
  *                    NK - S_idle + S_idle (1 - K/S_idle)^N.
  *   tarcil-cdf       Tarcil §3.3 Fig. 3/4: the CDF of the rank D of the RU that sampling
  *                    with R candidates picks, against x^R, for R = 8, 16, 32, 64.
@@ -14,6 +15,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,96 @@ static rusk_cluster *idle_cluster(uint32_t slots, uint32_t per_machine, uint32_t
 	return c;
 }
 
+/* One committer thread of an eq. 2 round: commits the picks of schedulers t, t + T, ...
+ * (picks[a * k .. a * k + k), task id a * k + j + 1) on the shared master array. */
+typedef struct eq2_thread {
+	pthread_t tid;
+	rusk_cluster *c;
+	const uint32_t *picks;
+	rusk_lease *won;
+	uint32_t t, T, n, k, n_won, conflicts;
+} eq2_thread;
+
+static void *eq2_commit(void *arg)
+{
+	eq2_thread *w = arg;
+	rusk_thread_register();
+	/* Interleave the schedulers' commits pick by pick, as concurrent agents would. */
+	for (uint32_t j = 0; j < w->k; j++)
+		for (uint32_t a = w->t; a < w->n; a += w->T) {
+			uint32_t ru = w->picks[(size_t)a * w->k + j];
+			if (rusk_ru_commit(w->c, (uint64_t)a * w->k + j + 1, ru, NULL,
+			                   &w->won[w->n_won]) == RUSK_OK)
+				w->n_won++;
+			else
+				w->conflicts++;
+		}
+	rusk_thread_unregister();
+	return NULL;
+}
+
+/* One synchronous round: every scheduler picks k of the s idle slots on the same fresh
+ * state, then EQ2_THREADS threads commit all picks concurrently on the master array; a
+ * lost CAS is a conflict. The count does not depend on the interleaving (n k minus the
+ * distinct slots picked), so the mean is deterministic while the CASes race. */
+#define EQ2_THREADS 4
+static int eq2_round(rusk_cluster *c, rusk_rng *r, uint32_t *idx, uint32_t *picks, rusk_lease *won,
+                     uint8_t *seen, uint32_t s, uint32_t n, uint32_t k, uint32_t *conflicts)
+{
+	for (uint32_t a = 0; a < n; a++) {
+		/* A partial Fisher-Yates shuffle of any permutation draws a uniform K-subset,
+		 * so the permutation carries over from one draw to the next. */
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t pick = j + rusk_rng_below(r, s - j);
+			uint32_t t = idx[j];
+			idx[j] = idx[pick];
+			idx[pick] = t;
+			picks[(size_t)a * k + j] = idx[j];
+		}
+	}
+	uint32_t T = n < EQ2_THREADS ? n : EQ2_THREADS;
+	eq2_thread w[EQ2_THREADS];
+	size_t off = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		w[t] = (eq2_thread){
+		        .c = c, .picks = picks, .won = won + off, .t = t, .T = T, .n = n, .k = k};
+		off += (size_t)((n - t + T - 1) / T) * k; /* room for all of its commits */
+		if (pthread_create(&w[t].tid, NULL, eq2_commit, &w[t]) != 0) {
+			for (uint32_t u = 0; u < t; u++)
+				pthread_join(w[u].tid, NULL);
+			fprintf(stderr, "rusk experiment eq2: cannot start a thread\n");
+			return RUSK_EXIT_FAIL;
+		}
+	}
+	*conflicts = 0;
+	for (uint32_t t = 0; t < T; t++) /* all commits end before any release */
+		pthread_join(w[t].tid, NULL);
+	/* Every commit either won or lost, and no slot was won twice: the CAS's guarantee,
+	 * checked before any release can free a slot for a late committer. */
+	uint32_t tried = 0, twice = 0;
+	memset(seen, 0, s);
+	for (uint32_t t = 0; t < T; t++) {
+		tried += w[t].n_won + w[t].conflicts;
+		for (uint32_t x = 0; x < w[t].n_won; x++)
+			twice += seen[w[t].won[x].ru]++ != 0;
+	}
+	if (twice > 0 || tried != n * k) {
+		fprintf(stderr, "rusk experiment eq2: %u slots won twice, %u of %u commits seen\n",
+		        twice, tried, n * k);
+		return RUSK_EXIT_FAIL;
+	}
+	for (uint32_t t = 0; t < T; t++) {
+		*conflicts += w[t].conflicts;
+		/* Release: the owner of each won lease. */
+		for (uint32_t x = 0; x < w[t].n_won; x++) {
+			rusk_ru_info inf;
+			rusk_ru_state(c, w[t].won[x].ru, &inf);
+			rusk_ru_release(c, inf.owner, w[t].won[x]);
+		}
+	}
+	return 0;
+}
+
 static int eq2(FILE *out, uint32_t rounds, uint64_t seed)
 {
 	static const uint32_t S[] = {1000, 10000, 100000};
@@ -52,11 +144,11 @@ static int eq2(FILE *out, uint32_t rounds, uint64_t seed)
 	for (size_t si = 0; si < 3; si++) {
 		rusk_cluster *c = idle_cluster(S[si], 1, 1, seed);
 		uint32_t *idx = malloc(sizeof *idx * S[si]);
-		rusk_lease *won = malloc(sizeof *won * S[si]);
-		if (c == NULL || idx == NULL || won == NULL)
+		uint32_t *picks = malloc(sizeof *picks * 4 * S[si]); /* n k <= 4 s */
+		rusk_lease *won = malloc(sizeof *won * 4 * S[si]);
+		uint8_t *seen = malloc(S[si]);
+		if (c == NULL || idx == NULL || picks == NULL || won == NULL || seen == NULL)
 			return RUSK_EXIT_FAIL;
-		/* A partial Fisher-Yates shuffle of any permutation draws a uniform K-subset,
-		 * so the permutation carries over from one draw to the next. */
 		for (uint32_t i = 0; i < S[si]; i++)
 			idx[i] = i;
 		for (size_t ni = 0; ni < 3; ni++)
@@ -68,34 +160,10 @@ static int eq2(FILE *out, uint32_t rounds, uint64_t seed)
 				rusk_rng_seed(&r, seed, si * 100 + ni * 10 + ki);
 				double sum = 0, sumsq = 0;
 				for (uint32_t round = 0; round < rounds; round++) {
-					uint32_t n_won = 0, conflicts = 0;
-					/* Every scheduler decides on the same fresh state (a
-					 * synchronous round), then all commit. */
-					for (uint32_t a = 0; a < n; a++) {
-						for (uint32_t j = 0; j < k; j++) {
-							uint32_t pick =
-							        j + rusk_rng_below(&r, s - j);
-							uint32_t t = idx[j];
-							idx[j] = idx[pick];
-							idx[pick] = t;
-						}
-						/* Commit a's K picks: ids a * K + j + 1. */
-						for (uint32_t j = 0; j < k; j++) {
-							int rc = rusk_ru_commit(
-							        c, (uint64_t)a * k + j + 1, idx[j],
-							        NULL, &won[n_won]);
-							if (rc == RUSK_OK)
-								n_won++;
-							else
-								conflicts++;
-						}
-					}
-					/* Release: the owner of each won lease. */
-					for (uint32_t w = 0; w < n_won; w++) {
-						rusk_ru_info inf;
-						rusk_ru_state(c, won[w].ru, &inf);
-						rusk_ru_release(c, inf.owner, won[w]);
-					}
+					uint32_t conflicts;
+					if (eq2_round(c, &r, idx, picks, won, seen, s, n, k,
+					              &conflicts))
+						return RUSK_EXIT_FAIL;
 					sum += conflicts;
 					sumsq += (double)conflicts * conflicts;
 				}
@@ -118,7 +186,9 @@ static int eq2(FILE *out, uint32_t rounds, uint64_t seed)
 			bad++;
 		}
 		free(idx);
+		free(picks);
 		free(won);
+		free(seen);
 		rusk_cluster_destroy(c);
 	}
 	return bad ? RUSK_EXIT_FAIL : 0;

@@ -44,7 +44,8 @@ void rusk_thread_unregister(void);
 bool rusk_thread_registered(void);
 
 /* rusk_rcu_barrier: waits until every snapshot replaced so far has been freed. Call before
- * process exit (PITFALLS.md) or to check reclamation; not inside a read-side section. */
+ * process exit (else call_rcu callbacks still pending leak snapshots and leak checkers
+ * report them) or to check reclamation; not inside a read-side section. */
 void rusk_rcu_barrier(void);
 
 /* rusk_read_lock / _unlock: an RCU read-side section (nestable). Registered threads. A
