@@ -418,7 +418,7 @@ static uint32_t partition_order(rusk_agent *a, const dctx *d, rusk_strategy s)
 static size_t draw_uniform(rusk_agent *a, uint32_t p, size_t n, size_t take)
 {
 	const rusk_vrange vr = rusk_view_range_(a->v, p);
-	uint32_t buf[65];
+	uint32_t buf[64 + RUSK_PICK_BATCH];
 	for (size_t k = 0; k < take;) {
 		uint32_t b = take - k < 64 ? (uint32_t)(take - k) : 64;
 		if (rusk_view_pick_n_(&vr, &a->rng, buf, b) == 0)
@@ -479,7 +479,7 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 	/* A local generator: the draws' bitmap loads cannot alias it, so it stays in
 	 * registers. Draws come in batches of up to 64 (rusk_view_pick_n_). */
 	rusk_rng rng = a->rng;
-	uint32_t buf[65], best = 0, k = 0;
+	uint32_t buf[64 + RUSK_PICK_BATCH], best = 0, k = 0;
 	uint16_t bs = 0;
 	uint64_t bkey = 0;
 	bool keyed = false;
