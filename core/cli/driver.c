@@ -829,8 +829,8 @@ run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint6
 {
 	const run_cfg *cfg = &R->cfg;
 	if (x->rus > rusk_cluster_rus(R->c)) {
-		/* The kernel refuses it (rusk_agent_place: RUSK_EINVAL); queued, it would be
-		 * retried until the run ends. */
+		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
+		 * be retried until the run ends. */
 		R->rej_too_large++;
 		return NULL;
 	}

@@ -142,8 +142,8 @@ static void hand_over(run_agent *a, run_task *tk)
 			sched_yield(); /* the completer drains; leases are never dropped */
 }
 
-/* A task the kernel refuses outright (RUSK_EINVAL): retrying cannot help, so it is
- * rejected, counted, and gives back whatever RUs an incremental placement won. */
+/* A task the kernel refuses outright (RUSK_EINVAL, RUSK_EINFEASIBLE): retrying cannot help, so it
+ * is rejected, counted, and gives back whatever RUs an incremental placement won. */
 static void refuse(run *R, run_agent *a, run_task *tk)
 {
 	if (tk->placed > 0) {
@@ -207,7 +207,7 @@ static void *agent_main(void *arg)
 			 * end reading saves one. */
 			uint64_t t_done = pl.end_ns;
 			drv_count_commits(a, &pl);
-			if (rc == RUSK_EINVAL) {
+			if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE) {
 				refuse(R, a, tk);
 				continue;
 			}
