@@ -63,16 +63,6 @@
 #include "internal.h"
 #include "rng.h"
 
-#if defined(RUSK_TSAN)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
-#define TSAN_RELEASE(p) __tsan_release((void *)(p))
-#else
-#define TSAN_ACQUIRE(p) ((void)0)
-#define TSAN_RELEASE(p) ((void)0)
-#endif
-
 #define K1MAX       (RUSK_CLS_MAX_RANK + 1)
 #define FOLD_EPOCHS 50 /* SGD epochs on a folded-in row at most */
 

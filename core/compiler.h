@@ -12,4 +12,19 @@
 #define RUSK_NOINLINE     __attribute__((noinline))
 #define RUSK_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
+/*
+ * Happens-before edges TSan cannot see (liburcu's call_rcu, Concurrency Kit's inline
+ * assembly, hand-offs through rings): TSAN_RELEASE(p) after the last write a reader of p
+ * must see, TSAN_ACQUIRE(p) before that reader's first read. Nothing outside TSan builds.
+ */
+#if defined(RUSK_TSAN)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define TSAN_RELEASE(p) __tsan_release((void *)(p))
+#else
+#define TSAN_ACQUIRE(p) ((void)0)
+#define TSAN_RELEASE(p) ((void)(p))
+#endif
+
 #endif /* RUSK_CORE_COMPILER_H */

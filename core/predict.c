@@ -75,11 +75,7 @@
  * loads are acquire loads instead of relaxed loads followed by a load fence, and the
  * writer's store fence is atomic.h's full fence (the same orders). */
 #if defined(RUSK_TSAN)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
-#define TSAN_RELEASE(p) __tsan_release((void *)(p))
-#define WORD_LOAD_MO    __ATOMIC_ACQUIRE
+#define WORD_LOAD_MO __ATOMIC_ACQUIRE
 static inline void fence_load(void)
 {
 }
@@ -88,9 +84,7 @@ static inline void fence_store(void)
 	rusk_fence_full();
 }
 #else
-#define TSAN_ACQUIRE(p) ((void)0)
-#define TSAN_RELEASE(p) ((void)(p))
-#define WORD_LOAD_MO    __ATOMIC_RELAXED
+#define WORD_LOAD_MO __ATOMIC_RELAXED
 static inline void fence_load(void)
 {
 	ck_pr_fence_load();

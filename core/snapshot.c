@@ -36,18 +36,11 @@ _Static_assert(sizeof(struct rcu_head) <= sizeof(((rusk_snap *)0)->rcu_head_),
                "rcu_head fits the reserved bytes");
 
 #if defined(RUSK_TSAN)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
-#define TSAN_RELEASE(p) __tsan_release((void *)(p))
 /* Snapshots an embedder got inside the current read-side section; released to TSan at
  * rusk_read_unlock, when its reads of them are done. */
-#define TSAN_HELD_MAX   64
+#define TSAN_HELD_MAX 64
 static __thread const void *tsan_held[TSAN_HELD_MAX];
 static __thread int tsan_n_held;
-#else
-#define TSAN_ACQUIRE(p) ((void)0)
-#define TSAN_RELEASE(p) ((void)0)
 #endif
 
 /*

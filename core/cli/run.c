@@ -48,18 +48,9 @@
 #endif
 
 #include "atomic.h"
+#include "compiler.h"
 #include "driver.h"
 #include "heap.h"
-
-#if defined(RUSK_TSAN)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
-#define TSAN_RELEASE(p) __tsan_release((void *)(p))
-#else
-#define TSAN_ACQUIRE(p) ((void)0)
-#define TSAN_RELEASE(p) ((void)0)
-#endif
 
 static uint64_t mono_ns(void)
 {
