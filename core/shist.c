@@ -208,8 +208,12 @@ RUSK_EXPORT void rusk_dist_merge(rusk_dist *into, const rusk_dist *from)
 			x = a.bin[i++];
 		else if (i >= a.n_bins || b->bin[j].value < a.bin[i].value)
 			x = b->bin[j++];
-		else
-			x = (rusk_dist_bin){a.bin[i].value, a.bin[i++].count + b->bin[j++].count};
+		else {
+			/* the same value on both sides: one bin (indices advance after the read) */
+			x = (rusk_dist_bin){a.bin[i].value, a.bin[i].count + b->bin[j].count};
+			i++;
+			j++;
+		}
 		tmp[n++] = x;
 	}
 	reduce(tmp, &n);

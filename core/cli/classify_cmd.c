@@ -450,7 +450,7 @@ static int parse(int argc, char **argv, opts *o)
 	        {"--matrix", CLI_FILE, 0, 0, &o->matrix, NULL},
 	        {"--timing-max", CLI_U64, 0, 100000, &o->timing_max, NULL},
 	        {"--feedback", CLI_U64, 0, 100, &o->fb_batches, NULL},
-	        {"--seed", CLI_U64, 0, UINT64_MAX, &o->seed, NULL},
+	        {"--seed", CLI_U64, 0, 9007199254740992.0 /* 2^53 */, &o->seed, NULL},
 	        {"--json", CLI_FILE, 0, 0, &o->json, NULL},
 	};
 	int r = cli_parse("classify", argc, argv, NULL, opts_, sizeof opts_ / sizeof opts_[0],
