@@ -2,7 +2,8 @@
 /*
  * A typed binary min-heap, generated per element type: the completer's tenures by end time
  * (run.c), the simulator's events by (time, sequence) (sim.c), and the admission waiters by
- * their next check (driver.c). Growth failure aborts: these are the CLI's own queues.
+ * their next check (driver.c). Growth failure ends the process with the out-of-memory
+ * status and a message (drv_oom_exit): these are the CLI's own queues.
  *
  *   HEAP_DEFINE(name, T, less)  defines `name` { T *a; size_t n, cap; } and
  *                               name_push(name *h, T x), T name_pop(name *h) (h->n > 0)
@@ -12,6 +13,9 @@
 #define RUSK_CLI_HEAP_H
 
 #include <stdlib.h>
+
+/* Prints "out of memory WHAT" and exits with RUSK_EXIT_NOMEM (driver.c). */
+_Noreturn void drv_oom_exit(const char *what);
 
 #define HEAP_DEFINE(name, T, less)                                                                 \
 	typedef struct name {                                                                      \
@@ -24,7 +28,7 @@
 			h->cap = h->cap ? h->cap * 2 : 4096;                                       \
 			h->a = realloc(h->a, h->cap * sizeof *h->a);                               \
 			if (h->a == NULL)                                                          \
-				abort();                                                           \
+				drv_oom_exit("growing a " #name);                                  \
 		}                                                                                  \
 		size_t i = h->n++;                                                                 \
 		while (i > 0 && less(&x, &h->a[(i - 1) / 2])) {                                    \
