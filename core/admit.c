@@ -71,6 +71,7 @@ struct rusk_admit {
 	uint64_t *acc;     /* [n_machines] bucket | free << 8 */
 	bucket *b;         /* [p.buckets] */
 	uint32_t old_mark; /* which mark the history starts at; written by roll only */
+	rusk_observer obs; /* how the cluster tells this object of machine changes */
 };
 
 static inline uint64_t acc_pack(uint32_t b, uint32_t free)
@@ -146,8 +147,11 @@ static void record_frees(rusk_admit *a, bucket *bk, uint64_t k)
 	rusk_faa64(&bk->h[H_SUMSQ_US], us * us, RUSK_RELAXED);
 }
 
-void rusk_admit_fold_(rusk_admit *a, uint32_t mi, bool vec_changed)
+/* The observer hook (rusk_observe_): after a change of machine mi's free RUs (and of its
+ * contention vector when vec_changed), brings its bucket accounting up to date. */
+static void admit_fold(void *ctx, uint32_t mi, bool vec_changed)
 {
+	rusk_admit *a = ctx;
 	rusk_cluster *c = a->c;
 	const rusk_machine *m = &c->machines[mi];
 	uint64_t *acc = &a->acc[mi];
@@ -199,6 +203,12 @@ static int recount(const rusk_admit *a, uint64_t *out, uint64_t *acc_init)
 	return RUSK_OK;
 }
 
+/* The observer's destroy hook: an attached admission object goes with its cluster. */
+static void admit_destroy(void *ctx)
+{
+	rusk_admit_detach(ctx);
+}
+
 RUSK_EXPORT int rusk_admit_attach(rusk_cluster *c, const rusk_admit_params *p, rusk_admit **out,
                                   char *err, size_t errlen)
 {
@@ -223,7 +233,7 @@ RUSK_EXPORT int rusk_admit_attach(rusk_cluster *c, const rusk_admit_params *p, r
 	if (!(p->min_load >= 0 && p->min_load <= 1))
 		return rusk_errf(err, errlen, RUSK_EINVAL, "min_load %g not in [0, 1]",
 		                 p->min_load);
-	if (c->admit != NULL)
+	if (c->obs != NULL)
 		return rusk_errf(err, errlen, RUSK_EBUSY, "admission control already attached");
 	rusk_admit *a = calloc(1, sizeof *a);
 	if (a == NULL)
@@ -253,8 +263,9 @@ RUSK_EXPORT int rusk_admit_attach(rusk_cluster *c, const rusk_admit_params *p, r
 	recount(a, counts, a->acc);
 	for (uint32_t b = 0; b < p->buckets; b++)
 		a->b[b].free = counts[b];
+	a->obs = (rusk_observer){admit_fold, admit_destroy, a};
 	/* Release: agents created after this (pthread_create) see a complete object. */
-	rusk_store64((uint64_t *)&c->admit, (uint64_t)(uintptr_t)a, RUSK_RELEASE);
+	rusk_store64((uint64_t *)&c->obs, (uint64_t)(uintptr_t)&a->obs, RUSK_RELEASE);
 	*out = a;
 	return RUSK_OK;
 }
@@ -263,7 +274,7 @@ RUSK_EXPORT void rusk_admit_detach(rusk_admit *a)
 {
 	if (a == NULL)
 		return;
-	rusk_store64((uint64_t *)&a->c->admit, 0, RUSK_RELEASE);
+	rusk_store64((uint64_t *)&a->c->obs, 0, RUSK_RELEASE);
 	free(a->acc);
 	free(a->b);
 	free(a);
@@ -271,7 +282,10 @@ RUSK_EXPORT void rusk_admit_detach(rusk_admit *a)
 
 RUSK_EXPORT rusk_admit *rusk_cluster_admit(const rusk_cluster *c)
 {
-	return c != NULL ? c->admit : NULL;
+	/* The cluster's observer is this admission object when its hook is ours. */
+	if (c == NULL || c->obs == NULL || c->obs->machine_changed != admit_fold)
+		return NULL;
+	return c->obs->ctx;
 }
 
 RUSK_EXPORT uint32_t rusk_admit_buckets(const rusk_admit *a)

@@ -345,7 +345,8 @@ RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 		return;
 	if (c->parts != NULL)
 		rusk_snap_store_destroy_(c);
-	rusk_admit_detach(c->admit); /* an attached admission object goes with its cluster */
+	if (c->obs != NULL && c->obs->destroy != NULL)
+		c->obs->destroy(c->obs->ctx); /* an attached observer goes with its cluster */
 	pthread_mutex_destroy(&c->central_lock);
 	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);
 	rusk_alloc_free(c->free_bits, wbytes, RUSK_CACHELINE);

@@ -190,8 +190,8 @@ struct rusk_cluster {
 	 * the cluster's RUs, its largest machine, its largest rack, its machine count. Every
 	 * machine slot counts, spares and machines now down included (cluster.c). */
 	uint32_t fit[4];
-	pthread_mutex_t central_lock; /* central's and global-lock's one lock (agent.c) */
-	struct rusk_admit *admit;     /* admission statistics (admit.c), set at quiescence */
+	pthread_mutex_t central_lock;    /* central's and global-lock's one lock (agent.c) */
+	const struct rusk_observer *obs; /* at most one (admission control), set at quiescence */
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
 
@@ -263,13 +263,25 @@ extern __thread unsigned rusk_reg_depth_;
 /* RU accounting shared by ru.c and topology.c. */
 void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);
 void rusk_ru_account_(rusk_cluster *c, uint32_t ru, rusk_machine *m, bool now_free);
-/* Admission control (admit.c): after a change of machine mi's free RUs (and of its
- * contention vector when vec_changed), bring its bucket accounting up to date. */
-void rusk_admit_fold_(struct rusk_admit *a, uint32_t mi, bool vec_changed);
-static inline void rusk_admit_note_(rusk_cluster *c, uint32_t mi, bool vec_changed)
+/*
+ * A cluster observer: told, on the changing thread, after each change of a machine's free
+ * RUs (and of its contention vector when vec_changed), and destroyed with the cluster.
+ * The master array and topology changes call the hook and know nothing of what observes
+ * (admission control, admit.c, is the one observer today: cluster -> observer, never
+ * cluster -> admit -> cluster). Attached and detached at quiescence (no commit, release
+ * or topology change in flight); the pointer is stored with release and read relaxed by
+ * the changing threads, which started after the attach.
+ */
+typedef struct rusk_observer {
+	void (*machine_changed)(void *ctx, uint32_t mi, bool vec_changed);
+	void (*destroy)(void *ctx);
+	void *ctx;
+} rusk_observer;
+static inline void rusk_observe_(rusk_cluster *c, uint32_t mi, bool vec_changed)
 {
-	if (c->admit != NULL)
-		rusk_admit_fold_(c->admit, mi, vec_changed);
+	const rusk_observer *o = c->obs;
+	if (o != NULL)
+		o->machine_changed(o->ctx, mi, vec_changed);
 }
 /* Snapshots (snapshot.c). get_ inside a read-side section; reader_done_ after the last
  * read of it (a TSan annotation, free otherwise). */

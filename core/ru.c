@@ -137,7 +137,7 @@ static inline int commit_one(rusk_cluster *c, uint64_t task, uint32_t ru, const 
 	 * of a release of this lease. Nobody else writes a word holding C. */
 	if (!hold)
 		rusk_store64(w, next, RUSK_RELEASE);
-	rusk_admit_note_(c, c->ru_machine[ru], profiled);
+	rusk_observe_(c, c->ru_machine[ru], profiled);
 	out->ru = ru;
 	out->gen = rusk_w_gen(next);
 	return RUSK_OK;
@@ -163,7 +163,7 @@ static inline void release_owned(rusk_cluster *c, uint32_t ru, uint64_t cur)
 	} else {
 		rusk_store64(w, RUSK_W_OFFLINE(gen), RUSK_RELEASE);
 	}
-	rusk_admit_note_(c, c->ru_machine[ru], (cur & RUSK_W_PROFILE) != 0);
+	rusk_observe_(c, c->ru_machine[ru], (cur & RUSK_W_PROFILE) != 0);
 }
 
 static inline int release_one(rusk_cluster *c, uint64_t task, rusk_lease l)

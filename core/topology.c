@@ -97,7 +97,7 @@ RUSK_EXPORT int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn re
 			break;
 		}
 	}
-	rusk_admit_note_(c, m, true);
+	rusk_observe_(c, m, true);
 	return RUSK_OK;
 }
 
@@ -121,7 +121,7 @@ RUSK_EXPORT int rusk_machine_drain(rusk_cluster *c, uint32_t m)
 				cur = settle(w);
 		}
 	}
-	rusk_admit_note_(c, m, true);
+	rusk_observe_(c, m, true);
 	return RUSK_OK;
 }
 
@@ -148,6 +148,6 @@ RUSK_EXPORT int rusk_machine_up(rusk_cluster *c, uint32_t m)
 				cur = settle(w);
 		}
 	}
-	rusk_admit_note_(c, m, true);
+	rusk_observe_(c, m, true);
 	return RUSK_OK;
 }
