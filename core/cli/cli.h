@@ -19,6 +19,10 @@
 /* Parses an unsigned integer option value in [min, max]; on error prints
  * "rusk: FLAG: 'VALUE' ..." to stderr and returns -1. */
 int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out);
+/* The path of the public openb trace file `file` for `flag`'s `openb` shorthand:
+ * $RUSK_TRACE_DIR/openb/FILE, else the configured directory. 0, or -1 after a message
+ * naming the flag and where the data comes from (it is never shipped with rusk). */
+int cli_openb_path(const char *flag, const char *file, char *buf, size_t len);
 /* Monotonic seconds. */
 double cli_now_s(void);
 /* --sync / --strategy values; allow_all accepts "all" (then *out is untouched and *all

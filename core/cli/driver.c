@@ -620,9 +620,9 @@ int drv_setup(run *R, cli_cluster *cc)
 	R->seed = cc->params.seed;
 	if (cfg.trace != NULL) {
 		if (strcmp(cfg.trace, "openb") == 0) {
-			const char *dir = getenv("RUSK_TRACE_DIR");
-			snprintf(trace_path, path_len, "%s/openb/openb_pod_list_default.csv",
-			         dir != NULL ? dir : RUSK_DATA_DIR);
+			if (cli_openb_path("--trace", "openb_pod_list_default.csv", trace_path,
+			                   path_len) != 0)
+				return RUSK_EXIT_USAGE;
 			if (cfg.trace_format < 0)
 				cfg.trace_format = RUSK_TRACE_OPENB;
 		} else {

@@ -6,8 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+int cli_openb_path(const char *flag, const char *file, char *buf, size_t len)
+{
+	const char *env = getenv("RUSK_TRACE_DIR");
+	const char *dir = env != NULL ? env : RUSK_DATA_DIR;
+	snprintf(buf, len, "%s/openb/%s", dir, file);
+	if (access(buf, R_OK) == 0)
+		return 0;
+	fprintf(stderr,
+	        "rusk: %s openb: %s: %s\n"
+	        "  the openb trace is public data, not shipped with rusk: get %s from the\n"
+	        "  Alibaba Cluster Trace Program (github.com/alibaba/clusterdata,\n"
+	        "  cluster-trace-gpu-v2023), put it in DIR/openb/ and set RUSK_TRACE_DIR=DIR,\n"
+	        "  or pass the file's path (perf/traces/openb/README.md)\n",
+	        flag, buf, strerror(errno), file);
+	return -1;
+}
 
 int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -214,10 +232,9 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 				return -1;
 		}
 		if (strcmp(spec, "openb") == 0) {
-			const char *dir = getenv("RUSK_TRACE_DIR");
-			snprintf(cc->openb_buf, sizeof cc->openb_buf,
-			         "%s/openb/openb_node_list_all_node.csv",
-			         dir != NULL ? dir : RUSK_DATA_DIR);
+			if (cli_openb_path("--cluster", "openb_node_list_all_node.csv",
+			                   cc->openb_buf, sizeof cc->openb_buf) != 0)
+				return -1;
 		} else {
 			snprintf(cc->openb_buf, sizeof cc->openb_buf, "%s", spec);
 		}
