@@ -687,6 +687,16 @@ int drv_setup(run *R, cli_cluster *cc)
 		fprintf(stderr, "rusk: --csv: %s: %s\n", cfg.csv, strerror(errno));
 		return RUSK_EXIT_USAGE;
 	}
+	/* The opened files themselves: a symbolic or hard link to the other output is the
+	 * same file, whatever its path (check_outputs compared paths only). */
+	struct stat sj, sc;
+	if (R->json != NULL && R->csv != NULL && fstat(fileno(R->json), &sj) == 0 &&
+	    fstat(fileno(R->csv), &sc) == 0 && sj.st_dev == sc.st_dev && sj.st_ino == sc.st_ino &&
+	    !S_ISCHR(sj.st_mode)) {
+		fprintf(stderr, "rusk: --json %s and --csv %s name the same file\n", cfg.json,
+		        cfg.csv);
+		return RUSK_EXIT_USAGE;
+	}
 	double build_s;
 	int brc = cli_cluster_build(cc, &R->c, &build_s);
 	if (brc != RUSK_OK)
@@ -1534,6 +1544,11 @@ int drv_report(run *R, bool interrupted)
 				status = RUSK_EXIT_FAIL;
 			}
 		}
+	}
+	/* The per-second series was flushed as it went; a write that failed loses it. */
+	if (R->csv != NULL && (fflush(R->csv) != 0 || ferror(R->csv))) {
+		fprintf(stderr, "rusk: --csv: %s: write failed\n", R->cfg.csv);
+		status = RUSK_EXIT_FAIL;
 	}
 	if (R->fail)
 		return RUSK_EXIT_NOMEM;
