@@ -1114,6 +1114,12 @@ void drv_agent_drain(run *R, run_agent *a)
 
 /* ---- per-second series -------------------------------------------------------------------- */
 
+void drv_util_sample(run *R)
+{
+	R->util_acc += 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
+	R->util_n++;
+}
+
 uint64_t drv_second(run *R, bool tty)
 {
 	const run_cfg *cfg = &R->cfg;
@@ -1149,7 +1155,10 @@ uint64_t drv_second(run *R, bool tty)
 	uint64_t sub = rusk_load64(&R->submitted, RUSK_RELAXED);
 	uint64_t rej = rusk_load64(&R->rejected, RUSK_RELAXED) + refused;
 	uint64_t backlog = sub - rej - (placed - preempted);
-	double util = 1.0 - (double)rusk_cluster_free_rus(R->c) / n_rus;
+	double util = R->util_n > 0 ? R->util_acc / R->util_n
+	                            : 1.0 - (double)rusk_cluster_free_rus(R->c) / n_rus;
+	R->util_acc = 0;
+	R->util_n = 0;
 	R->util_sum += util;
 	uint64_t tput = placed - R->prev_placed;
 	if (tput > R->max_tput)

@@ -199,6 +199,8 @@ typedef struct run {
 	double *medians;
 	uint64_t prev_placed, prev_conf, max_tput, prev_q, prev_pref, prev_qmode;
 	double util_sum;
+	double util_acc; /* this second's utilization samples (drv_util_sample), summed */
+	uint32_t util_n; /* and counted; drv_second averages and resets them */
 	int secs;
 	double elapsed_s;
 	double wall_s; /* sim: wall time of the simulation */
@@ -321,6 +323,10 @@ uint32_t drv_tenure(const run_task *tk);
 void drv_agent_drain(run *R, run_agent *a);
 
 /* Per-second sampler: one CSV row and the progress line. Returns the backlog. */
+/* One utilization sample (busy share of the RUs) toward this second's mean: `rusk run`
+ * samples every 10 ms and `rusk sim` every 10 virtual ms, because a single reading at the
+ * second's edge can fall, every second, in the same phase of the agents' sync steps. */
+void drv_util_sample(run *R);
 uint64_t drv_second(run *R, bool interrupted);
 /* Final summary, checks and JSON. `interrupted`: a signal stopped the run before it ended
  * on its own. Returns the exit status: RUSK_EXIT_NOMEM after drv_fail, else

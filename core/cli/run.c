@@ -86,6 +86,20 @@ static bool sleep_until(run *R, uint64_t until)
 	}
 }
 
+/* sleep_until for the main thread, sampling utilization every 10 ms on the way. */
+static bool sleep_sampling(run *R, uint64_t until)
+{
+	for (;;) {
+		if (stopping(R))
+			return false;
+		drv_util_sample(R);
+		uint64_t now = mono_ns();
+		if (now >= until)
+			return true;
+		sleep_ns(until - now < 10000000ull ? until - now : 10000000ull);
+	}
+}
+
 static void *gen_main(void *arg)
 {
 	run *R = arg;
@@ -540,7 +554,7 @@ int rusk_cmd_run(int argc, char **argv)
 	uint64_t next = mono_ns();
 	for (;;) {
 		next += 1000000000ull;
-		if (!sleep_until(&R, next))
+		if (!sleep_sampling(&R, next))
 			break;
 		uint64_t backlog = drv_second(&R, tty);
 		bool drained = rusk_load32((uint32_t *)&R.gen_done, RUSK_ACQUIRE) && backlog == 0;

@@ -38,7 +38,7 @@
 #include "driver.h"
 #include "heap.h"
 
-enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND };
+enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE };
 
 typedef struct event {
 	uint64_t t, seq;
@@ -370,6 +370,7 @@ int rusk_cmd_sim(int argc, char **argv)
 	if (gen_live)
 		ev_push(&S.q, R.t0 + (uint64_t)llround(x.t_s * 1e9), EV_ARRIVAL, 0, NULL, 0);
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
+	ev_push(&S.q, R.t0 + 10000000ull, EV_SAMPLE, 0, NULL, 0); /* utilization, every 10 ms */
 	double total_s = cfg->n_phases * cfg->phase_s;
 	bool tty = isatty(2);
 	while (S.q.h.n > 0 && drv_stop_signal() == 0) {
@@ -412,6 +413,10 @@ int rusk_cmd_sim(int argc, char **argv)
 						S.backoff_ns[i] = S.min_ns;
 						wake(&S, i, e.t);
 					}
+			break;
+		case EV_SAMPLE:
+			drv_util_sample(&R);
+			ev_push(&S.q, e.t + 10000000ull, EV_SAMPLE, 0, NULL, 0);
 			break;
 		case EV_SECOND: {
 			uint64_t backlog = drv_second(&R, tty);
