@@ -152,8 +152,8 @@ static void test_trace_parser(void **state)
 	expect_trace_error("pods_bad_deletion.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
 	                   "pods_bad_deletion.csv:3: deletion_time '250'");
 	/* found by fuzz_trace: a cpu_milli too large for any machine overflowed the RU count */
-	expect_trace_error("openb_huge_cpu.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
-	                   "openb_huge_cpu.csv:2: cpu_milli '1e300' is not a number in 1..661000");
+	expect_trace_error("pods_huge_cpu.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
+	                   "pods_huge_cpu.csv:2: cpu_milli '1e300' is not a number in 1..661000");
 	expect_trace_error("trace_ok.csv", RUSK_TRACE_OPENB, RUSK_EPARSE,
 	                   "trace_ok.csv:1: not an openb pod list header");
 	expect_trace_error("nope.csv", RUSK_TRACE_CSV, RUSK_EIO, "nope.csv: cannot open");
