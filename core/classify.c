@@ -220,6 +220,13 @@ static int store_grow(rusk_cls *c)
 	return RUSK_OK;
 }
 
+/* Writes the checked entries e[0..n) into a stored row (caller holds store_mu). */
+static void put_entries(double *r, const rusk_cls_entry *e, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		r[e[j].col] = e[j].value;
+}
+
 RUSK_EXPORT int rusk_cls_add_row(rusk_cls *c, const rusk_cls_entry *e, uint32_t n, uint32_t *row,
                                  char *err, size_t errlen)
 {
@@ -234,8 +241,7 @@ RUSK_EXPORT int rusk_cls_add_row(rusk_cls *c, const rusk_cls_entry *e, uint32_t 
 		double *r = c->rows + (size_t)c->n_rows * c->p.cols;
 		for (uint32_t i = 0; i < c->p.cols; i++)
 			r[i] = NAN;
-		for (uint32_t j = 0; j < n; j++)
-			r[e[j].col] = e[j].value;
+		put_entries(r, e, n);
 		if (row != NULL)
 			*row = c->n_rows;
 		c->n_rows++;
@@ -254,9 +260,7 @@ RUSK_EXPORT int rusk_cls_feedback(rusk_cls *c, uint32_t row, const rusk_cls_entr
 		return rc;
 	pthread_mutex_lock(&c->store_mu);
 	if (row < c->n_rows) {
-		double *r = c->rows + (size_t)row * c->p.cols;
-		for (uint32_t j = 0; j < n; j++)
-			r[e[j].col] = e[j].value;
+		put_entries(c->rows + (size_t)row * c->p.cols, e, n);
 	} else {
 		rc = RUSK_ERANGE;
 	}
