@@ -25,6 +25,7 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_EBUSY: return "already attached or in use";
 	case RUSK_ENOTREG: return "calling thread not registered (rusk_thread_register)";
 	case RUSK_EINFEASIBLE: return "task larger than the cluster could ever hold";
+	case RUSK_ESTOPPED: return "dispatcher stopping: no new work";
 	default: return "unknown rusk error";
 	}
 }

@@ -251,6 +251,13 @@ RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
 	return synced;
 }
 
+RUSK_EXPORT uint64_t rusk_view_next_sync_ns(const rusk_view *v)
+{
+	if (v == NULL || !v->has_policy)
+		return UINT64_MAX;
+	return v->base_ns + v->next_k * v->step_ns;
+}
+
 RUSK_EXPORT uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now)
 {
 	if (v == NULL)

@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The parts of `rusk run` and `rusk sim` that do not depend on the clock or the
- * interleaving (driver.h): flags, workload, agent-local queues with admission control,
- * priorities and preemption (Tarcil §4, §5.3), accounting, per-second series, summary.
- *
- * Queues. An agent moves what arrives on its ring into local queues and serves, per
- * round: high-priority tasks first (they bypass everything queued, Tarcil §5.3), then its
- * retry list (tasks given back after conflicts, with their submission time), then the
- * admission waiters that are due, then the normal queue. A task the admission check tells
- * to wait goes to a min-heap by its next check time; it is checked again then, and
- * admitted at the latest when it has waited the bucket's mu + 2 sigma (rusk/admit.h).
- *
- * Preemption. A high-priority task that could not be placed samples RUs of the master
- * array; an RU held by a running normal task makes that task a victim: a CAS on its state
- * word ends its tenure (the completer's CAS for the same tenure then fails), its RUs are
- * released and marked free in the preempting agent's view, and it goes to that agent's
- * retry list, counted. Its re-placement delay counts from the preemption.
+ * interleaving (driver.h): flags, workload, the dispatcher they share (queues, admission,
+ * priorities, preemption and ends are librusk's: rusk/dispatch.h, core/dispatch.c), the
+ * run's side of its events, per-second series, summary.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -713,15 +701,8 @@ int drv_setup(run *R, cli_cluster *cc)
 			expected += cfg.rate * drv_group_size(&cfg, k) / cfg.agents *
 			            cfg.gphases[k][j] / 100.0 * cfg.phase_s;
 	R->n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
-	R->pool_cap = R->n_tasks_cap * cfg.task_rus;
-	if (R->trace != NULL) {
+	if (R->trace != NULL)
 		R->n_tasks_cap = R->n_trace;
-		R->pool_cap = 0;
-		for (size_t i = 0; i < R->n_trace; i++)
-			R->pool_cap += R->trace[i].rus;
-	}
-	R->tasks = calloc(R->n_tasks_cap, sizeof *R->tasks);
-	R->pool = calloc(R->pool_cap ? R->pool_cap : 1, sizeof *R->pool);
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
 	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
 	if (pref_per_task > 0)
@@ -740,8 +721,7 @@ int drv_setup(run *R, cli_cluster *cc)
 				R->ru_dbin[r] = (uint8_t)d_bin(R, r);
 		}
 	}
-	if (R->tasks == NULL || R->ag == NULL || R->pool == NULL ||
-	    (pref_per_task > 0 && R->pref_pool == NULL) ||
+	if (R->ag == NULL || (pref_per_task > 0 && R->pref_pool == NULL) ||
 	    (cfg.quality == RUSK_QUALITY_SCORE && R->ru_dbin == NULL)) {
 		fprintf(stderr, "rusk: out of memory for %" PRIu64 " tasks\n", R->n_tasks_cap);
 		return RUSK_EXIT_NOMEM;
@@ -793,7 +773,6 @@ int drv_setup(run *R, cli_cluster *cc)
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		R->ag[i].index = i;
 		R->ag[i].run = R;
-		rusk_rng_seed(&R->ag[i].prng, R->seed, 0x76696374ull + i); /* "vict" */
 	}
 	return 0;
 }
@@ -834,282 +813,106 @@ bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp)
 	return true;
 }
 
-run_task *drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
-                       run_agent **dest)
+bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
+                  rusk_dtask_spec *spec, run_agent **dest)
 {
 	const run_cfg *cfg = &R->cfg;
 	if (x->rus > rusk_cluster_rus(R->c)) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
 		 * be retried until the run ends. */
 		R->rej_too_large++;
-		return NULL;
+		return false;
 	}
-	if (G->id >= R->n_tasks_cap || G->pool_used + x->rus > R->pool_cap) {
+	if (G->id >= R->n_tasks_cap) {
 		R->rej_pool++;
-		return NULL;
+		return false;
 	}
 	uint64_t id = G->id++;
-	run_task *tk = &R->tasks[id];
-	tk->id = id + 1;
-	tk->submit_ns = submit_ns;
-	tk->dur_ns = (uint64_t)(x->duration_s * 1e9);
-	tk->rus = (uint16_t)x->rus;
-	tk->l = R->pool + G->pool_used;
-	G->pool_used += x->rus;
+	memset(spec, 0, sizeof *spec);
+	spec->submit_ns = submit_ns;
+	spec->run_ns = (uint64_t)(x->duration_s * 1e9);
+	spec->rus = x->rus;
 	if (R->trace != NULL && x->n_pref > 0) {
-		tk->pref = R->pref_pool + id * RUSK_TRACE_MAX_PREF;
-		tk->n_pref = x->n_pref;
-		memcpy(tk->pref, x->pref, sizeof *tk->pref * x->n_pref);
+		uint32_t *pref = R->pref_pool + id * RUSK_TRACE_MAX_PREF;
+		memcpy(pref, x->pref, sizeof *pref * x->n_pref);
+		spec->preferred = pref;
+		spec->n_preferred = x->n_pref;
 	} else if (cfg->preferred > 0) {
-		tk->pref = R->pref_pool + id * cfg->preferred;
-		tk->n_pref = (uint8_t)cfg->preferred;
+		uint32_t *pref = R->pref_pool + id * cfg->preferred;
 		for (uint32_t k = 0; k < cfg->preferred; k++)
-			tk->pref[k] = rusk_rng_below(&G->prng, rusk_cluster_machines(R->c));
+			pref[k] = rusk_rng_below(&G->prng, rusk_cluster_machines(R->c));
+		spec->preferred = pref;
+		spec->n_preferred = cfg->preferred;
 	}
 	if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
 		for (int k = 0; k < RUSK_N_RESOURCES; k++)
-			tk->prof.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
-	tk->prio = x->priority;
+			spec->profile.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
+	spec->priority = x->priority;
 	if (cfg->priority_share > 0 && rusk_rng_unit(&G->prng) < cfg->priority_share)
-		tk->prio = 1;
+		spec->priority = 1;
 	/* round robin over the group's agents: grp, grp + n_groups, ... */
 	uint32_t i = G->rr[grp]++;
 	if (G->rr[grp] == G->members[grp])
 		G->rr[grp] = 0;
 	*dest = &R->ag[grp + i * (uint32_t)cfg->n_groups];
-	return tk;
-}
-
-/* ---- agent-local queues ------------------------------------------------------------------ */
-
-void tq_grow(tq *q)
-{
-	size_t nc = q->cap ? q->cap * 2 : 1024;
-	run_task **na = malloc(nc * sizeof *na);
-	if (na == NULL) /* a task with nowhere to go: losing it would break the accounting */
-		drv_oom_exit("growing an agent's queue");
-	for (size_t i = 0; i < q->n; i++)
-		na[i] = q->a[(q->head + i) & (q->cap - 1)];
-	free(q->a);
-	q->a = na;
-	q->head = 0;
-	q->cap = nc;
-}
-
-run_task *drv_next(run_agent *a, uint64_t now, size_t *retries)
-{
-	run_task *t = tq_pop(&a->hi);
-	if (t != NULL)
-		return t;
-	if (*retries > 0 && a->retry.n > 0) {
-		(*retries)--;
-		return tq_pop(&a->retry);
-	}
-	if (a->wait.n > 0 && a->wait.a[0]->ready_ns <= now)
-		return wait_heap_pop(&a->wait);
-	return tq_pop(&a->lo);
-}
-
-uint64_t drv_next_wake(const run_agent *a)
-{
-	return a->wait.n > 0 ? a->wait.a[0]->ready_ns : UINT64_MAX;
-}
-
-size_t drv_queued(const run_agent *a)
-{
-	return a->hi.n + a->retry.n + a->lo.n + a->wait.n;
-}
-
-static uint64_t tq_fitting(const tq *q, uint64_t free_rus)
-{
-	uint64_t n = 0;
-	for (size_t k = 0; k < q->n; k++) {
-		const run_task *t = q->a[(q->head + k) & (q->cap - 1)];
-		n += (uint64_t)(t->rus - t->placed) <= free_rus;
-	}
-	return n;
-}
-
-uint64_t drv_placeable(const run_agent *a, uint64_t free_rus)
-{
-	uint64_t n = tq_fitting(&a->hi, free_rus) + tq_fitting(&a->retry, free_rus) +
-	             tq_fitting(&a->lo, free_rus);
-	for (size_t k = 0; k < a->wait.n; k++)
-		n += (uint64_t)(a->wait.a[k]->rus - a->wait.a[k]->placed) <= free_rus;
-	return n;
-}
-
-bool drv_admit_check(run *R, run_agent *a, run_task *tk, uint64_t now)
-{
-	rusk_task t = drv_task(R, tk);
-	rusk_admit_decision d;
-	uint64_t waited = tk->wait_from_ns ? now - tk->wait_from_ns : 0;
-	if (rusk_admit_check(R->adm, &t, R->cfg.quality, waited, &d) != RUSK_OK ||
-	    d.verdict == RUSK_ADMIT_NOW) {
-		tk->admitted = true;
-		if (tk->wait_from_ns != 0) {
-			rusk_hist_record(&a->st.admission, waited);
-			stat_add(&a->st.adm_waited, 1);
-			stat_add(&a->st.adm_bound, d.reason == RUSK_ADMIT_BOUND);
-		}
-		return true;
-	}
-	if (tk->wait_from_ns == 0)
-		tk->wait_from_ns = now;
-	tk->ready_ns = now + d.wait_ns;
-	wait_heap_push(&a->wait, tk);
-	return false;
-}
-
-rusk_task drv_task(const run *R, const run_task *tk)
-{
-	rusk_task t = {.id = tk->id,
-	               .rus = (uint32_t)(tk->rus - tk->placed),
-	               .gang = R->cfg.gang,
-	               .priority = tk->prio,
-	               .profile = tk->prof,
-	               .preferred = tk->pref,
-	               .n_preferred = tk->n_pref,
-	               .submit_ns = tk->submit_ns};
-	return t;
-}
-
-uint32_t drv_tenure(const run_task *tk)
-{
-	return (uint32_t)(rusk_load64((uint64_t *)&tk->st, RUSK_ACQUIRE) >> 2);
-}
-
-bool drv_placed(run *R, run_agent *a, rusk_agent *ag, run_task *tk, const rusk_placement *pl,
-                uint64_t t_deq, uint64_t t_done)
-{
-	agent_stats *s = &a->st;
-	if (R->ru_dbin != NULL)
-		for (uint32_t k = 0; k < pl->placed; k++)
-			stat_add(&s->d_bins[R->ru_dbin[tk->l[tk->placed + k].ru]], 1);
-	tk->placed = (uint16_t)(tk->placed + pl->placed);
-	stat_add(&s->rus_placed, pl->placed);
-	stat_add(&s->r_sum, pl->sample_size);
-	if (pl->sample_size > s->r_max)
-		rusk_store64(&s->r_max, pl->sample_size, RUSK_RELAXED);
-	stat_add(&s->q_micro, (uint64_t)(pl->quality * 1e6));
-	stat_add(&s->pref_tasks, pl->placed > 0 && pl->preferred == pl->placed);
-	rusk_hist_record(&s->place, t_done - t_deq);
-	rusk_hist_record(&s->sample, pl->sample_ns);
-	rusk_hist_record(&s->commit, pl->commit_ns);
-	rusk_hist_record(&s->stale, pl->staleness_ns);
-	if (tk->placed < tk->rus) {
-		/* Incremental: it keeps what it won and waits for the rest. */
-		tq_push(&a->retry, tk, false);
-		return false;
-	}
-	uint64_t from = tk->requeue_ns ? tk->requeue_ns : tk->submit_ns;
-	uint64_t delay = t_done - from;
-	rusk_hist_record(tk->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
-	rusk_agent_observe_delay(ag, delay);
-	stat_add(&s->placed, 1);
-	stat_add(&s->qmode_tasks, pl->strategy == RUSK_STRATEGY_QUALITY);
-	stat_add(&s->placed_hi, tk->prio > 0);
-	uint64_t dur = tk->dur_ns;
-	if (R->cfg.alpha > 0 && tk->n_pref > 0 && pl->preferred == pl->placed)
-		dur = (uint64_t)(dur * R->cfg.alpha); /* ParSync Table 1: preferred is faster */
-	stat_add(&s->tet_us, dur / 1000);
-	if (t_done > s->last_done_ns)
-		rusk_store64(&s->last_done_ns, t_done, RUSK_RELAXED);
-	/* Atomic: a completer may still read the end of a preempted earlier tenure. */
-	rusk_store64(&tk->end_ns, t_done + dur, RUSK_RELAXED);
-	/* Release: the leases and end time above are visible to whoever acquires RUNNING
-	 * (the completer, or a preempting agent). */
-	uint64_t tenure = rusk_load64(&tk->st, RUSK_RELAXED) >> 2;
-	rusk_store64(&tk->st, tenure << 2 | TS_RUNNING, RUSK_RELEASE);
 	return true;
 }
 
-void drv_gave_back(run_agent *a, run_task *tk)
+/* ---- the dispatcher ---------------------------------------------------------------------- */
+
+static void agent_params_cb(void *arg, uint32_t i, rusk_agent_params *ap)
 {
-	stat_add(&a->st.requeued, 1);
-	tq_push(tk->prio > 0 ? &a->hi : &a->retry, tk, false);
+	drv_agent_params(arg, i, ap);
 }
 
-uint32_t drv_preempt(run *R, run_agent *a, rusk_view *v, const run_task *tk, uint64_t now)
+/*
+ * The run's side of the dispatcher's events. PLACED (on the placing agent's thread): the
+ * RUs' D bins (score model) and ParSync Table 1's speed-up, a task on its preferred
+ * machines running alpha x its duration. REJECTED at submission (the generator's thread):
+ * the kernel's refusal is counted here; a full queue by the generator (its return code).
+ */
+static void on_event(void *arg, rusk_dispatch_event *ev)
 {
-	uint32_t need = (uint32_t)(tk->rus - tk->placed), freed = 0;
-	uint32_t n_rus = rusk_cluster_rus(R->c);
-	/* Preempt only where the agent knows of no room: a multi-RU choice can fail on a
-	 * view with room (placement constraints, a stale partition), and evicting running
-	 * tasks then would not make room where the agent looks. */
-	uint64_t view_free = 0;
-	for (uint32_t p = 0; p < rusk_cluster_partitions(R->c); p++)
-		view_free += rusk_view_free(v, p);
-	if (view_free >= need)
-		return 0;
-	/* Victims are found where they hold RUs: a bounded sample of the master array, drawn
-	 * from a stream of the agent's own (deterministic in the simulator). */
-	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
-		uint32_t ru = rusk_rng_below(&a->prng, n_rus);
-		rusk_ru_info info;
-		if (rusk_ru_state(R->c, ru, &info) != RUSK_OK || info.owner == 0 ||
-		    info.owner == RUSK_OWNER_NONE || info.owner > R->n_tasks_cap)
-			continue;
-		run_task *vt = &R->tasks[info.owner - 1];
-		/* Acquire: pairs with drv_placed's release; only then are its fields ours to
-		 * read (it may never have reached this agent). */
-		uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE);
-		if ((st & 3) != TS_RUNNING || vt->prio > 0)
-			continue;
-		/* Acq_rel: wins the tenure against the completer's CAS (drv_complete). */
-		if (!rusk_cas64(&vt->st, &st, ((st >> 2) + 1) << 2 | TS_QUEUED, RUSK_ACQ_REL))
-			continue;
-		size_t rejected = 0;
-		drv_release(R, vt, &rejected);
-		for (uint32_t k = 0; k < vt->placed; k++)
-			rusk_view_mark_free(v, vt->l[k].ru);
-		freed += vt->placed;
-		vt->placed = 0;
-		vt->requeue_ns = now;
-		stat_add(&a->st.preempted, 1);
-		tq_push(&a->retry, vt, true);
+	run *R = arg;
+	if (ev->kind == RUSK_EV_PLACED) {
+		run_agent *a = &R->ag[ev->agent];
+		if (R->ru_dbin != NULL)
+			for (uint32_t k = 0; k < ev->n_leases; k++)
+				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
+		const rusk_placement *pl = ev->placement;
+		if (R->cfg.alpha > 0 && ev->job->n_pref > 0 && pl->preferred == pl->placed)
+			ev->run_ns = (uint64_t)(ev->run_ns * R->cfg.alpha);
 	}
-	if (freed > 0)
-		stat_add(&a->st.preemptions, 1);
-	return freed;
 }
 
-int drv_release(run *R, const run_task *tk, size_t *rejected)
+int drv_dispatch(run *R, const char *cmd)
 {
-	return rusk_agent_release(R->ag[0].handle, tk->id, tk->l, tk->placed, rejected);
-}
-
-bool drv_complete(run *R, run_task *tk, uint32_t tenure)
-{
-	uint64_t st = (uint64_t)tenure << 2 | TS_RUNNING;
-	/* Acq_rel: pairs with drv_placed's release store and a preemptor's CAS. */
-	if (!rusk_cas64(&tk->st, &st, (uint64_t)tenure << 2 | TS_DONE, RUSK_ACQ_REL))
-		return false;
-	if (drv_release(R, tk, NULL) == RUSK_OK)
-		stat_add(&R->released, 1);
-	return true;
-}
-
-void drv_agent_drain(run *R, run_agent *a)
-{
-	/* Whatever is still queued stays counted as backlog; an incremental task that holds
-	 * part of its RUs gives them back. */
-	run_task *t;
-	tq *qs[] = {&a->hi, &a->retry, &a->lo};
-	a->n_left = drv_queued(a);
-	for (int i = 0; i < 3; i++)
-		for (size_t k = 0; k < qs[i]->n; k++) {
-			t = qs[i]->a[(qs[i]->head + k) & (qs[i]->cap - 1)];
-			if (t->placed > 0 &&
-			    (rusk_load64(&t->st, RUSK_RELAXED) & 3) != TS_RUNNING) {
-				drv_release(R, t, NULL);
-				t->placed = 0;
-			}
-		}
-	free(a->hi.a);
-	free(a->retry.a);
-	free(a->lo.a);
-	free(a->wait.a);
+	const run_cfg *cfg = &R->cfg;
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, cfg->agents);
+	p.batch = cfg->batch;
+	p.ring = DRV_RING_SIZE;
+	p.max_jobs = R->n_tasks_cap;
+	p.agent_params = agent_params_cb;
+	p.admit = R->adm;
+	p.quality = cfg->quality;
+	p.gang = cfg->gang;
+	p.seed = R->seed;
+	p.on_event = on_event;
+	p.arg = R;
+	char err[256];
+	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk %s: %s\n", cmd, err);
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_FAIL;
+	}
+	for (uint32_t i = 0; i < cfg->agents; i++) {
+		run_agent *a = &R->ag[i];
+		a->da = &R->d->ag[i];
+		a->st = &a->da->st;
+		a->handle = a->da->ag;
+	}
+	return 0;
 }
 
 /* ---- per-second series -------------------------------------------------------------------- */
@@ -1129,14 +932,14 @@ uint64_t drv_second(run *R, bool tty)
 	memset(cur, 0, sizeof *cur);
 	uint64_t placed = 0, conf = 0, preempted = 0, q_micro = 0, refused = 0, pref = 0, qmode = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
-		drv_delay_merge(cur, &R->ag[i].st);
-		refused += rusk_load64(&R->ag[i].st.refused, RUSK_RELAXED);
-		pref += rusk_load64(&R->ag[i].st.pref_tasks, RUSK_RELAXED);
-		qmode += rusk_load64(&R->ag[i].st.qmode_tasks, RUSK_RELAXED);
-		placed += rusk_load64(&R->ag[i].st.placed, RUSK_RELAXED);
-		conf += rusk_load64(&R->ag[i].st.conflicts, RUSK_RELAXED);
-		preempted += rusk_load64(&R->ag[i].st.preempted, RUSK_RELAXED);
-		q_micro += rusk_load64(&R->ag[i].st.q_micro, RUSK_RELAXED);
+		drv_delay_merge(cur, R->ag[i].st);
+		refused += rusk_load64(&R->ag[i].st->refused, RUSK_RELAXED);
+		pref += rusk_load64(&R->ag[i].st->pref_tasks, RUSK_RELAXED);
+		qmode += rusk_load64(&R->ag[i].st->qmode_tasks, RUSK_RELAXED);
+		placed += rusk_load64(&R->ag[i].st->placed, RUSK_RELAXED);
+		conf += rusk_load64(&R->ag[i].st->conflicts, RUSK_RELAXED);
+		preempted += rusk_load64(&R->ag[i].st->preempted, RUSK_RELAXED);
+		q_micro += rusk_load64(&R->ag[i].st->q_micro, RUSK_RELAXED);
 	}
 	rusk_hist_diff(d, cur, &R->prev);
 	/* Each agent's median delay this second; their 10/50/90th percentiles across agents
@@ -1144,7 +947,7 @@ uint64_t drv_second(run *R, bool tty)
 	uint32_t n_med = 0;
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		memset(snap, 0, sizeof *snap);
-		drv_delay_merge(snap, &R->ag[i].st);
+		drv_delay_merge(snap, R->ag[i].st);
 		rusk_hist_diff(one, snap, &R->per_agent[i]);
 		R->per_agent[i] = *snap;
 		if (rusk_hist_count(one) > 0)
@@ -1205,13 +1008,17 @@ int drv_report(run *R, bool interrupted)
 	 * limit the main thread's stack could not grow by that much (the report of a run
 	 * stopped for want of memory crashed here). One report per process, main thread. */
 	static agent_stats tot;
+	static rusk_hist tot_delay; /* both priorities' */
+	static uint64_t tot_dbins[D_BINS];
 	memset(&tot, 0, sizeof tot);
+	memset(&tot_delay, 0, sizeof tot_delay);
+	memset(tot_dbins, 0, sizeof tot_dbins);
 	int status = 0;
 	uint64_t left = 0;
 	char err[256];
 	uint32_t n_rus = rusk_cluster_rus(R->c);
 	for (uint32_t i = 0; i < R->cfg.agents; i++) {
-		agent_stats *s = &R->ag[i].st;
+		agent_stats *s = R->ag[i].st;
 		if (R->ag[i].err != RUSK_OK)
 			status = RUSK_EXIT_FAIL;
 		tot.placed += s->placed;
@@ -1235,21 +1042,21 @@ int drv_report(run *R, bool interrupted)
 			tot.last_done_ns = s->last_done_ns;
 		if (s->r_max > tot.r_max)
 			tot.r_max = s->r_max;
-		left += R->ag[i].n_left;
+		left += R->ag[i].da->n_left;
 		rusk_hist_merge(&tot.admission, &s->admission);
 		rusk_hist_merge(&tot.delay_hi, &s->delay_hi);
 		rusk_hist_merge(&tot.delay_lo, &s->delay_lo);
 		for (int k = 0; k < D_BINS; k++)
-			tot.d_bins[k] += s->d_bins[k];
+			tot_dbins[k] += R->ag[i].d_bins[k];
 		rusk_hist_merge(&tot.stale, &s->stale);
 		rusk_hist_merge(&tot.sample, &s->sample);
 		rusk_hist_merge(&tot.commit, &s->commit);
-		drv_delay_merge(&tot.delay, s);
+		drv_delay_merge(&tot_delay, s);
 		rusk_hist_merge(&tot.queue, &s->queue);
 		rusk_hist_merge(&tot.place, &s->place);
 	}
 	/* Each side counted on its own: the agents' leftovers, the completer's releases. */
-	uint64_t sub = R->submitted, rej = R->rejected + tot.refused, backlog = left;
+	uint64_t sub = R->submitted, rej = R->rejected + tot.refused + R->refused, backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	uint64_t rej_queue = R->rejected - R->rej_too_large - R->rej_pool;
 	int sig = drv_stop_signal();
@@ -1259,7 +1066,8 @@ int drv_report(run *R, bool interrupted)
 	                  : sig == SIGINT  ? "SIGINT"
 	                                   : "interrupted";
 	uint64_t runs = tot.placed - tot.preempted; /* placements that ran to the end */
-	bool adds_up = sub == runs + rej + backlog && R->released == runs;
+	bool adds_up =
+	        sub == runs + rej + backlog && rusk_load64(&R->d->released, RUSK_RELAXED) == runs;
 	int vrc = rusk_cluster_verify(R->c, err, sizeof err);
 	bool all_free = rusk_cluster_free_rus(R->c) == n_rus;
 	double elapsed = R->elapsed_s > 0 ? R->elapsed_s : 1;
@@ -1272,7 +1080,8 @@ int drv_report(run *R, bool interrupted)
 	if (rej > 0) {
 		/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
 		char why[256], *p = why;
-		const uint64_t n[] = {R->rej_too_large, tot.refused, rej_queue, R->rej_pool};
+		const uint64_t n[] = {R->rej_too_large, tot.refused + R->refused, rej_queue,
+		                      R->rej_pool};
 		const char *what[] = {"larger than the cluster", "refused by the kernel",
 		                      "agent queue full", "task pool full"};
 		why[0] = '\0';
@@ -1285,11 +1094,11 @@ int drv_report(run *R, bool interrupted)
 	fprintf(R->out, "  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
 	        tot.placed / elapsed, R->max_tput);
 	fprintf(R->out, "  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-	        "scheduling delay (us)", rusk_hist_mean(&tot.delay) / 1e3,
-	        rusk_hist_quantile(&tot.delay, 0.5) / 1e3,
-	        rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
-	        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
-	        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
+	        "scheduling delay (us)", rusk_hist_mean(&tot_delay) / 1e3,
+	        rusk_hist_quantile(&tot_delay, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot_delay, 0.9) / 1e3,
+	        rusk_hist_quantile(&tot_delay, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot_delay, 0.999) / 1e3, tot_delay.max / 1e3);
 	fprintf(R->out,
 	        "  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
 	        "p99 %.2f\n",
@@ -1327,7 +1136,7 @@ int drv_report(run *R, bool interrupted)
 	double pref_frac = tot.placed ? (double)tot.pref_tasks / tot.placed : 0.0;
 	uint64_t d_total = 0;
 	for (int k = 0; k < D_BINS; k++)
-		d_total += tot.d_bins[k];
+		d_total += tot_dbins[k];
 	fprintf(R->out,
 	        "  %-28s R %.1f per decision (max %" PRIu64
 	        "); staleness mean %.1f ms, p99 %.1f ms\n",
@@ -1338,7 +1147,7 @@ int drv_report(run *R, bool interrupted)
 	if (R->cfg.preferred > 0)
 		fprintf(R->out, ", %.1f%% of tasks on preferred machines", 100.0 * pref_frac);
 	if (d_total > 0) {
-		uint64_t top = tot.d_bins[D_BINS - 1] + tot.d_bins[D_BINS - 2];
+		uint64_t top = tot_dbins[D_BINS - 1] + tot_dbins[D_BINS - 2];
 		fprintf(R->out, ", %.1f%% of RUs in the top 20%% (D >= 0.8)",
 		        100.0 * top / d_total);
 	}
@@ -1367,9 +1176,9 @@ int drv_report(run *R, bool interrupted)
 		memset(gh, 0, sizeof *gh);
 		uint64_t gq = 0, gp = 0;
 		for (uint32_t i = (uint32_t)k; i < R->cfg.agents; i += (uint32_t)R->cfg.n_groups) {
-			drv_delay_merge(gh, &R->ag[i].st);
-			gq += R->ag[i].st.q_micro;
-			gp += R->ag[i].st.placed;
+			drv_delay_merge(gh, R->ag[i].st);
+			gq += R->ag[i].st->q_micro;
+			gp += R->ag[i].st->placed;
 		}
 		char label[32];
 		snprintf(label, sizeof label, "group %c (%u agents)", 'A' + k,
@@ -1450,19 +1259,19 @@ int drv_report(run *R, bool interrupted)
 			        ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
 			        ", \"pool_full\": %" PRIu64 "}},\n",
 			        sub, tot.placed, rej, backlog, tot.preempted, tot.placed_hi,
-			        R->rej_too_large, tot.refused, rej_queue, R->rej_pool);
+			        R->rej_too_large, tot.refused + R->refused, rej_queue, R->rej_pool);
 			fprintf(f,
 			        "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
 			        tot.placed / elapsed, R->max_tput);
 			fprintf(f,
 			        "  \"delay_us\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
 			        "\"p95\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f},\n",
-			        rusk_hist_mean(&tot.delay) / 1e3,
-			        rusk_hist_quantile(&tot.delay, 0.5) / 1e3,
-			        rusk_hist_quantile(&tot.delay, 0.9) / 1e3,
-			        rusk_hist_quantile(&tot.delay, 0.95) / 1e3,
-			        rusk_hist_quantile(&tot.delay, 0.99) / 1e3,
-			        rusk_hist_quantile(&tot.delay, 0.999) / 1e3, tot.delay.max / 1e3);
+			        rusk_hist_mean(&tot_delay) / 1e3,
+			        rusk_hist_quantile(&tot_delay, 0.5) / 1e3,
+			        rusk_hist_quantile(&tot_delay, 0.9) / 1e3,
+			        rusk_hist_quantile(&tot_delay, 0.95) / 1e3,
+			        rusk_hist_quantile(&tot_delay, 0.99) / 1e3,
+			        rusk_hist_quantile(&tot_delay, 0.999) / 1e3, tot_delay.max / 1e3);
 			fprintf(f,
 			        "  \"conflicts\": {\"unit\": \"commit attempts that lost at "
 			        "least one RU\", \"total\": %" PRIu64 ", \"attempts\": %" PRIu64
@@ -1490,7 +1299,7 @@ int drv_report(run *R, bool interrupted)
 				uint64_t cum = 0;
 				fprintf(f, "[0");
 				for (int k = 0; k < D_BINS; k++) {
-					cum += tot.d_bins[k];
+					cum += tot_dbins[k];
 					fprintf(f, ", %.6f", (double)cum / d_total);
 				}
 				fprintf(f, "]},\n");
@@ -1517,7 +1326,7 @@ int drv_report(run *R, bool interrupted)
 			fprintf(f,
 			        "  \"execution\": {\"tet_mean_s\": %.6f, \"jct_mean_s\": %.6f, "
 			        "\"makespan_s\": %.6f},\n",
-			        tet, tet + rusk_hist_mean(&tot.delay) / 1e9,
+			        tet, tet + rusk_hist_mean(&tot_delay) / 1e9,
 			        tot.last_done_ns > R->t0 ? (tot.last_done_ns - R->t0) / 1e9 : 0.0);
 			fprintf(f,
 			        "  \"admission\": {\"waited\": %" PRIu64 ", \"at_bound\": %" PRIu64
@@ -1540,7 +1349,7 @@ int drv_report(run *R, bool interrupted)
 			for (uint32_t i = 0; i < R->cfg.agents; i++)
 				fprintf(f,
 				        "%s{\"placed\": %" PRIu64 ", \"conflicts\": %" PRIu64 "}",
-				        i ? ", " : "", R->ag[i].st.placed, R->ag[i].st.conflicts);
+				        i ? ", " : "", R->ag[i].st->placed, R->ag[i].st->conflicts);
 			fprintf(f,
 			        "],\n  \"checks\": {\"counts_add_up\": %s, "
 			        "\"counters_consistent\": %s, \"queued_on_idle_cluster\": %" PRIu64
@@ -1574,9 +1383,8 @@ void drv_free(run *R)
 		fclose(R->csv);
 	if (R->json) /* never written: the run did not get to its report */
 		fclose(R->json);
+	rusk_dispatch_destroy(R->d); /* its agents and tasks; every thread joined */
 	free(R->ag);
-	free(R->tasks);
-	free(R->pool);
 	free(R->trace);
 	free(R->pref_pool);
 	free(R->score_sorted);

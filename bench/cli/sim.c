@@ -54,6 +54,13 @@ static inline bool ev_before(const event *x, const event *y)
 
 HEAP_DEFINE(ev_heap, event, ev_before)
 
+static inline bool ready_before(run_task *const *x, run_task *const *y)
+{
+	return (*x)->ready_ns < (*y)->ready_ns;
+}
+/* Tasks that found no room, by when they are tried again (defer()). */
+HEAP_DEFINE(defer_heap, run_task *, ready_before)
+
 typedef struct evq {
 	ev_heap h;
 	uint64_t seq;
@@ -82,7 +89,7 @@ typedef struct sim {
 	/* Tasks that found no room, per agent, by the time they are tried again (ready_ns):
 	 * a decision that cannot succeed before the agent's view changes is not repeated
 	 * before then (see defer()). */
-	wait_heap *deferred;
+	defer_heap *deferred;
 	uint64_t *sync_base, sync_step; /* agent i's view syncs at sync_base[i] + k step */
 	uint64_t *backoff_ns;           /* central: the next wait after no room */
 	bool *flush;                    /* central: a release made room; retry all now */
@@ -110,7 +117,7 @@ static uint64_t next_sync(const sim *S, uint32_t i, uint64_t t)
 static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
 {
 	run_agent *a = &S->R->ag[i];
-	stat_add(&a->st.requeued, 1);
+	stat_add(&a->st->requeued, 1);
 	uint64_t ready;
 	if (S->R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		ready = t + S->backoff_ns[i];
@@ -120,7 +127,7 @@ static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
 		ready = next_sync(S, i, t);
 	}
 	tk->ready_ns = ready > t + S->min_ns ? ready : t + S->min_ns;
-	wait_heap_push(&S->deferred[i], tk);
+	defer_heap_push(&S->deferred[i], tk);
 }
 
 /* Deferred tasks due at t (all of them with `all`) go back to their queues: high
@@ -128,10 +135,12 @@ static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
 static void undefer(sim *S, uint32_t i, uint64_t t, bool all)
 {
 	run_agent *a = &S->R->ag[i];
-	wait_heap *h = &S->deferred[i];
+	defer_heap *h = &S->deferred[i];
 	while (h->n > 0 && (all || h->a[0]->ready_ns <= t)) {
-		run_task *tk = wait_heap_pop(h);
-		tq_push(tk->prio > 0 ? &a->hi : &a->retry, tk, false);
+		run_task *tk = defer_heap_pop(h);
+		if (!rusk_disp_reserve(a->da, 1))
+			drv_oom_exit("growing an agent's queue");
+		rusk_disp_retry(a->da, tk);
 	}
 }
 
@@ -153,7 +162,7 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 	rusk_view *v = rusk_agent_view(S->ag[i]);
 	int synced = rusk_view_tick(v, t); /* partitions synced now: each costs sync latency */
 	uint64_t cost = S->dec_ns + (synced > 0 ? (uint64_t)synced : 0) * S->sync_ns;
-	rusk_task tt = drv_task(R, a->cur);
+	rusk_task tt = rusk_disp_task(R->d, a->cur);
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		/* The central baseline scans the master state and commits under its lock in
 		 * one step: both happen at the commit event (commit()). */
@@ -163,7 +172,7 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 		return true;
 	}
 	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
-	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && drv_preempt(R, a, v, a->cur, t) > 0)
+	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && rusk_disp_preempt(a->da, a->cur, t) > 0)
 		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
 	S->busy_ns[i] += (double)cost;
 	a->dec_ns += cost;
@@ -184,10 +193,10 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 		if (S->round_left[i] == 0) {
 			/* A round of --batch tasks visits the retry list once (as rusk run). */
 			S->round_left[i] = R->cfg.batch;
-			S->retries_left[i] = a->retry.n;
+			S->retries_left[i] = a->da->retry.n;
 		}
-		run_task *tk = drv_next(a, t, &S->retries_left[i]);
-		if (tk == NULL && a->retry.n > 0) {
+		run_task *tk = rusk_disp_next(a->da, t, &S->retries_left[i]);
+		if (tk == NULL && a->da->retry.n > 0) {
 			/* This round's visits of the retry list are spent, not the list: a new
 			 * round (each visit places the task or defers it: this ends). */
 			S->round_left[i] = 0;
@@ -199,7 +208,7 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			 * is harmless). */
 			a->idle = true;
 			S->round_left[i] = 0;
-			uint64_t w = drv_next_wake(a);
+			uint64_t w = rusk_disp_next_wake(a->da);
 			if (S->deferred[i].n > 0 && S->deferred[i].a[0]->ready_ns < w)
 				w = S->deferred[i].a[0]->ready_ns;
 			if (w != UINT64_MAX)
@@ -207,11 +216,8 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			return;
 		}
 		a->idle = false;
-		if (!tk->dequeued) {
-			tk->dequeued = true;
-			rusk_hist_record(&a->st.queue, t - tk->submit_ns);
-		}
-		if (!drv_admit(R, a, tk, t))
+		rusk_disp_dequeued(a->da, tk, t);
+		if (!rusk_disp_admit(a->da, tk, t))
 			continue;
 		S->round_left[i]--;
 		a->cur = tk;
@@ -239,40 +245,41 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 	rusk_lease *out = tk->l + tk->placed;
 	uint32_t won = 0;
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
-		rusk_task tt = drv_task(R, tk);
+		rusk_task tt = rusk_disp_task(R->d, tk);
 		rusk_placement pl;
 		int rc = rusk_agent_place(S->ag[i], &tt, out, &pl);
-		drv_count_commits(a, &pl);
+		rusk_disp_count(a->da, &pl);
 		a->cur = NULL;
 		if (rc == RUSK_OK) {
 			S->backoff_ns[i] = S->min_ns;
 			pl.sample_ns = a->dec_ns;
 			pl.commit_ns = S->commit_ns;
-			if (drv_placed(R, a, S->ag[i], tk, &pl, a->t_start, t))
-				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, drv_tenure(tk));
+			if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t))
+				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk,
+				        rusk_disp_tenure(tk));
 		} else {
 			defer(S, i, tk, t); /* the master has no room for it */
 		}
 		agent_step(S, i, t);
 		return;
 	}
-	a->st.attempts++;
+	a->st->attempts++;
 	if (R->cfg.gang || n == 1) {
 		size_t lost = 0;
 		int rc = rusk_ru_commit_gang(R->c, tk->id, a->chosen, n, &tk->prof, out, &lost);
 		if (rc == RUSK_OK) {
 			won = n;
 		} else {
-			a->st.conflicts++;
-			a->st.rus_lost++; /* the first RU lost; the rest rolled back */
+			a->st->conflicts++;
+			a->st->rus_lost++; /* the first RU lost; the rest rolled back */
 			rusk_view_mark_taken(v, a->chosen[lost]);
 		}
 	} else {
 		size_t w = 0;
 		rusk_ru_commit_incremental(R->c, tk->id, a->chosen, n, &tk->prof, out, &w);
 		won = (uint32_t)w;
-		a->st.conflicts += won < n; /* one commit attempt that lost RUs */
-		a->st.rus_lost += n - won;
+		a->st->conflicts += won < n; /* one commit attempt that lost RUs */
+		a->st->rus_lost += n - won;
 	}
 	if (won > 0) {
 		for (uint32_t k = 0; k < n; k++)
@@ -282,14 +289,14 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		pl.attempts = a->tries;
 		pl.sample_ns = a->dec_ns;
 		pl.commit_ns = S->commit_ns * a->tries;
-		if (drv_placed(R, a, S->ag[i], tk, &pl, a->t_start, t))
-			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, drv_tenure(tk));
+		if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t))
+			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, rusk_disp_tenure(tk));
 		a->cur = NULL;
 		agent_step(S, i, t);
 		return;
 	}
 	if (a->tries++ > R->cfg.max_retries)
-		drv_gave_back(a, tk); /* lost too often: back to the retry list */
+		rusk_disp_gave_back(a->da, tk); /* lost too often: back to the retry list */
 	else if (decide(S, i, t))
 		return;
 	else
@@ -342,24 +349,21 @@ int rusk_cmd_sim(int argc, char **argv)
 		fprintf(stderr, "rusk sim: out of memory\n");
 		return RUSK_EXIT_NOMEM;
 	}
-	int status = 0;
+	int status = drv_dispatch(&R, "sim"); /* the agents, made from drv_agent_params */
+	if (status != 0)
+		return status;
 	for (uint32_t i = 0; i < N; i++) {
 		rusk_agent_params ap;
 		drv_agent_params(&R, i, &ap);
 		S.sync_step = rusk_sync_step_ns(&ap.sync);
 		S.sync_base[i] = ap.sync.start_ns + rusk_sync_offset_ns(&ap.sync, i);
 		S.backoff_ns[i] = S.min_ns;
-		char err[256];
-		R.ag[i].err = rusk_agent_create(R.c, &ap, &S.ag[i], err, sizeof err);
-		R.ag[i].handle = S.ag[i];
+		S.ag[i] = R.ag[i].handle;
 		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
 		R.ag[i].idle = true;
-		if (R.ag[i].err != RUSK_OK || R.ag[i].chosen == NULL) {
-			fprintf(stderr, "rusk sim: agent %u: %s\n", i,
-			        R.ag[i].chosen == NULL ? "out of memory" : err);
-			return R.ag[i].err == RUSK_ENOMEM || R.ag[i].chosen == NULL
-			               ? RUSK_EXIT_NOMEM
-			               : RUSK_EXIT_FAIL;
+		if (R.ag[i].chosen == NULL) {
+			fprintf(stderr, "rusk sim: agent %u: out of memory\n", i);
+			return RUSK_EXIT_NOMEM;
 		}
 	}
 	drv_gen G;
@@ -381,11 +385,16 @@ int rusk_cmd_sim(int argc, char **argv)
 		case EV_ARRIVAL: {
 			R.submitted++;
 			run_agent *a;
-			run_task *tk = drv_gen_task(&R, &G, &x, grp, e.t, &a);
+			rusk_dtask_spec spec;
+			run_task *tk = NULL;
+			if (drv_gen_task(&R, &G, &x, grp, e.t, &spec, &a))
+				tk = rusk_disp_job(R.d, &spec, e.t, &rc);
 			if (tk == NULL) {
 				R.rejected++;
 			} else {
-				drv_enqueue(a, tk);
+				if (!rusk_disp_reserve(a->da, 1))
+					drv_oom_exit("growing an agent's queue");
+				rusk_disp_enqueue(a->da, tk);
 				wake(&S, a->index, e.t);
 			}
 			gen_live = drv_gen_next(&R, &G, &x, &grp);
@@ -405,7 +414,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		}
 		case EV_COMMIT: commit(&S, e.agent, e.t); break;
 		case EV_COMPLETE:
-			if (drv_complete(&R, e.tk, e.tenure) &&
+			if (rusk_disp_end(R.d, e.tk, e.tenure, e.t) &&
 			    cfg->strategy == RUSK_STRATEGY_CENTRAL)
 				for (uint32_t i = 0; i < N; i++) /* room at the master: retry */
 					if (S.deferred[i].n > 0) {
@@ -438,7 +447,7 @@ done:;
 	for (uint32_t i = 0; i < N; i++) {
 		undefer(&S, i, vnow, true);
 		if (idle)
-			R.stuck += drv_placeable(&R.ag[i], rusk_cluster_rus(R.c));
+			R.stuck += rusk_disp_placeable(R.ag[i].da, rusk_cluster_rus(R.c));
 	}
 	if (interrupted && vnow > R.t0 && (vnow - R.t0) / 1e9 > R.elapsed_s)
 		R.elapsed_s = (vnow - R.t0) / 1e9; /* the part of a virtual second that ran */
@@ -446,19 +455,17 @@ done:;
 	while (S.q.h.n > 0) {
 		event e = ev_heap_pop(&S.q.h);
 		if (e.kind == EV_COMPLETE)
-			drv_complete(&R, e.tk, e.tenure);
+			rusk_disp_end(R.d, e.tk, e.tenure, vnow);
 		else if (e.kind == EV_COMMIT)
-			drv_gave_back(&R.ag[e.agent], e.tk); /* decided, never committed */
+			rusk_disp_gave_back(R.ag[e.agent].da, e.tk); /* decided, never committed */
 	}
 	for (uint32_t i = 0; i < N; i++) {
 		run_agent *a = &R.ag[i];
 		rusk_view_stats_get(rusk_agent_view(S.ag[i]), &a->vs);
 		a->busy_s = S.busy_ns[i] / 1e9;
-		drv_agent_drain(&R, a);
+		rusk_disp_drain(a->da);
 		free(a->chosen);
 	}
-	for (uint32_t i = 0; i < N; i++) /* after every drain: those release through agent 0 */
-		rusk_agent_destroy(S.ag[i]);
 	R.wall_s = wall_s() - w0;
 	fprintf(R.out,
 	        "  %-28s %.1f virtual s in %.2f s of wall time: %" PRIu64 " events, %.2fM "

@@ -32,6 +32,7 @@ enum rusk_err {
 	                      * reported by RUSK_DEBUG builds only (rusk/sync.h) */
 	RUSK_EINFEASIBLE = -18, /* the task asks for more than the cluster could ever give
 	                         * (rusk_task_check says which field): re-queuing cannot help */
+	RUSK_ESTOPPED = -19,    /* the dispatcher is stopping: no new work (rusk/dispatch.h) */
 };
 
 /*

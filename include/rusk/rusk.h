@@ -7,6 +7,7 @@
 #include <rusk/classify.h>
 #include <rusk/clock.h>
 #include <rusk/cluster.h>
+#include <rusk/dispatch.h>
 #include <rusk/error.h>
 #include <rusk/predict.h>
 #include <rusk/ru.h>

@@ -178,6 +178,9 @@ int rusk_view_sync(rusk_view *v, uint32_t p);
 int rusk_view_set_policy(rusk_view *v, const rusk_sync_params *p, uint32_t agent, char *err,
                          size_t errlen);
 int rusk_view_tick(rusk_view *v, uint64_t now_ns);
+/* When rusk_view_tick will next sync a partition (the cluster clock's ns), UINT64_MAX
+ * without a policy: an agent with nothing to do may sleep until then. Owner thread. */
+uint64_t rusk_view_next_sync_ns(const rusk_view *v);
 
 /* Staleness of p at `now` (now - snapshot time), UINT64_MAX if never synced. */
 uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now_ns);

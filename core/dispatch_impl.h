@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher's insides (dispatch.c), for the library and for drivers in this
+ * repository that step it themselves: `rusk sim` drives the same queues, admission,
+ * preemption and completions on its virtual clock, one event at a time, instead of
+ * running the threads of rusk_dispatch_start.
+ *
+ * Task life: submitted -> an agent's ring -> its local queues (high priority, retry list,
+ * admission wait heap, normal queue) -> placed (RUNNING, tenure t) -> ended (DONE), or
+ * preempted by a high-priority task (QUEUED with tenure t + 1, at the front of the
+ * preempting agent's retry list). The state word st = tenure << 2 | state is the one
+ * place where an ending and a preemption race: a CAS decides who ends the tenure. Tenures
+ * only grow, also across reuses of a job slot, so a stale completion entry can never end
+ * a later tenure.
+ *
+ * Ordering edges (every atomic names its pair):
+ *   E1 rusk_disp_placed: leases, end_ns, then st = RUNNING (release)
+ *        -> acquire of st in the completer and in a preemptor (rusk_disp_preempt)
+ *   E2 end / preempt CAS on st (acq_rel): one winner per tenure
+ *   E3 submit: job fields, then ring enqueue (CK's release) + TSAN_RELEASE
+ *        -> ring dequeue + TSAN_ACQUIRE on the agent
+ *   E4 hand-over to the completer: ring (SPSC) + TSAN_RELEASE / TSAN_ACQUIRE
+ *   E5 stop flags: store release -> load acquire in the threads; each park is woken
+ *   E6 submit: in-flight count (locked add: a full barrier), then the stop flag;
+ *      stop: the flag, a full fence, then waits for no submission in flight
+ */
+#ifndef RUSK_CORE_DISPATCH_IMPL_H
+#define RUSK_CORE_DISPATCH_IMPL_H
+
+#include <ck_ring.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rusk/dispatch.h>
+
+#include "atomic.h"
+#include "hist.h"
+#include "park.h"
+#include "rng.h"
+
+enum { RUSK_JS_QUEUED = 0, RUSK_JS_RUNNING = 1, RUSK_JS_DONE = 2 };
+
+/* Leases kept in the job itself; a larger task gets an array at submission. */
+#define RUSK_JOB_INLINE_LEASES 2
+
+struct rusk_dtask {
+	uint64_t id, submit_ns, dur_ns;
+	uint64_t st;           /* tenure << 2 | RUSK_JS_*; atomic (E1, E2) */
+	uint64_t end_ns;       /* end of the current tenure; atomic (a stale reader) */
+	uint64_t wait_from_ns; /* admission: first told to wait (0: never) */
+	uint64_t ready_ns;     /* admission: next check (or the driver's own key) */
+	uint64_t requeue_ns;   /* preempted: when; its next delay counts from here */
+	rusk_lease *l;         /* its leases (l_in, or an array of rus) */
+	const uint32_t *pref;  /* preferred machines, n_pref of them (the embedder's) */
+	void *user;
+	rusk_profile prof;
+	uint32_t rus, placed, n_pref, slot;
+	uint8_t prio;
+	bool dequeued, admitted;
+	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
+};
+
+/* A deque of jobs (an agent's local queues); capacity reserved ahead (rusk_disp_reserve)
+ * so that moving a job between queues never allocates. */
+typedef struct rusk_dtaskq {
+	rusk_dtask **a;
+	size_t head, n, cap;
+} rusk_dtaskq;
+
+/* Admission waiters by their next check (binary min-heap on ready_ns). */
+typedef struct rusk_waitq {
+	rusk_dtask **a;
+	size_t n, cap;
+} rusk_waitq;
+
+/* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
+typedef struct rusk_disp_stats {
+	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost:
+	 * the RUs those lost (a multi-RU commit may lose several) */
+	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
+	        pref_tasks;
+	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
+	uint64_t refused;      /* the kernel refused the task outright: rejected */
+	uint64_t qmode_tasks;  /* tasks placed by a Quality-first decision (Adaptive's mode) */
+	uint64_t last_done_ns; /* latest placement (makespan) */
+	uint64_t tet_us;       /* sum of task run times */
+	uint64_t q_micro;      /* sum of placed quality x 1e6 (score or Q) */
+	rusk_hist queue, place, stale, sample, commit, admission;
+	rusk_hist delay_hi, delay_lo; /* scheduling delay by priority */
+} rusk_disp_stats;
+
+typedef struct rusk_dagent {
+	rusk_dispatch *d;
+	uint32_t index;
+	rusk_agent *ag;
+	ck_ring_t in, done; /* submissions (MPSC) and placed tenures to the completer (SPSC) */
+	ck_ring_buffer_t *in_buf, *done_buf;
+	rusk_park park; /* parked while idle (E5) */
+	rusk_dtaskq hi, retry, lo;
+	rusk_waitq wait;
+	size_t held; /* jobs in the four queues above */
+	rusk_disp_stats st;
+	rusk_view_stats vs; /* at exit (threads) */
+	rusk_rng prng;      /* victim sampling (rusk_disp_preempt) */
+	double cpu_s;       /* CPU time of its thread (threads) */
+	uint64_t n_left;    /* held at the end */
+	pthread_t tid;
+	uint32_t exited; /* its thread has drained and ends (release) */
+	bool started;
+} rusk_dagent;
+
+struct rusk_dispatch {
+	rusk_cluster *c;
+	rusk_dispatch_params p;
+	rusk_dagent *ag;
+	rusk_dtask *jobs;
+	uint64_t cap;     /* job slots */
+	uint64_t bump;    /* slots never used so far (atomic) */
+	ck_ring_t free_r; /* slots given back (MPMC) */
+	ck_ring_buffer_t *free_buf;
+	uint64_t ring_mask;                     /* of free_r */
+	uint64_t submitted, rejected, released; /* atomic, relaxed */
+	uint32_t rr;                            /* round robin (atomic) */
+	uint32_t stop;      /* 1: no more submissions, agents stop when drained; 2: agents
+	                     * stop now (E5) */
+	uint32_t inflight;  /* submissions between their stop check and their ring (E6) */
+	uint32_t comp_stop; /* the completer's last turn (after every agent joined) */
+	uint32_t fail;      /* an allocation failed in a thread */
+	pthread_t comp;
+	void *wheel; /* the completer's (dispatch.c) */
+	bool started, comp_on, stopped;
+};
+
+static inline void rusk_disp_add(uint64_t *p, uint64_t d)
+{
+	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
+}
+
+/* ---- steps, for drivers of their own (the simulator) and for the agent threads ------- */
+
+/* A job for spec s (checked by rusk_task_check), QUEUED, not yet on any queue: NULL with
+ * *rc set (the REJECTED event is the caller's to deliver: rusk_disp_reject). */
+rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t now, int *rc);
+/* Delivers REJECTED for j (or for spec s when j is NULL) and frees j's slot. */
+void rusk_disp_reject(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const rusk_dtask_spec *s,
+                      int err, uint64_t now);
+/* Room in a's local queues for `more` jobs beyond what it holds; false: out of memory. */
+bool rusk_disp_reserve(rusk_dagent *a, size_t more);
+/* Queues j on a (high or normal queue); room reserved first. */
+void rusk_disp_enqueue(rusk_dagent *a, rusk_dtask *j);
+/* j goes back on a's retry list (high priority: its queue), counted as re-queued. */
+void rusk_disp_gave_back(rusk_dagent *a, rusk_dtask *j);
+/* Puts j at the back of a's high queue (prio) or retry list, not counted as re-queued (a
+ * driver that kept it aside itself, e.g. until its view's next sync). Room reserved. */
+void rusk_disp_retry(rusk_dagent *a, rusk_dtask *j);
+/* Next job to try at `now`: high priority, then retries (at most *retries), then due
+ * admission waiters, then the normal queue. NULL: nothing to do now. */
+rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries);
+/* Earliest time an admission waiter is due (UINT64_MAX: none). */
+uint64_t rusk_disp_next_wake(const rusk_dagent *a);
+/* Jobs whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
+uint64_t rusk_disp_placeable(const rusk_dagent *a, uint64_t free_rus);
+/* First dequeue of j: its queueing time. */
+void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+/* Admission: true to place now; false: parked among a's admission waiters. */
+bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+/* The rusk_task to place for j (its remaining RUs). */
+rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j);
+/* Counts a placement call's commit attempts and conflicts. */
+void rusk_disp_count(rusk_dagent *a, const rusk_placement *pl);
+/* Accounts a placement of pl->placed RUs of j at t_done (decided from t_deq): true when j
+ * now runs (PLACED was delivered; the caller hands it to completion at j->end_ns); false
+ * when an incremental task still waits for RUs (back on the retry list). */
+bool rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl, uint64_t t_deq,
+                      uint64_t t_done);
+/* The kernel refused j (RUSK_EINVAL / RUSK_EINFEASIBLE): released, REJECTED, slot freed. */
+void rusk_disp_refuse(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now);
+/* High-priority j found no room: preempts normal running tasks (found by sampling the
+ * master array) until j's RUs are free in a's view; victims go to the front of a's retry
+ * list (PREEMPTED). Returns RUs freed: 0 while the view shows room for j. */
+uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
+/* Ends tenure `tenure` of j (E2), releases its RUs, delivers DONE and frees the slot;
+ * false if it was preempted (or ended) first. */
+bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint32_t tenure, uint64_t now);
+/* The tenure of j now (acquire). */
+uint32_t rusk_disp_tenure(const rusk_dtask *j);
+/* End of a's life: what it still holds stays counted (n_left); an incremental task gives
+ * back the RUs it won. Frees the local queues. */
+void rusk_disp_drain(rusk_dagent *a);
+/* Jobs in a's local queues. */
+static inline size_t rusk_disp_held(const rusk_dagent *a)
+{
+	return a->held;
+}
+
+#endif

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher (rusk/dispatch.h): every task accounted for, whoever submits, however it
+ * ends; preempted tasks handed back, never lost; slots reused; stops that wake every wait.
+ * Run plain, under TSan and under ASan (label concurrency).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <rusk/rusk.h>
+
+typedef struct counts {
+	atomic_ulong placed, done, rejected, preempted, placed_hi;
+} counts;
+
+static void on_event(void *arg, rusk_dispatch_event *ev)
+{
+	counts *n = arg;
+	switch (ev->kind) {
+	case RUSK_EV_PLACED:
+		atomic_fetch_add(&n->placed, 1);
+		if (ev->user != NULL)
+			atomic_fetch_add(&n->placed_hi, 1);
+		break;
+	case RUSK_EV_DONE: atomic_fetch_add(&n->done, 1); break;
+	case RUSK_EV_REJECTED: atomic_fetch_add(&n->rejected, 1); break;
+	case RUSK_EV_PREEMPTED: atomic_fetch_add(&n->preempted, 1); break;
+	}
+}
+
+static rusk_cluster *cluster(uint32_t machines, uint32_t rus, uint32_t parts)
+{
+	rusk_cluster_params p;
+	rusk_cluster_params_init(&p);
+	p.machines = machines;
+	p.rus_per_machine = rus;
+	p.partitions = parts;
+	p.machines_per_rack = 1;
+	p.racks_per_cell = 1;
+	rusk_cluster *c;
+	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	return c;
+}
+
+static rusk_dispatch *dispatcher(rusk_cluster *c, uint32_t agents, uint64_t max_jobs, counts *n)
+{
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, agents);
+	p.max_jobs = max_jobs;
+	p.on_event = on_event;
+	p.arg = n;
+	rusk_dispatch *d;
+	char err[128];
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, err, sizeof err), RUSK_OK);
+	return d;
+}
+
+static void sleep_ms(int ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+typedef struct submitter {
+	rusk_dispatch *d;
+	int n, ok;
+} submitter;
+
+static void *submit_main(void *arg)
+{
+	submitter *s = arg;
+	for (int i = 0; i < s->n; i++) {
+		rusk_dtask_spec t = {.rus = 1 + i % 3,
+		                     .run_ns = 100000 + (uint64_t)(i % 7) * 50000};
+		if (rusk_dispatch_submit(s->d, UINT32_MAX, &t, NULL) == RUSK_OK)
+			s->ok++;
+		else
+			nanosleep(&(struct timespec){0, 100000}, NULL); /* full: counted rejected */
+	}
+	return NULL;
+}
+
+/* Three threads submit into two agents' queues (MPSC) while the agents place and the
+ * completer ends; 256 slots for 30,000 tasks, so every slot is reused many times. */
+static void test_many_submitters(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(2000, 16, 4);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 256, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	submitter s[3] = {{d, 10000, 0}, {d, 10000, 0}, {d, 10000, 0}};
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, submit_main, &s[i]);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.submitted, 30000);
+	assert_int_equal(st.placed, (uint64_t)(s[0].ok + s[1].ok + s[2].ok));
+	assert_int_equal(st.rejected + st.placed, 30000);
+	assert_int_equal(st.queued_end, 0);
+	assert_int_equal(atomic_load(&n.placed), st.placed);
+	assert_int_equal(atomic_load(&n.done), st.placed);
+	assert_int_equal(atomic_load(&n.rejected), st.rejected);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	assert_true(st.placed > 4 * 256); /* slots came back: each used several times */
+	printf("# %llu of 30000 placed through 256 slots, %llu rejected (slots or queue full)\n",
+	       (unsigned long long)st.placed, (unsigned long long)st.rejected);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+/* A full cluster of services (run until completed); high-priority tasks preempt them:
+ * each victim is reported PREEMPTED, queued again, and placed again once room returns. */
+static void test_preemption(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(16, 2, 2);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 1024, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 32; i++) {
+		rusk_dtask_spec t = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &t, NULL), RUSK_OK);
+	}
+	for (int t = 0; t < 2000 && rusk_cluster_free_rus(c) > 0; t++)
+		sleep_ms(1);
+	assert_int_equal(rusk_cluster_free_rus(c), 0);
+	for (int i = 0; i < 4; i++) { /* 4 x 10 ms, then they end: the victims come back */
+		rusk_dtask_spec t = {.rus = 1, .priority = 1, .run_ns = 10000000, .user = &n};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &t, NULL), RUSK_OK);
+	}
+	for (int t = 0; t < 3000 && atomic_load(&n.placed) < 32 + 4 + atomic_load(&n.preempted);
+	     t++)
+		sleep_ms(1);
+	assert_int_equal(atomic_load(&n.placed_hi), 4);
+	assert_true(atomic_load(&n.preempted) >= 4);
+	rusk_dispatch_stop(d, false); /* the services keep their RUs: nobody completed them */
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.preempted, atomic_load(&n.preempted));
+	assert_int_equal(st.placed - st.preempted + st.queued_end, 36);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+/* Stopping without draining: what is queued stays counted; later submissions are
+ * refused (RUSK_ESTOPPED) and reported; a task not running cannot be completed. */
+static void test_stop_and_refusals(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 2);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 64, &n);
+	rusk_dtask *first = NULL;
+	for (int i = 0; i < 10; i++) { /* 4 RUs: 4 run forever, 6 wait */
+		rusk_dtask_spec t = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, i % 2, &t, i ? NULL : &first), RUSK_OK);
+	}
+	assert_int_equal(rusk_dispatch_complete(d, first), RUSK_EAGAIN); /* not started yet */
+	rusk_dtask_spec big = {.rus = 5, .run_ns = 1};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &big, NULL), RUSK_EINFEASIBLE);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int t = 0; t < 2000 && rusk_cluster_free_rus(c) > 0; t++)
+		sleep_ms(1);
+	rusk_dispatch_stop(d, false); /* must return: idle agents park, the stop wakes them */
+	rusk_dtask_spec late = {.rus = 1, .run_ns = 1};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &late, NULL), RUSK_ESTOPPED);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.placed, 4);
+	assert_int_equal(st.queued_end, 6);
+	assert_int_equal(st.rejected, 2);
+	assert_int_equal(atomic_load(&n.rejected), 2);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+static void test_bad_params(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 2);
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 0);
+	rusk_dispatch *d = NULL;
+	char err[128] = "";
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "agents"));
+	rusk_dispatch_params_init(&p, 1);
+	p.ring = 1000;
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "ring"));
+	assert_null(d);
+	rusk_cluster_destroy(c);
+}
+
+int main(void)
+{
+	rusk_thread_register();
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_many_submitters),
+	        cmocka_unit_test(test_preemption),
+	        cmocka_unit_test(test_stop_and_refusals),
+	        cmocka_unit_test(test_bad_params),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rusk_thread_unregister();
+	return rc;
+}
