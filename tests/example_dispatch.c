@@ -15,8 +15,8 @@
 
 typedef struct app {
 	atomic_ulong placed, done, rejected;
-	atomic_int n_running_services;
-	rusk_dtask *services[SERVICES]; /* handles of the services once placed */
+	atomic_int n_services;                    /* placed so far */
+	_Atomic(rusk_dtask *) services[SERVICES]; /* their handles, published by on_event */
 } app;
 
 /* Runs on the dispatcher's threads (agents, completer) or the submitting thread. */
@@ -27,8 +27,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 	case RUSK_EV_PLACED:
 		atomic_fetch_add(&a->placed, 1);
 		if (ev->user != NULL) { /* a service: remember its handle to end it later */
-			int k = atomic_fetch_add(&a->n_running_services, 1);
-			a->services[k] = ev->job;
+			int k = atomic_fetch_add(&a->n_services, 1);
+			atomic_store(&a->services[k], ev->job);
 		}
 		break;
 	case RUSK_EV_DONE: atomic_fetch_add(&a->done, 1); break;
@@ -80,11 +80,16 @@ int main(void)
 	printf("huge task: %s\n", rusk_strerror(rc));
 
 	/* Wait (bounded) for every service to run, then end them. */
-	for (int t = 0; t < 5000 && atomic_load(&a.n_running_services) < SERVICES; t++)
-		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	int ended = 0;
-	for (int k = 0; k < atomic_load(&a.n_running_services); k++)
-		ended += rusk_dispatch_complete(d, a.services[k]) == RUSK_OK;
+	for (int k = 0, t = 0; k < SERVICES && t < 5000; t++) {
+		rusk_dtask *j = atomic_load(&a.services[k]);
+		if (j == NULL) {
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		} else {
+			ended += rusk_dispatch_complete(d, j) == RUSK_OK;
+			k++;
+		}
+	}
 	printf("services ended by the embedder: %d of %d\n", ended, SERVICES);
 
 	rusk_dispatch_stop(d, true); /* drain the queues, end what still runs */
