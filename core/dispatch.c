@@ -132,6 +132,7 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 	j->slot = slot;
 	j->prio = s->priority;
 	j->dequeued = j->admitted = false;
+	rusk_store32(&j->lost, 0, RUSK_RELAXED);
 	rusk_store64(&j->st, tenure << 2 | RUSK_JS_QUEUED, RUSK_RELAXED);
 	*rc = RUSK_OK;
 	return j;
@@ -743,6 +744,13 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	rusk_dispatch *d = a->d;
 	uint64_t t_deq = now_ns(d);
 	rusk_disp_dequeued(a, j, t_deq);
+	if (j->placed > 0 && rusk_load32(&j->lost, RUSK_ACQUIRE) != 0) {
+		/* Its machine failed under a partial placement: start again from nothing (a
+		 * second failure meanwhile is covered by releasing every lease). */
+		rusk_store32(&j->lost, 0, RUSK_RELAXED);
+		release(d, j, NULL);
+		j->placed = 0;
+	}
 	if (!rusk_disp_admit(a, j, t_deq))
 		return STEP_PARKED;
 	rusk_task t = rusk_disp_task(d, j);
@@ -1027,6 +1035,59 @@ RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rus
 	return rc;
 }
 
+/* Hands a task taken back from its tenure to an agent's queue (E3, E6); false when the
+ * dispatcher is stopping (the caller rejects it). */
+static bool requeue(rusk_dispatch *d, rusk_dtask *j)
+{
+	rusk_faa32(&d->inflight, 1, RUSK_ACQ_REL);
+	rusk_fence_atomic_load();
+	bool ok = false;
+	rusk_dagent *a = &d->ag[rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents];
+	while (!ok && rusk_load32(&d->stop, RUSK_ACQUIRE) == 0) {
+		TSAN_RELEASE(j);
+		if ((ok = ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)))
+			rusk_park_wake(&a->park);
+		else
+			sleep_ns(1000); /* the agent drains its queue */
+	}
+	rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
+	return ok;
+}
+
+RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *arg)
+{
+	rusk_dispatch *d = arg;
+	(void)lease;
+	if (d == NULL || task == 0 || task > RUSK_TASK_ID_MAX)
+		return;
+	rusk_dtask *j = &d->jobs[(task - 1) % d->cap];
+	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE); /* E1 */
+	if (j->id != task)
+		return; /* not of d, or its slot was reused */
+	if ((st & 3) == RUSK_JS_QUEUED) {
+		rusk_store32(&j->lost, 1, RUSK_RELEASE); /* its agent restarts it */
+		return;
+	}
+	/* E2: the tenure is ours, not the completer's or a preemptor's. */
+	if ((st & 3) != RUSK_JS_RUNNING ||
+	    !rusk_cas64(&j->st, &st, ((st >> 2) + 1) << 2 | RUSK_JS_QUEUED, RUSK_ACQ_REL))
+		return;
+	uint64_t now = now_ns(d);
+	release(d, j, NULL); /* the revoked lease is refused, the others come back */
+	j->placed = 0;
+	j->requeue_ns = now;
+	rusk_faa64(&d->revoked, 1, RUSK_RELAXED);
+	rusk_dispatch_event ev = {.kind = RUSK_EV_REVOKED,
+	                          .error = RUSK_EOFFLINE,
+	                          .job = j,
+	                          .id = j->id,
+	                          .user = j->user,
+	                          .time_ns = now};
+	emit(d, &ev);
+	if (!requeue(d, j))
+		rusk_disp_reject(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
+}
+
 RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j)
 {
 	if (d == NULL || j == NULL || j < d->jobs || j >= d->jobs + d->cap)
@@ -1136,7 +1197,8 @@ RUSK_EXPORT void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_s
 	out->submitted = rusk_load64(&d->submitted, RUSK_RELAXED);
 	out->rejected = rusk_load64(&d->rejected, RUSK_RELAXED);
 	out->released = rusk_load64(&d->released, RUSK_RELAXED);
-	uint64_t in_system = out->placed - out->preempted + out->rejected;
+	out->revoked = rusk_load64(&d->revoked, RUSK_RELAXED);
+	uint64_t in_system = out->placed - out->preempted - out->revoked + out->rejected;
 	out->queued = out->submitted > in_system ? out->submitted - in_system : 0;
 	out->delay_p50_ns = rusk_hist_quantile(delay, 0.5);
 	out->delay_p99_ns = rusk_hist_quantile(delay, 0.99);
@@ -1151,13 +1213,13 @@ RUSK_EXPORT int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t er
 	rusk_dispatch_stats s;
 	rusk_dispatch_stats_get(d, &s);
 	char msg[256];
-	if (s.submitted != s.placed - s.preempted + s.rejected + s.queued_end) {
+	if (s.submitted != s.placed - s.preempted - s.revoked + s.rejected + s.queued_end) {
 		snprintf(msg, sizeof msg,
-		         "submitted %llu != placed %llu - preempted %llu + rejected %llu + queued "
-		         "%llu",
+		         "submitted %llu != placed %llu - preempted %llu - revoked %llu + rejected "
+		         "%llu + queued %llu",
 		         (unsigned long long)s.submitted, (unsigned long long)s.placed,
-		         (unsigned long long)s.preempted, (unsigned long long)s.rejected,
-		         (unsigned long long)s.queued_end);
+		         (unsigned long long)s.preempted, (unsigned long long)s.revoked,
+		         (unsigned long long)s.rejected, (unsigned long long)s.queued_end);
 		return bad(err, errlen, msg);
 	}
 	return RUSK_OK;

@@ -58,6 +58,7 @@ struct rusk_dtask {
 	uint32_t rus, placed, n_pref, slot;
 	uint8_t prio;
 	bool dequeued, admitted;
+	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 
@@ -119,9 +120,9 @@ struct rusk_dispatch {
 	uint64_t bump;    /* slots never used so far (atomic) */
 	ck_ring_t free_r; /* slots given back (MPMC) */
 	ck_ring_buffer_t *free_buf;
-	uint64_t ring_mask;                     /* of free_r */
-	uint64_t submitted, rejected, released; /* atomic, relaxed */
-	uint32_t rr;                            /* round robin (atomic) */
+	uint64_t ring_mask;                              /* of free_r */
+	uint64_t submitted, rejected, released, revoked; /* atomic, relaxed */
+	uint32_t rr;                                     /* round robin (atomic) */
 	uint32_t stop;      /* 1: no more submissions, agents stop when drained; 2: agents
 	                     * stop now (E5) */
 	uint32_t inflight;  /* submissions between their stop check and their ring (E6) */

@@ -36,7 +36,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		atomic_fetch_add(&a->rejected, 1);
 		printf("rejected: %s\n", rusk_strerror(ev->error));
 		break;
-	case RUSK_EV_PREEMPTED: break; /* queued again by the dispatcher */
+	case RUSK_EV_PREEMPTED: /* queued again by the dispatcher */
+	case RUSK_EV_REVOKED: break;
 	}
 }
 

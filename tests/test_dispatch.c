@@ -19,7 +19,7 @@
 #include <rusk/rusk.h>
 
 typedef struct counts {
-	atomic_ulong placed, done, rejected, preempted, placed_hi;
+	atomic_ulong placed, done, rejected, preempted, placed_hi, revoked;
 } counts;
 
 static void on_event(void *arg, rusk_dispatch_event *ev)
@@ -34,6 +34,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 	case RUSK_EV_DONE: atomic_fetch_add(&n->done, 1); break;
 	case RUSK_EV_REJECTED: atomic_fetch_add(&n->rejected, 1); break;
 	case RUSK_EV_PREEMPTED: atomic_fetch_add(&n->preempted, 1); break;
+	case RUSK_EV_REVOKED: atomic_fetch_add(&n->revoked, 1); break;
 	}
 }
 
@@ -190,6 +191,54 @@ static void test_stop_and_refusals(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* Machines fail under running services: each tenure on them is reported REVOKED once,
+ * the rest of its RUs come back, and it is placed again elsewhere; nothing is lost. */
+static void test_revocation(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(64, 4, 4);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 1024, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 64; i++) { /* 2 RUs each: half the cluster */
+		rusk_dtask_spec t = {.rus = 2, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &t, NULL), RUSK_OK);
+	}
+	for (int t = 0; t < 3000 && atomic_load(&n.placed) < 64; t++)
+		sleep_ms(1);
+	assert_int_equal(atomic_load(&n.placed), 64);
+	uint32_t held_before = rusk_cluster_rus(c) - rusk_cluster_free_rus(c);
+	/* Fail 8 machines that hold RUs (placement follows slot scores, not machine order). */
+	for (uint32_t m = 0, failed = 0; m < 64 && failed < 8; m++) {
+		rusk_machine_info mi;
+		assert_int_equal(rusk_cluster_machine(c, m, &mi), RUSK_OK);
+		if (mi.free_rus == 4)
+			continue;
+		assert_int_equal(rusk_machine_fail(c, m, rusk_dispatch_revoked, d), RUSK_OK);
+		failed++;
+	}
+	uint64_t revoked = atomic_load(&n.revoked);
+	assert_true(revoked > 0);
+	for (int t = 0; t < 3000 && atomic_load(&n.placed) < 64 + revoked; t++)
+		sleep_ms(1);
+	assert_int_equal(atomic_load(&n.placed), 64 + revoked); /* every one placed again */
+	rusk_dispatch_stop(d, false);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.revoked, revoked);
+	assert_int_equal(st.queued_end, 0);
+	char cerr[256] = "";
+	int crc = rusk_dispatch_check(d, cerr, sizeof cerr);
+	if (crc != RUSK_OK)
+		printf("# %s\n", cerr);
+	assert_int_equal(crc, RUSK_OK);
+	/* 64 services of 2 RUs hold 128 RUs again, none of them on a failed machine. */
+	assert_int_equal(held_before, 128);
+	assert_int_equal(rusk_cluster_rus(c) - 32 - rusk_cluster_free_rus(c), 128);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
 static void test_bad_params(void **state)
 {
 	(void)state;
@@ -212,9 +261,8 @@ int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_many_submitters),
-	        cmocka_unit_test(test_preemption),
-	        cmocka_unit_test(test_stop_and_refusals),
+	        cmocka_unit_test(test_many_submitters),   cmocka_unit_test(test_preemption),
+	        cmocka_unit_test(test_stop_and_refusals), cmocka_unit_test(test_revocation),
 	        cmocka_unit_test(test_bad_params),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,8 +20,8 @@
  * the submitting thread (REJECTED at submission); it must not block, and may call
  * rusk_dispatch_submit and rusk_dispatch_complete.
  *
- * Accounting, checked by rusk_dispatch_stats_get's caller or rusk_dispatch_check:
- *   submitted = placed - preempted + rejected + queued,  released = placed - preempted
+ * Accounting, checked by rusk_dispatch_check:
+ *   submitted = placed - preempted - revoked + rejected + queued
  * where "queued" is what the agents still held when they stopped.
  *
  * A job is a slot of the dispatcher (max_jobs of them); it is the embedder's from
@@ -67,6 +67,8 @@ typedef enum rusk_dispatch_event_kind {
 	RUSK_EV_PREEMPTED = 1, /* a high-priority task took its RUs: it is queued again */
 	RUSK_EV_DONE = 2,      /* ended (timer or rusk_dispatch_complete), RUs released */
 	RUSK_EV_REJECTED = 3,  /* refused: `error` says why; its slot is free again */
+	RUSK_EV_REVOKED = 4,   /* its machine failed (rusk_dispatch_revoked): its other RUs
+	                        * were released and it is queued again */
 } rusk_dispatch_event_kind;
 
 typedef struct rusk_dispatch_event {
@@ -139,6 +141,16 @@ int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec
  */
 int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j);
 
+/*
+ * rusk_dispatch_revoked: a rusk_revoke_fn for rusk_machine_fail(c, m, rusk_dispatch_revoked,
+ * d): the running task holding `lease` loses its tenure (its other RUs are released),
+ * REVOKED is delivered on the failing thread, and it goes back to an agent's queue with
+ * its delay counted from now; a task not of d, or no longer running, is left alone (an
+ * incremental task still waiting for RUs gives back what it holds when its agent next
+ * takes it). Any registered thread.
+ */
+void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *d);
+
 /* Starts the agent threads and the completer. RUSK_ENOMEM (threads) after stopping what
  * started. Once. */
 int rusk_dispatch_start(rusk_dispatch *d);
@@ -160,7 +172,7 @@ bool rusk_dispatch_drained(const rusk_dispatch *d);
 void rusk_dispatch_stop(rusk_dispatch *d, bool drain);
 
 typedef struct rusk_dispatch_stats {
-	uint64_t submitted, placed, rejected, preempted, released, queued_end;
+	uint64_t submitted, placed, rejected, preempted, revoked, released, queued_end;
 	uint64_t requeued;               /* placement calls that gave the task back (RUSK_EAGAIN) */
 	uint64_t attempts, commits_lost; /* commit attempts, and those that lost an RU */
 	uint64_t admission_waited;       /* tasks admission control held back */
