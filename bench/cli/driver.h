@@ -208,9 +208,13 @@ typedef struct run {
 	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
 } run;
 
-/* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). Refuses
- * (RUSK_EXIT_USAGE, naming both flags) an output given twice, or naming the trace. */
+/* Flags of run and sim (run_opts.c). Returns 0 to go on, or an exit status (help printed:
+ * -1). Refuses (RUSK_EXIT_USAGE, naming both flags) --json and --csv naming one file, or
+ * either naming the trace. */
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *cfg);
+/* The agents' sync policy, strategy and knobs as the flags gave them (cli.h's builder),
+ * with `seed`. */
+cli_agents drv_cli_agents(const run_cfg *cfg, uint64_t seed);
 /* Trace, outputs (--json and --csv opened here, before the run: a bad path costs nothing),
  * cluster, admission, task and lease pools; prints the header. 0 or exit status. */
 int drv_setup(run *R, cli_cluster *cc);
