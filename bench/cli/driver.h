@@ -326,16 +326,7 @@ uint32_t drv_tenure(const run_task *tk);
 /* Releases what unfinished incremental tasks of agent a hold (end of run). */
 void drv_agent_drain(run *R, run_agent *a);
 
-/* Per-second sampler: one CSV row and the progress line. Returns the backlog. */
-/* One utilization sample (busy share of the RUs) toward this second's mean: `rusk run`
- * samples every 10 ms and `rusk sim` every 10 virtual ms, because a single reading at the
- * second's edge can fall, every second, in the same phase of the agents' sync steps. */
-void drv_util_sample(run *R);
-uint64_t drv_second(run *R, bool interrupted);
-/* Final summary, checks and JSON. `interrupted`: a signal stopped the run before it ended
- * on its own. Returns the exit status: RUSK_EXIT_NOMEM after drv_fail, else
- * RUSK_EXIT_FAIL if a check failed or the JSON could not be written, else
- * RUSK_EXIT_INTERRUPTED if interrupted, else 0. */
-int drv_report(run *R, bool interrupted);
+/* The per-second series and the summary: report.c. */
+#include "report.h"
 
 #endif
