@@ -58,17 +58,16 @@ typedef struct row_load {
 static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const row_load *ld,
                    double duration, uint64_t seed, result *out)
 {
-	rusk_sync_params sp = {.policy = r->sync,
-	                       .partitions = rusk_cluster_partitions(c),
+	const cli_agents ca = {.sync = r->sync,
 	                       .agents = agents,
-	                       .gap_ns = 500000000ull,
-	                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
+	                       .gap_ms = 500,
+	                       .strategy = r->strategy,
+	                       .global_lock = r->global_lock,
 	                       .seed = seed};
+	rusk_sync_params sp = cli_sync_params(&ca, rusk_cluster_partitions(c),
+	                                      rusk_clock_now(rusk_cluster_clock(c)));
 	rusk_agent_params tmpl;
-	rusk_agent_params_init(&tmpl, &sp, 0);
-	tmpl.strategy = r->strategy;
-	tmpl.global_lock = r->global_lock;
-	tmpl.seed = seed;
+	cli_agent_params(&ca, &sp, 0, &tmpl);
 	cli_row *row = calloc(1, sizeof *row);
 	if (row == NULL)
 		return -1;
@@ -267,13 +266,13 @@ int rusk_cmd_bench(int argc, char **argv)
 	double duration = 2, load = 0.8, common = -1;
 	const char *json = NULL, *png = NULL;
 	const cli_opt opts[] = {
-	        {"--agents", CLI_U64, 1, 256, &agents, NULL},
-	        {"--duration-s", CLI_DOUBLE, 0.05, 3600, &duration, NULL},
-	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
-	        {"--rate", CLI_DOUBLE, 0, 1e7, &common, NULL},
-	        {"--preferred", CLI_U64, 0, 64, &n_pref, NULL},
-	        {"--json", CLI_FILE, 0, 0, &json, NULL},
-	        {"--png", CLI_FILE, 0, 0, &png, NULL},
+	        {CLI_U64_OPT("--agents", 1, 256, &agents)},
+	        {CLI_DOUBLE_OPT("--duration-s", 0.05, 3600, &duration)},
+	        {CLI_DOUBLE_OPT("--load", 0, 0.95, &load)},
+	        {CLI_DOUBLE_OPT("--rate", 0, 1e7, &common)},
+	        {CLI_U64_OPT("--preferred", 0, 64, &n_pref)},
+	        {CLI_FILE_OPT("--json", &json)},
+	        {CLI_FILE_OPT("--png", &png)},
 	};
 	int pr = cli_parse("bench", argc, argv, &cc, opts, sizeof opts / sizeof *opts, bench_usage);
 	if (pr != 0)

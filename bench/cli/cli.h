@@ -50,23 +50,76 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i);
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
 
+/* The agents a command runs: their sync policy, strategy and knobs, as the flags shared by
+ * run, sim, sync and bench give them. Fields left 0 take the library's defaults
+ * (rusk_agent_params_init: strategy latency, sample automatic, tau 1 s). One builder for
+ * every command, so that a knob is applied the same way wherever agents are made. */
+typedef struct cli_agents {
+	rusk_sync_policy sync;
+	uint32_t agents;
+	uint64_t gap_ms;
+	bool offsets; /* random per-agent step offsets (Tarcil §5.1) */
+	rusk_strategy strategy;
+	uint64_t sample, tau_ms;
+	bool global_lock;
+	uint64_t seed; /* of the sync offsets and the agents' random choices */
+} cli_agents;
+
+/* The sync parameters of a's agents on `partitions` partitions, steps counted from
+ * start_ns. */
+rusk_sync_params cli_sync_params(const cli_agents *a, uint32_t partitions, uint64_t start_ns);
+/* rusk_sync_check of those parameters (start 0): RUSK_OK, or its code with the reason in
+ * err (the caller names the flags, as each command words it). */
+int cli_sync_check(const cli_agents *a, uint32_t partitions, char *err, size_t errlen);
+/* Agent `index`'s parameters: rusk_agent_params_init's defaults for sp, then a's
+ * strategy, sample, tau, global lock and seed. */
+void cli_agent_params(const cli_agents *a, const rusk_sync_params *sp, uint32_t index,
+                      rusk_agent_params *ap);
+
 /* One option of a command's table (cli_parse). */
 typedef enum cli_kind {
 	CLI_U64,    /* out: uint64_t *, within [min, max] */
+	CLI_U32,    /* out: uint32_t *, within [min, max] (max <= UINT32_MAX) */
 	CLI_DOUBLE, /* out: double *, within [min, max] */
 	CLI_FLAG,   /* out: bool *, set; takes no value */
+	CLI_ON_OFF, /* out: bool *, from "on" or "off" */
+	CLI_CHOICE, /* out: int *, the value of the name given, one of `choices` */
 	CLI_FILE,   /* out: const char **, a file name */
 	CLI_CUSTOM, /* parse(flag, value, out): 0, or -1 after printing the error */
 } cli_kind;
+/* A name a CLI_CHOICE option accepts and the value it stands for. */
+typedef struct cli_choice {
+	const char *name;
+	int value;
+} cli_choice;
 typedef struct cli_opt {
 	const char *name;
 	cli_kind kind;
 	double min, max;
 	void *out;
 	int (*parse)(const char *flag, const char *val, void *out);
+	const cli_choice *choices; /* CLI_CHOICE: the accepted names, ended by {NULL, 0} */
+	/* When not NULL: set to the option's name each time it is given, so that a caller
+	 * knows whether it was given, and several options sharing one `given` tell which of
+	 * them came last (rules such as "not --duration-s with the last of these"). */
+	const char **given;
 } cli_opt;
-/* CLI_CUSTOM parsers: R per RU or "auto" (0) into a uint64_t; a strategy or a sync policy,
- * or "all", into these pairs. */
+/* Table entries: the fields of one kind, designated (the rest zero), written inside braces
+ * so that .given can follow: {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &s), .given = &g}. */
+#define CLI_U64_OPT(flag, lo, hi, p)                                                               \
+	.name = (flag), .kind = CLI_U64, .min = (lo), .max = (hi), .out = (p)
+#define CLI_U32_OPT(flag, lo, hi, p)                                                               \
+	.name = (flag), .kind = CLI_U32, .min = (lo), .max = (hi), .out = (p)
+#define CLI_DOUBLE_OPT(flag, lo, hi, p)                                                            \
+	.name = (flag), .kind = CLI_DOUBLE, .min = (lo), .max = (hi), .out = (p)
+#define CLI_FLAG_OPT(flag, p)   .name = (flag), .kind = CLI_FLAG, .out = (p)
+#define CLI_ON_OFF_OPT(flag, p) .name = (flag), .kind = CLI_ON_OFF, .out = (p)
+#define CLI_CHOICE_OPT(flag, list, p)                                                              \
+	.name = (flag), .kind = CLI_CHOICE, .choices = (list), .out = (p)
+#define CLI_FILE_OPT(flag, p)       .name = (flag), .kind = CLI_FILE, .out = (p)
+#define CLI_CUSTOM_OPT(flag, fn, p) .name = (flag), .kind = CLI_CUSTOM, .parse = (fn), .out = (p)
+/* CLI_CUSTOM parsers: R per RU or "auto" (0) into a uint64_t; a strategy or a sync policy
+ * into these pairs, or "all" where `all` is not NULL (then *all is set instead). */
 int cli_sample(const char *flag, const char *val, void *out);
 typedef struct cli_choice_strategy {
 	rusk_strategy *v;
@@ -80,8 +133,9 @@ typedef struct cli_choice_sync {
 int cli_opt_sync_policy(const char *flag, const char *val, void *out);
 /*
  * Parses argv[1..argc) of command `cmd`: cluster options into *cc (when not NULL), then the
- * n options of `opts`. Returns 0; 1 after --help / -h printed usage(); -1 after printing
- * the error, naming the option (the caller exits with RUSK_EXIT_USAGE).
+ * n options of `opts`, in order: a later value of an option replaces an earlier one.
+ * Returns 0; 1 after --help / -h printed usage(); -1 after printing the error, naming the
+ * option (the caller exits with RUSK_EXIT_USAGE).
  */
 int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
               size_t n, void (*usage)(void));

@@ -184,11 +184,11 @@ int rusk_cmd_demo(int argc, char **argv)
 	uint64_t threads = 2, gang_rus = 4;
 	double duration = 3, load = 0.8, gang_share = 0.1;
 	const cli_opt opts[] = {
-	        {"--threads", CLI_U64, 1, 256, &threads, NULL},
-	        {"--duration-s", CLI_DOUBLE, 0.01, 86400, &duration, NULL},
-	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
-	        {"--gang-share", CLI_DOUBLE, 0, 1, &gang_share, NULL},
-	        {"--gang-rus", CLI_U64, 2, DEMO_MAX_GANG, &gang_rus, NULL},
+	        {CLI_U64_OPT("--threads", 1, 256, &threads)},
+	        {CLI_DOUBLE_OPT("--duration-s", 0.01, 86400, &duration)},
+	        {CLI_DOUBLE_OPT("--load", 0, 0.95, &load)},
+	        {CLI_DOUBLE_OPT("--gang-share", 0, 1, &gang_share)},
+	        {CLI_U64_OPT("--gang-rus", 2, DEMO_MAX_GANG, &gang_rus)},
 	};
 	int pr = cli_parse("demo", argc, argv, &cc, opts, sizeof opts / sizeof *opts, demo_usage);
 	if (pr != 0)

@@ -155,9 +155,13 @@ typedef struct run {
 	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
 } run;
 
-/* Flags of run and sim. Returns 0 to go on, or an exit status (help printed: -1). Refuses
- * (RUSK_EXIT_USAGE, naming both flags) an output given twice, or naming the trace. */
+/* Flags of run and sim (run_opts.c). Returns 0 to go on, or an exit status (help printed:
+ * -1). Refuses (RUSK_EXIT_USAGE, naming both flags) --json and --csv naming one file, or
+ * either naming the trace. */
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *cfg);
+/* The agents' sync policy, strategy and knobs as the flags gave them (cli.h's builder),
+ * with `seed`. */
+cli_agents drv_cli_agents(const run_cfg *cfg, uint64_t seed);
 /* Trace, outputs (--json and --csv opened here, before the run: a bad path costs nothing),
  * cluster, admission, task and lease pools; prints the header. 0 or exit status. */
 int drv_setup(run *R, cli_cluster *cc);
@@ -198,16 +202,8 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 /* The dispatcher of the run, its agents made from drv_agent_params (run: also started).
  * 0 or an exit status after printing why. */
 int drv_dispatch(run *R, const char *cmd);
-/* Per-second sampler: one CSV row and the progress line. Returns the backlog. */
-/* One utilization sample (busy share of the RUs) toward this second's mean: `rusk run`
- * samples every 10 ms and `rusk sim` every 10 virtual ms, because a single reading at the
- * second's edge can fall, every second, in the same phase of the agents' sync steps. */
-void drv_util_sample(run *R);
-uint64_t drv_second(run *R, bool interrupted);
-/* Final summary, checks and JSON. `interrupted`: a signal stopped the run before it ended
- * on its own. Returns the exit status: RUSK_EXIT_NOMEM after drv_fail, else
- * RUSK_EXIT_FAIL if a check failed or the JSON could not be written, else
- * RUSK_EXIT_INTERRUPTED if interrupted, else 0. */
-int drv_report(run *R, bool interrupted);
+
+/* The per-second series and the summary: report.c. */
+#include "report.h"
 
 #endif

@@ -219,16 +219,15 @@ static double *ranks(rusk_cluster *c)
 
 static rusk_agent *one_agent(rusk_cluster *c, uint32_t sample, uint64_t seed)
 {
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = rusk_cluster_partitions(c),
+	const cli_agents ca = {.sync = RUSK_SYNC_STATE,
 	                       .agents = 1,
-	                       .gap_ns = 1000000000ull,
+	                       .gap_ms = 1000,
+	                       .sample = sample,
 	                       .seed = seed};
+	rusk_sync_params sp = cli_sync_params(&ca, rusk_cluster_partitions(c), 0);
 	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
-	ap.sample = sample;
+	cli_agent_params(&ca, &sp, 0, &ap);
 	ap.r_max = sample;
-	ap.seed = seed;
 	rusk_agent *a = NULL;
 	if (rusk_agent_create(c, &ap, &a, NULL, 0) != RUSK_OK)
 		return NULL;

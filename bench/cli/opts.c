@@ -74,13 +74,65 @@ int cli_sample(const char *flag, const char *val, void *out)
 int cli_opt_strategy(const char *flag, const char *val, void *out)
 {
 	cli_choice_strategy *c = out;
-	return cli_strategy(flag, val, true, c->v, c->all);
+	return cli_strategy(flag, val, c->all != NULL, c->v, c->all);
 }
 
 int cli_opt_sync_policy(const char *flag, const char *val, void *out)
 {
 	cli_choice_sync *c = out;
-	return cli_sync_policy(flag, val, true, c->v, c->all);
+	return cli_sync_policy(flag, val, c->all != NULL, c->v, c->all);
+}
+
+/* One of the names in `ch` (ended by a NULL name) into *out; the error lists them all:
+ * "rusk: FLAG: 'VALUE' is not A, B or C". */
+static int parse_choice(const char *flag, const char *val, const cli_choice *ch, int *out)
+{
+	size_t n = 0;
+	for (; ch[n].name != NULL; n++)
+		if (val != NULL && strcmp(val, ch[n].name) == 0) {
+			*out = ch[n].value;
+			return 0;
+		}
+	fprintf(stderr, "rusk: %s: '%s' is not ", flag, val ? val : "");
+	for (size_t k = 0; k < n; k++)
+		fprintf(stderr, "%s%s", k == 0 ? "" : k + 1 < n ? ", " : " or ", ch[k].name);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static const cli_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
+
+/* Parses option o's value v (NULL: none left) into o->out. Returns how many arguments
+ * the value took (0 or 1), or -1 after printing the error. */
+static int parse_value(const cli_opt *o, const char *a, const char *v)
+{
+	uint64_t x;
+	int rc = 0, on;
+	switch (o->kind) {
+	case CLI_U64: rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, o->out); break;
+	case CLI_U32:
+		rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, &x);
+		if (rc == 0)
+			*(uint32_t *)o->out = (uint32_t)x;
+		break;
+	case CLI_DOUBLE: rc = cli_double(a, v, o->min, o->max, o->out); break;
+	case CLI_FLAG: *(bool *)o->out = true; return 0; /* no value */
+	case CLI_ON_OFF:
+		rc = parse_choice(a, v, on_off, &on);
+		if (rc == 0)
+			*(bool *)o->out = on != 0;
+		break;
+	case CLI_CHOICE: rc = parse_choice(a, v, o->choices, o->out); break;
+	case CLI_FILE:
+		if (v == NULL) {
+			fprintf(stderr, "rusk: %s: needs a file name\n", a);
+			return -1;
+		}
+		*(const char **)o->out = v;
+		break;
+	case CLI_CUSTOM: rc = o->parse(a, v, o->out); break;
+	}
+	return rc != 0 ? -1 : 1;
 }
 
 int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
@@ -108,23 +160,12 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 			        a, cmd);
 			return -1;
 		}
-		int rc = 0;
-		switch (o->kind) {
-		case CLI_U64: rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, o->out); break;
-		case CLI_DOUBLE: rc = cli_double(a, v, o->min, o->max, o->out); break;
-		case CLI_FLAG: *(bool *)o->out = true; continue; /* no value */
-		case CLI_FILE:
-			if (v == NULL) {
-				fprintf(stderr, "rusk: %s: needs a file name\n", a);
-				return -1;
-			}
-			*(const char **)o->out = v;
-			break;
-		case CLI_CUSTOM: rc = o->parse(a, v, o->out); break;
-		}
-		if (rc != 0)
+		int took = parse_value(o, a, v);
+		if (took < 0)
 			return -1;
-		i++;
+		if (o->given != NULL)
+			*o->given = o->name;
+		i += took;
 	}
 	return 0;
 }
@@ -297,4 +338,33 @@ int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s)
 	}
 	*build_s = cli_now_s() - t0;
 	return rc;
+}
+
+rusk_sync_params cli_sync_params(const cli_agents *a, uint32_t partitions, uint64_t start_ns)
+{
+	return (rusk_sync_params){.policy = a->sync,
+	                          .partitions = partitions,
+	                          .agents = a->agents,
+	                          .gap_ns = a->gap_ms * 1000000,
+	                          .start_ns = start_ns,
+	                          .random_offset = a->offsets,
+	                          .seed = a->seed};
+}
+
+int cli_sync_check(const cli_agents *a, uint32_t partitions, char *err, size_t errlen)
+{
+	rusk_sync_params sp = cli_sync_params(a, partitions, 0);
+	return rusk_sync_check(&sp, err, errlen);
+}
+
+void cli_agent_params(const cli_agents *a, const rusk_sync_params *sp, uint32_t index,
+                      rusk_agent_params *ap)
+{
+	rusk_agent_params_init(ap, sp, index);
+	ap->strategy = a->strategy;
+	ap->sample = (uint32_t)a->sample;
+	if (a->tau_ms != 0)
+		ap->tau_ns = a->tau_ms * 1000000;
+	ap->global_lock = a->global_lock;
+	ap->seed = a->seed;
 }

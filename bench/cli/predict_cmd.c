@@ -307,13 +307,12 @@ int rusk_cmd_predict(int argc, char **argv)
 	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2;
 	bool quiet = false;
 	const cli_opt opts[] = {
-	        {"--generate", CLI_U64, 1, 100000000, &generate, NULL},
-	        {"--seed", CLI_U64, 0, 9007199254740992.0, &seed,
-	         NULL}, /* 2^53: exact as a double */
-	        {"--recent", CLI_U64, 1, RUSK_PREDICT_RECENT, &recent, NULL},
-	        {"--min-evals", CLI_U64, 1, 1000000, &min_evals, NULL},
-	        {"--json", CLI_FILE, 0, 0, &json, NULL},
-	        {"--quiet", CLI_FLAG, 0, 0, &quiet, NULL},
+	        {CLI_U64_OPT("--generate", 1, 100000000, &generate)},
+	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0, &seed)}, /* 2^53: exact as a double */
+	        {CLI_U64_OPT("--recent", 1, RUSK_PREDICT_RECENT, &recent)},
+	        {CLI_U64_OPT("--min-evals", 1, 1000000, &min_evals)},
+	        {CLI_FILE_OPT("--json", &json)},
+	        {CLI_FLAG_OPT("--quiet", &quiet)},
 	};
 	int pr = cli_parse("predict", argc, argv, NULL, opts, sizeof opts / sizeof *opts,
 	                   predict_usage);

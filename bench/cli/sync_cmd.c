@@ -226,27 +226,25 @@ int rusk_cmd_sync(int argc, char **argv)
 {
 	cli_cluster cc;
 	cli_cluster_init(&cc);
-	uint64_t agents = 4, gap_ms = 500;
+	cli_agents ca = {.agents = 4, .gap_ms = 500, .tau_ms = 1000};
 	double duration = 3, load = 0.9;
-	bool offsets = false;
 	rusk_sync_policy pols[3] = {RUSK_SYNC_STATE, RUSK_SYNC_SAME, RUSK_SYNC_DIFF};
 	rusk_strategy strats[5] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,
 	                           RUSK_STRATEGY_ADAPTIVE, RUSK_STRATEGY_RANDOM,
 	                           RUSK_STRATEGY_CENTRAL};
 	bool all_pols = true, all_strats = false;
-	uint64_t sample = 0, tau_ms = 1000;
 	cli_choice_strategy st = {&strats[0], &all_strats};
 	cli_choice_sync sy = {&pols[0], &all_pols};
 	const cli_opt opts[] = {
-	        {"--offsets", CLI_FLAG, 0, 0, &offsets, NULL},
-	        {"--agents", CLI_U64, 1, 1024, &agents, NULL},
-	        {"--gap-ms", CLI_U64, 1, 3600000, &gap_ms, NULL},
-	        {"--duration-s", CLI_DOUBLE, 0.01, 86400, &duration, NULL},
-	        {"--load", CLI_DOUBLE, 0, 0.95, &load, NULL},
-	        {"--strategy", CLI_CUSTOM, 0, 0, &st, cli_opt_strategy},
-	        {"--sample", CLI_CUSTOM, 0, 0, &sample, cli_sample},
-	        {"--tau-ms", CLI_U64, 1, 3600000, &tau_ms, NULL},
-	        {"--sync", CLI_CUSTOM, 0, 0, &sy, cli_opt_sync_policy},
+	        {CLI_FLAG_OPT("--offsets", &ca.offsets)},
+	        {CLI_U32_OPT("--agents", 1, 1024, &ca.agents)},
+	        {CLI_U64_OPT("--gap-ms", 1, 3600000, &ca.gap_ms)},
+	        {CLI_DOUBLE_OPT("--duration-s", 0.01, 86400, &duration)},
+	        {CLI_DOUBLE_OPT("--load", 0, 0.95, &load)},
+	        {CLI_CUSTOM_OPT("--strategy", cli_opt_strategy, &st)},
+	        {CLI_CUSTOM_OPT("--sample", cli_sample, &ca.sample)},
+	        {CLI_U64_OPT("--tau-ms", 1, 3600000, &ca.tau_ms)},
+	        {CLI_CUSTOM_OPT("--sync", cli_opt_sync_policy, &sy)},
 	};
 	int pr = cli_parse("sync", argc, argv, &cc, opts, sizeof opts / sizeof *opts, sync_usage);
 	if (pr != 0)
@@ -258,15 +256,12 @@ int rusk_cmd_sync(int argc, char **argv)
 		strats[0] = RUSK_STRATEGY_LATENCY;
 	/* Validate every policy before building anything (P >= N for diff). */
 	for (int k = 0; k < n_pols; k++) {
-		rusk_sync_params sp = {.policy = pols[k],
-		                       .partitions = cc.params.partitions,
-		                       .agents = (uint32_t)agents,
-		                       .gap_ns = gap_ms * 1000000};
 		char err[256];
-		if (rusk_sync_check(&sp, err, sizeof err) != RUSK_OK) {
-			fprintf(stderr,
-			        "rusk: --sync %s with --agents %" PRIu64 " --partitions %u: %s\n",
-			        rusk_sync_policy_name(pols[k]), agents, cc.params.partitions, err);
+		ca.sync = pols[k];
+		if (cli_sync_check(&ca, cc.params.partitions, err, sizeof err) != RUSK_OK) {
+			fprintf(stderr, "rusk: --sync %s with --agents %u --partitions %u: %s\n",
+			        rusk_sync_policy_name(pols[k]), ca.agents, cc.params.partitions,
+			        err);
 			return RUSK_EXIT_USAGE;
 		}
 	}
@@ -275,35 +270,29 @@ int rusk_cmd_sync(int argc, char **argv)
 	if (cli_cluster_build(&cc, &c, &build_s) != RUSK_OK)
 		return RUSK_EXIT_USAGE;
 	uint32_t n_rus = rusk_cluster_rus(c), P = rusk_cluster_partitions(c);
-	size_t window = (size_t)(load * n_rus / (double)agents);
+	size_t window = (size_t)(load * n_rus / (double)ca.agents);
 	if (window == 0)
 		window = 1;
-	printf("rusk sync: %u machines, %u RUs, %u partitions; %" PRIu64 " agents, G = %" PRIu64
+	printf("rusk sync: %u machines, %u RUs, %u partitions; %u agents, G = %" PRIu64
 	       " ms%s, load %.0f%%, %.1f s per policy\n\n",
-	       rusk_cluster_machines(c), n_rus, P, agents, gap_ms,
-	       offsets ? " (random offsets)" : "", load * 100, duration);
+	       rusk_cluster_machines(c), n_rus, P, ca.agents, ca.gap_ms,
+	       ca.offsets ? " (random offsets)" : "", load * 100, duration);
 	printf("  %-6s %-9s %10s %11s %10s %9s %6s %8s %9s %8s %10s\n", "policy", "strategy",
 	       "tasks/s", "attempts", "conflicts", "conflict%", "R", "quality", "AS (ms)", "syncs",
 	       "sync core%");
 	int status = 0;
 	for (int k = 0; k < n_pols; k++)
 		for (int j = 0; j < n_strats; j++) {
-			rusk_sync_params sp = {.policy = pols[k],
-			                       .partitions = P,
-			                       .agents = (uint32_t)agents,
-			                       .gap_ns = gap_ms * 1000000,
-			                       .start_ns = rusk_clock_now(rusk_cluster_clock(c)),
-			                       .random_offset = offsets,
-			                       .seed = cc.params.seed};
+			ca.sync = pols[k];
+			ca.strategy = strats[j];
+			ca.seed = cc.params.seed;
+			rusk_sync_params sp =
+			        cli_sync_params(&ca, P, rusk_clock_now(rusk_cluster_clock(c)));
 			rusk_agent_params tmpl;
-			rusk_agent_params_init(&tmpl, &sp, 0);
-			tmpl.strategy = strats[j];
-			tmpl.sample = (uint32_t)sample;
-			tmpl.tau_ns = tau_ms * 1000000;
-			tmpl.seed = cc.params.seed;
+			cli_agent_params(&ca, &sp, 0, &tmpl);
 			cli_row row;
-			if (cli_run_agents(c, &sp, &tmpl, (uint32_t)agents, window, 0, false,
-			                   duration, &row) != 0)
+			if (cli_run_agents(c, &sp, &tmpl, ca.agents, window, 0, false, duration,
+			                   &row) != 0)
 				status = RUSK_EXIT_FAIL;
 			uint64_t placed = row.placed, attempts = row.attempts,
 			         conflicts = row.conflicts, syncs = row.syncs,

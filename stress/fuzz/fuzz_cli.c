@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the command-line option parsers (cluster options, integers, numbers,
- * --sync and --strategy values) on argv vectors cut from arbitrary bytes at NUL or newline.
- * Parsed cluster shapes are validated by building them when they are small.
+ * --sync and --strategy values) on argv vectors cut from arbitrary bytes at NUL or newline,
+ * then the same vector through the table of `rusk run` / `rusk sim` (drv_parse: cli_parse
+ * with every kind of entry, phase and group lists, the rules between flags). Parsed
+ * cluster shapes are validated by building them when they are small.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "driver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,6 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default: cli_strategy(argv[i], v, (argv[i][0] & 4) != 0, &st, &all); break;
 		}
 	}
+	/* The run/sim table: the first byte picks the command. */
+	cli_cluster rc;
+	run_cfg cfg;
+	drv_parse(argc, argv, size > 0 && (data[0] & 1), &rc, &cfg);
 	/* Build small shapes to check the parameters' validation end to end. */
 	if (cc.openb_path == NULL &&
 	    (uint64_t)cc.params.machines * cc.params.rus_per_machine <= 100000) {

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `rusk run` and `rusk sim` report (report.h): the per-second series (a CSV row and
+ * the progress line each second) and the summary at the end (text, checks, JSON). The
+ * agents' statistics are summed once into a `summary`; the text and the JSON print from it.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* ---- per-second series -------------------------------------------------------------------- */
+
+void drv_util_sample(run *R)
+{
+	R->util_acc += 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
+	R->util_n++;
+}
+
+/* One second's figures: the agents' counters (cumulative), the run's, and this second's
+ * throughput and utilization. */
+typedef struct second {
+	uint64_t placed, conf, preempted, q_micro, refused, pref, qmode;
+	uint64_t sub, rej, backlog, tput;
+	double util;
+	uint32_t n_med; /* agents with a median delay this second (R->medians, sorted) */
+} second;
+
+/* Sums the agents' counters into s and their delays into cur (relaxed reads: the agents
+ * run on). */
+static void second_sum(run *R, rusk_hist *cur, second *s)
+{
+	memset(cur, 0, sizeof *cur);
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		const agent_stats *st = R->ag[i].st;
+		drv_delay_merge(cur, st);
+		s->refused += rusk_load64(&st->refused, RUSK_RELAXED);
+		s->pref += rusk_load64(&st->pref_tasks, RUSK_RELAXED);
+		s->qmode += rusk_load64(&st->qmode_tasks, RUSK_RELAXED);
+		s->placed += rusk_load64(&st->placed, RUSK_RELAXED);
+		s->conf += rusk_load64(&st->conflicts, RUSK_RELAXED);
+		s->preempted += rusk_load64(&st->preempted, RUSK_RELAXED);
+		s->q_micro += rusk_load64(&st->q_micro, RUSK_RELAXED);
+	}
+}
+
+/* Each agent's median delay this second into R->medians, sorted; returns how many agents
+ * placed something. Their 10/50/90th percentiles across agents show how evenly agents
+ * fare (ParSync Figs. 6-8 bands). */
+static uint32_t agent_medians(run *R)
+{
+	rusk_hist *snap = &R->snap[0], *one = &R->snap[1];
+	uint32_t n_med = 0;
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		memset(snap, 0, sizeof *snap);
+		drv_delay_merge(snap, R->ag[i].st);
+		rusk_hist_diff(one, snap, &R->per_agent[i]);
+		R->per_agent[i] = *snap;
+		if (rusk_hist_count(one) > 0)
+			R->medians[n_med++] = (double)rusk_hist_quantile(one, 0.5);
+	}
+	qsort(R->medians, n_med, sizeof *R->medians, cmp_double);
+	return n_med;
+}
+
+/* This second's CSV row; d: this second's delays. */
+static void csv_row(run *R, const second *s, const rusk_hist *d)
+{
+	const run_cfg *cfg = &R->cfg;
+	int phase = (int)((R->secs - 0.5) / cfg->phase_s);
+	const double *m = R->medians;
+	uint32_t n_med = s->n_med;
+	uint64_t tput = s->tput;
+	fprintf(R->csv,
+	        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%" PRIu64
+	        ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f,%.4f,%.4f\n",
+	        R->secs, phase < cfg->n_phases ? phase : cfg->n_phases, s->sub, s->placed, tput,
+	        s->rej, s->backlog, s->util, s->conf - R->prev_conf,
+	        rusk_hist_quantile(d, 0.1) / 1e3, rusk_hist_quantile(d, 0.5) / 1e3,
+	        rusk_hist_quantile(d, 0.9) / 1e3, rusk_hist_quantile(d, 0.99) / 1e3,
+	        tput ? (s->q_micro - R->prev_q) / 1e6 / tput : 0.0,
+	        n_med ? m[(size_t)(0.1 * (n_med - 1))] / 1e3 : 0.0,
+	        n_med ? m[(size_t)(0.5 * (n_med - 1))] / 1e3 : 0.0,
+	        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0,
+	        tput ? (double)(s->pref - R->prev_pref) / tput : 0.0,
+	        tput ? (double)(s->qmode - R->prev_qmode) / tput : 0.0);
+	fflush(R->csv); /* a row a second: what ran is on disk whatever ends the run */
+}
+
+uint64_t drv_second(run *R, bool tty)
+{
+	rusk_hist *cur = &R->snap[2], *d = &R->snap[3];
+	second s = {0};
+	R->secs++;
+	second_sum(R, cur, &s);
+	rusk_hist_diff(d, cur, &R->prev);
+	s.n_med = agent_medians(R);
+	R->prev = *cur;
+	s.sub = rusk_load64(&R->submitted, RUSK_RELAXED);
+	s.rej = rusk_load64(&R->rejected, RUSK_RELAXED) + s.refused +
+	        rusk_load64(&R->refused, RUSK_RELAXED);
+	s.backlog = s.sub - s.rej - (s.placed - s.preempted);
+	s.util = R->util_n > 0 ? R->util_acc / R->util_n
+	                       : 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
+	R->util_acc = 0;
+	R->util_n = 0;
+	R->util_sum += s.util;
+	s.tput = s.placed - R->prev_placed;
+	if (s.tput > R->max_tput)
+		R->max_tput = s.tput;
+	if (R->csv)
+		csv_row(R, &s, d);
+	R->prev_q = s.q_micro;
+	R->prev_pref = s.pref;
+	R->prev_qmode = s.qmode;
+	if (tty)
+		fprintf(stderr,
+		        "\r  %3d s  %8" PRIu64 " tasks/s  util %5.1f%%  backlog %" PRIu64 "   ",
+		        R->secs, s.tput, s.util * 100, s.backlog);
+	R->prev_placed = s.placed;
+	R->prev_conf = s.conf;
+	/* Admission history: the previous window plus this one (rusk_admit_roll). */
+	if (R->adm != NULL && R->secs % 10 == 0)
+		rusk_admit_roll(R->adm);
+	return s.backlog;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+/* The run's totals and what the summary derives from them, computed once. */
+typedef struct summary {
+	const agent_stats *tot; /* every agent's statistics summed */
+	const rusk_hist *delay; /* every placed task's scheduling delay, both priorities */
+	const uint64_t *d_bins; /* placed RUs by D bin (score model) */
+	bool interrupted;
+	const char *end; /* how the run ended: "completed", "SIGINT", ... */
+	/* Each side counted on its own: the agents' leftovers (backlog), the completer's
+	 * releases; rej_queue: rejected for a full agent ring (the rest have their reasons). */
+	uint64_t sub, rej, backlog, rej_queue;
+	bool adds_up, all_free;
+	int vrc; /* rusk_cluster_verify, its message in err */
+	char err[256];
+	uint32_t n_rus;
+	double elapsed, q_mean, pref_frac, busy;
+	uint64_t d_total, syncs, sync_ns;
+	uint64_t stuck; /* tasks that fit left queued on an idle cluster (0 if interrupted) */
+} summary;
+
+/* Sums every agent's statistics into tot and their leftovers into *left. Returns
+ * RUSK_EXIT_FAIL if an agent failed, else 0. */
+static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t *d_bins,
+                      uint64_t *left)
+{
+	int status = 0;
+	memset(tot, 0, sizeof *tot);
+	memset(delay, 0, sizeof *delay);
+	memset(d_bins, 0, sizeof *d_bins * D_BINS);
+	*left = 0;
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		const agent_stats *s = R->ag[i].st;
+		if (R->ag[i].err != RUSK_OK)
+			status = RUSK_EXIT_FAIL;
+		tot->placed += s->placed;
+		tot->conflicts += s->conflicts;
+		tot->rus_lost += s->rus_lost;
+		tot->attempts += s->attempts;
+		tot->requeued += s->requeued;
+		tot->r_sum += s->r_sum;
+		tot->rus_placed += s->rus_placed;
+		tot->q_micro += s->q_micro;
+		tot->pref_tasks += s->pref_tasks;
+		tot->preempted += s->preempted;
+		tot->preemptions += s->preemptions;
+		tot->adm_waited += s->adm_waited;
+		tot->adm_bound += s->adm_bound;
+		tot->placed_hi += s->placed_hi;
+		tot->refused += s->refused;
+		tot->qmode_tasks += s->qmode_tasks;
+		tot->tet_us += s->tet_us;
+		if (s->last_done_ns > tot->last_done_ns)
+			tot->last_done_ns = s->last_done_ns;
+		if (s->r_max > tot->r_max)
+			tot->r_max = s->r_max;
+		*left += R->ag[i].da->n_left;
+		rusk_hist_merge(&tot->admission, &s->admission);
+		rusk_hist_merge(&tot->delay_hi, &s->delay_hi);
+		rusk_hist_merge(&tot->delay_lo, &s->delay_lo);
+		for (int k = 0; k < D_BINS; k++)
+			d_bins[k] += R->ag[i].d_bins[k];
+		rusk_hist_merge(&tot->stale, &s->stale);
+		rusk_hist_merge(&tot->sample, &s->sample);
+		rusk_hist_merge(&tot->commit, &s->commit);
+		drv_delay_merge(delay, s);
+		rusk_hist_merge(&tot->queue, &s->queue);
+		rusk_hist_merge(&tot->place, &s->place);
+	}
+	return status;
+}
+
+/* The derived figures of S from its totals (S->tot) and the agents' leftovers. */
+static void summarize(run *R, uint64_t left, summary *S)
+{
+	const agent_stats *tot = S->tot;
+	S->sub = R->submitted;
+	S->rej = R->rejected + tot->refused + R->refused;
+	S->backlog = left;
+	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
+	S->rej_queue = R->rejected - R->rej_too_large - R->rej_pool;
+	int sig = drv_stop_signal();
+	S->end = R->fail           ? "out of memory"
+	         : !S->interrupted ? "completed"
+	         : sig == SIGTERM  ? "SIGTERM"
+	         : sig == SIGINT   ? "SIGINT"
+	                           : "interrupted";
+	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
+	S->adds_up = S->sub == runs + S->rej + S->backlog &&
+	             rusk_load64(&R->d->released, RUSK_RELAXED) == runs;
+	S->vrc = rusk_cluster_verify(R->c, S->err, sizeof S->err);
+	S->n_rus = rusk_cluster_rus(R->c);
+	S->all_free = rusk_cluster_free_rus(R->c) == S->n_rus;
+	S->elapsed = R->elapsed_s > 0 ? R->elapsed_s : 1;
+	S->q_mean = tot->placed ? tot->q_micro / 1e6 / tot->placed : 0.0;
+	S->pref_frac = tot->placed ? (double)tot->pref_tasks / tot->placed : 0.0;
+	for (int k = 0; k < D_BINS; k++)
+		S->d_total += S->d_bins[k];
+	for (uint32_t i = 0; i < R->cfg.agents; i++) {
+		S->syncs += R->ag[i].vs.syncs;
+		S->sync_ns += R->ag[i].vs.sync_ns;
+		S->busy += R->ag[i].busy_s;
+	}
+	/* Tasks that fit left queued while the cluster sat idle at the end: the scheduler
+	 * stopped trying (an interrupted run may stop anywhere). */
+	S->stuck = S->interrupted ? 0 : R->stuck;
+}
+
+/* Tasks: counts, how the run ended, and the reasons for rejections that occurred. */
+static void print_tasks(const run *R, const summary *S)
+{
+	bool stopped = S->interrupted || R->fail;
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " submitted, %" PRIu64 " placed, %" PRIu64 " rejected, %" PRIu64
+	        " queued at the end%s%s%s\n",
+	        "tasks", S->sub, S->tot->placed, S->rej, S->backlog, stopped ? " (stopped: " : "",
+	        stopped ? S->end : "", stopped ? ")" : "");
+	if (S->rej == 0)
+		return;
+	/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
+	char why[256], *p = why;
+	const uint64_t n[] = {R->rej_too_large, S->tot->refused + R->refused, S->rej_queue,
+	                      R->rej_pool};
+	const char *what[] = {"larger than the cluster", "refused by the kernel",
+	                      "agent queue full", "task pool full"};
+	why[0] = '\0';
+	for (int k = 0; k < 4; k++)
+		if (n[k] > 0)
+			p += snprintf(p, (size_t)(why + sizeof why - p), "%s%" PRIu64 " %s",
+			              p == why ? "" : ", ", n[k], what[k]);
+	fprintf(R->out, "  %-28s %s (cluster: %u RUs)\n", "  rejected", why, S->n_rus);
+}
+
+/* Throughput, scheduling delay and its parts, admission control, priorities. */
+static void print_delays(const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	fprintf(R->out, "  %-28s %.0f tasks/s mean, %" PRIu64 " max (1 s windows)\n", "throughput",
+	        tot->placed / S->elapsed, R->max_tput);
+	fprintf(R->out, "  %-28s mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+	        "scheduling delay (us)", rusk_hist_mean(S->delay) / 1e3,
+	        rusk_hist_quantile(S->delay, 0.5) / 1e3, rusk_hist_quantile(S->delay, 0.9) / 1e3,
+	        rusk_hist_quantile(S->delay, 0.99) / 1e3, rusk_hist_quantile(S->delay, 0.999) / 1e3,
+	        S->delay->max / 1e3);
+	fprintf(R->out,
+	        "  %-28s queue p50 %.1f p99 %.1f; sample p50 %.2f p99 %.2f; commit p50 %.2f "
+	        "p99 %.2f\n",
+	        "  of which (us)", rusk_hist_quantile(&tot->queue, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot->queue, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot->sample, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot->sample, 0.99) / 1e3,
+	        rusk_hist_quantile(&tot->commit, 0.5) / 1e3,
+	        rusk_hist_quantile(&tot->commit, 0.99) / 1e3);
+	if (R->cfg.admission)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " tasks waited (%" PRIu64
+		        " admitted at the mu + 2 sigma bound); wait p50 %.1f us, p99 %.1f us, "
+		        "max %.1f us\n",
+		        "admission control", tot->adm_waited, tot->adm_bound,
+		        rusk_hist_quantile(&tot->admission, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot->admission, 0.99) / 1e3, tot->admission.max / 1e3);
+	if (tot->placed_hi > 0 || tot->preempted > 0)
+		fprintf(R->out,
+		        "  %-28s high %" PRIu64 " placed, delay p50 %.1f p99 %.1f us; normal p50 "
+		        "%.1f p99 %.1f us; %" PRIu64 " preempted (all re-queued)\n",
+		        "priorities", tot->placed_hi, rusk_hist_quantile(&tot->delay_hi, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot->delay_hi, 0.99) / 1e3,
+		        rusk_hist_quantile(&tot->delay_lo, 0.5) / 1e3,
+		        rusk_hist_quantile(&tot->delay_lo, 0.99) / 1e3, tot->preempted);
+}
+
+/* Conflicts, sampling, placement quality, utilization. */
+static void print_quality(const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	/* One unit for the share: commit attempts that lost at least one RU, of all commit
+	 * attempts (a multi-RU commit can lose several RUs: those are counted apart). */
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " commits lost RUs (%.3f per task, %.2f%% of %" PRIu64
+	        " commits), %" PRIu64 " RUs lost; %" PRIu64 " re-queued\n",
+	        "conflicts", tot->conflicts,
+	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0,
+	        tot->attempts ? 100.0 * tot->conflicts / tot->attempts : 0.0, tot->attempts,
+	        tot->rus_lost, tot->requeued);
+	fprintf(R->out,
+	        "  %-28s R %.1f per decision (max %" PRIu64
+	        "); staleness mean %.1f ms, p99 %.1f ms\n",
+	        "sampling", tot->placed ? (double)tot->r_sum / tot->placed : 0.0, tot->r_max,
+	        rusk_hist_mean(&tot->stale) / 1e6, rusk_hist_quantile(&tot->stale, 0.99) / 1e6);
+	fprintf(R->out, "  %-28s %s %.3f", "quality",
+	        R->cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q",
+	        S->q_mean);
+	if (R->cfg.preferred > 0)
+		fprintf(R->out, ", %.1f%% of tasks on preferred machines", 100.0 * S->pref_frac);
+	if (S->d_total > 0) {
+		uint64_t top = S->d_bins[D_BINS - 1] + S->d_bins[D_BINS - 2];
+		fprintf(R->out, ", %.1f%% of RUs in the top 20%% (D >= 0.8)",
+		        100.0 * top / S->d_total);
+	}
+	fprintf(R->out, "\n");
+	fprintf(R->out, "  %-28s %.1f%% mean over the run\n", "utilization",
+	        100.0 * R->util_sum / (R->secs ? R->secs : 1));
+}
+
+/* View syncs, and each load group's placements when there are several groups. */
+static void print_syncs_groups(const run *R, const summary *S)
+{
+	const run_cfg *cfg = &R->cfg;
+	if (cfg->sim)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " partition syncs; agents busy %.1f%% of the time\n",
+		        "view syncs", S->syncs, 100.0 * S->busy / (S->elapsed * cfg->agents));
+	else
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU "
+		        "time)\n",
+		        "view syncs", S->syncs, S->sync_ns / 1e9,
+		        S->busy > 0 ? 100.0 * S->sync_ns / 1e9 / S->busy : 0.0);
+	rusk_hist *gh = calloc(1, sizeof *gh);
+	for (int k = 0; cfg->n_groups > 1 && gh != NULL && k < cfg->n_groups; k++) {
+		memset(gh, 0, sizeof *gh);
+		uint64_t gq = 0, gp = 0;
+		for (uint32_t i = (uint32_t)k; i < cfg->agents; i += (uint32_t)cfg->n_groups) {
+			drv_delay_merge(gh, R->ag[i].st);
+			gq += R->ag[i].st->q_micro;
+			gp += R->ag[i].st->placed;
+		}
+		char label[32];
+		snprintf(label, sizeof label, "group %c (%u agents)", 'A' + k,
+		         drv_group_size(cfg, k));
+		fprintf(R->out,
+		        "  %-28s %" PRIu64
+		        " placed, delay p50 %.1f us, p99 %.1f us, quality %.3f\n",
+		        label, gp, rusk_hist_quantile(gh, 0.5) / 1e3,
+		        rusk_hist_quantile(gh, 0.99) / 1e3, gp ? gq / 1e6 / gp : 0.0);
+	}
+	free(gh);
+}
+
+/* The checks line. Returns whether every check passed. */
+static bool print_checks(const run *R, const summary *S)
+{
+	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s", "checks",
+	        S->vrc == RUSK_OK ? "counters consistent" : S->err, S->adds_up ? "yes" : "NO",
+	        S->all_free ? "yes" : "NO");
+	if (S->stuck > 0)
+		fprintf(R->out, "; NO: %" PRIu64 " tasks that fit left queued on an idle cluster",
+		        S->stuck);
+	fprintf(R->out, "\n");
+	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static void json_hist(FILE *f, const char *name, const rusk_hist *h, bool last)
+{
+	fprintf(f,
+	        "    \"%s\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, "
+	        "\"p999\": %.1f, \"max\": %.1f}%s\n",
+	        name, rusk_hist_mean(h) / 1e3, rusk_hist_quantile(h, 0.5) / 1e3,
+	        rusk_hist_quantile(h, 0.9) / 1e3, rusk_hist_quantile(h, 0.99) / 1e3,
+	        rusk_hist_quantile(h, 0.999) / 1e3, h->max / 1e3, last ? "" : ",");
+}
+
+/* The trace replay's part of the JSON config: the file, what it holds, the scaling. */
+static void json_trace(FILE *f, const run_cfg *c, size_t n_trace)
+{
+	fputs(", \"trace\": {\"path\": \"", f);
+	for (const unsigned char *p = (const unsigned char *)c->trace_path; *p; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	fprintf(f,
+	        "\", \"format\": \"%s\", \"tasks\": %zu, \"span_s\": %.6g, \"time_scale\": "
+	        "%.6g, \"replicas\": %u, \"replayed_tasks\": %zu, \"replay_s\": %.6g",
+	        c->trace_format == RUSK_TRACE_OPENB ? "openb" : "csv", c->trace_tasks,
+	        c->trace_span_s, c->trace_scale, c->trace_replicas, n_trace, c->phase_s);
+	if (c->rate_set)
+		fprintf(f, ", \"rate_requested\": %.1f}", c->rate);
+	else
+		fputs(", \"rate_requested\": null}", f);
+}
+
+/* "config": the run's parameters. A trace run reports the trace and its scaling; the
+ * generator's rate and task shape do not apply (null). */
+static void json_config(FILE *f, const run *R)
+{
+	const run_cfg *cfg = &R->cfg;
+	bool tr = R->trace != NULL;
+	char rate[32] = "null", task_ms[32] = "null", task_rus[16] = "null";
+	if (!tr) {
+		snprintf(rate, sizeof rate, "%.1f", cfg->rate);
+		snprintf(task_ms, sizeof task_ms, "%.1f", cfg->task_ms);
+		snprintf(task_rus, sizeof task_rus, "%u", cfg->task_rus);
+	}
+	fprintf(f,
+	        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": %u, "
+	        "\"agents\": %u, \"sync\": \"%s\", \"gap_ms\": %" PRIu64
+	        ", \"strategy\": \"%s\", \"sample\": %" PRIu64 ", \"rate\": %s, "
+	        "\"phase_s\": %.3f, \"phases\": [",
+	        rusk_cluster_machines(R->c), rusk_cluster_rus(R->c), rusk_cluster_partitions(R->c),
+	        cfg->agents, rusk_sync_policy_name(cfg->sync), cfg->gap_ms,
+	        rusk_strategy_name(cfg->strategy), cfg->sample, rate, cfg->phase_s);
+	for (int k = 0; k < cfg->n_phases; k++)
+		fprintf(f, "%s%.1f", k ? ", " : "", cfg->phases[k]);
+	fprintf(f,
+	        "], \"task_ms\": %s, \"task_rus\": %s, \"seed\": %" PRIu64
+	        ", \"admission\": %s, \"buckets\": %u, \"priority_share\": %.4f, \"gang\": %s",
+	        task_ms, task_rus, R->seed, cfg->admission ? "true" : "false", cfg->buckets,
+	        cfg->priority_share, cfg->gang ? "true" : "false");
+	if (tr)
+		json_trace(f, cfg, R->n_trace);
+	if (cfg->sim)
+		fprintf(f,
+		        ", \"decision_us\": %.3f, \"sync_latency_us\": %.3f, "
+		        "\"commit_latency_us\": %.3f",
+		        cfg->decision_us, cfg->sync_latency_us, cfg->commit_latency_us);
+	fprintf(f, "},\n");
+}
+
+/* "run", "tasks", "throughput_per_s", "delay_us", "conflicts". */
+static void json_tasks(FILE *f, const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	fprintf(f, "  \"run\": {\"end\": \"%s\", \"interrupted\": %s, \"elapsed_s\": %.3f},\n",
+	        S->end, S->interrupted ? "true" : "false", R->elapsed_s);
+	fprintf(f,
+	        "  \"tasks\": {\"submitted\": %" PRIu64 ", \"committed\": %" PRIu64
+	        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64 ", \"preempted\": %" PRIu64
+	        ", \"high_priority_placed\": %" PRIu64 ",\n    \"rejected_reasons\": "
+	        "{\"too_large\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
+	        ", \"pool_full\": %" PRIu64 "}},\n",
+	        S->sub, tot->placed, S->rej, S->backlog, tot->preempted, tot->placed_hi,
+	        R->rej_too_large, tot->refused + R->refused, S->rej_queue, R->rej_pool);
+	fprintf(f, "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
+	        tot->placed / S->elapsed, R->max_tput);
+	fprintf(f,
+	        "  \"delay_us\": {\"mean\": %.1f, \"p50\": %.1f, \"p90\": %.1f, \"p95\": %.1f, "
+	        "\"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f},\n",
+	        rusk_hist_mean(S->delay) / 1e3, rusk_hist_quantile(S->delay, 0.5) / 1e3,
+	        rusk_hist_quantile(S->delay, 0.9) / 1e3, rusk_hist_quantile(S->delay, 0.95) / 1e3,
+	        rusk_hist_quantile(S->delay, 0.99) / 1e3, rusk_hist_quantile(S->delay, 0.999) / 1e3,
+	        S->delay->max / 1e3);
+	fprintf(f,
+	        "  \"conflicts\": {\"unit\": \"commit attempts that lost at least one RU\", "
+	        "\"total\": %" PRIu64 ", \"attempts\": %" PRIu64 ", \"rate\": %.6f, "
+	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64 "},\n",
+	        tot->conflicts, tot->attempts,
+	        tot->attempts ? (double)tot->conflicts / tot->attempts : 0.0,
+	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0, tot->rus_lost,
+	        tot->requeued);
+}
+
+/* "quality" with the CDF of D (score model only: D needs a static ranking), then
+ * "staleness_ms" and "utilization". */
+static void json_quality(FILE *f, const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	bool score = R->cfg.quality == RUSK_QUALITY_SCORE;
+	char qbuf[32];
+	snprintf(qbuf, sizeof qbuf, "%.4f", S->q_mean);
+	fprintf(f,
+	        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, \"q_mean\": %s, "
+	        "\"preferred_fraction\": %.6f, \"quality_mode_share\": %.6f, "
+	        "\"sample_size_mean\": %.2f, \"sample_size_max\": %" PRIu64 ", \"d_cdf\": ",
+	        score ? "score" : "interference", score ? qbuf : "null", score ? "null" : qbuf,
+	        S->pref_frac, tot->placed ? (double)tot->qmode_tasks / tot->placed : 0.0,
+	        tot->placed ? (double)tot->r_sum / tot->placed : 0.0, tot->r_max);
+	if (S->d_total == 0) {
+		fprintf(f, "null},\n");
+	} else {
+		uint64_t cum = 0;
+		fprintf(f, "[0");
+		for (int k = 0; k < D_BINS; k++) {
+			cum += S->d_bins[k];
+			fprintf(f, ", %.6f", (double)cum / S->d_total);
+		}
+		fprintf(f, "]},\n");
+	}
+	fprintf(f, "  \"staleness_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n",
+	        rusk_hist_mean(&tot->stale) / 1e6, rusk_hist_quantile(&tot->stale, 0.99) / 1e6);
+	fprintf(f, "  \"utilization\": {\"mean\": %.4f},\n", R->util_sum / (R->secs ? R->secs : 1));
+}
+
+/* "sync", "execution", "admission", "priority". */
+static void json_costs(FILE *f, const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	if (R->cfg.sim) /* modelled time only: identical bytes for identical seeds */
+		fprintf(f,
+		        "  \"sync\": {\"partitions_synced\": %" PRIu64
+		        ", \"agent_busy_share\": %.5f},\n",
+		        S->syncs, S->busy / (S->elapsed * R->cfg.agents));
+	else
+		fprintf(f,
+		        "  \"sync\": {\"partitions_synced\": %" PRIu64
+		        ", \"seconds\": %.4f, \"share_of_agent_cpu\": %.5f},\n",
+		        S->syncs, S->sync_ns / 1e9, S->busy > 0 ? S->sync_ns / 1e9 / S->busy : 0.0);
+	double tet = tot->placed ? tot->tet_us / 1e6 / tot->placed : 0.0;
+	fprintf(f,
+	        "  \"execution\": {\"tet_mean_s\": %.6f, \"jct_mean_s\": %.6f, "
+	        "\"makespan_s\": %.6f},\n",
+	        tet, tet + rusk_hist_mean(S->delay) / 1e9,
+	        tot->last_done_ns > R->t0 ? (tot->last_done_ns - R->t0) / 1e9 : 0.0);
+	fprintf(f, "  \"admission\": {\"waited\": %" PRIu64 ", \"at_bound\": %" PRIu64 "},\n",
+	        tot->adm_waited, tot->adm_bound);
+	fprintf(f, "  \"priority\": {\"high_placed\": %" PRIu64 ", \"preempted\": %" PRIu64 ",\n",
+	        tot->placed_hi, tot->preempted);
+	json_hist(f, "delay_high_us", &tot->delay_hi, false);
+	json_hist(f, "delay_normal_us", &tot->delay_lo, true);
+	fprintf(f, "  },\n");
+}
+
+/* "phases_us", "agents", "checks". */
+static void json_tail(FILE *f, const run *R, const summary *S)
+{
+	const agent_stats *tot = S->tot;
+	fprintf(f, "  \"phases_us\": {\n");
+	json_hist(f, "queue", &tot->queue, false);
+	json_hist(f, "admission", &tot->admission, false);
+	json_hist(f, "sample", &tot->sample, false);
+	json_hist(f, "commit", &tot->commit, false);
+	json_hist(f, "sample_commit", &tot->place, true);
+	fprintf(f, "  },\n  \"agents\": [");
+	for (uint32_t i = 0; i < R->cfg.agents; i++)
+		fprintf(f, "%s{\"placed\": %" PRIu64 ", \"conflicts\": %" PRIu64 "}", i ? ", " : "",
+		        R->ag[i].st->placed, R->ag[i].st->conflicts);
+	fprintf(f,
+	        "],\n  \"checks\": {\"counts_add_up\": %s, \"counters_consistent\": %s, "
+	        "\"queued_on_idle_cluster\": %" PRIu64 "}\n}\n",
+	        S->adds_up ? "true" : "false", S->vrc == RUSK_OK ? "true" : "false", S->stuck);
+}
+
+/* Writes the JSON summary to R->json (opened by drv_setup) and closes it. Returns 0, or
+ * -1 after the error if it could not be written. */
+static int write_json(run *R, const summary *S)
+{
+	FILE *f = R->json;
+	R->json = NULL;
+	json_config(f, R);
+	json_tasks(f, R, S);
+	json_quality(f, R, S);
+	json_costs(f, R, S);
+	json_tail(f, R, S);
+	int werr = ferror(f);
+	if (fclose(f) != 0 || werr) {
+		fprintf(stderr, "rusk: --json: %s: write failed\n", R->cfg.json);
+		return -1;
+	}
+	return 0;
+}
+
+int drv_report(run *R, bool interrupted)
+{
+	/* Static, not on the stack: its histograms are half a megabyte, and under a memory
+	 * limit the main thread's stack could not grow by that much (the report of a run
+	 * stopped for want of memory crashed here). One report per process, main thread. */
+	static agent_stats tot;
+	static rusk_hist delay;
+	static uint64_t d_bins[D_BINS];
+	uint64_t left;
+	int status = sum_agents(R, &tot, &delay, d_bins, &left);
+	summary S = {.tot = &tot, .delay = &delay, .d_bins = d_bins, .interrupted = interrupted};
+	summarize(R, left, &S);
+	print_tasks(R, &S);
+	print_delays(R, &S);
+	print_quality(R, &S);
+	print_syncs_groups(R, &S);
+	if (!print_checks(R, &S))
+		status = RUSK_EXIT_FAIL;
+	fflush(R->out); /* the summary is out before the teardown (RCU barrier, frees) */
+	if (R->json && write_json(R, &S) != 0)
+		status = RUSK_EXIT_FAIL;
+	/* The per-second series was flushed as it went; a write that failed loses it. */
+	if (R->csv != NULL && (fflush(R->csv) != 0 || ferror(R->csv))) {
+		fprintf(stderr, "rusk: --csv: %s: write failed\n", R->cfg.csv);
+		status = RUSK_EXIT_FAIL;
+	}
+	if (R->fail)
+		return RUSK_EXIT_NOMEM;
+	if (status == 0 && interrupted)
+		return RUSK_EXIT_INTERRUPTED;
+	return status;
+}

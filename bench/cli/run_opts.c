@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The flags of `rusk run` and `rusk sim` (drv_parse, driver.h): one cli_parse table, the
+ * rules between flags (the run's shape, load groups, the sync policy, distinct output
+ * files) and the usage text. Every message names the flag; every refusal exits 2.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "driver.h"
+
+#define MAX_PHASES DRV_MAX_PHASES
+#define MAX_GROUPS DRV_MAX_GROUPS
+
+/* A comma-separated list of 1..MAX_PHASES loads in % of the base rate (0..1000), decimal
+ * numbers: an empty item ("50,,80", a trailing comma) is an error, not skipped. */
+static int parse_phases(const char *v, run_cfg *cfg)
+{
+	cfg->n_phases = 0;
+	for (const char *p = v;;) {
+		size_t len = strcspn(p, ",");
+		char tok[32], *end;
+		if (len == 0 || len >= sizeof tok || cfg->n_phases == MAX_PHASES)
+			return -1;
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		if (tok[strspn(tok, "0123456789.eE+-")] != '\0')
+			return -1; /* strtod would take " 50", "0x10" */
+		double x = strtod(tok, &end);
+		if (*end != '\0' || !(x >= 0 && x <= 1000))
+			return -1;
+		cfg->phases[cfg->n_phases++] = x;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* --phases: the run's phase list. */
+static int opt_phases(const char *flag, const char *v, void *out)
+{
+	(void)flag;
+	if (v == NULL || parse_phases(v, out) != 0) {
+		fprintf(stderr,
+		        "rusk: --phases: '%s' is not a list of 1..%d loads in %% "
+		        "(e.g. 50,80,95,80,50)\n",
+		        v ? v : "", MAX_PHASES);
+		return -1;
+	}
+	return 0;
+}
+
+/* --groups: 2..MAX_GROUPS phase lists separated by ';', one per load group. */
+static int opt_groups(const char *flag, const char *v, void *out)
+{
+	(void)flag;
+	run_cfg *cfg = out;
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", v ? v : "");
+	int ng = 0;
+	bool ok = v != NULL;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ";", &save); ok && tok; tok = strtok_r(NULL, ";", &save)) {
+		run_cfg tmp;
+		if (ng == MAX_GROUPS || parse_phases(tok, &tmp) != 0) {
+			ok = false;
+			break;
+		}
+		memcpy(cfg->gphases[ng], tmp.phases, sizeof tmp.phases);
+		cfg->gn_phases[ng++] = tmp.n_phases;
+	}
+	if (!ok || ng < 2) {
+		fprintf(stderr,
+		        "rusk: --groups: '%s' is not 2..%d phase lists separated by ';' (e.g. "
+		        "'67,100,100;67,67,100')\n",
+		        v ? v : "", MAX_GROUPS);
+		return -1;
+	}
+	cfg->n_groups = ng;
+	return 0;
+}
+
+/* --trace: a file, or openb for the public pod list (resolved by drv_setup). */
+static int opt_trace(const char *flag, const char *v, void *out)
+{
+	(void)flag;
+	if (v == NULL) {
+		fprintf(stderr, "rusk: --trace: needs a file (or openb)\n");
+		return -1;
+	}
+	*(const char **)out = v;
+	return 0;
+}
+
+/* `path` with its directory resolved (symbolic links, `.`, `..`) into buf: how a file that
+ * does not exist yet is compared. The path itself when its directory cannot be resolved. */
+static void resolve_dir(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL ? slash + 1 : path;
+	if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else if (slash != NULL)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (realpath(dir, real) != NULL)
+		snprintf(buf, len, "%s/%s", real, base);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+/* Whether two paths name one file, so that writing both would corrupt it: the same
+ * existing file (device and inode; character devices such as /dev/null excepted), or, for
+ * files not created yet, the same path once their directories are resolved. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
+	if (ea != eb)
+		return false;
+	char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+	resolve_dir(a, ra, sizeof ra);
+	resolve_dir(b, rb, sizeof rb);
+	return strcmp(ra, rb) == 0;
+}
+
+/* --json, --csv and --trace must name different files: prints the clash naming both
+ * flags. Returns 0 or -1. */
+static int check_outputs(const run_cfg *cfg)
+{
+	const char *name[] = {"--json", "--csv", "--trace"};
+	const char *path[] = {cfg->json, cfg->csv,
+	                      cfg->trace != NULL && strcmp(cfg->trace, "openb") != 0 ? cfg->trace
+	                                                                             : NULL};
+	for (int i = 0; i < 2; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (path[i] != NULL && path[j] != NULL && same_file(path[i], path[j])) {
+				fprintf(stderr, "rusk: %s %s and %s %s name the same file\n",
+				        name[i], path[i], name[j], path[j]);
+				return -1;
+			}
+	return 0;
+}
+
+/* The sync policy with --agents and --partitions (ParSync §5.1: P >= N for diff). */
+static int check_sync(const run_cfg *cfg, uint32_t partitions)
+{
+	char err[256];
+	const cli_agents ca = drv_cli_agents(cfg, 0);
+	if (cli_sync_check(&ca, partitions, err, sizeof err) == RUSK_OK)
+		return 0;
+	fprintf(stderr, "rusk: --sync %s --agents %u --partitions %u: %s\n",
+	        rusk_sync_policy_name(cfg->sync), cfg->agents, partitions, err);
+	return -1;
+}
+
+/* The flags both commands take, then the cluster options. */
+static void usage_flags(void)
+{
+	puts("  --agents N            agent threads (default 2)\n"
+	     "  --sync diff|same|state  sync policy (default diff)\n"
+	     "  --gap-ms G            sync gap (default 500)\n"
+	     "  --strategy NAME       latency|quality|adaptive|random|central (default latency)\n"
+	     "  --tau-ms T            Adaptive threshold (default 1000)\n"
+	     "  --sample auto|R       candidates per RU (default auto)\n"
+	     "  --rate TASKS_PER_S    base arrival rate (default 40000)\n"
+	     "  --phases P1,P2,...    phase loads in % of the base rate (default 50,80,95,80,50)\n"
+	     "  --phase-s S           seconds per phase (default 10)\n"
+	     "  --duration-s S        one phase at 100% of --rate for S seconds instead (not\n"
+	     "                        with --phases, --phase-s or --groups: refused)\n"
+	     "  --groups 'P;P[;..]'   load groups (ParSync §5.2 Fig. 4): agent i is in group\n"
+	     "                        i mod G; each group gets its agents' share of --rate\n"
+	     "                        shaped by its own phase list\n"
+	     "  --task-ms MEAN        mean task duration (default 5000)\n"
+	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
+	     "  --task-rus M          RUs per task (default 1)\n"
+	     "  --trace FILE|openb    replay a trace instead: the Alibaba openb pod list (openb:\n"
+	     "                        the bundled one) or a CSV "
+	     "'arrival_s,duration_s,rus[,priority]'\n"
+	     "  --trace-format openb|csv  (default: openb for the bundled list, else csv)\n"
+	     "  --time-scale X        divide trace times by X (default: fit the trace to\n"
+	     "                        --duration-s or the phases' length); with --rate, shifted\n"
+	     "                        replicas are added to reach that rate\n"
+	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
+	     "  --quality score|interference  placement quality model (default score: slot\n"
+	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
+	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
+	     "                        share of tasks placed on preferred machines; default 0)\n"
+	     "  --latency-preferred on|off  Latency-first looks up preferred machines in the\n"
+	     "                        freshest partition holding one free (default on); off:\n"
+	     "                        ParSync's Latency-first, which ignores preferences\n"
+	     "  --admission on|off    Tarcil §4 admission control: LSH buckets of contention\n"
+	     "                        vectors; a task waits (at most mu + 2 sigma of the\n"
+	     "                        time-until-free) while few matching RUs are free\n"
+	     "                        (default off)\n"
+	     "  --buckets N           LSH buckets (default 20)\n"
+	     "  --priority-share F    share of tasks with high priority, 0..1: they bypass\n"
+	     "                        queued tasks and admission and may preempt normal ones\n"
+	     "                        (default 0; traces carry their own priorities)\n"
+	     "  --alpha A             ParSync Table 1: a task placed on its preferred machines\n"
+	     "                        runs A x its duration (with --preferred; default off)\n"
+	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
+	     "                        task keeps what it won and waits for the rest)\n"
+	     "  --global-lock         baseline: rusk's sampling, every commit and release under\n"
+	     "                        one mutex (real time only: rusk sim runs one thread)\n"
+	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
+	     "  --json FILE           write the summary as JSON\n"
+	     "  --csv FILE            write the per-second series as CSV\n"
+	     "\n"
+	     "SIGINT or SIGTERM stops the run; the summary, --json and --csv cover the part\n"
+	     "that ran (a second signal ends it at once). A task needing more RUs than the\n"
+	     "cluster has is rejected at arrival, with its reason in the summary and JSON.\n"
+	     "Exit status: 0 ok, 1 a check failed, 2 bad usage or input (outputs are opened\n"
+	     "before the run), 3 interrupted, 4 out of memory or threads.\n");
+	cli_cluster_usage();
+}
+
+static void run_usage(void)
+{
+	puts("usage: rusk run [options]\n"
+	     "\n"
+	     "Real-time run: an open-loop generator, N agent threads placing tasks with "
+	     "their\n"
+	     "strategy on their local views, a completer releasing RUs when tasks end. "
+	     "Default:\n"
+	     "ParSync §6.1's shape: 100,000 machines x 2 RUs (200K slots), 40,000 tasks/s "
+	     "base\n"
+	     "rate, five 10 s phases at 50,80,95,80,50%, 5 s tasks.\n");
+	usage_flags();
+}
+
+static void sim_usage(void)
+{
+	puts("usage: rusk sim [options]\n"
+	     "\n"
+	     "Virtual time: the same kernel, flags and metrics as rusk run, but agents "
+	     "are\n"
+	     "simulated actors on a discrete-event clock. An agent spends --decision-us "
+	     "per\n"
+	     "decision and --sync-latency-us per partition sync; its commit reaches the "
+	     "master\n"
+	     "array --commit-latency-us later, so commits of different agents interleave "
+	     "in\n"
+	     "event-time order and lose real CASes. Same flags and seed: identical --json "
+	     "and\n"
+	     "--csv bytes.\n"
+	     "\n"
+	     "  --decision-us D       per-task decision time of an agent (default 250; 0 "
+	     "is\n"
+	     "                        allowed: a task that finds no room is tried again "
+	     "at\n"
+	     "                        the agent's next view sync (central: after a "
+	     "release\n"
+	     "                        or a backoff of max(D, 1 us) doubling up to one "
+	     "sync\n"
+	     "                        step), never at the same virtual instant)\n"
+	     "  --sync-latency-us S   agent time per partition sync (default 0)\n"
+	     "  --commit-latency-us C decision end -> commit at the master (default 0)\n"
+	     "\n"
+	     "Flags of rusk run:");
+	usage_flags();
+}
+
+/* The run's shape from --duration-s, --phases, --phase-s and --groups (`shape`: the last of
+ * the three given, NULL if none): one phase at 100% for --duration-s, else the phases; each
+ * load group's phase list (one group: the run's). Returns 0, or -1 after the error. */
+static int apply_shape(run_cfg *cfg, const char *shape)
+{
+	if (cfg->duration_s > 0 && shape != NULL) {
+		/* Both set the run's shape; neither may silently win. */
+		fprintf(stderr,
+		        "rusk: --duration-s and %s cannot be combined: --duration-s S is one phase "
+		        "of S seconds at 100%% of --rate; for phases, give --phases and --phase-s "
+		        "(seconds per phase)\n",
+		        shape);
+		return -1;
+	}
+	if (cfg->duration_s > 0) {
+		cfg->n_phases = 1;
+		cfg->phases[0] = 100;
+		cfg->phase_s = cfg->duration_s;
+	}
+	if (cfg->n_groups == 0) {
+		cfg->n_groups = 1;
+		memcpy(cfg->gphases[0], cfg->phases, sizeof cfg->phases);
+		cfg->gn_phases[0] = cfg->n_phases;
+		return 0;
+	}
+	if ((uint32_t)cfg->n_groups > cfg->agents) {
+		fprintf(stderr, "rusk: --groups: %d groups need at least %d agents (--agents %u)\n",
+		        cfg->n_groups, cfg->n_groups, cfg->agents);
+		return -1;
+	}
+	if (cfg->trace != NULL) {
+		fprintf(stderr, "rusk: --groups and --trace cannot be combined\n");
+		return -1;
+	}
+	/* The run lasts as long as the longest group; phases/JSON report group 0's. */
+	cfg->n_phases = 0;
+	for (int k = 0; k < cfg->n_groups; k++)
+		if (cfg->gn_phases[k] > cfg->n_phases)
+			cfg->n_phases = cfg->gn_phases[k];
+	memcpy(cfg->phases, cfg->gphases[0], sizeof cfg->phases);
+	return 0;
+}
+
+cli_agents drv_cli_agents(const run_cfg *cfg, uint64_t seed)
+{
+	return (cli_agents){.sync = cfg->sync,
+	                    .agents = cfg->agents,
+	                    .gap_ms = cfg->gap_ms,
+	                    .strategy = cfg->strategy,
+	                    .sample = cfg->sample,
+	                    .tau_ms = cfg->tau_ms,
+	                    .global_lock = cfg->global_lock,
+	                    .seed = seed};
+}
+
+/* Defaults: ParSync §6.1's shape (see the usage text). */
+static void cfg_defaults(run_cfg *cfg, bool sim)
+{
+	*cfg = (run_cfg){.agents = 2,
+	                 .batch = 100,
+	                 .task_rus = 1,
+	                 .rate = 40000,
+	                 .phase_s = 10,
+	                 .task_ms = 5000,
+	                 .dist = 2,
+	                 .sync = RUSK_SYNC_DIFF,
+	                 .gap_ms = 500,
+	                 .tau_ms = 1000,
+	                 .strategy = RUSK_STRATEGY_LATENCY,
+	                 .trace_format = -1,
+	                 .buckets = 20,
+	                 .sim = sim,
+	                 .decision_us = 250, /* ParSync §6: 0.25 ms per task */
+	                 .sync_latency_us = 0,
+	                 .commit_latency_us = 0,
+	                 .max_retries = 8};
+	parse_phases("50,80,95,80,50", cfg);
+}
+
+static const cli_choice trace_formats[] = {
+        {"openb", RUSK_TRACE_OPENB}, {"csv", RUSK_TRACE_CSV}, {NULL, 0}};
+static const cli_choice qualities[] = {
+        {"score", RUSK_QUALITY_SCORE}, {"interference", RUSK_QUALITY_INTERFERENCE}, {NULL, 0}};
+static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
+
+int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
+{
+	cli_cluster_init(cc);
+	cc->params.rus_per_machine = 2; /* 200K slots, as ParSync's evaluation */
+	run_cfg cfg;
+	cfg_defaults(&cfg, sim);
+	const char *shape = NULL, *rate = NULL;
+	int quality = cfg.quality;
+	bool latency_pref = !cfg.latency_ignores_pref;
+	cli_choice_sync sync = {&cfg.sync, NULL};
+	cli_choice_strategy strategy = {&cfg.strategy, NULL};
+	const cli_opt opts[] = {
+	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents)},
+	        {CLI_U32_OPT("--batch", 1, DRV_RING_SIZE / 2, &cfg.batch)},
+	        {CLI_U32_OPT("--task-rus", 1, RUSK_MAX_RUS_PER_MACHINE, &cfg.task_rus)},
+	        {CLI_DOUBLE_OPT("--rate", 0.001, 1e8, &cfg.rate), .given = &rate},
+	        {CLI_CUSTOM_OPT("--trace", opt_trace, &cfg.trace)},
+	        {CLI_CHOICE_OPT("--trace-format", trace_formats, &cfg.trace_format)},
+	        {CLI_U32_OPT("--preferred", 0, 64, &cfg.preferred)},
+	        {CLI_CHOICE_OPT("--quality", qualities, &quality)},
+	        {CLI_DOUBLE_OPT("--time-scale", 1e-9, 1e12, &cfg.time_scale)},
+	        {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &cfg.phase_s), .given = &shape},
+	        {CLI_DOUBLE_OPT("--duration-s", 0.001, 86400, &cfg.duration_s)},
+	        {CLI_DOUBLE_OPT("--task-ms", 0.001, 1e9, &cfg.task_ms)},
+	        {CLI_CUSTOM_OPT("--groups", opt_groups, &cfg), .given = &shape},
+	        {CLI_CUSTOM_OPT("--phases", opt_phases, &cfg), .given = &shape},
+	        {CLI_CHOICE_OPT("--task-dist", dists, &cfg.dist)},
+	        {CLI_CUSTOM_OPT("--sync", cli_opt_sync_policy, &sync)},
+	        {CLI_CUSTOM_OPT("--strategy", cli_opt_strategy, &strategy)},
+	        {CLI_U64_OPT("--gap-ms", 1, 3600000, &cfg.gap_ms)},
+	        {CLI_U64_OPT("--tau-ms", 1, 3600000, &cfg.tau_ms)},
+	        {CLI_CUSTOM_OPT("--sample", cli_sample, &cfg.sample)},
+	        {CLI_ON_OFF_OPT("--admission", &cfg.admission)},
+	        {CLI_ON_OFF_OPT("--latency-preferred", &latency_pref)},
+	        {CLI_U32_OPT("--buckets", 2, RUSK_ADMIT_MAX_BUCKETS, &cfg.buckets)},
+	        {CLI_DOUBLE_OPT("--priority-share", 0, 1, &cfg.priority_share)},
+	        {CLI_DOUBLE_OPT("--alpha", 0.01, 1, &cfg.alpha)},
+	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
+	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
+	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
+	        {CLI_FILE_OPT("--json", &cfg.json)},
+	        {CLI_FILE_OPT("--csv", &cfg.csv)},
+	        /* rusk sim's cost model: the last three, unknown to rusk run */
+	        {CLI_DOUBLE_OPT("--decision-us", 0, 1e9, &cfg.decision_us)},
+	        {CLI_DOUBLE_OPT("--sync-latency-us", 0, 1e9, &cfg.sync_latency_us)},
+	        {CLI_DOUBLE_OPT("--commit-latency-us", 0, 1e9, &cfg.commit_latency_us)},
+	};
+	size_t n = sizeof opts / sizeof *opts - (sim ? 0 : 3);
+	int pr = cli_parse(sim ? "sim" : "run", argc, argv, cc, opts, n,
+	                   sim ? sim_usage : run_usage);
+	if (pr != 0)
+		return pr > 0 ? -1 : RUSK_EXIT_USAGE;
+	cfg.rate_set = rate != NULL;
+	cfg.quality = (rusk_quality_model)quality;
+	cfg.latency_ignores_pref = !latency_pref;
+	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
+	    check_outputs(&cfg) != 0)
+		return RUSK_EXIT_USAGE;
+	*out = cfg;
+	return 0;
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rusk tool's one option parser (bench/cli/opts.c, cli_parse) and the table of
+ * `rusk run` / `rusk sim` built on it (bench/cli/run_opts.c, drv_parse): values and
+ * defaults, the messages and statuses of refusals (each names the flag), the rules between
+ * flags, and the builder of the agents' parameters that the commands share.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "driver.h"
+
+/* What one drv_parse call did: its return value, what it wrote to stderr, the config. */
+typedef struct parsed {
+	int rc;
+	char err[1024];
+	cli_cluster cc;
+	run_cfg cfg;
+} parsed;
+
+/* Runs drv_parse on `args` (NULL-terminated, after the command name) with stderr and stdout
+ * captured (stderr kept in p->err). */
+static void parse(parsed *p, bool sim, const char *const *args)
+{
+	char *argv[64];
+	int argc = 0;
+	argv[argc++] = (char *)(sim ? "sim" : "run");
+	for (; *args != NULL; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc] = NULL;
+	FILE *tmp = tmpfile();
+	assert_non_null(tmp);
+	fflush(stdout);
+	int saved_err = dup(2), saved_out = dup(1);
+	dup2(fileno(tmp), 2);
+	dup2(fileno(tmp), 1); /* usage text: not checked here, kept off the test's output */
+	memset(p, 0, sizeof *p);
+	p->rc = drv_parse(argc, argv, sim, &p->cc, &p->cfg);
+	fflush(stdout);
+	dup2(saved_err, 2);
+	dup2(saved_out, 1);
+	close(saved_err);
+	close(saved_out);
+	rewind(tmp);
+	size_t n = fread(p->err, 1, sizeof p->err - 1, tmp);
+	p->err[n] = '\0';
+	fclose(tmp);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void assert_refused(bool sim, const char *const *args, const char *msg)
+{
+	parsed p;
+	parse(&p, sim, args);
+	assert_int_equal(p.rc, RUSK_EXIT_USAGE);
+	assert_string_equal(p.err, msg);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	parsed p;
+	parse(&p, false, (const char *const[]){NULL});
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.err, "");
+	/* ParSync §6.1's shape: 2 RUs per machine, 40K tasks/s, five 10 s phases. */
+	assert_int_equal(p.cc.params.rus_per_machine, 2);
+	assert_int_equal(p.cfg.agents, 2);
+	assert_true(p.cfg.rate == 40000 && !p.cfg.rate_set);
+	assert_int_equal(p.cfg.n_phases, 5);
+	assert_true(p.cfg.phases[2] == 95 && p.cfg.phase_s == 10);
+	assert_int_equal(p.cfg.n_groups, 1);
+	assert_int_equal(p.cfg.gn_phases[0], 5);
+	assert_int_equal(p.cfg.dist, 2);
+	assert_int_equal(p.cfg.trace_format, -1);
+	assert_int_equal(p.cfg.quality, RUSK_QUALITY_SCORE);
+	assert_false(p.cfg.quiet || p.cfg.gang || p.cfg.admission || p.cfg.latency_ignores_pref);
+	assert_false(p.cfg.sim);
+}
+
+/* Every kind of table entry: integers (32 and 64 bits), numbers, choices, on|off, files,
+ * custom parsers, flags without a value; a later value replaces an earlier one. */
+static void test_values(void **state)
+{
+	(void)state;
+	parsed p;
+	parse(&p, true,
+	      ARGS("--quiet", "--agents", "3", "--gang", "--agents", "4", "--gap-ms", "250",
+	           "--rate", "100", "--task-dist", "exp", "--quality", "interference",
+	           "--trace-format", "openb", "--admission", "on", "--latency-preferred", "off",
+	           "--sample", "auto", "--sync", "same", "--strategy", "quality", "--json",
+	           "o.json", "--global-lock", "--decision-us", "0", "--partitions", "4", "--seed",
+	           "9"));
+	assert_int_equal(p.rc, 0);
+	assert_true(p.cfg.quiet && p.cfg.gang && p.cfg.global_lock && p.cfg.sim);
+	assert_int_equal(p.cfg.agents, 4);
+	assert_int_equal(p.cfg.gap_ms, 250);
+	assert_true(p.cfg.rate == 100 && p.cfg.rate_set);
+	assert_int_equal(p.cfg.dist, 0);
+	assert_int_equal(p.cfg.quality, RUSK_QUALITY_INTERFERENCE);
+	assert_int_equal(p.cfg.trace_format, RUSK_TRACE_OPENB);
+	assert_true(p.cfg.admission && p.cfg.latency_ignores_pref);
+	assert_int_equal(p.cfg.sample, 0);
+	assert_int_equal(p.cfg.sync, RUSK_SYNC_SAME);
+	assert_int_equal(p.cfg.strategy, RUSK_STRATEGY_QUALITY);
+	assert_string_equal(p.cfg.json, "o.json");
+	assert_true(p.cfg.decision_us == 0);
+	assert_int_equal(p.cc.params.partitions, 4);
+	assert_int_equal(p.cc.params.seed, 9);
+}
+
+/* Each refusal names the flag and its value, with status 2. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	assert_refused(false, ARGS("--agents", "0"),
+	               "rusk: --agents: '0' is not an integer in 1..1024\n");
+	assert_refused(false, ARGS("--batch"), "rusk: --batch: needs a value\n");
+	assert_refused(false, ARGS("--rate", "x"),
+	               "rusk: --rate: 'x' is not a number in 0.001..1e+08\n");
+	assert_refused(false, ARGS("--task-dist", "gamma"),
+	               "rusk: --task-dist: 'gamma' is not exp, lognormal or fixed\n");
+	assert_refused(false, ARGS("--quality"),
+	               "rusk: --quality: '' is not score or interference\n");
+	assert_refused(false, ARGS("--trace-format", "swf"),
+	               "rusk: --trace-format: 'swf' is not openb or csv\n");
+	assert_refused(false, ARGS("--admission", "yes"),
+	               "rusk: --admission: 'yes' is not on or off\n");
+	assert_refused(false, ARGS("--latency-preferred"),
+	               "rusk: --latency-preferred: '' is not on or off\n");
+	assert_refused(false, ARGS("--trace"), "rusk: --trace: needs a file (or openb)\n");
+	assert_refused(false, ARGS("--csv"), "rusk: --csv: needs a file name\n");
+	assert_refused(false, ARGS("--sync", "all"),
+	               "rusk: --sync: 'all' is not diff, same or state\n");
+	assert_refused(
+	        false, ARGS("--strategy", "all"),
+	        "rusk: --strategy: 'all' is not latency, quality, adaptive, random or central\n");
+	assert_refused(false, ARGS("--phases", "50,,80"),
+	               "rusk: --phases: '50,,80' is not a list of 1..16 loads in % (e.g. "
+	               "50,80,95,80,50)\n");
+	assert_refused(false, ARGS("--groups", "50"),
+	               "rusk: --groups: '50' is not 2..4 phase lists separated by ';' (e.g. "
+	               "'67,100,100;67,67,100')\n");
+	/* The cost model is rusk sim's: rusk run does not know it. */
+	assert_refused(false, ARGS("--decision-us", "5"),
+	               "rusk run: unknown option '--decision-us' (try: rusk run --help)\n");
+	assert_refused(true, ARGS("--bogus"),
+	               "rusk sim: unknown option '--bogus' (try: rusk sim --help)\n");
+	assert_refused(false, ARGS("--machines", "0"),
+	               "rusk: --machines: '0' is not an integer in 1..4294967295\n");
+}
+
+/* --duration-s and the last of --phases, --phase-s and --groups: refused, naming it. */
+static void test_shape_rules(void **state)
+{
+	(void)state;
+	const char *tail =
+	        " cannot be combined: --duration-s S is one phase of S seconds at 100% of --rate; "
+	        "for phases, give --phases and --phase-s (seconds per phase)\n";
+	char want[512];
+	snprintf(want, sizeof want, "rusk: --duration-s and --phase-s%s", tail);
+	assert_refused(true, ARGS("--phases", "50", "--phase-s", "2", "--duration-s", "3"), want);
+	snprintf(want, sizeof want, "rusk: --duration-s and --phases%s", tail);
+	assert_refused(true, ARGS("--duration-s", "3", "--phase-s", "2", "--phases", "50"), want);
+	snprintf(want, sizeof want, "rusk: --duration-s and --groups%s", tail);
+	assert_refused(true, ARGS("--phases", "50", "--groups", "50;60", "--duration-s", "3"),
+	               want);
+	parsed p;
+	parse(&p, true, ARGS("--duration-s", "3"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.cfg.n_phases, 1);
+	assert_true(p.cfg.phases[0] == 100 && p.cfg.phase_s == 3);
+	/* Groups: the run lasts as long as the longest; more groups than agents refused. */
+	parse(&p, true, ARGS("--groups", "50;60,70,80", "--agents", "3"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.cfg.n_groups, 2);
+	assert_int_equal(p.cfg.n_phases, 3);
+	assert_refused(true, ARGS("--groups", "50;60;70"),
+	               "rusk: --groups: 3 groups need at least 3 agents (--agents 2)\n");
+	assert_refused(true, ARGS("--groups", "50;60", "--trace", "x.csv"),
+	               "rusk: --groups and --trace cannot be combined\n");
+}
+
+/* Checks after parsing: the sync policy against the partitions, outputs on one file. */
+static void test_checks(void **state)
+{
+	(void)state;
+	assert_refused(false, ARGS("--agents", "30"),
+	               "rusk: --sync diff --agents 30 --partitions 20: diff sync needs at least as "
+	               "many partitions as agents (ParSync §5.1: P >= N), got P = 20 < N = 30\n");
+	assert_refused(false, ARGS("--json", "same.out", "--csv", "./same.out"),
+	               "rusk: --json same.out and --csv ./same.out name the same file\n");
+	parsed p;
+	parse(&p, false, ARGS("--help"));
+	assert_int_equal(p.rc, -1); /* usage printed: the command exits 0 */
+	parse(&p, false, ARGS("--agents", "0", "--help"));
+	assert_int_equal(p.rc, RUSK_EXIT_USAGE); /* options are read in order */
+}
+
+/* cli_parse's `given`: set to the option's name each time; shared, the last one given. */
+static void test_given(void **state)
+{
+	(void)state;
+	double a = 0, b = 0;
+	bool f = false;
+	const char *last = NULL, *flag = NULL;
+	const cli_opt opts[] = {
+	        {CLI_DOUBLE_OPT("--a", 0, 10, &a), .given = &last},
+	        {CLI_DOUBLE_OPT("--b", 0, 10, &b), .given = &last},
+	        {CLI_FLAG_OPT("--f", &f), .given = &flag},
+	};
+	char *argv[] = {"x", "--b", "1", "--f", "--a", "2", NULL};
+	assert_int_equal(cli_parse("x", 6, argv, NULL, opts, 3, NULL), 0);
+	assert_string_equal(last, "--a");
+	assert_string_equal(flag, "--f");
+	assert_true(a == 2 && b == 1 && f);
+}
+
+/* One builder for the agents' parameters: the flags' knobs, zero for the defaults. */
+static void test_agent_params(void **state)
+{
+	(void)state;
+	cli_agents ca = {.sync = RUSK_SYNC_DIFF,
+	                 .agents = 3,
+	                 .gap_ms = 500,
+	                 .offsets = true,
+	                 .strategy = RUSK_STRATEGY_ADAPTIVE,
+	                 .sample = 7,
+	                 .tau_ms = 20,
+	                 .global_lock = true,
+	                 .seed = 5};
+	rusk_sync_params sp = cli_sync_params(&ca, 8, 123);
+	assert_int_equal(sp.policy, RUSK_SYNC_DIFF);
+	assert_int_equal(sp.partitions, 8);
+	assert_int_equal(sp.agents, 3);
+	assert_int_equal(sp.gap_ns, 500000000ull);
+	assert_int_equal(sp.start_ns, 123);
+	assert_true(sp.random_offset);
+	assert_int_equal(sp.seed, 5);
+	rusk_agent_params ap;
+	cli_agent_params(&ca, &sp, 2, &ap);
+	assert_int_equal(ap.index, 2);
+	assert_int_equal(ap.sync.gap_ns, sp.gap_ns);
+	assert_int_equal(ap.strategy, RUSK_STRATEGY_ADAPTIVE);
+	assert_int_equal(ap.sample, 7);
+	assert_int_equal(ap.tau_ns, 20000000ull);
+	assert_true(ap.global_lock);
+	assert_int_equal(ap.seed, 5);
+	/* Zero: the library's defaults. */
+	cli_agents zero = {.agents = 1, .gap_ms = 1000};
+	rusk_agent_params def, got;
+	sp = cli_sync_params(&zero, 1, 0);
+	rusk_agent_params_init(&def, &sp, 0);
+	cli_agent_params(&zero, &sp, 0, &got);
+	assert_int_equal(got.tau_ns, def.tau_ns);
+	assert_int_equal(got.sample, def.sample);
+	assert_int_equal(got.strategy, def.strategy);
+	char err[256];
+	zero.sync = RUSK_SYNC_DIFF;
+	zero.agents = 4;
+	assert_int_equal(cli_sync_check(&zero, 2, err, sizeof err), RUSK_EPOLICY);
+	assert_int_equal(cli_sync_check(&zero, 4, err, sizeof err), RUSK_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),
+	        cmocka_unit_test(test_refusals),     cmocka_unit_test(test_shape_rules),
+	        cmocka_unit_test(test_checks),       cmocka_unit_test(test_given),
+	        cmocka_unit_test(test_agent_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
