@@ -348,21 +348,28 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 		for (; j < n; j++) {
 			uint32_t ru = buf[j];
 			uint16_t sc = c->ru_score[ru];
-			if (sc < bs || ru == best)
-				continue;
-			if (sc == bs) {
+			if (RUSK_UNLIKELY(sc == bs)) {
+				/* A tie (rare: scores take thousands of values), or the best RU
+				 * drawn again: the keys decide. */
+				if (ru == best)
+					continue;
 				if (!keyed)
 					bkey = tie_key(best);
 				keyed = true;
 				uint64_t key = tie_key(ru);
-				if (key <= bkey)
-					continue;
-				bkey = key;
-			} else {
-				keyed = false;
+				if (key > bkey) {
+					bkey = key;
+					best = ru;
+				}
+				continue;
 			}
-			best = ru;
-			bs = sc;
+			/* A higher score replaces the best by selects, not a branch: whether a
+			 * random draw beats the best so far is a coin the predictor cannot
+			 * learn (about 1.7 new bests in 8 draws, each a mispredict). */
+			bool up = sc > bs;
+			best = up ? ru : best;
+			bs = up ? sc : bs;
+			keyed = keyed && !up;
 		}
 		k += n;
 	}
