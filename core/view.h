@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A view's layout and its hot accessors, inline for the decision path (agent.c); view.c
+ * A view's layout and its hot accessors, inline for the decision path (choose.c); view.c
  * has the design note and everything else. Internal: one thread uses a view at a time.
  */
 #ifndef RUSK_CORE_VIEW_H
