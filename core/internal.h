@@ -190,7 +190,7 @@ struct rusk_cluster {
 	 * the cluster's RUs, its largest machine, its largest rack, its machine count. Every
 	 * machine slot counts, spares and machines now down included (cluster.c). */
 	uint32_t fit[4];
-	pthread_mutex_t central_lock;    /* central's and global-lock's one lock (agent.c) */
+	pthread_mutex_t central_lock;    /* central's and global-lock's one lock (central.c) */
 	const struct rusk_observer *obs; /* at most one (admission control), set at quiescence */
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A view's layout and its hot accessors, inline for the decision path (agent.c); view.c
+ * A view's layout and its hot accessors, inline for the decision path (choose.c); view.c
  * has the design note and everything else. Internal: one thread uses a view at a time.
  */
 #ifndef RUSK_CORE_VIEW_H
@@ -231,11 +231,16 @@ static inline bool rusk_view_pick_(const rusk_vrange *r, uint64_t rnd, uint32_t 
 /* Positions a batch of rusk_view_pick_n_ draws and tests at once (four random words). */
 #define RUSK_PICK_BATCH 8
 
+/* rusk_view_pick_n_'s rejection stage: up to n accepted draws into out (room for
+ * n + RUSK_PICK_BATCH), at most n * RUSK_PICK_TRIES positions; returns how many. */
+uint32_t rusk_vrange_reject_n_(const rusk_vrange *r, rusk_rng *rng, uint32_t *out, uint32_t n);
+
 /*
  * n free RUs of a partition, each drawn uniformly and independently among its free RUs
  * (repeats possible), into out[0..n): out needs room for n + RUSK_PICK_BATCH. The same two
- * stages as rusk_view_pick_, batched for a decision's R draws. A batch draws 8 positions,
- * loads their 8 bitmap words (independent loads, in flight together), then stores every
+ * stages as rusk_view_pick_, batched for a decision's R draws. A batch draws 8 positions
+ * from four random words (rusk_vrange_reject_n_), loads their bitmap words (each address
+ * depends on the generator only, so the loads are in flight together), stores every
  * position and advances by its free bit: no data-dependent branch to mispredict (half the
  * time at 50% load) and no load whose address waits for the previous one. Surplus draws
  * of the last batch are dropped, which biases nothing (the accepted draws are i.i.d.).
@@ -248,23 +253,7 @@ static inline uint32_t rusk_view_pick_n_(const rusk_vrange *r, rusk_rng *rng, ui
 		return 0;
 	uint32_t got = 0;
 	if ((uint64_t)r->n_free * RUSK_PICK_TRIES >= r->n_rus) {
-		uint32_t batches = (n * RUSK_PICK_TRIES + RUSK_PICK_BATCH - 1) / RUSK_PICK_BATCH;
-		for (uint32_t k = 0; k < batches && got < n; k++) {
-			uint32_t pos[RUSK_PICK_BATCH], bit[RUSK_PICK_BATCH];
-			for (int j = 0; j < RUSK_PICK_BATCH; j += 2) {
-				uint64_t u = rusk_rng_next(rng);
-				pos[j] = (uint32_t)(((u >> 32) * r->n_rus) >> 32);
-				pos[j + 1] = (uint32_t)(((u & 0xffffffffu) * r->n_rus) >> 32);
-			}
-			for (int j = 0; j < RUSK_PICK_BATCH; j++)
-				bit[j] = (uint32_t)(r->w[pos[j] / 64] >> (pos[j] % 64)) & 1;
-			for (int j = 0; j < RUSK_PICK_BATCH; j++) {
-				out[got] = r->first_ru + pos[j];
-				got += bit[j];
-			}
-		}
-		if (got > n)
-			got = n;
+		got = rusk_vrange_reject_n_(r, rng, out, n);
 	}
 	for (; got < n; got++)
 		if (!rusk_vrange_select_(r, rusk_rng_below(rng, r->n_free), &out[got]))
