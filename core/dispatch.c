@@ -13,7 +13,7 @@
  * high-priority one may preempt. When the view has no room for what failed last ("dry"),
  * only a sync or a preemption can change that, so until the next sync the agent serves
  * only its high-priority queue (a saturated run re-queued hundreds of millions of times
- * without this). Idle: spins SPIN_NS on its ring, then parks (park.h).
+ * without this). Idle: spins spin_ns on its ring, then parks (park.h).
  *
  * Queues. Per round an agent serves high-priority tasks first (they bypass everything
  * queued, Tarcil §5.3), then its retry list (tasks given back after conflicts, with their
@@ -47,7 +47,6 @@
 #include "dispatch_impl.h"
 #include "internal.h"
 
-#define SPIN_NS          2000u       /* an idle agent polls its ring this long, then parks */
 #define SLICE_NS         20000000ull /* the longest park without looking at the stop flag */
 #define COMP_NS          200000ull   /* the completer's turn */
 #define DEFAULT_MAX_JOBS (1u << 20)
@@ -65,13 +64,18 @@ static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
 
 /* ---- job slots ------------------------------------------------------------------------ */
 
-static rusk_dtask *slot_get(rusk_dispatch *d)
+/* A free slot, *fresh when never used (its memory is still zero, and not even read yet:
+ * reading a fresh calloc page first maps the zero page, and the write after it then costs
+ * a copy-on-write fault with a TLB shootdown of every core, 17% of a 1M tasks/s run). */
+static rusk_dtask *slot_get(rusk_dispatch *d, bool *fresh)
 {
 	uint64_t b = rusk_load64(&d->bump, RUSK_RELAXED);
+	*fresh = true;
 	while (b < d->cap)
 		if (rusk_cas64(&d->bump, &b, b + 1, RUSK_RELAXED))
 			return &d->jobs[b];
 	rusk_dtask *j;
+	*fresh = false;
 	if (ck_ring_dequeue_mpmc(&d->free_r, d->free_buf, &j)) {
 		TSAN_ACQUIRE(j); /* pairs with slot_put's release */
 		return j;
@@ -101,13 +105,14 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 	               .n_preferred = s->n_preferred};
 	if ((*rc = rusk_task_check(d->c, &t, NULL, 0)) != RUSK_OK)
 		return NULL;
-	rusk_dtask *j = slot_get(d);
+	bool fresh;
+	rusk_dtask *j = slot_get(d, &fresh);
 	if (j == NULL) {
 		*rc = RUSK_EAGAIN;
 		return NULL;
 	}
 	/* Tenures grow across reuses (E2): a stale completion entry never matches. */
-	uint64_t tenure = (rusk_load64(&j->st, RUSK_RELAXED) >> 2) + 1;
+	uint64_t tenure = fresh ? 1 : (rusk_load64(&j->st, RUSK_RELAXED) >> 2) + 1;
 	uint32_t slot = (uint32_t)(j - d->jobs);
 	rusk_lease *l = j->l_in;
 	if (s->rus > RUSK_JOB_INLINE_LEASES && (l = calloc(s->rus, sizeof *l)) == NULL) {
@@ -116,7 +121,7 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 		return NULL;
 	}
 	/* The kernel id names the slot and its use: id - 1 = slot + uses * cap. */
-	uint64_t uses = j->id == 0 ? 0 : (j->id - 1) / d->cap + 1;
+	uint64_t uses = fresh ? 0 : (j->id - 1) / d->cap + 1;
 	memset(j, 0, offsetof(rusk_dtask, st));
 	j->id = slot + 1 + uses * d->cap;
 	j->submit_ns = s->submit_ns ? s->submit_ns : now;
@@ -803,7 +808,7 @@ static bool agent_round(rusk_dagent *a, uint64_t now, bool was_dry, uint32_t *do
 	return false;
 }
 
-/* Nothing to do now: poll the ring for SPIN_NS, then park until a submission, the view's
+/* Nothing to do now: poll the ring for spin_ns, then park until a submission, the view's
  * next sync, the first admission waiter's check, a stop (all wake it) or SLICE_NS. */
 static void agent_idle(rusk_dagent *a, rusk_view *v)
 {
@@ -812,7 +817,7 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 	uint64_t due = rusk_disp_next_wake(a), sync = rusk_view_next_sync_ns(v);
 	until = due < until ? due : until;
 	until = sync < until ? sync : until;
-	while (now_ns(d) - t < SPIN_NS) {
+	while (now_ns(d) - t < d->p.spin_ns) {
 		if (ck_ring_size(&a->in) > 0 || until <= t)
 			return;
 		ck_pr_stall();
@@ -880,6 +885,7 @@ RUSK_EXPORT void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t age
 	p->agents = agents;
 	p->batch = 100;
 	p->ring = 1u << 16;
+	p->spin_ns = 2000;
 	p->max_jobs = DEFAULT_MAX_JOBS;
 }
 
@@ -1008,7 +1014,7 @@ RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rus
 		return RUSK_EINVAL;
 	if (agent == UINT32_MAX)
 		agent = rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents;
-	uint64_t now = now_ns(d);
+	uint64_t now = s->submit_ns ? s->submit_ns : now_ns(d);
 	rusk_faa64(&d->submitted, 1, RUSK_RELAXED);
 	/* E6: in flight before looking at stop; rusk_dispatch_stop sets stop, then waits for
 	 * no submission in flight, so every submission it does not see refused reaches a

@@ -393,6 +393,7 @@ int drv_dispatch(run *R, const char *cmd)
 	rusk_dispatch_params p;
 	rusk_dispatch_params_init(&p, cfg->agents);
 	p.batch = cfg->batch;
+	p.spin_ns = (uint32_t)(cfg->spin_us * 1e3);
 	p.ring = DRV_RING_SIZE;
 	p.max_jobs = R->n_tasks_cap;
 	p.agent_params = agent_params_cb;

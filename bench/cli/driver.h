@@ -39,6 +39,7 @@ enum { TS_QUEUED = RUSK_JS_QUEUED, TS_RUNNING = RUSK_JS_RUNNING, TS_DONE = RUSK_
 typedef struct run_cfg {
 	uint32_t agents, batch, task_rus;
 	double rate, phase_s, duration_s, task_ms;
+	double spin_us; /* idle agents' poll before parking (rusk_dispatch_params.spin_ns) */
 	double phases[DRV_MAX_PHASES];
 	int n_phases;
 	int dist; /* 0 exp, 1 lognormal, 2 fixed */

@@ -286,6 +286,9 @@ static void print_delays(const run *R, const summary *S)
 	        rusk_hist_quantile(&tot->sample, 0.99) / 1e3,
 	        rusk_hist_quantile(&tot->commit, 0.5) / 1e3,
 	        rusk_hist_quantile(&tot->commit, 0.99) / 1e3);
+	if (!R->cfg.sim) /* measured CPU (idle time parked costs none) */
+		fprintf(R->out, "  %-28s %.2f us per placed task (%.2f s of CPU)\n", "agents' CPU",
+		        tot->placed ? S->busy * 1e6 / tot->placed : 0.0, S->busy);
 	if (R->cfg.admission)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " tasks waited (%" PRIu64
@@ -532,8 +535,10 @@ static void json_costs(FILE *f, const run *R, const summary *S)
 	else
 		fprintf(f,
 		        "  \"sync\": {\"partitions_synced\": %" PRIu64
-		        ", \"seconds\": %.4f, \"share_of_agent_cpu\": %.5f},\n",
-		        S->syncs, S->sync_ns / 1e9, S->busy > 0 ? S->sync_ns / 1e9 / S->busy : 0.0);
+		        ", \"seconds\": %.4f, \"share_of_agent_cpu\": %.5f},\n"
+		        "  \"agent_cpu\": {\"seconds\": %.4f, \"us_per_task\": %.3f},\n",
+		        S->syncs, S->sync_ns / 1e9, S->busy > 0 ? S->sync_ns / 1e9 / S->busy : 0.0,
+		        S->busy, tot->placed ? S->busy * 1e6 / tot->placed : 0.0);
 	double tet = tot->placed ? tot->tet_us / 1e6 / tot->placed : 0.0;
 	fprintf(f,
 	        "  \"execution\": {\"tet_mean_s\": %.6f, \"jct_mean_s\": %.6f, "

@@ -188,6 +188,8 @@ static void usage_flags(void)
 	     "                        --duration-s or the phases' length); with --rate, shifted\n"
 	     "                        replicas are added to reach that rate\n"
 	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
+	     "  --spin-us S           an idle agent polls its queue S us before it parks until\n"
+	     "                        the next submission wakes it (default 2; rusk run only)\n"
 	     "  --quality score|interference  placement quality model (default score: slot\n"
 	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
 	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
@@ -327,6 +329,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 {
 	*cfg = (run_cfg){.agents = 2,
 	                 .batch = 100,
+	                 .spin_us = 2,
 	                 .task_rus = 1,
 	                 .rate = 40000,
 	                 .phase_s = 10,
@@ -366,6 +369,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	const cli_opt opts[] = {
 	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents)},
 	        {CLI_U32_OPT("--batch", 1, DRV_RING_SIZE / 2, &cfg.batch)},
+	        {CLI_DOUBLE_OPT("--spin-us", 0, 1e6, &cfg.spin_us)},
 	        {CLI_U32_OPT("--task-rus", 1, RUSK_MAX_RUS_PER_MACHINE, &cfg.task_rus)},
 	        {CLI_DOUBLE_OPT("--rate", 0.001, 1e8, &cfg.rate), .given = &rate},
 	        {CLI_CUSTOM_OPT("--trace", opt_trace, &cfg.trace)},

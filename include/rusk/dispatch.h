@@ -96,6 +96,8 @@ typedef struct rusk_dispatch_params {
 	uint32_t batch;    /* tasks an agent takes per round before it ticks its view again
 	                    * (default 100, ParSync §4.3) */
 	uint32_t ring;     /* per-agent submission queue, a power of two (default 65536) */
+	uint32_t spin_ns;  /* an idle agent polls its queue this long before it parks
+	                    * (default 2000: a longer spin buys a little delay with CPU) */
 	uint64_t max_jobs; /* job slots (default 1 << 20) */
 	/* Agent i's parameters: agent_params(arg, i, out), or, when NULL, the defaults of
 	 * rusk_agent_params_init for a DiffSync policy over `agents` agents. */
