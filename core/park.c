@@ -40,8 +40,9 @@ static const struct ck_ec_ops park_ops = {
         .wait32 = park_wait32,
         .wake32 = park_wake32,
         /* ck_ec spins this many times on the word after flagging it, before its first
-         * futex wait (its default is 100). */
-        .busy_loop_iter = 100,
+         * futex wait (0 means its default, 100): the dispatcher spins before it parks, so
+         * once is enough (100 cost ~100 instructions per scheduled task at 40K tasks/s). */
+        .busy_loop_iter = 1,
 };
 
 const struct ck_ec_mode rusk_park_mode_ = {.ops = &park_ops, .single_producer = false};

@@ -9,10 +9,11 @@
 # another build; SAMPLES="auto 8" (the default) names the candidate counts to measure:
 # auto is `rusk run`'s default, R from Tarcil's guarantee (about 31 candidates per RU on
 # this idle cluster), 8 the fixed R = 8 of Tarcil's evaluation (--sample 8).
+# RUN_ARGS="..." adds flags to both runs (e.g. RUN_ARGS="--spin-us 0").
 # Needs valgrind and a build (`make build`).
 #
 # Why two rates: what the run spends per second rather than per task — idle wake-ups (an
-# agent with nothing queued sleeps 50 us and looks again; the completer wakes every
+# agent with nothing queued spins 2 us, then parks until a submission wakes it; the completer wakes every
 # 200 us), view syncs, the per-second sampler — is counted too, spread over the tasks of
 # that second. At 20,000 tasks/s (the rate of the recorded series) the threads sleep 0.51
 # times per task; at 40,000 tasks/s, about the most that callgrind's serialised threads
@@ -45,7 +46,7 @@ run() { # $1 = rate, $2 = seconds, $3 = sample (auto or R)
 	local tag="$1.$2.$3"
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$tag" "$BIN" run --machines 20000 \
 		--partitions 20 --agents 2 --rate "$1" --duration-s "$2" --task-ms 200 --sample "$3" \
-		--json "$OUT/run.$tag.json" >/dev/null 2>"$OUT/vg.$tag"
+		${RUN_ARGS:-} --json "$OUT/run.$tag.json" >/dev/null 2>"$OUT/vg.$tag"
 	ir=$(grep -E '^(summary|totals):' "$OUT/cg.$tag" | head -1 | awk '{print $2}')
 	tasks=$(grep -o '"committed": [0-9]*' "$OUT/run.$tag.json" | awk '{print $2}')
 	r=$(grep -o '"sample_size_mean": [0-9.]*' "$OUT/run.$tag.json" | awk '{print $2}')
