@@ -12,8 +12,9 @@
  *   - the main thread then recovers them with rusk_ru_reclaim while the others run.
  * Pass rule, all 0: RUs granted twice, own releases refused, windows of 100 ms in which a
  * live, non-stalled thread ran (5 ms of CPU or more) but made no progress (lock-freedom: a
- * stalled or dead agent never stops the others), victim RUs not reclaimed or reclaimed twice, stuck words, and after
- * draining: RUs held, shadow entries left, counter disagreements.
+ * stalled or dead agent never stops the others), victim RUs not reclaimed or reclaimed
+ * twice, stuck words, and after draining: RUs held, shadow entries left, counter
+ * disagreements.
  */
 #include <inttypes.h>
 #include <pthread.h>
