@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rusk tool's one option parser (bench/cli/opts.c, cli_parse) and the table of
- * `rusk run` / `rusk sim` built on it (bench/cli/run_opts.c, drv_parse): values and
+ * The rusk tool's one option parser (bench/cli/opts.c, cli_parse), the table of
+ * `rusk run` / `rusk sim` built on it (bench/cli/run_opts.c, drv_parse) and those of
+ * `rusk experiment` and `rusk plot` (positional arguments): values and
  * defaults, the messages and statuses of refusals (each names the flag), the rules between
  * flags, and the builder of the agents' parameters that the commands share.
  */
@@ -19,21 +20,15 @@
 #include "cli.h"
 #include "driver.h"
 
-/* What one drv_parse call did: its return value, what it wrote to stderr, the config. */
-typedef struct parsed {
-	int rc;
-	char err[1024];
-	cli_cluster cc;
-	run_cfg cfg;
-} parsed;
-
-/* Runs drv_parse on `args` (NULL-terminated, after the command name) with stderr and stdout
- * captured (stderr kept in p->err). */
-static void parse(parsed *p, bool sim, const char *const *args)
+/* Calls fn(argc, argv, arg) on `cmd` and `args` (NULL-terminated, after the command name)
+ * with stderr and stdout captured (stderr kept in err); returns what fn returned. */
+typedef int (*parse_fn)(int argc, char **argv, void *arg);
+static int captured(parse_fn fn, void *arg, const char *cmd, const char *const *args, char *err,
+                    size_t len)
 {
 	char *argv[64];
 	int argc = 0;
-	argv[argc++] = (char *)(sim ? "sim" : "run");
+	argv[argc++] = (char *)cmd;
 	for (; *args != NULL; args++)
 		argv[argc++] = (char *)*args;
 	argv[argc] = NULL;
@@ -43,17 +38,40 @@ static void parse(parsed *p, bool sim, const char *const *args)
 	int saved_err = dup(2), saved_out = dup(1);
 	dup2(fileno(tmp), 2);
 	dup2(fileno(tmp), 1); /* usage text: not checked here, kept off the test's output */
-	memset(p, 0, sizeof *p);
-	p->rc = drv_parse(argc, argv, sim, &p->cc, &p->cfg);
+	int rc = fn(argc, argv, arg);
 	fflush(stdout);
 	dup2(saved_err, 2);
 	dup2(saved_out, 1);
 	close(saved_err);
 	close(saved_out);
 	rewind(tmp);
-	size_t n = fread(p->err, 1, sizeof p->err - 1, tmp);
-	p->err[n] = '\0';
+	size_t n = fread(err, 1, len - 1, tmp);
+	err[n] = '\0';
 	fclose(tmp);
+	return rc;
+}
+
+/* What one drv_parse call did: its return value, what it wrote to stderr, the config. */
+typedef struct parsed {
+	int rc;
+	bool sim;
+	char err[1024];
+	cli_cluster cc;
+	run_cfg cfg;
+} parsed;
+
+static int drv_parse_fn(int argc, char **argv, void *arg)
+{
+	parsed *p = arg;
+	return drv_parse(argc, argv, p->sim, &p->cc, &p->cfg);
+}
+
+/* Runs drv_parse on `args` (NULL-terminated, after the command name), output captured. */
+static void parse(parsed *p, bool sim, const char *const *args)
+{
+	memset(p, 0, sizeof *p);
+	p->sim = sim;
+	p->rc = captured(drv_parse_fn, p, sim ? "sim" : "run", args, p->err, sizeof p->err);
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -226,6 +244,159 @@ static void test_given(void **state)
 	assert_true(a == 2 && b == 1 && f);
 }
 
+/* A table for cli_parse through `captured`. */
+typedef struct table {
+	const cli_opt *opts;
+	size_t n;
+} table;
+
+static void no_usage(void)
+{
+}
+
+static int table_fn(int argc, char **argv, void *arg)
+{
+	const table *t = arg;
+	return cli_parse("t", argc, argv, NULL, t->opts, t->n, no_usage);
+}
+
+/* Positional entries (named without '-'): taken in order wherever they stand, of their
+ * kind, required; one too many is refused; options keep their values. */
+static void test_positional(void **state)
+{
+	(void)state;
+	static const cli_choice modes[] = {{"a", 1}, {"b", 2}, {NULL, 0}};
+	const char *in = NULL, *given = NULL;
+	int mode = 0;
+	uint64_t n = 0;
+	const cli_opt opts[] = {
+	        {CLI_FILE_OPT("IN", &in), .given = &given},
+	        {CLI_CHOICE_OPT("MODE", modes, &mode)},
+	        {CLI_U64_OPT("--n", 0, 10, &n)},
+	};
+	table t = {opts, 3};
+	char err[512];
+	assert_int_equal(captured(table_fn, &t, "t", ARGS("--n", "3", "x", "b"), err, sizeof err),
+	                 0);
+	assert_string_equal(err, "");
+	assert_true(in != NULL && strcmp(in, "x") == 0 && mode == 2 && n == 3);
+	assert_string_equal(given, "IN");
+	assert_int_equal(captured(table_fn, &t, "t", ARGS("x", "a", "--n", "4"), err, sizeof err),
+	                 0);
+	assert_true(mode == 1 && n == 4);
+	const struct {
+		const char *const *args;
+		const char *msg;
+	} bad[] = {
+	        {ARGS("--n", "3"), "rusk t: missing IN (try: rusk t --help)\n"},
+	        {ARGS("x"), "rusk t: missing MODE (try: rusk t --help)\n"},
+	        {ARGS("x", "c"), "rusk: t MODE: 'c' is not a or b\n"},
+	        {ARGS("x", "a", "y"), "rusk t: unexpected argument 'y' (try: rusk t --help)\n"},
+	        {ARGS("x", "a", "-y"), "rusk t: unknown option '-y' (try: rusk t --help)\n"},
+	        /* An option's value is its own, never a positional argument. */
+	        {ARGS("--n", "x", "a"), "rusk: --n: 'x' is not an integer in 0..10\n"},
+	        {ARGS("x", "a", "--n"), "rusk: --n: needs a value\n"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		assert_int_equal(captured(table_fn, &t, "t", bad[k].args, err, sizeof err), -1);
+		assert_string_equal(err, bad[k].msg);
+	}
+	/* Without positional entries, a word is an unknown option, as before; and a U64 whose
+	 * max is UINT64_MAX (2^64 as a double) takes the whole range. */
+	const cli_opt seed[] = {{CLI_U64_OPT("--seed", 0, (double)UINT64_MAX, &n)}};
+	t = (table){seed, 1};
+	assert_int_equal(captured(table_fn, &t, "t", ARGS("y"), err, sizeof err), -1);
+	assert_string_equal(err, "rusk t: unknown option 'y' (try: rusk t --help)\n");
+	assert_int_equal(captured(table_fn, &t, "t", ARGS("--seed", "18446744073709551615"), err,
+	                          sizeof err),
+	                 0);
+	assert_true(n == UINT64_MAX);
+	assert_int_equal(captured(table_fn, &t, "t", ARGS("--seed", "18446744073709551616"), err,
+	                          sizeof err),
+	                 -1);
+	assert_string_equal(err, "rusk: --seed: '18446744073709551616' is not an integer in "
+	                         "0..18446744073709551615\n");
+}
+
+static int experiment_fn(int argc, char **argv, void *arg)
+{
+	return cli_experiment_parse(argc, argv, arg);
+}
+
+static int plot_fn(int argc, char **argv, void *arg)
+{
+	return cli_plot_parse(argc, argv, arg);
+}
+
+/* rusk experiment and rusk plot: their tables, values and refusals. */
+static void test_experiment_plot(void **state)
+{
+	(void)state;
+	char err[512];
+	cli_experiment e;
+	assert_int_equal(captured(experiment_fn, &e, "experiment",
+	                          ARGS("--seed", "7", "tarcil-cdf", "--rounds", "30", "--csv", "c"),
+	                          err, sizeof err),
+	                 0);
+	assert_true(e.name == CLI_EXP_TARCIL_CDF && e.rounds == 30 && e.seed == 7);
+	assert_string_equal(e.csv, "c");
+	assert_int_equal(captured(experiment_fn, &e, "experiment", ARGS("eq2"), err, sizeof err),
+	                 0);
+	assert_true(e.name == CLI_EXP_EQ2 && e.rounds == 0 && e.seed == 1 && e.csv == NULL);
+	/* list and --help print the usage (exit 0), --help after the name too. */
+	assert_int_equal(captured(experiment_fn, &e, "experiment", ARGS("list"), err, sizeof err),
+	                 1);
+	assert_int_equal(
+	        captured(experiment_fn, &e, "experiment", ARGS("eq2", "--help"), err, sizeof err),
+	        1);
+	const struct {
+		const char *const *args;
+		const char *msg;
+	} bad[] = {
+	        {ARGS("--rounds", "5"),
+	         "rusk experiment: missing NAME (try: rusk experiment --help)\n"},
+	        {ARGS("fig99"),
+	         "rusk: experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead or "
+	         "list\n"},
+	        {ARGS("eq2", "more"),
+	         "rusk experiment: unexpected argument 'more' (try: rusk experiment --help)\n"},
+	        {ARGS("eq2", "--bogus"),
+	         "rusk experiment: unknown option '--bogus' (try: rusk experiment --help)\n"},
+	        /* A cluster option is not the experiment's. */
+	        {ARGS("eq2", "--machines", "5"),
+	         "rusk experiment: unknown option '--machines' (try: rusk experiment --help)\n"},
+	        {ARGS("eq2", "--rounds", "0"),
+	         "rusk: --rounds: '0' is not an integer in 1..100000000\n"},
+	        {ARGS("eq2", "--csv"), "rusk: --csv: needs a file name\n"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		assert_int_equal(
+		        captured(experiment_fn, &e, "experiment", bad[k].args, err, sizeof err),
+		        -1);
+		assert_string_equal(err, bad[k].msg);
+	}
+	cli_plot pl;
+	assert_int_equal(captured(plot_fn, &pl, "plot", ARGS("-o", "d", "r.csv"), err, sizeof err),
+	                 0);
+	assert_true(strcmp(pl.in, "r.csv") == 0 && strcmp(pl.dir, "d") == 0);
+	assert_int_equal(captured(plot_fn, &pl, "plot", ARGS("-h"), err, sizeof err), 1);
+	const struct {
+		const char *const *args;
+		const char *msg;
+	} pbad[] = {
+	        {ARGS("-o", "d"), "rusk plot: missing RUN.csv (try: rusk plot --help)\n"},
+	        {ARGS("r.csv"), "rusk plot: missing -o DIR (try: rusk plot --help)\n"},
+	        {ARGS("r.csv", "-o"), "rusk: -o: needs a directory\n"},
+	        {ARGS("a.csv", "b.csv", "-o", "d"),
+	         "rusk plot: unexpected argument 'b.csv' (try: rusk plot --help)\n"},
+	        {ARGS("r.csv", "-x"), "rusk plot: unknown option '-x' (try: rusk plot --help)\n"},
+	};
+	for (size_t k = 0; k < sizeof pbad / sizeof *pbad; k++) {
+		assert_int_equal(captured(plot_fn, &pl, "plot", pbad[k].args, err, sizeof err), -1);
+		assert_string_equal(err, pbad[k].msg);
+	}
+}
+
 /* One builder for the agents' parameters: the flags' knobs, zero for the defaults. */
 static void test_agent_params(void **state)
 {
@@ -275,10 +446,11 @@ static void test_agent_params(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),
-	        cmocka_unit_test(test_refusals),     cmocka_unit_test(test_shape_rules),
-	        cmocka_unit_test(test_checks),       cmocka_unit_test(test_given),
-	        cmocka_unit_test(test_agent_params),
+	        cmocka_unit_test(test_defaults),        cmocka_unit_test(test_values),
+	        cmocka_unit_test(test_refusals),        cmocka_unit_test(test_shape_rules),
+	        cmocka_unit_test(test_checks),          cmocka_unit_test(test_given),
+	        cmocka_unit_test(test_agent_params),    cmocka_unit_test(test_positional),
+	        cmocka_unit_test(test_experiment_plot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

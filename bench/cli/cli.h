@@ -134,8 +134,12 @@ int cli_opt_sync_policy(const char *flag, const char *val, void *out);
 /*
  * Parses argv[1..argc) of command `cmd`: cluster options into *cc (when not NULL), then the
  * n options of `opts`, in order: a later value of an option replaces an earlier one.
+ * An entry whose name does not begin with '-' (e.g. "RUN.csv", "NAME") is a positional
+ * argument, required, of a kind that takes a value (CLI_FILE, CLI_CHOICE, ...): the k-th
+ * argument not beginning with '-' goes to the k-th such entry, wherever it stands among
+ * the options; its errors name it "CMD NAME"; one too many is refused.
  * Returns 0; 1 after --help / -h printed usage(); -1 after printing the error, naming the
- * option (the caller exits with RUSK_EXIT_USAGE).
+ * option or argument (the caller exits with RUSK_EXIT_USAGE).
  */
 int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
               size_t n, void (*usage)(void));
@@ -151,6 +155,25 @@ typedef struct cli_row {
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
                    uint32_t agents, size_t window, uint32_t n_pref, bool learn_releases,
                    double duration, cli_row *out);
+
+/* `rusk experiment NAME`'s table: the experiment and its options (defaults: rounds 0, the
+ * experiment's own; seed 1). Returns as cli_parse does; `list` is a help (1). */
+typedef enum cli_experiment_name {
+	CLI_EXP_EQ2,
+	CLI_EXP_TARCIL_CDF,
+	CLI_EXP_TARCIL_OVERHEAD,
+} cli_experiment_name;
+typedef struct cli_experiment {
+	int name; /* a cli_experiment_name */
+	uint64_t rounds, seed;
+	const char *csv; /* NULL: stdout */
+} cli_experiment;
+int cli_experiment_parse(int argc, char **argv, cli_experiment *o);
+/* `rusk plot RUN.csv -o DIR`'s table: both required. Returns as cli_parse does. */
+typedef struct cli_plot {
+	const char *in, *dir;
+} cli_plot;
+int cli_plot_parse(int argc, char **argv, cli_plot *o);
 
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);

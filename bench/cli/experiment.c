@@ -328,53 +328,51 @@ static void usage(void)
 	     "perf/paper/experiments.py; see perf/paper/README.md.");
 }
 
+/* The experiments by name; `list` prints the usage. */
+#define EXP_LIST (-1)
+static const cli_choice experiments[] = {{"eq2", CLI_EXP_EQ2},
+                                         {"tarcil-cdf", CLI_EXP_TARCIL_CDF},
+                                         {"tarcil-overhead", CLI_EXP_TARCIL_OVERHEAD},
+                                         {"list", EXP_LIST},
+                                         {NULL, 0}};
+
+int cli_experiment_parse(int argc, char **argv, cli_experiment *o)
+{
+	*o = (cli_experiment){.seed = 1};
+	const cli_opt opts[] = {
+	        {CLI_CHOICE_OPT("NAME", experiments, &o->name)},
+	        {CLI_U64_OPT("--rounds", 1, 100000000, &o->rounds)},
+	        {CLI_U64_OPT("--seed", 0, (double)UINT64_MAX, &o->seed)}, /* the whole range */
+	        {CLI_FILE_OPT("--csv", &o->csv)},
+	};
+	int r = cli_parse("experiment", argc, argv, NULL, opts, sizeof opts / sizeof *opts, usage);
+	if (r == 0 && o->name == EXP_LIST) {
+		usage();
+		return 1;
+	}
+	return r;
+}
+
 int rusk_cmd_experiment(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "list") == 0) {
-		usage();
-		return argc < 2 ? RUSK_EXIT_USAGE : 0;
-	}
-	const char *name = argv[1];
-	uint64_t rounds = 0, seed = 1;
-	const char *csv = NULL;
-	for (int i = 2; i < argc; i += 2) { /* every option takes a value */
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--rounds") == 0) {
-			if (cli_u64(a, v, 1, 100000000, &rounds))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--seed") == 0) {
-			if (cli_u64(a, v, 0, UINT64_MAX, &seed))
-				return RUSK_EXIT_USAGE;
-		} else if (strcmp(a, "--csv") == 0) {
-			if (v == NULL) {
-				fprintf(stderr, "rusk: --csv: needs a file name\n");
-				return RUSK_EXIT_USAGE;
-			}
-			csv = v;
-		} else {
-			fprintf(stderr, "rusk experiment: unknown option '%s'\n", a);
-			return RUSK_EXIT_USAGE;
-		}
-	}
+	cli_experiment o;
+	int pr = cli_experiment_parse(argc, argv, &o);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 	FILE *out = stdout;
-	if (csv != NULL && (out = fopen(csv, "w")) == NULL) {
-		fprintf(stderr, "rusk: --csv: %s: cannot open\n", csv);
+	if (o.csv != NULL && (out = fopen(o.csv, "w")) == NULL) {
+		fprintf(stderr, "rusk: --csv: %s: cannot open\n", o.csv);
 		return RUSK_EXIT_USAGE;
 	}
-	int rc;
+	uint32_t rounds = (uint32_t)o.rounds;
+	int rc = RUSK_EXIT_USAGE;
 	rusk_thread_register();
-	if (strcmp(name, "eq2") == 0)
-		rc = eq2(out, rounds ? (uint32_t)rounds : 200, seed);
-	else if (strcmp(name, "tarcil-cdf") == 0)
-		rc = tarcil_cdf(out, rounds ? (uint32_t)rounds : 100000, seed);
-	else if (strcmp(name, "tarcil-overhead") == 0)
-		rc = tarcil_overhead(out, rounds ? (uint32_t)rounds : 20000, seed);
-	else {
-		fprintf(stderr,
-		        "rusk experiment: unknown experiment '%s' (try: rusk experiment list)\n",
-		        name);
-		rc = RUSK_EXIT_USAGE;
+	switch ((cli_experiment_name)o.name) {
+	case CLI_EXP_EQ2: rc = eq2(out, rounds ? rounds : 200, o.seed); break;
+	case CLI_EXP_TARCIL_CDF: rc = tarcil_cdf(out, rounds ? rounds : 100000, o.seed); break;
+	case CLI_EXP_TARCIL_OVERHEAD:
+		rc = tarcil_overhead(out, rounds ? rounds : 20000, o.seed);
+		break;
 	}
 	rusk_thread_unregister();
 	if (out != stdout)

@@ -109,7 +109,12 @@ static int parse_value(const cli_opt *o, const char *a, const char *v)
 	uint64_t x;
 	int rc = 0, on;
 	switch (o->kind) {
-	case CLI_U64: rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, o->out); break;
+	case CLI_U64:
+		/* 2^64 (UINT64_MAX as a double) does not convert back: the whole range. */
+		rc = cli_u64(a, v, (uint64_t)o->min,
+		             o->max >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)o->max,
+		             o->out);
+		break;
 	case CLI_U32:
 		rc = cli_u64(a, v, (uint64_t)o->min, (uint64_t)o->max, &x);
 		if (rc == 0)
@@ -135,11 +140,53 @@ static int parse_value(const cli_opt *o, const char *a, const char *v)
 	return rc != 0 ? -1 : 1;
 }
 
+/* An entry named without a leading '-' is a positional argument (cli.h). */
+static bool positional(const cli_opt *o)
+{
+	return o->name[0] != '-';
+}
+
+/* The k-th positional entry of opts[0..n), or NULL. */
+static const cli_opt *nth_positional(const cli_opt *opts, size_t n, size_t k)
+{
+	for (size_t j = 0; j < n; j++)
+		if (positional(&opts[j]) && k-- == 0)
+			return &opts[j];
+	return NULL;
+}
+
+/* The option entry named `a`, or NULL. */
+static const cli_opt *find_option(const cli_opt *opts, size_t n, const char *a)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!positional(&opts[k]) && strcmp(a, opts[k].name) == 0)
+			return &opts[k];
+	return NULL;
+}
+
+/* Positional argument `a` into entry o; its errors name it "CMD NAME", as the usage does. */
+static int parse_positional(const char *cmd, const cli_opt *o, const char *a)
+{
+	char label[128];
+	snprintf(label, sizeof label, "%s %s", cmd, o->name);
+	return parse_value(o, label, a) < 0 ? -1 : 0;
+}
+
 int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
               size_t n, void (*usage)(void))
 {
+	size_t pos = 0; /* positional arguments taken */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const cli_opt *o = a[0] != '-' ? nth_positional(opts, n, pos) : NULL;
+		if (o != NULL) {
+			if (parse_positional(cmd, o, a) != 0)
+				return -1;
+			if (o->given != NULL)
+				*o->given = o->name;
+			pos++;
+			continue;
+		}
 		if (cc != NULL) {
 			int r = cli_cluster_opt(cc, argc, argv, &i);
 			if (r < 0)
@@ -151,13 +198,17 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 			usage();
 			return 1;
 		}
-		const cli_opt *o = NULL;
-		for (size_t k = 0; k < n && o == NULL; k++)
-			if (strcmp(a, opts[k].name) == 0)
-				o = &opts[k];
+		o = find_option(opts, n, a);
 		if (o == NULL) {
-			fprintf(stderr, "rusk %s: unknown option '%s' (try: rusk %s --help)\n", cmd,
-			        a, cmd);
+			/* A word past the positional arguments a command takes is not an option. */
+			if (a[0] != '-' && nth_positional(opts, n, 0) != NULL)
+				fprintf(stderr,
+				        "rusk %s: unexpected argument '%s' (try: rusk %s --help)\n",
+				        cmd, a, cmd);
+			else
+				fprintf(stderr,
+				        "rusk %s: unknown option '%s' (try: rusk %s --help)\n", cmd,
+				        a, cmd);
 			return -1;
 		}
 		int took = parse_value(o, a, v);
@@ -166,6 +217,12 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 		if (o->given != NULL)
 			*o->given = o->name;
 		i += took;
+	}
+	const cli_opt *missing = nth_positional(opts, n, pos);
+	if (missing != NULL) {
+		fprintf(stderr, "rusk %s: missing %s (try: rusk %s --help)\n", cmd, missing->name,
+		        cmd);
+		return -1;
 	}
 	return 0;
 }

@@ -18,34 +18,46 @@ static const char *expected_header =
         "second,phase,submitted,placed,throughput,rejected,backlog,utilization,conflicts,"
         "delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,quality_mean";
 
+static void usage(void)
+{
+	puts("usage: rusk plot RUN.csv -o DIR\n\n"
+	     "Draws DIR/{delay,throughput,conflicts,utilization,quality}.png from the\n"
+	     "per-second CSV of `rusk run --csv RUN.csv` with gnuplot (gnuplot-nox).");
+}
+
+/* -o's value: a directory (made if missing). */
+static int dir_value(const char *flag, const char *val, void *out)
+{
+	if (val == NULL) {
+		fprintf(stderr, "rusk: %s: needs a directory\n", flag);
+		return -1;
+	}
+	*(const char **)out = val;
+	return 0;
+}
+
+int cli_plot_parse(int argc, char **argv, cli_plot *o)
+{
+	*o = (cli_plot){0};
+	const cli_opt opts[] = {
+	        {CLI_FILE_OPT("RUN.csv", &o->in)},
+	        {CLI_CUSTOM_OPT("-o", dir_value, &o->dir)},
+	};
+	int r = cli_parse("plot", argc, argv, NULL, opts, sizeof opts / sizeof *opts, usage);
+	if (r == 0 && o->dir == NULL) {
+		fprintf(stderr, "rusk plot: missing -o DIR (try: rusk plot --help)\n");
+		return -1;
+	}
+	return r;
+}
+
 int rusk_cmd_plot(int argc, char **argv)
 {
-	const char *in = NULL, *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			dir = argv[++i];
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			puts("usage: rusk plot RUN.csv -o DIR\n\n"
-			     "Draws DIR/{delay,throughput,conflicts,utilization,quality}.png from "
-			     "the\n"
-			     "per-second CSV of `rusk run --csv RUN.csv` with gnuplot "
-			     "(gnuplot-nox).");
-			return 0;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "rusk plot: unknown option '%s' (try: rusk plot --help)\n",
-			        argv[i]);
-			return RUSK_EXIT_USAGE;
-		} else if (in == NULL)
-			in = argv[i];
-		else {
-			fprintf(stderr, "rusk plot: one CSV at a time ('%s' is extra)\n", argv[i]);
-			return RUSK_EXIT_USAGE;
-		}
-	}
-	if (in == NULL || dir == NULL) {
-		fprintf(stderr, "rusk plot: usage: rusk plot RUN.csv -o DIR\n");
-		return RUSK_EXIT_USAGE;
-	}
+	cli_plot o;
+	int pr = cli_plot_parse(argc, argv, &o);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
+	const char *in = o.in, *dir = o.dir;
 	FILE *f = fopen(in, "r");
 	if (f == NULL) {
 		fprintf(stderr, "rusk plot: %s: cannot open: %s\n", in, strerror(errno));

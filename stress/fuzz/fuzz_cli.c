@@ -3,7 +3,8 @@
  * libFuzzer target: the command-line option parsers (cluster options, integers, numbers,
  * --sync and --strategy values) on argv vectors cut from arbitrary bytes at NUL or newline,
  * then the same vector through the table of `rusk run` / `rusk sim` (drv_parse: cli_parse
- * with every kind of entry, phase and group lists, the rules between flags). Parsed
+ * with every kind of entry, phase and group lists, the rules between flags) and the tables
+ * of `rusk experiment` and `rusk plot` (positional arguments: a choice, a file). Parsed
  * cluster shapes are validated by building them when they are small.
  */
 #include <stdint.h>
@@ -57,6 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cli_cluster rc;
 	run_cfg cfg;
 	drv_parse(argc, argv, size > 0 && (data[0] & 1), &rc, &cfg);
+	/* The positional arguments' tables: they only parse, so both run on every vector. */
+	cli_experiment ex;
+	cli_experiment_parse(argc, argv, &ex);
+	cli_plot pl;
+	cli_plot_parse(argc, argv, &pl);
 	/* Build small shapes to check the parameters' validation end to end. */
 	if (cc.openb_path == NULL &&
 	    (uint64_t)cc.params.machines * cc.params.rus_per_machine <= 100000) {
