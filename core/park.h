@@ -23,6 +23,7 @@
 #define RUSK_PARK_H
 
 #include <ck_ec.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct rusk_park {
@@ -45,6 +46,13 @@ static inline uint32_t rusk_park_prepare(const rusk_park *p)
 /* Sleeps until a rusk_park_wake after `seen` was read, or until deadline_ns (monotonic
  * ns; UINT64_MAX: none); may return early. Any thread may wait. */
 void rusk_park_wait(rusk_park *p, uint32_t seen, uint64_t deadline_ns);
+
+/* Whether a thread is parked on p, or about to be (a hint: it may change at once). A
+ * producer may use it to yield its core to the thread its next wake-up runs. */
+static inline bool rusk_park_parked(const rusk_park *p)
+{
+	return ck_ec32_has_waiters(&p->ec);
+}
 
 /* Wakes every thread parked on p (release: work published before it is seen by a woken
  * thread). A system call only when a thread is parked. Any thread. */

@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -131,7 +132,14 @@ static void *gen_main(void *arg)
 			stat_add(&R->rejected, 1);
 			continue;
 		}
+		bool parked = rusk_park_parked(&a->da->park);
 		int rc = rusk_dispatch_submit(R->d, a->index, &spec, NULL);
+		/* This submission woke a parked agent: give it this core now, unless the
+		 * generator is behind its schedule (then it must not slow the offered rate).
+		 * With two cores for the generator and two agents, the woken agent otherwise
+		 * waited for the generator's burst to end (median delay 22 us; 3-4 us). */
+		if (parked && due > now)
+			sched_yield();
 		if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE)
 			stat_add(&R->refused, 1); /* the kernel would never place it */
 		else if (rc != RUSK_OK)
