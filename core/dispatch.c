@@ -421,8 +421,12 @@ bool rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl, u
 		rusk_disp_add(&s->tet_us, ev.run_ns / 1000);
 	if (t_done > s->last_done_ns)
 		rusk_store64(&s->last_done_ns, t_done, RUSK_RELAXED);
+	/* Saturated: a run_ns near UINT64_MAX ("for ever") wrapped to an end in the past. */
+	uint64_t end = !timed                                ? UINT64_MAX
+	               : ev.run_ns < UINT64_MAX - 1 - t_done ? t_done + ev.run_ns
+	                                                     : UINT64_MAX - 1;
 	/* Atomic: a completer may still read the end of a preempted earlier tenure. */
-	rusk_store64(&j->end_ns, timed ? t_done + ev.run_ns : UINT64_MAX, RUSK_RELAXED);
+	rusk_store64(&j->end_ns, end, RUSK_RELAXED);
 	/* E1: the leases and end time above are visible to whoever acquires RUNNING. */
 	uint64_t tenure = rusk_load64(&j->st, RUSK_RELAXED) >> 2;
 	rusk_store64(&j->st, tenure << 2 | RUSK_JS_RUNNING, RUSK_RELEASE);
@@ -687,12 +691,18 @@ static void *completer_main(void *arg)
 			rusk_dtask *j;
 			while (ck_ring_dequeue_spsc(&d->ag[i].done, d->ag[i].done_buf, &j)) {
 				TSAN_ACQUIRE(j); /* E4 */
-				/* Preempted (and maybe placed again) meanwhile: this entry names
-				 * the newer tenure and a later hand-over a duplicate; the end's CAS
-				 * ends each tenure once (E2). */
+				/* The tenure running now, with its end (E1: written before
+				 * RUNNING). The handed-over one may be over: preempted or revoked
+				 * (queued again under tenure + 1, with the old end_ns until it is
+				 * placed again), or ended and the slot reused. Such an entry is
+				 * dropped: a tenure not running now never runs again, and a later
+				 * placement hands itself over. Keeping it with the tenure read now
+				 * ended the next tenure at the old end. A duplicate of a running
+				 * tenure is harmless: the end's CAS ends each tenure once (E2). */
 				uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
 				uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
-				wheel_put(d, w, (tenure){end, j, (uint32_t)(st >> 2)});
+				if ((st & 3) == RUSK_JS_RUNNING && end != UINT64_MAX)
+					wheel_put(d, w, (tenure){end, j, (uint32_t)(st >> 2)});
 			}
 		}
 		wheel_turn(d, w, now_ns(d), last);
@@ -823,7 +833,11 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 		ck_pr_stall();
 	}
 	uint32_t seen = rusk_park_prepare(&a->park);
-	if (ck_ring_size(&a->in) > 0 || rusk_load32(&d->stop, RUSK_ACQUIRE) != 0)
+	/* A stop that may have finished the agent wakes it; one that has to wait for room
+	 * (close with tasks held) does not: it parks like any dry agent, instead of polling
+	 * until the next sync. */
+	uint32_t stop = rusk_load32(&d->stop, RUSK_ACQUIRE);
+	if (ck_ring_size(&a->in) > 0 || stop >= 2 || (stop == 1 && a->held == 0))
 		return;
 	/* Park deadlines are CLOCK_MONOTONIC; the cluster's clock may be another. */
 	struct timespec ts;
@@ -832,10 +846,24 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 	rusk_park_wait(&a->park, seen, mono + (until - t));
 }
 
+/* E6, the agents' side: once stop is seen and no submission is in flight, nothing more
+ * reaches a ring (a submission that raised the count later sees the stop and is refused).
+ * Without this an agent could take its ring for the last time while a submission that
+ * had passed its stop check was still on its way there: accepted, and never accounted. */
+static bool no_submission_in_flight(const rusk_dispatch *d)
+{
+	rusk_fence_full(); /* the stop flag read before, the in-flight count after */
+	return rusk_load32(&d->inflight, RUSK_ACQUIRE) == 0;
+}
+
 static bool agent_finished(rusk_dagent *a)
 {
 	uint32_t stop = rusk_load32(&a->d->stop, RUSK_ACQUIRE);
-	return stop >= 2 || (stop == 1 && a->held == 0 && ck_ring_size(&a->in) == 0);
+	if (stop >= 2)
+		return true;
+	/* In flight first, then the ring: the ring cannot fill again after both are seen. */
+	return stop == 1 && no_submission_in_flight(a->d) && a->held == 0 &&
+	       ck_ring_size(&a->in) == 0;
 }
 
 static void *agent_main(void *arg)
@@ -870,7 +898,11 @@ static void *agent_main(void *arg)
 	struct timespec cpu;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	a->cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
-	take_ring(a); /* submissions that came too late to place stay counted as queued */
+	/* Submissions that came too late to place stay counted as queued: wait for those
+	 * still on their way to the ring (E6), then take it. */
+	while (!no_submission_in_flight(d))
+		sleep_ns(1000);
+	take_ring(a);
 	rusk_disp_drain(a);
 	rusk_store32(&a->exited, 1, RUSK_RELEASE); /* rusk_dispatch_drained */
 	rusk_thread_unregister();
@@ -989,6 +1021,14 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 		return;
 	if (d->started)
 		rusk_dispatch_stop(d, false);
+	/* Tasks still running until completed give their RUs back to the cluster, which
+	 * outlives d (nobody can complete them after this): DONE on this thread. */
+	uint64_t used = d->jobs != NULL ? rusk_load64(&d->bump, RUSK_RELAXED) : 0;
+	for (uint64_t k = 0; k < used && k < d->cap; k++) {
+		uint64_t st = rusk_load64(&d->jobs[k].st, RUSK_ACQUIRE);
+		if ((st & 3) == RUSK_JS_RUNNING)
+			rusk_disp_end(d, &d->jobs[k], (uint32_t)(st >> 2), now_ns(d));
+	}
 	for (uint32_t i = 0; d->ag != NULL && i < d->p.agents; i++) {
 		rusk_dagent *a = &d->ag[i];
 		rusk_disp_drain(a); /* never started: queues may hold jobs */
@@ -1112,8 +1152,8 @@ static void wake_all(rusk_dispatch *d)
 
 RUSK_EXPORT int rusk_dispatch_start(rusk_dispatch *d)
 {
-	if (d == NULL || d->started)
-		return RUSK_EINVAL;
+	if (d == NULL || d->started || d->stopped)
+		return RUSK_EINVAL; /* once; never after a stop (nothing would join the threads) */
 	wheel *w = calloc(1, sizeof *w);
 	if (w == NULL || (w->s = calloc(WHEEL_SLOTS, sizeof *w->s)) == NULL) {
 		free(w);
@@ -1165,8 +1205,12 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 		sleep_ns(1000);
 	wake_all(d);
 	for (uint32_t i = 0; i < d->p.agents; i++)
-		if (d->ag[i].started)
+		if (d->ag[i].started) {
 			pthread_join(d->ag[i].tid, NULL);
+		} else { /* never started: what was submitted stays counted as queued */
+			take_ring(&d->ag[i]);
+			rusk_disp_drain(&d->ag[i]);
+		}
 	rusk_store32(&d->comp_stop, 1, RUSK_RELEASE);
 	if (d->comp_on)
 		pthread_join(d->comp, NULL);

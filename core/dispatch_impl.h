@@ -22,7 +22,9 @@
  *   E4 hand-over to the completer: ring (SPSC) + TSAN_RELEASE / TSAN_ACQUIRE
  *   E5 stop flags: store release -> load acquire in the threads; each park is woken
  *   E6 submit: in-flight count (locked add: a full barrier), then the stop flag;
- *      stop: the flag, a full fence, then waits for no submission in flight
+ *      stop: the flag, a full fence, then waits for no submission in flight; an agent:
+ *      sees the flag, a full fence, no submission in flight, and only then takes its
+ *      ring for the last time (or finds it empty and stops after close)
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H

@@ -239,6 +239,217 @@ static void test_revocation(void **state)
 	rusk_cluster_destroy(c);
 }
 
+typedef struct racer {
+	rusk_dispatch *d;
+	atomic_int *go;
+} racer;
+
+static void *race_main(void *arg)
+{
+	racer *r = arg;
+	while (!atomic_load(r->go))
+		;
+	for (int i = 0; i < 2000; i++) {
+		rusk_dtask_spec t = {.rus = 1, .run_ns = 1000};
+		rusk_dispatch_submit(r->d, UINT32_MAX, &t, NULL);
+	}
+	return NULL;
+}
+
+/* Submissions racing stop(false), stop(true) and close: an agent used to take its ring for
+ * the last time while a submission that had passed its stop check was still on its way
+ * there (accepted, never placed nor counted: ~10% of these runs failed the check). */
+static void test_submit_racing_stop(void **state)
+{
+	(void)state;
+	for (int it = 0; it < 150; it++) {
+		rusk_cluster *c = cluster(1000, 16, 2);
+		counts n = {0};
+		rusk_dispatch *d = dispatcher(c, 2, 4096, &n);
+		assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+		atomic_int go = 0;
+		racer r = {d, &go};
+		pthread_t th[3];
+		for (int i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, race_main, &r);
+		atomic_store(&go, 1);
+		nanosleep(&(struct timespec){0, (it % 20) * 50000L}, NULL);
+		if (it % 3 == 2)
+			rusk_dispatch_close(d);
+		else
+			rusk_dispatch_stop(d, it % 3 == 1);
+		for (int i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		rusk_dispatch_stop(d, true);
+		char err[256] = "";
+		int rc = rusk_dispatch_check(d, err, sizeof err);
+		if (rc != RUSK_OK)
+			printf("# run %d: %s\n", it, err);
+		assert_int_equal(rc, RUSK_OK);
+		rusk_dispatch_stats st;
+		rusk_dispatch_stats_get(d, &st);
+		assert_int_equal(st.submitted, 6000);
+		assert_int_equal(atomic_load(&n.placed), st.placed);
+		assert_int_equal(atomic_load(&n.rejected), st.rejected);
+		rusk_dispatch_destroy(d);
+		rusk_cluster_destroy(c);
+	}
+}
+
+static rusk_cluster *fast_sync_cluster;
+
+/* DiffSync with a 20 ms gap: freed RUs are seen soon after they are released. */
+static void fast_sync(void *arg, uint32_t i, rusk_agent_params *out)
+{
+	(void)arg;
+	rusk_sync_params sp = {.policy = RUSK_SYNC_DIFF,
+	                       .partitions = 1,
+	                       .agents = 1,
+	                       .gap_ns = 20000000,
+	                       .start_ns = rusk_clock_now(rusk_cluster_clock(fast_sync_cluster))};
+	rusk_agent_params_init(out, &sp, i);
+}
+
+typedef struct tenures {
+	rusk_dispatch *d;
+	atomic_int first, placed[8], done_early;
+} tenures;
+
+/* Victims (user 1..8): their second tenure runs 10 s. The 8th first placement submits 8
+ * high-priority tasks that preempt them at once, before the completer has taken their
+ * first (1 s) tenures off its queue. */
+static void on_tenure(void *arg, rusk_dispatch_event *ev)
+{
+	tenures *t = arg;
+	intptr_t k = (intptr_t)ev->user - 1;
+	if (k < 0)
+		return;
+	if (ev->kind == RUSK_EV_PLACED && atomic_fetch_add(&t->placed[k], 1) > 0)
+		ev->run_ns = 10000000000ull;
+	else if (ev->kind == RUSK_EV_PLACED && atomic_fetch_add(&t->first, 1) == 7)
+		for (int i = 0; i < 8; i++) {
+			rusk_dtask_spec s = {.rus = 1, .priority = 1, .run_ns = 1000000};
+			assert_int_equal(rusk_dispatch_submit(t->d, 0, &s, NULL), RUSK_OK);
+		}
+	if (ev->kind == RUSK_EV_DONE && atomic_load(&t->placed[k]) > 1)
+		atomic_fetch_add(&t->done_early, 1);
+}
+
+/* A tenure handed to the completer and preempted before the completer took it used to
+ * be queued under the next tenure with the old end: the task, placed again for 10 s,
+ * ended when its first tenure would have (1 s). */
+static void test_preempted_tenure_keeps_its_end(void **state)
+{
+	(void)state;
+	rusk_cluster *c = fast_sync_cluster = cluster(8, 1, 1);
+	tenures t = {0};
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 1);
+	p.agent_params = fast_sync;
+	p.on_event = on_tenure;
+	p.arg = &t;
+	p.max_jobs = 64;
+	assert_int_equal(rusk_dispatch_create(c, &p, &t.d, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_dispatch_start(t.d), RUSK_OK);
+	for (intptr_t i = 1; i <= 8; i++) {
+		rusk_dtask_spec s = {.rus = 1, .run_ns = 1000000000, .user = (void *)i};
+		assert_int_equal(rusk_dispatch_submit(t.d, 0, &s, NULL), RUSK_OK);
+	}
+	int again = 0;
+	for (int ms = 0; ms < 3000 && again < 8; ms++, sleep_ms(1))
+		for (int k = again = 0; k < 8; k++)
+			again += atomic_load(&t.placed[k]) > 1;
+	assert_int_equal(again, 8);
+	sleep_ms(1200); /* past the first tenures' end */
+	assert_int_equal(atomic_load(&t.done_early), 0);
+	rusk_dispatch_stop(t.d, false);
+	assert_int_equal(rusk_dispatch_check(t.d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(t.d);
+	rusk_cluster_destroy(c);
+}
+
+/* run_ns near UINT64_MAX ("for ever") used to wrap end = now + run_ns to the past: the
+ * task ended at once. */
+static void test_huge_run_ns(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	rusk_dtask_spec t = {.rus = 1, .run_ns = UINT64_MAX - 1};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &t, NULL), RUSK_OK);
+	for (int ms = 0; ms < 2000 && atomic_load(&n.placed) < 1; ms++)
+		sleep_ms(1);
+	sleep_ms(20);
+	assert_int_equal(atomic_load(&n.placed), 1);
+	assert_int_equal(atomic_load(&n.done), 0);
+	rusk_dispatch_stop(d, false); /* a finite run_ns: ended at stop */
+	assert_int_equal(atomic_load(&n.done), 1);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+/* Lifecycle edges: stop without start counts what was submitted as queued; start after
+ * stop is refused (it used to start threads nothing joined); destroy gives the RUs of
+ * tasks still running until completed back to the cluster (they stayed held for ever). */
+static void test_lifecycle_edges(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n);
+	rusk_dtask_spec t = {.rus = 1, .run_ns = 1};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &t, NULL), RUSK_OK);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.queued_end, 1);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_EINVAL);
+	rusk_dispatch_destroy(d);
+
+	d = dispatcher(c, 2, 64, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 3; i++) {
+		rusk_dtask_spec s = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &s, NULL), RUSK_OK);
+	}
+	for (int ms = 0; ms < 2000 && atomic_load(&n.placed) < 3; ms++)
+		sleep_ms(1);
+	assert_int_equal(rusk_cluster_free_rus(c), 1);
+	uint64_t done = atomic_load(&n.done);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(atomic_load(&n.done), done + 3);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	rusk_cluster_destroy(c);
+}
+
+/* stop(true) waiting for room: the agent, dry with tasks held, used to poll without
+ * parking until the next sync (0.45 s of CPU in a 0.5 s drain); it parks now. */
+static void test_drain_parks(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 8; i++) {
+		rusk_dtask_spec t = {.rus = 1, .run_ns = 300000000};
+		assert_int_equal(rusk_dispatch_submit(d, 0, &t, NULL), RUSK_OK);
+	}
+	for (int ms = 0; ms < 2000 && atomic_load(&n.placed) < 4; ms++)
+		sleep_ms(1);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	printf("# drain: agent CPU %.3f s\n", st.agent_cpu_s);
+	assert_int_equal(st.placed, 8);
+	assert_true(st.agent_cpu_s < 0.1);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
 static void test_bad_params(void **state)
 {
 	(void)state;
@@ -261,9 +472,16 @@ int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_many_submitters),   cmocka_unit_test(test_preemption),
-	        cmocka_unit_test(test_stop_and_refusals), cmocka_unit_test(test_revocation),
+	        cmocka_unit_test(test_many_submitters),
+	        cmocka_unit_test(test_preemption),
+	        cmocka_unit_test(test_stop_and_refusals),
+	        cmocka_unit_test(test_revocation),
 	        cmocka_unit_test(test_bad_params),
+	        cmocka_unit_test(test_submit_racing_stop),
+	        cmocka_unit_test(test_preempted_tenure_keeps_its_end),
+	        cmocka_unit_test(test_huge_run_ns),
+	        cmocka_unit_test(test_lifecycle_edges),
+	        cmocka_unit_test(test_drain_parks),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

@@ -17,8 +17,14 @@
  * is woken by the next submission, its view's next sync, its next admission check or a
  * stop: the hand-off costs one wake-up, not a polling period. The callback runs on the
  * agent thread (PLACED, PREEMPTED, REJECTED by the kernel), on the completer (DONE) or on
- * the submitting thread (REJECTED at submission); it must not block, and may call
- * rusk_dispatch_submit and rusk_dispatch_complete.
+ * the submitting thread (REJECTED at submission), on the failing thread (REVOKED) or on
+ * the destroying thread (DONE); it must not block, and may call rusk_dispatch_submit and
+ * rusk_dispatch_complete (but a job runs only once its PLACED callback has returned:
+ * completing it from there gets RUSK_EAGAIN; set ev->run_ns = 0 to end it at once).
+ *
+ * One dispatcher per cluster: preemption and rusk_dispatch_revoked find a job by the
+ * kernel task id that holds an RU, and ids of tasks placed by anything else on the
+ * cluster (another dispatcher, the embedder's own agents) would name jobs of d.
  *
  * Accounting, checked by rusk_dispatch_check:
  *   submitted = placed - preempted - revoked + rejected + queued
@@ -73,10 +79,13 @@ typedef enum rusk_dispatch_event_kind {
 
 typedef struct rusk_dispatch_event {
 	rusk_dispatch_event_kind kind;
-	uint32_t agent;  /* the agent that placed, preempted or refused it */
+	uint32_t agent;  /* the agent that placed, preempted or refused it (REVOKED: 0;
+	                  * REJECTED after a revocation: UINT32_MAX) */
 	int error;       /* REJECTED: RUSK_EINVAL / RUSK_EINFEASIBLE (the kernel's verdict,
 	                  * see rusk_task_check), RUSK_EAGAIN (its agent's queue was full),
-	                  * RUSK_ENOMEM; else RUSK_OK */
+	                  * RUSK_ENOMEM, RUSK_ESTOPPED (submitted, or revoked and to be
+	                  * queued again, after stop began); REVOKED: RUSK_EOFFLINE; else
+	                  * RUSK_OK */
 	rusk_dtask *job; /* valid until the callback returns for DONE and REJECTED */
 	uint64_t id;     /* the kernel task id (lease owner) of this tenure */
 	void *user;
@@ -120,8 +129,9 @@ void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t agents);
  */
 int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params *p, rusk_dispatch **out,
                          char *err, size_t errlen);
-/* Stops it if running (rusk_dispatch_stop) and frees it. Not concurrently with any other
- * call on d. */
+/* Stops it if running (rusk_dispatch_stop), ends the tasks still running until completed
+ * (their RUs go back to the cluster; DONE on this thread) and frees it. Not concurrently
+ * with any other call on d. */
 void rusk_dispatch_destroy(rusk_dispatch *d);
 
 /*
@@ -130,7 +140,8 @@ void rusk_dispatch_destroy(rusk_dispatch *d);
  * RUSK_EINFEASIBLE for a task the kernel could never place (rusk_task_check), RUSK_EAGAIN
  * when the agent's queue or the job slots are full, RUSK_ESTOPPED after stop began; in
  * each of these cases a REJECTED event was delivered on this thread first and the task
- * counts as rejected.
+ * counts as rejected. d or s NULL, or `agent` out of range: RUSK_EINVAL, nothing
+ * delivered nor counted.
  */
 int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
                          rusk_dtask **out);
@@ -154,7 +165,7 @@ int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j);
 void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *d);
 
 /* Starts the agent threads and the completer. RUSK_ENOMEM (threads) after stopping what
- * started. Once. */
+ * started. Once: RUSK_EINVAL when started before or stopped. */
 int rusk_dispatch_start(rusk_dispatch *d);
 
 /* rusk_dispatch_close: no more submissions (RUSK_ESTOPPED); each agent stops once it has
@@ -166,10 +177,15 @@ bool rusk_dispatch_drained(const rusk_dispatch *d);
 /*
  * rusk_dispatch_stop: no more submissions; with `drain`, waits until the agents have
  * placed (or refused) everything queued; then stops and joins the threads. Tasks still
- * queued stay counted as queued (stats.queued_end); running tasks with a finite run_ns
- * are ended and released (DONE); those with RUSK_RUN_UNTIL_COMPLETE keep their RUs until
- * rusk_dispatch_complete. Every wait inside wakes on the stop. Idempotent. Not from a
- * callback.
+ * queued stay counted as queued (stats.queued_end; also what was submitted to a
+ * dispatcher never started); running tasks with a finite run_ns are ended and released
+ * (DONE); those with RUSK_RUN_UNTIL_COMPLETE keep their RUs until rusk_dispatch_complete
+ * (or rusk_dispatch_destroy). Without drain every wait inside wakes on the stop. A drain
+ * waits for room as long as it takes: a queued task that needs RUs held by tasks nobody
+ * completes, or on machines that stay down, keeps it waiting (parked, no CPU) until
+ * another thread completes them or brings machines up; to bound it, call
+ * rusk_dispatch_close, poll rusk_dispatch_drained until a deadline of yours, then
+ * rusk_dispatch_stop(d, false). Idempotent, from one thread. Not from a callback.
  */
 void rusk_dispatch_stop(rusk_dispatch *d, bool drain);
 
