@@ -753,17 +753,52 @@ static void take_ring(rusk_dagent *a)
 	rusk_store32(&a->d->fail, 1, RUSK_RELAXED);
 }
 
+/*
+ * Ends j's running tenure `st` because a lease of it was revoked (E2: the CAS decides
+ * against the completer, a preemptor, or the other side of E7): its other RUs come back,
+ * REVOKED is delivered, and it is queued again: on agent a's retry list when a is its
+ * agent's own thread, else through an agent's submission queue. False if it lost the CAS.
+ */
+static bool requeue(rusk_dispatch *d, rusk_dtask *j);
+
+static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent *a)
+{
+	if (!rusk_cas64(&j->st, &st, ((st >> 2) + 1) << 2 | RUSK_JS_QUEUED, RUSK_ACQ_REL))
+		return false;
+	uint64_t now = now_ns(d);
+	release(d, j, NULL); /* the revoked lease is refused, the others come back */
+	j->placed = 0;
+	j->requeue_ns = now;
+	rusk_store32(&j->lost, 0, RUSK_RELAXED);
+	rusk_faa64(&d->revoked, 1, RUSK_RELAXED);
+	rusk_dispatch_event ev = {.kind = RUSK_EV_REVOKED,
+	                          .error = RUSK_EOFFLINE,
+	                          .job = j,
+	                          .id = j->id,
+	                          .user = j->user,
+	                          .time_ns = now};
+	emit(d, &ev);
+	if (a != NULL) {
+		jobq_push(&a->retry, j, true); /* room: it was just taken from a's queues */
+		a->held++;
+	} else if (!requeue(d, j)) {
+		rusk_disp_reject(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
+	}
+	return true;
+}
+
 /* Places j (taken from a's queues); what the loop should do next. */
 static int place_one(rusk_dagent *a, rusk_dtask *j)
 {
 	rusk_dispatch *d = a->d;
 	uint64_t t_deq = now_ns(d);
 	rusk_disp_dequeued(a, j, t_deq);
-	if (j->placed > 0 && rusk_load32(&j->lost, RUSK_ACQUIRE) != 0) {
+	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0) {
 		/* Its machine failed under a partial placement: start again from nothing (a
 		 * second failure meanwhile is covered by releasing every lease). */
 		rusk_store32(&j->lost, 0, RUSK_RELAXED);
-		release(d, j, NULL);
+		if (j->placed > 0)
+			release(d, j, NULL);
 		j->placed = 0;
 	}
 	if (!rusk_disp_admit(a, j, t_deq))
@@ -789,8 +824,15 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 		return pl.samples == 0 || t.rus > 1 || rc == RUSK_ENOMEM ? STEP_DRY : STEP_DONE;
 	}
 	/* The cluster's clock: the call's own end reading saves one. */
-	if (rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns))
-		hand_over(a, j);
+	if (!rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns))
+		return STEP_DONE;
+	/* E7: RUNNING is stored (release); a revocation that found it QUEUED flagged it. */
+	rusk_fence_full();
+	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
+	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0 && (st & 3) == RUSK_JS_RUNNING &&
+	    take_back(d, j, st, a))
+		return STEP_DONE;
+	hand_over(a, j);
 	return STEP_DONE;
 }
 
@@ -1100,10 +1142,18 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 	return ok;
 }
 
+/* Whether j's current placement holds `lease` (j's fields acquired through RUNNING). */
+static bool holds(const rusk_dtask *j, rusk_lease lease)
+{
+	for (uint32_t k = 0; k < j->placed; k++)
+		if (j->l[k].ru == lease.ru && j->l[k].gen == lease.gen)
+			return true;
+	return false;
+}
+
 RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *arg)
 {
 	rusk_dispatch *d = arg;
-	(void)lease;
 	if (d == NULL || task == 0 || task > RUSK_TASK_ID_MAX)
 		return;
 	rusk_dtask *j = &d->jobs[(task - 1) % d->cap];
@@ -1111,33 +1161,27 @@ RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *ar
 	if (j->id != task)
 		return; /* not of d, or its slot was reused */
 	if ((st & 3) == RUSK_JS_QUEUED) {
-		rusk_store32(&j->lost, 1, RUSK_RELEASE); /* its agent restarts it */
-		return;
+		/* E7: its agent holds it (a partial placement, or place() has just returned
+		 * the lease): flag it, then look again, as the agent looks at the flag after
+		 * it marks the task RUNNING; at least one of the two sees the other. */
+		rusk_store32(&j->lost, 1, RUSK_RELEASE);
+		rusk_fence_full();
+		st = rusk_load64(&j->st, RUSK_ACQUIRE);
+		if ((st & 3) != RUSK_JS_RUNNING || j->id != task)
+			return; /* the agent restarts it when it next takes it */
 	}
-	/* E2: the tenure is ours, not the completer's or a preemptor's. */
-	if ((st & 3) != RUSK_JS_RUNNING ||
-	    !rusk_cas64(&j->st, &st, ((st >> 2) + 1) << 2 | RUSK_JS_QUEUED, RUSK_ACQ_REL))
+	/* A lease of an earlier placement (a machine's RUs are reported one by one, and the
+	 * task may have been placed again in between) is not this placement's. */
+	if ((st & 3) != RUSK_JS_RUNNING || !holds(j, lease))
 		return;
-	uint64_t now = now_ns(d);
-	release(d, j, NULL); /* the revoked lease is refused, the others come back */
-	j->placed = 0;
-	j->requeue_ns = now;
-	rusk_faa64(&d->revoked, 1, RUSK_RELAXED);
-	rusk_dispatch_event ev = {.kind = RUSK_EV_REVOKED,
-	                          .error = RUSK_EOFFLINE,
-	                          .job = j,
-	                          .id = j->id,
-	                          .user = j->user,
-	                          .time_ns = now};
-	emit(d, &ev);
-	if (!requeue(d, j))
-		rusk_disp_reject(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
+	take_back(d, j, st, NULL);
 }
 
 RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j)
 {
-	if (d == NULL || j == NULL || j < d->jobs || j >= d->jobs + d->cap)
-		return RUSK_EINVAL;
+	if (d == NULL || j == NULL || j < d->jobs || j >= d->jobs + d->cap ||
+	    (uintptr_t)((const char *)j - (const char *)d->jobs) % sizeof *j != 0)
+		return RUSK_EINVAL; /* not a slot of d (or inside one) */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
 	if ((st & 3) != RUSK_JS_RUNNING)
 		return RUSK_EAGAIN;
@@ -1185,6 +1229,8 @@ RUSK_EXPORT void rusk_dispatch_close(rusk_dispatch *d)
 
 RUSK_EXPORT bool rusk_dispatch_drained(const rusk_dispatch *d)
 {
+	if (d == NULL)
+		return false;
 	if (rusk_load32(&d->stop, RUSK_ACQUIRE) == 0)
 		return false;
 	for (uint32_t i = 0; i < d->p.agents; i++)

@@ -25,6 +25,9 @@
  *      stop: the flag, a full fence, then waits for no submission in flight; an agent:
  *      sees the flag, a full fence, no submission in flight, and only then takes its
  *      ring for the last time (or finds it empty and stops after close)
+ *   E7 revocation vs placement: the callback stores lost, full fence, loads st; the agent
+ *      stores st = RUNNING, full fence, loads lost; whoever sees the other takes the
+ *      tenure back by E2's CAS
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H

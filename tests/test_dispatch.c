@@ -450,6 +450,63 @@ static void test_drain_parks(void **state)
 	rusk_cluster_destroy(c);
 }
 
+typedef struct feeder {
+	rusk_dispatch *d;
+	atomic_int stop;
+} feeder;
+
+static void *feed_main(void *arg)
+{
+	feeder *f = arg;
+	while (!atomic_load(&f->stop)) {
+		rusk_dtask_spec t = {.rus = 2, .run_ns = 20000000};
+		if (rusk_dispatch_submit(f->d, UINT32_MAX, &t, NULL) != RUSK_OK)
+			nanosleep(&(struct timespec){0, 200000}, NULL);
+	}
+	return NULL;
+}
+
+/* Machines fail and come back while agents place 2-RU tasks: a revocation can arrive
+ * while place() is returning (the task not yet RUNNING), and one per RU of the machine,
+ * the task maybe placed again in between. Every revoked tenure must be taken back once
+ * and none left running on a dead lease: at the end, every tenure that ran to its end
+ * released all its RUs (released = placed - preempted - revoked), and the cluster is
+ * whole. */
+static void test_revocation_races(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(32, 4, 4);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 256, &n); /* the cluster holds at most 64 */
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	feeder f = {d, 0};
+	pthread_t th;
+	pthread_create(&th, NULL, feed_main, &f);
+	uint64_t x = 88172645463325252ull;
+	for (int k = 0; k < 400; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t m = (uint32_t)(x % 32);
+		assert_int_equal(rusk_machine_fail(c, m, rusk_dispatch_revoked, d), RUSK_OK);
+		nanosleep(&(struct timespec){0, 500000}, NULL);
+		assert_int_equal(rusk_machine_up(c, m), RUSK_OK);
+	}
+	atomic_store(&f.stop, 1);
+	pthread_join(th, NULL);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	printf("# %llu placed, %llu revoked, %llu released\n", (unsigned long long)st.placed,
+	       (unsigned long long)st.revoked, (unsigned long long)st.released);
+	assert_true(st.revoked > 0);
+	assert_int_equal(st.revoked, atomic_load(&n.revoked));
+	assert_int_equal(st.released, st.placed - st.preempted - st.revoked);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
 static void test_bad_params(void **state)
 {
 	(void)state;
@@ -476,6 +533,7 @@ int main(void)
 	        cmocka_unit_test(test_preemption),
 	        cmocka_unit_test(test_stop_and_refusals),
 	        cmocka_unit_test(test_revocation),
+	        cmocka_unit_test(test_revocation_races),
 	        cmocka_unit_test(test_bad_params),
 	        cmocka_unit_test(test_submit_racing_stop),
 	        cmocka_unit_test(test_preempted_tenure_keeps_its_end),
