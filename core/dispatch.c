@@ -205,36 +205,6 @@ static rusk_dtask *jobq_pop(rusk_dtaskq *q)
 	return j;
 }
 
-static void waitq_push(rusk_waitq *h, rusk_dtask *j)
-{
-	size_t i = h->n++;
-	while (i > 0 && j->ready_ns < h->a[(i - 1) / 2]->ready_ns) {
-		h->a[i] = h->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->a[i] = j;
-}
-
-static rusk_dtask *waitq_pop(rusk_waitq *h)
-{
-	rusk_dtask *top = h->a[0], *x = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->a[c + 1]->ready_ns < h->a[c]->ready_ns)
-			c++;
-		if (h->a[c]->ready_ns >= x->ready_ns)
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	if (h->n > 0)
-		h->a[i] = x;
-	return top;
-}
-
 bool rusk_disp_reserve(rusk_dagent *a, size_t more)
 {
 	size_t n = a->held + more;
@@ -277,7 +247,7 @@ rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries)
 		j = jobq_pop(&a->retry);
 	}
 	if (j == NULL && a->wait.n > 0 && a->wait.a[0]->ready_ns <= now)
-		j = waitq_pop(&a->wait);
+		j = rusk_waitq_pop(&a->wait);
 	if (j == NULL)
 		j = jobq_pop(&a->lo);
 	if (j != NULL)
@@ -353,7 +323,7 @@ bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 	if (j->wait_from_ns == 0)
 		j->wait_from_ns = now;
 	j->ready_ns = now + dec.wait_ns;
-	waitq_push(&a->wait, j);
+	(void)rusk_waitq_push(&a->wait, j); /* room reserved: cannot fail */
 	a->held++;
 	return false;
 }
@@ -570,49 +540,17 @@ typedef struct slot {
 	uint32_t n, cap;
 } slot;
 
+static inline bool end_before(const tenure *x, const tenure *y)
+{
+	return x->end_ns < y->end_ns;
+}
+HEAP_DEFINE(far_heap, tenure, end_before)
+
 typedef struct wheel {
 	slot *s;
 	uint64_t tick; /* every slot before it has been emptied */
-	tenure *far;   /* beyond the horizon: a min-heap by end_ns */
-	size_t n_far, cap_far;
+	far_heap far;  /* beyond the horizon */
 } wheel;
-
-static void far_push(rusk_dispatch *d, wheel *w, tenure e)
-{
-	if (w->n_far == w->cap_far) {
-		size_t nc = w->cap_far ? 2 * w->cap_far : 1024;
-		tenure *na = realloc(w->far, nc * sizeof *na);
-		if (na == NULL) { /* nowhere to keep it: end it now (nothing is lost) */
-			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(d, e.j, e.tenure, now_ns(d));
-			return;
-		}
-		w->far = na;
-		w->cap_far = nc;
-	}
-	size_t i = w->n_far++;
-	while (i > 0 && e.end_ns < w->far[(i - 1) / 2].end_ns) {
-		w->far[i] = w->far[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	w->far[i] = e;
-}
-
-static tenure far_pop(wheel *w)
-{
-	tenure top = w->far[0], x = w->far[--w->n_far];
-	size_t i = 0;
-	for (size_t c; (c = 2 * i + 1) < w->n_far; i = c) {
-		if (c + 1 < w->n_far && w->far[c + 1].end_ns < w->far[c].end_ns)
-			c++;
-		if (w->far[c].end_ns >= x.end_ns)
-			break;
-		w->far[i] = w->far[c];
-	}
-	if (w->n_far > 0)
-		w->far[i] = x;
-	return top;
-}
 
 static void wheel_put(rusk_dispatch *d, wheel *w, tenure e)
 {
@@ -620,7 +558,10 @@ static void wheel_put(rusk_dispatch *d, wheel *w, tenure e)
 	if (t < w->tick)
 		t = w->tick; /* already due */
 	if (t - w->tick >= WHEEL_SLOTS) {
-		far_push(d, w, e);
+		if (!far_heap_push(&w->far, e)) { /* nowhere to keep it: end it now */
+			rusk_store32(&d->fail, 1, RUSK_RELAXED);
+			rusk_disp_end(d, e.j, e.tenure, now_ns(d));
+		}
 		return;
 	}
 	slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
@@ -647,16 +588,16 @@ static void wheel_turn(rusk_dispatch *d, wheel *w, uint64_t now, bool all)
 				rusk_disp_end(d, w->s[k].a[i].j, w->s[k].a[i].tenure, now);
 			w->s[k].n = 0;
 		}
-		while (w->n_far > 0) {
-			tenure e = far_pop(w);
+		while (w->far.n > 0) {
+			tenure e = far_heap_pop(&w->far);
 			rusk_disp_end(d, e.j, e.tenure, now);
 		}
 		return;
 	}
 	uint64_t now_tick = now >> WHEEL_SHIFT;
 	for (;;) {
-		while (w->n_far > 0 && (w->far[0].end_ns >> WHEEL_SHIFT) < w->tick + WHEEL_SLOTS)
-			wheel_put(d, w, far_pop(w));
+		while (w->far.n > 0 && (w->far.a[0].end_ns >> WHEEL_SHIFT) < w->tick + WHEEL_SLOTS)
+			wheel_put(d, w, far_heap_pop(&w->far));
 		slot *sl = &w->s[w->tick & (WHEEL_SLOTS - 1)];
 		uint32_t keep = 0;
 		for (uint32_t i = 0; i < sl->n; i++) {
@@ -721,7 +662,7 @@ static void wheel_free(wheel *w)
 	for (uint32_t k = 0; w->s != NULL && k < WHEEL_SLOTS; k++)
 		free(w->s[k].a);
 	free(w->s);
-	free(w->far);
+	free(w->far.a);
 	free(w);
 }
 

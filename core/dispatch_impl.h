@@ -40,6 +40,7 @@
 #include <rusk/dispatch.h>
 
 #include "atomic.h"
+#include "heap.h"
 #include "hist.h"
 #include "park.h"
 #include "rng.h"
@@ -74,11 +75,12 @@ typedef struct rusk_dtaskq {
 	size_t head, n, cap;
 } rusk_dtaskq;
 
-/* Admission waiters by their next check (binary min-heap on ready_ns). */
-typedef struct rusk_waitq {
-	rusk_dtask **a;
-	size_t n, cap;
-} rusk_waitq;
+static inline bool rusk_ready_before(rusk_dtask *const *x, rusk_dtask *const *y)
+{
+	return (*x)->ready_ns < (*y)->ready_ns;
+}
+/* Admission waiters by their next check. */
+HEAP_DEFINE(rusk_waitq, rusk_dtask *, rusk_ready_before)
 
 /* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
 typedef struct rusk_disp_stats {

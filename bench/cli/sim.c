@@ -68,7 +68,8 @@ typedef struct evq {
 
 static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint32_t tenure)
 {
-	ev_heap_push(&q->h, (event){t, q->seq++, tk, agent, tenure, kind});
+	if (!ev_heap_push(&q->h, (event){t, q->seq++, tk, agent, tenure, kind}))
+		drv_oom_exit("growing the simulator's event heap");
 }
 
 static uint64_t vnow; /* the virtual clock; one simulation per process */
@@ -127,7 +128,8 @@ static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
 		ready = next_sync(S, i, t);
 	}
 	tk->ready_ns = ready > t + S->min_ns ? ready : t + S->min_ns;
-	defer_heap_push(&S->deferred[i], tk);
+	if (!defer_heap_push(&S->deferred[i], tk))
+		drv_oom_exit("growing an agent's deferred tasks");
 }
 
 /* Deferred tasks due at t (all of them with `all`) go back to their queues: high

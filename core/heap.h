@@ -1,34 +1,34 @@
-/* SPDX-License-Identifier: MIT */
 /*
- * A typed binary min-heap, generated per element type: the completer's tenures by end time
- * (run.c), the simulator's events by (time, sequence) (sim.c), and the admission waiters by
- * their next check (driver.c). Growth failure ends the process with the out-of-memory
- * status and a message (drv_oom_exit): these are the CLI's own queues.
+ * A typed binary min-heap, generated per element type: the dispatcher's admission waiters
+ * by their next check and its completer's far tenures by end time (core/dispatch.c), and
+ * the simulator's events by (time, sequence) (bench/cli/sim.c).
  *
  *   HEAP_DEFINE(name, T, less)  defines `name` { T *a; size_t n, cap; } and
- *                               name_push(name *h, T x), T name_pop(name *h) (h->n > 0)
- * where less(const T *x, const T *y) orders the elements.
+ *     bool name_push(name *h, T x)  false when growing failed (h unchanged: nothing lost)
+ *     T name_pop(name *h)           h->n > 0
+ * where less(const T *x, const T *y) orders the elements. Ties keep no particular order,
+ * but the same pushes and pops always give the same order (the simulator relies on it).
  */
-#ifndef RUSK_CLI_HEAP_H
-#define RUSK_CLI_HEAP_H
+#ifndef RUSK_CORE_HEAP_H
+#define RUSK_CORE_HEAP_H
 
+#include <stdbool.h>
 #include <stdlib.h>
-
-/* Prints "out of memory WHAT" and exits with RUSK_EXIT_NOMEM (driver.c). */
-_Noreturn void drv_oom_exit(const char *what);
 
 #define HEAP_DEFINE(name, T, less)                                                                 \
 	typedef struct name {                                                                      \
 		T *a;                                                                              \
 		size_t n, cap;                                                                     \
 	} name;                                                                                    \
-	static inline void name##_push(name *h, T x)                                               \
+	static inline bool name##_push(name *h, T x)                                               \
 	{                                                                                          \
 		if (h->n == h->cap) {                                                              \
-			h->cap = h->cap ? h->cap * 2 : 4096;                                       \
-			h->a = realloc(h->a, h->cap * sizeof *h->a);                               \
-			if (h->a == NULL)                                                          \
-				drv_oom_exit("growing a " #name);                                  \
+			size_t cap = h->cap ? h->cap * 2 : 1024;                                   \
+			T *na = realloc(h->a, cap * sizeof *h->a);                                 \
+			if (na == NULL)                                                            \
+				return false;                                                      \
+			h->a = na;                                                                 \
+			h->cap = cap;                                                              \
 		}                                                                                  \
 		size_t i = h->n++;                                                                 \
 		while (i > 0 && less(&x, &h->a[(i - 1) / 2])) {                                    \
@@ -36,6 +36,7 @@ _Noreturn void drv_oom_exit(const char *what);
 			i = (i - 1) / 2;                                                           \
 		}                                                                                  \
 		h->a[i] = x;                                                                       \
+		return true;                                                                       \
 	}                                                                                          \
 	static inline T name##_pop(name *h)                                                        \
 	{                                                                                          \
@@ -58,4 +59,4 @@ _Noreturn void drv_oom_exit(const char *what);
 		return top;                                                                        \
 	}
 
-#endif
+#endif /* RUSK_CORE_HEAP_H */
