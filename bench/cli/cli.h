@@ -103,6 +103,8 @@ typedef struct cli_opt {
 	 * knows whether it was given, and several options sharing one `given` tell which of
 	 * them came last (rules such as "not --duration-s with the last of these"). */
 	const char **given;
+	/* A positional argument that may be left out (cli_parse then leaves *out alone). */
+	bool optional;
 } cli_opt;
 /* Table entries: the fields of one kind, designated (the rest zero), written inside braces
  * so that .given can follow: {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &s), .given = &g}. */
@@ -135,7 +137,8 @@ int cli_opt_sync_policy(const char *flag, const char *val, void *out);
  * Parses argv[1..argc) of command `cmd`: cluster options into *cc (when not NULL), then the
  * n options of `opts`, in order: a later value of an option replaces an earlier one.
  * An entry whose name does not begin with '-' (e.g. "RUN.csv", "NAME") is a positional
- * argument, required, of a kind that takes a value (CLI_FILE, CLI_CHOICE, ...): the k-th
+ * argument, required unless .optional, of a kind that takes a value (CLI_FILE, CLI_CHOICE,
+ * ...): the k-th
  * argument not beginning with '-' goes to the k-th such entry, wherever it stands among
  * the options; its errors name it "CMD NAME"; one too many is refused.
  * Returns 0; 1 after --help / -h printed usage(); -1 after printing the error, naming the

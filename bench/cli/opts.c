@@ -219,7 +219,7 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 		i += took;
 	}
 	const cli_opt *missing = nth_positional(opts, n, pos);
-	if (missing != NULL) {
+	if (missing != NULL && !missing->optional) {
 		fprintf(stderr, "rusk %s: missing %s (try: rusk %s --help)\n", cmd, missing->name,
 		        cmd);
 		return -1;

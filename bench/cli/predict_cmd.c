@@ -299,14 +299,10 @@ static void write_json(FILE *f, const report *r, const char *path, uint64_t seed
 int rusk_cmd_predict(int argc, char **argv)
 {
 	const char *trace = NULL, *json = NULL;
-	if (argc > 1 && argv[1][0] != '-') { /* TRACE first; cli_parse reads from argv[1] */
-		trace = argv[1];
-		argc--;
-		argv++;
-	}
 	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2;
 	bool quiet = false;
 	const cli_opt opts[] = {
+	        {CLI_FILE_OPT("TRACE", &trace), .optional = true},
 	        {CLI_U64_OPT("--generate", 1, 100000000, &generate)},
 	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0, &seed)}, /* 2^53: exact as a double */
 	        {CLI_U64_OPT("--recent", 1, RUSK_PREDICT_RECENT, &recent)},
