@@ -29,9 +29,7 @@
  * view, and it goes to the front of that agent's retry list, counted, and PREEMPTED is
  * delivered. Its re-placement delay counts from the preemption.
  *
- * Completer thread: a timing wheel of 2^16 slots of 2^20 ns (a 68.7 s horizon) with a
- * heap beyond it; pushing is an append and each tenure is looked at once or twice (a heap
- * of every running task cost ~380 instructions a task). Ends are exact.
+ * Completer thread: core/completer.c.
  *
  * Invariants: (1) a job is in at most one place: a ring, one local queue, RUNNING, or
  * free; (2) every job submitted is accounted once as placed-and-running, queued, rejected
@@ -48,12 +46,11 @@
 #include "internal.h"
 
 #define SLICE_NS         20000000ull /* the longest park without looking at the stop flag */
-#define COMP_NS          200000ull   /* the completer's turn */
 #define DEFAULT_MAX_JOBS (1u << 20)
 
-static uint64_t now_ns(const rusk_dispatch *d)
+static inline uint64_t now_ns(const rusk_dispatch *d)
 {
-	return rusk_clock_now(rusk_cluster_clock(d->c));
+	return rusk_disp_now(d);
 }
 
 static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
@@ -522,150 +519,6 @@ void rusk_disp_drain(rusk_dagent *a)
 	memset(&a->wait, 0, sizeof a->wait);
 }
 
-/* ---- the completer ------------------------------------------------------------------------ */
-
-#define WHEEL_SHIFT 20
-#define WHEEL_SLOTS (1u << 16)
-
-/* A placed tenure on its way to its end: the job may be preempted and placed again
- * meanwhile, so the entry keeps its own copy of the end time and tenure. */
-typedef struct tenure {
-	uint64_t end_ns;
-	rusk_dtask *j;
-	uint32_t tenure;
-} tenure;
-
-typedef struct slot {
-	tenure *a;
-	uint32_t n, cap;
-} slot;
-
-static inline bool end_before(const tenure *x, const tenure *y)
-{
-	return x->end_ns < y->end_ns;
-}
-HEAP_DEFINE(far_heap, tenure, end_before)
-
-typedef struct wheel {
-	slot *s;
-	uint64_t tick; /* every slot before it has been emptied */
-	far_heap far;  /* beyond the horizon */
-} wheel;
-
-static void wheel_put(rusk_dispatch *d, wheel *w, tenure e)
-{
-	uint64_t t = e.end_ns >> WHEEL_SHIFT;
-	if (t < w->tick)
-		t = w->tick; /* already due */
-	if (t - w->tick >= WHEEL_SLOTS) {
-		if (!far_heap_push(&w->far, e)) { /* nowhere to keep it: end it now */
-			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(d, e.j, e.tenure, now_ns(d));
-		}
-		return;
-	}
-	slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
-	if (sl->n == sl->cap) {
-		uint32_t cap = sl->cap ? sl->cap * 2 : 64;
-		tenure *na = realloc(sl->a, cap * sizeof *sl->a);
-		if (na == NULL) {
-			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(d, e.j, e.tenure, now_ns(d));
-			return;
-		}
-		sl->a = na;
-		sl->cap = cap;
-	}
-	sl->a[sl->n++] = e;
-}
-
-/* Ends every tenure due by `now`; with `all`, every tenure (the dispatcher stops). */
-static void wheel_turn(rusk_dispatch *d, wheel *w, uint64_t now, bool all)
-{
-	if (all) {
-		for (uint32_t k = 0; k < WHEEL_SLOTS; k++) {
-			for (uint32_t i = 0; i < w->s[k].n; i++)
-				rusk_disp_end(d, w->s[k].a[i].j, w->s[k].a[i].tenure, now);
-			w->s[k].n = 0;
-		}
-		while (w->far.n > 0) {
-			tenure e = far_heap_pop(&w->far);
-			rusk_disp_end(d, e.j, e.tenure, now);
-		}
-		return;
-	}
-	uint64_t now_tick = now >> WHEEL_SHIFT;
-	for (;;) {
-		while (w->far.n > 0 && (w->far.a[0].end_ns >> WHEEL_SHIFT) < w->tick + WHEEL_SLOTS)
-			wheel_put(d, w, far_heap_pop(&w->far));
-		slot *sl = &w->s[w->tick & (WHEEL_SLOTS - 1)];
-		uint32_t keep = 0;
-		for (uint32_t i = 0; i < sl->n; i++) {
-			if (sl->a[i].end_ns <= now)
-				rusk_disp_end(d, sl->a[i].j, sl->a[i].tenure, now);
-			else
-				sl->a[keep++] = sl->a[i];
-		}
-		sl->n = keep;
-		if (w->tick >= now_tick)
-			break; /* the current tick: what is left is not due yet */
-		w->tick++;     /* an earlier tick: its slot is empty now */
-	}
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-	nanosleep(&ts, NULL);
-}
-
-static void *completer_main(void *arg)
-{
-	rusk_dispatch *d = arg;
-	wheel *w = d->wheel;
-	w->tick = now_ns(d) >> WHEEL_SHIFT;
-	rusk_thread_register(); /* a DONE callback may submit */
-	for (;;) {
-		/* Not d->stop: agents still hand over until they have joined (E5). */
-		bool last = rusk_load32(&d->comp_stop, RUSK_ACQUIRE);
-		for (uint32_t i = 0; i < d->p.agents; i++) {
-			rusk_dtask *j;
-			while (ck_ring_dequeue_spsc(&d->ag[i].done, d->ag[i].done_buf, &j)) {
-				TSAN_ACQUIRE(j); /* E4 */
-				/* The tenure running now, with its end (E1: written before
-				 * RUNNING). The handed-over one may be over: preempted or revoked
-				 * (queued again under tenure + 1, with the old end_ns until it is
-				 * placed again), or ended and the slot reused. Such an entry is
-				 * dropped: a tenure not running now never runs again, and a later
-				 * placement hands itself over. Keeping it with the tenure read now
-				 * ended the next tenure at the old end. A duplicate of a running
-				 * tenure is harmless: the end's CAS ends each tenure once (E2). */
-				uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
-				uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
-				if ((st & 3) == RUSK_JS_RUNNING && end != UINT64_MAX)
-					wheel_put(d, w, (tenure){end, j, (uint32_t)(st >> 2)});
-			}
-		}
-		wheel_turn(d, w, now_ns(d), last);
-		if (last)
-			break;
-		sleep_ns(COMP_NS);
-	}
-	rusk_thread_unregister();
-	return NULL;
-}
-
-static void wheel_free(wheel *w)
-{
-	if (w == NULL)
-		return;
-	for (uint32_t k = 0; w->s != NULL && k < WHEEL_SLOTS; k++)
-		free(w->s[k].a);
-	free(w->s);
-	free(w->far.a);
-	free(w);
-}
-
 /* ---- the agent threads ------------------------------------------------------------------- */
 
 enum { STEP_DONE, STEP_PARKED, STEP_DRY };
@@ -677,7 +530,7 @@ static void hand_over(rusk_dagent *a, rusk_dtask *j)
 	TSAN_RELEASE(j); /* E4 */
 	for (unsigned spins = 0; !ck_ring_enqueue_spsc(&a->done, a->done_buf, j); spins++)
 		if (spins > 16)
-			sleep_ns(1000); /* the completer drains; leases are never dropped */
+			rusk_disp_sleep(1000); /* the completer drains; leases are never dropped */
 }
 
 /* Moves a's ring into its local queues, as far as their room goes (invariant 1: a task
@@ -884,7 +737,7 @@ static void *agent_main(void *arg)
 	/* Submissions that came too late to place stay counted as queued: wait for those
 	 * still on their way to the ring (E6), then take it. */
 	while (!no_submission_in_flight(d))
-		sleep_ns(1000);
+		rusk_disp_sleep(1000);
 	take_ring(a);
 	rusk_disp_drain(a);
 	rusk_store32(&a->exited, 1, RUSK_RELEASE); /* rusk_dispatch_drained */
@@ -1023,7 +876,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	for (uint64_t k = 0; d->jobs != NULL && k < d->cap; k++)
 		if (d->jobs[k].l != NULL && d->jobs[k].l != d->jobs[k].l_in)
 			free(d->jobs[k].l);
-	wheel_free(d->wheel);
+	rusk_completer_free(d->wheel);
 	free(d->ag);
 	free(d->jobs);
 	free(d->free_buf);
@@ -1077,7 +930,7 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 		if ((ok = ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)))
 			rusk_park_wake(&a->park);
 		else
-			sleep_ns(1000); /* the agent drains its queue */
+			rusk_disp_sleep(1000); /* the agent drains its queue */
 	}
 	rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
 	return ok;
@@ -1139,14 +992,10 @@ RUSK_EXPORT int rusk_dispatch_start(rusk_dispatch *d)
 {
 	if (d == NULL || d->started || d->stopped)
 		return RUSK_EINVAL; /* once; never after a stop (nothing would join the threads) */
-	wheel *w = calloc(1, sizeof *w);
-	if (w == NULL || (w->s = calloc(WHEEL_SLOTS, sizeof *w->s)) == NULL) {
-		free(w);
+	if ((d->wheel = rusk_completer_new()) == NULL)
 		return RUSK_ENOMEM;
-	}
-	d->wheel = w;
 	d->started = true;
-	int err = pthread_create(&d->comp, NULL, completer_main, d);
+	int err = pthread_create(&d->comp, NULL, rusk_completer_main, d);
 	d->comp_on = err == 0;
 	for (uint32_t i = 0; err == 0 && i < d->p.agents; i++) {
 		err = pthread_create(&d->ag[i].tid, NULL, agent_main, &d->ag[i]);
@@ -1189,7 +1038,7 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 		rusk_store32(&d->stop, 2, RUSK_RELEASE);
 	rusk_fence_full(); /* E6: stop before the in-flight count is read */
 	while (rusk_load32(&d->inflight, RUSK_ACQUIRE) != 0)
-		sleep_ns(1000);
+		rusk_disp_sleep(1000);
 	wake_all(d);
 	for (uint32_t i = 0; i < d->p.agents; i++)
 		if (d->ag[i].started) {

@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <rusk/dispatch.h>
 
@@ -136,9 +137,28 @@ struct rusk_dispatch {
 	uint32_t comp_stop; /* the completer's last turn (after every agent joined) */
 	uint32_t fail;      /* an allocation failed in a thread */
 	pthread_t comp;
-	void *wheel; /* the completer's (dispatch.c) */
+	void *wheel; /* the completer's (completer.c) */
 	bool started, comp_on, stopped;
 };
+
+/* The cluster's clock (the simulator's virtual one under rusk sim). */
+static inline uint64_t rusk_disp_now(const rusk_dispatch *d)
+{
+	return rusk_clock_now(rusk_cluster_clock(d->c));
+}
+
+/* Sleeps ns of real time (the dispatcher's threads only run under a real clock). */
+static inline void rusk_disp_sleep(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL);
+}
+
+/* The completer (core/completer.c): its state, made before its thread starts, and the
+ * thread's body (arg: the dispatcher). */
+void *rusk_completer_new(void);
+void rusk_completer_free(void *w);
+void *rusk_completer_main(void *d);
 
 static inline void rusk_disp_add(uint64_t *p, uint64_t d)
 {
