@@ -76,7 +76,7 @@ RUSK_EXPORT int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, 
 	if ((unsigned)ap->strategy > RUSK_STRATEGY_CENTRAL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown strategy %d",
 		                 (int)ap->strategy);
-	if ((unsigned)ap->quality > RUSK_QUALITY_INTERFERENCE)
+	if ((unsigned)ap->quality > RUSK_QUALITY_PACKING)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown quality model %d",
 		                 (int)ap->quality);
 	if (!(ap->eps > 0 && ap->eps < 1))
@@ -131,6 +131,7 @@ static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
 {
 	d->t = t;
 	d->interf = a->p.quality == RUSK_QUALITY_INTERFERENCE;
+	d->pack = a->p.quality == RUSK_QUALITY_PACKING;
 	if (d->interf)
 		rusk_qtask_init(&d->qt, &t->profile);
 }
@@ -180,6 +181,8 @@ static RUSK_NOINLINE int task_problem(const rusk_cluster *c, const rusk_task *t,
 		f = "profile";
 		rusk_errf(err, errlen, rc, "task %llu: a profile value exceeds 99",
 		          (unsigned long long)t->id);
+	} else if (rusk_vec_any(&t->vec)) {
+		rc = rusk_vec_check_(c, t, &f, err, errlen);
 	} else if (t->rus > c->fit[t->placement]) {
 		f = "rus";
 		rc = RUSK_EINFEASIBLE;
@@ -201,7 +204,8 @@ static inline int check_task(const rusk_cluster *c, const rusk_task *t, const ch
 {
 	if (RUSK_LIKELY(t != NULL && t->id - 1 < RUSK_TASK_ID_MAX &&
 	                t->placement <= RUSK_PLACE_SPREAD && t->rus - 1 < c->fit[t->placement] &&
-	                (t->n_preferred == 0 || t->preferred != NULL) && profile_ok(&t->profile)))
+	                (t->n_preferred == 0 || t->preferred != NULL) && profile_ok(&t->profile) &&
+	                !rusk_vec_any(&t->vec)))
 		return RUSK_OK;
 	return task_problem(c, t, field, NULL, 0);
 }
@@ -281,10 +285,48 @@ static uint32_t keep_up(rusk_agent *a, const rusk_task *t, rusk_lease *leases, u
 	return kept;
 }
 
+/*
+ * A vector task's commit (vec.c): its RUs as a held gang, then its memory and GPU shares on
+ * that machine, recorded on its lowest RU (rus[] is ascending) before place() publishes. A
+ * machine found short is skipped by this place() call's retries.
+ */
+static uint32_t commit_vec(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                           rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
+{
+	rusk_cluster *c = a->c;
+	size_t lost = 0;
+	int rc = rusk_ru_commit_gang_held_(c, t->id, rus, n, prof, leases, &lost);
+	if (rc != RUSK_OK) {
+		if (rc == RUSK_ECONFLICT || rc == RUSK_EOFFLINE) {
+			rusk_view_mark_taken_(a->v, rus[lost]);
+			pl->conflicts++;
+			pl->commits_lost++;
+		}
+		return 0;
+	}
+	uint32_t m = c->ru_machine[rus[0]];
+	uint64_t rec;
+	if (rusk_vec_take_(c, m, &t->vec, &rec) != RUSK_OK) {
+		for (uint32_t i = 0; i < n; i++)
+			rusk_ru_unhold_(c, leases[i]);
+		if (a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
+			a->vskip[a->n_vskip++] = m;
+		pl->conflicts++;
+		pl->commits_lost++;
+		return 0;
+	}
+	c->ru_vec[rus[0]] = rec; /* C is set on every RU: published with them (vec.c) */
+	for (uint32_t i = 0; i < n; i++)
+		rusk_view_mark_taken_(a->v, rus[i]);
+	return keep_up(a, t, leases, n, false, pl);
+}
+
 uint32_t rusk_commit_unlocked_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                                rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
 {
 	rusk_cluster *c = a->c;
+	if (RUSK_UNLIKELY(rusk_vec_any(&t->vec)))
+		return commit_vec(a, t, rus, n, leases, pl, prof);
 	if (n == 1) {
 		/* One RU: the single commit, without the multi-RU entry points' set-up. Gang
 		 * and incremental mean the same thing for one RU. */
@@ -357,6 +399,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		return bad;
 	dctx d;
 	dctx_init(&d, a, t);
+	a->n_vskip = 0;
 	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
 		return rusk_place_central_(a, &d, leases, pl);
 	uint32_t *rus = alloca(sizeof *rus * t->rus);
@@ -393,8 +436,11 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		t0 = rusk_now_(a->c); /* the next attempt starts here */
 		pl->commit_ns += t0 - t1;
 		t1 = t0;
+		/* Packing judges a vector task's machine as a whole: its decision's value. */
+		bool whole = d.pack && rusk_vec_any(&t->vec);
 		for (uint32_t i = 0; i < won; i++) {
-			qsum += rusk_reported_quality_(a->c, &d, leases[placed + i].ru);
+			qsum += whole ? dst->quality
+			              : rusk_reported_quality_(a->c, &d, leases[placed + i].ru);
 			pref += rusk_is_preferred_(a->c, t, leases[placed + i].ru);
 		}
 		placed += won;

@@ -35,6 +35,10 @@ struct rusk_agent {
 	cand *group; /* best-in-range scratch */
 	size_t group_cap;
 	uint64_t *seen; /* a bit per RU, all clear between decisions (choose.c, dedup_cands) */
+	/* Machines whose memory or GPUs a vector commit found short during this place()
+	 * call: the retries skip them (choose_vec). */
+	uint32_t vskip[8];
+	uint32_t n_vskip;
 };
 
 /* Per-decision context: the task and how to value an RU for it. */
@@ -42,6 +46,7 @@ typedef struct dctx {
 	const rusk_task *t;
 	rusk_qtask qt;
 	bool interf;
+	bool pack; /* RUSK_QUALITY_PACKING */
 } dctx;
 
 /* Whether ru lies on one of the task's preferred machines. */

@@ -90,10 +90,17 @@ static uint32_t scan_groups(const rusk_cluster *c, const dctx *d, uint8_t place,
 	uint32_t groups = place == RUSK_PLACE_MACHINE ? c->n_machines : c->n_racks;
 	for (uint32_t g = 0; g < groups; g++) {
 		uint32_t first = place == RUSK_PLACE_MACHINE ? g : g * c->machines_per_rack;
+		/* A vector task (machine placement) skips machines short of memory or GPUs. */
+		bool vec = rusk_vec_any(&d->t->vec);
+		if (vec && (!rusk_vec_shape_fits_(c, g, &d->t->vec) ||
+		            !rusk_vec_free_fits_(c, g, &d->t->vec)))
+			continue;
 		uint32_t gid, lo, hi, k = 0;
 		rusk_group_range_(c, place, c->machines[first].first_ru, &gid, &lo, &hi);
-		seen += rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
-		double mq = rusk_mean_q_(tmp, k);
+		uint32_t n_free = rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
+		seen += n_free;
+		double mq = vec && d->pack && k == m ? rusk_vec_pack_value_(c, g, n_free, d->t)
+		                                     : rusk_mean_q_(tmp, k);
 		if (k == m && mq > best_mean) {
 			best_mean = mq;
 			memcpy(best, tmp, sizeof *best * m);

@@ -812,12 +812,105 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	return (int)got;
 }
 
+/* Whether machine mi was found short of memory or GPUs earlier in this place() call, or is
+ * already among the machines this decision judged. */
+static bool machine_listed(const uint32_t *list, uint32_t n, uint32_t mi)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (list[i] == mi)
+			return true;
+	return false;
+}
+
+/*
+ * A candidate machine for a vector task: its best m free RUs in the view into tmp[0..m),
+ * and its value (their mean value, or the packing value). False when it cannot hold the
+ * task now as far as the view and its live capacities tell.
+ */
+static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand *tmp, double *v)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t mi = c->ru_machine[ru];
+	if (!rusk_vec_shape_fits_(c, mi, &t->vec) || !rusk_vec_free_fits_(c, mi, &t->vec))
+		return false;
+	uint32_t lo, hi, gid;
+	rusk_group_range_(c, RUSK_PLACE_MACHINE, ru, &gid, &lo, &hi);
+	uint32_t k = 0;
+	uint32_t free_rus =
+	        rusk_scan_range_(c, d, rusk_view_bits_(a->v), false, lo, hi, t->rus, tmp, &k);
+	if (k < t->rus)
+		return false;
+	*v = d->pack ? rusk_vec_pack_value_(c, mi, free_rus, t) : rusk_mean_q_(tmp, k);
+	return true;
+}
+
+/*
+ * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
+ * RUs, partitions in the strategy's order, and a draw counts only when its machine could
+ * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
+ * That is rejection sampling: the R machines kept are drawn uniformly over the feasible
+ * free RUs, so Tarcil's x^R guarantee holds over the feasible set, at the cost of more
+ * draws where few machines fit (at most 4R + 16 per partition). The best machine by value
+ * (then tie key) gives its best m RUs. Returns m, RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+                      rusk_placement *pl, uint64_t now)
+{
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus;
+	uint64_t view_free = rusk_view_total_free_(a->v);
+	if (view_free < m)
+		return RUSK_EAGAIN;
+	uint32_t R = sample_r(a, s, view_free), n_parts = partition_order(a, d, s);
+	pl->sample_size = R;
+	if (n_parts == 0)
+		return RUSK_EAGAIN;
+	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
+		return RUSK_ENOMEM;
+	cand *best = a->group, *tmp = a->group + m;
+	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0;
+	double best_v = -INFINITY;
+	uint64_t best_key = 0;
+	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
+		uint32_t p = a->order[i];
+		for (uint32_t k = 0; k < 4 * R + 16 && kept < R; k++) {
+			uint32_t ru;
+			if (!draw(a, d, p, s == RUSK_STRATEGY_QUALITY, &ru))
+				break;
+			drawn++;
+			uint32_t mi = a->c->ru_machine[ru];
+			double v;
+			if (machine_listed(a->vskip, a->n_vskip, mi) ||
+			    machine_listed(seen, kept, mi) || !judge_machine(a, d, ru, tmp, &v))
+				continue;
+			seen[kept++] = mi;
+			uint64_t key = tie_key(tmp[0].ru);
+			if (v > best_v || (v == best_v && key > best_key)) {
+				best_v = v;
+				best_key = key;
+				memcpy(best, tmp, sizeof *best * m);
+			}
+		}
+	}
+	pl->samples = drawn;
+	if (kept == 0)
+		return RUSK_EAGAIN;
+	report_choice(a, d, best, m, rus, pl);
+	if (d->pack)
+		pl->quality = best_v;
+	return (int)m;
+}
+
 /* The strategy in force, then Latency-first's one-RU fast path or the general decision. */
 int rusk_choose_(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
 {
 	rusk_strategy s = rusk_agent_current_strategy(a);
 	pl->strategy = s;
 	const rusk_task *t = d->t;
+	if (RUSK_UNLIKELY(rusk_vec_any(&t->vec)))
+		return choose_vec(a, d, s, rus, pl, now);
 	if (s == RUSK_STRATEGY_LATENCY && t->rus == 1 && !d->interf && t->n_preferred == 0 &&
 	    (t->placement == RUSK_PLACE_ANY || t->placement == RUSK_PLACE_SPREAD)) {
 		uint64_t view_free = rusk_view_total_free_(a->v);

@@ -166,7 +166,7 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 		mm->first_ru = ru;
 		mm->rack = m / p->machines_per_rack;
 		mm->cell = mm->rack / p->racks_per_cell;
-		mm->state = m < c->n_up_initial ? RUSK_M_UP : RUSK_M_DOWN;
+		mm->state = m < c->n_up_initial && !mm->spare ? RUSK_M_UP : RUSK_M_DOWN;
 		for (uint32_t k = 0; k < mm->n_rus; k++)
 			c->ru_machine[ru + k] = m;
 		ru += mm->n_rus;
@@ -223,6 +223,8 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 		for (uint32_t k = 0; k < mm->n_rus; k++) {
 			uint32_t r = mm->first_ru + k, b = mm->first_bit + k;
 			c->ru_score[r] = draw_score(&rng, c->score_mean, c->score_sd);
+			if (c->specs != NULL && c->specs[mi].scores != NULL)
+				c->ru_score[r] = c->specs[mi].scores[k];
 			bit_set(c->plat_bits + (size_t)mm->platform * c->n_words, b);
 			if (mm->state == RUSK_M_UP) {
 				bit_set(c->free_bits, b);
@@ -236,6 +238,9 @@ int rusk_cluster_layout_(rusk_cluster *c, const rusk_cluster_params *p, char *er
 	for (uint32_t k = 0; k < c->n_platforms; k++)
 		if (c->platforms[k].speed > c->max_speed)
 			c->max_speed = c->platforms[k].speed;
+	int vrc = rusk_vec_build_(c, err, errlen);
+	if (vrc != RUSK_OK)
+		return vrc;
 	c->max_score = 1;
 	for (uint32_t r = 0; r < c->n_rus; r++)
 		if (c->ru_score[r] > c->max_score)
@@ -276,6 +281,20 @@ static int check_platforms(const rusk_platform *pl, uint32_t n, char *err, size_
 	return RUSK_OK;
 }
 
+/* The platform table of p (or the default mix) into c. */
+static void copy_platforms(rusk_cluster *c, const rusk_platform *pl, uint32_t npl, double *cum,
+                           double *share_sum)
+{
+	c->n_platforms = npl;
+	*share_sum = 0;
+	for (uint32_t i = 0; i < npl; i++) {
+		snprintf(c->platforms[i].name, RUSK_PLATFORM_NAME, "%s", pl[i].name);
+		c->platforms[i].speed = pl[i].speed;
+		*share_sum += pl[i].share;
+		cum[i] = *share_sum;
+	}
+}
+
 RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster **out, char *err,
                                     size_t errlen)
 {
@@ -309,14 +328,8 @@ RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster *
 		return rc;
 	c->n_up_initial = p->machines;
 
-	double cum[RUSK_MAX_PLATFORMS], share_sum = 0;
-	c->n_platforms = npl;
-	for (uint32_t i = 0; i < npl; i++) {
-		snprintf(c->platforms[i].name, RUSK_PLATFORM_NAME, "%s", pl[i].name);
-		c->platforms[i].speed = pl[i].speed;
-		share_sum += pl[i].share;
-		cum[i] = share_sum;
-	}
+	double cum[RUSK_MAX_PLATFORMS], share_sum;
+	copy_platforms(c, pl, npl, cum, &share_sum);
 	rusk_rng rng;
 	rusk_rng_seed(&rng, p->seed, 0x706c6174 /* "plat" */);
 	for (uint32_t m = 0; m < total; m++) {
@@ -339,6 +352,65 @@ RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster *
 	return RUSK_OK;
 }
 
+static int check_spec(const rusk_machine_spec *s, uint32_t i, uint32_t npl, char *err,
+                      size_t errlen)
+{
+	const char *f = s->rus == 0 || s->rus > RUSK_MAX_RUS_PER_MACHINE ? "rus"
+	                : s->gpus > RUSK_MAX_GPUS_PER_MACHINE            ? "gpus"
+	                : s->platform >= npl                             ? "platform"
+	                                                                 : NULL;
+	if (f == NULL)
+		return RUSK_OK;
+	return rusk_errf(err, errlen, RUSK_EINVAL,
+	                 "spec[%u].%s out of range (rus 1..%u, gpus 0..%u, platform 0..%u)", i, f,
+	                 RUSK_MAX_RUS_PER_MACHINE, RUSK_MAX_GPUS_PER_MACHINE, npl - 1);
+}
+
+RUSK_EXPORT int rusk_cluster_create_machines(const rusk_machine_spec *specs, uint32_t n,
+                                             const rusk_cluster_params *p, rusk_cluster **out,
+                                             char *err, size_t errlen)
+{
+	if (specs == NULL || p == NULL || out == NULL || n == 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "specs, params and out must not be NULL, n > 0");
+	const rusk_platform *pl = p->platforms != NULL ? p->platforms : default_platforms;
+	uint32_t npl = p->platforms != NULL
+	                       ? p->n_platforms
+	                       : (uint32_t)(sizeof default_platforms / sizeof default_platforms[0]);
+	int rc = check_platforms(pl, npl, err, errlen);
+	uint64_t n_rus = 0;
+	for (uint32_t i = 0; i < n && rc == RUSK_OK; i++) {
+		rc = check_spec(&specs[i], i, npl, err, errlen);
+		n_rus += specs[i].rus;
+	}
+	if (rc != RUSK_OK || (rc = rusk_cluster_check_topology_(p, n, err, errlen)) != RUSK_OK ||
+	    (rc = rusk_cluster_check_scores_(p, err, errlen)) != RUSK_OK)
+		return rc;
+	rusk_cluster *c;
+	if ((rc = rusk_cluster_alloc_(&c, n, n_rus, p, err, errlen)) != RUSK_OK)
+		return rc;
+	c->n_up_initial = n;
+	double cum[RUSK_MAX_PLATFORMS], share_sum;
+	copy_platforms(c, pl, npl, cum, &share_sum);
+	for (uint32_t m = 0; m < n; m++) {
+		rusk_machine *mm = &c->machines[m];
+		mm->n_rus = (uint16_t)specs[m].rus;
+		mm->mem_mib = specs[m].mem_mib;
+		mm->gpus = (uint16_t)specs[m].gpus;
+		mm->platform = (uint8_t)specs[m].platform;
+		mm->spare = specs[m].spare;
+	}
+	c->specs = specs;
+	rc = rusk_cluster_layout_(c, p, err, errlen);
+	c->specs = NULL;
+	if (rc != RUSK_OK) {
+		rusk_cluster_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return RUSK_OK;
+}
+
 RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 {
 	if (c == NULL)
@@ -351,6 +423,7 @@ RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 	size_t wbytes = sizeof(uint64_t) * (c->n_words ? c->n_words : 1);
 	rusk_alloc_free(c->free_bits, wbytes, RUSK_CACHELINE);
 	rusk_alloc_free(c->plat_bits, wbytes * c->n_platforms, RUSK_CACHELINE);
+	rusk_vec_free_(c);
 	rusk_alloc_free(c->ru_score, sizeof(uint16_t) * c->n_rus, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_word, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_machine, sizeof(uint32_t) * c->n_rus, RUSK_CACHELINE);
@@ -564,6 +637,9 @@ RUSK_EXPORT int rusk_cluster_verify(const rusk_cluster *c, char *err, size_t err
 					        "machine %u: interference sum %d is %u, tenants "
 					        "add up to %u",
 					        m, i, rusk_lane(w, i), sums[i]);
+			int vrc = rusk_vec_verify_(c, m, err, errlen);
+			if (vrc != RUSK_OK)
+				return vrc;
 		}
 		uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED);
 		if ((pc & RUSK_PC_FREE_MASK) != part_free ||

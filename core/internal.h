@@ -114,9 +114,43 @@ typedef struct rusk_machine {
 	uint16_t gpus;
 	uint16_t partition;
 	uint8_t platform;
-	uint8_t pad_;
+	uint8_t spare; /* build only: starts DOWN whatever n_up_initial says */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_machine;
 _Static_assert(sizeof(rusk_machine) == RUSK_CACHELINE, "one machine per cache line");
+
+/*
+ * Vector capacities of one machine (vec.c): free memory and the milli-GPU in use on each
+ * GPU, beside the RUs. One cache line. The live words change only by CAS (a take, which
+ * checks the capacity) and fetch-and-add (a give-back of shares a record proves held).
+ * GPU g is the 16-bit lane g % 4 of gpu_used[g / 4]; a lane stays in 0..1000, so no
+ * give-back borrows across lanes.
+ */
+#define RUSK_GPU_WORDS 2
+#define RUSK_GPU_LANES 4
+typedef struct rusk_mvec {
+	uint64_t mem_free;                 /* live: MiB */
+	uint64_t gpu_used[RUSK_GPU_WORDS]; /* live: milli-GPU in use, per GPU */
+	uint32_t mem_mib;                  /* capacity, static */
+	uint8_t n_gpus;                    /* static */
+	uint8_t pad_[35];
+} RUSK_ALIGNED(RUSK_CACHELINE) rusk_mvec;
+_Static_assert(sizeof(rusk_mvec) == RUSK_CACHELINE, "one machine's vector per cache line");
+
+/*
+ * Share record of one tenure (rusk_cluster.ru_vec, one per RU): 0, or what the task holds on
+ * the RU's machine besides RUs, kept on the lowest RU of its placement there:
+ *   bit 63 set | gpu_milli (bits 40..50) | GPU mask (bits 32..39) | mem_mib (bits 0..31).
+ * Written by the holder while its word has C; read and zeroed by whoever ends the tenure
+ * (release, unhold, revocation), which owns the word through R, C or its CAS to OFFLINE.
+ */
+#define RUSK_REC_VALID (UINT64_C(1) << 63)
+
+/* A distinct machine shape (vec.c): what rusk_task_check tests vector tasks against. */
+typedef struct rusk_shape {
+	uint32_t rus, mem_mib;
+	uint16_t gpus;
+	uint8_t platform;
+} rusk_shape;
 
 /* Partition counter: free RUs (low 24 bits) and the sum of their slot scores in
  * milli-units (high 40 bits) in one word, so one fetch-and-add keeps both. Neither field
@@ -173,8 +207,13 @@ struct rusk_cluster {
 	uint16_t *ru_score;      /* [n_rus] slot score in milli-units */
 	uint64_t *free_bits;     /* [n_words] 1 = free; partitions start on word boundaries */
 	uint64_t *plat_bits;     /* [n_platforms][n_words] 1 = RU of that platform type */
-	rusk_machine *machines;  /* [n_machines] */
-	rusk_partition *parts;   /* [n_parts] */
+	uint64_t *ru_vec;        /* [n_rus] share records (vec.c) */
+	rusk_mvec *mvec;         /* [n_machines] vector capacities (vec.c) */
+	rusk_shape *shapes;      /* [n_shapes] distinct machine shapes, every slot (vec.c) */
+	const struct rusk_machine_spec *specs; /* build only: per-RU scores (cluster.c) */
+	uint32_t n_shapes;
+	rusk_machine *machines; /* [n_machines] */
+	rusk_partition *parts;  /* [n_parts] */
 	uint32_t n_rus, n_machines, n_parts, n_racks, n_cells, n_platforms, n_words;
 	uint32_t n_up_initial; /* machines [n_up_initial, n_machines) start DOWN (spares) */
 	uint32_t machines_per_rack, racks_per_cell;
@@ -259,6 +298,36 @@ extern __thread unsigned rusk_reg_depth_;
 #define RUSK_CHECK_REGISTERED 0
 #define RUSK_UNREGISTERED_()  false
 #endif
+
+/* Vector state (vec.c). build_ after the layout; give_back_ by whoever ends the tenure of
+ * ru (release, unhold, revocation) with the word owned, before the word is stored. */
+int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen);
+void rusk_vec_free_(rusk_cluster *c);
+int rusk_vec_verify_(const rusk_cluster *c, uint32_t m, char *err, size_t errlen);
+void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec);
+/* Takes vec's memory and GPU shares on machine m; *rec = the record. RUSK_OK, or
+ * RUSK_ECONFLICT (short now) holding nothing. */
+int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec);
+/* Whether vec could ever fit machine m's shape (model, GPUs, memory). */
+bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec);
+/* Whether vec fits machine m's free memory and GPUs now (relaxed loads: a guess the commit
+ * checks). */
+bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec);
+/* RUSK_QUALITY_PACKING's value of machine m for vector task t (free_rus: in the view). */
+double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
+                            const rusk_task *t);
+/* rusk_task_check's vector part: RUSK_OK, RUSK_EINVAL or RUSK_EINFEASIBLE, the field. */
+int rusk_vec_check_(const rusk_cluster *c, const rusk_task *t, const char **field, char *err,
+                    size_t errlen);
+
+/* Ends the share record of ru's tenure, if any (see rusk_vec_give_back_). Plain load: the
+ * caller owns the word, and the holder's write is ordered before by the word's edges. */
+static inline void rusk_vec_end_(rusk_cluster *c, uint32_t ru)
+{
+	uint64_t rec = c->ru_vec[ru];
+	if (RUSK_UNLIKELY(rec != 0))
+		rusk_vec_give_back_(c, ru, rec);
+}
 
 /* RU accounting shared by ru.c and topology.c. */
 void rusk_machine_sums_(rusk_machine *m, const rusk_packed *p, bool sub);

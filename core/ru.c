@@ -153,6 +153,7 @@ static inline void release_owned(rusk_cluster *c, uint32_t ru, uint64_t cur)
 		rusk_packed packed = rusk_pack_profile(&c->ru_tenant[ru]);
 		rusk_machine_sums_(m, &packed, true);
 	}
+	rusk_vec_end_(c, ru); /* memory and GPU shares recorded on this RU go back (vec.c) */
 	/* Dekker with topology changes: our R CAS, then their state. */
 	rusk_fence_atomic_load();
 	uint32_t gen = rusk_gen_next(cur);
@@ -353,6 +354,60 @@ int rusk_ru_commit_incremental_held_(rusk_cluster *c, uint64_t task, const uint3
                                      const rusk_profile *prof, rusk_lease *out, size_t *n_won)
 {
 	return commit_incremental(c, task, rus, n, prof, out, n_won, true);
+}
+
+/* RUs of one machine, listed once each? */
+static int one_machine(const rusk_cluster *c, const uint32_t *rus, size_t n)
+{
+	uint32_t m = c->ru_machine[rus[0]];
+	for (size_t i = 1; i < n; i++)
+		if (c->ru_machine[rus[i]] != m)
+			return RUSK_EINVAL;
+	return RUSK_OK;
+}
+
+/* The vector commit (rusk/ru.h): the gang held, then the shares, then the record on the
+ * lowest RU, then the publish of every lease (vec.c has the orders). */
+RUSK_EXPORT int rusk_ru_commit_vec(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                                   const rusk_vec_demand *vec, const rusk_profile *prof,
+                                   rusk_lease *out, size_t *lost_at)
+{
+	if (c == NULL || vec == NULL || rus == NULL || out == NULL || n == 0)
+		return RUSK_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (rus[i] >= c->n_rus)
+			return RUSK_ERANGE;
+	if (one_machine(c, rus, n) != RUSK_OK)
+		return RUSK_EINVAL;
+	rusk_task t = {.id = task,
+	               .rus = (uint32_t)n,
+	               .gang = true,
+	               .placement = RUSK_PLACE_MACHINE,
+	               .vec = *vec};
+	const char *field;
+	int rc = rusk_vec_check_(c, &t, &field, NULL, 0);
+	if (rc == RUSK_EINVAL)
+		return rc;
+	uint32_t m = c->ru_machine[rus[0]];
+	if (!rusk_vec_shape_fits_(c, m, vec))
+		return RUSK_EINFEASIBLE;
+	rc = commit_gang(c, task, rus, n, prof, out, lost_at, true);
+	if (rc != RUSK_OK)
+		return rc;
+	uint64_t rec;
+	if (rusk_vec_take_(c, m, vec, &rec) != RUSK_OK) {
+		rollback(c, task, out, n, true);
+		if (lost_at != NULL)
+			*lost_at = n;
+		return RUSK_ECONFLICT;
+	}
+	size_t lo = 0;
+	for (size_t i = 1; i < n; i++)
+		lo = rus[i] < rus[lo] ? i : lo;
+	c->ru_vec[rus[lo]] = rec; /* C is set: nobody else reads it before the publish */
+	for (size_t i = 0; i < n; i++)
+		rusk_ru_publish_(c, out[i]);
+	return RUSK_OK;
 }
 
 RUSK_EXPORT int rusk_ru_release_many(rusk_cluster *c, uint64_t task, const rusk_lease *leases,

@@ -91,6 +91,7 @@ RUSK_EXPORT int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn re
 					rusk_packed p = rusk_pack_profile(&c->ru_tenant[ru]);
 					rusk_machine_sums_(mm, &p, true);
 				}
+				rusk_vec_end_(c, ru); /* its shares go back (vec.c, inv. 4) */
 				if (revoked != NULL)
 					revoked(owner, (rusk_lease){ru, rusk_w_gen(cur)}, ctx);
 			}

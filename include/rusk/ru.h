@@ -41,6 +41,25 @@ typedef struct rusk_profile {
 	uint8_t c[RUSK_N_RESOURCES];
 } rusk_profile;
 
+/*
+ * What a task needs on its machine besides RUs (rusk/vec.h): memory and GPUs. All zero for
+ * an RU-only task. A task with any of these is placed on one machine, whole (a gang).
+ */
+typedef struct rusk_vec_demand {
+	uint32_t mem_mib;    /* memory, MiB (0: none) */
+	uint16_t gpus;       /* GPUs (0: none) */
+	uint16_t gpu_milli;  /* share of each, 1..1000; below 1000 only with gpus == 1: a
+	                      * fraction of one GPU that other tasks may share */
+	uint32_t gpu_models; /* accepted GPU models, bit i = platform i (rusk_gpu_model);
+	                      * 0: any. A hard constraint, unlike preferred machines */
+} rusk_vec_demand;
+
+/* Whether d asks for anything besides RUs. */
+static inline int rusk_vec_any(const rusk_vec_demand *d)
+{
+	return d->mem_mib != 0 || d->gpus != 0 || d->gpu_milli != 0 || d->gpu_models != 0;
+}
+
 /* Snapshot of one RU record. */
 typedef struct rusk_ru_info {
 	uint64_t owner; /* 0 when free, RUSK_OWNER_NONE when offline */
@@ -96,6 +115,26 @@ int rusk_ru_commit_gang(rusk_cluster *c, uint64_t task, const uint32_t *rus, siz
  */
 int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
                                const rusk_profile *prof, rusk_lease *out, size_t *n_won);
+
+/*
+ * rusk_ru_commit_vec: all-or-nothing commit of n RUs of ONE machine and the memory and GPU
+ * shares of `vec` on that machine for `task` (rusk/vec.h has the design). The RUs are taken
+ * as a gang (rusk_ru_commit_gang, ascending order advised), then the memory, then the GPU
+ * shares; a step that fails gives back every earlier one. RUSK_OK: out[0..n) are the
+ * leases and the machine's memory and GPU shares are held with them; releasing the lease
+ * of the lowest RU (out[0] when rus[] is ascending: the "anchor", which carries the
+ * record of the shares) returns them, exactly once, as does a revocation of that RU.
+ * RUSK_ECONFLICT: an RU was lost (*lost_at its index) or, with *lost_at == n, the memory
+ * or GPUs are short on that machine right now; RUSK_EOFFLINE: the machine is down or
+ * draining; RUSK_EINVAL: RUs on different machines, n == 0, a malformed vec (gpu_milli
+ * 0 or > 1000 with gpus > 0, a share with gpus > 1, gpus 0 with a share or models);
+ * RUSK_EINFEASIBLE: the machine could never hold vec (GPU model not accepted, too few
+ * GPUs or too little memory); RUSK_EDUP, RUSK_ERANGE as for a gang. On any error the
+ * task holds nothing it did not hold before. Any thread; lock-free.
+ */
+int rusk_ru_commit_vec(rusk_cluster *c, uint64_t task, const uint32_t *rus, size_t n,
+                       const rusk_vec_demand *vec, const rusk_profile *prof, rusk_lease *out,
+                       size_t *lost_at);
 
 /*
  * rusk_ru_release_many: releases n leases of `task`; keeps going past rejected ones.

@@ -13,6 +13,7 @@
 #include <rusk/ru.h>
 #include <rusk/sched.h>
 #include <rusk/sync.h>
+#include <rusk/vec.h>
 #include <rusk/version.h>
 
 #endif /* RUSK_RUSK_H */

@@ -35,6 +35,12 @@ typedef enum rusk_quality_model {
 	 * utility U_H comes from what its machine's other tenants cause; Q per eq. 5, scaled by
 	 * the platform's relative speed. */
 	RUSK_QUALITY_INTERFERENCE = 1,
+	/* Vector packing (rusk/vec.h): a vector task's candidate machines are judged by how
+	 * little GPU capacity they leave in pieces (free milli-GPU on GPUs that are partly
+	 * in use) and how tightly the task fills what is left of cores, memory and GPUs
+	 * (best fit), in the spirit of the openb trace's study of GPU fragmentation. RU-only
+	 * tasks are ranked by slot score, as under SCORE. */
+	RUSK_QUALITY_PACKING = 2,
 } rusk_quality_model;
 
 /* Tarcil eq. 1-2: the target quality T_W in [0, 1] of a task that causes `prof`. */
@@ -77,7 +83,9 @@ typedef struct rusk_task {
 	rusk_profile profile;      /* interference it causes (quality model INTERFERENCE) */
 	const uint32_t *preferred; /* preferred machines (quality model SCORE), may be NULL */
 	uint32_t n_preferred;
-	uint64_t submit_ns; /* kept for the caller's re-queue */
+	uint64_t submit_ns;  /* kept for the caller's re-queue */
+	rusk_vec_demand vec; /* memory and GPUs on its machine (rusk/vec.h); all zero: RUs
+	                      * only. Non-zero requires placement MACHINE and gang */
 } rusk_task;
 
 /* What one placement call did. */
@@ -99,7 +107,10 @@ typedef struct rusk_placement {
 	                        * conflicts counts the RUs) */
 	const char *invalid;   /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
 	                        * task's field at fault ("task", "id", "rus", "placement",
-	                        * "preferred", "profile"), a static string; NULL otherwise */
+	                        * "preferred", "profile"; for a vector task "mem_mib",
+	                        * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
+	                        * some machine, none holds them together), a static string;
+	                        * NULL otherwise */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */
