@@ -47,6 +47,7 @@ RUSK_EXPORT void rusk_cluster_params_init(rusk_cluster_params *p)
 	p->racks_per_cell = 5;
 	p->partitions = 20;
 	p->spare_machines = 0;
+	p->ru_milli = 1000;
 	p->score_mean = 10.0;
 	p->score_variance = 2.0;
 	p->platforms = NULL;

@@ -91,15 +91,23 @@ static void slot_put(rusk_dispatch *d, rusk_dtask *j)
 	(void)ck_ring_enqueue_mpmc(&d->free_r, d->free_buf, j);
 }
 
+/* A vector task is placed whole on one machine (rusk/vec.h); others as the spec says. */
+static inline uint8_t spec_place(const rusk_dtask_spec *s)
+{
+	return rusk_vec_any(&s->vec) ? RUSK_PLACE_MACHINE : s->placement;
+}
+
 rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t now, int *rc)
 {
 	rusk_task t = {.id = 1,
 	               .rus = s->rus,
-	               .gang = d->p.gang,
+	               .gang = d->p.gang || rusk_vec_any(&s->vec),
+	               .placement = spec_place(s),
 	               .priority = s->priority,
 	               .profile = s->profile,
 	               .preferred = s->preferred,
-	               .n_preferred = s->n_preferred};
+	               .n_preferred = s->n_preferred,
+	               .vec = s->vec};
 	if ((*rc = rusk_task_check(d->c, &t, NULL, 0)) != RUSK_OK)
 		return NULL;
 	bool fresh;
@@ -129,6 +137,8 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 	j->n_pref = s->n_preferred;
 	j->user = s->user;
 	j->prof = s->profile;
+	j->vec = s->vec;
+	j->place = t.placement;
 	j->rus = s->rus;
 	j->placed = 0;
 	j->slot = slot;
@@ -288,14 +298,17 @@ void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 
 rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j)
 {
+	bool vec = rusk_vec_any(&j->vec);
 	rusk_task t = {.id = j->id,
 	               .rus = j->rus - j->placed,
-	               .gang = d->p.gang,
+	               .gang = d->p.gang || vec,
+	               .placement = j->place,
 	               .priority = j->prio,
 	               .profile = j->prof,
 	               .preferred = j->pref,
 	               .n_preferred = j->n_pref,
-	               .submit_ns = j->submit_ns};
+	               .submit_ns = j->submit_ns,
+	               .vec = j->vec};
 	return t;
 }
 

@@ -62,8 +62,10 @@ struct rusk_dtask {
 	const uint32_t *pref;  /* preferred machines, n_pref of them (the embedder's) */
 	void *user;
 	rusk_profile prof;
+	rusk_vec_demand vec; /* memory and GPUs on its machine (rusk/vec.h) */
 	uint32_t rus, placed, n_pref, slot;
 	uint8_t prio;
+	uint8_t place; /* rusk_placement_pref */
 	bool dequeued, admitted;
 	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];

@@ -77,7 +77,7 @@ int rusk_loadgen_next(rusk_loadgen *g, rusk_arrival *out)
 
 #define TRACE_LINE_MAX   (1u << 20)   /* longest data line; comment lines may be any length */
 #define TRACE_STREAM_MAX (1ull << 32) /* bytes read from a pipe or a device (no end known) */
-#define TRACE_FIELDS     12           /* fields kept per line; more are counted, not kept */
+#define TRACE_FIELDS     16           /* fields kept per line; more are counted, not kept */
 #define OPENB_COLS       11
 
 static const char *const openb_cols[OPENB_COLS] = {
@@ -311,22 +311,24 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 }
 
 /* A generic header: known names in any order; col[k] = field of names[k] or -1. */
-static int csv_header(char **fl, int nf, int col[8], const char *path, unsigned line, char *err,
-                      size_t errlen)
+enum { CSV_COLS = 10 };
+static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, unsigned line,
+                      char *err, size_t errlen)
 {
-	static const char *names[8] = {"arrival_s", "duration_s", "rus",      "cpu_milli",
-	                               "mem_mib",   "gpus",       "priority", "preferred"};
-	for (int k = 0; k < 8; k++)
+	static const char *names[CSV_COLS] = {"arrival_s", "duration_s", "rus",      "cpu_milli",
+	                                      "mem_mib",   "gpus",       "priority", "preferred",
+	                                      "gpu_milli", "gpu_models"};
+	for (int k = 0; k < CSV_COLS; k++)
 		col[k] = -1;
 	for (int i = 0; i < nf && i < TRACE_FIELDS; i++) {
 		int k = 0;
-		while (k < 8 && strcmp(fl[i], names[k]) != 0)
+		while (k < CSV_COLS && strcmp(fl[i], names[k]) != 0)
 			k++;
-		if (k == 8 || col[k] >= 0)
+		if (k == CSV_COLS || col[k] >= 0)
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: column '%s' is unknown or repeated (known: "
 			                 "arrival_s, duration_s, rus or cpu_milli, mem_mib, gpus, "
-			                 "priority, preferred)",
+			                 "gpu_milli, gpu_models, priority, preferred)",
 			                 path, line, fl[i]);
 		col[k] = i;
 	}
@@ -346,32 +348,96 @@ static bool one_of(const char *s, const char *const *set, int n)
 	return false;
 }
 
+/* The mask of a '|'-separated list of GPU model names (openb gpu_spec, csv gpu_models),
+ * adding new names to the trace's table. Empty: 0 (any model). */
+static int parse_models(char *s, rusk_trace_models *tm, uint32_t *mask, const char *col,
+                        const char *path, unsigned line, char *err, size_t errlen)
+{
+	*mask = 0;
+	if (s[0] == '\0')
+		return RUSK_OK;
+	for (char *p = s;;) {
+		char *end = p + strcspn(p, "|");
+		bool last = *end == '\0';
+		*end = '\0';
+		char *name = trim(p);
+		uint32_t k = 0;
+		while (k < tm->n && strcmp(tm->name[k], name) != 0)
+			k++;
+		if (name[0] == '\0' || strlen(name) >= sizeof tm->name[0] ||
+		    k == RUSK_TRACE_MAX_MODELS)
+			return rusk_errf(err, errlen, RUSK_EPARSE,
+			                 "%s:%u: %s: '%s' is not a GPU model name (1..39 bytes, at "
+			                 "most %d distinct models per trace)",
+			                 path, line, col, name, RUSK_TRACE_MAX_MODELS);
+		if (k == tm->n) {
+			snprintf(tm->name[k], sizeof tm->name[k], "%s", name);
+			tm->line[k] = line;
+			tm->n++;
+		}
+		*mask |= 1u << k;
+		if (last)
+			return RUSK_OK;
+		p = end + 1;
+	}
+}
+
+/* GPUs of a row: num_gpu / gpus and gpu_milli, checked together. */
+static int row_gpus(rusk_arrival *x, uint64_t gpus, uint64_t milli, const char *path, unsigned line,
+                    char *err, size_t errlen)
+{
+	if (gpus > 0 && milli == 0)
+		return rusk_errf(err, errlen, RUSK_EPARSE,
+		                 "%s:%u: %llu GPU(s) of 0 milli: gpu_milli must be 1..1000", path,
+		                 line, (unsigned long long)gpus);
+	if (gpus == 0 && milli > 0)
+		return rusk_errf(err, errlen, RUSK_EPARSE,
+		                 "%s:%u: gpu_milli %llu without GPUs (num_gpu/gpus is 0)", path,
+		                 line, (unsigned long long)milli);
+	if (gpus > 1 && milli != 1000)
+		return rusk_errf(err, errlen, RUSK_EPARSE,
+		                 "%s:%u: %llu GPUs of %llu milli: a task on several GPUs takes "
+		                 "them whole (gpu_milli 1000)",
+		                 path, line, (unsigned long long)gpus, (unsigned long long)milli);
+	x->gpus = (uint16_t)gpus;
+	x->gpu_milli = (uint16_t)milli;
+	x->vec = 1;
+	return RUSK_OK;
+}
+
 /* An openb pod row: arrival, lifetime, RUs, priority from the qos class. */
-static int openb_row(char **fl, rusk_arrival *x, const char *path, unsigned line, char *err,
-                     size_t errlen)
+static int openb_row(char **fl, rusk_arrival *x, rusk_trace_models *tm, const char *path,
+                     unsigned line, char *err, size_t errlen)
 {
 	static const char *const qos[4] = {"LS", "Guaranteed", "BE", "Burstable"};
 	static const char *const phases[5] = {"Running", "Succeeded", "Failed", "Pending",
 	                                      "Unknown"};
 	double cpu, t0, t1, ts;
-	uint64_t u;
 	if (num(fl[1], &cpu) || cpu <= 0 || cpu > RUSK_MAX_RUS_PER_MACHINE * 1000.0)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: cpu_milli '%s' is not a number in 1..%u000", path, line,
 		                 fl[1], RUSK_MAX_RUS_PER_MACHINE);
-	if (whole(fl[2], UINT64_MAX, &u))
+	uint64_t mem, gpus, milli;
+	if (whole(fl[2], UINT32_MAX, &mem))
 		return rusk_errf(err, errlen, RUSK_EPARSE,
-		                 "%s:%u: memory_mib '%s' is not a whole number >= 0", path, line,
-		                 fl[2]);
-	if (whole(fl[3], UINT32_MAX, &u))
+		                 "%s:%u: memory_mib '%s' is not a whole number in 0..%u", path,
+		                 line, fl[2], UINT32_MAX);
+	if (whole(fl[3], UINT16_MAX, &gpus))
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: num_gpu '%s' is not a whole number >= 0", path, line,
 		                 fl[3]);
-	if (whole(fl[4], 1000, &u))
+	if (whole(fl[4], 1000, &milli))
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: gpu_milli '%s' is not a whole number in 0..1000 (the "
 		                 "share of each GPU)",
 		                 path, line, fl[4]);
+	int grc = row_gpus(x, gpus, milli, path, line, err, errlen);
+	if (grc == RUSK_OK && gpus > 0)
+		grc = parse_models(fl[5], tm, &x->gpu_models, "gpu_spec", path, line, err, errlen);
+	if (grc != RUSK_OK)
+		return grc;
+	x->mem_mib = (uint32_t)mem;
+	x->cpu_milli = (uint32_t)ceil(cpu);
 	if (!one_of(fl[6], qos, 4))
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: qos '%s' is not LS, Guaranteed, BE or Burstable", path,
@@ -402,6 +468,7 @@ static int openb_row(char **fl, rusk_arrival *x, const char *path, unsigned line
 	x->duration_s = t1 - t0 > 0.001 ? t1 - t0 : 0.001;
 	x->rus = (uint32_t)ceil(cpu / 1000.0);
 	x->priority = one_of(fl[6], qos, 2); /* LS and Guaranteed: latency-sensitive */
+	x->never_ran = fl[10][0] == '\0';
 	return RUSK_OK;
 }
 
@@ -430,8 +497,36 @@ static int csv_preferred(char *s, rusk_arrival *x, const char *path, unsigned li
 }
 
 /* A generic row, columns as the header placed them. */
-static int csv_row(char **fl, const int col[8], rusk_arrival *x, const char *path, unsigned line,
-                   char *err, size_t errlen)
+/* A csv row's vector columns (mem_mib, gpus, gpu_milli, gpu_models), if the header has any. */
+static int csv_vec(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_trace_models *tm,
+                   const char *path, unsigned line, char *err, size_t errlen)
+{
+	static const char *const what[4] = {"mem_mib", "gpus", "gpu_milli", "gpu_models"};
+	static const int at[4] = {4, 5, 8, 9};
+	static const uint64_t max[3] = {UINT32_MAX, UINT16_MAX, 1000};
+	uint64_t v[3] = {0, 0, 0};
+	bool any = false;
+	for (int k = 0; k < 4; k++)
+		any |= col[at[k]] >= 0;
+	if (!any)
+		return RUSK_OK;
+	for (int k = 0; k < 3; k++)
+		if (col[at[k]] >= 0 && whole(fl[col[at[k]]], max[k], &v[k]))
+			return rusk_errf(err, errlen, RUSK_EPARSE,
+			                 "%s:%u: %s '%s' is not a whole number in 0..%llu", path,
+			                 line, what[k], fl[col[at[k]]], (unsigned long long)max[k]);
+	if (col[8] < 0 && v[1] > 0)
+		v[2] = 1000; /* whole GPUs unless the trace says otherwise */
+	int rc = row_gpus(x, v[1], v[2], path, line, err, errlen);
+	if (rc == RUSK_OK && col[9] >= 0 && v[1] > 0)
+		rc = parse_models(fl[col[9]], tm, &x->gpu_models, "gpu_models", path, line, err,
+		                  errlen);
+	x->mem_mib = (uint32_t)v[0];
+	return rc;
+}
+
+static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_trace_models *tm,
+                   const char *path, unsigned line, char *err, size_t errlen)
 {
 	double t, d, v;
 	uint64_t u;
@@ -457,12 +552,11 @@ static int csv_row(char **fl, const int col[8], rusk_arrival *x, const char *pat
 			                 "%s:%u: cpu_milli '%s' is not a number in 1..%u000", path,
 			                 line, fl[col[3]], RUSK_MAX_RUS_PER_MACHINE);
 		x->rus = (uint32_t)ceil(v / 1000.0);
+		x->cpu_milli = (uint32_t)ceil(v);
 	}
-	for (int k = 4; k <= 5; k++)
-		if (col[k] >= 0 && (num(fl[col[k]], &v) || v < 0))
-			return rusk_errf(err, errlen, RUSK_EPARSE,
-			                 "%s:%u: %s '%s' is not a number >= 0", path, line,
-			                 k == 4 ? "mem_mib" : "gpus", fl[col[k]]);
+	int vrc = csv_vec(fl, col, x, tm, path, line, err, errlen);
+	if (vrc != RUSK_OK)
+		return vrc;
 	x->t_s = t;
 	x->duration_s = d;
 	if (col[6] >= 0) {
@@ -493,9 +587,12 @@ static int trace_finish(rusk_arrival *a, size_t n, const char *path, char *err, 
 	return RUSK_OK;
 }
 
-int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_out, char *err,
-                    size_t errlen)
+int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_out,
+                    rusk_trace_models *models, char *err, size_t errlen)
 {
+	rusk_trace_models local;
+	rusk_trace_models *tm = models != NULL ? models : &local;
+	tm->n = 0;
 	trace_reader r;
 	int rc = rd_open(&r, path, format == RUSK_TRACE_CSV, err, errlen);
 	if (rc != RUSK_OK)
@@ -503,8 +600,7 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 	rusk_arrival *a = NULL;
 	size_t n = 0, cap = 0;
 	int want = OPENB_COLS;
-	int col[8]; /* csv: field of arrival_s, duration_s, rus, cpu_milli, mem_mib, gpus,
-	             * priority, preferred (-1: absent) */
+	int col[CSV_COLS]; /* csv: field of each known column (csv_header; -1: absent) */
 	bool header = false;
 	while ((rc = rd_line(&r, err, errlen)) == 1) {
 		if (trim(r.buf)[0] == '\0')
@@ -529,8 +625,9 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 			goto out;
 		}
 		rusk_arrival x = {.line = r.line};
-		rc = format == RUSK_TRACE_OPENB ? openb_row(fl, &x, path, r.line, err, errlen)
-		                                : csv_row(fl, col, &x, path, r.line, err, errlen);
+		rc = format == RUSK_TRACE_OPENB
+		             ? openb_row(fl, &x, tm, path, r.line, err, errlen)
+		             : csv_row(fl, col, &x, tm, path, r.line, err, errlen);
 		if (rc != RUSK_OK)
 			goto out;
 		if (n == cap) {

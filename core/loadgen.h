@@ -29,7 +29,25 @@ typedef struct rusk_arrival {
 	uint8_t n_pref;   /* preferred machines (generic CSV 'preferred' column) */
 	uint32_t pref[RUSK_TRACE_MAX_PREF];
 	uint32_t line; /* trace: the row's line in its file, for errors found later (else 0) */
+	/* Vector resources (rusk/vec.h), from a trace that gives them: */
+	uint32_t cpu_milli; /* as the trace gave it (0: it gave rus) */
+	uint32_t mem_mib;   /* memory */
+	uint16_t gpus;      /* GPUs, gpu_milli each (a share of one GPU below 1000) */
+	uint16_t gpu_milli;
+	uint32_t gpu_models; /* accepted GPU models: bit i = model i of the trace's table */
+	uint8_t vec;         /* placed whole on one machine with its memory and GPUs */
+	uint8_t never_ran;   /* openb: the traced cluster never scheduled it (no
+	                      * scheduled_time) */
 } rusk_arrival;
+
+/* GPU model names a trace's rows accept (openb gpu_spec, csv gpu_models), in order of
+ * first use, and the line of that first use (for errors found once the cluster is known). */
+#define RUSK_TRACE_MAX_MODELS 32
+typedef struct rusk_trace_models {
+	uint32_t n;
+	char name[RUSK_TRACE_MAX_MODELS][40];
+	uint32_t line[RUSK_TRACE_MAX_MODELS];
+} rusk_trace_models;
 
 /* Phased Poisson process: rate * phases[k]% during phase k, each phase_s long. */
 typedef struct rusk_loadgen {
@@ -62,14 +80,17 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
  *          arrival = creation_time, duration = deletion_time - creation_time (at least
  *          1 ms), RUs = ceil(cpu_milli / 1000), priority 1 for qos LS or Guaranteed (0 for
  *          BE, Burstable). Every row is replayed whatever its pod_phase (Running, Succeeded,
- *          Failed, Pending, Unknown: how the pod fared on the traced cluster, not a request).
- *          memory_mib, num_gpu, gpu_milli (0..1000) are checked whole numbers; scheduled_time
- *          is empty or a time.
+ *          Failed, Pending, Unknown: how the pod fared on the traced cluster, not a request);
+ *          a row without scheduled_time is marked never_ran. Each pod is a vector task:
+ *          memory_mib, num_gpu GPUs of gpu_milli (1..1000; 1000 when num_gpu > 1), the
+ *          models of gpu_spec ('|'-separated names, empty: any), on one machine.
  *   csv    a header naming its columns, in any order: arrival_s and duration_s, then
- *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional mem_mib and
- *          gpus (checked, informational), priority (0 or 1) and preferred (up to 4 machine
- *          ids separated by '|'). Lines whose first non-blank byte is '#' are comments,
- *          of any length.
+ *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional priority (0 or
+ *          1) and preferred (up to 4 machine ids separated by '|'); optional mem_mib, gpus,
+ *          gpu_milli (default 1000 when gpus > 0) and gpu_models ('|'-separated names):
+ *          a header naming any of these makes every row a vector task, on one machine.
+ *          Lines whose first non-blank byte is '#' are comments, of any length.
+ * models (may be NULL) receives the GPU model names that rows' masks index.
  * Both: a UTF-8 byte-order mark is dropped; lines end in LF, CRLF or CR; blanks around a
  * field are dropped; blank lines are skipped; whole numbers (rus, ids, priority) are
  * decimal digits only; durations and the span are at most RUSK_TRACE_MAX_S. A directory
@@ -77,8 +98,8 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
  * Errors: RUSK_EIO (cannot open or read, a directory), RUSK_EPARSE ("FILE:LINE: reason",
  * a NUL byte included), RUSK_ENOMEM. The caller frees *out.
  */
-int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n, char *err,
-                    size_t errlen);
+int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n,
+                    rusk_trace_models *models, char *err, size_t errlen);
 
 /*
  * rusk_trace_check_preferred: checks the preferred machine ids of a loaded (or expanded)

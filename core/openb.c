@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Cluster from the Alibaba openb node list (cluster-trace-gpu-v2023, Weng et al. ATC'23),
- * `sn,cpu_milli,memory_mib,gpu,model`: one row per machine, cores = cpu_milli / 1000, one RU
- * per core, the GPU model as the platform type ("cpu" for CPU-only rows). To reach a target
+ * `sn,cpu_milli,memory_mib,gpu,model`: one row per machine, RUs = cpu_milli / ru_milli (by
+ * default 1000: one RU per core), its memory and GPUs (rusk/vec.h), the GPU model as the
+ * platform type ("cpu" for CPU-only rows). To reach a target
  * size the list is replicated in order (replica r of row i is machine r * rows + i), which
  * keeps the real mix of shapes and platform types at any scale.
  *
@@ -132,6 +133,7 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 {
 	if (path == NULL || p == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "path, params and out must not be NULL");
+	uint32_t ru_milli = p->ru_milli ? p->ru_milli : 1000;
 	char *text = NULL;
 	size_t text_len = 0;
 	int rc = read_text(path, &text, &text_len, err, errlen);
@@ -177,17 +179,18 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 			rc = rusk_errf(err, errlen, RUSK_EPARSE, "%s:%u: empty sn", path, line);
 			goto out;
 		}
-		if (parse_u32(fld[1], &cpu_milli) != 0 || cpu_milli < 1000) {
+		if (parse_u32(fld[1], &cpu_milli) != 0 || cpu_milli < ru_milli) {
 			rc = rusk_errf(err, errlen, RUSK_EPARSE,
-			               "%s:%u: cpu_milli '%s' is not an integer >= 1000", path,
-			               line, fld[1]);
+			               "%s:%u: cpu_milli '%s' is not an integer >= %u (one RU)",
+			               path, line, fld[1], ru_milli);
 			goto out;
 		}
-		r.cores = cpu_milli / 1000;
+		r.cores = cpu_milli / ru_milli;
 		if (r.cores > RUSK_MAX_RUS_PER_MACHINE) {
 			rc = rusk_errf(err, errlen, RUSK_EPARSE,
-			               "%s:%u: %u cores exceed the %u RUs one machine may have",
-			               path, line, r.cores, RUSK_MAX_RUS_PER_MACHINE);
+			               "%s:%u: %u RUs of %u milli-cores exceed the %u RUs one "
+			               "machine may have",
+			               path, line, r.cores, ru_milli, RUSK_MAX_RUS_PER_MACHINE);
 			goto out;
 		}
 		if (parse_u32(fld[2], &r.mem_mib) != 0) {

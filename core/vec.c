@@ -255,9 +255,7 @@ static int malformed(const rusk_task *t, const char **field, char *err, size_t e
 {
 	const rusk_vec_demand *v = &t->vec;
 	const char *f = NULL;
-	if (v->gpus > RUSK_MAX_GPUS_PER_MACHINE)
-		f = "gpus";
-	else if (v->gpus > 0 && (v->gpu_milli == 0 || v->gpu_milli > RUSK_GPU_MILLI))
+	if (v->gpus > 0 && (v->gpu_milli == 0 || v->gpu_milli > RUSK_GPU_MILLI))
 		f = "gpu_milli";
 	else if (v->gpus > 1 && v->gpu_milli != RUSK_GPU_MILLI)
 		f = "gpu_milli";
@@ -269,11 +267,10 @@ static int malformed(const rusk_task *t, const char **field, char *err, size_t e
 		return RUSK_OK;
 	*field = f;
 	return rusk_errf(err, errlen, RUSK_EINVAL,
-	                 "task %llu: %s: a vector task asks for gpus 0..%u, gpu_milli 1..1000 "
-	                 "(below 1000 only for one shared GPU; 0 without GPUs), models only "
-	                 "with GPUs, and is placed whole on one machine (placement machine, "
-	                 "gang)",
-	                 (unsigned long long)t->id, f, RUSK_MAX_GPUS_PER_MACHINE);
+	                 "task %llu: %s: a vector task asks for gpu_milli 1..1000 (below "
+	                 "1000 only for one shared GPU; 0 without GPUs), models only with "
+	                 "GPUs, and is placed whole on one machine (placement machine, gang)",
+	                 (unsigned long long)t->id, f);
 }
 
 /* Which one dimension alone rules t out, or "shape" when each fits some machine but no

@@ -282,7 +282,8 @@ static void test_openb_errors(void **state)
 	expect_openb_error("bad_cpu.csv", RUSK_EPARSE, "bad_cpu.csv:3: cpu_milli 'lots'");
 	expect_openb_error("bad_header.csv", RUSK_EPARSE, "bad_header.csv:1: header");
 	expect_openb_error("short_row.csv", RUSK_EPARSE, "short_row.csv:3: expected 5 fields");
-	expect_openb_error("too_many_cores.csv", RUSK_EPARSE, "too_many_cores.csv:2: 700 cores");
+	expect_openb_error("too_many_cores.csv", RUSK_EPARSE,
+	                   "too_many_cores.csv:2: 700 RUs of 1000 milli-cores");
 	expect_openb_error("no_rows.csv", RUSK_ESHAPE, "no machines");
 	expect_openb_error("does_not_exist.csv", RUSK_EIO, "does_not_exist.csv: cannot open");
 

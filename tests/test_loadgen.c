@@ -107,7 +107,7 @@ static void expect_trace_error(const char *f, int fmt, int code, const char *nee
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	assert_int_equal(rusk_trace_load(data(f), fmt, &a, &n, err, sizeof err), code);
+	assert_int_equal(rusk_trace_load(data(f), fmt, &a, &n, NULL, err, sizeof err), code);
 	assert_null(a);
 	if (strstr(err, needle) == NULL)
 		fail_msg("'%s' lacks '%s'", err, needle);
@@ -119,9 +119,9 @@ static void test_trace_parser(void **state)
 	rusk_arrival *a;
 	size_t n;
 	char err[512];
-	assert_int_equal(
-	        rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, err, sizeof err),
-	        RUSK_OK);
+	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
+	                                 sizeof err),
+	                 RUSK_OK);
 	assert_int_equal(n, 3);
 	/* sorted, relative to the first arrival */
 	assert_true(a[0].t_s == 0 && a[0].rus == 2 && a[0].priority == 1);
@@ -135,9 +135,9 @@ static void test_trace_parser(void **state)
 	expect_trace_error("trace_bad_cpu.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
 	                   "trace_bad_cpu.csv:2: cpu_milli 'abc'");
 	/* columns in any order; cpu_milli -> RUs; preferred machines */
-	assert_int_equal(
-	        rusk_trace_load(data("trace_cpu.csv"), RUSK_TRACE_CSV, &a, &n, err, sizeof err),
-	        RUSK_OK);
+	assert_int_equal(rusk_trace_load(data("trace_cpu.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
+	                                 sizeof err),
+	                 RUSK_OK);
 	assert_int_equal(n, 2);
 	assert_true(a[0].rus == 1 && a[0].n_pref == 0 && a[0].priority == 0);
 	assert_true(a[1].rus == 3 && a[1].priority == 1 && a[1].n_pref == 2);
@@ -165,7 +165,8 @@ static void test_trace_parser(void **state)
 		              path);
 		return;
 	}
-	assert_int_equal(rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, err, sizeof err), RUSK_OK);
+	assert_int_equal(rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, NULL, err, sizeof err),
+	                 RUSK_OK);
 	assert_int_equal(n, 8152);
 	uint32_t high = 0;
 	for (size_t i = 1; i < n; i++) {
@@ -173,6 +174,17 @@ static void test_trace_parser(void **state)
 		high += a[i].priority;
 	}
 	assert_true(high > 0 && high < n);
+	/* every pod is a vector task; GPU pods keep their shares; 897 were never scheduled */
+	uint32_t gpu_pods = 0, shared = 0, never = 0;
+	for (size_t i = 0; i < n; i++) {
+		assert_true(a[i].vec && a[i].cpu_milli > 0);
+		gpu_pods += a[i].gpus > 0;
+		shared += a[i].gpus == 1 && a[i].gpu_milli < 1000;
+		never += a[i].never_ran;
+		assert_true(a[i].gpus <= 1 || a[i].gpu_milli == 1000);
+	}
+	assert_int_equal(never, 897);
+	assert_true(gpu_pods > 6000 && shared > 3000);
 	/* expansion: 1000x faster, 4 shifted replicas -> 4x the tasks in 1/1000 of the span
 	 * (plus less than one mean gap); the first row comes first, the last row last */
 	size_t m;
@@ -229,7 +241,7 @@ static void expect_path_error(const char *path, int fmt, int code, const char *n
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	assert_int_equal(rusk_trace_load(path, fmt, &a, &n, err, sizeof err), code);
+	assert_int_equal(rusk_trace_load(path, fmt, &a, &n, NULL, err, sizeof err), code);
 	assert_null(a);
 	if (strstr(err, needle) == NULL)
 		fail_msg("'%s' lacks '%s'", err, needle);
@@ -240,7 +252,7 @@ static size_t expect_rows(const char *path, int fmt, rusk_arrival **out)
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	if (rusk_trace_load(path, fmt, &a, &n, err, sizeof err) != RUSK_OK)
+	if (rusk_trace_load(path, fmt, &a, &n, NULL, err, sizeof err) != RUSK_OK)
 		fail_msg("%s", err);
 	if (out != NULL)
 		*out = a;
@@ -334,6 +346,41 @@ static void test_trace_nul_and_special_files(void **state)
 /* Item 10: durations and spans beyond RUSK_TRACE_MAX_S are refused with FILE:LINE (1e308 and
  * 2^64 s became 0 through an out-of-range double-to-integer conversion); a stretching time
  * scale holds times at the bound, so they convert to nanoseconds. */
+/* Vector columns of the generic CSV, and openb gpu_spec's model table. */
+static void test_trace_vec_columns(void **state)
+{
+	(void)state;
+	rusk_arrival *a;
+	size_t n;
+	char err[512];
+	rusk_trace_models tm;
+	assert_int_equal(rusk_trace_load(data("trace_vec.csv"), RUSK_TRACE_CSV, &a, &n, &tm, err,
+	                                 sizeof err),
+	                 RUSK_OK);
+	assert_int_equal(n, 7);
+	assert_int_equal(tm.n, 2);
+	assert_string_equal(tm.name[0], "T4");
+	assert_string_equal(tm.name[1], "V100");
+	assert_int_equal(tm.line[1], 5);
+	assert_true(a[0].vec && a[0].gpus == 1 && a[0].gpu_milli == 500 && a[0].mem_mib == 4096);
+	assert_true(a[2].gpus == 2 && a[2].gpu_milli == 1000 && a[2].gpu_models == 1u);
+	assert_true(a[3].rus == 1 && a[3].cpu_milli == 500 && a[3].gpu_models == 3u);
+	assert_true(a[4].gpus == 0 && a[4].gpu_models == 0);
+	free(a);
+	expect_trace_error("trace_vec_neg_mem.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_vec_neg_mem.csv:3: mem_mib '-5' is not a whole number");
+	expect_trace_error("trace_vec_split_gpu.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_vec_split_gpu.csv:2: 2 GPUs of 500 milli");
+	expect_trace_error("trace_vec_nan_gpus.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_vec_nan_gpus.csv:2: gpus 'x' is not a whole number");
+	/* RU-only traces stay RU-only */
+	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
+	                                 sizeof err),
+	                 RUSK_OK);
+	assert_false(a[0].vec);
+	free(a);
+}
+
 static void test_trace_time_bounds(void **state)
 {
 	(void)state;
@@ -544,6 +591,7 @@ int main(void)
 	        cmocka_unit_test(test_trace_replay_keeps_order),
 	        cmocka_unit_test(test_trace_nul_and_special_files),
 	        cmocka_unit_test(test_trace_time_bounds),
+	        cmocka_unit_test(test_trace_vec_columns),
 	        cmocka_unit_test(test_trace_text_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, tmp_teardown);

@@ -291,7 +291,7 @@ static void test_infeasible_by_dimension(void **state)
 	check_refused(c, &t, RUSK_EINFEASIBLE, "rus");
 	t.rus = 2;
 	t.vec = (rusk_vec_demand){.gpus = 9, .gpu_milli = 1000};
-	check_refused(c, &t, RUSK_EINVAL, "gpus");
+	check_refused(c, &t, RUSK_EINFEASIBLE, "gpus");
 	t.vec = (rusk_vec_demand){.gpus = 2, .gpu_milli = 500};
 	check_refused(c, &t, RUSK_EINVAL, "gpu_milli");
 	t.vec = (rusk_vec_demand){.gpus = 1, .gpu_milli = 0};

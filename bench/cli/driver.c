@@ -98,6 +98,17 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A trace's cpu_milli in RUs of --ru-milli milli-cores (the loader assumed 1000). */
+static void arrival_rus(run *R)
+{
+	uint32_t rm = R->cfg.ru_milli;
+	for (size_t i = 0; rm != 1000 && i < R->n_trace; i++) {
+		rusk_arrival *x = &R->trace[i];
+		if (x->cpu_milli > 0)
+			x->rus = (x->cpu_milli + rm - 1) / rm;
+	}
+}
+
 int drv_setup(run *R, cli_cluster *cc)
 {
 	run_cfg cfg = R->cfg;
@@ -122,7 +133,12 @@ int drv_setup(run *R, cli_cluster *cc)
 		}
 		rusk_arrival *raw;
 		size_t n_raw;
-		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, err,
+		rusk_trace_models *tm = drv_vec_models(R);
+		if (tm == NULL) {
+			fprintf(stderr, "rusk: --trace: out of memory\n");
+			return RUSK_EXIT_NOMEM;
+		}
+		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, tm, err,
 		                          sizeof err);
 		if (trc != RUSK_OK) {
 			fprintf(stderr, "rusk: --trace: %s\n", err);
@@ -197,6 +213,12 @@ int drv_setup(run *R, cli_cluster *cc)
 		fprintf(stderr, "rusk: --trace: %s\n", err);
 		return RUSK_EXIT_USAGE;
 	}
+	if (R->trace != NULL) {
+		arrival_rus(R);
+		int vrc = drv_vec_setup(R, trace_path);
+		if (vrc != 0)
+			return vrc;
+	}
 	double expected = 0;
 	for (int k = 0; k < cfg.n_groups; k++)
 		for (int j = 0; j < cfg.gn_phases[k]; j++)
@@ -264,7 +286,8 @@ int drv_setup(run *R, cli_cluster *cc)
 		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
 		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
 		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
-		        "agent_median_p90_us,preferred_share,quality_mode_share\n");
+		        "agent_median_p90_us,preferred_share,quality_mode_share%s\n",
+		        R->vec != NULL ? drv_vec_csv_header() : "");
 	R->per_agent = calloc(cfg.agents, sizeof *R->per_agent);
 	R->snap = calloc(4, sizeof *R->snap);
 	R->medians = calloc(cfg.agents, sizeof *R->medians);
@@ -319,7 +342,12 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
                   rusk_dtask_spec *spec, run_agent **dest)
 {
 	const run_cfg *cfg = &R->cfg;
-	if (x->rus > rusk_cluster_rus(R->c)) {
+	if (R->vec != NULL && x->vec) {
+		memset(spec, 0, sizeof *spec);
+		spec->rus = x->rus;
+		if (!drv_vec_task(R, x, spec))
+			return false; /* refused as infeasible, counted by dimension */
+	} else if (x->rus > rusk_cluster_rus(R->c)) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
 		 * be retried until the run ends. */
 		R->rej_too_large++;
@@ -330,7 +358,12 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		return false;
 	}
 	uint64_t id = G->id++;
+	rusk_dtask_spec keep = *spec; /* the vector part, if any */
 	memset(spec, 0, sizeof *spec);
+	if (R->vec != NULL && x->vec) {
+		spec->placement = keep.placement;
+		spec->vec = keep.vec;
+	}
 	spec->submit_ns = submit_ns;
 	spec->run_ns = (uint64_t)(x->duration_s * 1e9);
 	spec->rus = x->rus;
@@ -381,6 +414,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->ru_dbin != NULL)
 			for (uint32_t k = 0; k < ev->n_leases; k++)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
+		if (R->vec != NULL)
+			drv_vec_placed(R, a, ev->job);
 		const rusk_placement *pl = ev->placement;
 		if (R->cfg.alpha > 0 && ev->job->n_pref > 0 && pl->preferred == pl->placed)
 			ev->run_ns = (uint64_t)(ev->run_ns * R->cfg.alpha);
@@ -435,6 +470,7 @@ void drv_free(run *R)
 	free(R->per_agent);
 	free(R->snap);
 	free(R->medians);
+	drv_vec_free(R);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R->c); /* detaches admission control too */
 }

@@ -59,6 +59,8 @@ typedef struct run_cfg {
 	/* Admission control and priorities (Tarcil §4, §5.3). */
 	bool admission, gang, global_lock, quiet;
 	bool latency_ignores_pref; /* --latency-preferred off: ParSync's Latency-first */
+	bool rus_only;             /* --resources rus: a trace's memory and GPUs ignored */
+	uint32_t ru_milli;         /* --ru-milli: milli-cores per RU (trace cpu_milli) */
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -91,9 +93,11 @@ typedef struct run_agent {
 	rusk_dagent *da;         /* its dispatcher agent: queues, stats, kernel agent */
 	agent_stats *st;         /* = &da->st */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
-	rusk_view_stats vs;      /* at exit */
-	double busy_s;           /* CPU (run) or modelled (sim) busy time */
-	rusk_agent *handle;      /* da->ag */
+	/* vector tasks placed (drv_vec_placed): milli-cores, MiB, milli-GPU */
+	uint64_t alloc_cpu_milli, alloc_mem, alloc_gpu_milli;
+	rusk_view_stats vs; /* at exit */
+	double busy_s;      /* CPU (run) or modelled (sim) busy time */
+	rusk_agent *handle; /* da->ag */
 	int err;
 	/* sim only */
 	uint64_t busy_until;
@@ -117,8 +121,11 @@ typedef struct drv_gen {
 	rusk_rng prng;
 } drv_gen;
 
+typedef struct drv_vec drv_vec;
+
 typedef struct run {
 	run_cfg cfg;
+	drv_vec *vec; /* vector resources of the trace (vecrep.c); NULL: RUs only */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -203,6 +210,24 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 /* The dispatcher of the run, its agents made from drv_agent_params (run: also started).
  * 0 or an exit status after printing why. */
 int drv_dispatch(run *R, const char *cmd);
+
+/* Vector resources (vecrep.c). drv_vec_models: the table the trace loader fills (NULL out
+ * of memory). drv_vec_setup, after the cluster is built: resolves the trace's GPU models
+ * (an unknown one: FILE:LINE, exit status) and keeps R->vec only if the run has vector
+ * tasks. drv_vec_task (generator): the spec's demand, false when the kernel would refuse it
+ * as infeasible (counted by dimension). drv_vec_placed (PLACED event, agent a's thread).
+ * drv_vec_second (sampler): this second's figures. The rest write them. */
+rusk_trace_models *drv_vec_models(run *R);
+int drv_vec_setup(run *R, const char *trace_path);
+bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
+void drv_vec_placed(run *R, run_agent *a, const run_task *j);
+void drv_vec_second(run *R);
+const char *drv_vec_csv_header(void);
+void drv_vec_csv(const run *R, FILE *f);
+void drv_vec_print(const run *R);
+void drv_vec_json(FILE *f, const run *R);
+uint64_t drv_vec_refused(const run *R);
+void drv_vec_free(run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -279,7 +279,11 @@ void cli_cluster_usage(void)
 	     "  --cluster openb[:REPLICAS] | PATH[:REPLICAS]\n"
 	     "                          machines from the Alibaba openb node list (1,523 "
 	     "machines)\n"
-	     "                          or a file in its format; REPLICAS copies of the list\n"
+	     "                          or a file in its format; REPLICAS copies of the list;\n"
+	     "                          its machines' memory and GPUs (models) are committed\n"
+	     "                          with the RUs of tasks that ask for them\n"
+	     "  --ru-milli M            milli-cores per RU of a node list and of a trace's\n"
+	     "                          cpu_milli (default 1000; 500: two RUs per core)\n"
 	     "  --seed S                seed of every random choice (default 1)");
 }
 
@@ -310,6 +314,10 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 		if (cli_u64(a, v, 1, UINT32_MAX, &x))
 			return -1;
 		p->racks_per_cell = (uint32_t)x;
+	} else if (strcmp(a, "--ru-milli") == 0) {
+		if (cli_u64(a, v, 1, 1000000, &x))
+			return -1;
+		p->ru_milli = (uint32_t)x;
 	} else if (strcmp(a, "--seed") == 0) {
 		if (cli_u64(a, v, 0, UINT64_MAX, &x))
 			return -1;

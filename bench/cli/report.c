@@ -81,7 +81,7 @@ static void csv_row(run *R, const second *s, const rusk_hist *d)
 	uint64_t tput = s->tput;
 	fprintf(R->csv,
 	        "%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%" PRIu64
-	        ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f,%.4f,%.4f\n",
+	        ",%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f,%.4f,%.4f",
 	        R->secs, phase < cfg->n_phases ? phase : cfg->n_phases, s->sub, s->placed, tput,
 	        s->rej, s->backlog, s->util, s->conf - R->prev_conf,
 	        rusk_hist_quantile(d, 0.1) / 1e3, rusk_hist_quantile(d, 0.5) / 1e3,
@@ -92,6 +92,9 @@ static void csv_row(run *R, const second *s, const rusk_hist *d)
 	        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0,
 	        tput ? (double)(s->pref - R->prev_pref) / tput : 0.0,
 	        tput ? (double)(s->qmode - R->prev_qmode) / tput : 0.0);
+	if (R->vec != NULL)
+		drv_vec_csv(R, R->csv);
+	fputc('\n', R->csv);
 	fflush(R->csv); /* a row a second: what ran is on disk whatever ends the run */
 }
 
@@ -116,6 +119,8 @@ uint64_t drv_second(run *R, bool tty)
 	s.tput = s.placed - R->prev_placed;
 	if (s.tput > R->max_tput)
 		R->max_tput = s.tput;
+	if (R->vec != NULL)
+		drv_vec_second(R);
 	if (R->csv)
 		csv_row(R, &s, d);
 	R->prev_q = s.q_micro;
@@ -213,7 +218,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 	S->rej = R->rejected + tot->refused + R->refused;
 	S->backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
-	S->rej_queue = R->rejected - R->rej_too_large - R->rej_pool;
+	S->rej_queue = R->rejected - R->rej_too_large - R->rej_pool - drv_vec_refused(R);
 	int sig = drv_stop_signal();
 	S->end = R->fail           ? "out of memory"
 	         : !S->interrupted ? "completed"
@@ -255,11 +260,12 @@ static void print_tasks(const run *R, const summary *S)
 	/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
 	char why[256], *p = why;
 	const uint64_t n[] = {R->rej_too_large, S->tot->refused + R->refused, S->rej_queue,
-	                      R->rej_pool};
+	                      R->rej_pool, drv_vec_refused(R)};
 	const char *what[] = {"larger than the cluster", "refused by the kernel",
-	                      "agent queue full", "task pool full"};
+	                      "agent queue full", "task pool full",
+	                      "infeasible on every machine (by dimension below)"};
 	why[0] = '\0';
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		if (n[k] > 0)
 			p += snprintf(p, (size_t)(why + sizeof why - p), "%s%" PRIu64 " %s",
 			              p == why ? "" : ", ", n[k], what[k]);
@@ -582,6 +588,8 @@ static int write_json(run *R, const summary *S)
 	R->json = NULL;
 	json_config(f, R);
 	json_tasks(f, R, S);
+	if (R->vec != NULL)
+		drv_vec_json(f, R);
 	json_quality(f, R, S);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
@@ -608,6 +616,8 @@ int drv_report(run *R, bool interrupted)
 	print_tasks(R, &S);
 	print_delays(R, &S);
 	print_quality(R, &S);
+	if (R->vec != NULL)
+		drv_vec_print(R);
 	print_syncs_groups(R, &S);
 	if (!print_checks(R, &S))
 		status = RUSK_EXIT_FAIL;

@@ -180,9 +180,9 @@ static void usage_flags(void)
 	     "  --task-ms MEAN        mean task duration (default 5000)\n"
 	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
 	     "  --task-rus M          RUs per task (default 1)\n"
-	     "  --trace FILE|openb    replay a trace instead: the Alibaba openb pod list (openb:\n"
-	     "                        the bundled one) or a CSV "
-	     "'arrival_s,duration_s,rus[,priority]'\n"
+	     "  --trace FILE|openb    replay a trace instead: an Alibaba openb pod list (openb:\n"
+	     "                        RUSK_TRACE_DIR/openb/openb_pod_list_default.csv) or a\n"
+	     "                        CSV 'arrival_s,duration_s,rus[,priority,mem_mib,...]'\n"
 	     "  --trace-format openb|csv  (default: openb for the bundled list, else csv)\n"
 	     "  --time-scale X        divide trace times by X (default: fit the trace to\n"
 	     "                        --duration-s or the phases' length); with --rate, shifted\n"
@@ -190,8 +190,13 @@ static void usage_flags(void)
 	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
 	     "  --spin-us S           an idle agent polls its queue S us before it parks until\n"
 	     "                        the next submission wakes it (default 2; rusk run only)\n"
-	     "  --quality score|interference  placement quality model (default score: slot\n"
-	     "                        scores; interference: Tarcil Q, tasks get random profiles)\n"
+	     "  --quality score|interference|packing  placement quality model (default score:\n"
+	     "                        slot scores; interference: Tarcil Q, tasks get random\n"
+	     "                        profiles; packing: a vector task's machine by least GPU\n"
+	     "                        fragmentation and best fit of what it leaves)\n"
+	     "  --resources vec|rus   a trace's memory and GPUs (openb; csv mem_mib, gpus,\n"
+	     "                        gpu_milli, gpu_models): vec, the default, commits them\n"
+	     "                        with the RUs, one machine per task; rus: RUs only\n"
 	     "  --preferred K         each task prefers K random machines (ParSync §6 quality =\n"
 	     "                        share of tasks placed on preferred machines; default 0)\n"
 	     "  --latency-preferred on|off  Latency-first looks up preferred machines in the\n"
@@ -351,8 +356,11 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 
 static const cli_choice trace_formats[] = {
         {"openb", RUSK_TRACE_OPENB}, {"csv", RUSK_TRACE_CSV}, {NULL, 0}};
-static const cli_choice qualities[] = {
-        {"score", RUSK_QUALITY_SCORE}, {"interference", RUSK_QUALITY_INTERFERENCE}, {NULL, 0}};
+static const cli_choice qualities[] = {{"score", RUSK_QUALITY_SCORE},
+                                       {"interference", RUSK_QUALITY_INTERFERENCE},
+                                       {"packing", RUSK_QUALITY_PACKING},
+                                       {NULL, 0}};
+static const cli_choice resources[] = {{"vec", 0}, {"rus", 1}, {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
@@ -362,7 +370,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL;
-	int quality = cfg.quality;
+	int quality = cfg.quality, rus_only = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
 	cli_choice_strategy strategy = {&cfg.strategy, NULL};
@@ -376,6 +384,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_CHOICE_OPT("--trace-format", trace_formats, &cfg.trace_format)},
 	        {CLI_U32_OPT("--preferred", 0, 64, &cfg.preferred)},
 	        {CLI_CHOICE_OPT("--quality", qualities, &quality)},
+	        {CLI_CHOICE_OPT("--resources", resources, &rus_only)},
 	        {CLI_DOUBLE_OPT("--time-scale", 1e-9, 1e12, &cfg.time_scale)},
 	        {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &cfg.phase_s), .given = &shape},
 	        {CLI_DOUBLE_OPT("--duration-s", 0.001, 86400, &cfg.duration_s)},
@@ -410,6 +419,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 		return pr > 0 ? -1 : RUSK_EXIT_USAGE;
 	cfg.rate_set = rate != NULL;
 	cfg.quality = (rusk_quality_model)quality;
+	cfg.rus_only = rus_only != 0;
+	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
 	    check_outputs(&cfg) != 0)

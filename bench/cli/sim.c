@@ -266,15 +266,20 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		return;
 	}
 	a->st->attempts++;
-	if (R->cfg.gang || n == 1) {
+	bool vec = rusk_vec_any(&tk->vec); /* RUs, memory and GPUs of one machine */
+	if (R->cfg.gang || n == 1 || vec) {
 		size_t lost = 0;
-		int rc = rusk_ru_commit_gang(R->c, tk->id, a->chosen, n, &tk->prof, out, &lost);
+		int rc = vec ? rusk_ru_commit_vec(R->c, tk->id, a->chosen, n, &tk->vec, &tk->prof,
+		                                  out, &lost)
+		             : rusk_ru_commit_gang(R->c, tk->id, a->chosen, n, &tk->prof, out,
+		                                   &lost);
 		if (rc == RUSK_OK) {
 			won = n;
 		} else {
 			a->st->conflicts++;
-			a->st->rus_lost++; /* the first RU lost; the rest rolled back */
-			rusk_view_mark_taken(v, a->chosen[lost]);
+			a->st->rus_lost += lost < n; /* the first RU lost; the rest rolled back */
+			if (lost < n) /* else its memory or GPUs ran short: its RUs are free */
+				rusk_view_mark_taken(v, a->chosen[lost]);
 		}
 	} else {
 		size_t w = 0;

@@ -60,6 +60,8 @@ typedef struct rusk_cluster_params {
 	uint32_t partitions;            /* 1..number of cells (default 20) */
 	uint32_t spare_machines;        /* extra slots after `machines`, built DOWN, that
 	                                 * rusk_machine_up adds online (default 0) */
+	uint32_t ru_milli;              /* milli-cores per RU of an openb node list, e.g. 500:
+	                                 * two RUs per core (default 1000; 0 means 1000) */
 	double score_mean;              /* slot score per RU ~ Normal(mean, variance), clamped
 	                                 * to [0, 65.535]; ParSync §6: mean 10 (default) */
 	double score_variance;          /* default 2 */
@@ -126,7 +128,8 @@ int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster **out, char *
 /*
  * rusk_cluster_create_openb: builds a cluster from an Alibaba openb node list
  * (CSV: sn,cpu_milli,memory_mib,gpu,model). Each row is one machine with
- * cpu_milli/1000 cores (RUs); its platform is its GPU model ("cpu" when empty).
+ * cpu_milli / p->ru_milli RUs, memory_mib of memory and `gpu` GPUs (rusk/vec.h); its
+ * platform, which is also its GPUs' model, is the model column ("cpu" when empty).
  * The list is replicated in order until `machines` machines exist (0: exactly the
  * list once; a partial last copy is allowed). Topology (machines_per_rack,
  * racks_per_cell, partitions), seed and clock come from *p; its machine-shape fields

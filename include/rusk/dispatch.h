@@ -64,6 +64,10 @@ typedef struct rusk_dtask_spec {
 	uint32_t n_preferred;
 	rusk_profile profile; /* interference it causes (quality model INTERFERENCE) */
 	void *user;           /* the embedder's, handed back in every event */
+	uint8_t placement;    /* rusk_placement_pref (default ANY) */
+	rusk_vec_demand vec;  /* memory and GPUs on its machine (rusk/vec.h): such a task is
+	                       * placed whole on one machine, whatever placement and the
+	                       * dispatcher's gang say; all zero: RUs only */
 } rusk_dtask_spec;
 
 #define RUSK_RUN_UNTIL_COMPLETE UINT64_MAX

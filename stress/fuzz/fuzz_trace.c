@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rusk_arrival *a = NULL;
 		size_t n = 0;
 		char err[256];
-		if (rusk_trace_load(path, fmt, &a, &n, err, sizeof err) == 0) {
+		if (rusk_trace_load(path, fmt, &a, &n, NULL, err, sizeof err) == 0) {
 			size_t m;
 			rusk_arrival *e = rusk_trace_expand(a, n, 2.0, 2, &m);
 			free(e);
