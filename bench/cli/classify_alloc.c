@@ -78,7 +78,7 @@ typedef struct job {
 typedef struct run {
 	uint32_t r, b, n, m[SO];
 	double left, rate, start, finish;
-	bool queued, running, done;
+	bool running, done;
 } run;
 
 typedef struct result {
@@ -516,12 +516,9 @@ static int simulate(const world *w, int pol, result *res)
 			drain(&s);
 		} else {
 			advance(&s, t_arr);
-			uint32_t ji = next++;
-			run x;
-			if (s.nq == 0 && choose(&s, ji, &x))
-				place(&s, ji, &x);
-			else
-				s.queue[s.nq++] = ji;
+			/* Behind the waiting jobs, FIFO with backfilling as at completions. */
+			s.queue[s.nq++] = next++;
+			drain(&s);
 		}
 		running = 0;
 		for (uint32_t i = 0; i < nj; i++)
