@@ -16,6 +16,8 @@
  *   oracle        rusk_cls_alloc_size on the true rows; tenants' true caused intensities
  *   quasar        rusk_cls_alloc_size on the classified rows (2 profiling entries per
  *                 classification, fold-in); tenants' classified caused intensities
+ *   quasar+adjust quasar, plus §3.1's monitoring: a job short of the rate it needs is
+ *                 re-sized with its rows corrected by its measured rate (adjust() below)
  *   blind         quasar's sizing with RUSK_CLS_ALLOC_BLIND: no heterogeneity or
  *                 interference knowledge, least-loaded machines ("no profiles")
  *   res+paragon   a user reservation, placed on the machines ranked by classified quality
@@ -26,9 +28,8 @@
  * (r0 n0, packed 8 a machine) and the memory blocks.
  * A job that cannot get its allocation waits (admission control, FIFO with backfilling);
  * a Quasar job whose target no free allocation meets waits too, unless not even an empty
- * cluster could meet it: then it takes the best allocation it can get now. Allocations are
- * not adjusted after placement (Quasar's monitoring and re-allocation are not modelled),
- * nor is profiling time.
+ * cluster could meet it: then it takes the best allocation it can get now. Only
+ * quasar+adjust changes an allocation after placement; profiling time is not modelled.
  *
  * Truth. A running job progresses at rusk_cls_perf on its TRUE rows with the pressure its
  * machines' other tenants cause (true caused intensities, per RU); rates are recomputed at
@@ -57,8 +58,9 @@
 #define SO     16
 #define PLATS  8
 
-enum { P_ORACLE, P_QUASAR, P_BLIND, P_RES_PARAGON, P_RES_LL, N_POL };
-static const char *const pol_name[N_POL] = {"oracle", "quasar", "blind", "res+paragon", "res+ll"};
+enum { P_ORACLE, P_QUASAR, P_ADJUST, P_BLIND, P_RES_PARAGON, P_RES_LL, N_POL };
+static const char *const pol_name[N_POL] = {"oracle", "quasar",      "quasar+adjust",
+                                            "blind",  "res+paragon", "res+ll"};
 
 typedef struct aopts {
 	uint64_t jobs, machines, workloads, offline, families, seed;
@@ -78,12 +80,14 @@ typedef struct job {
 typedef struct run {
 	uint32_t r, b, n, m[SO];
 	double left, rate, start, finish;
+	double checked; /* quasar+adjust: last look at its progress */
+	uint32_t adjusts;
 	bool running, done;
 } run;
 
 typedef struct result {
-	double met, achieved, norm_mean, wait_mean, util, alloc, overprov, over_cap, q, slow,
-	        rus_per_job, makespan;
+	double adjusts_per_job, met, achieved, norm_mean, wait_mean, util, alloc, overprov,
+	        over_cap, q, slow, rus_per_job, makespan;
 	uint32_t placed;
 } result;
 
@@ -100,7 +104,8 @@ static void usage(void)
 	     "\n"
 	     "Allocation sized to a performance target (Quasar §3.3) against reservations, on\n"
 	     "the seeded generator in virtual time: oracle sizing from the true rows, Quasar\n"
-	     "sizing from classified rows, the same without profiles (blind), and user\n"
+	     "sizing from classified rows, the same with monitoring and re-sizing\n"
+	     "(quasar+adjust), the same without profiles (blind), and user\n"
 	     "reservations (70% over-sized up to 10x, 20% under-sized up to 5x) placed by\n"
 	     "classified quality (Paragon) or on the least-loaded machines.\n"
 	     "\n"
@@ -371,6 +376,21 @@ static double h_of(const job *j, uint32_t p)
 	return j->truth.v[RUSK_CLS_HETEROGENEITY][p] / j->truth.v[RUSK_CLS_SCALE_UP][0];
 }
 
+/* Takes (sign 1) or gives back (-1) allocation x of job j on its machines. */
+static void commit(sim *s, const job *j, const run *x, int sign)
+{
+	for (uint32_t i = 0; i < x->n; i++) {
+		uint32_t m = x->m[i];
+		s->free_rus[m] -= sign * (int)x->r;
+		s->free_mem[m] -= sign * (int)x->b;
+		for (int k = 0; k < RUSK_N_RESOURCES; k++) {
+			s->sum_true[m][k] += sign * (double)x->r * caused_true(j)[k];
+			s->sum_cls[m][k] += sign * (double)x->r * caused_known(s, j)[k];
+		}
+	}
+	s->dirty = true;
+}
+
 /* Commits job ji's allocation x at s->now; records Q and slowdown at placement. */
 static void place(sim *s, uint32_t ji, const run *x)
 {
@@ -385,17 +405,13 @@ static void place(sim *s, uint32_t ji, const run *x)
 		pressure(s, s->sum_true, m, NULL, 0, pr);
 		q += rusk_cls_tarcil_q(caused_true(j), pr) * h_of(j, s->w->plat[m]) / hmax;
 		slow += 1.0 / rusk_cls_interference_factor(j->truth.v[RUSK_CLS_INTERFERENCE], pr);
-		s->free_rus[m] -= x->r;
-		s->free_mem[m] -= x->b;
-		for (int k = 0; k < RUSK_N_RESOURCES; k++) {
-			s->sum_true[m][k] += x->r * caused_true(j)[k];
-			s->sum_cls[m][k] += x->r * caused_known(s, j)[k];
-		}
 	}
+	commit(s, j, x, 1);
 	*r = *x;
 	r->running = true;
 	r->start = s->now;
 	r->left = j->work;
+	r->checked = s->now;
 	s->q_sum += q / x->n;
 	s->slow_sum += slow / x->n;
 	s->rus_sum += (double)x->r * x->n;
@@ -405,17 +421,8 @@ static void place(sim *s, uint32_t ji, const run *x)
 
 static void release(sim *s, uint32_t ji)
 {
-	const job *j = &s->w->jobs[ji];
 	run *r = &s->runs[ji];
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint32_t m = r->m[i];
-		s->free_rus[m] += r->r;
-		s->free_mem[m] += r->b;
-		for (int k = 0; k < RUSK_N_RESOURCES; k++) {
-			s->sum_true[m][k] -= r->r * caused_true(j)[k];
-			s->sum_cls[m][k] -= r->r * caused_known(s, j)[k];
-		}
-	}
+	commit(s, &s->w->jobs[ji], r, -1);
 	r->running = false;
 	r->done = true;
 	r->finish = s->now;
@@ -468,6 +475,63 @@ static void rates(sim *s)
 	for (uint32_t i = 0; i < s->w->o->jobs; i++)
 		if (s->runs[i].running)
 			s->runs[i].rate = true_rate(s, i);
+}
+
+/* The rows' estimate of job ji's throughput where it runs now (what Quasar predicts). */
+static double est_rate(const sim *s, uint32_t ji)
+{
+	const job *j = &s->w->jobs[ji];
+	const run *x = &s->runs[ji];
+	uint32_t pl[SO];
+	double pr[SO][RUSK_N_RESOURCES];
+	for (uint32_t i = 0; i < x->n; i++) {
+		pl[i] = s->w->plat[x->m[i]];
+		pressure(s, s->sum_cls, x->m[i], caused_known(s, j), x->r, pr[i]);
+	}
+	return rusk_cls_perf(&s->w->sh, &j->est, x->r, x->b, x->n, pl,
+	                     (const double(*)[RUSK_N_RESOURCES])pr, 0);
+}
+
+/*
+ * quasar+adjust: Quasar's monitoring (§3.1: "If the constraint is not met at some point
+ * ... Quasar adjusts the allocation"). Every tenth of its target time a running job's
+ * measured rate is compared with the rate it needs to finish on time; when short, the
+ * ratio measured / estimated corrects its rows (the feedback of §3.2) and it is re-sized
+ * from scratch on the machines free now plus its own. The new allocation replaces the old
+ * only if it is estimated to be faster; moving is free (not modelled).
+ */
+static bool adjust(sim *s)
+{
+	bool changed = false;
+	for (uint32_t i = 0; i < s->w->o->jobs; i++) {
+		run *r = &s->runs[i];
+		const job *j = &s->w->jobs[i];
+		if (!r->running || s->now - r->checked < j->deadline_s / 10)
+			continue;
+		r->checked = s->now;
+		double left_s = j->arrive + j->deadline_s - s->now;
+		double need = left_s > 0 ? r->left / left_s : INFINITY;
+		if (r->rate >= need)
+			continue;
+		double corr = r->rate / est_rate(s, i);
+		run old = *r;
+		commit(s, j, &old, -1);
+		snapshot(s, s->snap, false);
+		rusk_cls_target tg = {RUSK_CLS_TARGET_THROUGHPUT, isinf(need) ? 1e300 : need / corr,
+		                      0};
+		rusk_cls_alloc a;
+		rusk_cls_alloc_size(&s->w->sh, &j->est, &tg, s->snap, s->w->nm, 0, &a);
+		if (a.machines > 0 && a.perf * corr > r->rate * 1.01) {
+			r->r = a.rus;
+			r->b = a.mem_blocks;
+			r->n = a.machines;
+			memcpy(r->m, a.machine, sizeof r->m[0] * a.machines);
+			r->adjusts++;
+			changed = true;
+		}
+		commit(s, j, r, 1);
+	}
+	return changed;
 }
 
 static int simulate(const world *w, int pol, result *res)
@@ -524,11 +588,13 @@ static int simulate(const world *w, int pol, result *res)
 		for (uint32_t i = 0; i < nj; i++)
 			running += s.runs[i].running;
 		rates(&s);
+		if (pol == P_ADJUST && adjust(&s))
+			rates(&s);
 	}
 	(void)running;
 	double cap = (double)nm * RUS, span = s.now > 0 ? s.now : 1;
 	uint32_t met = 0;
-	double ach = 0, norm = 0, wait = 0;
+	double ach = 0, norm = 0, wait = 0, adj = 0;
 	for (uint32_t i = 0; i < nj; i++) {
 		const run *r = &s.runs[i];
 		const job *j = &w->jobs[i];
@@ -539,8 +605,10 @@ static int simulate(const world *w, int pol, result *res)
 		ach += fmin(1.0, x);
 		norm += x;
 		wait += r->start - j->arrive;
+		adj += r->adjusts;
 	}
-	*res = (result){.met = (double)met / nj,
+	*res = (result){.adjusts_per_job = adj / nj,
+	                .met = (double)met / nj,
 	                .achieved = ach / nj,
 	                .norm_mean = norm / (s.placed ? s.placed : 1),
 	                .wait_mean = wait / (s.placed ? s.placed : 1),
@@ -597,10 +665,10 @@ static void print_results(const world *w, const result *r)
 	       "seed %" PRIu64 "\n\n",
 	       o->jobs, w->nm, RUS, BLOCKS, PLATS, o->load, o->mean_s, o->workloads, o->offline,
 	       o->noise, o->seed);
-	printf("  policy        met   achieved  norm  wait(s)  util  alloc  overprov  >cap  "
+	printf("  policy          met   achieved  norm  wait(s)  util  alloc  overprov  >cap  "
 	       "tarcilQ  slowdown  RUs/job\n");
 	for (int p = 0; p < N_POL; p++)
-		printf("  %-12s %5.1f%%  %5.1f%%  %5.2f  %7.1f  %4.1f%%  %4.1f%%  %6.1f%%  %4.0f%% "
+		printf("  %-14s %5.1f%%  %5.1f%%  %5.2f  %7.1f  %4.1f%%  %4.1f%%  %6.1f%%  %4.0f%% "
 		       " "
 		       "%7.3f  %8.3f  %7.1f\n",
 		       pol_name[p], 100 * r[p].met, 100 * r[p].achieved, r[p].norm_mean,
@@ -633,10 +701,11 @@ static int write_json(const char *path, const world *w, const result *r)
 		        "\"achieved\": %.6f, \"norm_mean\": %.6f, \"wait_mean_s\": %.3f, "
 		        "\"util\": %.6f, \"alloc\": %.6f, \"overprov\": %.6f, \"over_cap\": %.6f, "
 		        "\"tarcil_q\": %.6f, \"slowdown\": %.6f, \"rus_per_job\": %.3f, "
-		        "\"makespan_s\": %.3f}",
+		        "\"adjusts_per_job\": %.3f, \"makespan_s\": %.3f}",
 		        p ? "," : "", pol_name[p], r[p].placed, r[p].met, r[p].achieved,
 		        r[p].norm_mean, r[p].wait_mean, r[p].util, r[p].alloc, r[p].overprov,
-		        r[p].over_cap, r[p].q, r[p].slow, r[p].rus_per_job, r[p].makespan);
+		        r[p].over_cap, r[p].q, r[p].slow, r[p].rus_per_job, r[p].adjusts_per_job,
+		        r[p].makespan);
 	fprintf(f, "\n  ]\n}\n");
 	return fclose(f);
 }
