@@ -86,8 +86,8 @@ typedef struct run {
 } run;
 
 typedef struct result {
-	double adjusts_per_job, met, achieved, norm_mean, wait_mean, util, alloc, overprov,
-	        over_cap, q, slow, rus_per_job, makespan;
+	double dec_p50_us, dec_p99_us, adjusts_per_job, met, achieved, norm_mean, wait_mean, util,
+	        alloc, overprov, over_cap, q, slow, rus_per_job, makespan;
 	uint32_t placed;
 } result;
 
@@ -245,7 +245,9 @@ typedef struct sim {
 	uint32_t *queue, nq;
 	rusk_cls_machine *snap; /* the machines as the policy sees them */
 	cand *cands;
-	bool dirty; /* snap is out of date */
+	bool dirty;     /* snap is out of date */
+	double *dec_us; /* wall time of rusk_cls_alloc_size calls, microseconds */
+	uint32_t n_dec;
 	double now, busy_int, alloc_int, over_cap_t, q_sum, slow_sum, rus_sum;
 	uint32_t placed;
 } sim;
@@ -263,14 +265,13 @@ static const double *caused_known(const sim *s, const job *j)
 }
 
 /* Per-RU pressure on machine m, less job j's own share when it is a tenant (self). */
-static void pressure(const sim *s, const double (*sum)[RUSK_N_RESOURCES], uint32_t m,
-                     const double *self, uint32_t self_rus, double *out)
+static void pressure(const double (*sum)[RUSK_N_RESOURCES], uint32_t m, const double *self,
+                     uint32_t self_rus, double *out)
 {
 	for (int r = 0; r < RUSK_N_RESOURCES; r++) {
 		double x = sum[m][r] - (self ? self[r] * self_rus : 0);
 		out[r] = (x > 0 ? x : 0) / RUS;
 	}
-	(void)s;
 }
 
 static double true_rate(const sim *s, uint32_t ji)
@@ -281,7 +282,7 @@ static double true_rate(const sim *s, uint32_t ji)
 	double pr[SO][RUSK_N_RESOURCES];
 	for (uint32_t i = 0; i < x->n; i++) {
 		pl[i] = s->w->plat[x->m[i]];
-		pressure(s, s->sum_true, x->m[i], caused_true(j), x->r, pr[i]);
+		pressure(s->sum_true, x->m[i], caused_true(j), x->r, pr[i]);
 	}
 	return rusk_cls_perf(&s->w->sh, &j->truth, x->r, x->b, x->n, pl,
 	                     (const double(*)[RUSK_N_RESOURCES])pr, 0);
@@ -361,7 +362,10 @@ static bool choose(sim *s, uint32_t ji, run *x)
 	if (s->pol <= P_BLIND) {
 		const rusk_cls_job_estimate *e = s->pol == P_ORACLE ? &j->truth : &j->est;
 		unsigned fl = s->pol == P_BLIND ? RUSK_CLS_ALLOC_BLIND : 0;
+		double t0 = cli_now_s();
 		int rc = rusk_cls_alloc_size(&s->w->sh, e, &tg, m, s->w->nm, fl, &a);
+		if (s->n_dec < s->w->o->jobs * 4) /* the first decisions: enough for quantiles */
+			s->dec_us[s->n_dec++] = (cli_now_s() - t0) * 1e6;
 		if (rc != RUSK_OK && (j->feasible_empty[s->pol] || a.machines == 0))
 			return false;
 		*x = (run){.r = a.rus, .b = a.mem_blocks, .n = a.machines};
@@ -402,7 +406,7 @@ static void place(sim *s, uint32_t ji, const run *x)
 	for (uint32_t i = 0; i < x->n; i++) {
 		uint32_t m = x->m[i];
 		double pr[RUSK_N_RESOURCES];
-		pressure(s, s->sum_true, m, NULL, 0, pr);
+		pressure(s->sum_true, m, NULL, 0, pr);
 		q += rusk_cls_tarcil_q(caused_true(j), pr) * h_of(j, s->w->plat[m]) / hmax;
 		slow += 1.0 / rusk_cls_interference_factor(j->truth.v[RUSK_CLS_INTERFERENCE], pr);
 	}
@@ -486,7 +490,7 @@ static double est_rate(const sim *s, uint32_t ji)
 	double pr[SO][RUSK_N_RESOURCES];
 	for (uint32_t i = 0; i < x->n; i++) {
 		pl[i] = s->w->plat[x->m[i]];
-		pressure(s, s->sum_cls, x->m[i], caused_known(s, j), x->r, pr[i]);
+		pressure(s->sum_cls, x->m[i], caused_known(s, j), x->r, pr[i]);
 	}
 	return rusk_cls_perf(&s->w->sh, &j->est, x->r, x->b, x->n, pl,
 	                     (const double(*)[RUSK_N_RESOURCES])pr, 0);
@@ -534,6 +538,12 @@ static bool adjust(sim *s)
 	return changed;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static int simulate(const world *w, int pol, result *res)
 {
 	const aopts *o = w->o;
@@ -547,9 +557,10 @@ static int simulate(const world *w, int pol, result *res)
 	s.queue = malloc(sizeof *s.queue * nj);
 	s.snap = malloc(sizeof *s.snap * nm);
 	s.cands = malloc(sizeof *s.cands * nm);
+	s.dec_us = malloc(sizeof *s.dec_us * nj * 4);
 	int rc = 0;
 	if (!s.runs || !s.free_rus || !s.free_mem || !s.sum_true || !s.sum_cls || !s.queue ||
-	    !s.snap || !s.cands) {
+	    !s.snap || !s.cands || !s.dec_us) {
 		rc = RUSK_EXIT_NOMEM;
 		goto out;
 	}
@@ -607,7 +618,15 @@ static int simulate(const world *w, int pol, result *res)
 		wait += r->start - j->arrive;
 		adj += r->adjusts;
 	}
-	*res = (result){.adjusts_per_job = adj / nj,
+	double p50 = 0, p99 = 0;
+	if (s.n_dec > 0) {
+		qsort(s.dec_us, s.n_dec, sizeof *s.dec_us, cmp_double);
+		p50 = s.dec_us[s.n_dec / 2];
+		p99 = s.dec_us[(uint32_t)(0.99 * (s.n_dec - 1))];
+	}
+	*res = (result){.dec_p50_us = p50,
+	                .dec_p99_us = p99,
+	                .adjusts_per_job = adj / nj,
 	                .met = (double)met / nj,
 	                .achieved = ach / nj,
 	                .norm_mean = norm / (s.placed ? s.placed : 1),
@@ -630,16 +649,17 @@ out:
 	free(s.queue);
 	free(s.snap);
 	free(s.cands);
+	free(s.dec_us);
 	return rc;
 }
 
 /* Which jobs could meet their target on an empty cluster, per sizing policy. */
-static void feasibility(world *w)
+static int feasibility(world *w)
 {
 	uint32_t nm = w->nm;
 	rusk_cls_machine *m = malloc(sizeof *m * nm);
 	if (m == NULL)
-		return;
+		return RUSK_EXIT_NOMEM;
 	for (uint32_t i = 0; i < nm; i++)
 		m[i] = (rusk_cls_machine){
 		        .platform = w->plat[i], .free_rus = RUS, .free_mem_blocks = BLOCKS};
@@ -654,6 +674,7 @@ static void feasibility(world *w)
 			                p == P_BLIND ? RUSK_CLS_ALLOC_BLIND : 0, &a) == RUSK_OK;
 	}
 	free(m);
+	return 0;
 }
 
 static void print_results(const world *w, const result *r)
@@ -679,6 +700,9 @@ static void print_results(const world *w, const result *r)
 	       "cores) over capacity;\n  alloc: allocated RUs over capacity; overprov: 1 - used "
 	       "/ allocated; >cap: time the\n  reservations asked for (running and waiting) "
 	       "exceed the cluster; tarcilQ, slowdown:\n  at placement, true profiles.\n");
+	printf("\n  rusk_cls_alloc_size over %u machines (quasar): p50 %.1f us, p99 %.1f us per "
+	       "decision\n",
+	       w->nm, r[P_QUASAR].dec_p50_us, r[P_QUASAR].dec_p99_us);
 }
 
 static int write_json(const char *path, const world *w, const result *r)
@@ -701,11 +725,12 @@ static int write_json(const char *path, const world *w, const result *r)
 		        "\"achieved\": %.6f, \"norm_mean\": %.6f, \"wait_mean_s\": %.3f, "
 		        "\"util\": %.6f, \"alloc\": %.6f, \"overprov\": %.6f, \"over_cap\": %.6f, "
 		        "\"tarcil_q\": %.6f, \"slowdown\": %.6f, \"rus_per_job\": %.3f, "
-		        "\"adjusts_per_job\": %.3f, \"makespan_s\": %.3f}",
+		        "\"adjusts_per_job\": %.3f, \"alloc_decision_us_p50\": %.3f, "
+		        "\"alloc_decision_us_p99\": %.3f, \"makespan_s\": %.3f}",
 		        p ? "," : "", pol_name[p], r[p].placed, r[p].met, r[p].achieved,
 		        r[p].norm_mean, r[p].wait_mean, r[p].util, r[p].alloc, r[p].overprov,
 		        r[p].over_cap, r[p].q, r[p].slow, r[p].rus_per_job, r[p].adjusts_per_job,
-		        r[p].makespan);
+		        r[p].dec_p50_us, r[p].dec_p99_us, r[p].makespan);
 	fprintf(f, "\n  ]\n}\n");
 	return fclose(f);
 }
@@ -781,7 +806,9 @@ int rusk_cmd_classify_alloc(int argc, char **argv)
 	rc = make_jobs(&w, t, c);
 	if (rc != 0)
 		goto out;
-	feasibility(&w);
+	rc = feasibility(&w);
+	if (rc != 0)
+		goto out;
 	for (int p = 0; p < N_POL && rc == 0; p++)
 		rc = simulate(&w, p, &res[p]);
 	if (rc != 0)
