@@ -219,9 +219,13 @@ RUSK_EXPORT int rusk_cls_alloc_size(const rusk_cls_shape *shape, const rusk_cls_
 	double goal = target_perf(target);
 	if (goal < 0)
 		return RUSK_EINVAL;
-	for (uint32_t i = 0; i < n_machines; i++)
+	for (uint32_t i = 0; i < n_machines; i++) {
 		if (m[i].platform >= shape->platforms)
 			return RUSK_EINVAL;
+		for (int r = 0; r < RUSK_N_RESOURCES; r++) /* a NaN would unsort the ranking */
+			if (!(isfinite(m[i].pressure[r]) && m[i].pressure[r] >= 0))
+				return RUSK_EINVAL;
+	}
 	out->target_perf = goal;
 	uint32_t S = shape->so_machines < RUSK_CLS_ALLOC_MAX_MACHINES ? shape->so_machines
 	                                                              : RUSK_CLS_ALLOC_MAX_MACHINES;

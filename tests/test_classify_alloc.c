@@ -7,6 +7,7 @@
  * classified rows is deterministic and close to its target on the generator.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +221,11 @@ static void test_bad_input(void **state)
 	m[0].platform = P;
 	assert_int_equal(rusk_cls_alloc_size(&shape, &e, &t, m, 1, 0, &a), RUSK_EINVAL);
 	m[0].platform = 0;
+	m[0].pressure[2] = NAN;
+	assert_int_equal(rusk_cls_alloc_size(&shape, &e, &t, m, 1, 0, &a), RUSK_EINVAL);
+	m[0].pressure[2] = -1;
+	assert_int_equal(rusk_cls_alloc_size(&shape, &e, &t, m, 1, 0, &a), RUSK_EINVAL);
+	m[0].pressure[2] = 0;
 	e.v[RUSK_CLS_SCALE_OUT][3] = NAN;
 	assert_int_equal(rusk_cls_alloc_size(&shape, &e, &t, m, 1, 0, &a), RUSK_EINVAL);
 	uint32_t pl = 0;
@@ -324,6 +330,58 @@ static void test_generator_determinism(void **state)
 	rusk_thread_unregister();
 }
 
+/* Callers on several threads at once, on shared inputs, get what one thread gets: the
+ * allocator keeps no state of its own (run again under ThreadSanitizer). */
+#define CALLERS 4
+#define ROUNDS  200
+
+typedef struct caller {
+	pthread_t tid;
+	const rusk_cls_job_estimate *e;
+	const rusk_cls_machine *m;
+	const rusk_cls_alloc *want;
+	int bad;
+} caller;
+
+static void *caller_main(void *arg)
+{
+	caller *c = arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		rusk_cls_alloc a;
+		rusk_cls_target t = tput(20);
+		int rc = rusk_cls_alloc_size(&shape, c->e, &t, c->m, 64, 0, &a);
+		c->bad += rc != RUSK_OK || memcmp(&a, c->want, sizeof a) != 0;
+	}
+	return NULL;
+}
+
+static void test_concurrent_callers(void **state)
+{
+	(void)state;
+	rusk_cls_job_estimate e;
+	linear(&e, 2, 1, 1.5);
+	rusk_cls_machine m[64];
+	machines(m, 64, 0);
+	for (uint32_t i = 0; i < 64; i++) {
+		m[i].platform = i % P;
+		m[i].free_rus = 1 + i % R;
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			m[i].pressure[r] = (double)((i * 13 + r * 7) % 60);
+	}
+	rusk_cls_alloc want;
+	rusk_cls_target t = tput(20);
+	assert_int_equal(rusk_cls_alloc_size(&shape, &e, &t, m, 64, 0, &want), RUSK_OK);
+	caller c[CALLERS];
+	for (int i = 0; i < CALLERS; i++) {
+		c[i] = (caller){.e = &e, .m = m, .want = &want};
+		assert_int_equal(pthread_create(&c[i].tid, NULL, caller_main, &c[i]), 0);
+	}
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(c[i].tid, NULL);
+		assert_int_equal(c[i].bad, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +394,7 @@ int main(void)
 	        cmocka_unit_test(test_bad_input),
 	        cmocka_unit_test(test_tarcil_q),
 	        cmocka_unit_test(test_generator_determinism),
+	        cmocka_unit_test(test_concurrent_callers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -366,7 +366,7 @@ double rusk_cls_perf(const rusk_cls_shape *shape, const rusk_cls_job_estimate *e
  * out holds the highest-throughput allocation found, out->met false, out->machines 0 when no
  * machine has room for 1 RU x 1 block), RUSK_EINVAL (NULL, a shape that does not match
  * est->cols, a row value not finite or <= 0, a target not finite or <= 0, a machine's
- * platform out of range), RUSK_ENOMEM.
+ * platform out of range or a pressure not finite or < 0), RUSK_ENOMEM.
  */
 int rusk_cls_alloc_size(const rusk_cls_shape *shape, const rusk_cls_job_estimate *est,
                         const rusk_cls_target *target, const rusk_cls_machine *m,
