@@ -76,6 +76,8 @@ static void usage(void)
 	     "  --feedback N       feedback batches of 100 jobs (default 5; 0: none)\n"
 	     "  --seed N           generator, profiling and SGD seed (default 1)\n"
 	     "  --json FILE        everything as JSON\n"
+	     "  --alloc            instead: allocation to a performance target (Quasar §3.3)\n"
+	     "                     against reservations (rusk classify --alloc --help)\n"
 	     "\n"
 	     "exit status: 0 ok, 1 a model failed to train, 2 bad usage or input");
 }
@@ -468,6 +470,11 @@ static int parse(int argc, char **argv, opts *o)
 
 int rusk_cmd_classify(int argc, char **argv)
 {
+	/* --alloc anywhere selects the allocation comparison (classify_alloc.c), which has
+	 * its own options. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--alloc") == 0)
+			return rusk_cmd_classify_alloc(argc, argv);
 	opts o;
 	int r = parse(argc, argv, &o);
 	if (r != 0)

@@ -186,6 +186,8 @@ int rusk_cmd_experiment(int argc, char **argv);
 int rusk_cmd_plot(int argc, char **argv);
 int rusk_cmd_bench(int argc, char **argv);
 int rusk_cmd_classify(int argc, char **argv);
+/* `rusk classify --alloc` (classify_alloc.c). */
+int rusk_cmd_classify_alloc(int argc, char **argv);
 int rusk_cmd_predict(int argc, char **argv);
 
 #endif

@@ -31,8 +31,11 @@
  * generative model of workload families (core/classify_gen.c); rusk_cls_matrix_load_csv
  * reads a measured matrix instead. Figures quoted for rusk (README) are on the generator.
  *
- * Not here yet: allocation sizing to a performance target (Quasar §3.3) consumes
- * rusk_classifier_classify's per-job vectors; the schedulers do not call it yet.
+ * Allocation (Quasar §3.3, core/classify_alloc.c): rusk_cls_alloc_size turns a job's
+ * classified rows and a performance target into a size (RUs and memory blocks per machine,
+ * a machine count) and a placement preference (ranked machines and platforms). It is a pure
+ * function of its arguments; the schedulers do not call it yet (`rusk classify --alloc`
+ * compares it with reservations and with oracle sizing in virtual time).
  */
 #ifndef RUSK_CLASSIFY_H
 #define RUSK_CLASSIFY_H
@@ -266,6 +269,117 @@ int rusk_classifier_classify(const rusk_classifier *c, const rusk_cls_job_profil
 /* rusk_classifier_retrain: retrains the four in turn; info may be NULL. First error wins. */
 int rusk_classifier_retrain(rusk_classifier *c, rusk_cls_train_info info[RUSK_CLS_KINDS], char *err,
                             size_t errlen);
+
+/* ---- allocation sized to a performance target (Quasar §3.3, core/classify_alloc.c) -- */
+
+/* How a job's rows are laid out: scale-up column (r - 1) x su_mem_blocks + (b - 1) is r RUs
+ * with b memory blocks on one machine; scale-out column n - 1 is n machines; heterogeneity
+ * column j is platform j. Each must match the job estimate's cols[]. */
+typedef struct rusk_cls_shape {
+	uint32_t su_rus, su_mem_blocks, so_machines, platforms;
+} rusk_cls_shape;
+
+/* One candidate machine as the allocator sees it (a snapshot the caller owns). */
+typedef struct rusk_cls_machine {
+	uint32_t platform;        /* heterogeneity column, < shape.platforms */
+	uint32_t free_rus;        /* RUs it could give now */
+	uint32_t free_mem_blocks; /* memory blocks it could give now */
+	/* Intensity its tenants cause on each shared resource, averaged over its RUs (Tarcil
+	 * eq. 3's C_i: the sum of the tenants' caused intensity per RU / RUs), 0..100. */
+	double pressure[RUSK_N_RESOURCES];
+} rusk_cls_machine;
+
+typedef enum rusk_cls_target_kind {
+	RUSK_CLS_TARGET_THROUGHPUT = 0, /* value: units of work per second */
+	RUSK_CLS_TARGET_COMPLETION = 1, /* value: seconds to finish `work` units */
+} rusk_cls_target_kind;
+
+/* A job's performance target instead of a size (Quasar §3.1). Performance is in the rows'
+ * units: the generator's are units of work per second. */
+typedef struct rusk_cls_target {
+	rusk_cls_target_kind kind;
+	double value; /* > 0 */
+	double work;  /* completion targets: units of work, > 0; ignored otherwise */
+} rusk_cls_target;
+
+/* Flags of rusk_cls_alloc_size and rusk_cls_perf. */
+/* Ignore heterogeneity and interference: every platform counts as the reference one and
+ * no tenant slows the job; machines are ranked least-loaded first (most free RUs). This is
+ * sizing and placement without profiles, the ablation of "classified vs none". */
+#define RUSK_CLS_ALLOC_BLIND 1u
+
+/* Most machines one allocation may span. */
+#define RUSK_CLS_ALLOC_MAX_MACHINES RUSK_CLS_MAX_COLS
+
+typedef struct rusk_cls_alloc {
+	uint32_t rus;        /* RUs on each machine */
+	uint32_t mem_blocks; /* memory blocks on each machine */
+	uint32_t machines;   /* machine count; 0 when no machine has room for 1 RU x 1 block */
+	uint32_t machine[RUSK_CLS_ALLOC_MAX_MACHINES]; /* indices into the caller's array,
+	                                                * best-ranked first */
+	uint32_t n_platforms;                          /* distinct platforms among them */
+	uint32_t platform[RUSK_MAX_PLATFORMS];         /* preferred platforms, best-ranked first */
+	double perf;                                   /* estimated throughput of this allocation */
+	double target_perf;                            /* the target as a throughput */
+	double est_time;                               /* completion targets: work / perf; else 0 */
+	bool met;                                      /* perf >= target_perf */
+} rusk_cls_alloc;
+
+/*
+ * rusk_cls_interference_factor: rusk's model of what interference costs a workload (the
+ * paper gives none): 1 / (1 + 0.05 sum_r (pressure_r / tolerated_r)^2), so a workload loses
+ * about 5% when one resource reaches the intensity it tolerates (the QoS loss at which
+ * §3.2 records a sensitivity), quadratically more beyond. tolerated: the interference row's
+ * first RUSK_N_RESOURCES columns (> 0). In (0, 1]; -1 for a NULL argument. Any thread.
+ */
+double rusk_cls_interference_factor(const double tolerated[RUSK_N_RESOURCES],
+                                    const double pressure[RUSK_N_RESOURCES]);
+
+/*
+ * rusk_cls_perf: throughput of `rus` RUs x `mem_blocks` blocks on each of n machines whose
+ * platforms and pressures are given, as the rows `est` say (classified rows give the
+ * estimate, true rows the truth):
+ *   eff(n) x sum_m SU[rus, blocks] x HE[platform_m] / SU[1, 1] x I(tolerated, pressure_m)
+ * with eff(n) = SO[n] / (n SO[1]), the scale-out efficiency, and I as
+ * rusk_cls_interference_factor (RUSK_CLS_ALLOC_BLIND: HE / SU[1, 1] = I = 1). pressure may
+ * be NULL (no tenant). Returns -1 on a bad argument (size outside the shape, a platform out
+ * of range, a row value not finite or <= 0). Any thread.
+ */
+double rusk_cls_perf(const rusk_cls_shape *shape, const rusk_cls_job_estimate *est, uint32_t rus,
+                     uint32_t mem_blocks, uint32_t n, const uint32_t *platform,
+                     const double (*pressure)[RUSK_N_RESOURCES], unsigned flags);
+
+/*
+ * rusk_cls_alloc_size: Quasar's greedy allocation (§3.3). Ranks the machines by quality for
+ * the job (platform speed-up from its heterogeneity row x interference factor from its
+ * tolerated intensities and each machine's pressure; least-loaded with
+ * RUSK_CLS_ALLOC_BLIND), then sizes: one machine first, growing RUs then memory blocks
+ * (scale-up), then 2, 3, ... machines (scale-out) up to shape->so_machines, each time on the
+ * best-ranked machines with room, so lower-ranked ones are used only when better ones lack
+ * room or count; the first, smallest allocation whose estimated throughput meets the
+ * target wins. Deterministic (ties: more free RUs, then lower index). O(M log M + S x R x B)
+ * for M machines and S = so_machines.
+ * Threads: a pure function of its arguments; it reads no model (no RCU section, no lock),
+ * so any thread may call it, concurrently; est comes from rusk_classifier_classify or from
+ * true rows. Ownership: everything is the caller's; out is written whole.
+ * Returns RUSK_OK (out->met), RUSK_EINFEASIBLE (the target cannot be met on these machines:
+ * out holds the highest-throughput allocation found, out->met false, out->machines 0 when no
+ * machine has room for 1 RU x 1 block), RUSK_EINVAL (NULL, a shape that does not match
+ * est->cols, a row value not finite or <= 0, a target not finite or <= 0, a machine's
+ * platform out of range or a pressure not finite or < 0), RUSK_ENOMEM.
+ */
+int rusk_cls_alloc_size(const rusk_cls_shape *shape, const rusk_cls_job_estimate *est,
+                        const rusk_cls_target *target, const rusk_cls_machine *m,
+                        uint32_t n_machines, unsigned flags, rusk_cls_alloc *out);
+
+/*
+ * rusk_cls_tarcil_q: the kernel's placement quality (Tarcil eq. 1-5, core/quality.c) of a
+ * job causing `caused` (the interference row's last RUSK_N_RESOURCES columns, 0..100,
+ * clamped to 0..99) on an RU that suffers `pressure`; not platform-scaled. In [0, 1]; -1
+ * for a NULL argument. Any thread.
+ */
+double rusk_cls_tarcil_q(const double caused[RUSK_N_RESOURCES],
+                         const double pressure[RUSK_N_RESOURCES]);
 
 #ifdef __cplusplus
 }
