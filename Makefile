@@ -68,6 +68,7 @@ bench: build
 	./build/bench/bench_ru --benchmark_out=perf/bench/bench_ru.json --benchmark_out_format=json
 	./build/bench/bench_sync --benchmark_out=perf/bench/bench_sync.json --benchmark_out_format=json
 	./build/bench/bench_sched --benchmark_out=perf/bench/bench_sched.json --benchmark_out_format=json
+	./build/bench/bench_vec --benchmark_out=perf/bench/bench_vec.json --benchmark_out_format=json
 	./build/bench/bench_misc --benchmark_out=perf/bench/bench_misc.json --benchmark_out_format=json
 	./build/bench/bench_admit --benchmark_out=perf/bench/bench_admit.json --benchmark_out_format=json
 	./build/bench/bench_classify --benchmark_out=perf/bench/bench_classify.json --benchmark_out_format=json

@@ -846,6 +846,85 @@ static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand 
 }
 
 /*
+ * choose_vec for one RU judged by its own value (not packing): the RUs drawn in batches, a
+ * candidate kept when its machine could hold the task now, as choose_latency1 keeps the
+ * best drawn RU. An infeasible draw costs one load of the machine's packed static shape
+ * (cluster.mshape, cached) unless its model, memory and GPU count fit; then the live
+ * capacities are read.
+ */
+static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_parts, uint32_t *rus,
+                       rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_vec_demand *vd = &d->t->vec;
+	/* The accepted models' RU bitmaps (cluster.plat_bits): a draw of another model is
+	 * ruled out by one bit, before any per-machine load. */
+	const uint64_t *acc[RUSK_MAX_PLATFORMS];
+	uint32_t n_acc = 0;
+	for (uint32_t k = 0; vd->gpus > 0 && vd->gpu_models != 0 && k < c->n_platforms; k++)
+		if ((vd->gpu_models >> k) & 1u)
+			acc[n_acc++] = c->plat_bits + (size_t)k * c->n_words;
+	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
+	cand bc = {0, -INFINITY, 0};
+	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
+		uint32_t p = a->order[i];
+		if (rusk_view_free_(a->v, p) == 0)
+			continue;
+		const rusk_vrange vr = rusk_view_range_(a->v, p);
+		uint32_t bit0 = c->parts[p].first_bit - c->parts[p].first_ru;
+		for (uint32_t k = 0; k < 4 * R + 16 && kept < R;) {
+			/* What is still wanted, twice that once draws have missed: few wasted
+			 * draws when most machines fit, few batches when half do not. */
+			uint32_t want = k == 0 ? R - kept : 2 * (R - kept);
+			uint32_t n = rusk_view_pick_n_(&vr, &a->rng, buf, want < 16 ? want : 16);
+			if (n == 0)
+				break;
+			/* The batch's machines, then their state, fetched before any is used: the
+			 * loads overlap instead of forming one chain of misses per draw. */
+			uint32_t mis[16 + RUSK_PICK_BATCH];
+			for (uint32_t j = 0; j < n; j++)
+				mis[j] = c->ru_machine[buf[j]];
+			for (uint32_t j = 0; j < n; j++) {
+				__builtin_prefetch(&c->mshape[mis[j]]);
+				__builtin_prefetch(&c->mvec[mis[j]]);
+				__builtin_prefetch(&c->ru_score[buf[j]]);
+			}
+			for (uint32_t j = 0; j < n && kept < R; j++, k++) {
+				uint32_t ru = buf[j], b = bit0 + ru;
+				drawn++;
+				bool model = n_acc == 0;
+				for (uint32_t q = 0; q < n_acc && !model; q++)
+					model = (acc[q][b / 64] >> (b % 64)) & 1u;
+				if (!model)
+					continue;
+				uint32_t mi = mis[j];
+				if (!rusk_vec_shape_fits_(c, mi, vd) ||
+				    machine_listed(a->vskip, a->n_vskip, mi) ||
+				    !rusk_vec_free_fits_(c, mi, vd))
+					continue;
+				kept++;
+				/* Slot scores compare as integers (choose_latency1's order); Q
+				 * and preferred machines go through value(). Keys only on a tie. */
+				cand x = {ru,
+				          d->interf || d->t->n_preferred ? value(c, d, ru)
+				                                         : c->ru_score[ru],
+				          0};
+				if (kept == 1 || x.q > bc.q ||
+				    (x.q == bc.q && ru != bc.ru && tie_key(ru) > tie_key(bc.ru))) {
+					x.key = tie_key(ru);
+					bc = x;
+				}
+			}
+		}
+	}
+	pl->samples = drawn;
+	if (kept == 0)
+		return RUSK_EAGAIN;
+	report_choice(a, d, &bc, 1, rus, pl);
+	return 1;
+}
+
+/*
  * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
  * RUs, partitions in the strategy's order, and a draw counts only when its machine could
  * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
@@ -867,6 +946,8 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 	if (n_parts == 0)
 		return RUSK_EAGAIN;
 	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	if (m == 1 && !d->pack && s != RUSK_STRATEGY_QUALITY)
+		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
 	cand *best = a->group, *tmp = a->group + m;

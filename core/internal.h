@@ -25,6 +25,7 @@
 
 #include <rusk/rusk.h>
 
+#include "atomic.h"
 #include "compiler.h"
 
 /*
@@ -210,6 +211,9 @@ struct rusk_cluster {
 	uint64_t *ru_vec;        /* [n_rus] share records (vec.c) */
 	rusk_mvec *mvec;         /* [n_machines] vector capacities (vec.c) */
 	rusk_shape *shapes;      /* [n_shapes] distinct machine shapes, every slot (vec.c) */
+	uint64_t *mshape; /* [n_machines] static shape, packed: mem_mib | gpus << 32 | platform
+	                   * << 40 (vec.c): 8 bytes a machine, so a feasibility check of a
+	                   * drawn candidate stays in cache at 100K machines */
 	const struct rusk_machine_spec *specs; /* build only: per-RU scores (cluster.c) */
 	uint32_t n_shapes;
 	rusk_machine *machines; /* [n_machines] */
@@ -308,11 +312,39 @@ void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec);
 /* Takes vec's memory and GPU shares on machine m; *rec = the record. RUSK_OK, or
  * RUSK_ECONFLICT (short now) holding nothing. */
 int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec);
-/* Whether vec could ever fit machine m's shape (model, GPUs, memory). */
-bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec);
-/* Whether vec fits machine m's free memory and GPUs now (relaxed loads: a guess the commit
- * checks). */
-bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec);
+/* Whether vec could ever fit machine m's shape (model, GPUs, memory). Inline: a decision
+ * calls it for every candidate drawn. */
+static inline bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m,
+                                        const rusk_vec_demand *vec)
+{
+	uint64_t s = c->mshape[m];
+	uint32_t mem = (uint32_t)s, gpus = (uint32_t)(s >> 32) & 0xffu, plat = (uint32_t)(s >> 40);
+	if (mem < vec->mem_mib || gpus < vec->gpus)
+		return false;
+	return vec->gpus == 0 || vec->gpu_models == 0 || ((vec->gpu_models >> plat) & 1u);
+}
+
+/* Whether vec fits machine m's free memory and GPUs now: a lane with room for a share, or
+ * enough idle lanes (relaxed loads: a guess that the commit checks). */
+static inline bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m,
+                                       const rusk_vec_demand *vec)
+{
+	const rusk_mvec *v = &c->mvec[m];
+	/* Relaxed: a guess here; vec.c's take validates by CAS. */
+	if (rusk_load64(&v->mem_free, RUSK_RELAXED) < vec->mem_mib)
+		return false;
+	if (vec->gpus == 0)
+		return true;
+	uint32_t limit = vec->gpus == 1 ? 1000u - vec->gpu_milli : 0, fit = 0, n = v->n_gpus;
+	for (uint32_t k = 0; k * RUSK_GPU_LANES < n; k++) {
+		uint64_t w = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+		uint32_t base = k * RUSK_GPU_LANES;
+		/* Four lanes without branches; lanes past the machine's GPUs do not count. */
+		for (uint32_t j = 0; j < RUSK_GPU_LANES; j++)
+			fit += (((w >> (16 * j)) & 0xffffu) <= limit) & (base + j < n);
+	}
+	return fit >= vec->gpus;
+}
 /* RUSK_QUALITY_PACKING's value of machine m for vector task t (free_rus: in the view). */
 double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
                             const rusk_task *t);

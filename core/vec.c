@@ -86,9 +86,10 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 	c->mvec = rusk_alloc_zeroed(mb, RUSK_CACHELINE);
 	c->ru_vec = rusk_alloc_zeroed(rb, RUSK_CACHELINE);
 	c->shapes = calloc(c->n_machines, sizeof *c->shapes);
-	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL)
+	c->mshape = calloc(c->n_machines, sizeof *c->mshape);
+	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL || c->mshape == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the vector state");
-	c->bytes_total += mb + rb;
+	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines;
 	for (uint32_t m = 0; m < c->n_machines; m++) {
 		const rusk_machine *mm = &c->machines[m];
 		if (mm->gpus > RUSK_MAX_GPUS_PER_MACHINE)
@@ -99,6 +100,8 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 		c->mvec[m].mem_mib = mm->mem_mib;
 		c->mvec[m].mem_free = mm->mem_mib;
 		c->mvec[m].n_gpus = (uint8_t)mm->gpus;
+		c->mshape[m] =
+		        mm->mem_mib | (uint64_t)mm->gpus << 32 | (uint64_t)mm->platform << 40;
 		add_shape(c, mm);
 	}
 	return RUSK_OK;
@@ -109,6 +112,7 @@ void rusk_vec_free_(rusk_cluster *c)
 	rusk_alloc_free(c->mvec, sizeof(rusk_mvec) * c->n_machines, RUSK_CACHELINE);
 	rusk_alloc_free(c->ru_vec, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
 	free(c->shapes);
+	free(c->mshape);
 }
 
 /* ---- take and give back ---------------------------------------------------------------- */
@@ -229,26 +233,6 @@ static bool shape_ok(const rusk_shape *s, uint32_t rus, const rusk_vec_demand *v
 	if (s->rus < rus || s->mem_mib < vec->mem_mib || s->gpus < vec->gpus)
 		return false;
 	return vec->gpus == 0 || model_ok(vec->gpu_models, s->platform);
-}
-
-bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec)
-{
-	const rusk_machine *mm = &c->machines[m];
-	rusk_shape s = {mm->n_rus, mm->mem_mib, mm->gpus, mm->platform};
-	return shape_ok(&s, 0, vec);
-}
-
-bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec)
-{
-	const rusk_mvec *v = &c->mvec[m];
-	if (rusk_load64(&v->mem_free, RUSK_RELAXED) < vec->mem_mib)
-		return false;
-	if (vec->gpus == 0)
-		return true;
-	uint64_t w[RUSK_GPU_WORDS];
-	for (int k = 0; k < RUSK_GPU_WORDS; k++)
-		w[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
-	return gpu_pick(w, v->n_gpus, vec) != 0;
 }
 
 static int malformed(const rusk_task *t, const char **field, char *err, size_t errlen)
@@ -424,7 +408,8 @@ RUSK_EXPORT size_t rusk_cluster_vec_bytes(const rusk_cluster *c)
 {
 	if (c == NULL)
 		return 0;
-	return sizeof(rusk_mvec) * c->n_machines + sizeof(uint64_t) * c->n_rus;
+	return (sizeof(rusk_mvec) + sizeof *c->mshape) * c->n_machines +
+	       sizeof(uint64_t) * c->n_rus;
 }
 
 /* ---- packing quality -------------------------------------------------------------------- */
