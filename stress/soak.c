@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * soak: the kernel at scale, everything at once. 100,000 machines x 16 RUs by default;
- * N agents (rusk_agent, DiffSync, Latency-first) place mixed single and gang tasks from
- * their views and release them after a hold; a topology thread fails, drains and restores
- * machines; a checker thread recounts live invariants every 200 ms.
+ * soak: the kernel at scale, everything at once. 100,000 machines x 16 RUs, 64 GiB and 8
+ * GPUs by default; N agents (rusk_agent, DiffSync, Latency-first) place mixed single, gang
+ * and vector tasks (a third ask for memory and a GPU share or whole GPUs, on one machine)
+ * from their views and release them after a hold; a topology thread fails, drains and
+ * restores machines; a checker thread recounts live invariants every 200 ms.
  *
  * Checks (pass rule: all 0):
  *   live     sum of partition free counters vs popcount of the free bitmap differ by at
@@ -13,6 +14,9 @@
  *            (revocations clear the shadow through the callback, as in test_topology)
  *   tasks    every task submitted is completed, or re-queued after a revocation and
  *            completed later, or still queued at the end: submitted = completed + queued
+ *   vector   no machine's free memory above its capacity, no GPU above 1000 milli in use
+ *            (live); after the run every machine's memory and GPUs free again and the
+ *            share records equal the counters (rusk_cluster_verify)
  *   drain    after the run: all machines up, every RU free, counters equal a recount
  */
 #include <inttypes.h>
@@ -41,7 +45,7 @@ typedef struct task {
 typedef struct agent {
 	pthread_t tid;
 	uint32_t index;
-	uint64_t submitted, completed, requeued, pending_end, conflicts, twice, placed;
+	uint64_t submitted, completed, requeued, pending_end, conflicts, twice, placed, vec;
 } agent;
 
 static rusk_cluster *cl;
@@ -164,11 +168,22 @@ static void *agent_main(void *arg)
 		if (rusk_rng_below(&r, 2) == 0)
 			for (int c = 0; c < RUSK_N_RESOURCES; c++)
 				t.profile.c[c] = (uint8_t)rusk_rng_below(&r, 100);
+		/* A third are vector tasks: memory and a GPU share or whole GPUs, one machine. */
+		if (rusk_rng_below(&r, 3) == 0) {
+			bool whole = rusk_rng_below(&r, 2) == 0;
+			t.placement = RUSK_PLACE_MACHINE;
+			t.vec = (rusk_vec_demand){
+			        .mem_mib = 1024 * (1 + rusk_rng_below(&r, 16)),
+			        .gpus = (uint16_t)(whole ? 1 + rusk_rng_below(&r, 2) : 1),
+			        .gpu_milli =
+			                (uint16_t)(whole ? 1000 : 100 + rusk_rng_below(&r, 800))};
+		}
 		rusk_placement pl;
 		if (rusk_agent_place(ag, &t, k->l, &pl) == RUSK_OK) {
 			k->id = id;
 			k->n = pl.placed;
 			a->placed++;
+			a->vec += rusk_vec_any(&t.vec);
 			for (uint32_t i = 0; i < k->n; i++)
 				claim(a, k->l[i].ru, id);
 		} else if (q_n < HOLD) {
@@ -189,9 +204,24 @@ static void *agent_main(void *arg)
 
 typedef struct checker {
 	pthread_t tid;
-	uint64_t rounds, over_slack, transient_max;
+	uint64_t rounds, over_slack, transient_max, vec_bad;
 	int64_t worst;
 } checker;
+
+/* Machines whose live memory or GPU counters leave their range (0 while correct). */
+static uint64_t vec_out_of_range(void)
+{
+	uint64_t bad = 0;
+	for (uint32_t m = 0; m < rusk_cluster_machines(cl); m++) {
+		rusk_machine_vec v;
+		rusk_machine_vec_get(cl, m, &v);
+		bool off = v.mem_free_mib > v.mem_mib;
+		for (uint32_t g = 0; g < v.gpus; g++)
+			off |= v.gpu_free_milli[g] > RUSK_GPU_MILLI;
+		bad += off;
+	}
+	return bad;
+}
 
 static void *check_main(void *arg)
 {
@@ -212,6 +242,7 @@ static void *check_main(void *arg)
 		k->over_slack += d > slack;
 		if (transient > k->transient_max)
 			k->transient_max = transient;
+		k->vec_bad += vec_out_of_range();
 		k->rounds++;
 		struct timespec ts = {0, 200000000L};
 		nanosleep(&ts, NULL);
@@ -247,6 +278,7 @@ int main(int argc, char **argv)
 	rusk_cluster_params_init(&p);
 	p.machines = machines;
 	p.partitions = agents < 20 ? 20 : agents;
+	p.gpus_per_machine = 8;
 	char err[256];
 	if (rusk_cluster_create(&p, &cl, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "soak: %s\n", err);
@@ -297,7 +329,7 @@ int main(int argc, char **argv)
 		rusk_machine_up(cl, m);
 	double dt = now_s() - t0;
 	uint64_t submitted = 0, completed = 0, requeued = 0, pending = 0, twice = 0, placed = 0,
-	         conflicts = 0;
+	         conflicts = 0, vec = 0;
 	for (uint32_t i = 0; i < agents; i++) {
 		submitted += A[i].submitted;
 		completed += A[i].completed;
@@ -306,6 +338,17 @@ int main(int argc, char **argv)
 		twice += A[i].twice;
 		placed += A[i].placed;
 		conflicts += A[i].conflicts;
+		vec += A[i].vec;
+	}
+	/* Every machine's memory and GPUs free again once every task has ended. */
+	uint64_t vec_left = 0;
+	for (uint32_t m = 0; m < machines; m++) {
+		rusk_machine_vec v;
+		rusk_machine_vec_get(cl, m, &v);
+		bool busy = v.mem_free_mib != v.mem_mib;
+		for (uint32_t g = 0; g < v.gpus; g++)
+			busy |= v.gpu_free_milli[g] != RUSK_GPU_MILLI;
+		vec_left += busy;
 	}
 	uint64_t held = 0, shadow_left = 0;
 	for (uint32_t ru = 0; ru < n_rus; ru++) {
@@ -328,7 +371,8 @@ int main(int argc, char **argv)
 	/* completed + re-queued-and-pending account for every submission */
 	bool accounted = submitted == completed + pending;
 	uint64_t violations = chk.over_slack + twice + held + shadow_left + (vrc != RUSK_OK) +
-	                      bucket_off + !accounted + (rusk_cluster_free_rus(cl) != n_rus);
+	                      bucket_off + !accounted + (rusk_cluster_free_rus(cl) != n_rus) +
+	                      chk.vec_bad + vec_left + (vec == 0);
 	printf("soak: %u machines, %u RUs, %u agents, %.1f s, seed %" PRIu64 "\n", machines, n_rus,
 	       agents, dt, seed);
 	printf("  tasks             %" PRIu64 " submitted, %" PRIu64 " placements, %" PRIu64
@@ -336,6 +380,9 @@ int main(int argc, char **argv)
 	       " queued at the end\n",
 	       submitted, placed, completed, requeued, pending);
 	printf("  conflicts         %" PRIu64 "\n", conflicts);
+	printf("  vector tasks      %" PRIu64 " placements with memory and GPU shares; machines "
+	       "out of range live %" PRIu64 ", not all free after the run %" PRIu64 "\n",
+	       vec, chk.vec_bad, vec_left);
 	printf("  faults            %" PRIu64
 	       " topology changes (fail/drain/up every 5 ms), %" PRIu64 " tenures revoked\n",
 	       changes, revocations);
