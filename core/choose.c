@@ -822,26 +822,101 @@ static bool machine_listed(const uint32_t *list, uint32_t n, uint32_t mi)
 	return false;
 }
 
+static inline void swap16(uint16_t *x, uint32_t i, uint32_t j)
+{
+	uint16_t t = x[i];
+	x[i] = x[j];
+	x[j] = t;
+}
+
+/* Moves the k largest of x[0..n) to x[0..k) (0 < k <= n): quickselect with a three-way
+ * partition around the median of three, so equal scores cannot make it quadratic.
+ * Deterministic. */
+static void select_scores(uint16_t *x, uint32_t n, uint32_t k)
+{
+	uint32_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		uint16_t a = x[lo], b = x[lo + (hi - lo) / 2], c = x[hi - 1];
+		uint16_t piv =
+		        a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+		/* [lo, lt) > piv, [lt, i) == piv, [gt, hi) < piv */
+		uint32_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (x[i] > piv)
+				swap16(x, lt++, i++);
+			else if (x[i] < piv)
+				swap16(x, i, --gt);
+			else
+				i++;
+		}
+		if (k <= lt)
+			hi = lt;
+		else if (k <= gt)
+			return;
+		else
+			lo = gt;
+	}
+}
+
 /*
- * A candidate machine for a vector task: its best m free RUs in the view into tmp[0..m),
- * and its value (their mean value, or the packing value). False when it cannot hold the
- * task now as far as the view and its live capacities tell.
+ * The slot-score model's value of a machine for an m-RU task: the mean score of its best m
+ * free RUs in the view, by selection over the scores (O(free RUs)) rather than an ordered
+ * top-m list; -inf when fewer than m are free. *n_free: its free RUs in the view.
  */
-static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand *tmp, double *v)
+static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                              uint32_t m, uint32_t *n_free)
+{
+	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
+	uint32_t n = 0;
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
+	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
+		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
+		if (b_end < (b / 64 + 1) * 64)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		for (; w != 0; w &= w - 1)
+			sc[n++] =
+			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
+	}
+	*n_free = n;
+	if (n < m)
+		return -INFINITY;
+	if (m < n)
+		select_scores(sc, n, m);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < m; i++)
+		sum += sc[i];
+	return (double)sum / m / 1000.0;
+}
+
+/*
+ * A candidate machine for a vector task: false when it cannot hold the task now as far as
+ * the view and its live capacities tell; else its value in *v (the mean value of its best
+ * m free RUs, or the packing value) and its RU range. Its RUs are chosen only for the
+ * winner (choose_vec), so a candidate costs a pass over its free bits.
+ */
+static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand *tmp, double *v,
+                          uint32_t *lo, uint32_t *hi)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
-	uint32_t mi = c->ru_machine[ru];
+	uint32_t mi = c->ru_machine[ru], gid, n_free, k = 0;
 	if (!rusk_vec_shape_fits_(c, mi, &t->vec) || !rusk_vec_free_fits_(c, mi, &t->vec))
 		return false;
-	uint32_t lo, hi, gid;
-	rusk_group_range_(c, RUSK_PLACE_MACHINE, ru, &gid, &lo, &hi);
-	uint32_t k = 0;
-	uint32_t free_rus =
-	        rusk_scan_range_(c, d, rusk_view_bits_(a->v), false, lo, hi, t->rus, tmp, &k);
-	if (k < t->rus)
-		return false;
-	*v = d->pack ? rusk_vec_pack_value_(c, mi, free_rus, t) : rusk_mean_q_(tmp, k);
+	rusk_group_range_(c, RUSK_PLACE_MACHINE, ru, &gid, lo, hi);
+	if (!d->interf && t->n_preferred == 0) {
+		*v = top_mean_scores(c, rusk_view_bits_(a->v), *lo, *hi, t->rus, &n_free);
+		if (n_free < t->rus)
+			return false;
+	} else {
+		n_free = rusk_scan_range_(c, d, rusk_view_bits_(a->v), false, *lo, *hi, t->rus, tmp,
+		                          &k);
+		if (k < t->rus)
+			return false;
+		*v = rusk_mean_q_(tmp, k);
+	}
+	if (d->pack)
+		*v = rusk_vec_pack_value_(c, mi, n_free, t);
 	return true;
 }
 
@@ -951,7 +1026,7 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
 	cand *best = a->group, *tmp = a->group + m;
-	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0;
+	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
 	double best_v = -INFINITY;
 	uint64_t best_key = 0;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
@@ -961,23 +1036,29 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 			if (!draw(a, d, p, s == RUSK_STRATEGY_QUALITY, &ru))
 				break;
 			drawn++;
-			uint32_t mi = a->c->ru_machine[ru];
+			uint32_t mi = a->c->ru_machine[ru], lo, hi;
 			double v;
 			if (machine_listed(a->vskip, a->n_vskip, mi) ||
-			    machine_listed(seen, kept, mi) || !judge_machine(a, d, ru, tmp, &v))
+			    machine_listed(seen, kept, mi) ||
+			    !judge_machine(a, d, ru, tmp, &v, &lo, &hi))
 				continue;
 			seen[kept++] = mi;
-			uint64_t key = tie_key(tmp[0].ru);
+			uint64_t key = tie_key(lo);
 			if (v > best_v || (v == best_v && key > best_key)) {
 				best_v = v;
 				best_key = key;
-				memcpy(best, tmp, sizeof *best * m);
+				best_lo = lo;
+				best_hi = hi;
 			}
 		}
 	}
 	pl->samples = drawn;
 	if (kept == 0)
 		return RUSK_EAGAIN;
+	uint32_t got = 0; /* the winner's best m free RUs */
+	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, best_lo, best_hi, m, best, &got);
+	if (got < m)
+		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
 	report_choice(a, d, best, m, rus, pl);
 	if (d->pack)
 		pl->quality = best_v;
