@@ -954,25 +954,30 @@ static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_part
 			uint32_t n = rusk_view_pick_n_(&vr, &a->rng, buf, want < 16 ? want : 16);
 			if (n == 0)
 				break;
-			/* The batch's machines, then their state, fetched before any is used: the
+			/* Draws of a model the task does not accept go first, by one bit each;
+			 * then the others' machines and state are fetched before any is used: the
 			 * loads overlap instead of forming one chain of misses per draw. */
-			uint32_t mis[16 + RUSK_PICK_BATCH];
-			for (uint32_t j = 0; j < n; j++)
-				mis[j] = c->ru_machine[buf[j]];
+			uint32_t f = 0;
 			for (uint32_t j = 0; j < n; j++) {
+				uint32_t b = bit0 + buf[j];
+				bool model = n_acc == 0;
+				for (uint32_t q = 0; q < n_acc && !model; q++)
+					model = (acc[q][b / 64] >> (b % 64)) & 1u;
+				buf[f] = buf[j];
+				f += model;
+			}
+			drawn += n;
+			k += n;
+			uint32_t mis[16 + RUSK_PICK_BATCH];
+			for (uint32_t j = 0; j < f; j++)
+				mis[j] = c->ru_machine[buf[j]];
+			for (uint32_t j = 0; j < f; j++) {
 				__builtin_prefetch(&c->mshape[mis[j]]);
 				__builtin_prefetch(&c->mvec[mis[j]]);
 				__builtin_prefetch(&c->ru_score[buf[j]]);
 			}
-			for (uint32_t j = 0; j < n && kept < R; j++, k++) {
-				uint32_t ru = buf[j], b = bit0 + ru;
-				drawn++;
-				bool model = n_acc == 0;
-				for (uint32_t q = 0; q < n_acc && !model; q++)
-					model = (acc[q][b / 64] >> (b % 64)) & 1u;
-				if (!model)
-					continue;
-				uint32_t mi = mis[j];
+			for (uint32_t j = 0; j < f && kept < R; j++) {
+				uint32_t ru = buf[j], mi = mis[j];
 				if (!rusk_vec_shape_fits_(c, mi, vd) ||
 				    machine_listed(a->vskip, a->n_vskip, mi) ||
 				    !rusk_vec_free_fits_(c, mi, vd))
