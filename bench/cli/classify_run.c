@@ -26,9 +26,10 @@
  * the decision path. The error of the caused columns is reported per model version.
  *
  * Target (--target on). A task states a completion time D (the trace's target_s, else its
- * duration x U(0.5, 1.5)) for an amount of work: the throughput its TRUE rows give at its
- * nominal size (min(rus, su_rus) RUs, 4 blocks, one machine, the median platform, no
- * tenant) times D. rusk_cls_alloc_size sizes it from the classified rows (oracle: true
+ * duration x U(0.5, 1.5)) for an amount of work: what its TRUE rows do in its duration at
+ * its nominal size (its RUs packed su_rus = the cluster's RUs per machine a machine, 4
+ * memory blocks, the median platform, no tenant), so a target below the duration needs
+ * more than the nominal size. rusk_cls_alloc_size sizes it from the classified rows (oracle: true
  * rows) over up to CLS_CANDS machines of the live cluster (a seeded sample when larger:
  * platform column = the machine's platform, pressure = the kernel's caused sums per RU,
  * memory never short since RUs are rusk's only resource here). Mapping onto rusk's task of
@@ -293,23 +294,29 @@ static double planned_true_perf(const drv_cls *k, const rusk_cls_job_estimate *t
 static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_job_estimate *est,
                       const rusk_cls_job_estimate *truth, rusk_dtask_spec *spec)
 {
+	/* Nominal size: its RUs packed su_rus a machine; its work: what that size does in its
+	 * duration on the median platform, alone. */
 	uint32_t r0 = x->rus < k->sh.su_rus ? x->rus : k->sh.su_rus;
+	uint32_t n0 = (x->rus + k->sh.su_rus - 1) / k->sh.su_rus;
+	n0 = n0 < k->sh.so_machines ? n0 : k->sh.so_machines;
 	double d = x->target_s > 0 ? x->target_s
 	                           : x->duration_s * (0.5 + rusk_rng_unit(&k->rng));
-	const double *su = truth->v[RUSK_CLS_SCALE_UP];
-	double perf0 = su[(r0 - 1) * CLS_BLOCKS + CLS_BLOCKS - 1] *
+	const double *su = truth->v[RUSK_CLS_SCALE_UP], *so = truth->v[RUSK_CLS_SCALE_OUT];
+	double perf0 = so[n0 - 1] / so[0] * su[(r0 - 1) * CLS_BLOCKS + CLS_BLOCKS - 1] *
 	               median_h(truth, k->sh.platforms);
-	rusk_cls_target tg = {.kind = RUSK_CLS_TARGET_COMPLETION, .value = d, .work = perf0 * d};
+	rusk_cls_target tg = {.kind = RUSK_CLS_TARGET_COMPLETION,
+	                      .value = d,
+	                      .work = perf0 * x->duration_s};
 	uint32_t n = snapshot(R, k);
 	rusk_cls_alloc a, o;
 	rusk_cls_alloc_size(&k->sh, est, &tg, k->cands, n, 0, &a);
 	rusk_cls_alloc_size(&k->sh, truth, &tg, k->cands, n, 0, &o);
 	k->t_jobs++;
-	k->t_rus_nominal += r0;
+	k->t_rus_nominal += x->rus;
 	if (a.machines == 0) { /* no candidate has a free RU now: the nominal size */
 		k->t_unsized++;
-		spec->rus = r0;
-		spec->placement = RUSK_PLACE_MACHINE;
+		k->t_rus += x->rus;
+		k->t_rus_oracle += x->rus;
 		return;
 	}
 	double perf = planned_true_perf(k, truth, &a);
@@ -317,7 +324,7 @@ static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_
 	k->t_met_oracle += o.machines > 0 && planned_true_perf(k, truth, &o) >= 0.95 * tg.work / d;
 	spec->rus = a.rus * a.machines;
 	k->t_rus += spec->rus;
-	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : r0;
+	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : x->rus;
 	spec->placement = a.machines == 1 ? RUSK_PLACE_MACHINE : RUSK_PLACE_ANY;
 	if (perf > 0)
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
