@@ -569,10 +569,11 @@ static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 	/* target_s: a completion-time target (rusk run/sim --target on); empty: none. */
 	if (col[10] >= 0 && fl[col[10]][0] != '\0') {
 		if (num(fl[col[10]], &v) || v <= 0 || v > RUSK_TRACE_MAX_S)
-			return rusk_errf(err, errlen, RUSK_EPARSE,
-			                 "%s:%u: target_s '%s' is not a positive number of seconds up "
-			                 "to %.0e",
-			                 path, line, fl[col[10]], RUSK_TRACE_MAX_S);
+			return rusk_errf(
+			        err, errlen, RUSK_EPARSE,
+			        "%s:%u: target_s '%s' is not a positive number of seconds up "
+			        "to %.0e",
+			        path, line, fl[col[10]], RUSK_TRACE_MAX_S);
 		x->target_s = v;
 	}
 	if (col[7] >= 0 && fl[col[7]][0] != '\0')

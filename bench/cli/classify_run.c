@@ -122,7 +122,8 @@ static int train(drv_cls *k, uint64_t seed)
 {
 	rusk_cls_params p[RUSK_CLS_KINDS];
 	for (int c = 0; c < RUSK_CLS_KINDS; c++)
-		rusk_cls_params_init(&p[c], rusk_cls_matrix_cols(rusk_cls_truth_matrix(k->truth, c)));
+		rusk_cls_params_init(&p[c],
+		                     rusk_cls_matrix_cols(rusk_cls_truth_matrix(k->truth, c)));
 	char err[256];
 	if (rusk_classifier_create(p, &k->model, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "rusk: --classify: %s\n", err);
@@ -217,10 +218,12 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 		k->speed[m] = max_speed > 0 ? s / max_speed : 1.0;
 	}
 	fprintf(R->out,
-	        "classification (%s): %u generated workloads of %u families (seed %" PRIu64
-	        "), model trained on %u in %.0f ms%s\n",
+	        "classification (%s): %u generated workloads of %u families (seed %" PRIu64 ")",
 	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, gp.families,
-	        R->seed, CLS_TRAIN, k->retrain_s * 1e3,
+	        R->seed);
+	if (k->model != NULL)
+		fprintf(R->out, ", model trained on %u in %.0f ms", CLS_TRAIN, k->retrain_s * 1e3);
+	fprintf(R->out, "%s\n",
 	        k->target ? "; jobs state a completion-time target (--target on)" : "");
 	return 0;
 }
@@ -299,14 +302,12 @@ static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_
 	uint32_t r0 = x->rus < k->sh.su_rus ? x->rus : k->sh.su_rus;
 	uint32_t n0 = (x->rus + k->sh.su_rus - 1) / k->sh.su_rus;
 	n0 = n0 < k->sh.so_machines ? n0 : k->sh.so_machines;
-	double d = x->target_s > 0 ? x->target_s
-	                           : x->duration_s * (0.5 + rusk_rng_unit(&k->rng));
+	double d = x->target_s > 0 ? x->target_s : x->duration_s * (0.5 + rusk_rng_unit(&k->rng));
 	const double *su = truth->v[RUSK_CLS_SCALE_UP], *so = truth->v[RUSK_CLS_SCALE_OUT];
 	double perf0 = so[n0 - 1] / so[0] * su[(r0 - 1) * CLS_BLOCKS + CLS_BLOCKS - 1] *
 	               median_h(truth, k->sh.platforms);
-	rusk_cls_target tg = {.kind = RUSK_CLS_TARGET_COMPLETION,
-	                      .value = d,
-	                      .work = perf0 * x->duration_s};
+	rusk_cls_target tg = {
+	        .kind = RUSK_CLS_TARGET_COMPLETION, .value = d, .work = perf0 * x->duration_s};
 	uint32_t n = snapshot(R, k);
 	rusk_cls_alloc a, o;
 	rusk_cls_alloc_size(&k->sh, est, &tg, k->cands, n, 0, &a);
@@ -428,14 +429,14 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 		 * true intensities join the sums. */
 		double q = 0;
 		for (uint32_t i = 0; i < ev->n_leases; i++)
-			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru), R->c);
+			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru),
+			            R->c);
 		q = ev->n_leases ? q / ev->n_leases : 0;
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
 		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
 		rusk_faa64(&k->q_true_micro, (uint64_t)(q * 1e6), RUSK_RELAXED);
-		rusk_faa64(&k->q_bel_micro, (uint64_t)(ev->placement->quality * 1e6),
-		           RUSK_RELAXED);
+		rusk_faa64(&k->q_bel_micro, (uint64_t)(ev->placement->quality * 1e6), RUSK_RELAXED);
 	} else if (ev->kind == RUSK_EV_DONE || ev->kind == RUSK_EV_PREEMPTED) {
 		/* The leases are still the task's (the dispatcher frees the slot after). */
 		shadow_add(k, R->c, j->l, k->held[id], caused, true);
@@ -462,8 +463,8 @@ void drv_cls_second(run *R)
 	if (k->mode != DRV_CLS_ON || done - k->fb_trained < CLS_FB_BATCH)
 		return;
 	double t0 = now_s();
-	if (rusk_cls_retrain(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE), NULL, NULL,
-	                     0) == RUSK_OK)
+	if (rusk_cls_retrain(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE), NULL, NULL, 0) ==
+	    RUSK_OK)
 		k->retrains++;
 	k->retrain_s = now_s() - t0;
 	k->fb_trained = done;
@@ -501,8 +502,8 @@ void drv_cls_print(const run *R)
 			if (k->err_n[v] > 0)
 				fprintf(R->out, " v%d %.1f%% (%" PRIu64 ")", v,
 				        100 * k->err_sum[v] / k->err_n[v], k->err_n[v]);
-		fprintf(R->out, "; %" PRIu64 " rows fed back, %" PRIu64 " retrains\n",
-		        k->fb_done, k->retrains);
+		fprintf(R->out, "; %" PRIu64 " rows fed back, %" PRIu64 " retrains\n", k->fb_done,
+		        k->retrains);
 	}
 	if (k->target && k->t_jobs > 0)
 		fprintf(R->out,
@@ -526,15 +527,19 @@ void drv_cls_json(FILE *f, const run *R)
 	        g.q_true, g.q_bel);
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(f,
-		        ", \"classified\": %" PRIu64 ", \"time_us\": {\"mean\": %.3f, \"p99\": %.3f}"
+		        ", \"classified\": %" PRIu64
+		        ", \"time_us\": {\"mean\": %.3f, \"p99\": %.3f}"
 		        ", \"feedback_rows\": %" PRIu64 ", \"retrains\": %" PRIu64
 		        ", \"error_by_version\": [",
 		        k->classified, g.t_mean_us, g.t_p99_us, k->fb_done, k->retrains);
 		bool first = true;
 		for (int v = 0; v < CLS_VERSIONS; v++)
 			if (k->err_n[v] > 0) {
-				fprintf(f, "%s{\"version\": %d, \"tasks\": %" PRIu64 ", \"error\": %.6f}",
-				        first ? "" : ", ", v, k->err_n[v], k->err_sum[v] / k->err_n[v]);
+				fprintf(f,
+				        "%s{\"version\": %d, \"tasks\": %" PRIu64
+				        ", \"error\": %.6f}",
+				        first ? "" : ", ", v, k->err_n[v],
+				        k->err_sum[v] / k->err_n[v]);
 				first = false;
 			}
 		fprintf(f, "]");

@@ -164,8 +164,9 @@ static int check_sync(const run_cfg *cfg, uint32_t partitions)
 static int check_classify(const run_cfg *cfg)
 {
 	if (cfg->classify != DRV_CLS_OFF && cfg->quality != RUSK_QUALITY_INTERFERENCE) {
-		fprintf(stderr, "rusk: --classify %s needs --quality interference (the profiles "
-		                "it classifies are Tarcil's)\n",
+		fprintf(stderr,
+		        "rusk: --classify %s needs --quality interference (the profiles "
+		        "it classifies are Tarcil's)\n",
 		        cfg->classify == DRV_CLS_ON ? "on" : "oracle");
 		return -1;
 	}
