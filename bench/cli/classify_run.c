@@ -474,11 +474,17 @@ void drv_cls_second(run *R)
 typedef struct cls_fig {
 	double q_true, q_bel, t_mean_us, t_p99_us;
 	uint64_t placed;
+	bool sums_zero; /* the true caused sums are back to zero (a drained run) */
 } cls_fig;
 
-static cls_fig figures(const drv_cls *k)
+static cls_fig figures(const run *R, const drv_cls *k)
 {
-	cls_fig f = {.placed = k->placed};
+	cls_fig f = {.placed = k->placed, .sums_zero = true};
+	/* Every tenure that ended took its true intensities back: all zero once the run
+	 * drained (a check of the shadow's bookkeeping; not after an interruption). */
+	for (uint32_t m = 0; m < rusk_cluster_machines(R->c); m++)
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			f.sums_zero &= k->shadow[m][r] == 0;
 	f.q_true = k->placed ? k->q_true_micro / 1e6 / k->placed : 0;
 	f.q_bel = k->placed ? k->q_bel_micro / 1e6 / k->placed : 0;
 	f.t_mean_us = rusk_hist_mean(&k->time_ns) / 1e3;
@@ -489,10 +495,12 @@ static cls_fig figures(const drv_cls *k)
 void drv_cls_print(const run *R)
 {
 	const drv_cls *k = R->cls;
-	cls_fig f = figures(k);
+	cls_fig f = figures(R, k);
 	fprintf(R->out, "  %-28s mean Tarcil Q under true profiles %.4f (%s; as placed %.4f)\n",
 	        "classification", f.q_true,
 	        k->mode == DRV_CLS_ON ? "classified profiles" : "oracle: true profiles", f.q_bel);
+	if (!f.sums_zero)
+		fprintf(R->out, "  %-28s true caused sums not zero after the run\n", "  NO:");
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " tasks, %.2f us mean, %.2f us p99 per task (wall)\n",
@@ -519,12 +527,13 @@ void drv_cls_print(const run *R)
 void drv_cls_json(FILE *f, const run *R)
 {
 	const drv_cls *k = R->cls;
-	cls_fig g = figures(k);
+	cls_fig g = figures(R, k);
 	fprintf(f,
 	        "  \"classification\": {\"mode\": \"%s\", \"workloads\": %u, \"trained_on\": %u, "
-	        "\"placed\": %" PRIu64 ", \"q_true_mean\": %.6f, \"q_placed_mean\": %.6f",
+	        "\"placed\": %" PRIu64 ", \"q_true_mean\": %.6f, \"q_placed_mean\": %.6f, "
+	        "\"true_sums_zero\": %s",
 	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed,
-	        g.q_true, g.q_bel);
+	        g.q_true, g.q_bel, g.sums_zero ? "true" : "false");
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(f,
 		        ", \"classified\": %" PRIu64
