@@ -331,6 +331,12 @@ static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
 }
 
+/* --target sizes RU tasks; a vector task's size is its trace row's (one machine, whole). */
+static bool sized(const drv_cls *k, const rusk_dtask_spec *spec)
+{
+	return k->target && !rusk_vec_any(&spec->vec);
+}
+
 void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
 {
 	drv_cls *k = R->cls;
@@ -344,7 +350,7 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		true_rows(k, row, &truth);
 	if (k->mode == DRV_CLS_ORACLE) {
 		to_profile(truth_c, &spec->profile);
-		if (k->target)
+		if (sized(k, spec))
 			size_task(R, k, x, &truth, &truth, spec);
 		return;
 	}
@@ -385,7 +391,7 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		k->fb_row[id] = trow;
 		k->fb_added++;
 	}
-	if (k->target)
+	if (sized(k, spec))
 		size_task(R, k, x, &est, &truth, spec);
 }
 
