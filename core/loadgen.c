@@ -311,13 +311,13 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 }
 
 /* A generic header: known names in any order; col[k] = field of names[k] or -1. */
-enum { CSV_COLS = 10 };
+enum { CSV_COLS = 11 };
 static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, unsigned line,
                       char *err, size_t errlen)
 {
 	static const char *names[CSV_COLS] = {"arrival_s", "duration_s", "rus",      "cpu_milli",
 	                                      "mem_mib",   "gpus",       "priority", "preferred",
-	                                      "gpu_milli", "gpu_models"};
+	                                      "gpu_milli", "gpu_models", "target_s"};
 	for (int k = 0; k < CSV_COLS; k++)
 		col[k] = -1;
 	for (int i = 0; i < nf && i < TRACE_FIELDS; i++) {
@@ -328,7 +328,7 @@ static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, un
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: column '%s' is unknown or repeated (known: "
 			                 "arrival_s, duration_s, rus or cpu_milli, mem_mib, gpus, "
-			                 "gpu_milli, gpu_models, priority, preferred)",
+			                 "gpu_milli, gpu_models, priority, preferred, target_s)",
 			                 path, line, fl[i]);
 		col[k] = i;
 	}
@@ -566,6 +566,16 @@ static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 			                 "%s:%u: priority '%s' is not 0 or 1", path, line, pr);
 		x->priority = pr[0] == '1';
 	}
+	/* target_s: a completion-time target (rusk run/sim --target on); empty: none. */
+	if (col[10] >= 0 && fl[col[10]][0] != '\0') {
+		if (num(fl[col[10]], &v) || v <= 0 || v > RUSK_TRACE_MAX_S)
+			return rusk_errf(
+			        err, errlen, RUSK_EPARSE,
+			        "%s:%u: target_s '%s' is not a positive number of seconds up "
+			        "to %.0e",
+			        path, line, fl[col[10]], RUSK_TRACE_MAX_S);
+		x->target_s = v;
+	}
 	if (col[7] >= 0 && fl[col[7]][0] != '\0')
 		return csv_preferred(fl[col[7]], x, path, line, err, errlen);
 	return RUSK_OK;
@@ -707,6 +717,8 @@ rusk_arrival *rusk_trace_expand(const rusk_arrival *in, size_t n, double scale, 
 			o[k] = in[i];
 			o[k].t_s = clamp_s(in[i].t_s / scale + shift);
 			o[k].duration_s = clamp_s(in[i].duration_s / scale);
+			if (in[i].target_s > 0) /* a target scales with the time it bounds */
+				o[k].target_s = clamp_s(in[i].target_s / scale);
 			k++;
 		}
 	}

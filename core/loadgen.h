@@ -38,6 +38,7 @@ typedef struct rusk_arrival {
 	uint8_t vec;         /* placed whole on one machine with its memory and GPUs */
 	uint8_t never_ran;   /* openb: the traced cluster never scheduled it (no
 	                      * scheduled_time) */
+	double target_s;     /* generic CSV target_s: completion-time target (0: none) */
 } rusk_arrival;
 
 /* GPU model names a trace's rows accept (openb gpu_spec, csv gpu_models), in order of

@@ -542,6 +542,31 @@ static void test_trace_text_forms(void **state)
 	free(a);
 }
 
+/* The generic CSV's target_s column (rusk run/sim --target on): a completion-time target,
+ * empty for none, scaled with the trace's times; a bad value names FILE:LINE. */
+static void test_trace_target_column(void **state)
+{
+	(void)state;
+	rusk_arrival *a;
+	size_t n;
+	char err[512];
+	assert_int_equal(rusk_trace_load(data("trace_target.csv"), RUSK_TRACE_CSV, &a, &n, NULL,
+	                                 err, sizeof err),
+	                 RUSK_OK);
+	assert_int_equal(n, 5);
+	assert_true(a[0].target_s == 1.5 && a[1].target_s == 0 && a[2].target_s == 3);
+	size_t m;
+	rusk_arrival *x = rusk_trace_expand(a, n, 2.0, 1, &m);
+	assert_non_null(x);
+	assert_true(m == 5 && x[0].target_s == 0.75 && x[1].target_s == 0 && x[4].target_s == 0.4);
+	free(x);
+	free(a);
+	expect_trace_error("trace_bad_target.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_bad_target.csv:3: target_s 'x' is not a positive number");
+	expect_trace_error("trace_neg_target.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_neg_target.csv:2: target_s '-1'");
+}
+
 static void test_histogram(void **state)
 {
 	(void)state;
@@ -588,6 +613,7 @@ int main(void)
 	        cmocka_unit_test(test_durations),
 	        cmocka_unit_test(test_trace_parser),
 	        cmocka_unit_test(test_histogram),
+	        cmocka_unit_test(test_trace_target_column),
 	        cmocka_unit_test(test_trace_replay_keeps_order),
 	        cmocka_unit_test(test_trace_nul_and_special_files),
 	        cmocka_unit_test(test_trace_time_bounds),

@@ -227,6 +227,9 @@ int drv_setup(run *R, cli_cluster *cc)
 	R->n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
 	if (R->trace != NULL)
 		R->n_tasks_cap = R->n_trace;
+	int crc = drv_cls_setup(R, cc); /* --classify: workloads and model, off the run */
+	if (crc != 0)
+		return crc;
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
 	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
 	if (pref_per_task > 0)
@@ -379,7 +382,9 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		spec->preferred = pref;
 		spec->n_preferred = cfg->preferred;
 	}
-	if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
+	if (R->cls != NULL) /* --classify: Quasar's profile (and --target's size) */
+		drv_cls_task(R, id, x, spec);
+	else if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
 		for (int k = 0; k < RUSK_N_RESOURCES; k++)
 			spec->profile.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
 	spec->priority = x->priority;
@@ -420,6 +425,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->cfg.alpha > 0 && ev->job->n_pref > 0 && pl->preferred == pl->placed)
 			ev->run_ns = (uint64_t)(ev->run_ns * R->cfg.alpha);
 	}
+	if (R->cls != NULL) /* --classify: true-profile Q, shadow sums, feedback */
+		drv_cls_event(R, ev);
 }
 
 int drv_dispatch(run *R, const char *cmd)
@@ -471,6 +478,7 @@ void drv_free(run *R)
 	free(R->snap);
 	free(R->medians);
 	drv_vec_free(R);
+	drv_cls_free(R);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R->c); /* detaches admission control too */
 }

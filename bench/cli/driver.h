@@ -60,6 +60,8 @@ typedef struct run_cfg {
 	bool admission, gang, global_lock, quiet;
 	bool latency_ignores_pref; /* --latency-preferred off: ParSync's Latency-first */
 	bool rus_only;             /* --resources rus: a trace's memory and GPUs ignored */
+	int classify;              /* --classify: DRV_CLS_OFF / _ON / _ORACLE (classify_run.c) */
+	bool target;               /* --target on: sizes from targets (classify_run.c) */
 	uint32_t ru_milli;         /* --ru-milli: milli-cores per RU (trace cpu_milli) */
 	uint32_t buckets;
 	double priority_share;
@@ -122,10 +124,12 @@ typedef struct drv_gen {
 } drv_gen;
 
 typedef struct drv_vec drv_vec;
+typedef struct drv_cls drv_cls;
 
 typedef struct run {
 	run_cfg cfg;
 	drv_vec *vec; /* vector resources of the trace (vecrep.c); NULL: RUs only */
+	drv_cls *cls; /* --classify on|oracle (classify_run.c); NULL: off */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -228,6 +232,23 @@ void drv_vec_print(const run *R);
 void drv_vec_json(FILE *f, const run *R);
 uint64_t drv_vec_refused(const run *R);
 void drv_vec_free(run *R);
+
+/* Quasar in the scheduling loop (classify_run.c: its design note says what each mode does).
+ * drv_cls_setup (drv_setup, after the cluster): the generated workloads and the trained
+ * model; R->cls stays NULL with --classify off. drv_cls_task (generator thread, registered
+ * with RCU): task `id`'s workload, its placement profile (classified or true) and, with
+ * --target on, its RUs, placement and run time. drv_cls_event (dispatcher events, any
+ * thread): true-profile Q at PLACED, the shadow of true caused sums, feedback at DONE.
+ * drv_cls_second (the sampler, a registered thread): retrains once enough rows came back.
+ * drv_cls_print / drv_cls_json (report), drv_cls_free. */
+enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2 };
+int drv_cls_setup(run *R, const cli_cluster *cc);
+void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
+void drv_cls_event(run *R, const rusk_dispatch_event *ev);
+void drv_cls_second(run *R);
+void drv_cls_print(const run *R);
+void drv_cls_json(FILE *f, const run *R);
+void drv_cls_free(run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -121,6 +121,8 @@ uint64_t drv_second(run *R, bool tty)
 		R->max_tput = s.tput;
 	if (R->vec != NULL)
 		drv_vec_second(R);
+	if (R->cls != NULL) /* --classify: retrain once enough rows came back */
+		drv_cls_second(R);
 	if (R->csv)
 		csv_row(R, &s, d);
 	R->prev_q = s.q_micro;
@@ -591,6 +593,8 @@ static int write_json(run *R, const summary *S)
 	if (R->vec != NULL)
 		drv_vec_json(f, R);
 	json_quality(f, R, S);
+	if (R->cls != NULL)
+		drv_cls_json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
 	int werr = ferror(f);
@@ -618,6 +622,8 @@ int drv_report(run *R, bool interrupted)
 	print_quality(R, &S);
 	if (R->vec != NULL)
 		drv_vec_print(R);
+	if (R->cls != NULL)
+		drv_cls_print(R);
 	print_syncs_groups(R, &S);
 	if (!print_checks(R, &S))
 		status = RUSK_EXIT_FAIL;

@@ -113,6 +113,8 @@ static void *gen_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
 	drv_gen G;
 	drv_gen_init(R, &G);
+	if (R->cls != NULL) /* --classify: fold-ins read the model under RCU */
+		rusk_thread_register();
 	rusk_arrival x;
 	int grp;
 	while (!stopping(R) && drv_gen_next(R, &G, &x, &grp)) {
@@ -145,6 +147,8 @@ static void *gen_main(void *arg)
 		else if (rc != RUSK_OK)
 			stat_add(&R->rejected, 1); /* open loop: a full queue rejects */
 	}
+	if (R->cls != NULL)
+		rusk_thread_unregister();
 	rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
 	rusk_dispatch_close(R->d); /* each agent stops once it has placed what it holds */
 	return NULL;

@@ -160,6 +160,24 @@ static int check_sync(const run_cfg *cfg, uint32_t partitions)
 	return -1;
 }
 
+/* --classify and --target (classify_run.c) with the flags they need. */
+static int check_classify(const run_cfg *cfg)
+{
+	if (cfg->classify != DRV_CLS_OFF && cfg->quality != RUSK_QUALITY_INTERFERENCE) {
+		fprintf(stderr,
+		        "rusk: --classify %s needs --quality interference (the profiles "
+		        "it classifies are Tarcil's)\n",
+		        cfg->classify == DRV_CLS_ON ? "on" : "oracle");
+		return -1;
+	}
+	if (cfg->target && cfg->classify == DRV_CLS_OFF) {
+		fprintf(stderr, "rusk: --target on needs --classify on (sizes from classified "
+		                "rows) or --classify oracle (from the true rows)\n");
+		return -1;
+	}
+	return 0;
+}
+
 /* The flags both commands take, then the cluster options. */
 static void usage_flags(void)
 {
@@ -216,6 +234,16 @@ static void usage_flags(void)
 	     "                        task keeps what it won and waits for the rest)\n"
 	     "  --global-lock         baseline: rusk's sampling, every commit and release under\n"
 	     "                        one mutex (real time only: rusk sim runs one thread)\n"
+	     "  --classify off|on|oracle  Quasar §3.2 with --quality interference: tasks are\n"
+	     "                        workloads of a seeded generator; on: each is profiled\n"
+	     "                        (2 noisy entries per classification) and its caused\n"
+	     "                        interference classified by a model trained at setup;\n"
+	     "                        oracle: the same tasks placed by their true profiles.\n"
+	     "                        The summary adds Q under the true profiles, the\n"
+	     "                        classification time and error, feedback (default off)\n"
+	     "  --target on|off       with --classify: a task states a completion time (trace\n"
+	     "                        column target_s, else duration x U(0.5, 1.5)) and its\n"
+	     "                        RUs come from Quasar §3.3 sizing (default off)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
@@ -256,7 +284,7 @@ static void sim_usage(void)
 	     "in\n"
 	     "event-time order and lose real CASes. Same flags and seed: identical --json "
 	     "and\n"
-	     "--csv bytes.\n"
+	     "--csv bytes (--classify on: but for the wall-clock classification time_us).\n"
 	     "\n"
 	     "  --decision-us D       per-task decision time of an agent (default 250; 0 "
 	     "is\n"
@@ -361,6 +389,8 @@ static const cli_choice qualities[] = {{"score", RUSK_QUALITY_SCORE},
                                        {"packing", RUSK_QUALITY_PACKING},
                                        {NULL, 0}};
 static const cli_choice resources[] = {{"vec", 0}, {"rus", 1}, {NULL, 0}};
+static const cli_choice classify_modes[] = {
+        {"off", DRV_CLS_OFF}, {"on", DRV_CLS_ON}, {"oracle", DRV_CLS_ORACLE}, {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
@@ -402,6 +432,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--buckets", 2, RUSK_ADMIT_MAX_BUCKETS, &cfg.buckets)},
 	        {CLI_DOUBLE_OPT("--priority-share", 0, 1, &cfg.priority_share)},
 	        {CLI_DOUBLE_OPT("--alpha", 0.01, 1, &cfg.alpha)},
+	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify)},
+	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
@@ -423,7 +455,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
-	    check_outputs(&cfg) != 0)
+	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0)
 		return RUSK_EXIT_USAGE;
 	*out = cfg;
 	return 0;

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk run/sim --classify on|oracle` and `--target on` (driver.h): Quasar's classification
+ * (§3.2) and allocation to a target (§3.3) inside the kernel's own scheduling loop.
+ *
+ * Workloads. At setup a seeded generator (rusk_cls_truth_generate, seed = --seed) makes
+ * CLS_TRAIN + CLS_POOL workloads of six families; a classifier is trained on the first
+ * CLS_TRAIN (CLS_OFFLINE of them profiled exhaustively, the rest with 2 entries, as `rusk
+ * classify`), off the decision path. Each task of the run is drawn as one of the CLS_POOL
+ * other workloads (uniform, its own seeded stream): its TRUE caused-interference profile is
+ * that row's last RUSK_N_RESOURCES columns.
+ *
+ * Modes. on: the task is profiled with 2 noisy entries per classification (3% noise) and
+ * its interference row classified by fold-in; the placement uses the CLASSIFIED caused
+ * profile. oracle: the placement uses the true profile (the same tasks: the same draws, no
+ * classification). Either way the driver keeps, per machine, the sum of its tenants' TRUE
+ * caused intensities (a shadow of the kernel's sums, which hold what the scheduler
+ * believes), and at each placement evaluates Tarcil's Q (eq. 1-5, platform-scaled, as the
+ * kernel reports it: after the commit) with the true profile against the true sums. That
+ * is "Q under true profiles"; with oracle it equals the kernel's own Q.
+ *
+ * Feedback (on). The first CLS_FB_MAX classified tasks join the interference model as
+ * training rows with their two profiled entries; at completion their measured row (every
+ * column, 3% noise) replaces the estimates (rusk_cls_feedback); once CLS_FB_BATCH rows have
+ * come back the model is retrained and republished (RCU) from the per-second sampler, off
+ * the decision path. The error of the caused columns is reported per model version.
+ *
+ * Target (--target on). A task states a completion time D (the trace's target_s, else its
+ * duration x U(0.5, 1.5)) for an amount of work: what its TRUE rows do in its duration at
+ * its nominal size (its RUs packed su_rus = the cluster's RUs per machine a machine, 4
+ * memory blocks, the median platform, no tenant), so a target below the duration needs
+ * more than the nominal size. rusk_cls_alloc_size sizes it from the classified rows (oracle: true
+ * rows) over up to CLS_CANDS machines of the live cluster (a seeded sample when larger:
+ * platform column = the machine's platform, pressure = the kernel's caused sums per RU,
+ * memory never short since RUs are rusk's only resource here). Mapping onto rusk's task of
+ * N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE; k machines -> N = k x RUs,
+ * RUSK_PLACE_ANY (the agents spread it as their sampling finds room; rusk has no "k
+ * machines of r RUs" shape). The task then runs work / (its planned allocation's TRUE
+ * throughput). Reported: the share whose planned allocation meets the target within 5%
+ * under the true rows, and the RUs allocated against oracle sizing of the same task.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rusk/classify.h>
+
+#include "driver.h"
+
+#define CLS_TRAIN    1000u
+#define CLS_OFFLINE  100u
+#define CLS_POOL     1000u
+#define CLS_NOISE    0.03
+#define CLS_FB_MAX   2000u
+#define CLS_FB_BATCH 250u
+#define CLS_VERSIONS 16
+#define CLS_CANDS    256u
+#define CLS_BLOCKS   4u
+#define CLS_SO       16u
+
+struct drv_cls {
+	int mode; /* DRV_CLS_ON or DRV_CLS_ORACLE */
+	bool target, registered;
+	rusk_cls_truth *truth;
+	rusk_classifier *model;
+	rusk_cls_shape sh;
+	rusk_rng rng;
+	/* per task, by its index in the run (spec.user - 1) */
+	uint32_t *row, *held, *fb_row;
+	uint64_t cap;
+	/* per machine: true caused sums (atomic: agents add, the completer subtracts) and
+	 * platform speed over the fastest */
+	uint32_t (*shadow)[RUSK_N_RESOURCES];
+	double *speed;
+	rusk_cls_machine *cands;
+	uint32_t *cand_idx;
+	/* PLACED, any agent: atomic */
+	uint64_t placed, q_true_micro, q_bel_micro;
+	/* the generator's */
+	rusk_hist time_ns;
+	uint64_t classified;
+	double err_sum[CLS_VERSIONS];
+	uint64_t err_n[CLS_VERSIONS];
+	uint64_t fb_added;
+	/* the completer's (atomic), the sampler's */
+	uint64_t fb_done, fb_trained, retrains;
+	double retrain_s;
+	/* --target */
+	uint64_t t_jobs, t_met, t_met_oracle, t_rus, t_rus_oracle, t_rus_nominal, t_unsized;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const double *truth_caused(const drv_cls *k, uint32_t row, double *buf)
+{
+	const rusk_cls_matrix *m = rusk_cls_truth_matrix(k->truth, RUSK_CLS_INTERFERENCE);
+	for (int r = 0; r < RUSK_N_RESOURCES; r++)
+		buf[r] = rusk_cls_matrix_get(m, row, RUSK_N_RESOURCES + r);
+	return buf;
+}
+
+static void true_rows(const drv_cls *k, uint32_t u, rusk_cls_job_estimate *e)
+{
+	memset(e, 0, sizeof *e);
+	for (int c = 0; c < RUSK_CLS_KINDS; c++) {
+		const rusk_cls_matrix *m = rusk_cls_truth_matrix(k->truth, c);
+		e->cols[c] = rusk_cls_matrix_cols(m);
+		for (uint32_t i = 0; i < e->cols[c]; i++)
+			e->v[c][i] = rusk_cls_matrix_get(m, u, i);
+	}
+}
+
+/* Trains the classifier on the first CLS_TRAIN workloads (as `rusk classify`). */
+static int train(drv_cls *k, uint64_t seed)
+{
+	rusk_cls_params p[RUSK_CLS_KINDS];
+	for (int c = 0; c < RUSK_CLS_KINDS; c++)
+		rusk_cls_params_init(&p[c],
+		                     rusk_cls_matrix_cols(rusk_cls_truth_matrix(k->truth, c)));
+	char err[256];
+	if (rusk_classifier_create(p, &k->model, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk: --classify: %s\n", err);
+		return RUSK_EXIT_FAIL;
+	}
+	for (int c = 0; c < RUSK_CLS_KINDS; c++) {
+		const rusk_cls_matrix *m = rusk_cls_truth_matrix(k->truth, c);
+		for (uint32_t u = 0; u < CLS_TRAIN; u++) {
+			rusk_cls_entry e[RUSK_CLS_MAX_COLS];
+			uint32_t n = 0;
+			rusk_cls_profile_row(m, c, u, u < CLS_OFFLINE ? RUSK_CLS_MAX_COLS : 2,
+			                     CLS_NOISE, seed * 31 + 1, e, &n);
+			if (n > 0)
+				rusk_cls_add_row(rusk_classifier_get(k->model, c), e, n, NULL, NULL,
+				                 0);
+		}
+	}
+	if (rusk_classifier_retrain(k->model, NULL, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk: --classify: %s\n", err);
+		return RUSK_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int drv_cls_setup(run *R, const cli_cluster *cc)
+{
+	const run_cfg *cfg = &R->cfg;
+	if (cfg->classify == DRV_CLS_OFF)
+		return 0;
+	drv_cls *k = calloc(1, sizeof *k);
+	if (k == NULL)
+		return RUSK_EXIT_NOMEM;
+	R->cls = k;
+	k->mode = cfg->classify;
+	k->target = cfg->target;
+	uint32_t nm = rusk_cluster_machines(R->c), np = rusk_cluster_platforms(R->c);
+	uint32_t su = cc->params.rus_per_machine;
+	k->sh = (rusk_cls_shape){.su_rus = su > 32 ? 32 : su,
+	                         .su_mem_blocks = CLS_BLOCKS,
+	                         .so_machines = CLS_SO,
+	                         .platforms = np};
+	rusk_cls_gen_params gp;
+	rusk_cls_gen_params_init(&gp);
+	gp.workloads = CLS_TRAIN + CLS_POOL;
+	gp.su_rus = k->sh.su_rus;
+	gp.su_mem_blocks = CLS_BLOCKS;
+	gp.so_machines = CLS_SO;
+	gp.platforms = np;
+	gp.seed = R->seed;
+	char err[256];
+	int rc = rusk_cls_truth_generate(&gp, &k->truth, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk: --classify: %s\n", err);
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	}
+	/* Training publishes with call_rcu, and rusk run's sampler retrains: the main
+	 * thread stays registered until drv_cls_free (counted: rusk sim registers it too). */
+	rusk_thread_register();
+	k->registered = true;
+	if (k->mode == DRV_CLS_ON || k->target) {
+		double t0 = now_s();
+		if ((rc = train(k, R->seed)) != 0)
+			return rc;
+		k->retrain_s = now_s() - t0; /* the initial training, reported apart */
+	}
+	rusk_rng_seed(&k->rng, R->seed, 0x636c7373); /* "clss": workload draws */
+	k->cap = R->n_tasks_cap;
+	k->row = calloc(k->cap, sizeof *k->row);
+	k->held = calloc(k->cap, sizeof *k->held);
+	k->fb_row = malloc(k->cap * sizeof *k->fb_row);
+	k->shadow = calloc(nm, sizeof *k->shadow);
+	k->speed = malloc(nm * sizeof *k->speed);
+	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
+	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
+	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
+	    !k->cand_idx) {
+		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
+		return RUSK_EXIT_NOMEM;
+	}
+	memset(k->fb_row, 0xff, k->cap * sizeof *k->fb_row);
+	double max_speed = 0;
+	for (uint32_t p = 0; p < np; p++) {
+		double s = 0;
+		rusk_cluster_platform(R->c, p, NULL, &s);
+		max_speed = fmax(max_speed, s);
+	}
+	for (uint32_t m = 0; m < nm; m++) {
+		rusk_machine_info mi;
+		double s = 0;
+		rusk_cluster_machine(R->c, m, &mi);
+		rusk_cluster_platform(R->c, mi.platform, NULL, &s);
+		k->speed[m] = max_speed > 0 ? s / max_speed : 1.0;
+	}
+	fprintf(R->out,
+	        "classification (%s): %u generated workloads of %u families (seed %" PRIu64 ")",
+	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, gp.families,
+	        R->seed);
+	if (k->model != NULL)
+		fprintf(R->out, ", model trained on %u in %.0f ms", CLS_TRAIN, k->retrain_s * 1e3);
+	fprintf(R->out, "%s\n",
+	        k->target ? "; jobs state a completion-time target (--target on)" : "");
+	return 0;
+}
+
+/* Mean relative error of the classified caused intensities against the truth. */
+static double caused_error(const double *est, const double *truth)
+{
+	double s = 0;
+	for (int r = 0; r < RUSK_N_RESOURCES; r++)
+		s += fabs(est[r] - truth[r]) / truth[r];
+	return s / RUSK_N_RESOURCES;
+}
+
+static void to_profile(const double *caused, rusk_profile *p)
+{
+	for (int r = 0; r < RUSK_N_RESOURCES; r++) {
+		double x = round(caused[r]);
+		p->c[r] = (uint8_t)(x < 0 ? 0 : x > 99 ? 99 : x);
+	}
+}
+
+/* Median over platforms of HE[p] / SU[1, 1] (the nominal platform of a target). */
+static double median_h(const rusk_cls_job_estimate *e, uint32_t np)
+{
+	double h[RUSK_MAX_PLATFORMS];
+	for (uint32_t j = 0; j < np; j++) {
+		double x = e->v[RUSK_CLS_HETEROGENEITY][j] / e->v[RUSK_CLS_SCALE_UP][0];
+		uint32_t i = j;
+		for (; i > 0 && h[i - 1] > x; i--)
+			h[i] = h[i - 1];
+		h[i] = x;
+	}
+	return np % 2 ? h[np / 2] : 0.5 * (h[np / 2 - 1] + h[np / 2]);
+}
+
+/* The live machines the allocator sees: all, or a seeded sample of CLS_CANDS. */
+static uint32_t snapshot(run *R, drv_cls *k)
+{
+	uint32_t nm = rusk_cluster_machines(R->c), n = nm < CLS_CANDS ? nm : CLS_CANDS;
+	uint32_t start = nm > CLS_CANDS ? rusk_rng_below(&k->rng, nm) : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = nm > CLS_CANDS ? (start + (uint64_t)i * (nm / CLS_CANDS)) % nm : i;
+		rusk_machine_info mi;
+		rusk_cluster_machine(R->c, m, &mi);
+		rusk_cls_machine *c = &k->cands[i];
+		k->cand_idx[i] = m;
+		c->platform = mi.platform % k->sh.platforms;
+		c->free_rus = mi.free_rus < k->sh.su_rus ? mi.free_rus : k->sh.su_rus;
+		c->free_mem_blocks = CLS_BLOCKS;
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			c->pressure[r] = fmin(100.0, (double)mi.interference[r] / mi.rus);
+	}
+	return n;
+}
+
+/* True throughput of an allocation planned on the snapshot. */
+static double planned_true_perf(const drv_cls *k, const rusk_cls_job_estimate *truth,
+                                const rusk_cls_alloc *a)
+{
+	uint32_t pl[RUSK_CLS_ALLOC_MAX_MACHINES];
+	double pr[RUSK_CLS_ALLOC_MAX_MACHINES][RUSK_N_RESOURCES];
+	for (uint32_t i = 0; i < a->machines; i++) {
+		pl[i] = k->cands[a->machine[i]].platform;
+		memcpy(pr[i], k->cands[a->machine[i]].pressure, sizeof pr[i]);
+	}
+	return rusk_cls_perf(&k->sh, truth, a->rus, a->mem_blocks, a->machines, pl,
+	                     (const double(*)[RUSK_N_RESOURCES])pr, 0);
+}
+
+/* --target: the task's size from its rows and target; its run time from the truth. */
+static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_job_estimate *est,
+                      const rusk_cls_job_estimate *truth, rusk_dtask_spec *spec)
+{
+	/* Nominal size: its RUs packed su_rus a machine; its work: what that size does in its
+	 * duration on the median platform, alone. */
+	uint32_t r0 = x->rus < k->sh.su_rus ? x->rus : k->sh.su_rus;
+	uint32_t n0 = (x->rus + k->sh.su_rus - 1) / k->sh.su_rus;
+	n0 = n0 < k->sh.so_machines ? n0 : k->sh.so_machines;
+	double d = x->target_s > 0 ? x->target_s : x->duration_s * (0.5 + rusk_rng_unit(&k->rng));
+	const double *su = truth->v[RUSK_CLS_SCALE_UP], *so = truth->v[RUSK_CLS_SCALE_OUT];
+	double perf0 = so[n0 - 1] / so[0] * su[(r0 - 1) * CLS_BLOCKS + CLS_BLOCKS - 1] *
+	               median_h(truth, k->sh.platforms);
+	rusk_cls_target tg = {
+	        .kind = RUSK_CLS_TARGET_COMPLETION, .value = d, .work = perf0 * x->duration_s};
+	uint32_t n = snapshot(R, k);
+	rusk_cls_alloc a, o;
+	rusk_cls_alloc_size(&k->sh, est, &tg, k->cands, n, 0, &a);
+	rusk_cls_alloc_size(&k->sh, truth, &tg, k->cands, n, 0, &o);
+	k->t_jobs++;
+	k->t_rus_nominal += x->rus;
+	if (a.machines == 0) { /* no candidate has a free RU now: the nominal size */
+		k->t_unsized++;
+		k->t_rus += x->rus;
+		k->t_rus_oracle += x->rus;
+		return;
+	}
+	double perf = planned_true_perf(k, truth, &a);
+	k->t_met += perf >= 0.95 * tg.work / d;
+	k->t_met_oracle += o.machines > 0 && planned_true_perf(k, truth, &o) >= 0.95 * tg.work / d;
+	spec->rus = a.rus * a.machines;
+	k->t_rus += spec->rus;
+	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : x->rus;
+	spec->placement = a.machines == 1 ? RUSK_PLACE_MACHINE : RUSK_PLACE_ANY;
+	if (perf > 0)
+		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
+}
+
+/* --target sizes RU tasks; a vector task's size is its trace row's (one machine, whole). */
+static bool sized(const drv_cls *k, const rusk_dtask_spec *spec)
+{
+	return k->target && !rusk_vec_any(&spec->vec);
+}
+
+void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
+{
+	drv_cls *k = R->cls;
+	uint32_t row = CLS_TRAIN + rusk_rng_below(&k->rng, CLS_POOL);
+	k->row[id] = row;
+	spec->user = (void *)(uintptr_t)(id + 1);
+	double truth_c[RUSK_N_RESOURCES];
+	truth_caused(k, row, truth_c);
+	rusk_cls_job_estimate truth, est;
+	if (k->target)
+		true_rows(k, row, &truth);
+	if (k->mode == DRV_CLS_ORACLE) {
+		to_profile(truth_c, &spec->profile);
+		if (sized(k, spec))
+			size_task(R, k, x, &truth, &truth, spec);
+		return;
+	}
+	/* Profiling: 2 noisy entries per classification (its own seed per task). */
+	rusk_cls_entry e[RUSK_CLS_KINDS][2];
+	rusk_cls_job_profile jp;
+	for (int c = 0; c < RUSK_CLS_KINDS; c++) {
+		rusk_cls_profile_row(rusk_cls_truth_matrix(k->truth, c), c, row, 2, CLS_NOISE,
+		                     R->seed * 1000003 + id, e[c], &jp.n[c]);
+		jp.e[c] = e[c];
+	}
+	double t0 = now_s();
+	rusk_cls_fold_info fi = {0};
+	int rc;
+	if (k->target) {
+		rc = rusk_classifier_classify(k->model, &jp, &est);
+		fi.version = est.version[RUSK_CLS_INTERFERENCE];
+	} else {
+		rc = rusk_cls_classify(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE),
+		                       e[RUSK_CLS_INTERFERENCE], jp.n[RUSK_CLS_INTERFERENCE],
+		                       est.v[RUSK_CLS_INTERFERENCE], &fi);
+	}
+	rusk_hist_record(&k->time_ns, (uint64_t)((now_s() - t0) * 1e9));
+	const double *caused = &est.v[RUSK_CLS_INTERFERENCE][RUSK_N_RESOURCES];
+	if (rc != RUSK_OK)
+		caused = truth_c; /* cannot happen with a trained model; counted below */
+	k->classified += rc == RUSK_OK;
+	to_profile(caused, &spec->profile);
+	uint64_t v = fi.version < CLS_VERSIONS ? fi.version : CLS_VERSIONS - 1;
+	k->err_sum[v] += caused_error(caused, truth_c);
+	k->err_n[v]++;
+	/* Feedback: the task joins the model as a row of its profiled entries. */
+	uint32_t trow;
+	if (k->fb_added < CLS_FB_MAX &&
+	    rusk_cls_add_row(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE),
+	                     e[RUSK_CLS_INTERFERENCE], jp.n[RUSK_CLS_INTERFERENCE], &trow, NULL,
+	                     0) == RUSK_OK) {
+		k->fb_row[id] = trow;
+		k->fb_added++;
+	}
+	if (sized(k, spec))
+		size_task(R, k, x, &est, &truth, spec);
+}
+
+/* The true sums of machine m per RU, then Q of the true profile against them. */
+static double true_q(const drv_cls *k, const double *caused, uint32_t m, const rusk_cluster *c)
+{
+	rusk_machine_info mi;
+	rusk_cluster_machine(c, m, &mi);
+	double others = mi.rus > 1 ? mi.rus - 1 : 1, ci[RUSK_N_RESOURCES];
+	for (int r = 0; r < RUSK_N_RESOURCES; r++)
+		ci[r] = rusk_load32((uint32_t *)&k->shadow[m][r], RUSK_RELAXED) / others;
+	return rusk_cls_tarcil_q(caused, ci) * k->speed[m];
+}
+
+static void shadow_add(drv_cls *k, const rusk_cluster *c, const rusk_lease *l, uint32_t n,
+                       const double *caused, bool sub)
+{
+	rusk_profile p;
+	to_profile(caused, &p);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = rusk_cluster_ru_machine(c, l[i].ru);
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			rusk_faa32(&k->shadow[m][r], sub ? (uint32_t)0 - p.c[r] : p.c[r],
+			           RUSK_RELAXED);
+	}
+}
+
+void drv_cls_event(run *R, const rusk_dispatch_event *ev)
+{
+	drv_cls *k = R->cls;
+	uintptr_t u = (uintptr_t)ev->user;
+	if (u == 0 || u > k->cap)
+		return;
+	uint64_t id = u - 1;
+	const run_task *j = ev->job;
+	double caused[RUSK_N_RESOURCES];
+	truth_caused(k, k->row[id], caused);
+	if (ev->kind == RUSK_EV_PLACED) {
+		/* Q of its RUs against the other tenants (eq. 3: the RU itself was free), as
+		 * rusk sim's agents report it (at decision, before the commit), then its own
+		 * true intensities join the sums. */
+		double q = 0;
+		for (uint32_t i = 0; i < ev->n_leases; i++)
+			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru),
+			            R->c);
+		q = ev->n_leases ? q / ev->n_leases : 0;
+		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
+		k->held[id] = ev->n_leases;
+		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
+		rusk_faa64(&k->q_true_micro, (uint64_t)(q * 1e6), RUSK_RELAXED);
+		rusk_faa64(&k->q_bel_micro, (uint64_t)(ev->placement->quality * 1e6), RUSK_RELAXED);
+	} else if (ev->kind == RUSK_EV_DONE || ev->kind == RUSK_EV_PREEMPTED) {
+		/* The leases are still the task's (the dispatcher frees the slot after). */
+		shadow_add(k, R->c, j->l, k->held[id], caused, true);
+		k->held[id] = 0;
+	}
+	if (ev->kind == RUSK_EV_DONE && k->fb_row[id] != UINT32_MAX) {
+		/* Its measured row at completion replaces the estimates. */
+		rusk_cls_entry e[RUSK_CLS_INTERFERENCE_COLS];
+		uint32_t n = 0;
+		rusk_cls_profile_row(rusk_cls_truth_matrix(k->truth, RUSK_CLS_INTERFERENCE),
+		                     RUSK_CLS_INTERFERENCE, k->row[id], RUSK_CLS_INTERFERENCE_COLS,
+		                     CLS_NOISE, R->seed * 7 + id, e, &n);
+		if (rusk_cls_feedback(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE),
+		                      k->fb_row[id], e, n, NULL, 0) == RUSK_OK)
+			rusk_faa64(&k->fb_done, 1, RUSK_RELAXED);
+		k->fb_row[id] = UINT32_MAX;
+	}
+}
+
+void drv_cls_second(run *R)
+{
+	drv_cls *k = R->cls;
+	uint64_t done = rusk_load64(&k->fb_done, RUSK_RELAXED);
+	if (k->mode != DRV_CLS_ON || done - k->fb_trained < CLS_FB_BATCH)
+		return;
+	double t0 = now_s();
+	if (rusk_cls_retrain(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE), NULL, NULL, 0) ==
+	    RUSK_OK)
+		k->retrains++;
+	k->retrain_s = now_s() - t0;
+	k->fb_trained = done;
+}
+
+/* The figures both outputs print. */
+typedef struct cls_fig {
+	double q_true, q_bel, t_mean_us, t_p99_us;
+	uint64_t placed;
+	bool sums_zero; /* the true caused sums are back to zero (a drained run) */
+} cls_fig;
+
+static cls_fig figures(const run *R, const drv_cls *k)
+{
+	cls_fig f = {.placed = k->placed, .sums_zero = true};
+	/* Every tenure that ended took its true intensities back: all zero once the run
+	 * drained (a check of the shadow's bookkeeping; not after an interruption). */
+	for (uint32_t m = 0; m < rusk_cluster_machines(R->c); m++)
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			f.sums_zero &= k->shadow[m][r] == 0;
+	f.q_true = k->placed ? k->q_true_micro / 1e6 / k->placed : 0;
+	f.q_bel = k->placed ? k->q_bel_micro / 1e6 / k->placed : 0;
+	f.t_mean_us = rusk_hist_mean(&k->time_ns) / 1e3;
+	f.t_p99_us = rusk_hist_quantile(&k->time_ns, 0.99) / 1e3;
+	return f;
+}
+
+void drv_cls_print(const run *R)
+{
+	const drv_cls *k = R->cls;
+	cls_fig f = figures(R, k);
+	fprintf(R->out, "  %-28s mean Tarcil Q under true profiles %.4f (%s; as placed %.4f)\n",
+	        "classification", f.q_true,
+	        k->mode == DRV_CLS_ON ? "classified profiles" : "oracle: true profiles", f.q_bel);
+	if (!f.sums_zero)
+		fprintf(R->out, "  %-28s true caused sums not zero after the run\n", "  NO:");
+	if (k->mode == DRV_CLS_ON) {
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " tasks, %.2f us mean, %.2f us p99 per task (wall)\n",
+		        "  classification time", k->classified, f.t_mean_us, f.t_p99_us);
+		fprintf(R->out, "  %-28s", "  caused error by model");
+		for (int v = 0; v < CLS_VERSIONS; v++)
+			if (k->err_n[v] > 0)
+				fprintf(R->out, " v%d %.1f%% (%" PRIu64 ")", v,
+				        100 * k->err_sum[v] / k->err_n[v], k->err_n[v]);
+		fprintf(R->out, "; %" PRIu64 " rows fed back, %" PRIu64 " retrains\n", k->fb_done,
+		        k->retrains);
+	}
+	if (k->target && k->t_jobs > 0)
+		fprintf(R->out,
+		        "  %-28s %.1f%% of %" PRIu64 " jobs' allocations meet the target (oracle "
+		        "sizing %.1f%%); RUs %.2f per job vs oracle %.2f, nominal %.2f; %" PRIu64
+		        " unsized\n",
+		        "  target", 100.0 * k->t_met / k->t_jobs, k->t_jobs,
+		        100.0 * k->t_met_oracle / k->t_jobs, (double)k->t_rus / k->t_jobs,
+		        (double)k->t_rus_oracle / k->t_jobs, (double)k->t_rus_nominal / k->t_jobs,
+		        k->t_unsized);
+}
+
+void drv_cls_json(FILE *f, const run *R)
+{
+	const drv_cls *k = R->cls;
+	cls_fig g = figures(R, k);
+	fprintf(f,
+	        "  \"classification\": {\"mode\": \"%s\", \"workloads\": %u, \"trained_on\": %u, "
+	        "\"placed\": %" PRIu64 ", \"q_true_mean\": %.6f, \"q_placed_mean\": %.6f, "
+	        "\"true_sums_zero\": %s",
+	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed,
+	        g.q_true, g.q_bel, g.sums_zero ? "true" : "false");
+	if (k->mode == DRV_CLS_ON) {
+		fprintf(f,
+		        ", \"classified\": %" PRIu64
+		        ", \"time_us\": {\"mean\": %.3f, \"p99\": %.3f}"
+		        ", \"feedback_rows\": %" PRIu64 ", \"retrains\": %" PRIu64
+		        ", \"error_by_version\": [",
+		        k->classified, g.t_mean_us, g.t_p99_us, k->fb_done, k->retrains);
+		bool first = true;
+		for (int v = 0; v < CLS_VERSIONS; v++)
+			if (k->err_n[v] > 0) {
+				fprintf(f,
+				        "%s{\"version\": %d, \"tasks\": %" PRIu64
+				        ", \"error\": %.6f}",
+				        first ? "" : ", ", v, k->err_n[v],
+				        k->err_sum[v] / k->err_n[v]);
+				first = false;
+			}
+		fprintf(f, "]");
+	}
+	if (k->target)
+		fprintf(f,
+		        ", \"target\": {\"jobs\": %" PRIu64 ", \"met_share\": %.6f, "
+		        "\"met_share_oracle\": %.6f, \"rus_per_job\": %.4f, "
+		        "\"rus_per_job_oracle\": %.4f, \"rus_per_job_nominal\": %.4f, \"unsized\": "
+		        "%" PRIu64 "}",
+		        k->t_jobs, k->t_jobs ? (double)k->t_met / k->t_jobs : 0.0,
+		        k->t_jobs ? (double)k->t_met_oracle / k->t_jobs : 0.0,
+		        k->t_jobs ? (double)k->t_rus / k->t_jobs : 0.0,
+		        k->t_jobs ? (double)k->t_rus_oracle / k->t_jobs : 0.0,
+		        k->t_jobs ? (double)k->t_rus_nominal / k->t_jobs : 0.0, k->t_unsized);
+	else
+		fprintf(f, ", \"target\": null");
+	fprintf(f, "},\n");
+}
+
+void drv_cls_free(run *R)
+{
+	drv_cls *k = R->cls;
+	if (k == NULL)
+		return;
+	rusk_classifier_destroy(k->model);
+	rusk_cls_truth_destroy(k->truth);
+	free(k->row);
+	free(k->held);
+	free(k->fb_row);
+	free(k->shadow);
+	free(k->speed);
+	free(k->cands);
+	free(k->cand_idx);
+	if (k->registered)
+		rusk_thread_unregister();
+	free(k);
+	R->cls = NULL;
+}
