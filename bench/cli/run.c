@@ -242,8 +242,10 @@ int rusk_cmd_run(int argc, char **argv)
 	int rc = drv_parse(argc, argv, false, &cc, &R.cfg);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if ((rc = drv_setup(&R, &cc)) != 0)
+	if ((rc = drv_setup(&R, &cc)) != 0) {
+		drv_free(&R); /* what the set-up made before it stopped (trace, tables) */
 		return rc;
+	}
 	const run_cfg *cfg = &R.cfg;
 	double total_s = cfg->n_phases * cfg->phase_s;
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */

@@ -330,8 +330,10 @@ int rusk_cmd_sim(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	vnow = 0;
 	cc.params.clock = &vclock;
-	if ((rc = drv_setup(&R, &cc)) != 0)
+	if ((rc = drv_setup(&R, &cc)) != 0) {
+		drv_free(&R); /* what the set-up made before it stopped (trace, tables) */
 		return rc;
+	}
 	const run_cfg *cfg = &R.cfg;
 	uint32_t N = cfg->agents;
 	double w0 = wall_s();
