@@ -311,13 +311,14 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 }
 
 /* A generic header: known names in any order; col[k] = field of names[k] or -1. */
-enum { CSV_COLS = 11 };
+enum { CSV_COLS = 14 };
 static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, unsigned line,
                       char *err, size_t errlen)
 {
 	static const char *names[CSV_COLS] = {"arrival_s", "duration_s", "rus",      "cpu_milli",
 	                                      "mem_mib",   "gpus",       "priority", "preferred",
-	                                      "gpu_milli", "gpu_models", "target_s"};
+	                                      "gpu_milli", "gpu_models", "target_s", "user",
+	                                      "job_name",  "deadline_s"};
 	for (int k = 0; k < CSV_COLS; k++)
 		col[k] = -1;
 	for (int i = 0; i < nf && i < TRACE_FIELDS; i++) {
@@ -328,7 +329,8 @@ static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, un
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: column '%s' is unknown or repeated (known: "
 			                 "arrival_s, duration_s, rus or cpu_milli, mem_mib, gpus, "
-			                 "gpu_milli, gpu_models, priority, preferred, target_s)",
+			                 "gpu_milli, gpu_models, priority, preferred, target_s, "
+			                 "user, job_name, deadline_s)",
 			                 path, line, fl[i]);
 		col[k] = i;
 	}
@@ -525,6 +527,37 @@ static int csv_vec(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 	return rc;
 }
 
+/* FNV-1a of a feature's text: its identity for the runtime predictor (0 stays "none"). */
+static uint32_t feature_id(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h ? h : 1;
+}
+
+/* A job's 3Sigma columns: user and job_name (features of its runtime history) and
+ * deadline_s (seconds after arrival by which it should end: an SLO job; empty: best effort). */
+static int csv_job(char **fl, const int col[CSV_COLS], rusk_arrival *x, const char *path,
+                   unsigned line, char *err, size_t errlen)
+{
+	if (col[11] >= 0 && fl[col[11]][0] != '\0')
+		x->user = feature_id(fl[col[11]]);
+	if (col[12] >= 0 && fl[col[12]][0] != '\0')
+		x->job_name = feature_id(fl[col[12]]);
+	double v;
+	if (col[13] >= 0 && fl[col[13]][0] != '\0') {
+		if (num(fl[col[13]], &v) || v <= 0 || v > RUSK_TRACE_MAX_S)
+			return rusk_errf(
+			        err, errlen, RUSK_EPARSE,
+			        "%s:%u: deadline_s '%s' is not a positive number of seconds "
+			        "after arrival, up to %.0e (empty: best effort)",
+			        path, line, fl[col[13]], RUSK_TRACE_MAX_S);
+		x->deadline_s = v;
+	}
+	return RUSK_OK;
+}
+
 static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_trace_models *tm,
                    const char *path, unsigned line, char *err, size_t errlen)
 {
@@ -576,6 +609,9 @@ static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 			        path, line, fl[col[10]], RUSK_TRACE_MAX_S);
 		x->target_s = v;
 	}
+	int jrc = csv_job(fl, col, x, path, line, err, errlen);
+	if (jrc != RUSK_OK)
+		return jrc;
 	if (col[7] >= 0 && fl[col[7]][0] != '\0')
 		return csv_preferred(fl[col[7]], x, path, line, err, errlen);
 	return RUSK_OK;
@@ -719,6 +755,8 @@ rusk_arrival *rusk_trace_expand(const rusk_arrival *in, size_t n, double scale, 
 			o[k].duration_s = clamp_s(in[i].duration_s / scale);
 			if (in[i].target_s > 0) /* a target scales with the time it bounds */
 				o[k].target_s = clamp_s(in[i].target_s / scale);
+			if (in[i].deadline_s > 0) /* so does a deadline */
+				o[k].deadline_s = clamp_s(in[i].deadline_s / scale);
 			k++;
 		}
 	}

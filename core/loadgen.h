@@ -39,6 +39,10 @@ typedef struct rusk_arrival {
 	uint8_t never_ran;   /* openb: the traced cluster never scheduled it (no
 	                      * scheduled_time) */
 	double target_s;     /* generic CSV target_s: completion-time target (0: none) */
+	/* 3Sigma (csv user, job_name, deadline_s): runtime-history features, hashed (0: none),
+	 * and a deadline in seconds after arrival (0: best effort). */
+	uint32_t user, job_name;
+	double deadline_s;
 } rusk_arrival;
 
 /* GPU model names a trace's rows accept (openb gpu_spec, csv gpu_models), in order of
@@ -89,7 +93,9 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
  *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional priority (0 or
  *          1) and preferred (up to 4 machine ids separated by '|'); optional mem_mib, gpus,
  *          gpu_milli (default 1000 when gpus > 0) and gpu_models ('|'-separated names):
- *          a header naming any of these makes every row a vector task, on one machine.
+ *          a header naming any of these makes every row a vector task, on one machine;
+ *          optional user, job_name (3Sigma's features; any text, kept as a hash) and
+ *          deadline_s (seconds after arrival, > 0; empty: best effort).
  *          Lines whose first non-blank byte is '#' are comments, of any length.
  * models (may be NULL) receives the GPU model names that rows' masks index.
  * Both: a UTF-8 byte-order mark is dropped; lines end in LF, CRLF or CR; blanks around a

@@ -381,6 +381,30 @@ static void test_trace_vec_columns(void **state)
 	free(a);
 }
 
+/* 3Sigma's columns: user and job_name as feature ids, deadline_s relative and scaled. */
+static void test_trace_job_columns(void **state)
+{
+	(void)state;
+	rusk_arrival *a;
+	size_t n;
+	char err[512];
+	assert_int_equal(rusk_trace_load(data("trace_jobs.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
+	                                 sizeof err),
+	                 RUSK_OK);
+	assert_int_equal(n, 3);
+	assert_true(a[0].user != 0 && a[0].user == a[2].user && a[0].user != a[1].user);
+	assert_true(a[0].job_name == a[2].job_name && a[0].job_name != a[1].job_name);
+	assert_true(a[0].deadline_s == 30 && a[1].deadline_s == 0 && a[2].deadline_s == 14);
+	size_t m;
+	rusk_arrival *e = rusk_trace_expand(a, n, 2, 1, &m);
+	assert_non_null(e);
+	assert_true(e[0].deadline_s == 15 && e[1].deadline_s == 0);
+	free(e);
+	free(a);
+	expect_trace_error("trace_bad_deadline.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
+	                   "trace_bad_deadline.csv:3: deadline_s '-3' is not a positive number");
+}
+
 static void test_trace_time_bounds(void **state)
 {
 	(void)state;
@@ -618,6 +642,7 @@ int main(void)
 	        cmocka_unit_test(test_trace_nul_and_special_files),
 	        cmocka_unit_test(test_trace_time_bounds),
 	        cmocka_unit_test(test_trace_vec_columns),
+	        cmocka_unit_test(test_trace_job_columns),
 	        cmocka_unit_test(test_trace_text_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, tmp_teardown);
