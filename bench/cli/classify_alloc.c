@@ -22,7 +22,7 @@
  *                 interference knowledge, least-loaded machines ("no profiles")
  *   res+paragon   a user reservation, placed on the machines ranked by classified quality
  *   res+ll        a user reservation, placed on the least-loaded machines
- * A reservation over- or under-sizes the nominal size by Quasar §2's Twitter figures (Fig.
+ * A reservation over- or under-sizes the nominal size by Quasar §1's Twitter figures (Fig.
  * 1d): 70% of jobs over-estimate "by up to 10x" (factor U(1, 10)), 20% under-estimate "by
  * up to 5x" (1 / U(1, 5)), 10% reserve the nominal size; the factor multiplies the RUs
  * (r0 n0, packed 8 a machine) and the memory blocks.

@@ -13,9 +13,10 @@
  *
  * Model. Training (rusk_cls_retrain) initialises latent factors from the SVD of the
  * training matrix (LAPACK's dgesdd) and refines them with PQ-reconstruction by stochastic
- * gradient descent exactly as §3.2 writes it: the average mu, a row bias b_u and a column
- * bias b_i, learning rate eta and regularisation lambda, until the change of the squared
- * error is marginal. An incoming row is classified by fold-in (rusk_cls_classify): its
+ * gradient descent after §3.2: the average mu, a row bias b_u (and, our addition, a column
+ * bias b_i), learning rate eta and regularisation lambda, until the change of the squared
+ * error is marginal; values are modelled as log(value) (core/classify.c lists every
+ * departure from the paper). An incoming row is classified by fold-in (rusk_cls_classify): its
  * bias and factors are solved against the trained, fixed column factors, then refined by
  * SGD on that row alone; nothing is retrained, so the cost does not grow with the number
  * of training rows (core/classify.c has the details and the invariants).
@@ -34,8 +35,8 @@
  * Allocation (Quasar §3.3, core/classify_alloc.c): rusk_cls_alloc_size turns a job's
  * classified rows and a performance target into a size (RUs and memory blocks per machine,
  * a machine count) and a placement preference (ranked machines and platforms). It is a pure
- * function of its arguments; the schedulers do not call it yet (`rusk classify --alloc`
- * compares it with reservations and with oracle sizing in virtual time).
+ * function of its arguments. `rusk classify --alloc` compares it with reservations and
+ * with oracle sizing in virtual time; `rusk run/sim --target on` sizes tasks with it.
  */
 #ifndef RUSK_CLASSIFY_H
 #define RUSK_CLASSIFY_H

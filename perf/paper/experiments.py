@@ -1068,7 +1068,7 @@ def quasar_fig3():
            "entries per input row result in decreased errors, although the benefits reach the "
            "point of diminishing returns after 4-5 entries\" (Fig. 3a-d, 90th percentile); "
            "\"Classification typically takes a few msec even for thousands of applications "
-           "and servers\" (§3.2, Fig. 3e).",
+           "and servers\" (§3.2).",
            "rusk's seeded generator, as quasar_table2; p90 over 200 new jobs of the mean "
            "relative error of their unprofiled entries, for 1..8 entries per row (the model "
            "retrained at each density; heterogeneity has 8 columns, so 8 entries leave "
@@ -1110,7 +1110,7 @@ QUASAR_S6_SETTING = (
     "short of the rate it needs is re-sized, its rows corrected by the ratio of measured to "
     "estimated rate (moves are free); oracle from the true rows; blind from the classified "
     "rows without heterogeneity "
-    "or interference (least-loaded). Reservations scale the nominal size as Quasar §2 "
+    "or interference (least-loaded). Reservations scale the nominal size as Quasar §1 (Fig. 1d) "
     "reports for Twitter (70% of jobs over-estimate up to 10x: U(1, 10); 20% under-estimate "
     "up to 5x; 10% exact) and are placed by classified quality (Paragon) or least-loaded. "
     "Jobs wait FIFO with backfilling when their allocation does not fit. Only quasar+adjust "
