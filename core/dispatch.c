@@ -455,8 +455,10 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 	uint32_t need = j->rus - j->placed, freed = 0, n_rus = rusk_cluster_rus(d->c);
 	/* Preempt only where the agent knows of no room: a multi-RU choice can fail on a
 	 * view with room (constraints, a stale partition), and evicting then would not make
-	 * room where the agent looks. Victims must fit a's queues without allocating. */
-	if (view_has_room(a, need) || !rusk_disp_reserve(a, need))
+	 * room where the agent looks. Victims must fit a's queues without allocating. A
+	 * vector task never preempts: victims free RUs anywhere, not memory and GPUs on one
+	 * machine that it could use. */
+	if (rusk_vec_any(&j->vec) || view_has_room(a, need) || !rusk_disp_reserve(a, need))
 		return 0;
 	rusk_view *v = rusk_agent_view(a->ag);
 	/* Victims are found where they hold RUs: a bounded sample of the master array, from a
