@@ -14,8 +14,15 @@
  *   feedback    a model starts from 20 exhaustively profiled rows of two of the families
  *               (a system that has seen few kinds of workload yet); jobs arrive in
  *               batches of 100, are classified from two entries each, and at completion
- *               their measured rows are fed back (rusk_cls_feedback) before a retrain:
- *               the error of each batch shows what feedback buys.
+ *               what their run measured is fed back (rusk_cls_feedback) before a retrain:
+ *               the error of each batch shows what feedback buys. A job ran at one
+ *               allocation, so by default (--feedback-entries observed) it feeds back one
+ *               entry of each of scale-up (its RUs x blocks), scale-out (its machine
+ *               count, 1-4: profile_row's range) and heterogeneity (its platform), each a
+ *               seeded draw per job, and the caused half of its interference row (what a
+ *               machine's counters see of its tenant; the tolerated intensities need
+ *               injected contention, i.e. profiling). --feedback-entries full feeds back
+ *               whole rows (every column: exhaustive profiling).
  * The truth comes from the seeded generator (core/classify_gen.c), or with --matrix from
  * a measured CSV (one classification; the last --incoming rows are the new jobs).
  */
@@ -38,6 +45,7 @@
 typedef struct opts {
 	uint64_t workloads, offline, incoming, max_entries, families, rank, seed, timing_max;
 	uint64_t fb_batches;
+	int fb_full; /* --feedback-entries full */
 	double noise, jitter, eta, lambda;
 	const char *matrix, *json;
 } opts;
@@ -74,6 +82,9 @@ static void usage(void)
 	     "                     workload per line, empty cell = missing, values > 0)\n"
 	     "  --timing-max N     largest training size timed (default 4000; 0: no timing)\n"
 	     "  --feedback N       feedback batches of 100 jobs (default 5; 0: none)\n"
+	     "  --feedback-entries observed|full  what a finished job feeds back: the entries\n"
+	     "                     of the allocation it ran at and its caused interference\n"
+	     "                     (default), or its whole rows (exhaustive profiling)\n"
 	     "  --seed N           generator, profiling and SGD seed (default 1)\n"
 	     "  --json FILE        everything as JSON\n"
 	     "  --alloc            instead: allocation to a performance target (Quasar §3.3)\n"
@@ -302,7 +313,26 @@ static int time_size(const opts *o, uint32_t n, timing_row *tr)
 	return rc;
 }
 
-/* Feedback: batches of jobs classified, then their measured rows fed back. */
+/* What job u's run measured of classification k (the design note above says which). */
+static void measured(const opts *o, const rusk_cls_matrix *m, int k, uint32_t u, rusk_cls_entry *e,
+                     uint32_t *ne)
+{
+	uint32_t cols = rusk_cls_matrix_cols(m);
+	if (!o->fb_full && k != RUSK_CLS_INTERFERENCE) { /* the one allocation it ran at */
+		rusk_cls_profile_row(m, k, u, 1, o->noise, pseed(o, k, 1, 8), e, ne);
+		return;
+	}
+	rusk_cls_profile_row(m, k, u, cols, o->noise, pseed(o, k, 2, 5), e, ne);
+	if (o->fb_full)
+		return;
+	uint32_t w = 0; /* interference: the caused columns, RUSK_N_RESOURCES.. */
+	for (uint32_t i = 0; i < *ne; i++)
+		if (e[i].col >= RUSK_N_RESOURCES)
+			e[w++] = e[i];
+	*ne = w;
+}
+
+/* Feedback: batches of jobs classified, then what their runs measured fed back. */
 static int feedback(const opts *o, const rusk_cls_truth *t, double fb[][RUSK_CLS_KINDS],
                     uint32_t fb_rows[])
 {
@@ -336,7 +366,7 @@ static int feedback(const opts *o, const rusk_cls_truth *t, double fb[][RUSK_CLS
 		fb_rows[b] = rusk_cls_rows(c[0]);
 		for (int k = 0; k < RUSK_CLS_KINDS && rc == 0; k++) {
 			const rusk_cls_matrix *m = rusk_cls_truth_matrix(t, k);
-			uint32_t cols = rusk_cls_matrix_cols(m), n_err = 0;
+			uint32_t n_err = 0;
 			for (uint32_t u = first; u < first + FB_BATCH; u++) {
 				rusk_cls_entry e[RUSK_CLS_MAX_COLS];
 				double est[RUSK_CLS_MAX_COLS];
@@ -346,11 +376,11 @@ static int feedback(const opts *o, const rusk_cls_truth *t, double fb[][RUSK_CLS
 				if (rusk_cls_classify(c[k], e, ne, est, NULL) == RUSK_OK)
 					err[n_err++] = row_error(m, u, est, e, ne);
 				/* The job joins the matrix with its profiled entries; at
-				 * completion its measured performance replaces the estimates. */
+				 * completion what its run measured replaces the estimates. */
 				rusk_cls_add_row(c[k], e, ne, &row, NULL, 0);
-				rusk_cls_profile_row(m, k, u, cols, o->noise, pseed(o, k, 2, 5), e,
-				                     &ne);
-				rusk_cls_feedback(c[k], row, e, ne, NULL, 0);
+				measured(o, m, k, u, e, &ne);
+				if (ne > 0)
+					rusk_cls_feedback(c[k], row, e, ne, NULL, 0);
 			}
 			fb[b][k] = summarise(err, n_err).avg;
 			if (rusk_cls_retrain(c[k], NULL, msg, sizeof msg) != RUSK_OK) {
@@ -411,7 +441,8 @@ static void write_json(FILE *f, const opts *o, int n_kinds, const char *const na
 		        tr[i].max_us);
 		sep = ",";
 	}
-	fprintf(f, "\n  ],\n  \"feedback\": [");
+	fprintf(f, "\n  ],\n  \"feedback_entries\": \"%s\",\n  \"feedback\": [",
+	        o->fb_full ? "full" : "observed");
 	sep = "";
 	for (uint32_t b = 0; b < n_fb; b++) {
 		fprintf(f, "%s\n    {\"batch\": %u, \"training_rows\": %u", sep, b + 1, fb_rows[b]);
@@ -422,6 +453,8 @@ static void write_json(FILE *f, const opts *o, int n_kinds, const char *const na
 	}
 	fprintf(f, "\n  ]\n}\n");
 }
+
+static const cli_choice fb_entries[] = {{"observed", 0}, {"full", 1}, {NULL, 0}};
 
 static int parse(int argc, char **argv, opts *o)
 {
@@ -452,6 +485,7 @@ static int parse(int argc, char **argv, opts *o)
 	        {CLI_FILE_OPT("--matrix", &o->matrix)},
 	        {CLI_U64_OPT("--timing-max", 0, 100000, &o->timing_max)},
 	        {CLI_U64_OPT("--feedback", 0, 100, &o->fb_batches)},
+	        {CLI_CHOICE_OPT("--feedback-entries", fb_entries, &o->fb_full)},
 	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0 /* 2^53 */, &o->seed)},
 	        {CLI_FILE_OPT("--json", &o->json)},
 	};
@@ -570,9 +604,11 @@ int rusk_cmd_classify(int argc, char **argv)
 		if (rc != 0)
 			goto out;
 		printf("\nfeedback: mean error (%%) of each batch of %u new jobs (2 entries), "
-		       "classified before\ntheir measured rows are fed back; the first model knows "
-		       "%u rows of %u families\n  batch   rows",
-		       FB_BATCH, FB_START_ROWS, FB_START_FAMILIES);
+		       "classified before\nwhat their runs measured is fed back (%s); the first "
+		       "model knows %u rows of %u families\n  batch   rows",
+		       FB_BATCH,
+		       o.fb_full ? "whole rows" : "their allocation's entries, caused interference",
+		       FB_START_ROWS, FB_START_FAMILIES);
 		for (int k = 0; k < RUSK_CLS_KINDS; k++)
 			printf("  %13s", rusk_cls_kind_name(k));
 		printf("\n");

@@ -13,17 +13,23 @@
  * Modes. on: the task is profiled with 2 noisy entries per classification (3% noise) and
  * its interference row classified by fold-in; the placement uses the CLASSIFIED caused
  * profile. oracle: the placement uses the true profile (the same tasks: the same draws, no
- * classification). Either way the driver keeps, per machine, the sum of its tenants' TRUE
- * caused intensities (a shadow of the kernel's sums, which hold what the scheduler
- * believes), and at each placement evaluates Tarcil's Q (eq. 1-5, platform-scaled, as the
- * kernel reports it: after the commit) with the true profile against the true sums. That
- * is "Q under true profiles"; with oracle it equals the kernel's own Q.
+ * classification). none: the same tasks placed with no profile at all (all zero: the
+ * kernel's Q sees neither what a task causes nor what its machines' tenants cause). Either way the
+ * driver keeps, per machine, the sum of its tenants' TRUE caused intensities (a shadow of the
+ * kernel's sums, which hold what the scheduler believes), and at each placement evaluates Tarcil's
+ * Q (eq. 1-5, platform-scaled, as the kernel reports it: after the commit) with the true profile
+ * against the true sums. That is "Q under true profiles"; with oracle it equals the kernel's own Q.
  *
  * Feedback (on). The first CLS_FB_MAX classified tasks join the interference model as
- * training rows with their two profiled entries; at completion their measured row (every
- * column, 3% noise) replaces the estimates (rusk_cls_feedback); once CLS_FB_BATCH rows have
- * come back the model is retrained and republished (RCU) from the per-second sampler, off
- * the decision path. The error of the caused columns is reported per model version.
+ * training rows with their two profiled entries; at completion what was measured while it
+ * ran replaces the estimates (rusk_cls_feedback): by default only the caused half of its
+ * interference row (3% noise), which a machine's counters observe for the task it hosts;
+ * the tolerated intensities are not fed back, since measuring them means injecting
+ * contention (§3.2's profiling), not watching a run. --cls-feedback full feeds back the
+ * whole row (every column: exhaustive profiling, the behaviour before). Once CLS_FB_BATCH
+ * rows have come back the model is retrained and republished (RCU) from the per-second
+ * sampler, off the decision path. The error of the caused columns is reported per model
+ * version.
  *
  * Target (--target on). A task states a completion time D (the trace's target_s, else its
  * duration x U(0.5, 1.5)) for an amount of work: what its TRUE rows do in its duration at
@@ -35,7 +41,12 @@
  * memory never short since RUs are rusk's only resource here). Mapping onto rusk's task of
  * N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE; k machines -> N = k x RUs,
  * RUSK_PLACE_ANY (the agents spread it as their sampling finds room; rusk has no "k
- * machines of r RUs" shape). The task then runs work / (its planned allocation's TRUE
+ * machines of r RUs" shape). Its preferred machines are the allocation's, best-ranked first
+ * (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that outlives
+ * the task's DONE). Under --quality interference the agents rank candidates by Q and do
+ * not look preferred machines up (core/choose.c: uses_preferred is for the score model),
+ * so the preference only counts and wins a weighted draw; the report gives the share of a
+ * sized task's RUs placed on them. The task then runs work / (its planned allocation's TRUE
  * throughput). Reported: the share whose planned allocation meets the target within 5%
  * under the true rows, and the RUs allocated against oracle sizing of the same task.
  */
@@ -59,16 +70,17 @@
 #define CLS_CANDS    256u
 #define CLS_BLOCKS   4u
 #define CLS_SO       16u
+#define CLS_PREF     4u /* RUSK_TRACE_MAX_PREF: preferred machines per task */
 
 struct drv_cls {
-	int mode; /* DRV_CLS_ON or DRV_CLS_ORACLE */
-	bool target, registered;
+	int mode; /* DRV_CLS_ON, _ORACLE or _NONE */
+	bool target, registered, fb_full;
 	rusk_cls_truth *truth;
 	rusk_classifier *model;
 	rusk_cls_shape sh;
 	rusk_rng rng;
 	/* per task, by its index in the run (spec.user - 1) */
-	uint32_t *row, *held, *fb_row;
+	uint32_t *row, *held, *fb_row, *pref;
 	uint64_t cap;
 	/* per machine: true caused sums (atomic: agents add, the completer subtracts) and
 	 * platform speed over the fastest */
@@ -89,7 +101,15 @@ struct drv_cls {
 	double retrain_s;
 	/* --target */
 	uint64_t t_jobs, t_met, t_met_oracle, t_rus, t_rus_oracle, t_rus_nominal, t_unsized;
+	uint64_t t_pref_jobs; /* the generator's: sized tasks given preferred machines */
+	uint64_t t_pref_placed, t_pref_rus, t_pref_on; /* PLACED (atomic): such tasks, their
+	                                                * RUs, those on a preferred machine */
 };
+
+static const char *mode_name(int mode)
+{
+	return mode == DRV_CLS_ON ? "on" : mode == DRV_CLS_ORACLE ? "oracle" : "none";
+}
 
 static double now_s(void)
 {
@@ -159,6 +179,7 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	R->cls = k;
 	k->mode = cfg->classify;
 	k->target = cfg->target;
+	k->fb_full = cfg->cls_fb_full;
 	uint32_t nm = rusk_cluster_machines(R->c), np = rusk_cluster_platforms(R->c);
 	uint32_t su = cc->params.rus_per_machine;
 	k->sh = (rusk_cls_shape){.su_rus = su > 32 ? 32 : su,
@@ -194,12 +215,13 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->row = calloc(k->cap, sizeof *k->row);
 	k->held = calloc(k->cap, sizeof *k->held);
 	k->fb_row = malloc(k->cap * sizeof *k->fb_row);
+	k->pref = k->target ? malloc(k->cap * CLS_PREF * sizeof *k->pref) : NULL;
 	k->shadow = calloc(nm, sizeof *k->shadow);
 	k->speed = malloc(nm * sizeof *k->speed);
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx) {
+	    !k->cand_idx || (k->target && !k->pref)) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
 		return RUSK_EXIT_NOMEM;
 	}
@@ -219,8 +241,7 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	}
 	fprintf(R->out,
 	        "classification (%s): %u generated workloads of %u families (seed %" PRIu64 ")",
-	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, gp.families,
-	        R->seed);
+	        mode_name(k->mode), CLS_TRAIN + CLS_POOL, gp.families, R->seed);
 	if (k->model != NULL)
 		fprintf(R->out, ", model trained on %u in %.0f ms", CLS_TRAIN, k->retrain_s * 1e3);
 	fprintf(R->out, "%s\n",
@@ -294,8 +315,9 @@ static double planned_true_perf(const drv_cls *k, const rusk_cls_job_estimate *t
 }
 
 /* --target: the task's size from its rows and target; its run time from the truth. */
-static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_job_estimate *est,
-                      const rusk_cls_job_estimate *truth, rusk_dtask_spec *spec)
+static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
+                      const rusk_cls_job_estimate *est, const rusk_cls_job_estimate *truth,
+                      rusk_dtask_spec *spec)
 {
 	/* Nominal size: its RUs packed su_rus a machine; its work: what that size does in its
 	 * duration on the median platform, alone. */
@@ -327,6 +349,15 @@ static void size_task(run *R, drv_cls *k, const rusk_arrival *x, const rusk_cls_
 	k->t_rus += spec->rus;
 	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : x->rus;
 	spec->placement = a.machines == 1 ? RUSK_PLACE_MACHINE : RUSK_PLACE_ANY;
+	/* The allocation's machines, best-ranked first, as the cluster's ids (the pool slot
+	 * is this task's alone and outlives its DONE: the dispatcher does not copy it). */
+	uint32_t *pref = k->pref + id * CLS_PREF;
+	uint32_t np = a.machines < CLS_PREF ? a.machines : CLS_PREF;
+	for (uint32_t i = 0; i < np; i++)
+		pref[i] = k->cand_idx[a.machine[i]];
+	spec->preferred = pref;
+	spec->n_preferred = np;
+	k->t_pref_jobs++;
 	if (perf > 0)
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
 }
@@ -348,10 +379,14 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 	rusk_cls_job_estimate truth, est;
 	if (k->target)
 		true_rows(k, row, &truth);
+	if (k->mode == DRV_CLS_NONE) { /* no profile: the kernel's Q sees nothing */
+		memset(&spec->profile, 0, sizeof spec->profile);
+		return;
+	}
 	if (k->mode == DRV_CLS_ORACLE) {
 		to_profile(truth_c, &spec->profile);
 		if (sized(k, spec))
-			size_task(R, k, x, &truth, &truth, spec);
+			size_task(R, k, id, x, &truth, &truth, spec);
 		return;
 	}
 	/* Profiling: 2 noisy entries per classification (its own seed per task). */
@@ -392,7 +427,7 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		k->fb_added++;
 	}
 	if (sized(k, spec))
-		size_task(R, k, x, &est, &truth, spec);
+		size_task(R, k, id, x, &est, &truth, spec);
 }
 
 /* The true sums of machine m per RU, then Q of the true profile against them. */
@@ -443,18 +478,31 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
 		rusk_faa64(&k->q_true_micro, (uint64_t)(q * 1e6), RUSK_RELAXED);
 		rusk_faa64(&k->q_bel_micro, (uint64_t)(ev->placement->quality * 1e6), RUSK_RELAXED);
+		if (k->target && j->n_pref > 0) { /* a sized task: on its allocation's machines? */
+			rusk_faa64(&k->t_pref_placed, 1, RUSK_RELAXED);
+			rusk_faa64(&k->t_pref_rus, ev->n_leases, RUSK_RELAXED);
+			rusk_faa64(&k->t_pref_on, ev->placement->preferred, RUSK_RELAXED);
+		}
 	} else if (ev->kind == RUSK_EV_DONE || ev->kind == RUSK_EV_PREEMPTED) {
 		/* The leases are still the task's (the dispatcher frees the slot after). */
 		shadow_add(k, R->c, j->l, k->held[id], caused, true);
 		k->held[id] = 0;
 	}
 	if (ev->kind == RUSK_EV_DONE && k->fb_row[id] != UINT32_MAX) {
-		/* Its measured row at completion replaces the estimates. */
+		/* What was measured while it ran replaces the estimates: its caused intensities
+		 * (observable), or with --cls-feedback full its whole row. */
 		rusk_cls_entry e[RUSK_CLS_INTERFERENCE_COLS];
 		uint32_t n = 0;
 		rusk_cls_profile_row(rusk_cls_truth_matrix(k->truth, RUSK_CLS_INTERFERENCE),
 		                     RUSK_CLS_INTERFERENCE, k->row[id], RUSK_CLS_INTERFERENCE_COLS,
 		                     CLS_NOISE, R->seed * 7 + id, e, &n);
+		if (!k->fb_full) { /* keep the caused half: columns RUSK_N_RESOURCES.. */
+			uint32_t w = 0;
+			for (uint32_t i = 0; i < n; i++)
+				if (e[i].col >= RUSK_N_RESOURCES)
+					e[w++] = e[i];
+			n = w;
+		}
 		if (rusk_cls_feedback(rusk_classifier_get(k->model, RUSK_CLS_INTERFERENCE),
 		                      k->fb_row[id], e, n, NULL, 0) == RUSK_OK)
 			rusk_faa64(&k->fb_done, 1, RUSK_RELAXED);
@@ -504,7 +552,10 @@ void drv_cls_print(const run *R)
 	cls_fig f = figures(R, k);
 	fprintf(R->out, "  %-28s mean Tarcil Q under true profiles %.4f (%s; as placed %.4f)\n",
 	        "classification", f.q_true,
-	        k->mode == DRV_CLS_ON ? "classified profiles" : "oracle: true profiles", f.q_bel);
+	        k->mode == DRV_CLS_ON       ? "classified profiles"
+	        : k->mode == DRV_CLS_ORACLE ? "oracle: true profiles"
+	                                    : "none: zero profiles",
+	        f.q_bel);
 	if (!f.sums_zero)
 		fprintf(R->out, "  %-28s true caused sums not zero after the run\n", "  NO:");
 	if (k->mode == DRV_CLS_ON) {
@@ -516,8 +567,8 @@ void drv_cls_print(const run *R)
 			if (k->err_n[v] > 0)
 				fprintf(R->out, " v%d %.1f%% (%" PRIu64 ")", v,
 				        100 * k->err_sum[v] / k->err_n[v], k->err_n[v]);
-		fprintf(R->out, "; %" PRIu64 " rows fed back, %" PRIu64 " retrains\n", k->fb_done,
-		        k->retrains);
+		fprintf(R->out, "; %" PRIu64 " rows fed back (%s), %" PRIu64 " retrains\n",
+		        k->fb_done, k->fb_full ? "whole rows" : "caused intensities", k->retrains);
 	}
 	if (k->target && k->t_jobs > 0)
 		fprintf(R->out,
@@ -528,6 +579,12 @@ void drv_cls_print(const run *R)
 		        100.0 * k->t_met_oracle / k->t_jobs, (double)k->t_rus / k->t_jobs,
 		        (double)k->t_rus_oracle / k->t_jobs, (double)k->t_rus_nominal / k->t_jobs,
 		        k->t_unsized);
+	if (k->target && k->t_pref_jobs > 0)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " sized tasks carry their allocation's machines; %.1f%% "
+		        "of their RUs placed on them\n",
+		        "  preferred machines", k->t_pref_jobs,
+		        k->t_pref_rus ? 100.0 * k->t_pref_on / k->t_pref_rus : 0.0);
 }
 
 void drv_cls_json(FILE *f, const run *R)
@@ -538,15 +595,17 @@ void drv_cls_json(FILE *f, const run *R)
 	        "  \"classification\": {\"mode\": \"%s\", \"workloads\": %u, \"trained_on\": %u, "
 	        "\"placed\": %" PRIu64 ", \"q_true_mean\": %.6f, \"q_placed_mean\": %.6f, "
 	        "\"true_sums_zero\": %s",
-	        k->mode == DRV_CLS_ON ? "on" : "oracle", CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed,
-	        g.q_true, g.q_bel, g.sums_zero ? "true" : "false");
+	        mode_name(k->mode), CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed, g.q_true, g.q_bel,
+	        g.sums_zero ? "true" : "false");
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(f,
 		        ", \"classified\": %" PRIu64
 		        ", \"time_us\": {\"mean\": %.3f, \"p99\": %.3f}"
-		        ", \"feedback_rows\": %" PRIu64 ", \"retrains\": %" PRIu64
+		        ", \"feedback_rows\": %" PRIu64
+		        ", \"feedback\": \"%s\", \"retrains\": %" PRIu64
 		        ", \"error_by_version\": [",
-		        k->classified, g.t_mean_us, g.t_p99_us, k->fb_done, k->retrains);
+		        k->classified, g.t_mean_us, g.t_p99_us, k->fb_done,
+		        k->fb_full ? "full" : "observed", k->retrains);
 		bool first = true;
 		for (int v = 0; v < CLS_VERSIONS; v++)
 			if (k->err_n[v] > 0) {
@@ -564,12 +623,15 @@ void drv_cls_json(FILE *f, const run *R)
 		        ", \"target\": {\"jobs\": %" PRIu64 ", \"met_share\": %.6f, "
 		        "\"met_share_oracle\": %.6f, \"rus_per_job\": %.4f, "
 		        "\"rus_per_job_oracle\": %.4f, \"rus_per_job_nominal\": %.4f, \"unsized\": "
-		        "%" PRIu64 "}",
+		        "%" PRIu64 ", \"preferred_tasks\": %" PRIu64
+		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f}",
 		        k->t_jobs, k->t_jobs ? (double)k->t_met / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_met_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus_oracle / k->t_jobs : 0.0,
-		        k->t_jobs ? (double)k->t_rus_nominal / k->t_jobs : 0.0, k->t_unsized);
+		        k->t_jobs ? (double)k->t_rus_nominal / k->t_jobs : 0.0, k->t_unsized,
+		        k->t_pref_jobs, k->t_pref_placed,
+		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0);
 	else
 		fprintf(f, ", \"target\": null");
 	fprintf(f, "},\n");
@@ -585,6 +647,7 @@ void drv_cls_free(run *R)
 	free(k->row);
 	free(k->held);
 	free(k->fb_row);
+	free(k->pref);
 	free(k->shadow);
 	free(k->speed);
 	free(k->cands);

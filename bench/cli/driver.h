@@ -62,6 +62,7 @@ typedef struct run_cfg {
 	bool rus_only;             /* --resources rus: a trace's memory and GPUs ignored */
 	int classify;              /* --classify: DRV_CLS_OFF / _ON / _ORACLE (classify_run.c) */
 	bool target;               /* --target on: sizes from targets (classify_run.c) */
+	bool cls_fb_full;          /* --cls-feedback full: whole rows back (classify_run.c) */
 	uint32_t ru_milli;         /* --ru-milli: milli-cores per RU (trace cpu_milli) */
 	uint32_t buckets;
 	double priority_share;
@@ -241,7 +242,7 @@ void drv_vec_free(run *R);
  * thread): true-profile Q at PLACED, the shadow of true caused sums, feedback at DONE.
  * drv_cls_second (the sampler, a registered thread): retrains once enough rows came back.
  * drv_cls_print / drv_cls_json (report), drv_cls_free. */
-enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2 };
+enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2, DRV_CLS_NONE = 3 };
 int drv_cls_setup(run *R, const cli_cluster *cc);
 void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
 void drv_cls_event(run *R, const rusk_dispatch_event *ev);

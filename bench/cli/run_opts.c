@@ -167,10 +167,12 @@ static int check_classify(const run_cfg *cfg)
 		fprintf(stderr,
 		        "rusk: --classify %s needs --quality interference (the profiles "
 		        "it classifies are Tarcil's)\n",
-		        cfg->classify == DRV_CLS_ON ? "on" : "oracle");
+		        cfg->classify == DRV_CLS_ON       ? "on"
+		        : cfg->classify == DRV_CLS_ORACLE ? "oracle"
+		                                          : "none");
 		return -1;
 	}
-	if (cfg->target && cfg->classify == DRV_CLS_OFF) {
+	if (cfg->target && (cfg->classify == DRV_CLS_OFF || cfg->classify == DRV_CLS_NONE)) {
 		fprintf(stderr, "rusk: --target on needs --classify on (sizes from classified "
 		                "rows) or --classify oracle (from the true rows)\n");
 		return -1;
@@ -234,13 +236,17 @@ static void usage_flags(void)
 	     "                        task keeps what it won and waits for the rest)\n"
 	     "  --global-lock         baseline: rusk's sampling, every commit and release under\n"
 	     "                        one mutex (real time only: rusk sim runs one thread)\n"
-	     "  --classify off|on|oracle  Quasar §3.2 with --quality interference: tasks are\n"
-	     "                        workloads of a seeded generator; on: each is profiled\n"
+	     "  --classify off|on|oracle|none  Quasar §3.2 with --quality interference: tasks\n"
+	     "                        are workloads of a seeded generator; on: each is profiled\n"
 	     "                        (2 noisy entries per classification) and its caused\n"
 	     "                        interference classified by a model trained at setup;\n"
-	     "                        oracle: the same tasks placed by their true profiles.\n"
-	     "                        The summary adds Q under the true profiles, the\n"
-	     "                        classification time and error, feedback (default off)\n"
+	     "                        oracle: the same tasks placed by their true profiles;\n"
+	     "                        none: placed with zero profiles. The summary adds Q\n"
+	     "                        under the true profiles, the classification time and\n"
+	     "                        error, feedback (default off)\n"
+	     "  --cls-feedback observed|full  with --classify on: at completion a task feeds\n"
+	     "                        back its measured caused intensities (observed, default)\n"
+	     "                        or its whole interference row (full: exhaustive)\n"
 	     "  --target on|off       with --classify: a task states a completion time (trace\n"
 	     "                        column target_s, else duration x U(0.5, 1.5)) and its\n"
 	     "                        RUs come from Quasar §3.3 sizing (default off)\n"
@@ -389,8 +395,12 @@ static const cli_choice qualities[] = {{"score", RUSK_QUALITY_SCORE},
                                        {"packing", RUSK_QUALITY_PACKING},
                                        {NULL, 0}};
 static const cli_choice resources[] = {{"vec", 0}, {"rus", 1}, {NULL, 0}};
-static const cli_choice classify_modes[] = {
-        {"off", DRV_CLS_OFF}, {"on", DRV_CLS_ON}, {"oracle", DRV_CLS_ORACLE}, {NULL, 0}};
+static const cli_choice classify_modes[] = {{"off", DRV_CLS_OFF},
+                                            {"on", DRV_CLS_ON},
+                                            {"oracle", DRV_CLS_ORACLE},
+                                            {"none", DRV_CLS_NONE},
+                                            {NULL, 0}};
+static const cli_choice cls_feedbacks[] = {{"observed", 0}, {"full", 1}, {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
@@ -400,7 +410,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL;
-	int quality = cfg.quality, rus_only = 0;
+	int quality = cfg.quality, rus_only = 0, fb_full = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
 	cli_choice_strategy strategy = {&cfg.strategy, NULL};
@@ -434,6 +444,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_DOUBLE_OPT("--alpha", 0.01, 1, &cfg.alpha)},
 	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify)},
 	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
+	        {CLI_CHOICE_OPT("--cls-feedback", cls_feedbacks, &fb_full)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
@@ -452,6 +463,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.rate_set = rate != NULL;
 	cfg.quality = (rusk_quality_model)quality;
 	cfg.rus_only = rus_only != 0;
+	cfg.cls_fb_full = fb_full != 0;
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
