@@ -301,9 +301,9 @@ RUSK_EXPORT int rusk_cluster_create(const rusk_cluster_params *p, rusk_cluster *
 {
 	if (p == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "params and out must not be NULL");
-	if (p->gpus_per_machine > UINT16_MAX)
+	if (p->gpus_per_machine > RUSK_MAX_GPUS_PER_MACHINE)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "gpus_per_machine %u exceeds %u",
-		                 p->gpus_per_machine, UINT16_MAX);
+		                 p->gpus_per_machine, RUSK_MAX_GPUS_PER_MACHINE);
 	if (p->rus_per_machine == 0 || p->rus_per_machine > RUSK_MAX_RUS_PER_MACHINE)
 		return rusk_errf(err, errlen, RUSK_ESHAPE, "rus_per_machine %u not in 1..%u",
 		                 p->rus_per_machine, RUSK_MAX_RUS_PER_MACHINE);

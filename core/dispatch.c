@@ -629,8 +629,12 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 		if (rc == RUSK_ENOMEM)
 			rusk_store32(&d->fail, 1, RUSK_RELAXED);
 		/* Drew nothing (the view has no free RU), a multi-RU task did not get all it
-		 * needs, or memory ran out: a retry before the next sync would find the same. */
-		return pl.samples == 0 || t.rus > 1 || rc == RUSK_ENOMEM ? STEP_DRY : STEP_DONE;
+		 * needs, or memory ran out: a retry before the next sync would find the same. A
+		 * vector task that drew RUs failed on memory or GPUs, which the view does not
+		 * hold: other tasks may still fit, so the agent goes on. */
+		bool dry = pl.samples == 0 || (t.rus > 1 && !rusk_vec_any(&t.vec)) ||
+		           rc == RUSK_ENOMEM;
+		return dry ? STEP_DRY : STEP_DONE;
 	}
 	/* The cluster's clock: the call's own end reading saves one. */
 	if (!rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns))

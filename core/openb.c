@@ -199,9 +199,12 @@ RUSK_EXPORT int rusk_cluster_create_openb(const char *path, uint32_t machines,
 			               fld[2]);
 			goto out;
 		}
-		if (parse_u32(fld[3], &r.gpus) != 0) {
-			rc = rusk_errf(err, errlen, RUSK_EPARSE,
-			               "%s:%u: gpu '%s' is not an integer", path, line, fld[3]);
+		if (parse_u32(fld[3], &r.gpus) != 0 || r.gpus > RUSK_MAX_GPUS_PER_MACHINE) {
+			rc = rusk_errf(
+			        err, errlen, RUSK_EPARSE,
+			        "%s:%u: gpu '%s' is not an integer in 0..%u (GPUs one machine "
+			        "may have)",
+			        path, line, fld[3], RUSK_MAX_GPUS_PER_MACHINE);
 			goto out;
 		}
 		const char *model = fld[4][0] != '\0' ? fld[4] : "cpu";

@@ -334,7 +334,10 @@ static void print_quality(const run *R, const summary *S)
 	        "sampling", tot->placed ? (double)tot->r_sum / tot->placed : 0.0, tot->r_max,
 	        rusk_hist_mean(&tot->stale) / 1e6, rusk_hist_quantile(&tot->stale, 0.99) / 1e6);
 	fprintf(R->out, "  %-28s %s %.3f", "quality",
-	        R->cfg.quality == RUSK_QUALITY_SCORE ? "mean slot score" : "mean Tarcil Q",
+	        R->cfg.quality == RUSK_QUALITY_SCORE          ? "mean slot score"
+	        : R->cfg.quality == RUSK_QUALITY_INTERFERENCE ? "mean Tarcil Q"
+	                                                      : "mean packing value (vector tasks; "
+	                                                        "slot score for RU-only ones)",
 	        S->q_mean);
 	if (R->cfg.preferred > 0)
 		fprintf(R->out, ", %.1f%% of tasks on preferred machines", 100.0 * S->pref_frac);
@@ -512,8 +515,11 @@ static void json_quality(FILE *f, const run *R, const summary *S)
 	        "  \"quality\": {\"model\": \"%s\", \"score_mean\": %s, \"q_mean\": %s, "
 	        "\"preferred_fraction\": %.6f, \"quality_mode_share\": %.6f, "
 	        "\"sample_size_mean\": %.2f, \"sample_size_max\": %" PRIu64 ", \"d_cdf\": ",
-	        score ? "score" : "interference", score ? qbuf : "null", score ? "null" : qbuf,
-	        S->pref_frac, tot->placed ? (double)tot->qmode_tasks / tot->placed : 0.0,
+	        score                                         ? "score"
+	        : R->cfg.quality == RUSK_QUALITY_INTERFERENCE ? "interference"
+	                                                      : "packing",
+	        score ? qbuf : "null", score ? "null" : qbuf, S->pref_frac,
+	        tot->placed ? (double)tot->qmode_tasks / tot->placed : 0.0,
 	        tot->placed ? (double)tot->r_sum / tot->placed : 0.0, tot->r_max);
 	if (S->d_total == 0) {
 		fprintf(f, "null},\n");

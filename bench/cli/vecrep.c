@@ -94,6 +94,18 @@ static void workload_types(run *R, drv_vec *v)
 	}
 }
 
+/* Whether some machine slot of the cluster has GPUs of platform `model`. */
+static bool model_has_gpus(const rusk_cluster *c, uint32_t model)
+{
+	for (uint32_t m = 0; m < rusk_cluster_machines(c); m++) {
+		rusk_machine_vec mv;
+		rusk_machine_vec_get(c, m, &mv);
+		if (mv.gpus > 0 && mv.gpu_model == model)
+			return true;
+	}
+	return false;
+}
+
 int drv_vec_setup(run *R, const char *trace_path)
 {
 	drv_vec *v = R->vec;
@@ -106,10 +118,12 @@ int drv_vec_setup(run *R, const char *trace_path)
 		return 0;
 	}
 	for (uint32_t k = 0; k < v->tm.n; k++)
-		if (rusk_gpu_model(R->c, v->tm.name[k], &v->map[k]) != RUSK_OK) {
+		if (rusk_gpu_model(R->c, v->tm.name[k], &v->map[k]) != RUSK_OK ||
+		    !model_has_gpus(R->c, v->map[k])) {
 			fprintf(stderr,
-			        "rusk: --trace: %s:%u: GPU model '%s' is not a model of this "
-			        "cluster (its platforms; --cluster openb has the openb models)\n",
+			        "rusk: --trace: %s:%u: no machine of this cluster has GPUs of "
+			        "model "
+			        "'%s' (--cluster openb has the openb models)\n",
 			        trace_path, v->tm.line[k], v->tm.name[k]);
 			return RUSK_EXIT_USAGE;
 		}
@@ -136,8 +150,11 @@ bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
 	char err[256], pat[24];
 	if (rusk_task_check(R->c, &t, err, sizeof err) == RUSK_OK)
 		return true;
-	int k = 0; /* the kernel's message: "task ID: FIELD: ..." */
-	while (k < 4 && (snprintf(pat, sizeof pat, ": %s:", dims[k]), strstr(err, pat) == NULL))
+	/* The kernel's message for a vector task names the field: "task ID: FIELD: ..."; a
+	 * row whose vector columns are all 0 is an RU-only task, refused for its RUs. */
+	int k = 0;
+	while (rusk_vec_any(&spec->vec) && k < 4 &&
+	       (snprintf(pat, sizeof pat, ": %s:", dims[k]), strstr(err, pat) == NULL))
 		k++;
 	v->refused[k]++;
 	return false;

@@ -54,7 +54,8 @@ typedef struct rusk_cluster_params {
 	uint32_t machines;              /* > 0 (default 100000) */
 	uint32_t rus_per_machine;       /* 1..RUSK_MAX_RUS_PER_MACHINE (default 16) */
 	uint32_t mem_mib_per_machine;   /* default 65536 */
-	uint32_t gpus_per_machine;      /* default 0 */
+	uint32_t gpus_per_machine;      /* 0..RUSK_MAX_GPUS_PER_MACHINE (8, rusk/vec.h), of each
+	                                 * machine's platform model (default 0) */
 	uint32_t machines_per_rack;     /* > 0 (default 40) */
 	uint32_t racks_per_cell;        /* > 0 (default 5) */
 	uint32_t partitions;            /* 1..number of cells (default 20) */

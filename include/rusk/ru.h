@@ -124,6 +124,8 @@ int rusk_ru_commit_incremental(rusk_cluster *c, uint64_t task, const uint32_t *r
  * leases and the machine's memory and GPU shares are held with them; releasing the lease
  * of the lowest RU (out[0] when rus[] is ascending: the "anchor", which carries the
  * record of the shares) returns them, exactly once, as does a revocation of that RU.
+ * Release the task's leases together (rusk_ru_release_many): the lowest RU's lease alone
+ * gives back every share, while the task's other RUs stay held.
  * RUSK_ECONFLICT: an RU was lost (*lost_at its index) or, with *lost_at == n, the memory
  * or GPUs are short on that machine right now; RUSK_EOFFLINE: the machine is down or
  * draining; RUSK_EINVAL: RUs on different machines, n == 0, a malformed vec (gpu_milli
