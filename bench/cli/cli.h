@@ -187,5 +187,6 @@ int rusk_cmd_plot(int argc, char **argv);
 int rusk_cmd_bench(int argc, char **argv);
 int rusk_cmd_classify(int argc, char **argv);
 int rusk_cmd_predict(int argc, char **argv);
+int rusk_cmd_plan(int argc, char **argv);
 
 #endif
