@@ -151,8 +151,8 @@ void rusk_e2e_deadlines(rusk_jobtrace *t, uint64_t seed, double slack_pct, doubl
 		double sl = slack_pct >= 0 ? slack_pct : slacks[rusk_rng_below(&r, 4)];
 		if (slo_share >= 0)
 			j->queue = rusk_rng_unit(&r) < slo_share ? 0 : 1;
-		j->deadline_s = j->queue == 0 && j->run_s > 0 ? j->submit_s + j->run_s * (1 + sl / 100)
-		                                             : 0;
+		j->deadline_s =
+		        j->queue == 0 && j->run_s > 0 ? j->submit_s + j->run_s * (1 + sl / 100) : 0;
 	}
 }
 

@@ -16,8 +16,8 @@
 typedef struct rusk_tjob {
 	double submit_s, wait_s, run_s, req_time_s;
 	int64_t id, procs, req_procs, user, group, exe, queue, partition, status;
-	int32_t cls;   /* generator's job class; -1 for a trace */
-	uint32_t line; /* its line in the file (0: generated) */
+	int32_t cls;       /* generator's job class; -1 for a trace */
+	uint32_t line;     /* its line in the file (0: generated) */
 	double deadline_s; /* absolute deadline of an SLO job; 0: none (best effort) */
 } rusk_tjob;
 

@@ -37,8 +37,8 @@
  *     within mip_gap of the best bound (§4.3.6: the solver spends most of its time proving
  *     optimality); a greedy plan already within mip_gap of the LP relaxation's bound skips
  *     the branch-and-cut, and otherwise is handed to it as its first incumbent (§4.3.6
- *     seeds the solver with a feasible plan). If the budget runs out, the better of the solver's incumbent
- *     and the greedy plan is used; if the solver fails, the greedy plan. The greedy plan:
+ *     seeds the solver with a feasible plan). If the budget runs out, the better of the solver's
+ * incumbent and the greedy plan is used; if the solver fails, the greedy plan. The greedy plan:
  *     jobs by their best U_js, each given its best option that fits what the jobs before
  *     it left, no preemption.
  *
@@ -78,10 +78,10 @@
 
 #include "internal.h"
 
-#define EU_EPS     1e-9 /* below this an option is worthless (no column) */
-#define TIE_BREAK  1e-3 /* share of U_js given up per slot of delay */
-#define INTEG_N    32   /* trapezoids integrating the CDF over a linear piece */
-#define FIT_EPS    1e-7
+#define EU_EPS    1e-9 /* below this an option is worthless (no column) */
+#define TIE_BREAK 1e-3 /* share of U_js given up per slot of delay */
+#define INTEG_N   32   /* trapezoids integrating the CDF over a linear piece */
+#define FIT_EPS   1e-7
 
 typedef struct pjob {
 	uint64_t id, seq;
@@ -105,7 +105,7 @@ struct rusk_plan {
 	rusk_plan_stats st;
 	/* per-tick scratch */
 	size_t *order;
-	double *eu;   /* planned x slots */
+	double *eu;    /* planned x slots */
 	double *cfree; /* slots */
 	double *rsurv; /* running x slots (conditional survival) */
 	size_t scratch_jobs;
@@ -113,7 +113,8 @@ struct rusk_plan {
 
 const char *rusk_plan_mode_name(rusk_plan_mode m)
 {
-	static const char *const names[] = {"3sigma", "point-real", "point-perfect", "prio", "fifo"};
+	static const char *const names[] = {"3sigma", "point-real", "point-perfect", "prio",
+	                                    "fifo"};
 	return (unsigned)m < RUSK_PLAN_MODES ? names[m] : "?";
 }
 
@@ -130,7 +131,8 @@ void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capac
 	                        .be_utility = 0.25,
 	                        .be_decay_s = 3600,
 	                        .be_floor = 0.1,
-	                        .oe = m == RUSK_PLAN_3SIGMA ? RUSK_PLAN_OE_ADAPTIVE : RUSK_PLAN_OE_OFF,
+	                        .oe = m == RUSK_PLAN_3SIGMA ? RUSK_PLAN_OE_ADAPTIVE
+	                                                    : RUSK_PLAN_OE_OFF,
 	                        .oe_utility = 0.5,
 	                        .oe_threshold = 0.05,
 	                        .preempt_cost = 1,
@@ -232,8 +234,7 @@ static double job_cdf(const rusk_plan_params *p, const pjob *j, double x)
 }
 
 /* Mean over c in [lo, hi] of P(start + runtime <= c), by trapezoids. */
-static double mean_cdf(const rusk_plan_params *p, const pjob *j, double start, double lo,
-                       double hi)
+static double mean_cdf(const rusk_plan_params *p, const pjob *j, double start, double lo, double hi)
 {
 	double h = (hi - lo) / INTEG_N, s = 0;
 	for (int i = 0; i <= INTEG_N; i++) {
@@ -309,7 +310,8 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	    !isfinite(in->submit_s) || !(in->deadline_s == 0 || in->deadline_s > in->submit_s) ||
 	    !isfinite(in->deadline_s) || !(in->estimate_s >= 0) || !isfinite(in->estimate_s))
 		return RUSK_EINVAL;
-	if (p->mode == RUSK_PLAN_POINT_PERFECT && (!(in->true_run_s >= 0) || !isfinite(in->true_run_s)))
+	if (p->mode == RUSK_PLAN_POINT_PERFECT &&
+	    (!(in->true_run_s >= 0) || !isfinite(in->true_run_s)))
 		return RUSK_EINVAL;
 	memset(j, 0, sizeof *j);
 	j->id = in->id;
@@ -326,8 +328,7 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	return RUSK_OK;
 }
 
-double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j,
-                                  double start_s)
+double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j, double start_s)
 {
 	pjob *pj = malloc(sizeof *pj);
 	if (pj == NULL || check_params(p, NULL, 0) != RUSK_OK || load_job(p, j, pj) != RUSK_OK ||
@@ -501,8 +502,7 @@ typedef struct plan_in {
 } plan_in;
 
 /* Total objective of a plan (with tie-break), for comparing the solver's and greedy's. */
-static double plan_value(const rusk_plan *p, const plan_in *in, const int *slot,
-                         const bool *pre)
+static double plan_value(const rusk_plan *p, const plan_in *in, const int *slot, const bool *pre)
 {
 	double v = 0;
 	for (size_t a = 0; a < in->nj; a++)
@@ -576,8 +576,8 @@ static void heur_cb(glp_tree *tree, void *info)
 
 /* Solves the MILP; fills slot/pre from the solver when it did better than greedy.
  * Returns the rusk_plan_how. */
-static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int *gslot,
-                                int *slot, bool *pre, uint32_t *n_opts, double t0)
+static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int *gslot, int *slot,
+                                bool *pre, uint32_t *n_opts, double t0)
 {
 	size_t T = p->p.slots, nj = in->nj, nr = in->nr;
 	/* Columns: options with U > 0, then preemptions. */
@@ -594,7 +594,8 @@ static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int
 	size_t nnz_max = ncol * (T + 1) + 1;
 	int *ia = malloc(nnz_max * sizeof *ia), *ja = malloc(nnz_max * sizeof *ja);
 	double *ar = malloc(nnz_max * sizeof *ar), *x0 = calloc(ncol + 1, sizeof *x0);
-	int *col_job = malloc((ncol + 1) * sizeof *col_job), *col_slot = malloc((ncol + 1) * sizeof *col_slot);
+	int *col_job = malloc((ncol + 1) * sizeof *col_job),
+	    *col_slot = malloc((ncol + 1) * sizeof *col_slot);
 	glp_prob *lp = glp_create_prob();
 	rusk_plan_how how = RUSK_PLAN_HOW_GREEDY_FAIL;
 	if (ia == NULL || ja == NULL || ar == NULL || x0 == NULL || col_job == NULL ||
@@ -877,7 +878,9 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 	for (size_t a = 0; a < nj; a++) {
 		const pjob *j = &p->jobs[p->order[a]];
 		for (size_t s = 0; s < T; s++)
-			p->eu[a * T + s] = start_option(s) ? expected_utility(&p->p, j, now + s * p->p.slot_s) : 0;
+			p->eu[a * T + s] =
+			        start_option(s) ? expected_utility(&p->p, j, now + s * p->p.slot_s)
+			                        : 0;
 	}
 	plan_in in = {.nj = nj, .nr = nrun, .jobs = p->order, .run = run, .rcost = rcost};
 	int *slot = malloc((nj + 1) * sizeof *slot), *gslot = malloc((nj + 1) * sizeof *gslot);
@@ -922,8 +925,8 @@ out:
 	return rc;
 }
 
-int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out,
-                   size_t cap, size_t *n, rusk_plan_tick_info *info)
+int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out, size_t cap,
+                   size_t *n, rusk_plan_tick_info *info)
 {
 	if (p == NULL || n == NULL || !isfinite(now) || now < p->last_now ||
 	    free_cores > p->p.capacity || (out == NULL && p->n > 0))

@@ -133,7 +133,8 @@ static void drive(rusk_plan_mode m, uint64_t seed, int jobs, bool milp, trace_re
 			next++;
 		}
 		size_t n;
-		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, jobs + 1, &n, NULL), RUSK_OK);
+		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, jobs + 1, &n, NULL),
+		                 RUSK_OK);
 		for (size_t a = 0; a < n; a++) {
 			uint64_t id = acts[a].id;
 			h = (h ^ (id * 4 + acts[a].act) ^ (uint64_t)now) * 1099511628211ull;
@@ -141,7 +142,8 @@ static void drive(rusk_plan_mode m, uint64_t seed, int jobs, bool milp, trace_re
 				assert_true(cores[id] <= free_c);
 				free_c -= cores[id];
 				end[id] = now + run[id];
-			} else if (acts[a].act == RUSK_PLAN_PREEMPT || acts[a].act == RUSK_PLAN_KILL) {
+			} else if (acts[a].act == RUSK_PLAN_PREEMPT ||
+			           acts[a].act == RUSK_PLAN_KILL) {
 				free_c += cores[id];
 				end[id] = 0;
 			}
@@ -172,7 +174,8 @@ static void test_determinism(void **state)
 		printf("%s: %llu ticks, %.1f ms planning in all, %.2f ms at most\n",
 		       rusk_plan_mode_name((rusk_plan_mode)m), (unsigned long long)a.st.ticks,
 		       a.st.solve_s_sum * 1e3, a.st.solve_s_max * 1e3);
-		if (m == RUSK_PLAN_3SIGMA || m == RUSK_PLAN_POINT_REAL || m == RUSK_PLAN_POINT_PERFECT)
+		if (m == RUSK_PLAN_3SIGMA || m == RUSK_PLAN_POINT_REAL ||
+		    m == RUSK_PLAN_POINT_PERFECT)
 			assert_true(a.st.how[RUSK_PLAN_HOW_MILP] > 0);
 	}
 }
@@ -282,8 +285,12 @@ static void test_preemption(void **state)
 		assert_int_equal(rusk_plan_tick(pl, 0, 4, acts, 4, &n, NULL), RUSK_OK);
 		assert_int_equal(n, 1);
 		assert_int_equal(acts[0].act, RUSK_PLAN_START);
-		rusk_plan_job slo = {.id = 2, .cores = 2, .submit_s = 10, .deadline_s = 400,
-		                     .estimate_s = 300, .true_run_s = 300};
+		rusk_plan_job slo = {.id = 2,
+		                     .cores = 2,
+		                     .submit_s = 10,
+		                     .deadline_s = 400,
+		                     .estimate_s = 300,
+		                     .true_run_s = 300};
 		assert_int_equal(rusk_plan_submit(pl, &slo), RUSK_OK);
 		assert_int_equal(rusk_plan_tick(pl, 10, 0, acts, 4, &n, NULL), RUSK_OK);
 		if (modes[k] == RUSK_PLAN_FIFO) {

@@ -92,7 +92,8 @@ static void plan_usage(void)
 	     "\n"
 	     "  --sched M        3sigma, point-real, point-perfect, prio, fifo or all (default)\n"
 	     "  --seed S         workload seed (default 1)\n"
-	     "  --jobs N         jobs in the run (default 600, the paper's 2-hour E2E)\n"
+	     "  --jobs N         jobs generated for the run (default 600, as the paper's 2-hour\n"
+	     "                   E2E; those left out below are counted)\n"
 	     "  --train N        jobs that pre-train the predictor first (default 3000)\n"
 	     "  --slack P        deadline slack in percent for every SLO job, or mix (default:\n"
 	     "                   drawn from 20/40/60/80, 3Sigma §5)\n"
@@ -101,8 +102,8 @@ static void plan_usage(void)
 	     "  --tick-s T       scheduling cycle in virtual seconds (default 10)\n"
 	     "  --slot-s T       plan-ahead slot (default 60)\n"
 	     "  --slots K        plan-ahead window in slots (default 16)\n"
-	     "  --max-jobs K     pending jobs planned per cycle (default 48)\n"
-	     "  --budget-ms B    solver time budget per cycle (default 200)\n"
+	     "  --max-jobs K     pending jobs planned per cycle (default 32)\n"
+	     "  --budget-ms B    solver time budget per cycle (default 100)\n"
 	     "  --greedy         never the MILP, always the greedy plan\n"
 	     "  --drain-s T      run at most this long after the last arrival (default 14400)\n"
 	     "  --max-run-s T    leave out jobs running longer (default 3600, see below)\n"
@@ -395,10 +396,11 @@ static uint64_t fallbacks(const result *r)
 static void print_table(const plan_opts *o, const workload *w, const result *rs, size_t n)
 {
 	printf("rusk plan: E2E-like workload, seed %" PRIu64 ", %zu jobs (%zu wider than the "
-	       "cluster or longer than %.0f s left out), %" PRIu64 " pre-training; %" PRIu64 " cores; slack %s; "
+	       "cluster or longer than %.0f s left out), %" PRIu64 " pre-training; %" PRIu64
+	       " cores; slack %s; "
 	       "offered load %.2f (SLO %.2f) over %.0f s\n\n",
-	       o->seed, w->n, w->filtered, o->max_run_s, o->train, o->cores, o->slack < 0 ? "20/40/60/80%" : "fixed",
-	       w->load, w->slo_load, w->span);
+	       o->seed, w->n, w->filtered, o->max_run_s, o->train, o->cores,
+	       o->slack < 0 ? "20/40/60/80%" : "fixed", w->load, w->slo_load, w->span);
 	printf("  %-14s %9s %12s %12s %12s %10s %9s %8s %10s %10s\n", "scheduler", "SLO miss",
 	       "goodput SLO", "goodput BE", "BE latency", "BE unfin.", "preempts", "ticks",
 	       "solve ms", "fallbacks");
@@ -441,28 +443,30 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 		const rusk_plan_stats *st = &r->st;
 		fprintf(f,
 		        "    {\"sched\": \"%s\", \"slo_jobs\": %" PRIu64 ", \"slo_met\": %" PRIu64
-		        ", \"slo_miss_rate\": %.6f, \"slo_dropped\": %" PRIu64 ", \"slo_killed\": %" PRIu64
-		        ", \"slo_late\": %" PRIu64 ", \"be_jobs\": %" PRIu64 ", \"be_done\": %" PRIu64
+		        ", \"slo_miss_rate\": %.6f, \"slo_dropped\": %" PRIu64
+		        ", \"slo_killed\": %" PRIu64 ", \"slo_late\": %" PRIu64
+		        ", \"be_jobs\": %" PRIu64 ", \"be_done\": %" PRIu64
 		        ", \"be_unfinished\": %" PRIu64 ", \"be_latency_s\": %.3f, "
 		        "\"goodput_mh\": %.6f, \"goodput_slo_mh\": %.6f, \"goodput_be_mh\": %.6f, "
 		        "\"wasted_mh\": %.6f, \"end_s\": %.3f,\n",
 		        rusk_plan_mode_name(r->mode), r->slo_jobs, r->slo_met, miss_rate(r) / 100,
 		        r->slo_dropped, r->slo_killed, r->slo_late, r->be_jobs, r->be_done,
-		        r->be_unfinished, be_latency(r), r->good_slo_mh + r->good_be_mh, r->good_slo_mh,
-		        r->good_be_mh, r->wasted_mh, r->end_s);
+		        r->be_unfinished, be_latency(r), r->good_slo_mh + r->good_be_mh,
+		        r->good_slo_mh, r->good_be_mh, r->wasted_mh, r->end_s);
 		fprintf(f,
 		        "     \"planner\": {\"ticks\": %" PRIu64 ", \"planned_ticks\": %" PRIu64
-		        ", \"milp\": %" PRIu64 ", \"milp_budget\": %" PRIu64 ", \"greedy_budget\": %" PRIu64
-		        ", \"greedy_fail\": %" PRIu64 ", \"greedy\": %" PRIu64 ", \"fallbacks\": %" PRIu64
+		        ", \"milp\": %" PRIu64 ", \"milp_budget\": %" PRIu64
+		        ", \"greedy_budget\": %" PRIu64 ", \"greedy_fail\": %" PRIu64
+		        ", \"greedy\": %" PRIu64 ", \"fallbacks\": %" PRIu64
 		        ", \"starts\": %" PRIu64 ", \"preempts\": %" PRIu64 ", \"drops\": %" PRIu64
 		        ", \"kills\": %" PRIu64 ", \"ue_steps\": %" PRIu64 ", \"oe_jobs\": %" PRIu64
 		        ", \"solve_ms_mean\": %.4f, \"solve_ms_max\": %.4f}}%s\n",
 		        st->ticks, st->planned_ticks, st->how[RUSK_PLAN_HOW_MILP],
 		        st->how[RUSK_PLAN_HOW_MILP_TIME], st->how[RUSK_PLAN_HOW_GREEDY_TIME],
-		        st->how[RUSK_PLAN_HOW_GREEDY_FAIL], st->how[RUSK_PLAN_HOW_GREEDY], fallbacks(r),
-		        st->starts, st->preempts, st->drops, st->kills, st->ue_steps, st->oe_jobs,
-		        st->ticks ? 1e3 * st->solve_s_sum / st->ticks : 0.0, 1e3 * st->solve_s_max,
-		        k + 1 < n ? "," : "");
+		        st->how[RUSK_PLAN_HOW_GREEDY_FAIL], st->how[RUSK_PLAN_HOW_GREEDY],
+		        fallbacks(r), st->starts, st->preempts, st->drops, st->kills, st->ue_steps,
+		        st->oe_jobs, st->ticks ? 1e3 * st->solve_s_sum / st->ticks : 0.0,
+		        1e3 * st->solve_s_max, k + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 }
@@ -484,11 +488,11 @@ int rusk_cmd_plan(int argc, char **argv)
 	               .load = 1.4,
 	               .tick_s = 10,
 	               .slot_s = 60,
-	               .budget_ms = 200,
+	               .budget_ms = 100,
 	               .drain_s = 14400,
 	               .max_run_s = 3600,
 	               .slots = 16,
-	               .max_jobs = 48};
+	               .max_jobs = 32};
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
 	        {CLI_CHOICE_OPT("--sched", scheds, &sched)},

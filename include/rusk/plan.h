@@ -68,28 +68,28 @@ typedef enum rusk_plan_oe {
 
 typedef struct rusk_plan_params {
 	rusk_plan_mode mode;
-	uint32_t capacity;      /* cores of the cluster, >= 1 */
-	uint32_t slots;         /* plan-ahead window in slots, 1..256 (default 16) */
-	double slot_s;          /* a slot, and the under-estimate step unit, > 0 (default 60) */
-	uint32_t max_jobs;      /* pending jobs planned per tick, most urgent first, 1..4096
-	                         * (default 48); the rest wait for a later tick */
-	bool milp;              /* false: always the greedy plan (default true) */
-	double budget_s;        /* solver time budget per tick, >= 0.001 (default 0.2) */
-	double mip_gap;         /* the solver stops within this relative gap of the best
-	                         * bound, in [0, 1) (default 0.02; 3Sigma §4.3.6: the solver
-	                         * spends most of its time proving optimality) */
-	double be_utility;      /* a BE job's utility at latency 0, in (0, 1) (default 0.25) */
-	double be_decay_s;      /* ... falls linearly to be_floor of it at this latency (3600) */
-	double be_floor;        /* in [0, 1) (default 0.1): a BE job is never worthless */
-	rusk_plan_oe oe;        /* over-estimate handling (default: ADAPTIVE in 3sigma mode,
-	                         * OFF in the point modes, as 3Sigma Table 1) */
-	double oe_utility;      /* utility just after the deadline with handling on (0.5) */
-	double oe_threshold;    /* ADAPTIVE: on when P(runtime <= deadline - submit) is below
-	                         * this, in [0, 1] (default 0.05) */
-	double preempt_cost;    /* cost of preempting a running BE job, as a share of its
-	                         * current utility, >= 0 (default 1) */
-	bool kill_late;         /* running SLO jobs past their deadline are stopped (default
-	                         * true: they can no longer earn anything) */
+	uint32_t capacity;   /* cores of the cluster, >= 1 */
+	uint32_t slots;      /* plan-ahead window in slots, 1..256 (default 16) */
+	double slot_s;       /* a slot, and the under-estimate step unit, > 0 (default 60) */
+	uint32_t max_jobs;   /* pending jobs planned per tick, most urgent first, 1..4096
+	                      * (default 48); the rest wait for a later tick */
+	bool milp;           /* false: always the greedy plan (default true) */
+	double budget_s;     /* solver time budget per tick, >= 0.001 (default 0.2) */
+	double mip_gap;      /* the solver stops within this relative gap of the best
+	                      * bound, in [0, 1) (default 0.02; 3Sigma §4.3.6: the solver
+	                      * spends most of its time proving optimality) */
+	double be_utility;   /* a BE job's utility at latency 0, in (0, 1) (default 0.25) */
+	double be_decay_s;   /* ... falls linearly to be_floor of it at this latency (3600) */
+	double be_floor;     /* in [0, 1) (default 0.1): a BE job is never worthless */
+	rusk_plan_oe oe;     /* over-estimate handling (default: ADAPTIVE in 3sigma mode,
+	                      * OFF in the point modes, as 3Sigma Table 1) */
+	double oe_utility;   /* utility just after the deadline with handling on (0.5) */
+	double oe_threshold; /* ADAPTIVE: on when P(runtime <= deadline - submit) is below
+	                      * this, in [0, 1] (default 0.05) */
+	double preempt_cost; /* cost of preempting a running BE job, as a share of its
+	                      * current utility, >= 0 (default 1) */
+	bool kill_late;      /* running SLO jobs past their deadline are stopped (default
+	                      * true: they can no longer earn anything) */
 } rusk_plan_params;
 
 /* rusk_plan_params_init: the defaults above for mode m and `capacity` cores. */
@@ -97,12 +97,12 @@ void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capac
 
 /* A job as submitted. Times are absolute seconds of the caller's clock. */
 typedef struct rusk_plan_job {
-	uint64_t id;        /* unique among the planner's live jobs */
-	uint32_t cores;     /* 1..capacity */
-	double submit_s;    /* when it arrived */
-	double deadline_s;  /* > submit_s: an SLO job; 0: a BE job */
-	double estimate_s;  /* point estimate (POINT_REAL; fallback when `dist` is empty) */
-	double true_run_s;  /* the true runtime (POINT_PERFECT only; others must not read it) */
+	uint64_t id;           /* unique among the planner's live jobs */
+	uint32_t cores;        /* 1..capacity */
+	double submit_s;       /* when it arrived */
+	double deadline_s;     /* > submit_s: an SLO job; 0: a BE job */
+	double estimate_s;     /* point estimate (POINT_REAL; fallback when `dist` is empty) */
+	double true_run_s;     /* the true runtime (POINT_PERFECT only; others must not read it) */
 	const rusk_dist *dist; /* runtime distribution (3SIGMA), copied; NULL or empty: the
 	                        * point estimate stands for it */
 } rusk_plan_job;
@@ -139,12 +139,12 @@ typedef struct rusk_plan_action {
 
 /* How a tick's plan was made. */
 typedef enum rusk_plan_how {
-	RUSK_PLAN_HOW_NONE = 0,     /* nothing pending, or a mode without a plan (prio, fifo) */
-	RUSK_PLAN_HOW_MILP = 1,     /* the solver's plan, optimal within mip_gap */
-	RUSK_PLAN_HOW_MILP_TIME = 2, /* budget spent; the solver's best plan beat the greedy's */
+	RUSK_PLAN_HOW_NONE = 0,        /* nothing pending, or a mode without a plan (prio, fifo) */
+	RUSK_PLAN_HOW_MILP = 1,        /* the solver's plan, optimal within mip_gap */
+	RUSK_PLAN_HOW_MILP_TIME = 2,   /* budget spent; the solver's best plan beat the greedy's */
 	RUSK_PLAN_HOW_GREEDY_TIME = 3, /* budget spent with nothing better: the greedy plan */
 	RUSK_PLAN_HOW_GREEDY_FAIL = 4, /* the solver failed: the greedy plan */
-	RUSK_PLAN_HOW_GREEDY = 5,   /* params.milp off: the greedy plan */
+	RUSK_PLAN_HOW_GREEDY = 5,      /* params.milp off: the greedy plan */
 } rusk_plan_how;
 
 typedef struct rusk_plan_tick_info {
@@ -166,8 +166,8 @@ typedef struct rusk_plan_tick_info {
  * below rusk_plan_size(p) (nothing changed), RUSK_EINVAL (now earlier than a previous
  * tick's, free_cores above capacity), RUSK_ENOMEM. info may be NULL.
  */
-int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out,
-                   size_t cap, size_t *n, rusk_plan_tick_info *info);
+int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out, size_t cap,
+                   size_t *n, rusk_plan_tick_info *info);
 
 /*
  * rusk_plan_complete: the running job `id` finished at `now`; it is forgotten.
@@ -179,8 +179,8 @@ int rusk_plan_complete(rusk_plan *p, uint64_t id, double now);
 size_t rusk_plan_size(const rusk_plan *p);
 
 typedef struct rusk_plan_stats {
-	uint64_t ticks, planned_ticks;   /* ticks; those that planned something */
-	uint64_t how[6];                 /* ticks by rusk_plan_how */
+	uint64_t ticks, planned_ticks; /* ticks; those that planned something */
+	uint64_t how[6];               /* ticks by rusk_plan_how */
 	uint64_t starts, preempts, drops, kills;
 	uint64_t ue_steps;               /* under-estimate extensions (§4.2.1) */
 	uint64_t oe_jobs;                /* SLO jobs given over-estimate handling */
