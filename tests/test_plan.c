@@ -164,7 +164,7 @@ static void test_determinism(void **state)
 	(void)state;
 	for (int m = 0; m < RUSK_PLAN_MODES; m++) {
 		trace_rec a = {0}, b = {0}, c = {0};
-		const int jobs = 80;
+		const int jobs = 40;
 		drive((rusk_plan_mode)m, 42, jobs, true, &a);
 		drive((rusk_plan_mode)m, 42, jobs, true, &b);
 		drive((rusk_plan_mode)m, 43, jobs, true, &c);
@@ -214,15 +214,58 @@ static void test_budget(void **state)
 	assert_int_equal(info.how, RUSK_PLAN_HOW_GREEDY_TIME);
 	assert_true(info.planned == (uint32_t)n);
 	/* The budget bounds the solver; valuing 1500 jobs x 7 options and the greedy plan
-	 * come on top (tens of ms here). */
+	 * come on top (8 ms in Release, 21 ms under ASan, on the loaded 2-core machine). */
 	printf("budget 1 ms, %d jobs: tick took %.1f ms\n", n, info.solve_s * 1e3);
-	assert_true(info.solve_s < 1.0);
+	assert_true(info.solve_s < 0.5);
 	assert_true(na > 0);
 	for (size_t a = 0; a < na; a++)
 		assert_int_equal(acts[a].act, RUSK_PLAN_START);
 	rusk_plan_stats st;
 	rusk_plan_stats_get(pl, &st);
 	assert_true(st.how[RUSK_PLAN_HOW_GREEDY_TIME] == 1);
+	free(acts);
+	rusk_plan_destroy(pl);
+}
+
+/* A mid-size instance whose branch-and-cut runs: a 20 ms budget holds within a margin for
+ * the valuation and the machine's load, whichever plan comes out. */
+static void test_budget_solver(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 256);
+	p.max_jobs = 200;
+	p.mip_gap = 0;
+	p.budget_s = 0.02;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_rng r;
+	rusk_rng_seed(&r, 9, 1);
+	const int n = 200;
+	for (int i = 0; i < n; i++) {
+		rusk_dist d;
+		double med = 60 + 1200 * rusk_rng_unit(&r);
+		uniform_dist(&d, med * 0.3, med * 2, 40);
+		rusk_plan_job j = {.id = (uint64_t)i,
+		                   .cores = 1 + rusk_rng_below(&r, 64),
+		                   .submit_s = 0,
+		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2.5 : 0,
+		                   .dist = &d};
+		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+	}
+	rusk_plan_action *acts = malloc((n + 1) * sizeof *acts);
+	size_t na;
+	rusk_plan_tick_info info;
+	assert_int_equal(rusk_plan_tick(pl, 0, 256, acts, (size_t)n, &na, &info), RUSK_OK);
+	printf("budget 20 ms, %d jobs, %u options: %s plan, tick took %.1f ms\n", n, info.options,
+	       info.how == RUSK_PLAN_HOW_MILP        ? "MILP"
+	       : info.how == RUSK_PLAN_HOW_MILP_TIME ? "MILP (budget)"
+	                                             : "greedy",
+	       info.solve_s * 1e3);
+	assert_true(info.how == RUSK_PLAN_HOW_MILP || info.how == RUSK_PLAN_HOW_MILP_TIME ||
+	            info.how == RUSK_PLAN_HOW_GREEDY_TIME);
+	assert_true(info.solve_s < 0.02 + 0.3);
+	assert_true(info.utility >= info.greedy_utility - 1e-9);
 	free(acts);
 	rusk_plan_destroy(pl);
 }
@@ -421,6 +464,7 @@ int main(void)
 	        cmocka_unit_test(test_expected_utility_paper),
 	        cmocka_unit_test(test_determinism),
 	        cmocka_unit_test(test_budget),
+	        cmocka_unit_test(test_budget_solver),
 	        cmocka_unit_test(test_milp_beats_greedy),
 	        cmocka_unit_test(test_preemption),
 	        cmocka_unit_test(test_under_estimate),
