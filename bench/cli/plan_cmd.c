@@ -53,6 +53,7 @@ typedef struct plan_opts {
 	double load, tick_s, slot_s, budget_ms, drain_s, max_run_s;
 	uint64_t slots, max_jobs;
 	bool greedy_only, quiet;
+	int oe; /* -1: each mode's default (3Sigma Table 1); else a rusk_plan_oe */
 	const char *json;
 } plan_opts;
 
@@ -105,6 +106,11 @@ static void plan_usage(void)
 	     "  --max-jobs K     pending jobs planned per cycle (default 32)\n"
 	     "  --budget-ms B    solver time budget per cycle (default 100)\n"
 	     "  --greedy         never the MILP, always the greedy plan\n"
+	     "  --oe off|adaptive|always  over-estimate handling in every planning mode\n"
+	     "                   (default: adaptive for 3sigma, off for the point modes, as\n"
+	     "                   3Sigma Table 1; 3sigma --oe off is Fig. 8's 3SigmaNoOE,\n"
+	     "                   always its 3SigmaNoAdapt, point-real --oe adaptive its\n"
+	     "                   3SigmaNoDist)\n"
 	     "  --drain-s T      run at most this long after the last arrival (default 14400)\n"
 	     "  --max-run-s T    leave out jobs running longer (default 3600, see below)\n"
 	     "  --json FILE      results as JSON\n"
@@ -302,6 +308,8 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	pp.max_jobs = (uint32_t)o->max_jobs;
 	pp.budget_s = o->budget_ms / 1e3;
 	pp.milp = !o->greedy_only;
+	if (o->oe >= 0)
+		pp.oe = (rusk_plan_oe)o->oe;
 	rusk_predict_params qp;
 	rusk_predict_params_init(&qp);
 	qp.init_values = 4096;
@@ -435,9 +443,13 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 	fprintf(f,
 	        "  \"params\": {\"cores\": %" PRIu64 ", \"tick_s\": %g, \"slot_s\": %g, \"slots\": "
 	        "%" PRIu64 ", \"max_jobs\": %" PRIu64 ", \"budget_ms\": %g, \"milp\": %s, "
-	        "\"drain_s\": %g, \"max_run_s\": %g},\n  \"modes\": [\n",
+	        "\"drain_s\": %g, \"max_run_s\": %g, \"oe\": \"%s\"},\n  \"modes\": [\n",
 	        o->cores, o->tick_s, o->slot_s, o->slots, o->max_jobs, o->budget_ms,
-	        o->greedy_only ? "false" : "true", o->drain_s, o->max_run_s);
+	        o->greedy_only ? "false" : "true", o->drain_s, o->max_run_s,
+	        o->oe < 0    ? "default"
+	        : o->oe == 0 ? "off"
+	        : o->oe == 1 ? "adaptive"
+	                     : "always");
 	for (size_t k = 0; k < n; k++) {
 		const result *r = &rs[k];
 		const rusk_plan_stats *st = &r->st;
@@ -492,7 +504,12 @@ int rusk_cmd_plan(int argc, char **argv)
 	               .drain_s = 14400,
 	               .max_run_s = 3600,
 	               .slots = 16,
-	               .max_jobs = 32};
+	               .max_jobs = 32,
+	               .oe = -1};
+	static const cli_choice oes[] = {{"off", RUSK_PLAN_OE_OFF},
+	                                 {"adaptive", RUSK_PLAN_OE_ADAPTIVE},
+	                                 {"always", RUSK_PLAN_OE_ALWAYS},
+	                                 {NULL, 0}};
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
 	        {CLI_CHOICE_OPT("--sched", scheds, &sched)},
@@ -508,6 +525,7 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_U64_OPT("--max-jobs", 1, 4096, &o.max_jobs)},
 	        {CLI_DOUBLE_OPT("--budget-ms", 1, 600000, &o.budget_ms)},
 	        {CLI_FLAG_OPT("--greedy", &o.greedy_only)},
+	        {CLI_CHOICE_OPT("--oe", oes, &o.oe)},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e9, &o.drain_s)},
 	        {CLI_DOUBLE_OPT("--max-run-s", 1, 1e9, &o.max_run_s)},
 	        {CLI_FILE_OPT("--json", &o.json)},

@@ -1091,9 +1091,8 @@ def sigma_fig8():
             if m_(sl, "3sigma", "slo_miss_pct") <= m_(sl, "point-perfect", "slo_miss_pct") + 3]
     c.add(len(near) * 2 > len(slacks), f"3Sigma within 3 points of PointPerfEst at most "
           f"slacks: at {len(near)} of {len(slacks)}")
-    c.add(None, "3SigmaNoDist / NoOE / NoAdapt (Fig. 8's attribution lines) not run: `rusk "
-          "plan` has no switch for them yet (rusk_plan_params.oe can express NoOE and "
-          "NoAdapt)")
+    c.add(None, "3SigmaNoDist / NoOE / NoAdapt (Fig. 8's attribution lines) not run here "
+          "(`rusk plan --oe` expresses them; not yet in this grid)")
     agg = _sigma_agg("sigma_fig8", [[sl] + [m_(sl, m, "slo_miss_pct") for m in four]
                                     for sl in slacks])
     plot("sigma_fig8", "set xlabel 'deadline slack (%)'\nset ylabel 'SLO miss (%)'\n"
