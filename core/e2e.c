@@ -140,3 +140,42 @@ int rusk_e2e_generate(uint64_t n, uint64_t seed, rusk_jobtrace *out, char *err, 
 	out->n = n;
 	return RUSK_OK;
 }
+
+void rusk_e2e_deadlines(rusk_jobtrace *t, uint64_t seed, double slack_pct, double slo_share)
+{
+	static const double slacks[4] = {20, 40, 60, 80};
+	rusk_rng r;
+	rusk_rng_seed(&r, seed, 0x646c696e); /* "dlin" */
+	for (size_t i = 0; i < t->n; i++) {
+		rusk_tjob *j = &t->jobs[i];
+		double sl = slack_pct >= 0 ? slack_pct : slacks[rusk_rng_below(&r, 4)];
+		if (slo_share >= 0)
+			j->queue = rusk_rng_unit(&r) < slo_share ? 0 : 1;
+		j->deadline_s =
+		        j->queue == 0 && j->run_s > 0 ? j->submit_s + j->run_s * (1 + sl / 100) : 0;
+	}
+}
+
+double rusk_e2e_scale_load(rusk_jobtrace *t, uint32_t capacity, double load)
+{
+	if (t->n < 2 || capacity == 0 || !(load > 0))
+		return 1;
+	double work = 0, t0 = t->jobs[0].submit_s, t1 = t0;
+	for (size_t i = 0; i < t->n; i++) {
+		const rusk_tjob *j = &t->jobs[i];
+		work += (double)j->procs * (j->run_s > 0 ? j->run_s : 0);
+		t0 = fmin(t0, j->submit_s);
+		t1 = fmax(t1, j->submit_s);
+	}
+	if (!(work > 0) || !(t1 > t0))
+		return 1;
+	double f = work / ((double)capacity * load) / (t1 - t0);
+	for (size_t i = 0; i < t->n; i++) {
+		rusk_tjob *j = &t->jobs[i];
+		double d = j->deadline_s > 0 ? j->deadline_s - j->submit_s : 0;
+		j->submit_s = t0 + (j->submit_s - t0) * f;
+		if (d > 0)
+			j->deadline_s = j->submit_s + d;
+	}
+	return f;
+}

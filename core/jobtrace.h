@@ -16,8 +16,9 @@
 typedef struct rusk_tjob {
 	double submit_s, wait_s, run_s, req_time_s;
 	int64_t id, procs, req_procs, user, group, exe, queue, partition, status;
-	int32_t cls;   /* generator's job class; -1 for a trace */
-	uint32_t line; /* its line in the file (0: generated) */
+	int32_t cls;       /* generator's job class; -1 for a trace */
+	uint32_t line;     /* its line in the file (0: generated) */
+	double deadline_s; /* absolute deadline of an SLO job; 0: none (best effort) */
 } rusk_tjob;
 
 typedef struct rusk_jobtrace {
@@ -45,6 +46,25 @@ int rusk_swf_read(const char *path, rusk_jobtrace *out, char *err, size_t errlen
  */
 #define RUSK_E2E_CLASSES 50
 int rusk_e2e_generate(uint64_t n, uint64_t seed, rusk_jobtrace *out, char *err, size_t errlen);
+
+/*
+ * rusk_e2e_deadlines: chooses the SLO jobs and their deadlines. With slo_share in [0, 1]
+ * each job is an SLO job with that probability and its queue is set to match (0 SLO, 1
+ * best effort); with a negative slo_share the generator's SLO classes (queue 0) are the
+ * SLO jobs. An SLO job's deadline is submit + run x (1 + slack / 100) (3Sigma §5's
+ * definition of slack), slack_pct for every job, or, when negative, drawn per job from
+ * 20/40/60/80% (the paper's default); other jobs get deadline 0 (best effort). Draws come
+ * from a generator seeded with `seed`.
+ */
+void rusk_e2e_deadlines(rusk_jobtrace *t, uint64_t seed, double slack_pct, double slo_share);
+
+/*
+ * rusk_e2e_scale_load: stretches or compresses the submission times (relative to the first
+ * job's) so that the work offered, sum of procs x run, is `load` times what `capacity`
+ * cores give over the submission span (3Sigma §5: "offered load"). Returns the factor
+ * applied (1 for fewer than two jobs or no work).
+ */
+double rusk_e2e_scale_load(rusk_jobtrace *t, uint32_t capacity, double load);
 
 /* The predictor's view of a job: user, executable (job name), requested processors (else
  * allocated), queue; -1 fields are RUSK_JOB_UNKNOWN. */

@@ -189,5 +189,6 @@ int rusk_cmd_classify(int argc, char **argv);
 /* `rusk classify --alloc` (classify_alloc.c). */
 int rusk_cmd_classify_alloc(int argc, char **argv);
 int rusk_cmd_predict(int argc, char **argv);
+int rusk_cmd_plan(int argc, char **argv);
 
 #endif

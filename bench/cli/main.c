@@ -32,6 +32,7 @@ static void usage(void)
 	     "  classify workload classification (Quasar §3.2): error per classification at\n"
 	     "           1..8 profiling entries, timing against training size, feedback; --json\n"
 	     "  predict  TRACE|--generate N: runtime-distribution predictor's accuracy (3Sigma)\n"
+	     "  plan     3σSched against point-estimate, priority and FIFO schedulers (3Sigma)\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
 	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input, 3 run or sim\n"
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
 		return rusk_cmd_classify(argc - 1, argv + 1);
 	if (strcmp(argv[1], "predict") == 0)
 		return rusk_cmd_predict(argc - 1, argv + 1);
+	if (strcmp(argv[1], "plan") == 0)
+		return rusk_cmd_plan(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
 }

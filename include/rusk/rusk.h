@@ -9,6 +9,7 @@
 #include <rusk/cluster.h>
 #include <rusk/dispatch.h>
 #include <rusk/error.h>
+#include <rusk/plan.h>
 #include <rusk/predict.h>
 #include <rusk/ru.h>
 #include <rusk/sched.h>

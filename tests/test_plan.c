@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * 3σSched (rusk/plan.h, 3Sigma §3-4): expected utility integrated over a constructed
+ * distribution (the paper's §4.3.4 example), determinism of the planner from a seed, the
+ * solver's time budget and greedy fallback, the MILP beating the greedy plan where the
+ * greedy is suboptimal, preemption, under-estimate handling, the baselines, and the E2E
+ * generator's deadlines and load scaling.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rusk/plan.h>
+
+#include "jobtrace.h"
+#include "rng.h"
+
+/* A histogram of n runtimes evenly spread over [lo, hi]. */
+static void uniform_dist(rusk_dist *d, double lo, double hi, int n)
+{
+	rusk_dist_init(d);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(rusk_dist_add(d, lo + (hi - lo) * i / (n - 1)), RUSK_OK);
+}
+
+/* 3Sigma §4.3.4, scenario 1: runtime ~ U(0, 10) min, deadline 15 min after submission,
+ * start options every 2.5 min: expected utility 1 up to 5 min, then 0.75, 0.5, 0.25, 0.
+ * Scenario 2, U(2.5, 7.5): 1 up to 7.5 min, then falling. */
+static void test_expected_utility_paper(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 1);
+	p.oe = RUSK_PLAN_OE_OFF;
+	rusk_dist d;
+	uniform_dist(&d, 0, 600, 4001);
+	rusk_plan_job j = {.id = 1, .cores = 1, .submit_s = 0, .deadline_s = 900, .dist = &d};
+	static const double want1[] = {1, 1, 1, 0.75, 0.5, 0.25, 0, 0};
+	for (int k = 0; k < 8; k++) {
+		double eu = rusk_plan_expected_utility(&p, &j, 150.0 * k);
+		assert_true(fabs(eu - want1[k]) < 0.01);
+	}
+	uniform_dist(&d, 150, 450, 4001);
+	static const double want2[] = {1, 1, 1, 1, 0.5, 0};
+	static const double at2[] = {0, 150, 300, 450, 600, 750};
+	for (int k = 0; k < 6; k++)
+		assert_true(fabs(rusk_plan_expected_utility(&p, &j, at2[k]) - want2[k]) < 0.01);
+
+	/* Over-estimate handling on: after the deadline the utility decays linearly from
+	 * oe_utility to 0 over one more window; a job certain to end 450 s late (half the
+	 * 900 s window) is worth oe_utility / 2. */
+	p.oe = RUSK_PLAN_OE_ALWAYS;
+	uniform_dist(&d, 1349, 1351, 101);
+	double eu = rusk_plan_expected_utility(&p, &j, 0);
+	assert_true(fabs(eu - p.oe_utility * 0.5) < 0.01);
+	/* Adaptive: only jobs with P(runtime <= deadline - submit) < oe_threshold. */
+	p.oe = RUSK_PLAN_OE_ADAPTIVE;
+	assert_true(fabs(rusk_plan_expected_utility(&p, &j, 0) - p.oe_utility * 0.5) < 0.01);
+	uniform_dist(&d, 0, 2000, 2001); /* P(<= 900) = 0.45: handling off */
+	assert_true(fabs(rusk_plan_expected_utility(&p, &j, 0) - 0.45) < 0.01);
+
+	/* BE: linear in latency from be_utility to be_floor of it at be_decay_s. Over
+	 * U(0, 600) started at 0, the mean latency is 300 s: E = u (1 - 0.9 x 300 / 3600). */
+	uniform_dist(&d, 0, 600, 4001);
+	j.deadline_s = 0;
+	double want_be = p.be_utility * (1 - (1 - p.be_floor) * 300 / p.be_decay_s);
+	assert_true(fabs(rusk_plan_expected_utility(&p, &j, 0) - want_be) < 1e-3);
+
+	/* Point modes: the utility at the point. */
+	rusk_plan_params_init(&p, RUSK_PLAN_POINT_REAL, 1);
+	j.deadline_s = 900;
+	j.estimate_s = 800;
+	assert_true(rusk_plan_expected_utility(&p, &j, 100) == 1);
+	assert_true(rusk_plan_expected_utility(&p, &j, 101) == 0);
+	j.cores = 2; /* wider than the cluster */
+	assert_true(isnan(rusk_plan_expected_utility(&p, &j, 0)));
+}
+
+typedef struct trace_rec {
+	size_t n;
+	uint64_t h; /* hash of every action and time */
+	rusk_plan_stats st;
+} trace_rec;
+
+/* Drives a planner in virtual time over `jobs` random jobs of seed `seed`; returns a hash
+ * of the actions. */
+static void drive(rusk_plan_mode m, uint64_t seed, int jobs, bool milp, trace_rec *out)
+{
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, m, 64);
+	p.budget_s = 30; /* never the limit here: the plan must not depend on timing */
+	p.milp = milp;
+	rusk_plan *pl;
+	char err[128];
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
+	rusk_rng r;
+	rusk_rng_seed(&r, seed, 7);
+	double *run = calloc(jobs, sizeof *run), *end = calloc(jobs, sizeof *end);
+	uint32_t *cores = calloc(jobs, sizeof *cores);
+	rusk_plan_action *acts = malloc((jobs + 1) * sizeof *acts);
+	uint32_t free_c = 64;
+	uint64_t h = 1469598103934665603ull;
+	int next = 0;
+	for (double now = 0; now < 20000 && (next < jobs || rusk_plan_size(pl) > 0); now += 10) {
+		for (int i = 0; i < jobs; i++)
+			if (end[i] > 0 && end[i] <= now) {
+				assert_int_equal(rusk_plan_complete(pl, (uint64_t)i, now), RUSK_OK);
+				free_c += cores[i];
+				end[i] = 0;
+			}
+		while (next < jobs && next * 20.0 <= now) {
+			rusk_dist d;
+			double med = 60 + 600 * rusk_rng_unit(&r);
+			uniform_dist(&d, med * 0.5, med * 1.5, 50);
+			run[next] = med * (0.5 + rusk_rng_unit(&r));
+			cores[next] = 1 + rusk_rng_below(&r, 16);
+			bool slo = rusk_rng_unit(&r) < 0.5;
+			rusk_plan_job j = {.id = (uint64_t)next,
+			                   .cores = cores[next],
+			                   .submit_s = now,
+			                   .deadline_s = slo ? now + run[next] * 1.4 : 0,
+			                   .estimate_s = med,
+			                   .true_run_s = run[next],
+			                   .dist = &d};
+			assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+			next++;
+		}
+		size_t n;
+		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, jobs + 1, &n, NULL),
+		                 RUSK_OK);
+		for (size_t a = 0; a < n; a++) {
+			uint64_t id = acts[a].id;
+			h = (h ^ (id * 4 + acts[a].act) ^ (uint64_t)now) * 1099511628211ull;
+			if (acts[a].act == RUSK_PLAN_START) {
+				assert_true(cores[id] <= free_c);
+				free_c -= cores[id];
+				end[id] = now + run[id];
+			} else if (acts[a].act == RUSK_PLAN_PREEMPT ||
+			           acts[a].act == RUSK_PLAN_KILL) {
+				free_c += cores[id];
+				end[id] = 0;
+			}
+		}
+		out->n += n;
+	}
+	out->h = h;
+	rusk_plan_stats_get(pl, &out->st);
+	rusk_plan_destroy(pl);
+	free(run);
+	free(end);
+	free(cores);
+	free(acts);
+}
+
+static void test_determinism(void **state)
+{
+	(void)state;
+	for (int m = 0; m < RUSK_PLAN_MODES; m++) {
+		trace_rec a = {0}, b = {0}, c = {0};
+		const int jobs = 40;
+		drive((rusk_plan_mode)m, 42, jobs, true, &a);
+		drive((rusk_plan_mode)m, 42, jobs, true, &b);
+		drive((rusk_plan_mode)m, 43, jobs, true, &c);
+		assert_true(a.n >= (size_t)jobs); /* every job started or dropped */
+		assert_true(a.h == b.h && a.n == b.n);
+		assert_true(a.h != c.h);
+		printf("%s: %llu ticks, %.1f ms planning in all, %.2f ms at most\n",
+		       rusk_plan_mode_name((rusk_plan_mode)m), (unsigned long long)a.st.ticks,
+		       a.st.solve_s_sum * 1e3, a.st.solve_s_max * 1e3);
+		if (m == RUSK_PLAN_3SIGMA || m == RUSK_PLAN_POINT_REAL ||
+		    m == RUSK_PLAN_POINT_PERFECT)
+			assert_true(a.st.how[RUSK_PLAN_HOW_MILP] > 0);
+	}
+}
+
+/* A big instance and a 1 ms budget: the greedy plan is used, and the tick returns soon
+ * after the budget. */
+static void test_budget(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 1000);
+	p.slots = 64;
+	p.max_jobs = 4096;
+	p.budget_s = 0.001;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_rng r;
+	rusk_rng_seed(&r, 5, 1);
+	const int n = 1500;
+	for (int i = 0; i < n; i++) {
+		rusk_dist d;
+		double med = 60 + 3000 * rusk_rng_unit(&r);
+		uniform_dist(&d, med * 0.2, med * 3, 40);
+		rusk_plan_job j = {.id = (uint64_t)i,
+		                   .cores = 1 + rusk_rng_below(&r, 64),
+		                   .submit_s = 0,
+		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2 : 0,
+		                   .dist = &d};
+		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+	}
+	rusk_plan_action *acts = malloc((n + 1) * sizeof *acts);
+	size_t na;
+	rusk_plan_tick_info info;
+	assert_int_equal(rusk_plan_tick(pl, 0, 1000, acts, (size_t)n - 1, &na, &info), RUSK_ERANGE);
+	assert_int_equal(rusk_plan_tick(pl, 0, 1000, acts, (size_t)n, &na, &info), RUSK_OK);
+	assert_int_equal(info.how, RUSK_PLAN_HOW_GREEDY_TIME);
+	assert_true(info.planned == (uint32_t)n);
+	/* The budget bounds the solver; valuing 1500 jobs x 7 options and the greedy plan
+	 * come on top (8 ms in Release, 21 ms under ASan, on the loaded 2-core machine). */
+	printf("budget 1 ms, %d jobs: tick took %.1f ms\n", n, info.solve_s * 1e3);
+	assert_true(info.solve_s < 0.5);
+	assert_true(na > 0);
+	for (size_t a = 0; a < na; a++)
+		assert_int_equal(acts[a].act, RUSK_PLAN_START);
+	rusk_plan_stats st;
+	rusk_plan_stats_get(pl, &st);
+	assert_true(st.how[RUSK_PLAN_HOW_GREEDY_TIME] == 1);
+	free(acts);
+	rusk_plan_destroy(pl);
+}
+
+/* A mid-size instance whose branch-and-cut runs: a 20 ms budget holds within a margin for
+ * the valuation and the machine's load, whichever plan comes out. */
+static void test_budget_solver(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 256);
+	p.max_jobs = 200;
+	p.mip_gap = 0;
+	p.budget_s = 0.02;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_rng r;
+	rusk_rng_seed(&r, 9, 1);
+	const int n = 200;
+	for (int i = 0; i < n; i++) {
+		rusk_dist d;
+		double med = 60 + 1200 * rusk_rng_unit(&r);
+		uniform_dist(&d, med * 0.3, med * 2, 40);
+		rusk_plan_job j = {.id = (uint64_t)i,
+		                   .cores = 1 + rusk_rng_below(&r, 64),
+		                   .submit_s = 0,
+		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2.5 : 0,
+		                   .dist = &d};
+		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+	}
+	rusk_plan_action *acts = malloc((n + 1) * sizeof *acts);
+	size_t na;
+	rusk_plan_tick_info info;
+	assert_int_equal(rusk_plan_tick(pl, 0, 256, acts, (size_t)n, &na, &info), RUSK_OK);
+	printf("budget 20 ms, %d jobs, %u options: %s plan, tick took %.1f ms\n", n, info.options,
+	       info.how == RUSK_PLAN_HOW_MILP        ? "MILP"
+	       : info.how == RUSK_PLAN_HOW_MILP_TIME ? "MILP (budget)"
+	                                             : "greedy",
+	       info.solve_s * 1e3);
+	assert_true(info.how == RUSK_PLAN_HOW_MILP || info.how == RUSK_PLAN_HOW_MILP_TIME ||
+	            info.how == RUSK_PLAN_HOW_GREEDY_TIME);
+	assert_true(info.solve_s < 0.02 + 0.3);
+	assert_true(info.utility >= info.greedy_utility - 1e-9);
+	free(acts);
+	rusk_plan_destroy(pl);
+}
+
+/* Capacity 2, one slot: A wants both cores, B and C one each, all sure to meet their
+ * deadlines. The greedy plan takes A first (earliest deadline, ties broken by rank) and
+ * earns 1; the MILP starts B and C and earns 2. */
+static void test_milp_beats_greedy(void **state)
+{
+	(void)state;
+	for (int milp = 0; milp <= 1; milp++) {
+		rusk_plan_params p;
+		rusk_plan_params_init(&p, RUSK_PLAN_POINT_PERFECT, 2);
+		p.slots = 1;
+		p.milp = milp;
+		rusk_plan *pl;
+		assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+		rusk_plan_job a = {.id = 10, .cores = 2, .deadline_s = 100, .true_run_s = 10};
+		rusk_plan_job b = {.id = 11, .cores = 1, .deadline_s = 101, .true_run_s = 10};
+		rusk_plan_job c = {.id = 12, .cores = 1, .deadline_s = 102, .true_run_s = 10};
+		assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+		assert_int_equal(rusk_plan_submit(pl, &b), RUSK_OK);
+		assert_int_equal(rusk_plan_submit(pl, &c), RUSK_OK);
+		assert_int_equal(rusk_plan_submit(pl, &c), RUSK_EINVAL); /* duplicate id */
+		rusk_plan_action acts[4];
+		size_t n;
+		rusk_plan_tick_info info;
+		assert_int_equal(rusk_plan_tick(pl, 0, 2, acts, 4, &n, &info), RUSK_OK);
+		if (milp) {
+			assert_int_equal(info.how, RUSK_PLAN_HOW_MILP);
+			assert_true(info.utility >= info.greedy_utility + 0.9);
+			assert_int_equal(n, 2);
+			assert_true(acts[0].id != 10 && acts[1].id != 10);
+		} else {
+			assert_int_equal(info.how, RUSK_PLAN_HOW_GREEDY);
+			assert_int_equal(n, 1);
+			assert_int_equal(acts[0].id, 10);
+		}
+		assert_true(info.utility >= info.greedy_utility - 1e-9);
+		rusk_plan_destroy(pl);
+	}
+}
+
+/* A BE job holds the whole cluster; an SLO job arrives that must start now to make its
+ * deadline: the planner preempts the BE job. Prio does too; FIFO never. */
+static void test_preemption(void **state)
+{
+	(void)state;
+	static const rusk_plan_mode modes[] = {RUSK_PLAN_POINT_PERFECT, RUSK_PLAN_PRIO,
+	                                       RUSK_PLAN_FIFO};
+	for (int k = 0; k < 3; k++) {
+		rusk_plan_params p;
+		rusk_plan_params_init(&p, modes[k], 4);
+		rusk_plan *pl;
+		assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+		rusk_plan_job be = {.id = 1, .cores = 4, .estimate_s = 5000, .true_run_s = 5000};
+		assert_int_equal(rusk_plan_submit(pl, &be), RUSK_OK);
+		rusk_plan_action acts[4];
+		size_t n;
+		assert_int_equal(rusk_plan_tick(pl, 0, 4, acts, 4, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_int_equal(acts[0].act, RUSK_PLAN_START);
+		rusk_plan_job slo = {.id = 2,
+		                     .cores = 2,
+		                     .submit_s = 10,
+		                     .deadline_s = 400,
+		                     .estimate_s = 300,
+		                     .true_run_s = 300};
+		assert_int_equal(rusk_plan_submit(pl, &slo), RUSK_OK);
+		assert_int_equal(rusk_plan_tick(pl, 10, 0, acts, 4, &n, NULL), RUSK_OK);
+		if (modes[k] == RUSK_PLAN_FIFO) {
+			assert_int_equal(n, 0);
+		} else {
+			assert_int_equal(n, 2);
+			assert_int_equal(acts[0].act, RUSK_PLAN_PREEMPT);
+			assert_int_equal(acts[0].id, 1);
+			assert_int_equal(acts[1].act, RUSK_PLAN_START);
+			assert_int_equal(acts[1].id, 2);
+		}
+		/* Past its deadline the pending SLO job is dropped (FIFO) or, running, killed. */
+		assert_int_equal(rusk_plan_tick(pl, 401, 2, acts, 4, &n, NULL), RUSK_OK);
+		assert_true(n >= 1);
+		assert_int_equal(acts[0].act,
+		                 modes[k] == RUSK_PLAN_FIFO ? RUSK_PLAN_DROP : RUSK_PLAN_KILL);
+		assert_int_equal(rusk_plan_tick(pl, 300, 2, acts, 4, &n, NULL), RUSK_EINVAL);
+		rusk_plan_destroy(pl);
+	}
+}
+
+/* §4.2.1: a running job that outlives its estimate is believed to end 1, 2, 4, ... slots
+ * later, and its cores are not counted free until then. */
+static void test_under_estimate(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_POINT_REAL, 4);
+	p.slot_s = 10;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_plan_job a = {.id = 1, .cores = 4, .deadline_s = 0, .estimate_s = 20};
+	assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+	rusk_plan_action acts[4];
+	size_t n;
+	assert_int_equal(rusk_plan_tick(pl, 0, 4, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 1);
+	rusk_plan_stats st;
+	uint64_t steps[6];
+	const double at[6] = {15, 20, 30, 45, 70, 75};
+	for (int k = 0; k < 6; k++) {
+		assert_int_equal(rusk_plan_tick(pl, at[k], 0, acts, 4, &n, NULL), RUSK_OK);
+		rusk_plan_stats_get(pl, &st);
+		steps[k] = st.ue_steps;
+	}
+	/* end 20 (estimate) -> 30 (+1 slot) -> 50 (+2) -> 90 (+4): at 15 none, at 20 one,
+	 * at 30 two, at 45 still two, at 70 three. */
+	assert_int_equal(steps[0], 0);
+	assert_int_equal(steps[1], 1);
+	assert_int_equal(steps[2], 2);
+	assert_int_equal(steps[3], 2);
+	assert_int_equal(steps[4], 3);
+	assert_int_equal(steps[5], 3);
+	assert_int_equal(rusk_plan_complete(pl, 1, 80), RUSK_OK);
+	assert_int_equal(rusk_plan_complete(pl, 1, 80), RUSK_EINVAL);
+	assert_int_equal(rusk_plan_size(pl), 0);
+	rusk_plan_destroy(pl);
+}
+
+static void test_params(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan *pl = NULL;
+	char err[128];
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 0);
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "capacity"));
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8);
+	p.slots = 0;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "slots"));
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8);
+	p.budget_s = 0;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "budget_s"));
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8);
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
+	rusk_plan_job j = {.id = 1, .cores = 9};
+	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL);
+	j.cores = 1;
+	j.submit_s = 10;
+	j.deadline_s = 5; /* before the submission */
+	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL);
+	rusk_plan_destroy(pl);
+	assert_string_equal(rusk_plan_mode_name(RUSK_PLAN_POINT_REAL), "point-real");
+	assert_string_equal(rusk_plan_mode_name(RUSK_PLAN_MODES), "?");
+}
+
+/* The generator's deadlines follow §5's slack definition; the load scaling hits it. */
+static void test_e2e_deadlines(void **state)
+{
+	(void)state;
+	rusk_jobtrace t;
+	char err[128];
+	assert_int_equal(rusk_e2e_generate(2000, 3, &t, err, sizeof err), RUSK_OK);
+	rusk_e2e_deadlines(&t, 3, -1, 0.5);
+	size_t slo = 0, seen[4] = {0};
+	for (size_t i = 0; i < t.n; i++) {
+		const rusk_tjob *j = &t.jobs[i];
+		if (j->deadline_s == 0) {
+			assert_int_equal(j->queue, 1);
+			continue;
+		}
+		assert_int_equal(j->queue, 0);
+		slo++;
+		double slack = (j->deadline_s - j->submit_s - j->run_s) / j->run_s * 100;
+		int k = (int)lround(slack / 20) - 1;
+		assert_true(k >= 0 && k < 4 && fabs(slack - 20 * (k + 1)) < 1e-6);
+		seen[k]++;
+	}
+	assert_true(slo > 900 && slo < 1100);
+	for (int k = 0; k < 4; k++)
+		assert_true(seen[k] > 150);
+	double f = rusk_e2e_scale_load(&t, 256, 1.4);
+	assert_true(f > 0);
+	double work = 0;
+	for (size_t i = 0; i < t.n; i++)
+		work += (double)t.jobs[i].procs * t.jobs[i].run_s;
+	double span = t.jobs[t.n - 1].submit_s - t.jobs[0].submit_s;
+	assert_true(fabs(work / (256 * span) - 1.4) < 1e-6);
+	rusk_jobtrace_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_expected_utility_paper),
+	        cmocka_unit_test(test_determinism),
+	        cmocka_unit_test(test_budget),
+	        cmocka_unit_test(test_budget_solver),
+	        cmocka_unit_test(test_milp_beats_greedy),
+	        cmocka_unit_test(test_preemption),
+	        cmocka_unit_test(test_under_estimate),
+	        cmocka_unit_test(test_params),
+	        cmocka_unit_test(test_e2e_deadlines),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
