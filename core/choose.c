@@ -858,6 +858,47 @@ static void select_scores(uint16_t *x, uint32_t n, uint32_t k)
 	}
 }
 
+/* Sum of the k largest (largest) or k smallest of x[0..n) by insertion into a sorted
+ * list of k: one compare for most values when k is small. */
+static uint64_t extreme_sum(const uint16_t *x, uint32_t n, uint32_t k, bool largest)
+{
+	uint16_t keep[16];
+	uint32_t got = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t v = x[i];
+		if (got == k && (largest ? v <= keep[k - 1] : v >= keep[k - 1]))
+			continue;
+		uint32_t j = got < k ? got++ : k - 1;
+		while (j > 0 && (largest ? v > keep[j - 1] : v < keep[j - 1])) {
+			keep[j] = keep[j - 1];
+			j--;
+		}
+		keep[j] = v;
+	}
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < got; i++)
+		sum += keep[i];
+	return sum;
+}
+
+/* Sum of the m largest of x[0..n) (0 < m <= n; x may be reordered): insertion when m or
+ * n - m is small, else a quickselect. */
+static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
+{
+	uint64_t sum = 0;
+	if (m <= 16)
+		return extreme_sum(x, n, m, true);
+	if (n - m <= 16) {
+		for (uint32_t i = 0; i < n; i++)
+			sum += x[i];
+		return n == m ? sum : sum - extreme_sum(x, n, n - m, false);
+	}
+	select_scores(x, n, m);
+	for (uint32_t i = 0; i < m; i++)
+		sum += x[i];
+	return sum;
+}
+
 /*
  * The slot-score model's value of a machine for an m-RU task: the mean score of its best m
  * free RUs in the view, by selection over the scores (O(free RUs)) rather than an ordered
@@ -870,6 +911,17 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 	uint32_t n = 0;
 	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
 	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
+	/* Free RUs first, by popcount: a machine without m of them costs no score load. */
+	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
+		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
+		if (b_end < (b / 64 + 1) * 64)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		n += (uint32_t)__builtin_popcountll(w);
+	}
+	*n_free = n;
+	if (n < m)
+		return -INFINITY;
+	n = 0;
 	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
 		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
 		if (b_end < (b / 64 + 1) * 64)
@@ -878,15 +930,7 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 			sc[n++] =
 			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
 	}
-	*n_free = n;
-	if (n < m)
-		return -INFINITY;
-	if (m < n)
-		select_scores(sc, n, m);
-	uint64_t sum = 0;
-	for (uint32_t i = 0; i < m; i++)
-		sum += sc[i];
-	return (double)sum / m / 1000.0;
+	return (double)top_sum(sc, n, m) / m / 1000.0;
 }
 
 /*
