@@ -756,6 +756,24 @@ static void report_choice(const rusk_agent *a, const dctx *d, const cand *best, 
 	pl->preferred = pref;
 }
 
+/* A decision's first steps, the general one's and a vector task's: room for the task's RUs
+ * in the view, R from the guarantee, the partitions in the strategy's order, the
+ * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. */
+static int decision_start(rusk_agent *a, const dctx *d, rusk_strategy s, rusk_placement *pl,
+                          uint64_t now, uint32_t *R, uint32_t *n_parts)
+{
+	uint64_t view_free = rusk_view_total_free_(a->v);
+	if (view_free < d->t->rus)
+		return RUSK_EAGAIN;
+	*R = sample_r(a, s, view_free);
+	pl->sample_size = *R;
+	*n_parts = partition_order(a, d, s);
+	if (*n_parts == 0)
+		return RUSK_EAGAIN;
+	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	return RUSK_OK;
+}
+
 /*
  * The general decision on the view (any strategy, size and placement): R from the
  * guarantee, partitions in the strategy's order, the preferred machines, candidates drawn
@@ -766,16 +784,10 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
                        rusk_placement *pl, uint64_t now)
 {
 	const rusk_task *t = d->t;
-	uint32_t m = t->rus;
-	uint64_t view_free = rusk_view_total_free_(a->v);
-	if (view_free < m)
-		return RUSK_EAGAIN;
-	uint32_t R = sample_r(a, s, view_free);
-	pl->sample_size = R;
-	uint32_t n_parts = partition_order(a, d, s);
-	if (n_parts == 0)
-		return RUSK_EAGAIN;
-	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	uint32_t m = t->rus, R, n_parts;
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	if (rc != RUSK_OK)
+		return rc;
 	uint8_t place = t->placement;
 	bool grouped = place == RUSK_PLACE_MACHINE || place == RUSK_PLACE_RACK;
 	size_t want = grouped ? R : (size_t)R * m;
@@ -1061,15 +1073,10 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
                       rusk_placement *pl, uint64_t now)
 {
 	const rusk_task *t = d->t;
-	uint32_t m = t->rus;
-	uint64_t view_free = rusk_view_total_free_(a->v);
-	if (view_free < m)
-		return RUSK_EAGAIN;
-	uint32_t R = sample_r(a, s, view_free), n_parts = partition_order(a, d, s);
-	pl->sample_size = R;
-	if (n_parts == 0)
-		return RUSK_EAGAIN;
-	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	uint32_t m = t->rus, R, n_parts;
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	if (rc != RUSK_OK)
+		return rc;
 	if (m == 1 && !d->pack && s != RUSK_STRATEGY_QUALITY)
 		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
