@@ -394,6 +394,17 @@ int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
 	return RUSK_OK;
 }
 
+int rusk_plan_cancel(rusk_plan *p, uint64_t id)
+{
+	if (p == NULL)
+		return RUSK_EINVAL;
+	pjob *j = find_job(p, id);
+	if (j == NULL)
+		return RUSK_EINVAL;
+	remove_at(p, (size_t)(j - p->jobs));
+	return RUSK_OK;
+}
+
 /* ---- one tick --------------------------------------------------------------------- */
 
 static double wall_s(void)

@@ -355,6 +355,40 @@ static void test_preemption(void **state)
 	}
 }
 
+/* rusk_plan_cancel forgets a pending or a running job without a completion; a preempted
+ * job cannot be completed (it is pending), only cancelled; unknown ids are refused. */
+static void test_cancel(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_FIFO, 4);
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_plan_job a = {.id = 1, .cores = 4, .estimate_s = 100, .true_run_s = 100};
+	rusk_plan_job b = {.id = 2, .cores = 4, .submit_s = 1, .estimate_s = 50, .true_run_s = 50};
+	assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+	assert_int_equal(rusk_plan_submit(pl, &b), RUSK_OK);
+	rusk_plan_action acts[4];
+	size_t n;
+	assert_int_equal(rusk_plan_tick(pl, 1, 4, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(acts[0].id, 1);                             /* running; 2 pending */
+	assert_int_equal(rusk_plan_complete(pl, 2, 2), RUSK_EINVAL); /* not running */
+	assert_int_equal(rusk_plan_cancel(pl, 2), RUSK_OK);
+	assert_int_equal(rusk_plan_size(pl), 1);
+	assert_int_equal(rusk_plan_cancel(pl, 1), RUSK_OK); /* running */
+	assert_int_equal(rusk_plan_size(pl), 0);
+	assert_int_equal(rusk_plan_cancel(pl, 1), RUSK_EINVAL);
+	assert_int_equal(rusk_plan_cancel(NULL, 1), RUSK_EINVAL);
+	/* The cancelled job's cores are free again: a new job starts at once. */
+	rusk_plan_job c = {.id = 3, .cores = 4, .submit_s = 3, .estimate_s = 10, .true_run_s = 10};
+	assert_int_equal(rusk_plan_submit(pl, &c), RUSK_OK);
+	assert_int_equal(rusk_plan_tick(pl, 3, 4, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(acts[0].id, 3);
+	rusk_plan_destroy(pl);
+}
+
 /* §4.2.1: a running job that outlives its estimate is believed to end 1, 2, 4, ... slots
  * later, and its cores are not counted free until then. */
 static void test_under_estimate(void **state)
@@ -467,6 +501,7 @@ int main(void)
 	        cmocka_unit_test(test_budget_solver),
 	        cmocka_unit_test(test_milp_beats_greedy),
 	        cmocka_unit_test(test_preemption),
+	        cmocka_unit_test(test_cancel),
 	        cmocka_unit_test(test_under_estimate),
 	        cmocka_unit_test(test_params),
 	        cmocka_unit_test(test_e2e_deadlines),

@@ -109,6 +109,53 @@ static void arrival_rus(run *R)
 	}
 }
 
+/* The trace's arrivals (raw, freed here) fitted to the run: the time scale, shifted copies
+ * for --rate, and the phase that covers them. 0 or an exit status. */
+static int expand_trace(run *R, run_cfg *cfgp, rusk_arrival *raw, size_t n_raw)
+{
+	run_cfg cfg = *cfgp;
+	char *trace_path = cfg.trace_path, *trace_note = cfg.trace_note;
+	const size_t note_len = sizeof cfg.trace_note;
+	double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
+	double run_s = cfg.n_phases * cfg.phase_s;
+	double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
+	double natural = n_raw / (span / scale);
+	uint32_t replicas = 1;
+	if (cfg.rate_set && cfg.rate > natural) {
+		double need = ceil(cfg.rate / natural);
+		if (need * n_raw > 1e9) { /* also keeps the cast below in range */
+			fprintf(stderr,
+			        "rusk: --rate %g: the trace has %zu tasks at %.3g tasks/s; "
+			        "%.3g copies would exceed 1e9 tasks\n",
+			        cfg.rate, n_raw, natural, need);
+			free(raw);
+			return RUSK_EXIT_USAGE;
+		}
+		replicas = (uint32_t)need;
+	}
+	R->trace = rusk_trace_expand(raw, n_raw, scale, replicas, &R->n_trace);
+	free(raw);
+	if (R->trace == NULL) {
+		fprintf(stderr, "rusk: --trace: out of memory expanding %zu tasks\n", n_raw);
+		return RUSK_EXIT_NOMEM;
+	}
+	cfg.trace_tasks = n_raw;
+	cfg.trace_span_s = span;
+	cfg.trace_scale = scale;
+	cfg.trace_replicas = replicas;
+	snprintf(trace_note, note_len,
+	         "trace %s: %zu tasks over %.3g s; time scale 1/%.4g -> %.1f s; %u shifted "
+	         "replica%s -> %zu tasks, %.0f tasks/s",
+	         trace_path, n_raw, span, scale, span / scale, replicas, replicas > 1 ? "s" : "",
+	         R->n_trace, R->n_trace / (span / scale));
+	cfg.n_phases = 1;
+	cfg.phases[0] = 100;
+	/* Shifted copies end less than one mean gap after the span. */
+	cfg.phase_s = fmax(span / scale, R->trace[R->n_trace - 1].t_s);
+	*cfgp = cfg;
+	return 0;
+}
+
 int drv_setup(run *R, cli_cluster *cc)
 {
 	run_cfg cfg = R->cfg;
@@ -117,9 +164,10 @@ int drv_setup(run *R, cli_cluster *cc)
 	if (cfg.quiet && (R->out = fopen("/dev/null", "w")) == NULL)
 		R->out = stdout;
 	char *trace_path = cfg.trace_path, *trace_note = cfg.trace_note;
-	const size_t path_len = sizeof cfg.trace_path, note_len = sizeof cfg.trace_note;
+	const size_t path_len = sizeof cfg.trace_path;
 	R->seed = cc->params.seed;
-	if (cfg.trace != NULL) {
+	bool e2e = cfg.trace != NULL && strcmp(cfg.trace, "e2e") == 0;
+	if (cfg.trace != NULL && !e2e) {
 		if (strcmp(cfg.trace, "openb") == 0) {
 			if (cli_openb_path("--trace", "openb_pod_list_default.csv", trace_path,
 			                   path_len) != 0)
@@ -144,43 +192,9 @@ int drv_setup(run *R, cli_cluster *cc)
 			fprintf(stderr, "rusk: --trace: %s\n", err);
 			return trc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 		}
-		double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
-		double run_s = cfg.n_phases * cfg.phase_s;
-		double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
-		double natural = n_raw / (span / scale);
-		uint32_t replicas = 1;
-		if (cfg.rate_set && cfg.rate > natural) {
-			double need = ceil(cfg.rate / natural);
-			if (need * n_raw > 1e9) { /* also keeps the cast below in range */
-				fprintf(stderr,
-				        "rusk: --rate %g: the trace has %zu tasks at %.3g tasks/s; "
-				        "%.3g copies would exceed 1e9 tasks\n",
-				        cfg.rate, n_raw, natural, need);
-				free(raw);
-				return RUSK_EXIT_USAGE;
-			}
-			replicas = (uint32_t)need;
-		}
-		R->trace = rusk_trace_expand(raw, n_raw, scale, replicas, &R->n_trace);
-		free(raw);
-		if (R->trace == NULL) {
-			fprintf(stderr, "rusk: --trace: out of memory expanding %zu tasks\n",
-			        n_raw);
-			return RUSK_EXIT_NOMEM;
-		}
-		cfg.trace_tasks = n_raw;
-		cfg.trace_span_s = span;
-		cfg.trace_scale = scale;
-		cfg.trace_replicas = replicas;
-		snprintf(trace_note, note_len,
-		         "trace %s: %zu tasks over %.3g s; time scale 1/%.4g -> %.1f s; %u shifted "
-		         "replica%s -> %zu tasks, %.0f tasks/s",
-		         trace_path, n_raw, span, scale, span / scale, replicas,
-		         replicas > 1 ? "s" : "", R->n_trace, R->n_trace / (span / scale));
-		cfg.n_phases = 1;
-		cfg.phases[0] = 100;
-		/* Shifted copies end less than one mean gap after the span. */
-		cfg.phase_s = fmax(span / scale, R->trace[R->n_trace - 1].t_s);
+		int erc = expand_trace(R, &cfg, raw, n_raw);
+		if (erc != 0)
+			return erc;
 	}
 	R->cfg = cfg;
 	/* Outputs before the run: a path that cannot be written is refused now, not after
@@ -207,6 +221,24 @@ int drv_setup(run *R, cli_cluster *cc)
 	int brc = cli_cluster_build(cc, &R->c, &build_s);
 	if (brc != RUSK_OK)
 		return brc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	if (e2e) { /* generated now: the cluster's RUs scale its load */
+		rusk_arrival *raw;
+		size_t n_raw;
+		snprintf(trace_path, path_len, "e2e");
+		/* In virtual time the workload keeps its own clock: squeezing hours into the
+		 * run's length would make the agents' view syncs (G) minutes of trace time. */
+		if (cfg.sim && !(cfg.time_scale > 0))
+			cfg.time_scale = 1;
+		int grc = drv_sched_e2e(R, &raw, &n_raw, err, sizeof err);
+		if (grc != RUSK_OK) {
+			fprintf(stderr, "rusk: --trace e2e: %s\n", err);
+			return grc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		}
+		int erc = expand_trace(R, &cfg, raw, n_raw);
+		if (erc != 0)
+			return erc;
+		R->cfg = cfg;
+	}
 	if (R->trace != NULL &&
 	    rusk_trace_check_preferred(R->trace, R->n_trace, rusk_cluster_machines(R->c),
 	                               trace_path, err, sizeof err) != RUSK_OK) {
@@ -227,8 +259,12 @@ int drv_setup(run *R, cli_cluster *cc)
 	R->n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
 	if (R->trace != NULL)
 		R->n_tasks_cap = R->n_trace;
+	if (cfg.sched >= 0) /* a preempted job restarts in a new slot while its old one ends */
+		R->n_tasks_cap = 2 * R->n_tasks_cap + 1024;
 	int crc = drv_cls_setup(R, cc); /* --classify: workloads and model, off the run */
 	if (crc != 0)
+		return crc;
+	if ((crc = drv_sched_setup(R)) != 0) /* --sched: planner and predictor */
 		return crc;
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
 	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
@@ -427,6 +463,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 	}
 	if (R->cls != NULL) /* --classify: true-profile Q, shadow sums, feedback */
 		drv_cls_event(R, ev);
+	if (R->sched != NULL) /* --sched: placements and completions for the planner */
+		drv_sched_event(R, ev);
 }
 
 int drv_dispatch(run *R, const char *cmd)
@@ -479,6 +517,7 @@ void drv_free(run *R)
 	free(R->medians);
 	drv_vec_free(R);
 	drv_cls_free(R);
+	drv_sched_free(R);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R->c); /* detaches admission control too */
 }

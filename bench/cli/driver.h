@@ -64,6 +64,13 @@ typedef struct run_cfg {
 	bool target;               /* --target on: sizes from targets (classify_run.c) */
 	bool cls_fb_full;          /* --cls-feedback full: whole rows back (classify_run.c) */
 	uint32_t ru_milli;         /* --ru-milli: milli-cores per RU (trace cpu_milli) */
+	/* 3Sigma in the scheduling loop (sched_run.c): --sched (-1 off, else a
+	 * rusk_plan_mode), the E2E-like workload of --trace e2e, deadlines for tasks without
+	 * one, and the planner's clock (trace seconds; 0: the defaults sched_run.c states). */
+	int sched;
+	uint64_t e2e_jobs, e2e_train;
+	double slack, slo_share, offered_load;
+	double plan_tick_s, plan_slot_s, plan_budget_ms, drain_s;
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -126,11 +133,13 @@ typedef struct drv_gen {
 
 typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
+typedef struct drv_sched drv_sched;
 
 typedef struct run {
 	run_cfg cfg;
-	drv_vec *vec; /* vector resources of the trace (vecrep.c); NULL: RUs only */
-	drv_cls *cls; /* --classify on|oracle (classify_run.c); NULL: off */
+	drv_vec *vec;     /* vector resources of the trace (vecrep.c); NULL: RUs only */
+	drv_cls *cls;     /* --classify on|oracle (classify_run.c); NULL: off */
+	drv_sched *sched; /* --sched (sched_run.c); NULL: off, arrivals go to the agents */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -250,6 +259,39 @@ void drv_cls_second(run *R);
 void drv_cls_print(const run *R);
 void drv_cls_json(FILE *f, const run *R);
 void drv_cls_free(run *R);
+
+/* 3Sigma in the scheduling loop (sched_run.c: its design note says what each step does).
+ * With --sched, an arrival goes to the planner (drv_sched_arrival) instead of an agent;
+ * every planning cycle (drv_sched_tick, when drv_sched_due says) starts the jobs it chose
+ * through start() (the caller's submission to the agents) and stops preempted or killed
+ * ones through stop() (true: ended now; false: not placed yet, ended at its PLACED);
+ * drv_sched_event sees the dispatcher's events (PLACED, DONE, REJECTED) and feeds
+ * completions to the planner and the predictor. Calls are serialised by the module's own
+ * (recursive) mutex, so run's threads and sim's loop use it alike.
+ * drv_sched_e2e: --trace e2e's arrivals, after the cluster is built (its RUs scale the
+ * load); drv_sched_setup: the planner and predictor, once the time scale is known. */
+typedef rusk_dtask *(*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint32_t agent,
+                                          uint64_t now, void *ctx);
+typedef bool (*drv_sched_stop_fn)(run *R, rusk_dtask *j, uint64_t now, void *ctx);
+int drv_sched_e2e(run *R, rusk_arrival **out, size_t *n, char *err, size_t errlen);
+int drv_sched_setup(run *R);
+void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uint32_t agent,
+                       uint64_t now);
+uint64_t drv_sched_tick_ns(const run *R);
+void drv_sched_tick(run *R, uint64_t now, drv_sched_start_fn start, drv_sched_stop_fn stop,
+                    void *ctx);
+void drv_sched_event(run *R, rusk_dispatch_event *ev);
+/* The run is over: completions from now on (the stop's ends) are not the jobs' own; what
+ * still runs is unfinished. */
+void drv_sched_close(run *R);
+/* Jobs the planner still holds or runs (not yet done, dropped, killed or refused). */
+uint64_t drv_sched_live(run *R);
+/* Seconds the run may go on after the workload's end to resolve the planner's jobs. */
+double drv_sched_drain_s(const run *R);
+void drv_sched_print(run *R);
+void drv_sched_json(FILE *f, run *R);
+bool drv_sched_check(run *R, char *why, size_t len);
+void drv_sched_free(run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -395,8 +395,13 @@ static bool print_checks(const run *R, const summary *S)
 	if (S->stuck > 0)
 		fprintf(R->out, "; NO: %" PRIu64 " tasks that fit left queued on an idle cluster",
 		        S->stuck);
+	char why[256];
+	bool planner = R->sched == NULL || drv_sched_check((run *)R, why, sizeof why);
+	if (R->sched != NULL)
+		fprintf(R->out, "; every planner job resolved once: %s%s",
+		        planner ? "yes" : "NO: ", planner ? "" : why);
 	fprintf(R->out, "\n");
-	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0;
+	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && planner;
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -425,8 +430,11 @@ static void json_trace(FILE *f, const run_cfg *c, size_t n_trace)
 	fprintf(f,
 	        "\", \"format\": \"%s\", \"tasks\": %zu, \"span_s\": %.6g, \"time_scale\": "
 	        "%.6g, \"replicas\": %u, \"replayed_tasks\": %zu, \"replay_s\": %.6g",
-	        c->trace_format == RUSK_TRACE_OPENB ? "openb" : "csv", c->trace_tasks,
-	        c->trace_span_s, c->trace_scale, c->trace_replicas, n_trace, c->phase_s);
+	        c->trace_format == RUSK_TRACE_OPENB ? "openb"
+	        : strcmp(c->trace, "e2e") == 0      ? "e2e"
+	                                            : "csv",
+	        c->trace_tasks, c->trace_span_s, c->trace_scale, c->trace_replicas, n_trace,
+	        c->phase_s);
 	if (c->rate_set)
 		fprintf(f, ", \"rate_requested\": %.1f}", c->rate);
 	else
@@ -601,6 +609,8 @@ static int write_json(run *R, const summary *S)
 	json_quality(f, R, S);
 	if (R->cls != NULL)
 		drv_cls_json(f, R);
+	if (R->sched != NULL)
+		drv_sched_json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
 	int werr = ferror(f);
@@ -630,6 +640,8 @@ int drv_report(run *R, bool interrupted)
 		drv_vec_print(R);
 	if (R->cls != NULL)
 		drv_cls_print(R);
+	if (R->sched != NULL)
+		drv_sched_print(R);
 	print_syncs_groups(R, &S);
 	if (!print_checks(R, &S))
 		status = RUSK_EXIT_FAIL;

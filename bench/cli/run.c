@@ -12,6 +12,9 @@
  *   agents     the dispatcher's: queues, admission, priorities, preemption, placement;
  *              an idle agent parks and the next submission wakes it.
  *   completer  the dispatcher's: ends each placed task after its duration.
+ *   planner    --sched only (sched_run.c): arrivals go to the planner instead of the
+ *              agents; this thread runs a planning cycle every --plan-tick-s and submits
+ *              the jobs it starts, and closes the dispatcher once every job is resolved.
  * Accounting: submitted = placed - preempted + rejected + queued at the end, checked.
  *
  * Stopping. SIGINT or SIGTERM (drv_signals_install) stops the generator and the run, then
@@ -124,6 +127,17 @@ static void *gen_main(void *arg)
 				break; /* stopped during a gap: x was never submitted */
 			now = mono_ns();
 		}
+		if (R->sched != NULL) { /* to the planner: plan_main submits it when it starts */
+			run_agent *a;
+			rusk_dtask_spec spec;
+			if (drv_gen_task(R, &G, &x, grp, due > now ? now : due, &spec, &a)) {
+				drv_sched_arrival(R, &x, &spec, a->index, due > now ? now : due);
+			} else {
+				rusk_faa64(&R->submitted, 1, RUSK_RELAXED);
+				rusk_faa64(&R->rejected, 1, RUSK_RELAXED);
+			}
+			continue;
+		}
 		stat_add(&R->submitted, 1);
 		/* Submitted when it enters the queue, at most GEN_AHEAD_NS before its time: its
 		 * delay counts from then. A generator later than GEN_LEAD_NS counts its lag as
@@ -150,7 +164,51 @@ static void *gen_main(void *arg)
 	if (R->cls != NULL)
 		rusk_thread_unregister();
 	rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
-	rusk_dispatch_close(R->d); /* each agent stops once it has placed what it holds */
+	if (R->sched == NULL) /* else the planner closes it once its jobs are resolved */
+		rusk_dispatch_close(R->d); /* each agent stops once it has placed what it holds */
+	return NULL;
+}
+
+/* --sched: the planner started a job: it goes to its agent (counted as submitted there;
+ * two threads count now, hence the atomic adds). NULL when refused (REJECTED delivered). */
+static rusk_dtask *run_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t now, void *ctx)
+{
+	(void)now;
+	(void)ctx;
+	rusk_dtask *job = NULL;
+	rusk_faa64(&R->submitted, 1, RUSK_RELAXED);
+	int rc = rusk_dispatch_submit(R->d, agent, spec, &job);
+	if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE)
+		rusk_faa64(&R->refused, 1, RUSK_RELAXED);
+	else if (rc != RUSK_OK)
+		rusk_faa64(&R->rejected, 1, RUSK_RELAXED);
+	return rc == RUSK_OK ? job : NULL;
+}
+
+/* --sched: the planner stopped a job: ended now if it runs; false while it is queued (it
+ * ends at its PLACED event, which waits for this cycle's lock). */
+static bool run_stop(run *R, rusk_dtask *j, uint64_t now, void *ctx)
+{
+	(void)now;
+	(void)ctx;
+	return rusk_dispatch_complete(R->d, j) == RUSK_OK;
+}
+
+/* --sched: a planning cycle every --plan-tick-s until the workload is over and every job
+ * is resolved (or the run stops); then no more submissions. */
+static void *plan_main(void *arg)
+{
+	run *R = arg;
+	rusk_thread_register(); /* completing a job releases RUs */
+	uint64_t step = drv_sched_tick_ns(R), next = R->t0;
+	while (sleep_until(R, next)) {
+		drv_sched_tick(R, mono_ns(), run_start, run_stop, NULL);
+		if (rusk_load32((uint32_t *)&R->gen_done, RUSK_ACQUIRE) && drv_sched_live(R) == 0)
+			break;
+		next += step;
+	}
+	rusk_thread_unregister();
+	rusk_dispatch_close(R->d);
 	return NULL;
 }
 
@@ -188,8 +246,8 @@ static void start_call_rcu(void)
 
 /* The generator's thread (the dispatcher has its own). */
 typedef struct threads {
-	pthread_t gen;
-	bool gen_on, disp_on;
+	pthread_t gen, plan;
+	bool gen_on, disp_on, plan_on;
 } threads;
 
 /* Starts the dispatcher's threads, then the generator, with SIGINT and SIGTERM blocked in
@@ -205,6 +263,11 @@ static int start_threads(run *R, threads *th)
 	int err = rusk_dispatch_start(R->d) == RUSK_OK ? 0 : EAGAIN;
 	th->disp_on = err == 0;
 	const char *what = "the dispatcher's threads";
+	if (err == 0 && R->sched != NULL) {
+		err = pthread_create(&th->plan, NULL, plan_main, R);
+		th->plan_on = err == 0;
+		what = "the planner thread";
+	}
 	if (err == 0) {
 		err = pthread_create(&th->gen, NULL, gen_main, R);
 		th->gen_on = err == 0;
@@ -225,6 +288,10 @@ static void stop_threads(run *R, threads *th)
 	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE);
 	if (th->gen_on)
 		pthread_join(th->gen, NULL);
+	if (th->plan_on)
+		pthread_join(th->plan, NULL);
+	if (R->sched != NULL) /* the stop's ends are not the jobs' own completions */
+		drv_sched_close(R);
 	rusk_dispatch_stop(R->d, false);
 	for (uint32_t i = 0; R->d != NULL && i < R->cfg.agents; i++) {
 		R->ag[i].vs = R->ag[i].da->vs;
@@ -248,6 +315,7 @@ int rusk_cmd_run(int argc, char **argv)
 	}
 	const run_cfg *cfg = &R.cfg;
 	double total_s = cfg->n_phases * cfg->phase_s;
+	double drain_s = R.sched != NULL ? drv_sched_drain_s(&R) : 30;
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */
 	make_arenas();
 	start_call_rcu();
@@ -276,8 +344,9 @@ int rusk_cmd_run(int argc, char **argv)
 		uint64_t backlog = drv_second(&R, tty);
 		if (rusk_load32(&R.d->fail, RUSK_RELAXED))
 			drv_fail(&R, "in the dispatcher's threads");
-		bool drained = rusk_load32((uint32_t *)&R.gen_done, RUSK_ACQUIRE) && backlog == 0;
-		if (drained || R.secs > total_s + 30)
+		bool drained = rusk_load32((uint32_t *)&R.gen_done, RUSK_ACQUIRE) && backlog == 0 &&
+		               (R.sched == NULL || drv_sched_live(&R) == 0);
+		if (drained || R.secs > total_s + drain_s)
 			break;
 	}
 	bool interrupted = drv_stop_signal() != 0;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <rusk/plan.h>
+
 #include "driver.h"
 
 #define MAX_PHASES DRV_MAX_PHASES
@@ -87,11 +89,21 @@ static int opt_trace(const char *flag, const char *v, void *out)
 {
 	(void)flag;
 	if (v == NULL) {
-		fprintf(stderr, "rusk: --trace: needs a file (or openb)\n");
+		fprintf(stderr, "rusk: --trace: needs a file (or openb, or e2e)\n");
 		return -1;
 	}
 	*(const char **)out = v;
 	return 0;
+}
+
+/* --slack: a percentage, or mix (20/40/60/80% drawn per job: -1). */
+static int opt_slack(const char *flag, const char *v, void *out)
+{
+	if (v != NULL && strcmp(v, "mix") == 0) {
+		*(double *)out = -1;
+		return 0;
+	}
+	return cli_double(flag, v, 0, 10000, out);
 }
 
 /* `path` with its directory resolved (symbolic links, `.`, `..`) into buf: how a file that
@@ -180,6 +192,25 @@ static int check_classify(const run_cfg *cfg)
 	return 0;
 }
 
+/* --sched: its workload and what it does not combine with. */
+static int check_sched(const run_cfg *cfg)
+{
+	bool e2e = cfg->trace != NULL && strcmp(cfg->trace, "e2e") == 0;
+	if (e2e && cfg->sched < 0) {
+		fprintf(stderr, "rusk: --trace e2e needs --sched (it is 3Sigma's workload; "
+		                "--sched fifo runs it in arrival order)\n");
+		return -1;
+	}
+	if (cfg->sched >= 0 && (cfg->classify != DRV_CLS_OFF || cfg->priority_share > 0)) {
+		fprintf(stderr,
+		        "rusk: --sched does not combine with %s (the planner decides "
+		        "what starts; a task it did not start must not run)\n",
+		        cfg->classify != DRV_CLS_OFF ? "--classify" : "--priority-share");
+		return -1;
+	}
+	return 0;
+}
+
 /* The flags both commands take, then the cluster options. */
 static void usage_flags(void)
 {
@@ -250,6 +281,26 @@ static void usage_flags(void)
 	     "  --target on|off       with --classify: a task states a completion time (trace\n"
 	     "                        column target_s, else duration x U(0.5, 1.5)) and its\n"
 	     "                        RUs come from Quasar §3.3 sizing (default off)\n"
+	     "  --sched M             3Sigma (§3-4) in front of the agents: off (default),\n"
+	     "                        3sigma, point-real, point-perfect, prio or fifo. Arrivals\n"
+	     "                        go to a deadline-aware planner fed runtime distributions\n"
+	     "                        learned online; each cycle it starts jobs (the agents\n"
+	     "                        place them), preempts BE jobs and drops SLO jobs that\n"
+	     "                        can no longer make their deadline. The summary and JSON\n"
+	     "                        add SLO miss rate, goodput and BE latency\n"
+	     "  --trace e2e           3Sigma's E2E-like workload, generated (with --sched)\n"
+	     "  --e2e-jobs N          its jobs in the run (default 600); --e2e-train N: jobs\n"
+	     "                        that pre-train the predictor first (default 3000)\n"
+	     "  --offered-load L      e2e submissions scaled to L x the cluster's RUs (1.4)\n"
+	     "  --slack P|mix         deadline slack of SLO jobs without a trace deadline_s, in\n"
+	     "                        percent, or drawn from 20/40/60/80 (mix, default)\n"
+	     "  --slo-share F         share of such tasks that are SLO jobs (default 0.5)\n"
+	     "  --plan-slot-s S       plan-ahead slot in trace seconds (default 60; the\n"
+	     "                        generator: 2 x --task-ms); --plan-tick-s T: planning\n"
+	     "                        cycle (default 10; the generator: a sixth of the slot)\n"
+	     "  --plan-budget-ms B    the MILP's time budget per cycle (default 100)\n"
+	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
+	     "                        (trace seconds; default 14400; the generator: 30)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
@@ -384,7 +435,15 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .decision_us = 250, /* ParSync §6: 0.25 ms per task */
 	                 .sync_latency_us = 0,
 	                 .commit_latency_us = 0,
-	                 .max_retries = 8};
+	                 .max_retries = 8,
+	                 .sched = -1,
+	                 .e2e_jobs = 600,
+	                 .e2e_train = 3000,
+	                 .slack = -1,
+	                 .slo_share = 0.5,
+	                 .offered_load = 1.4,
+	                 .plan_budget_ms = 100,
+	                 .drain_s = -1};
 	parse_phases("50,80,95,80,50", cfg);
 }
 
@@ -401,6 +460,13 @@ static const cli_choice classify_modes[] = {{"off", DRV_CLS_OFF},
                                             {"none", DRV_CLS_NONE},
                                             {NULL, 0}};
 static const cli_choice cls_feedbacks[] = {{"observed", 0}, {"full", 1}, {NULL, 0}};
+static const cli_choice sched_modes[] = {{"off", -1},
+                                         {"3sigma", RUSK_PLAN_3SIGMA},
+                                         {"point-real", RUSK_PLAN_POINT_REAL},
+                                         {"point-perfect", RUSK_PLAN_POINT_PERFECT},
+                                         {"prio", RUSK_PLAN_PRIO},
+                                         {"fifo", RUSK_PLAN_FIFO},
+                                         {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
@@ -445,6 +511,16 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify)},
 	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
 	        {CLI_CHOICE_OPT("--cls-feedback", cls_feedbacks, &fb_full)},
+	        {CLI_CHOICE_OPT("--sched", sched_modes, &cfg.sched)},
+	        {CLI_U64_OPT("--e2e-jobs", 1, 10000000, &cfg.e2e_jobs)},
+	        {CLI_U64_OPT("--e2e-train", 0, 10000000, &cfg.e2e_train)},
+	        {CLI_DOUBLE_OPT("--offered-load", 0.01, 100, &cfg.offered_load)},
+	        {CLI_CUSTOM_OPT("--slack", opt_slack, &cfg.slack)},
+	        {CLI_DOUBLE_OPT("--slo-share", 0, 1, &cfg.slo_share)},
+	        {CLI_DOUBLE_OPT("--plan-slot-s", 1e-6, 1e7, &cfg.plan_slot_s)},
+	        {CLI_DOUBLE_OPT("--plan-tick-s", 1e-6, 1e7, &cfg.plan_tick_s)},
+	        {CLI_DOUBLE_OPT("--plan-budget-ms", 1, 1e6, &cfg.plan_budget_ms)},
+	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
@@ -467,7 +543,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
-	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0)
+	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0 || check_sched(&cfg) != 0)
 		return RUSK_EXIT_USAGE;
 	*out = cfg;
 	return 0;

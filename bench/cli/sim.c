@@ -23,6 +23,8 @@
  *             decision time), up to the retry bound; then the task goes back to its queue
  *   complete  a task's end: its tenure ends and its RUs are released (unless preempted)
  *   second    the per-second series row (virtual seconds)
+ *   plan      --sched: a planning cycle (sched_run.c); arrivals then go to the planner,
+ *             and the jobs it starts enter their agents' queues here
  * Deterministic: every random choice comes from seeded generators and nothing reads the
  * wall clock except the summary's wall time and event rate (stdout only; --json and --csv
  * are identical bytes for identical flags and seed).
@@ -38,7 +40,7 @@
 #include "driver.h"
 #include "heap.h"
 
-enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE };
+enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
 
 typedef struct event {
 	uint64_t t, seq;
@@ -312,6 +314,33 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 	agent_step(S, i, t);
 }
 
+/* --sched: the planner started a job at t: it enters its agent's queue (counted as
+ * submitted to the agents); NULL when the dispatcher refused it (REJECTED delivered). */
+static rusk_dtask *sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t t, void *ctx)
+{
+	int rc;
+	R->submitted++;
+	run_task *tk = rusk_disp_job(R->d, spec, t, &rc);
+	if (tk == NULL) {
+		R->rejected++;
+		return NULL;
+	}
+	run_agent *a = &R->ag[agent];
+	if (!rusk_disp_reserve(a->da, 1))
+		drv_oom_exit("growing an agent's queue");
+	rusk_disp_enqueue(a->da, tk);
+	wake(ctx, agent, t);
+	return tk;
+}
+
+/* --sched: the planner stopped job tk at t: ended now if it runs (its pending completion
+ * event finds the tenure over); false if it is still queued. */
+static bool sim_stop(run *R, rusk_dtask *tk, uint64_t t, void *ctx)
+{
+	(void)ctx;
+	return rusk_disp_end(R->d, tk, rusk_disp_tenure(tk), t);
+}
+
 static double wall_s(void)
 {
 	struct timespec ts;
@@ -385,6 +414,9 @@ int rusk_cmd_sim(int argc, char **argv)
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
 	ev_push(&S.q, R.t0 + 10000000ull, EV_SAMPLE, 0, NULL, 0); /* utilization, every 10 ms */
 	double total_s = cfg->n_phases * cfg->phase_s;
+	double drain_s = R.sched != NULL ? drv_sched_drain_s(&R) : 30;
+	if (R.sched != NULL)
+		ev_push(&S.q, R.t0, EV_PLAN, 0, NULL, 0);
 	bool tty = isatty(2);
 	while (S.q.h.n > 0 && drv_stop_signal() == 0) {
 		event e = ev_heap_pop(&S.q.h);
@@ -392,19 +424,26 @@ int rusk_cmd_sim(int argc, char **argv)
 		R.events++;
 		switch (e.kind) {
 		case EV_ARRIVAL: {
-			R.submitted++;
 			run_agent *a;
 			rusk_dtask_spec spec;
 			run_task *tk = NULL;
-			if (drv_gen_task(&R, &G, &x, grp, e.t, &spec, &a))
-				tk = rusk_disp_job(R.d, &spec, e.t, &rc);
-			if (tk == NULL) {
-				R.rejected++;
+			bool made = drv_gen_task(&R, &G, &x, grp, e.t, &spec, &a);
+			if (made && R.sched != NULL) {
+				/* To the planner: sim_start submits (and counts) it when it starts.
+				 */
+				drv_sched_arrival(&R, &x, &spec, a->index, e.t);
 			} else {
-				if (!rusk_disp_reserve(a->da, 1))
-					drv_oom_exit("growing an agent's queue");
-				rusk_disp_enqueue(a->da, tk);
-				wake(&S, a->index, e.t);
+				R.submitted++;
+				if (made)
+					tk = rusk_disp_job(R.d, &spec, e.t, &rc);
+				if (tk == NULL) {
+					R.rejected++;
+				} else {
+					if (!rusk_disp_reserve(a->da, 1))
+						drv_oom_exit("growing an agent's queue");
+					rusk_disp_enqueue(a->da, tk);
+					wake(&S, a->index, e.t);
+				}
 			}
 			gen_live = drv_gen_next(&R, &G, &x, &grp);
 			if (gen_live) {
@@ -432,13 +471,18 @@ int rusk_cmd_sim(int argc, char **argv)
 						wake(&S, i, e.t);
 					}
 			break;
+		case EV_PLAN:
+			drv_sched_tick(&R, e.t, sim_start, sim_stop, &S);
+			ev_push(&S.q, e.t + drv_sched_tick_ns(&R), EV_PLAN, 0, NULL, 0);
+			break;
 		case EV_SAMPLE:
 			drv_util_sample(&R);
 			ev_push(&S.q, e.t + 10000000ull, EV_SAMPLE, 0, NULL, 0);
 			break;
 		case EV_SECOND: {
 			uint64_t backlog = drv_second(&R, tty);
-			if ((R.gen_done && backlog == 0) || R.secs > total_s + 30)
+			bool resolved = R.sched == NULL || drv_sched_live(&R) == 0;
+			if ((R.gen_done && backlog == 0 && resolved) || R.secs > total_s + drain_s)
 				goto done;
 			ev_push(&S.q, e.t + 1000000000ull, EV_SECOND, 0, NULL, 0);
 			break;
@@ -460,7 +504,10 @@ done:;
 	}
 	if (interrupted && vnow > R.t0 && (vnow - R.t0) / 1e9 > R.elapsed_s)
 		R.elapsed_s = (vnow - R.t0) / 1e9; /* the part of a virtual second that ran */
-	/* Stop: what still runs ends now (as the real completer does at stop). */
+	/* Stop: what still runs ends now (as the real completer does at stop); the planner's
+	 * jobs among them are unfinished, not done. */
+	if (R.sched != NULL)
+		drv_sched_close(&R);
 	while (S.q.h.n > 0) {
 		event e = ev_heap_pop(&S.q.h);
 		if (e.kind == EV_COMPLETE)

@@ -175,6 +175,14 @@ int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_acti
  */
 int rusk_plan_complete(rusk_plan *p, uint64_t id, double now);
 
+/*
+ * rusk_plan_cancel: job `id`, pending or running, is withdrawn (its user cancelled it, the
+ * cluster refused it, or it ended in the caller's loop while a tick was being planned and
+ * the tick preempted it); it is forgotten without counting as a completion. RUSK_EINVAL
+ * when the planner holds no job with that id.
+ */
+int rusk_plan_cancel(rusk_plan *p, uint64_t id);
+
 /* rusk_plan_size: live jobs (pending + running). */
 size_t rusk_plan_size(const rusk_plan *p);
 
