@@ -446,6 +446,7 @@ RUSK_EXPORT int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_q
 	 * waiting is not worth it: schedule now. Whole nanoseconds, rounded up, so that
 	 * waiting exactly as told reaches them. */
 	double k = need - (double)d->matched_free;
+	d->missing = (uint64_t)k;
 	double mu1 = 1.0 / rate, cv = sqrt(cv2 / n_all);
 	uint64_t est = (uint64_t)ceil(k * mu1), bound = (uint64_t)ceil(mu1 * (1.0 + 2.0 * cv));
 	d->bound_ns = bound;

@@ -330,8 +330,17 @@ bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		}
 		return true;
 	}
-	if (j->wait_from_ns == 0)
+	if (j->wait_from_ns == 0) {
 		j->wait_from_ns = now;
+		rusk_dispatch_event ev = {.kind = RUSK_EV_WAITING,
+		                          .agent = a->index,
+		                          .job = j,
+		                          .id = j->id,
+		                          .user = j->user,
+		                          .time_ns = now,
+		                          .admit = &dec};
+		emit((rusk_dispatch *)d, &ev);
+	}
 	j->ready_ns = now + dec.wait_ns;
 	(void)rusk_waitq_push(&a->wait, j); /* room reserved: cannot fail */
 	a->held++;

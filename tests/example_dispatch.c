@@ -37,7 +37,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		printf("rejected: %s\n", rusk_strerror(ev->error));
 		break;
 	case RUSK_EV_PREEMPTED: /* queued again by the dispatcher */
-	case RUSK_EV_REVOKED: break;
+	case RUSK_EV_REVOKED:
+	case RUSK_EV_WAITING: /* admission control holds it back (ev->admit says why) */ break;
 	}
 }
 

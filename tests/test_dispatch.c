@@ -19,7 +19,7 @@
 #include <rusk/rusk.h>
 
 typedef struct counts {
-	atomic_ulong placed, done, rejected, preempted, placed_hi, revoked;
+	atomic_ulong placed, done, rejected, preempted, placed_hi, revoked, waiting;
 } counts;
 
 static void on_event(void *arg, rusk_dispatch_event *ev)
@@ -35,6 +35,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 	case RUSK_EV_REJECTED: atomic_fetch_add(&n->rejected, 1); break;
 	case RUSK_EV_PREEMPTED: atomic_fetch_add(&n->preempted, 1); break;
 	case RUSK_EV_REVOKED: atomic_fetch_add(&n->revoked, 1); break;
+	case RUSK_EV_WAITING: atomic_fetch_add(&n->waiting, 1); break;
 	}
 }
 

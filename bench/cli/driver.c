@@ -266,6 +266,8 @@ int drv_setup(run *R, cli_cluster *cc)
 		return crc;
 	if ((crc = drv_sched_setup(R)) != 0) /* --sched: planner and predictor */
 		return crc;
+	if ((crc = drv_apred_setup(R)) != 0) /* --admit-predict: estimates beside admission */
+		return crc;
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
 	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
 	if (pref_per_task > 0)
@@ -465,6 +467,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		drv_cls_event(R, ev);
 	if (R->sched != NULL) /* --sched: placements and completions for the planner */
 		drv_sched_event(R, ev);
+	if (R->apred != NULL) /* --admit-predict: running tasks, frees, waits */
+		drv_apred_event(R, ev);
 }
 
 int drv_dispatch(run *R, const char *cmd)
@@ -518,6 +522,7 @@ void drv_free(run *R)
 	drv_vec_free(R);
 	drv_cls_free(R);
 	drv_sched_free(R);
+	drv_apred_free(R);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R->c); /* detaches admission control too */
 }

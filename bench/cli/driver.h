@@ -71,6 +71,7 @@ typedef struct run_cfg {
 	uint64_t e2e_jobs, e2e_train;
 	double slack, slo_share, offered_load;
 	double plan_tick_s, plan_slot_s, plan_budget_ms, drain_s;
+	bool admit_predict; /* --admit-predict on: the predictor's wait estimates (admit_pred.c) */
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -134,12 +135,14 @@ typedef struct drv_gen {
 typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
 typedef struct drv_sched drv_sched;
+typedef struct drv_apred drv_apred;
 
 typedef struct run {
 	run_cfg cfg;
 	drv_vec *vec;     /* vector resources of the trace (vecrep.c); NULL: RUs only */
 	drv_cls *cls;     /* --classify on|oracle (classify_run.c); NULL: off */
 	drv_sched *sched; /* --sched (sched_run.c); NULL: off, arrivals go to the agents */
+	drv_apred *apred; /* --admit-predict on (admit_pred.c); NULL: off */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -292,6 +295,16 @@ void drv_sched_print(run *R);
 void drv_sched_json(FILE *f, run *R);
 bool drv_sched_check(run *R, char *why, size_t len);
 void drv_sched_free(run *R);
+
+/* The predictor's estimates beside admission control's (admit_pred.c: its design note).
+ * drv_apred_setup after the dispatcher's size is known; drv_apred_event: every dispatcher
+ * event (any thread); print / json / ok / free: the report. */
+int drv_apred_setup(run *R);
+void drv_apred_event(run *R, const rusk_dispatch_event *ev);
+void drv_apred_print(run *R);
+void drv_apred_json(FILE *f, run *R);
+bool drv_apred_ok(const run *R);
+void drv_apred_free(run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -401,7 +401,10 @@ static bool print_checks(const run *R, const summary *S)
 		fprintf(R->out, "; every planner job resolved once: %s%s",
 		        planner ? "yes" : "NO: ", planner ? "" : why);
 	fprintf(R->out, "\n");
-	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && planner;
+	if (!drv_apred_ok(R))
+		fprintf(R->out, "  %-28s NO: out of memory recording wait estimates\n", "");
+	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && planner &&
+	       drv_apred_ok(R);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -611,6 +614,8 @@ static int write_json(run *R, const summary *S)
 		drv_cls_json(f, R);
 	if (R->sched != NULL)
 		drv_sched_json(f, R);
+	if (R->apred != NULL)
+		drv_apred_json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
 	int werr = ferror(f);
@@ -642,6 +647,8 @@ int drv_report(run *R, bool interrupted)
 		drv_cls_print(R);
 	if (R->sched != NULL)
 		drv_sched_print(R);
+	if (R->apred != NULL)
+		drv_apred_print(R);
 	print_syncs_groups(R, &S);
 	if (!print_checks(R, &S))
 		status = RUSK_EXIT_FAIL;

@@ -201,6 +201,13 @@ static int check_sched(const run_cfg *cfg)
 		                "--sched fifo runs it in arrival order)\n");
 		return -1;
 	}
+	if (cfg->admit_predict && (!cfg->admission || cfg->quality != RUSK_QUALITY_SCORE)) {
+		fprintf(stderr,
+		        "rusk: --admit-predict on needs --admission on with --quality score "
+		        "(its waits are scored against frees anywhere in the cluster, the "
+		        "matching set only when every bucket matches)\n");
+		return -1;
+	}
 	if (cfg->sched >= 0 && (cfg->classify != DRV_CLS_OFF || cfg->priority_share > 0)) {
 		fprintf(stderr,
 		        "rusk: --sched does not combine with %s (the planner decides "
@@ -301,6 +308,12 @@ static void usage_flags(void)
 	     "  --plan-budget-ms B    the MILP's time budget per cycle (default 100)\n"
 	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
 	     "                        (trace seconds; default 14400; the generator: 30)\n"
+	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
+	     "                        admission wait, also estimate when its missing RUs free\n"
+	     "                        up from the running tasks' remaining-runtime\n"
+	     "                        distributions (3Sigma's predictor, learned from the\n"
+	     "                        run's completions); the summary scores both estimates\n"
+	     "                        against the frees observed (default off)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
@@ -521,6 +534,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_DOUBLE_OPT("--plan-tick-s", 1e-6, 1e7, &cfg.plan_tick_s)},
 	        {CLI_DOUBLE_OPT("--plan-budget-ms", 1, 1e6, &cfg.plan_budget_ms)},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s)},
+	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},

@@ -131,6 +131,8 @@ typedef struct rusk_admit_decision {
 	uint64_t wait_ns;      /* WAIT: check again after this long */
 	uint64_t estimate_ns;  /* when the missing RUs are expected to have been freed */
 	uint64_t bound_ns;     /* mu + 2 sigma of the time until the next one is freed */
+	uint64_t missing;      /* RUs still to be freed in the matching buckets before it is
+	                        * admitted (0 when enough are free) */
 } rusk_admit_decision;
 
 /*

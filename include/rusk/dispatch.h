@@ -79,6 +79,9 @@ typedef enum rusk_dispatch_event_kind {
 	RUSK_EV_REJECTED = 3,  /* refused: `error` says why; its slot is free again */
 	RUSK_EV_REVOKED = 4,   /* its machine failed (rusk_dispatch_revoked): its other RUs
 	                        * were released and it is queued again */
+	RUSK_EV_WAITING = 5,   /* admission control holds it back for the first time: `admit`
+	                        * is the decision (its estimate of when the missing RUs will
+	                        * have been freed, the bound); on the agent's thread */
 } rusk_dispatch_event_kind;
 
 typedef struct rusk_dispatch_event {
@@ -100,6 +103,7 @@ typedef struct rusk_dispatch_event {
 	uint64_t delay_ns; /* PLACED: scheduling delay, from submission (or preemption) */
 	uint64_t run_ns;   /* PLACED: how long it will run; the callback may change it (e.g.
 	                    * a task runs faster on its preferred machines) */
+	const rusk_admit_decision *admit; /* WAITING: the admission decision; else NULL */
 } rusk_dispatch_event;
 
 typedef void (*rusk_dispatch_cb)(void *arg, rusk_dispatch_event *ev);
