@@ -758,6 +758,25 @@ out:
 	return how;
 }
 
+/*
+ * GLPK keeps an environment per thread, made by its first call on the thread and freed
+ * only by glp_free_env() there: a planner ticked on a thread that later ends (rusk run's
+ * planner thread) leaked it. A tick that finds no environment makes one and frees it
+ * before it returns; one the caller (or an earlier GLPK user on the thread) made is left
+ * alone, with whatever objects it holds. Out of memory for it: the greedy plan.
+ */
+static rusk_plan_how solve_milp_env(const rusk_plan *p, const plan_in *in, const int *gslot,
+                                    int *slot, bool *pre, uint32_t *n_opts, double t0)
+{
+	int env = glp_init_env(); /* 0: made now; 1: there already; else failed */
+	if (env != 0 && env != 1)
+		return RUSK_PLAN_HOW_GREEDY_FAIL;
+	rusk_plan_how how = solve_milp(p, in, gslot, slot, pre, n_opts, t0);
+	if (env == 0)
+		glp_free_env();
+	return how;
+}
+
 static void emit(rusk_plan_action *out, size_t *n, uint64_t id, rusk_plan_act a)
 {
 	out[(*n)++] = (rusk_plan_action){.id = id, .act = a};
@@ -911,7 +930,7 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 	rusk_plan_how how = RUSK_PLAN_HOW_NONE;
 	uint32_t nopt = 0;
 	if (nj > 0 && p->p.milp)
-		how = solve_milp(p, &in, gslot, slot, pre, &nopt, t0);
+		how = solve_milp_env(p, &in, gslot, slot, pre, &nopt, t0);
 	else if (nj > 0)
 		how = RUSK_PLAN_HOW_GREEDY;
 	if (info != NULL) {

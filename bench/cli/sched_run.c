@@ -103,8 +103,7 @@ struct drv_sched {
 	uint64_t capacity, held; /* RUs: the cluster's; held by dispatched instances */
 	uint64_t live;           /* jobs not yet resolved */
 	double scale;            /* trace seconds per run second */
-	uint64_t t0;
-	rusk_rng rng; /* deadlines of tasks without one */
+	rusk_rng rng;            /* deadlines of tasks without one */
 	/* --trace e2e: pre-training runtimes (trace seconds) and their features */
 	rusk_tjob *train;
 	size_t n_train, e2e_filtered;
@@ -116,9 +115,11 @@ struct drv_sched {
 	sched_res r;
 };
 
+/* The planner's clock: the cluster's, in seconds (only differences matter to it). */
 static double now_s(const drv_sched *s, uint64_t now)
 {
-	return now > s->t0 ? (double)(now - s->t0) / 1e9 : 0;
+	(void)s;
+	return (double)now / 1e9;
 }
 
 /* ---- --trace e2e ---------------------------------------------------------------------- */
@@ -357,8 +358,9 @@ void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uin
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* The job is lost (refused by the planner or the dispatcher): counted, and the planner
- * forgets it at its next cycle. Under mu. */
+/* The job is lost (refused by the planner or the dispatcher): counted, and (when the
+ * planner holds it, `held`: it was started) the planner forgets it at its next cycle.
+ * Under mu. */
 static void refuse(drv_sched *s, sjob *j, bool held)
 {
 	if (held)
@@ -370,7 +372,7 @@ static void refuse(drv_sched *s, sjob *j, bool held)
 		s->r.slo_refused++;
 	else
 		s->r.be_refused++;
-	if (!push_id(&s->ended, (uint64_t)(j - s->jobs)))
+	if (held && !push_id(&s->ended, (uint64_t)(j - s->jobs)))
 		s->failed = true; /* reported by the next cycle */
 }
 
@@ -482,8 +484,7 @@ static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended)
 		if (rc == RUSK_OK) {
 			j->state = SJ_PENDING;
 		} else {
-			refuse(s, j, false);
-			s->ended.n--; /* never in the planner: nothing to forget */
+			refuse(s, j, false); /* never in the planner: nothing to forget */
 			if (rc == RUSK_ENOMEM)
 				fail(R, s, "out of memory submitting to the planner");
 		}
