@@ -128,6 +128,9 @@ typedef struct cli_choice_strategy {
 	bool *all;
 } cli_choice_strategy;
 int cli_opt_strategy(const char *flag, const char *val, void *out);
+/* --slack (3Sigma deadline slack): a percentage in [0, 10000], or `mix` (-1: drawn from
+ * 20/40/60/80% per job); out is a double. */
+int cli_opt_slack(const char *flag, const char *val, void *out);
 typedef struct cli_choice_sync {
 	rusk_sync_policy *v;
 	bool *all;

@@ -71,6 +71,15 @@ int cli_sample(const char *flag, const char *val, void *out)
 	return cli_u64(flag, val, 1, 4096, out);
 }
 
+int cli_opt_slack(const char *flag, const char *val, void *out)
+{
+	if (val != NULL && strcmp(val, "mix") == 0) {
+		*(double *)out = -1;
+		return 0;
+	}
+	return cli_double(flag, val, 0, 10000, out);
+}
+
 int cli_opt_strategy(const char *flag, const char *val, void *out)
 {
 	cli_choice_strategy *c = out;

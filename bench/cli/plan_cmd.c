@@ -74,15 +74,6 @@ typedef struct workload {
 	double load, slo_load, scale, span;
 } workload;
 
-static int parse_slack(const char *flag, const char *val, void *out)
-{
-	if (val != NULL && strcmp(val, "mix") == 0) {
-		*(double *)out = -1;
-		return 0;
-	}
-	return cli_double(flag, val, 0, 10000, out);
-}
-
 static void plan_usage(void)
 {
 	puts("usage: rusk plan [options]\n"
@@ -516,7 +507,7 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0, &o.seed)},
 	        {CLI_U64_OPT("--jobs", 1, 1000000, &o.jobs)},
 	        {CLI_U64_OPT("--train", 1, 10000000, &o.train)},
-	        {CLI_CUSTOM_OPT("--slack", parse_slack, &o.slack)},
+	        {CLI_CUSTOM_OPT("--slack", cli_opt_slack, &o.slack)},
 	        {CLI_U64_OPT("--cores", 1, 1000000, &o.cores)},
 	        {CLI_DOUBLE_OPT("--load", 0.01, 100, &o.load)},
 	        {CLI_DOUBLE_OPT("--tick-s", 0.001, 86400, &o.tick_s)},

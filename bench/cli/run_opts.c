@@ -96,16 +96,6 @@ static int opt_trace(const char *flag, const char *v, void *out)
 	return 0;
 }
 
-/* --slack: a percentage, or mix (20/40/60/80% drawn per job: -1). */
-static int opt_slack(const char *flag, const char *v, void *out)
-{
-	if (v != NULL && strcmp(v, "mix") == 0) {
-		*(double *)out = -1;
-		return 0;
-	}
-	return cli_double(flag, v, 0, 10000, out);
-}
-
 /* `path` with its directory resolved (symbolic links, `.`, `..`) into buf: how a file that
  * does not exist yet is compared. The path itself when its directory cannot be resolved. */
 static void resolve_dir(const char *path, char *buf, size_t len)
@@ -528,7 +518,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U64_OPT("--e2e-jobs", 1, 1000000, &cfg.e2e_jobs)},
 	        {CLI_U64_OPT("--e2e-train", 0, 1000000, &cfg.e2e_train)},
 	        {CLI_DOUBLE_OPT("--offered-load", 0.01, 100, &cfg.offered_load)},
-	        {CLI_CUSTOM_OPT("--slack", opt_slack, &cfg.slack)},
+	        {CLI_CUSTOM_OPT("--slack", cli_opt_slack, &cfg.slack)},
 	        {CLI_DOUBLE_OPT("--slo-share", 0, 1, &cfg.slo_share)},
 	        {CLI_DOUBLE_OPT("--plan-slot-s", 1e-6, 1e7, &cfg.plan_slot_s)},
 	        {CLI_DOUBLE_OPT("--plan-tick-s", 1e-6, 1e7, &cfg.plan_tick_s)},
