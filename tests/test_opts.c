@@ -156,7 +156,7 @@ static void test_refusals(void **state)
 	               "rusk: --admission: 'yes' is not on or off\n");
 	assert_refused(false, ARGS("--latency-preferred"),
 	               "rusk: --latency-preferred: '' is not on or off\n");
-	assert_refused(false, ARGS("--trace"), "rusk: --trace: needs a file (or openb)\n");
+	assert_refused(false, ARGS("--trace"), "rusk: --trace: needs a file (or openb, or e2e)\n");
 	assert_refused(false, ARGS("--csv"), "rusk: --csv: needs a file name\n");
 	assert_refused(false, ARGS("--sync", "all"),
 	               "rusk: --sync: 'all' is not diff, same or state\n");
