@@ -104,6 +104,11 @@ struct drv_cls {
 	uint64_t t_pref_jobs; /* the generator's: sized tasks given preferred machines */
 	uint64_t t_pref_placed, t_pref_rus, t_pref_on; /* PLACED (atomic): such tasks, their
 	                                                * RUs, those on a preferred machine */
+	uint64_t t_met_placed, t_perf_placed_micro;    /* PLACED (atomic): as placed, meeting
+	                                                * the target; throughput / target */
+	/* per sized task: its allocation's memory blocks (0: not sized) and its throughput goal */
+	uint8_t *alloc_blocks;
+	double *goal;
 };
 
 static const char *mode_name(int mode)
@@ -216,12 +221,14 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->held = calloc(k->cap, sizeof *k->held);
 	k->fb_row = malloc(k->cap * sizeof *k->fb_row);
 	k->pref = k->target ? malloc(k->cap * CLS_PREF * sizeof *k->pref) : NULL;
+	k->alloc_blocks = k->target ? calloc(k->cap, sizeof *k->alloc_blocks) : NULL;
+	k->goal = k->target ? calloc(k->cap, sizeof *k->goal) : NULL;
 	k->shadow = calloc(nm, sizeof *k->shadow);
 	k->speed = malloc(nm * sizeof *k->speed);
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx || (k->target && !k->pref)) {
+	    !k->cand_idx || (k->target && (!k->pref || !k->alloc_blocks || !k->goal))) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
 		return RUSK_EXIT_NOMEM;
 	}
@@ -358,6 +365,8 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	spec->preferred = pref;
 	spec->n_preferred = np;
 	k->t_pref_jobs++;
+	k->alloc_blocks[id] = (uint8_t)a.mem_blocks;
+	k->goal[id] = tg.work / d;
 	if (perf > 0)
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
 }
@@ -441,6 +450,52 @@ static double true_q(const drv_cls *k, const double *caused, uint32_t m, const r
 	return rusk_cls_tarcil_q(caused, ci) * k->speed[m];
 }
 
+/*
+ * True throughput of a sized task as placed: its RUs per machine where it landed (at most
+ * su_rus counted a machine), each machine's platform and true pressure (the shadow sums
+ * per RU before the task's own join them), the scale-out efficiency of that many machines
+ * (past so_machines, no further gain), under the task's true rows. The planned figure
+ * (size_task) judges the machines the allocation was sized on; this one, the machines the
+ * agents chose.
+ */
+static double placed_true_perf(const drv_cls *k, const rusk_cluster *c, uint32_t row,
+                               uint32_t blocks, const rusk_lease *l, uint32_t n)
+{
+	rusk_cls_job_estimate truth;
+	true_rows(k, row, &truth);
+	uint32_t mach[64], cnt[64], nm = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = rusk_cluster_ru_machine(c, l[i].ru), j = 0;
+		while (j < nm && mach[j] != m)
+			j++;
+		if (j == nm) {
+			if (nm == 64)
+				continue;
+			mach[nm] = m;
+			cnt[nm++] = 0;
+		}
+		cnt[j]++;
+	}
+	double sum = 0;
+	for (uint32_t j = 0; j < nm; j++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, mach[j], &mi);
+		uint32_t pl = mi.platform % k->sh.platforms;
+		double pr[1][RUSK_N_RESOURCES];
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			pr[0][r] = fmin(100.0, rusk_load32((uint32_t *)&k->shadow[mach[j]][r],
+			                                   RUSK_RELAXED) /
+			                               (double)mi.rus);
+		uint32_t r = cnt[j] < k->sh.su_rus ? cnt[j] : k->sh.su_rus;
+		double p = rusk_cls_perf(&k->sh, &truth, r, blocks, 1, &pl,
+		                         (const double(*)[RUSK_N_RESOURCES])pr, 0);
+		sum += p > 0 ? p : 0;
+	}
+	const double *so = truth.v[RUSK_CLS_SCALE_OUT];
+	uint32_t ns = nm < k->sh.so_machines ? nm : k->sh.so_machines;
+	return nm ? so[ns - 1] / (nm * so[0]) * sum : 0;
+}
+
 static void shadow_add(drv_cls *k, const rusk_cluster *c, const rusk_lease *l, uint32_t n,
                        const double *caused, bool sub)
 {
@@ -473,6 +528,14 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru),
 			            R->c);
 		q = ev->n_leases ? q / ev->n_leases : 0;
+		if (k->target && k->alloc_blocks[id] > 0) {
+			double pp = placed_true_perf(k, R->c, k->row[id], k->alloc_blocks[id],
+			                             ev->leases, ev->n_leases) /
+			            k->goal[id];
+			rusk_faa64(&k->t_met_placed, pp >= 0.95, RUSK_RELAXED);
+			rusk_faa64(&k->t_perf_placed_micro, (uint64_t)(fmin(pp, 100.0) * 1e6),
+			           RUSK_RELAXED);
+		}
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
 		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
@@ -582,9 +645,12 @@ void drv_cls_print(const run *R)
 	if (k->target && k->t_pref_jobs > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " sized tasks carry their allocation's machines; %.1f%% "
-		        "of their RUs placed on them\n",
+		        "of their RUs placed on them; as placed %.1f%% meet the target, "
+		        "throughput %.3f x target\n",
 		        "  preferred machines", k->t_pref_jobs,
-		        k->t_pref_rus ? 100.0 * k->t_pref_on / k->t_pref_rus : 0.0);
+		        k->t_pref_rus ? 100.0 * k->t_pref_on / k->t_pref_rus : 0.0,
+		        k->t_pref_placed ? 100.0 * k->t_met_placed / k->t_pref_placed : 0.0,
+		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0);
 }
 
 void drv_cls_json(FILE *f, const run *R)
@@ -624,14 +690,17 @@ void drv_cls_json(FILE *f, const run *R)
 		        "\"met_share_oracle\": %.6f, \"rus_per_job\": %.4f, "
 		        "\"rus_per_job_oracle\": %.4f, \"rus_per_job_nominal\": %.4f, \"unsized\": "
 		        "%" PRIu64 ", \"preferred_tasks\": %" PRIu64
-		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f}",
+		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f"
+		        ", \"met_share_placed\": %.6f, \"perf_placed_over_target\": %.6f}",
 		        k->t_jobs, k->t_jobs ? (double)k->t_met / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_met_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus_nominal / k->t_jobs : 0.0, k->t_unsized,
 		        k->t_pref_jobs, k->t_pref_placed,
-		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0);
+		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0,
+		        k->t_pref_placed ? (double)k->t_met_placed / k->t_pref_placed : 0.0,
+		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0);
 	else
 		fprintf(f, ", \"target\": null");
 	fprintf(f, "},\n");
@@ -648,6 +717,8 @@ void drv_cls_free(run *R)
 	free(k->held);
 	free(k->fb_row);
 	free(k->pref);
+	free(k->alloc_blocks);
+	free(k->goal);
 	free(k->shadow);
 	free(k->speed);
 	free(k->cands);
