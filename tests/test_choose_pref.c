@@ -178,11 +178,60 @@ static void test_interference_preferred_live(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/*
+ * A vector task (memory with its RUs, as `rusk sim --target on` sizes a one-machine
+ * allocation) takes its preferred machine too, read live (choose_vec), unless the machine
+ * lacks the memory: then the draws decide. Both strategies that look preferences up.
+ */
+static void test_interference_preferred_vector(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make(); /* 65,536 MiB a machine (the parameters' default) */
+	rusk_lease held[RUS];
+	const uint32_t pm = 200;
+	load_machine(c, pm, 3, held);
+	rusk_strategy ss[] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY};
+	for (size_t si = 0; si < 2; si++) {
+		rusk_agent *a = agent(c, ss[si]);
+		uint32_t pref = pm;
+		rusk_task t = {.id = 1,
+		               .rus = 3,
+		               .gang = true,
+		               .placement = RUSK_PLACE_MACHINE,
+		               .preferred = &pref,
+		               .n_preferred = 1,
+		               .vec = {.mem_mib = 32768}};
+		memset(&t.profile, 95, sizeof t.profile);
+		uint32_t rus[3];
+		rusk_placement pl;
+		for (int rep = 0; rep < 10; rep++) {
+			assert_int_equal(rusk_agent_choose(a, &t, rus, &pl), RUSK_OK);
+			assert_on(c, rus, 3, pm);
+			assert_int_equal(pl.preferred, 3);
+		}
+		/* 48 GiB of its 64 in use: a 32 GiB task goes elsewhere, a 16 GiB one there. */
+		uint32_t r0 = first_ru(c, pm) + 7;
+		rusk_vec_demand big = {.mem_mib = 49152};
+		rusk_lease l;
+		assert_int_equal(rusk_ru_commit_vec(c, 77, &r0, 1, &big, NULL, &l, NULL), RUSK_OK);
+		assert_int_equal(rusk_agent_choose(a, &t, rus, &pl), RUSK_OK);
+		assert_int_equal(pl.preferred, 0);
+		t.vec.mem_mib = 16384;
+		assert_int_equal(rusk_agent_choose(a, &t, rus, &pl), RUSK_OK);
+		assert_on(c, rus, 3, pm);
+		assert_int_equal(rusk_ru_release(c, 77, l), RUSK_OK);
+		rusk_agent_destroy(a);
+	}
+	unload_machine(c, pm, 3, held);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_interference_honours_preferred),
 	        cmocka_unit_test(test_interference_preferred_live),
+	        cmocka_unit_test(test_interference_preferred_vector),
 	};
 	rusk_thread_register();
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,17 +38,25 @@
  * more than the nominal size. rusk_cls_alloc_size sizes it from the classified rows (oracle: true
  * rows) over up to CLS_CANDS machines of the live cluster (a seeded sample when larger:
  * platform column = the machine's platform, pressure = the kernel's caused sums per RU,
- * memory never short since RUs are rusk's only resource here). Mapping onto rusk's task of
- * N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE; k machines -> N = k x RUs,
- * RUSK_PLACE_ANY (the agents spread it as their sampling finds room; rusk has no "k
- * machines of r RUs" shape). Its preferred machines are the allocation's, best-ranked first
- * (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that outlives
- * the task's DONE). Under --quality interference the agents rank candidates by Q and do
- * not look preferred machines up (core/choose.c: uses_preferred is for the score model),
- * so the preference only counts and wins a weighted draw; the report gives the share of a
- * sized task's RUs placed on them. The task then runs work / (its planned allocation's TRUE
- * throughput). Reported: the share whose planned allocation meets the target within 5%
- * under the true rows, and the RUs allocated against oracle sizing of the same task.
+ * free memory blocks = the machine's free memory over block_mib, at most CLS_BLOCKS). The
+ * scale-up shape is the cluster's: su_rus = the median machine's RUs (at most 32), and a
+ * memory block is 1/CLS_BLOCKS of the memory su_rus RUs have at the median memory per RU
+ * (median_shape: 16,384 MiB for rusk's generic machines of 8 RUs and 65,536 MiB). Mapping
+ * onto rusk's task of N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE, and its blocks x
+ * block_mib as rusk_vec_demand.mem_mib, committed with its RUs (a vector task: choose_vec);
+ * k machines -> N = k x RUs, RUSK_PLACE_ANY (the agents spread it as their sampling finds
+ * room; rusk has no "k machines of r RUs" shape, and a vector demand is one machine's), so
+ * its memory is not committed. Its preferred machines are the allocation's, best-ranked
+ * first (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that
+ * outlives the task's DONE). Under --quality interference the agents look them up in the
+ * master array and place the task there while they can hold it (core/choose.c,
+ * add_preferred: Quasar sizes and assigns jointly), Q ranking the RUs within them and the
+ * draws that stand in when they cannot. The task then runs work / (its planned
+ * allocation's TRUE throughput). Reported: the share whose planned allocation meets the
+ * target within 5% under the true rows, the RUs allocated against oracle sizing of the
+ * same task, the share of its RUs on its allocation's machines, and the allocation as
+ * placed (placed_true_perf: the machines it landed on, their platforms and true pressure):
+ * the share meeting the target, its throughput over the target.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -57,6 +65,7 @@
 #include <time.h>
 
 #include <rusk/classify.h>
+#include <rusk/vec.h>
 
 #include "driver.h"
 
@@ -106,6 +115,10 @@ struct drv_cls {
 	                                                * RUs, those on a preferred machine */
 	uint64_t t_met_placed, t_perf_placed_micro;    /* PLACED (atomic): as placed, meeting
 	                                                * the target; throughput / target */
+	uint32_t block_mib; /* MiB per memory block; 0: the cluster has no memory (RUs only) */
+	uint64_t t_mem_tasks, t_mem_mib;   /* the generator's: sized tasks given memory, MiB */
+	uint64_t t_mem_placed, t_mem_seen; /* PLACED (atomic): such tasks placed; those whose
+	                                    * machine had at least their memory in use */
 	/* per sized task: its allocation's memory blocks (0: not sized) and its throughput goal */
 	uint8_t *alloc_blocks;
 	double *goal;
@@ -173,6 +186,44 @@ static int train(drv_cls *k, uint64_t seed)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The scale-up shape from the cluster: the median machine's RUs (the generic cluster's
+ * --rus-per-machine; a node list's cores), and in *block_mib the memory block, 1/CLS_BLOCKS
+ * of what the median machine's memory per RU gives su_rus RUs (capped at 32), so the
+ * largest per-machine allocation takes as large a share of a machine's memory as of its
+ * cores; 0 when machines have no memory (the generic cluster): sized tasks stay RU-only.
+ */
+static uint32_t median_shape(const rusk_cluster *c, uint32_t *block_mib)
+{
+	uint32_t nm = rusk_cluster_machines(c);
+	uint32_t *rus = malloc(nm * sizeof *rus), *mpr = malloc(nm * sizeof *mpr);
+	if (rus == NULL || mpr == NULL || nm == 0) {
+		free(rus);
+		free(mpr);
+		*block_mib = 0;
+		return 1;
+	}
+	for (uint32_t m = 0; m < nm; m++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, m, &mi);
+		rus[m] = mi.rus;
+		mpr[m] = mi.rus ? mi.mem_mib / mi.rus : 0;
+	}
+	qsort(rus, nm, sizeof *rus, cmp_u32);
+	qsort(mpr, nm, sizeof *mpr, cmp_u32);
+	uint32_t su = rus[nm / 2] > 32 ? 32 : rus[nm / 2];
+	*block_mib = (uint32_t)((uint64_t)mpr[nm / 2] * su / CLS_BLOCKS);
+	free(rus);
+	free(mpr);
+	return su;
+}
+
 int drv_cls_setup(run *R, const cli_cluster *cc)
 {
 	const run_cfg *cfg = &R->cfg;
@@ -186,7 +237,8 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->target = cfg->target;
 	k->fb_full = cfg->cls_fb_full;
 	uint32_t nm = rusk_cluster_machines(R->c), np = rusk_cluster_platforms(R->c);
-	uint32_t su = cc->params.rus_per_machine;
+	uint32_t su = median_shape(R->c, &k->block_mib);
+	(void)cc;
 	k->sh = (rusk_cls_shape){.su_rus = su > 32 ? 32 : su,
 	                         .su_mem_blocks = CLS_BLOCKS,
 	                         .so_machines = CLS_SO,
@@ -301,6 +353,12 @@ static uint32_t snapshot(run *R, drv_cls *k)
 		c->platform = mi.platform % k->sh.platforms;
 		c->free_rus = mi.free_rus < k->sh.su_rus ? mi.free_rus : k->sh.su_rus;
 		c->free_mem_blocks = CLS_BLOCKS;
+		if (k->block_mib > 0) { /* the machine's free memory in blocks */
+			rusk_machine_vec v;
+			rusk_machine_vec_get(R->c, m, &v);
+			uint32_t b = v.mem_free_mib / k->block_mib;
+			c->free_mem_blocks = b < CLS_BLOCKS ? b : CLS_BLOCKS;
+		}
 		for (int r = 0; r < RUSK_N_RESOURCES; r++)
 			c->pressure[r] = fmin(100.0, (double)mi.interference[r] / mi.rus);
 	}
@@ -356,6 +414,12 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	k->t_rus += spec->rus;
 	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : x->rus;
 	spec->placement = a.machines == 1 ? RUSK_PLACE_MACHINE : RUSK_PLACE_ANY;
+	if (k->block_mib > 0 && a.machines == 1) {
+		/* Scale-up is RUs x memory (§3.3): its blocks are committed with its RUs. */
+		spec->vec.mem_mib = a.mem_blocks * k->block_mib;
+		k->t_mem_tasks++;
+		k->t_mem_mib += spec->vec.mem_mib;
+	}
 	/* The allocation's machines, best-ranked first, as the cluster's ids (the pool slot
 	 * is this task's alone and outlives its DONE: the dispatcher does not copy it). */
 	uint32_t *pref = k->pref + id * CLS_PREF;
@@ -528,6 +592,16 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru),
 			            R->c);
 		q = ev->n_leases ? q / ev->n_leases : 0;
+		if (j->vec.mem_mib > 0 && ev->n_leases > 0) {
+			/* Committed with its RUs: its machine has at least that much in use
+			 * until the task's DONE gives it back. */
+			rusk_machine_vec v;
+			rusk_machine_vec_get(R->c, rusk_cluster_ru_machine(R->c, ev->leases[0].ru),
+			                     &v);
+			rusk_faa64(&k->t_mem_placed, 1, RUSK_RELAXED);
+			rusk_faa64(&k->t_mem_seen, v.mem_mib - v.mem_free_mib >= j->vec.mem_mib,
+			           RUSK_RELAXED);
+		}
 		if (k->target && k->alloc_blocks[id] > 0) {
 			double pp = placed_true_perf(k, R->c, k->row[id], k->alloc_blocks[id],
 			                             ev->leases, ev->n_leases) /
@@ -642,6 +716,12 @@ void drv_cls_print(const run *R)
 		        100.0 * k->t_met_oracle / k->t_jobs, (double)k->t_rus / k->t_jobs,
 		        (double)k->t_rus_oracle / k->t_jobs, (double)k->t_rus_nominal / k->t_jobs,
 		        k->t_unsized);
+	if (k->target && k->block_mib > 0)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " one-machine allocations commit their memory blocks "
+		        "(%u MiB each) with their RUs, %.0f MiB per task\n",
+		        "  memory", k->t_mem_tasks, k->block_mib,
+		        k->t_mem_tasks ? (double)k->t_mem_mib / k->t_mem_tasks : 0.0);
 	if (k->target && k->t_pref_jobs > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " sized tasks carry their allocation's machines; %.1f%% "
@@ -684,6 +764,8 @@ void drv_cls_json(FILE *f, const run *R)
 			}
 		fprintf(f, "]");
 	}
+	rusk_cluster_vec cv = {0}; /* memory still in use (0 once a run drained) */
+	rusk_cluster_vec_get(R->c, &cv);
 	if (k->target)
 		fprintf(f,
 		        ", \"target\": {\"jobs\": %" PRIu64 ", \"met_share\": %.6f, "
@@ -691,7 +773,11 @@ void drv_cls_json(FILE *f, const run *R)
 		        "\"rus_per_job_oracle\": %.4f, \"rus_per_job_nominal\": %.4f, \"unsized\": "
 		        "%" PRIu64 ", \"preferred_tasks\": %" PRIu64
 		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f"
-		        ", \"met_share_placed\": %.6f, \"perf_placed_over_target\": %.6f}",
+		        ", \"met_share_placed\": %.6f, \"perf_placed_over_target\": %.6f"
+		        ", \"mem_block_mib\": %u, \"mem_tasks\": %" PRIu64
+		        ", \"mem_mib_per_mem_task\": %.1f, \"mem_placed\": %" PRIu64
+		        ", \"mem_placed_in_use\": %" PRIu64 ", \"mem_used_after_mib\": %" PRIu64
+		        "}",
 		        k->t_jobs, k->t_jobs ? (double)k->t_met / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_met_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus / k->t_jobs : 0.0,
@@ -700,7 +786,10 @@ void drv_cls_json(FILE *f, const run *R)
 		        k->t_pref_jobs, k->t_pref_placed,
 		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0,
 		        k->t_pref_placed ? (double)k->t_met_placed / k->t_pref_placed : 0.0,
-		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0);
+		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0,
+		        k->block_mib, k->t_mem_tasks,
+		        k->t_mem_tasks ? (double)k->t_mem_mib / k->t_mem_tasks : 0.0,
+		        k->t_mem_placed, k->t_mem_seen, cv.mem_used_mib);
 	else
 		fprintf(f, ", \"target\": null");
 	fprintf(f, "},\n");
