@@ -29,7 +29,14 @@
  * whole row (every column: exhaustive profiling, the behaviour before). Once CLS_FB_BATCH
  * rows have come back the model is retrained and republished (RCU) from the per-second
  * sampler, off the decision path. The error of the caused columns is reported per model
- * version.
+ * version. With --target on the same tasks join the three sizing models (scale-up,
+ * scale-out, heterogeneity) with their two profiled entries each, and a task that ran at
+ * its allocation feeds back what its run observed, as `rusk classify --feedback-entries
+ * observed` does: the scale-up entry of its RUs x blocks per machine, the scale-out entry
+ * of its machine count, the heterogeneity entry of the platform its first RU's machine has
+ * (one noisy measurement each, from a stream seeded by the task; --cls-feedback full:
+ * whole rows). Every CLS_FB_BATCH such tasks the three are retrained and republished; the
+ * error of their classified rows (the entries not profiled) is reported per model version.
  *
  * Target (--target on). A task states a completion time D (the trace's target_s, else its
  * duration x U(0.5, 1.5)) for an amount of work: what its TRUE rows do in its duration at
@@ -80,6 +87,7 @@
 #define CLS_BLOCKS   4u
 #define CLS_SO       16u
 #define CLS_PREF     4u /* RUSK_TRACE_MAX_PREF: preferred machines per task */
+#define CLS_SIZING   3  /* scale-up, scale-out, heterogeneity: kinds 0..2 */
 
 struct drv_cls {
 	int mode; /* DRV_CLS_ON, _ORACLE or _NONE */
@@ -122,6 +130,15 @@ struct drv_cls {
 	/* per sized task: its allocation's memory blocks (0: not sized) and its throughput goal */
 	uint8_t *alloc_blocks;
 	double *goal;
+	/* Feedback of the sizing rows (on, --target): per task its allocation's RUs per machine
+	 * and machine count, the platform it ran on (PLACED), its training rows in the three
+	 * sizing models (UINT32_MAX: none); the error of their classified rows per model
+	 * version (the generator's); rows fed back (completer, atomic), retrains (sampler). */
+	uint8_t *alloc_rus, *alloc_mach, *ran_plat;
+	uint32_t *srow; /* [cap][CLS_SIZING] */
+	double serr_sum[CLS_SIZING][CLS_VERSIONS];
+	uint64_t serr_n[CLS_SIZING][CLS_VERSIONS];
+	uint64_t sfb_done, sfb_trained, sretrains;
 };
 
 static const char *mode_name(int mode)
@@ -275,16 +292,24 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->pref = k->target ? malloc(k->cap * CLS_PREF * sizeof *k->pref) : NULL;
 	k->alloc_blocks = k->target ? calloc(k->cap, sizeof *k->alloc_blocks) : NULL;
 	k->goal = k->target ? calloc(k->cap, sizeof *k->goal) : NULL;
+	bool sfb = k->target && k->mode == DRV_CLS_ON;
+	k->alloc_rus = sfb ? calloc(k->cap, 1) : NULL;
+	k->alloc_mach = sfb ? calloc(k->cap, 1) : NULL;
+	k->ran_plat = sfb ? calloc(k->cap, 1) : NULL;
+	k->srow = sfb ? malloc(k->cap * CLS_SIZING * sizeof *k->srow) : NULL;
 	k->shadow = calloc(nm, sizeof *k->shadow);
 	k->speed = malloc(nm * sizeof *k->speed);
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx || (k->target && (!k->pref || !k->alloc_blocks || !k->goal))) {
+	    !k->cand_idx || (k->target && (!k->pref || !k->alloc_blocks || !k->goal)) ||
+	    (sfb && (!k->alloc_rus || !k->alloc_mach || !k->ran_plat || !k->srow))) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
 		return RUSK_EXIT_NOMEM;
 	}
 	memset(k->fb_row, 0xff, k->cap * sizeof *k->fb_row);
+	if (sfb)
+		memset(k->srow, 0xff, k->cap * CLS_SIZING * sizeof *k->srow);
 	double max_speed = 0;
 	for (uint32_t p = 0; p < np; p++) {
 		double s = 0;
@@ -431,6 +456,10 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	k->t_pref_jobs++;
 	k->alloc_blocks[id] = (uint8_t)a.mem_blocks;
 	k->goal[id] = tg.work / d;
+	if (k->alloc_rus != NULL) {
+		k->alloc_rus[id] = (uint8_t)a.rus;
+		k->alloc_mach[id] = (uint8_t)a.machines;
+	}
 	if (perf > 0)
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
 }
@@ -439,6 +468,88 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 static bool sized(const drv_cls *k, const rusk_dtask_spec *spec)
 {
 	return k->target && !rusk_vec_any(&spec->vec);
+}
+
+/* Mean relative error of a classified row's entries that were not profiled. */
+static double unprofiled_error(const double *est, const double *truth, uint32_t cols,
+                               const rusk_cls_entry *e, uint32_t n)
+{
+	double s = 0;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < cols; i++) {
+		bool profiled = false;
+		for (uint32_t j = 0; j < n; j++)
+			profiled |= e[j].col == i;
+		if (!profiled && truth[i] > 0) {
+			s += fabs(est[i] - truth[i]) / truth[i];
+			m++;
+		}
+	}
+	return m ? s / m : 0;
+}
+
+/* --target, on: the error of the classified sizing rows, by model version; while the
+ * interference model takes feedback rows, the task joins the sizing models too with its
+ * profiled entries (its run's observations replace the estimates at completion). */
+static void sizing_rows(drv_cls *k, uint64_t id, const rusk_cls_job_profile *jp,
+                        const rusk_cls_job_estimate *est, const rusk_cls_job_estimate *truth)
+{
+	for (int c = 0; c < CLS_SIZING; c++) {
+		uint64_t v = est->version[c] < CLS_VERSIONS ? est->version[c] : CLS_VERSIONS - 1;
+		k->serr_sum[c][v] +=
+		        unprofiled_error(est->v[c], truth->v[c], est->cols[c], jp->e[c], jp->n[c]);
+		k->serr_n[c][v]++;
+		uint32_t row;
+		if (k->fb_row[id] != UINT32_MAX &&
+		    rusk_cls_add_row(rusk_classifier_get(k->model, c), jp->e[c], jp->n[c], &row,
+		                     NULL, 0) == RUSK_OK)
+			k->srow[id * CLS_SIZING + c] = row;
+	}
+}
+
+/* One measurement of column col of task id's true row of kind c (3% noise, its own
+ * seeded stream: the same whichever thread completes it). */
+static rusk_cls_entry observe(const drv_cls *k, uint64_t seed, uint64_t id, int c, uint32_t col)
+{
+	rusk_rng g;
+	rusk_rng_seed(&g, seed * 13 + id, 0x6f627376 + (uint64_t)c); /* "obsv" */
+	double u1 = 1.0 - rusk_rng_unit(&g), u2 = rusk_rng_unit(&g);
+	double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+	double t = rusk_cls_matrix_get(rusk_cls_truth_matrix(k->truth, c), k->row[id], col);
+	return (rusk_cls_entry){col, t * fmax(0.05, 1.0 + CLS_NOISE * z)};
+}
+
+/*
+ * At completion of a task that ran at its allocation: what its run observed of the sizing
+ * rows replaces their estimates, as `rusk classify --feedback-entries observed` does: the
+ * scale-up entry of its RUs x blocks per machine, the scale-out entry of its machine
+ * count, the heterogeneity entry of the platform it ran on (its first RU's machine). With
+ * --cls-feedback full, whole rows (exhaustive profiling).
+ */
+static void sizing_feedback(run *R, drv_cls *k, uint64_t id)
+{
+	uint32_t col[CLS_SIZING] = {(uint32_t)(k->alloc_rus[id] - 1) * CLS_BLOCKS +
+	                                    k->alloc_blocks[id] - 1,
+	                            (uint32_t)k->alloc_mach[id] - 1, k->ran_plat[id]};
+	bool any = false;
+	for (int c = 0; c < CLS_SIZING; c++) {
+		uint32_t row = k->srow[id * CLS_SIZING + c];
+		if (row == UINT32_MAX)
+			continue;
+		rusk_cls_entry e[RUSK_CLS_MAX_COLS];
+		uint32_t n = 1;
+		if (k->fb_full)
+			rusk_cls_profile_row(rusk_cls_truth_matrix(k->truth, c), c, k->row[id],
+			                     RUSK_CLS_MAX_COLS, CLS_NOISE, R->seed * 13 + id, e,
+			                     &n);
+		else
+			e[0] = observe(k, R->seed, id, c, col[c]);
+		any |= rusk_cls_feedback(rusk_classifier_get(k->model, c), row, e, n, NULL, 0) ==
+		       RUSK_OK;
+		k->srow[id * CLS_SIZING + c] = UINT32_MAX;
+	}
+	if (any)
+		rusk_faa64(&k->sfb_done, 1, RUSK_RELAXED);
 }
 
 void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
@@ -499,6 +610,8 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		k->fb_row[id] = trow;
 		k->fb_added++;
 	}
+	if (k->srow != NULL && rc == RUSK_OK)
+		sizing_rows(k, id, &jp, &est, &truth);
 	if (sized(k, spec))
 		size_task(R, k, id, x, &est, &truth, spec);
 }
@@ -602,6 +715,12 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 			rusk_faa64(&k->t_mem_seen, v.mem_mib - v.mem_free_mib >= j->vec.mem_mib,
 			           RUSK_RELAXED);
 		}
+		if (k->ran_plat != NULL && ev->n_leases > 0) {
+			rusk_machine_info mi;
+			rusk_cluster_machine(R->c, rusk_cluster_ru_machine(R->c, ev->leases[0].ru),
+			                     &mi);
+			k->ran_plat[id] = (uint8_t)(mi.platform % k->sh.platforms);
+		}
 		if (k->target && k->alloc_blocks[id] > 0) {
 			double pp = placed_true_perf(k, R->c, k->row[id], k->alloc_blocks[id],
 			                             ev->leases, ev->n_leases) /
@@ -625,6 +744,8 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 		shadow_add(k, R->c, j->l, k->held[id], caused, true);
 		k->held[id] = 0;
 	}
+	if (ev->kind == RUSK_EV_DONE && k->srow != NULL && k->alloc_blocks[id] > 0)
+		sizing_feedback(R, k, id);
 	if (ev->kind == RUSK_EV_DONE && k->fb_row[id] != UINT32_MAX) {
 		/* What was measured while it ran replaces the estimates: its caused intensities
 		 * (observable), or with --cls-feedback full its whole row. */
@@ -650,6 +771,16 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 void drv_cls_second(run *R)
 {
 	drv_cls *k = R->cls;
+	uint64_t sdone = rusk_load64(&k->sfb_done, RUSK_RELAXED);
+	if (k->srow != NULL && sdone - k->sfb_trained >= CLS_FB_BATCH) {
+		/* The sizing models: retrained and republished (RCU) off the decision path. */
+		bool ok = true;
+		for (int c = 0; c < CLS_SIZING; c++)
+			ok &= rusk_cls_retrain(rusk_classifier_get(k->model, c), NULL, NULL, 0) ==
+			      RUSK_OK;
+		k->sretrains += ok;
+		k->sfb_trained = sdone;
+	}
 	uint64_t done = rusk_load64(&k->fb_done, RUSK_RELAXED);
 	if (k->mode != DRV_CLS_ON || done - k->fb_trained < CLS_FB_BATCH)
 		return;
@@ -716,6 +847,19 @@ void drv_cls_print(const run *R)
 		        100.0 * k->t_met_oracle / k->t_jobs, (double)k->t_rus / k->t_jobs,
 		        (double)k->t_rus_oracle / k->t_jobs, (double)k->t_rus_nominal / k->t_jobs,
 		        k->t_unsized);
+	if (k->srow != NULL) {
+		fprintf(R->out, "  %-28s", "  sizing rows' error");
+		for (int c = 0; c < CLS_SIZING; c++) {
+			fprintf(R->out, " %s", rusk_cls_kind_name(c));
+			for (int v = 0; v < CLS_VERSIONS; v++)
+				if (k->serr_n[c][v] > 0)
+					fprintf(R->out, " v%d %.1f%%", v,
+					        100 * k->serr_sum[c][v] / k->serr_n[c][v]);
+			fprintf(R->out, c + 1 < CLS_SIZING ? ";" : "");
+		}
+		fprintf(R->out, "; %" PRIu64 " tasks fed back (%s), %" PRIu64 " retrains\n",
+		        k->sfb_done, k->fb_full ? "whole rows" : "observed entries", k->sretrains);
+	}
 	if (k->target && k->block_mib > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " one-machine allocations commit their memory blocks "
@@ -763,6 +907,27 @@ void drv_cls_json(FILE *f, const run *R)
 				first = false;
 			}
 		fprintf(f, "]");
+		if (k->srow != NULL) {
+			fprintf(f,
+			        ", \"sizing_feedback\": {\"tasks\": %" PRIu64
+			        ", \"retrains\": %" PRIu64,
+			        k->sfb_done, k->sretrains);
+			for (int c = 0; c < CLS_SIZING; c++) {
+				fprintf(f, ", \"%s\": [", rusk_cls_kind_name(c));
+				bool first = true;
+				for (int v = 0; v < CLS_VERSIONS; v++)
+					if (k->serr_n[c][v] > 0) {
+						fprintf(f,
+						        "%s{\"version\": %d, \"tasks\": %" PRIu64
+						        ", \"error\": %.6f}",
+						        first ? "" : ", ", v, k->serr_n[c][v],
+						        k->serr_sum[c][v] / k->serr_n[c][v]);
+						first = false;
+					}
+				fprintf(f, "]");
+			}
+			fprintf(f, "}");
+		}
 	}
 	rusk_cluster_vec cv = {0}; /* memory still in use (0 once a run drained) */
 	rusk_cluster_vec_get(R->c, &cv);
@@ -808,6 +973,10 @@ void drv_cls_free(run *R)
 	free(k->pref);
 	free(k->alloc_blocks);
 	free(k->goal);
+	free(k->alloc_rus);
+	free(k->alloc_mach);
+	free(k->ran_plat);
+	free(k->srow);
 	free(k->shadow);
 	free(k->speed);
 	free(k->cands);
