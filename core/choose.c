@@ -27,7 +27,10 @@
  * Invariants:
  *  - A decision only reads the view and the cluster's static shape, and changes nothing
  *    but the agent's generator and scratch buffers: the commit (agent.c) is the only step
- *    that touches the master array.
+ *    that touches the master array. Two reads go past the view: a vector task's candidate
+ *    machines' live memory and GPU shares, and, under the interference model, the free
+ *    bits of a task's preferred machines (add_preferred); both are relaxed reads that the
+ *    commit validates.
  *  - Candidates are uniform over the free RUs of the partition drawn from (view.h,
  *    rusk_view_pick_n_), as the x^R guarantee assumes; Quality-first's weighting is the
  *    one deliberate departure.
@@ -639,17 +642,25 @@ static int add_preferred(rusk_agent *a, const dctx *d, bool weighted, size_t *wa
 	size_t extra = preferred_rus(a, t, !weighted, &newest);
 	if (!rusk_cands_reserve_(&a->cands, &a->cap, *want + extra))
 		return RUSK_ENOMEM;
+	uint32_t most = 0; /* the most free RUs on one preferred machine */
 	for (uint32_t k = 0; k < t->n_preferred; k++) {
 		if (t->preferred[k] >= c->n_machines)
 			continue;
 		const rusk_machine *pm = &c->machines[t->preferred[k]];
 		if (!weighted && rusk_view_taken_ns_(a->v, pm->partition) != newest)
 			continue;
+		size_t n0 = *n;
 		for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
 			if (live ? live_free(c, pm, ru) : rusk_view_is_free(a->v, ru))
 				a->cands[(*n)++] = (cand){ru, 0, 0};
+		most = *n - n0 > most ? (uint32_t)(*n - n0) : most;
 	}
-	*want = !weighted && *n >= t->rus ? *n : *want + *n;
+	/* Live, draws cannot beat preferred RUs that hold the task (any placement: m of them;
+	 * one machine: m on one): none are drawn. */
+	bool held = t->placement == RUSK_PLACE_ANY       ? *n >= t->rus
+	            : t->placement == RUSK_PLACE_MACHINE ? most >= t->rus
+	                                                 : false;
+	*want = (!weighted || (live && held)) && *n >= t->rus ? *n : *want + *n;
 	return RUSK_OK;
 }
 
