@@ -27,7 +27,10 @@
  * Invariants:
  *  - A decision only reads the view and the cluster's static shape, and changes nothing
  *    but the agent's generator and scratch buffers: the commit (agent.c) is the only step
- *    that touches the master array.
+ *    that touches the master array. Two reads go past the view: a vector task's candidate
+ *    machines' live memory and GPU shares, and, under the interference model, the free
+ *    bits of a task's preferred machines (add_preferred); both are relaxed reads that the
+ *    commit validates.
  *  - Candidates are uniform over the free RUs of the partition drawn from (view.h,
  *    rusk_view_pick_n_), as the x^R guarantee assumes; Quality-first's weighting is the
  *    one deliberate departure.
@@ -57,13 +60,16 @@ static inline bool better(const cand *a, const cand *b)
 	return a->q > b->q || (a->q == b->q && a->key > b->key);
 }
 
-/* The value ranked for a candidate: Q, or slot score plus a preferred-machine bonus. */
+/* What a preferred RU adds to its value: more than any Q or slot score, so it outranks
+ * every draw, and preferred RUs rank among themselves by Q or score. */
+#define PREF_BONUS 1e6
+
+/* The value ranked for a candidate: Q or slot score, plus the preferred-machine bonus. A
+ * task without preferred machines pays one load and branch (rusk_is_preferred_). */
 static inline double value(const rusk_cluster *c, const dctx *d, uint32_t ru)
 {
-	if (d->interf)
-		return rusk_qtask_eval(c, &d->qt, ru);
-	double s = c->ru_score[ru] / 1000.0;
-	return rusk_is_preferred_(c, d->t, ru) ? s + 1e6 : s;
+	double v = d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
+	return rusk_is_preferred_(c, d->t, ru) ? v + PREF_BONUS : v;
 }
 
 bool rusk_cands_reserve_(cand **buf, size_t *cap, size_t n)
@@ -587,12 +593,24 @@ static size_t preferred_rus(const rusk_agent *a, const rusk_task *t, bool find_n
 	return extra;
 }
 
+/* Whether the task's preferred machines are read live (add_preferred says why). */
+static inline bool live_pref(const dctx *d)
+{
+	return d->interf && d->t->n_preferred > 0;
+}
+
+/* Whether ru is free in the master array (relaxed: the commit decides, as for a view). */
+static inline bool live_free(const rusk_cluster *c, const rusk_machine *pm, uint32_t ru)
+{
+	uint32_t b = rusk_ru_bit(c, ru, pm);
+	return (rusk_load64(&c->free_bits[b / 64], RUSK_RELAXED) >> (b % 64)) & 1u;
+}
+
 /* Whether this decision starts from the task's preferred machines. */
 static inline bool uses_preferred(const rusk_agent *a, const dctx *d, rusk_strategy s)
 {
-	return !d->interf && d->t->n_preferred > 0 &&
-	       (s == RUSK_STRATEGY_QUALITY ||
-	        (s == RUSK_STRATEGY_LATENCY && a->p.latency_preferred));
+	return d->t->n_preferred > 0 && (s == RUSK_STRATEGY_QUALITY ||
+	                                 (s == RUSK_STRATEGY_LATENCY && a->p.latency_preferred));
 }
 
 /*
@@ -603,26 +621,46 @@ static inline bool uses_preferred(const rusk_agent *a, const dctx *d, rusk_strat
  * least stale partition first"), and then draws nothing when they can hold the task: a
  * preferred RU outranks any draw. Appends their free RUs to a->cands[*n..] and sets *want,
  * the candidate count gathering stops at. Returns RUSK_OK or RUSK_ENOMEM.
+ *
+ * Under the interference model (live_pref) the preferred machines are a Quasar allocation's
+ * (rusk_cls_alloc_size: sized on those machines, from the live state): every strategy
+ * takes all of them, reading their RUs in the master array rather than the view, and draws
+ * R per RU as well, the fallback should they lack room. Quasar §3.3 sizes and assigns
+ * jointly ("the amount, type, and exact set of allocated resources"): the least resources
+ * that meet the target on those machines, so the allocation is placed where it was sized,
+ * and Tarcil's Q ranks the RUs within them and the draws. The view would hide the room the
+ * sizing saw: a machine freed since the partition's last sync (the least loaded, which the
+ * sizing ranks first) looks busy there, and its view-free RUs may be another agent's.
  */
 static int add_preferred(rusk_agent *a, const dctx *d, bool weighted, size_t *want, size_t *n)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
 	uint64_t newest = 0;
+	bool live = live_pref(d);
+	weighted = weighted || live;
 	size_t extra = preferred_rus(a, t, !weighted, &newest);
 	if (!rusk_cands_reserve_(&a->cands, &a->cap, *want + extra))
 		return RUSK_ENOMEM;
+	uint32_t most = 0; /* the most free RUs on one preferred machine */
 	for (uint32_t k = 0; k < t->n_preferred; k++) {
 		if (t->preferred[k] >= c->n_machines)
 			continue;
 		const rusk_machine *pm = &c->machines[t->preferred[k]];
 		if (!weighted && rusk_view_taken_ns_(a->v, pm->partition) != newest)
 			continue;
+		size_t n0 = *n;
 		for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
-			if (rusk_view_is_free(a->v, ru))
+			if (live ? live_free(c, pm, ru) : rusk_view_is_free(a->v, ru))
 				a->cands[(*n)++] = (cand){ru, 0, 0};
+		most = *n - n0 > most ? (uint32_t)(*n - n0) : most;
 	}
-	*want = !weighted && *n >= t->rus ? *n : *want + *n;
+	/* Live, draws cannot beat preferred RUs that hold the task (any placement: m of them;
+	 * one machine: m on one): none are drawn. */
+	bool held = t->placement == RUSK_PLACE_ANY       ? *n >= t->rus
+	            : t->placement == RUSK_PLACE_MACHINE ? most >= t->rus
+	                                                 : false;
+	*want = (!weighted || (live && held)) && *n >= t->rus ? *n : *want + *n;
 	return RUSK_OK;
 }
 
@@ -729,7 +767,12 @@ static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, si
 		if (gid == last_group)
 			continue; /* sorted by RU: same group as the previous candidate */
 		last_group = gid;
-		uint32_t k = best_in_range(c, d, rusk_view_bits_(a->v), false, lo, hi, m, tmp);
+		/* A preferred machine read live, as add_preferred found its RUs. */
+		bool live = place == RUSK_PLACE_MACHINE && live_pref(d) &&
+		            rusk_is_preferred_(c, d->t, a->cands[i].ru);
+		uint32_t k =
+		        live ? best_in_range(c, d, c->free_bits, true, lo, hi, m, tmp)
+		             : best_in_range(c, d, rusk_view_bits_(a->v), false, lo, hi, m, tmp);
 		double mq = rusk_mean_q_(tmp, k);
 		if (k == m && mq > best_mean) {
 			best_mean = mq;
@@ -1061,6 +1104,49 @@ static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_part
 }
 
 /*
+ * A vector task's preferred machines under the interference model, read live as
+ * add_preferred reads an RU task's: the best that can hold it now (shape, free memory and
+ * GPU shares, m free RUs in the master array) by the mean Q of its best m free RUs (or the
+ * packing value), then tie key, gives its best m RUs; 0 when none can, and the decision
+ * samples as usual. Returns m or 0.
+ */
+static int choose_vec_preferred(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus, got = 0;
+	cand *best = a->group, *tmp = a->group + m;
+	double best_v = -INFINITY;
+	uint64_t best_key = 0;
+	for (uint32_t i = 0; i < t->n_preferred; i++) {
+		uint32_t mi = t->preferred[i];
+		if (mi >= c->n_machines || machine_listed(a->vskip, a->n_vskip, mi) ||
+		    !rusk_vec_shape_fits_(c, mi, &t->vec) || !rusk_vec_free_fits_(c, mi, &t->vec))
+			continue;
+		const rusk_machine *pm = &c->machines[mi];
+		uint32_t k = 0, lo = pm->first_ru, hi = lo + pm->n_rus;
+		uint32_t n_free = rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
+		if (k < m)
+			continue;
+		double v = d->pack ? rusk_vec_pack_value_(c, mi, n_free, t) : rusk_mean_q_(tmp, k);
+		uint64_t key = tie_key(lo);
+		if (v > best_v || (v == best_v && key > best_key)) {
+			best_v = v;
+			best_key = key;
+			memcpy(best, tmp, sizeof *best * m);
+			got = m;
+		}
+	}
+	if (got == 0)
+		return 0;
+	pl->samples = 0;
+	report_choice(a, d, best, m, rus, pl);
+	if (d->pack)
+		pl->quality = best_v;
+	return (int)m;
+}
+
+/*
  * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
  * RUs, partitions in the strategy's order, and a draw counts only when its machine could
  * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
@@ -1077,6 +1163,12 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
 	if (rc != RUSK_OK)
 		return rc;
+	if (live_pref(d) && uses_preferred(a, d, s)) {
+		if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
+			return RUSK_ENOMEM;
+		if ((rc = choose_vec_preferred(a, d, rus, pl)) > 0)
+			return rc;
+	}
 	if (m == 1 && !d->pack && s != RUSK_STRATEGY_QUALITY)
 		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))

@@ -29,7 +29,14 @@
  * whole row (every column: exhaustive profiling, the behaviour before). Once CLS_FB_BATCH
  * rows have come back the model is retrained and republished (RCU) from the per-second
  * sampler, off the decision path. The error of the caused columns is reported per model
- * version.
+ * version. With --target on the same tasks join the three sizing models (scale-up,
+ * scale-out, heterogeneity) with their two profiled entries each, and a task that ran at
+ * its allocation feeds back what its run observed, as `rusk classify --feedback-entries
+ * observed` does: the scale-up entry of its RUs x blocks per machine, the scale-out entry
+ * of its machine count, the heterogeneity entry of the platform its first RU's machine has
+ * (one noisy measurement each, from a stream seeded by the task; --cls-feedback full:
+ * whole rows). Every CLS_FB_BATCH such tasks the three are retrained and republished; the
+ * error of their classified rows (the entries not profiled) is reported per model version.
  *
  * Target (--target on). A task states a completion time D (the trace's target_s, else its
  * duration x U(0.5, 1.5)) for an amount of work: what its TRUE rows do in its duration at
@@ -38,17 +45,25 @@
  * more than the nominal size. rusk_cls_alloc_size sizes it from the classified rows (oracle: true
  * rows) over up to CLS_CANDS machines of the live cluster (a seeded sample when larger:
  * platform column = the machine's platform, pressure = the kernel's caused sums per RU,
- * memory never short since RUs are rusk's only resource here). Mapping onto rusk's task of
- * N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE; k machines -> N = k x RUs,
- * RUSK_PLACE_ANY (the agents spread it as their sampling finds room; rusk has no "k
- * machines of r RUs" shape). Its preferred machines are the allocation's, best-ranked first
- * (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that outlives
- * the task's DONE). Under --quality interference the agents rank candidates by Q and do
- * not look preferred machines up (core/choose.c: uses_preferred is for the score model),
- * so the preference only counts and wins a weighted draw; the report gives the share of a
- * sized task's RUs placed on them. The task then runs work / (its planned allocation's TRUE
- * throughput). Reported: the share whose planned allocation meets the target within 5%
- * under the true rows, and the RUs allocated against oracle sizing of the same task.
+ * free memory blocks = the machine's free memory over block_mib, at most CLS_BLOCKS). The
+ * scale-up shape is the cluster's: su_rus = the median machine's RUs (at most 32), and a
+ * memory block is 1/CLS_BLOCKS of the memory su_rus RUs have at the median memory per RU
+ * (median_shape: 16,384 MiB for rusk's generic machines of 8 RUs and 65,536 MiB). Mapping
+ * onto rusk's task of N RUs: one machine -> N = RUs, RUSK_PLACE_MACHINE, and its blocks x
+ * block_mib as rusk_vec_demand.mem_mib, committed with its RUs (a vector task: choose_vec);
+ * k machines -> N = k x RUs, RUSK_PLACE_ANY (the agents spread it as their sampling finds
+ * room; rusk has no "k machines of r RUs" shape, and a vector demand is one machine's), so
+ * its memory is not committed. Its preferred machines are the allocation's, best-ranked
+ * first (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that
+ * outlives the task's DONE). Under --quality interference the agents look them up in the
+ * master array and place the task there while they can hold it (core/choose.c,
+ * add_preferred: Quasar sizes and assigns jointly), Q ranking the RUs within them and the
+ * draws that stand in when they cannot. The task then runs work / (its planned
+ * allocation's TRUE throughput). Reported: the share whose planned allocation meets the
+ * target within 5% under the true rows, the RUs allocated against oracle sizing of the
+ * same task, the share of its RUs on its allocation's machines, and the allocation as
+ * placed (placed_true_perf: the machines it landed on, their platforms and true pressure):
+ * the share meeting the target, its throughput over the target.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -57,6 +72,7 @@
 #include <time.h>
 
 #include <rusk/classify.h>
+#include <rusk/vec.h>
 
 #include "driver.h"
 
@@ -71,6 +87,7 @@
 #define CLS_BLOCKS   4u
 #define CLS_SO       16u
 #define CLS_PREF     4u /* RUSK_TRACE_MAX_PREF: preferred machines per task */
+#define CLS_SIZING   3  /* scale-up, scale-out, heterogeneity: kinds 0..2 */
 
 struct drv_cls {
 	int mode; /* DRV_CLS_ON, _ORACLE or _NONE */
@@ -104,6 +121,24 @@ struct drv_cls {
 	uint64_t t_pref_jobs; /* the generator's: sized tasks given preferred machines */
 	uint64_t t_pref_placed, t_pref_rus, t_pref_on; /* PLACED (atomic): such tasks, their
 	                                                * RUs, those on a preferred machine */
+	uint64_t t_met_placed, t_perf_placed_micro;    /* PLACED (atomic): as placed, meeting
+	                                                * the target; throughput / target */
+	uint32_t block_mib; /* MiB per memory block; 0: the cluster has no memory (RUs only) */
+	uint64_t t_mem_tasks, t_mem_mib;   /* the generator's: sized tasks given memory, MiB */
+	uint64_t t_mem_placed, t_mem_seen; /* PLACED (atomic): such tasks placed; those whose
+	                                    * machine had at least their memory in use */
+	/* per sized task: its allocation's memory blocks (0: not sized) and its throughput goal */
+	uint8_t *alloc_blocks;
+	double *goal;
+	/* Feedback of the sizing rows (on, --target): per task its allocation's RUs per machine
+	 * and machine count, the platform it ran on (PLACED), its training rows in the three
+	 * sizing models (UINT32_MAX: none); the error of their classified rows per model
+	 * version (the generator's); rows fed back (completer, atomic), retrains (sampler). */
+	uint8_t *alloc_rus, *alloc_mach, *ran_plat;
+	uint32_t *srow; /* [cap][CLS_SIZING] */
+	double serr_sum[CLS_SIZING][CLS_VERSIONS];
+	uint64_t serr_n[CLS_SIZING][CLS_VERSIONS];
+	uint64_t sfb_done, sfb_trained, sretrains;
 };
 
 static const char *mode_name(int mode)
@@ -168,6 +203,44 @@ static int train(drv_cls *k, uint64_t seed)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The scale-up shape from the cluster: the median machine's RUs (the generic cluster's
+ * --rus-per-machine; a node list's cores), and in *block_mib the memory block, 1/CLS_BLOCKS
+ * of what the median machine's memory per RU gives su_rus RUs (capped at 32), so the
+ * largest per-machine allocation takes as large a share of a machine's memory as of its
+ * cores; 0 when machines have no memory (the generic cluster): sized tasks stay RU-only.
+ */
+static uint32_t median_shape(const rusk_cluster *c, uint32_t *block_mib)
+{
+	uint32_t nm = rusk_cluster_machines(c);
+	uint32_t *rus = malloc(nm * sizeof *rus), *mpr = malloc(nm * sizeof *mpr);
+	if (rus == NULL || mpr == NULL || nm == 0) {
+		free(rus);
+		free(mpr);
+		*block_mib = 0;
+		return 1;
+	}
+	for (uint32_t m = 0; m < nm; m++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, m, &mi);
+		rus[m] = mi.rus;
+		mpr[m] = mi.rus ? mi.mem_mib / mi.rus : 0;
+	}
+	qsort(rus, nm, sizeof *rus, cmp_u32);
+	qsort(mpr, nm, sizeof *mpr, cmp_u32);
+	uint32_t su = rus[nm / 2] > 32 ? 32 : rus[nm / 2];
+	*block_mib = (uint32_t)((uint64_t)mpr[nm / 2] * su / CLS_BLOCKS);
+	free(rus);
+	free(mpr);
+	return su;
+}
+
 int drv_cls_setup(run *R, const cli_cluster *cc)
 {
 	const run_cfg *cfg = &R->cfg;
@@ -181,7 +254,8 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->target = cfg->target;
 	k->fb_full = cfg->cls_fb_full;
 	uint32_t nm = rusk_cluster_machines(R->c), np = rusk_cluster_platforms(R->c);
-	uint32_t su = cc->params.rus_per_machine;
+	uint32_t su = median_shape(R->c, &k->block_mib);
+	(void)cc;
 	k->sh = (rusk_cls_shape){.su_rus = su > 32 ? 32 : su,
 	                         .su_mem_blocks = CLS_BLOCKS,
 	                         .so_machines = CLS_SO,
@@ -216,16 +290,26 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->held = calloc(k->cap, sizeof *k->held);
 	k->fb_row = malloc(k->cap * sizeof *k->fb_row);
 	k->pref = k->target ? malloc(k->cap * CLS_PREF * sizeof *k->pref) : NULL;
+	k->alloc_blocks = k->target ? calloc(k->cap, sizeof *k->alloc_blocks) : NULL;
+	k->goal = k->target ? calloc(k->cap, sizeof *k->goal) : NULL;
+	bool sfb = k->target && k->mode == DRV_CLS_ON;
+	k->alloc_rus = sfb ? calloc(k->cap, 1) : NULL;
+	k->alloc_mach = sfb ? calloc(k->cap, 1) : NULL;
+	k->ran_plat = sfb ? calloc(k->cap, 1) : NULL;
+	k->srow = sfb ? malloc(k->cap * CLS_SIZING * sizeof *k->srow) : NULL;
 	k->shadow = calloc(nm, sizeof *k->shadow);
 	k->speed = malloc(nm * sizeof *k->speed);
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx || (k->target && !k->pref)) {
+	    !k->cand_idx || (k->target && (!k->pref || !k->alloc_blocks || !k->goal)) ||
+	    (sfb && (!k->alloc_rus || !k->alloc_mach || !k->ran_plat || !k->srow))) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
 		return RUSK_EXIT_NOMEM;
 	}
 	memset(k->fb_row, 0xff, k->cap * sizeof *k->fb_row);
+	if (sfb)
+		memset(k->srow, 0xff, k->cap * CLS_SIZING * sizeof *k->srow);
 	double max_speed = 0;
 	for (uint32_t p = 0; p < np; p++) {
 		double s = 0;
@@ -294,6 +378,12 @@ static uint32_t snapshot(run *R, drv_cls *k)
 		c->platform = mi.platform % k->sh.platforms;
 		c->free_rus = mi.free_rus < k->sh.su_rus ? mi.free_rus : k->sh.su_rus;
 		c->free_mem_blocks = CLS_BLOCKS;
+		if (k->block_mib > 0) { /* the machine's free memory in blocks */
+			rusk_machine_vec v;
+			rusk_machine_vec_get(R->c, m, &v);
+			uint32_t b = v.mem_free_mib / k->block_mib;
+			c->free_mem_blocks = b < CLS_BLOCKS ? b : CLS_BLOCKS;
+		}
 		for (int r = 0; r < RUSK_N_RESOURCES; r++)
 			c->pressure[r] = fmin(100.0, (double)mi.interference[r] / mi.rus);
 	}
@@ -349,6 +439,12 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	k->t_rus += spec->rus;
 	k->t_rus_oracle += o.machines > 0 ? o.rus * o.machines : x->rus;
 	spec->placement = a.machines == 1 ? RUSK_PLACE_MACHINE : RUSK_PLACE_ANY;
+	if (k->block_mib > 0 && a.machines == 1) {
+		/* Scale-up is RUs x memory (§3.3): its blocks are committed with its RUs. */
+		spec->vec.mem_mib = a.mem_blocks * k->block_mib;
+		k->t_mem_tasks++;
+		k->t_mem_mib += spec->vec.mem_mib;
+	}
 	/* The allocation's machines, best-ranked first, as the cluster's ids (the pool slot
 	 * is this task's alone and outlives its DONE: the dispatcher does not copy it). */
 	uint32_t *pref = k->pref + id * CLS_PREF;
@@ -358,6 +454,12 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	spec->preferred = pref;
 	spec->n_preferred = np;
 	k->t_pref_jobs++;
+	k->alloc_blocks[id] = (uint8_t)a.mem_blocks;
+	k->goal[id] = tg.work / d;
+	if (k->alloc_rus != NULL) {
+		k->alloc_rus[id] = (uint8_t)a.rus;
+		k->alloc_mach[id] = (uint8_t)a.machines;
+	}
 	if (perf > 0)
 		spec->run_ns = (uint64_t)fmin(tg.work / perf * 1e9, RUSK_TRACE_MAX_S * 1e9);
 }
@@ -366,6 +468,88 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 static bool sized(const drv_cls *k, const rusk_dtask_spec *spec)
 {
 	return k->target && !rusk_vec_any(&spec->vec);
+}
+
+/* Mean relative error of a classified row's entries that were not profiled. */
+static double unprofiled_error(const double *est, const double *truth, uint32_t cols,
+                               const rusk_cls_entry *e, uint32_t n)
+{
+	double s = 0;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < cols; i++) {
+		bool profiled = false;
+		for (uint32_t j = 0; j < n; j++)
+			profiled |= e[j].col == i;
+		if (!profiled && truth[i] > 0) {
+			s += fabs(est[i] - truth[i]) / truth[i];
+			m++;
+		}
+	}
+	return m ? s / m : 0;
+}
+
+/* --target, on: the error of the classified sizing rows, by model version; while the
+ * interference model takes feedback rows, the task joins the sizing models too with its
+ * profiled entries (its run's observations replace the estimates at completion). */
+static void sizing_rows(drv_cls *k, uint64_t id, const rusk_cls_job_profile *jp,
+                        const rusk_cls_job_estimate *est, const rusk_cls_job_estimate *truth)
+{
+	for (int c = 0; c < CLS_SIZING; c++) {
+		uint64_t v = est->version[c] < CLS_VERSIONS ? est->version[c] : CLS_VERSIONS - 1;
+		k->serr_sum[c][v] +=
+		        unprofiled_error(est->v[c], truth->v[c], est->cols[c], jp->e[c], jp->n[c]);
+		k->serr_n[c][v]++;
+		uint32_t row;
+		if (k->fb_row[id] != UINT32_MAX &&
+		    rusk_cls_add_row(rusk_classifier_get(k->model, c), jp->e[c], jp->n[c], &row,
+		                     NULL, 0) == RUSK_OK)
+			k->srow[id * CLS_SIZING + c] = row;
+	}
+}
+
+/* One measurement of column col of task id's true row of kind c (3% noise, its own
+ * seeded stream: the same whichever thread completes it). */
+static rusk_cls_entry observe(const drv_cls *k, uint64_t seed, uint64_t id, int c, uint32_t col)
+{
+	rusk_rng g;
+	rusk_rng_seed(&g, seed * 13 + id, 0x6f627376 + (uint64_t)c); /* "obsv" */
+	double u1 = 1.0 - rusk_rng_unit(&g), u2 = rusk_rng_unit(&g);
+	double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+	double t = rusk_cls_matrix_get(rusk_cls_truth_matrix(k->truth, c), k->row[id], col);
+	return (rusk_cls_entry){col, t * fmax(0.05, 1.0 + CLS_NOISE * z)};
+}
+
+/*
+ * At completion of a task that ran at its allocation: what its run observed of the sizing
+ * rows replaces their estimates, as `rusk classify --feedback-entries observed` does: the
+ * scale-up entry of its RUs x blocks per machine, the scale-out entry of its machine
+ * count, the heterogeneity entry of the platform it ran on (its first RU's machine). With
+ * --cls-feedback full, whole rows (exhaustive profiling).
+ */
+static void sizing_feedback(run *R, drv_cls *k, uint64_t id)
+{
+	uint32_t col[CLS_SIZING] = {(uint32_t)(k->alloc_rus[id] - 1) * CLS_BLOCKS +
+	                                    k->alloc_blocks[id] - 1,
+	                            (uint32_t)k->alloc_mach[id] - 1, k->ran_plat[id]};
+	bool any = false;
+	for (int c = 0; c < CLS_SIZING; c++) {
+		uint32_t row = k->srow[id * CLS_SIZING + c];
+		if (row == UINT32_MAX)
+			continue;
+		rusk_cls_entry e[RUSK_CLS_MAX_COLS];
+		uint32_t n = 1;
+		if (k->fb_full)
+			rusk_cls_profile_row(rusk_cls_truth_matrix(k->truth, c), c, k->row[id],
+			                     RUSK_CLS_MAX_COLS, CLS_NOISE, R->seed * 13 + id, e,
+			                     &n);
+		else
+			e[0] = observe(k, R->seed, id, c, col[c]);
+		any |= rusk_cls_feedback(rusk_classifier_get(k->model, c), row, e, n, NULL, 0) ==
+		       RUSK_OK;
+		k->srow[id * CLS_SIZING + c] = UINT32_MAX;
+	}
+	if (any)
+		rusk_faa64(&k->sfb_done, 1, RUSK_RELAXED);
 }
 
 void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
@@ -426,6 +610,8 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		k->fb_row[id] = trow;
 		k->fb_added++;
 	}
+	if (k->srow != NULL && rc == RUSK_OK)
+		sizing_rows(k, id, &jp, &est, &truth);
 	if (sized(k, spec))
 		size_task(R, k, id, x, &est, &truth, spec);
 }
@@ -439,6 +625,52 @@ static double true_q(const drv_cls *k, const double *caused, uint32_t m, const r
 	for (int r = 0; r < RUSK_N_RESOURCES; r++)
 		ci[r] = rusk_load32((uint32_t *)&k->shadow[m][r], RUSK_RELAXED) / others;
 	return rusk_cls_tarcil_q(caused, ci) * k->speed[m];
+}
+
+/*
+ * True throughput of a sized task as placed: its RUs per machine where it landed (at most
+ * su_rus counted a machine), each machine's platform and true pressure (the shadow sums
+ * per RU before the task's own join them), the scale-out efficiency of that many machines
+ * (past so_machines, no further gain), under the task's true rows. The planned figure
+ * (size_task) judges the machines the allocation was sized on; this one, the machines the
+ * agents chose.
+ */
+static double placed_true_perf(const drv_cls *k, const rusk_cluster *c, uint32_t row,
+                               uint32_t blocks, const rusk_lease *l, uint32_t n)
+{
+	rusk_cls_job_estimate truth;
+	true_rows(k, row, &truth);
+	uint32_t mach[64], cnt[64], nm = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = rusk_cluster_ru_machine(c, l[i].ru), j = 0;
+		while (j < nm && mach[j] != m)
+			j++;
+		if (j == nm) {
+			if (nm == 64)
+				continue;
+			mach[nm] = m;
+			cnt[nm++] = 0;
+		}
+		cnt[j]++;
+	}
+	double sum = 0;
+	for (uint32_t j = 0; j < nm; j++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, mach[j], &mi);
+		uint32_t pl = mi.platform % k->sh.platforms;
+		double pr[1][RUSK_N_RESOURCES];
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			pr[0][r] = fmin(100.0, rusk_load32((uint32_t *)&k->shadow[mach[j]][r],
+			                                   RUSK_RELAXED) /
+			                               (double)mi.rus);
+		uint32_t r = cnt[j] < k->sh.su_rus ? cnt[j] : k->sh.su_rus;
+		double p = rusk_cls_perf(&k->sh, &truth, r, blocks, 1, &pl,
+		                         (const double(*)[RUSK_N_RESOURCES])pr, 0);
+		sum += p > 0 ? p : 0;
+	}
+	const double *so = truth.v[RUSK_CLS_SCALE_OUT];
+	uint32_t ns = nm < k->sh.so_machines ? nm : k->sh.so_machines;
+	return nm ? so[ns - 1] / (nm * so[0]) * sum : 0;
 }
 
 static void shadow_add(drv_cls *k, const rusk_cluster *c, const rusk_lease *l, uint32_t n,
@@ -473,6 +705,30 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 			q += true_q(k, caused, rusk_cluster_ru_machine(R->c, ev->leases[i].ru),
 			            R->c);
 		q = ev->n_leases ? q / ev->n_leases : 0;
+		if (j->vec.mem_mib > 0 && ev->n_leases > 0) {
+			/* Committed with its RUs: its machine has at least that much in use
+			 * until the task's DONE gives it back. */
+			rusk_machine_vec v;
+			rusk_machine_vec_get(R->c, rusk_cluster_ru_machine(R->c, ev->leases[0].ru),
+			                     &v);
+			rusk_faa64(&k->t_mem_placed, 1, RUSK_RELAXED);
+			rusk_faa64(&k->t_mem_seen, v.mem_mib - v.mem_free_mib >= j->vec.mem_mib,
+			           RUSK_RELAXED);
+		}
+		if (k->ran_plat != NULL && ev->n_leases > 0) {
+			rusk_machine_info mi;
+			rusk_cluster_machine(R->c, rusk_cluster_ru_machine(R->c, ev->leases[0].ru),
+			                     &mi);
+			k->ran_plat[id] = (uint8_t)(mi.platform % k->sh.platforms);
+		}
+		if (k->target && k->alloc_blocks[id] > 0) {
+			double pp = placed_true_perf(k, R->c, k->row[id], k->alloc_blocks[id],
+			                             ev->leases, ev->n_leases) /
+			            k->goal[id];
+			rusk_faa64(&k->t_met_placed, pp >= 0.95, RUSK_RELAXED);
+			rusk_faa64(&k->t_perf_placed_micro, (uint64_t)(fmin(pp, 100.0) * 1e6),
+			           RUSK_RELAXED);
+		}
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
 		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
@@ -488,6 +744,8 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 		shadow_add(k, R->c, j->l, k->held[id], caused, true);
 		k->held[id] = 0;
 	}
+	if (ev->kind == RUSK_EV_DONE && k->srow != NULL && k->alloc_blocks[id] > 0)
+		sizing_feedback(R, k, id);
 	if (ev->kind == RUSK_EV_DONE && k->fb_row[id] != UINT32_MAX) {
 		/* What was measured while it ran replaces the estimates: its caused intensities
 		 * (observable), or with --cls-feedback full its whole row. */
@@ -513,6 +771,16 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 void drv_cls_second(run *R)
 {
 	drv_cls *k = R->cls;
+	uint64_t sdone = rusk_load64(&k->sfb_done, RUSK_RELAXED);
+	if (k->srow != NULL && sdone - k->sfb_trained >= CLS_FB_BATCH) {
+		/* The sizing models: retrained and republished (RCU) off the decision path. */
+		bool ok = true;
+		for (int c = 0; c < CLS_SIZING; c++)
+			ok &= rusk_cls_retrain(rusk_classifier_get(k->model, c), NULL, NULL, 0) ==
+			      RUSK_OK;
+		k->sretrains += ok;
+		k->sfb_trained = sdone;
+	}
 	uint64_t done = rusk_load64(&k->fb_done, RUSK_RELAXED);
 	if (k->mode != DRV_CLS_ON || done - k->fb_trained < CLS_FB_BATCH)
 		return;
@@ -579,12 +847,34 @@ void drv_cls_print(const run *R)
 		        100.0 * k->t_met_oracle / k->t_jobs, (double)k->t_rus / k->t_jobs,
 		        (double)k->t_rus_oracle / k->t_jobs, (double)k->t_rus_nominal / k->t_jobs,
 		        k->t_unsized);
+	if (k->srow != NULL) {
+		fprintf(R->out, "  %-28s", "  sizing rows' error");
+		for (int c = 0; c < CLS_SIZING; c++) {
+			fprintf(R->out, " %s", rusk_cls_kind_name(c));
+			for (int v = 0; v < CLS_VERSIONS; v++)
+				if (k->serr_n[c][v] > 0)
+					fprintf(R->out, " v%d %.1f%%", v,
+					        100 * k->serr_sum[c][v] / k->serr_n[c][v]);
+			fprintf(R->out, c + 1 < CLS_SIZING ? ";" : "");
+		}
+		fprintf(R->out, "; %" PRIu64 " tasks fed back (%s), %" PRIu64 " retrains\n",
+		        k->sfb_done, k->fb_full ? "whole rows" : "observed entries", k->sretrains);
+	}
+	if (k->target && k->block_mib > 0)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " one-machine allocations commit their memory blocks "
+		        "(%u MiB each) with their RUs, %.0f MiB per task\n",
+		        "  memory", k->t_mem_tasks, k->block_mib,
+		        k->t_mem_tasks ? (double)k->t_mem_mib / k->t_mem_tasks : 0.0);
 	if (k->target && k->t_pref_jobs > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " sized tasks carry their allocation's machines; %.1f%% "
-		        "of their RUs placed on them\n",
+		        "of their RUs placed on them; as placed %.1f%% meet the target, "
+		        "throughput %.3f x target\n",
 		        "  preferred machines", k->t_pref_jobs,
-		        k->t_pref_rus ? 100.0 * k->t_pref_on / k->t_pref_rus : 0.0);
+		        k->t_pref_rus ? 100.0 * k->t_pref_on / k->t_pref_rus : 0.0,
+		        k->t_pref_placed ? 100.0 * k->t_met_placed / k->t_pref_placed : 0.0,
+		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0);
 }
 
 void drv_cls_json(FILE *f, const run *R)
@@ -617,21 +907,54 @@ void drv_cls_json(FILE *f, const run *R)
 				first = false;
 			}
 		fprintf(f, "]");
+		if (k->srow != NULL) {
+			fprintf(f,
+			        ", \"sizing_feedback\": {\"tasks\": %" PRIu64
+			        ", \"retrains\": %" PRIu64,
+			        k->sfb_done, k->sretrains);
+			for (int c = 0; c < CLS_SIZING; c++) {
+				fprintf(f, ", \"%s\": [", rusk_cls_kind_name(c));
+				bool first = true;
+				for (int v = 0; v < CLS_VERSIONS; v++)
+					if (k->serr_n[c][v] > 0) {
+						fprintf(f,
+						        "%s{\"version\": %d, \"tasks\": %" PRIu64
+						        ", \"error\": %.6f}",
+						        first ? "" : ", ", v, k->serr_n[c][v],
+						        k->serr_sum[c][v] / k->serr_n[c][v]);
+						first = false;
+					}
+				fprintf(f, "]");
+			}
+			fprintf(f, "}");
+		}
 	}
+	rusk_cluster_vec cv = {0}; /* memory still in use (0 once a run drained) */
+	rusk_cluster_vec_get(R->c, &cv);
 	if (k->target)
 		fprintf(f,
 		        ", \"target\": {\"jobs\": %" PRIu64 ", \"met_share\": %.6f, "
 		        "\"met_share_oracle\": %.6f, \"rus_per_job\": %.4f, "
 		        "\"rus_per_job_oracle\": %.4f, \"rus_per_job_nominal\": %.4f, \"unsized\": "
 		        "%" PRIu64 ", \"preferred_tasks\": %" PRIu64
-		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f}",
+		        ", \"preferred_placed\": %" PRIu64 ", \"preferred_rus_share\": %.6f"
+		        ", \"met_share_placed\": %.6f, \"perf_placed_over_target\": %.6f"
+		        ", \"mem_block_mib\": %u, \"mem_tasks\": %" PRIu64
+		        ", \"mem_mib_per_mem_task\": %.1f, \"mem_placed\": %" PRIu64
+		        ", \"mem_placed_in_use\": %" PRIu64 ", \"mem_used_after_mib\": %" PRIu64
+		        "}",
 		        k->t_jobs, k->t_jobs ? (double)k->t_met / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_met_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus_oracle / k->t_jobs : 0.0,
 		        k->t_jobs ? (double)k->t_rus_nominal / k->t_jobs : 0.0, k->t_unsized,
 		        k->t_pref_jobs, k->t_pref_placed,
-		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0);
+		        k->t_pref_rus ? (double)k->t_pref_on / k->t_pref_rus : 0.0,
+		        k->t_pref_placed ? (double)k->t_met_placed / k->t_pref_placed : 0.0,
+		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0,
+		        k->block_mib, k->t_mem_tasks,
+		        k->t_mem_tasks ? (double)k->t_mem_mib / k->t_mem_tasks : 0.0,
+		        k->t_mem_placed, k->t_mem_seen, cv.mem_used_mib);
 	else
 		fprintf(f, ", \"target\": null");
 	fprintf(f, "},\n");
@@ -648,6 +971,12 @@ void drv_cls_free(run *R)
 	free(k->held);
 	free(k->fb_row);
 	free(k->pref);
+	free(k->alloc_blocks);
+	free(k->goal);
+	free(k->alloc_rus);
+	free(k->alloc_mach);
+	free(k->ran_plat);
+	free(k->srow);
 	free(k->shadow);
 	free(k->speed);
 	free(k->cands);

@@ -36,7 +36,10 @@
  * classified rows and a performance target into a size (RUs and memory blocks per machine,
  * a machine count) and a placement preference (ranked machines and platforms). It is a pure
  * function of its arguments. `rusk classify --alloc` compares it with reservations and
- * with oracle sizing in virtual time; `rusk run/sim --target on` sizes tasks with it.
+ * with oracle sizing in virtual time; `rusk run/sim --target on` sizes tasks with it: a
+ * one-machine allocation becomes a task of its RUs and its memory (rusk_vec_demand), and
+ * the allocation's machines its preferred machines, where the agents place it
+ * (rusk/sched.h, RUSK_QUALITY_INTERFERENCE).
  */
 #ifndef RUSK_CLASSIFY_H
 #define RUSK_CLASSIFY_H

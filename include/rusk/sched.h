@@ -33,7 +33,9 @@ typedef enum rusk_quality_model {
 	RUSK_QUALITY_SCORE = 0,
 	/* Tarcil §3.2 eq. 1-5: the task's interference profile gives its target T_W; an RU's
 	 * utility U_H comes from what its machine's other tenants cause; Q per eq. 5, scaled by
-	 * the platform's relative speed. */
+	 * the platform's relative speed. A task's preferred machines (e.g. the machines a
+	 * Quasar allocation was sized on, rusk/classify.h) are looked up in the master array,
+	 * not the view, and outrank every draw while they can hold it; Q ranks within them. */
 	RUSK_QUALITY_INTERFERENCE = 1,
 	/* Vector packing (rusk/vec.h): a vector task's candidate machines are judged by how
 	 * little GPU capacity they leave in pieces (free milli-GPU on GPUs that are partly
@@ -81,7 +83,7 @@ typedef struct rusk_task {
 	uint8_t placement;         /* rusk_placement_pref */
 	uint8_t priority;          /* 0 normal; > 0 high: bypasses admission (rusk/admit.h) */
 	rusk_profile profile;      /* interference it causes (quality model INTERFERENCE) */
-	const uint32_t *preferred; /* preferred machines (quality model SCORE), may be NULL */
+	const uint32_t *preferred; /* preferred machines (SCORE, INTERFERENCE), may be NULL */
 	uint32_t n_preferred;
 	uint64_t submit_ns;  /* kept for the caller's re-queue */
 	rusk_vec_demand vec; /* memory and GPUs on its machine (rusk/vec.h); all zero: RUs
@@ -96,7 +98,7 @@ typedef struct rusk_placement {
 	uint32_t attempts;     /* commit attempts (first try plus retries) */
 	uint32_t conflicts;    /* RUs lost to other tasks or offline machines */
 	uint32_t strategy;     /* rusk_strategy actually used (Adaptive reports which) */
-	uint32_t preferred;    /* RUs placed on preferred machines (SCORE model) */
+	uint32_t preferred;    /* RUs placed on preferred machines */
 	double quality;        /* mean quality of the placed RUs (score or Q) */
 	uint64_t staleness_ns; /* staleness of the partition sampled first */
 	uint64_t sample_ns;    /* cluster-clock time spent choosing (all attempts) */
@@ -142,9 +144,9 @@ typedef struct rusk_agent_params {
 	                         * every rusk_agent_release) under one cluster-wide mutex
 	                         * (default false) */
 	bool latency_preferred; /* Latency-first looks up a task's preferred machines (in
-	                         * the freshest partition that has one free) before sampling
-	                         * (default true); false = ParSync's Latency-first, which
-	                         * ignores preferences */
+	                         * the freshest partition that has one free; under
+	                         * INTERFERENCE all of them) before sampling (default true);
+	                         * false = ParSync's Latency-first, which ignores preferences */
 } rusk_agent_params;
 
 typedef struct rusk_agent rusk_agent;
