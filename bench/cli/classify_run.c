@@ -58,8 +58,10 @@
  * outlives the task's DONE). Under --quality interference the agents look them up in the
  * master array and place the task there while they can hold it (core/choose.c,
  * add_preferred: Quasar sizes and assigns jointly), Q ranking the RUs within them and the
- * draws that stand in when they cannot. The task then runs work / (its planned
- * allocation's TRUE throughput). Reported: the share whose planned allocation meets the
+ * draws that stand in when they cannot. It is submitted with work / (its planned
+ * allocation's TRUE throughput) as its run time, and at PLACED it gets work / (the TRUE
+ * throughput where it landed) instead: a task the agents put elsewhere runs as fast as
+ * those machines let it. Reported: the share whose planned allocation meets the
  * target within 5% under the true rows, the RUs allocated against oracle sizing of the
  * same task, the share of its RUs on its allocation's machines, and the allocation as
  * placed (placed_true_perf: the machines it landed on, their platforms and true pressure):
@@ -130,6 +132,7 @@ struct drv_cls {
 	/* per sized task: its allocation's memory blocks (0: not sized) and its throughput goal */
 	uint8_t *alloc_blocks;
 	double *goal;
+	double *tgt_s; /* --target: each sized task's completion-time target (run seconds) */
 	/* Feedback of the sizing rows (on, --target): per task its allocation's RUs per machine
 	 * and machine count, the platform it ran on (PLACED), its training rows in the three
 	 * sizing models (UINT32_MAX: none); the error of their classified rows per model
@@ -292,6 +295,7 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->pref = k->target ? malloc(k->cap * CLS_PREF * sizeof *k->pref) : NULL;
 	k->alloc_blocks = k->target ? calloc(k->cap, sizeof *k->alloc_blocks) : NULL;
 	k->goal = k->target ? calloc(k->cap, sizeof *k->goal) : NULL;
+	k->tgt_s = k->target ? calloc(k->cap, sizeof *k->tgt_s) : NULL;
 	bool sfb = k->target && k->mode == DRV_CLS_ON;
 	k->alloc_rus = sfb ? calloc(k->cap, 1) : NULL;
 	k->alloc_mach = sfb ? calloc(k->cap, 1) : NULL;
@@ -302,7 +306,8 @@ int drv_cls_setup(run *R, const cli_cluster *cc)
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx || (k->target && (!k->pref || !k->alloc_blocks || !k->goal)) ||
+	    !k->cand_idx ||
+	    (k->target && (!k->pref || !k->alloc_blocks || !k->goal || !k->tgt_s)) ||
 	    (sfb && (!k->alloc_rus || !k->alloc_mach || !k->ran_plat || !k->srow))) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
 		return RUSK_EXIT_NOMEM;
@@ -456,6 +461,7 @@ static void size_task(run *R, drv_cls *k, uint64_t id, const rusk_arrival *x,
 	k->t_pref_jobs++;
 	k->alloc_blocks[id] = (uint8_t)a.mem_blocks;
 	k->goal[id] = tg.work / d;
+	k->tgt_s[id] = d;
 	if (k->alloc_rus != NULL) {
 		k->alloc_rus[id] = (uint8_t)a.rus;
 		k->alloc_mach[id] = (uint8_t)a.machines;
@@ -686,7 +692,7 @@ static void shadow_add(drv_cls *k, const rusk_cluster *c, const rusk_lease *l, u
 	}
 }
 
-void drv_cls_event(run *R, const rusk_dispatch_event *ev)
+void drv_cls_event(run *R, rusk_dispatch_event *ev)
 {
 	drv_cls *k = R->cls;
 	uintptr_t u = (uintptr_t)ev->user;
@@ -728,6 +734,11 @@ void drv_cls_event(run *R, const rusk_dispatch_event *ev)
 			rusk_faa64(&k->t_met_placed, pp >= 0.95, RUSK_RELAXED);
 			rusk_faa64(&k->t_perf_placed_micro, (uint64_t)(fmin(pp, 100.0) * 1e6),
 			           RUSK_RELAXED);
+			/* It runs at the speed of where it landed: its work (goal x target) over
+			 * the true throughput there, not over the planned allocation's. */
+			if (pp > 0)
+				ev->run_ns = (uint64_t)fmin(k->tgt_s[id] / pp * 1e9,
+				                            RUSK_TRACE_MAX_S * 1e9);
 		}
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
@@ -973,6 +984,7 @@ void drv_cls_free(run *R)
 	free(k->pref);
 	free(k->alloc_blocks);
 	free(k->goal);
+	free(k->tgt_s);
 	free(k->alloc_rus);
 	free(k->alloc_mach);
 	free(k->ran_plat);

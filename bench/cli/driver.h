@@ -250,14 +250,15 @@ void drv_vec_free(run *R);
  * drv_cls_setup (drv_setup, after the cluster): the generated workloads and the trained
  * model; R->cls stays NULL with --classify off. drv_cls_task (generator thread, registered
  * with RCU): task `id`'s workload, its placement profile (classified or true) and, with
- * --target on, its RUs, placement and run time. drv_cls_event (dispatcher events, any
- * thread): true-profile Q at PLACED, the shadow of true caused sums, feedback at DONE.
+ * --target on, its RUs, placement and planned run time. drv_cls_event (dispatcher events,
+ * any thread): true-profile Q at PLACED (and with --target on the run time where it
+ * landed: ev->run_ns), the shadow of true caused sums, feedback at DONE.
  * drv_cls_second (the sampler, a registered thread): retrains once enough rows came back.
  * drv_cls_print / drv_cls_json (report), drv_cls_free. */
 enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2, DRV_CLS_NONE = 3 };
 int drv_cls_setup(run *R, const cli_cluster *cc);
 void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
-void drv_cls_event(run *R, const rusk_dispatch_event *ev);
+void drv_cls_event(run *R, rusk_dispatch_event *ev);
 void drv_cls_second(run *R);
 void drv_cls_print(const run *R);
 void drv_cls_json(FILE *f, const run *R);
