@@ -782,19 +782,23 @@ static void emit(rusk_plan_action *out, size_t *n, uint64_t id, rusk_plan_act a)
 	out[(*n)++] = (rusk_plan_action){.id = id, .act = a};
 }
 
-/* Drops pending SLO jobs past their deadline and kills running ones (kill_late). Returns
+/* Drops pending SLO jobs that can earn nothing more and kills running ones (kill_late):
+ * past the deadline, or, for a job with over-estimate handling, past the end of its
+ * post-deadline decay (deadline + its window: utility_at is 0 from there). Dropping or
+ * killing it at the deadline would forfeit the utility its valuation counted on. Returns
  * the cores freed by kills. */
 static uint32_t drop_late(rusk_plan *p, double now, rusk_plan_action *out, size_t *n)
 {
 	uint32_t freed = 0;
 	for (size_t i = 0; i < p->n;) {
 		pjob *j = &p->jobs[i];
-		bool late = j->slo && now >= j->deadline;
+		double end = j->oe ? j->deadline + (j->deadline - j->submit) : j->deadline;
+		bool late = j->slo && now >= end;
 		if (late && !j->running) {
 			emit(out, n, j->id, RUSK_PLAN_DROP);
 			p->st.drops++;
 			remove_at(p, i);
-		} else if (late && p->p.kill_late && now > j->deadline) {
+		} else if (late && p->p.kill_late && now > end) {
 			emit(out, n, j->id, RUSK_PLAN_KILL);
 			p->st.kills++;
 			freed += j->cores;

@@ -355,6 +355,54 @@ static void test_preemption(void **state)
 	}
 }
 
+/* Over-estimate handling (§4.2.2) values completion after the deadline (decaying over one
+ * more window, deadline - submit): such a job is not dropped or killed at its deadline,
+ * only once that decay is over; a job without it is, at the deadline. */
+static void test_oe_not_killed_at_deadline(void **state)
+{
+	(void)state;
+	for (int oe = 0; oe < 2; oe++) {
+		rusk_plan_params p;
+		rusk_plan_params_init(&p, RUSK_PLAN_POINT_PERFECT, 2);
+		p.oe = oe ? RUSK_PLAN_OE_ALWAYS : RUSK_PLAN_OE_OFF;
+		rusk_plan *pl;
+		assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+		/* Running, deadline at 100 s (window 100 s), believed to end at 90 s; the
+		 * caller never reports its completion (it overran). */
+		rusk_plan_job a = {.id = 1, .cores = 1, .deadline_s = 100, .estimate_s = 90,
+		                   .true_run_s = 90};
+		/* Pending behind a full cluster: deadline at 50 s (window 50 s). */
+		rusk_plan_job b = {.id = 2, .cores = 2, .deadline_s = 50, .estimate_s = 10,
+		                   .true_run_s = 10};
+		assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+		rusk_plan_action acts[4];
+		size_t n;
+		assert_int_equal(rusk_plan_tick(pl, 0, 2, acts, 4, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_int_equal(rusk_plan_submit(pl, &b), RUSK_OK);
+		/* At 60 s: b is past its deadline, within its decay (50..100 s). */
+		assert_int_equal(rusk_plan_tick(pl, 60, 1, acts, 4, &n, NULL), RUSK_OK);
+		bool dropped = false;
+		for (size_t k = 0; k < n; k++)
+			dropped |= acts[k].id == 2 && acts[k].act == RUSK_PLAN_DROP;
+		assert_true(dropped == !oe);
+		/* At 150 s: a is past its deadline, within its decay (100..200 s). */
+		assert_int_equal(rusk_plan_tick(pl, 150, 1, acts, 4, &n, NULL), RUSK_OK);
+		bool killed = false;
+		for (size_t k = 0; k < n; k++)
+			killed |= acts[k].id == 1 && acts[k].act == RUSK_PLAN_KILL;
+		assert_true(killed == !oe);
+		if (oe) { /* past the decay: gone */
+			assert_int_equal(rusk_plan_tick(pl, 201, 1, acts, 4, &n, NULL), RUSK_OK);
+			killed = false;
+			for (size_t k = 0; k < n; k++)
+				killed |= acts[k].id == 1 && acts[k].act == RUSK_PLAN_KILL;
+			assert_true(killed);
+		}
+		rusk_plan_destroy(pl);
+	}
+}
+
 /* rusk_plan_cancel forgets a pending or a running job without a completion; a preempted
  * job cannot be completed (it is pending), only cancelled; unknown ids are refused. */
 static void test_cancel(void **state)
@@ -502,6 +550,7 @@ int main(void)
 	        cmocka_unit_test(test_milp_beats_greedy),
 	        cmocka_unit_test(test_preemption),
 	        cmocka_unit_test(test_cancel),
+	        cmocka_unit_test(test_oe_not_killed_at_deadline),
 	        cmocka_unit_test(test_under_estimate),
 	        cmocka_unit_test(test_params),
 	        cmocka_unit_test(test_e2e_deadlines),

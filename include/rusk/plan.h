@@ -88,7 +88,8 @@ typedef struct rusk_plan_params {
 	                      * this, in [0, 1] (default 0.05) */
 	double preempt_cost; /* cost of preempting a running BE job, as a share of its
 	                      * current utility, >= 0 (default 1) */
-	bool kill_late;      /* running SLO jobs past their deadline are stopped (default
+	bool kill_late;      /* running SLO jobs past their deadline (with over-estimate
+	                      * handling: past the end of their decay) are stopped (default
 	                      * true: they can no longer earn anything) */
 } rusk_plan_params;
 
@@ -128,8 +129,9 @@ int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *j);
 typedef enum rusk_plan_act {
 	RUSK_PLAN_START = 0,   /* start the pending job now (it is running from now on) */
 	RUSK_PLAN_PREEMPT = 1, /* stop the running BE job; it is pending again (restarts) */
-	RUSK_PLAN_DROP = 2,    /* the pending SLO job can no longer meet its deadline: gone */
-	RUSK_PLAN_KILL = 3,    /* the running SLO job passed its deadline (kill_late): gone */
+	RUSK_PLAN_DROP = 2,    /* the pending SLO job passed its deadline (with over-estimate
+	                        * handling: the end of its decay): gone */
+	RUSK_PLAN_KILL = 3,    /* the running SLO job passed it too (kill_late): gone */
 } rusk_plan_act;
 
 typedef struct rusk_plan_action {
