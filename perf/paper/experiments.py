@@ -1446,8 +1446,12 @@ def sigma_fig8():
         specs.update({f"{sl}/{v}": ["--jobs", str(jobs), "--slack", str(sl), "--sched", sched,
                                     "--oe", oe] for sl in slacks})
     res = plans(specs)
+
+    def order(item):  # by slack, then line, then seed
+        (k, s), _ = item
+        return int(str(k).split("/")[0]), str(k), s
     data = record("sigma_fig8", ["key", "seed", "sched", *SIGMA_FIELDS],
-                  lambda: [r for (k, s), j in sorted(res.items(), key=lambda x: (int(str(x[0][0]).split("/")[0]), str(x[0][0]), x[0][1]))
+                  lambda: [r for (k, s), j in sorted(res.items(), key=order)
                            for r in _sigma_rows(k, s, j)])
     four = ["3sigma", "point-perfect", "point-real", "prio"]
     name = dict(SIGMA_NAMES, **{v: t[2] for v, t in SIGMA_VARIANTS.items()})
@@ -1473,10 +1477,12 @@ def sigma_fig8():
 
     def below_at_every(a, b, text):
         """a misses fewer SLO deadlines than b at every slack (means over the seeds)."""
-        worse = [sl for sl in slacks if not m_(sl, a, "slo_miss_pct") < m_(sl, b, "slo_miss_pct")]
+        worse = [sl for sl in slacks
+                 if not m_(sl, a, "slo_miss_pct") < m_(sl, b, "slo_miss_pct")]
         c.add(not worse, text + (f" (not at {', '.join(map(str, worse))}%)" if worse else "")
-              + f" ({name[a]} vs {name[b]}): " + ", ".join(f"{sl}%: {m_(sl, a, 'slo_miss_pct'):.1f} vs "
-                                 f"{m_(sl, b, 'slo_miss_pct'):.1f}" for sl in slacks))
+              + f" ({name[a]} vs {name[b]}): " + ", ".join(
+                  f"{sl}%: {m_(sl, a, 'slo_miss_pct'):.1f} vs {m_(sl, b, 'slo_miss_pct'):.1f}"
+                  for sl in slacks))
     worse = [sl for sl in slacks
              if m_(sl, "3sigma", "slo_miss_pct") > m_(sl, "point-real", "slo_miss_pct")]
     c.add(not worse, "3Sigma misses no more than PointRealEst at every slack" +
