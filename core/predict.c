@@ -24,10 +24,13 @@
  * rusk_predict_destroy (they double, so together they are smaller than the live one), so
  * no lookup ever meets freed memory and nobody needs RCU. A node holds two records r[0],
  * r[1] and a version word v; readers use r[v & 1]. An update of the node sets v's lock
- * bit by CAS (only updates of the same feature value ever meet there), copies r[v & 1]
- * into a local record, judges and learns the runtime there, writes the result into the
+ * bit by CAS (only updates of the same feature value ever meet there), judges and learns
+ * the runtime from r[v & 1] (its fields before the bins copied into a local record, the
+ * histogram's insert planned on r[v & 1]'s bins as an edit), writes the result into the
  * other copy r[(v + 1) & 1], and publishes it by storing v + 1 without the lock bit
- * (release). A reader loads v (acquire), reads the words it needs from r[v & 1], and
+ * (release). The other copy holds the state two updates old, so only what differs is
+ * written: the fields before the bins (240 bytes) and the bins that either update changed
+ * (invariant 5). A reader loads v (acquire), reads the words it needs from r[v & 1], and
  * loads v again: the same version (lock bit aside), the words are one published state;
  * another, a writer reused that copy meanwhile and the reader reads again (the "latch"
  * variant of a seqlock: the copy being written is never the one readers are sent to, so a
@@ -43,7 +46,15 @@
  *      starts from the state the previous one published, so a value's n counts every
  *      update (tests/test_predict.c checks this with several threads, under TSan too).
  *   4. Memory per feature value is constant: one node (sizeof(node) = 1,792 bytes, a
- *      jemalloc size class) and its ck_hs slots, whatever the number of runtimes learned.
+ *      jemalloc size class), its ck_hs slots and its front-table slots (16-32 bytes
+ *      each), whatever the number of runtimes learned.
+ *   5. r[(v + 1) & 1] holds the state after update v - 1 (zeroed when v = 0) and each
+ *      record's `dirty` names the bins its update changed (rusk_dist_add_range_'s
+ *      contract), so the bins of r[(v + 1) & 1] outside the two ranges of updates v and
+ *      v + 1 already hold the new state's (tests/test_predict.c compares every version
+ *      with a histogram built directly).
+ * Lookups go through a front table of tagged node pointers before ck_hs (see ftab), so
+ * that the six lookups of a job overlap their cache misses.
  * Records are copied word by word with relaxed atomic loads and stores (plain moves on
  * x86), so a read that overlaps a write is a retried read, never a data race. Why not RCU
  * copy-on-write records: the first version of this file did that; every update then
@@ -54,6 +65,11 @@
  * plain seqlock: its readers spin while a writer is inside, and wait for a preempted one.
  * Why not a lock per entry for readers too: a completion burst on a popular user would
  * stall the submissions behind it.
+ * Cost of an update at 126K feature values (bench/bench_predict.c, uniform access): 2.7 us
+ * when each record was copied whole into a local one and stored whole into the other
+ * copy; about 1.9 us with the partial stores, the histogram edit, the front table, the
+ * global record learned while the lookups' lines arrive, the bins prefetched ahead of the
+ * binary search, and the closest-pair scan eight gaps at a time (core/shist.c).
  */
 #include <math.h>
 #include <pthread.h>
@@ -68,6 +84,7 @@
 #include "alloc.h"
 #include "atomic.h"
 #include "internal.h"
+#include "shist.h"
 
 /* ThreadSanitizer cannot see ck_hs's publication of a node (libck is not instrumented):
  * the node (its key and zeroed records) is released before ck_hs_put and acquired after a
@@ -115,7 +132,8 @@ static inline uint64_t head_evals(const rec_head *h)
 /* A feature value's history. Whole 8-byte words: copied with word-wide atomics. */
 typedef struct rec {
 	rec_head h;
-	uint32_t head, pad_;               /* next slot of the ring */
+	uint32_t head;                     /* next slot of the ring */
+	uint32_t dirty;                    /* bins this copy's update changed: lo | hi << 16 */
 	float ring[RUSK_PREDICT_RECENT];   /* the most recent runtimes, in arrival order */
 	float sorted[RUSK_PREDICT_RECENT]; /* the same, sorted (for the median) */
 	rusk_dist dist;                    /* last: copies stop at the last used bin */
@@ -139,7 +157,8 @@ struct rusk_predictor {
 	ck_hs_t hs;
 	node *global;           /* not in the set */
 	pthread_mutex_t insert; /* one ck_hs writer at a time (SPMC) */
-	void *retired;          /* slot arrays ck_hs replaced: freed at destroy */
+	void *retired;   /* slot arrays ck_hs or the front table replaced: freed at destroy */
+	struct ftab *ft; /* the front table (acquire loads; replaced under `insert`) */
 	/* Statistics, relaxed: a line of their own, away from the read-mostly fields. */
 	uint64_t values RUSK_ALIGNED(RUSK_CACHELINE);
 	uint64_t untracked, updates, retries;
@@ -266,10 +285,110 @@ static void *hs_realloc(void *p, size_t old, size_t r, bool defer)
 
 static struct ck_malloc hs_allocator = {hs_malloc, hs_realloc, hs_free};
 
+/*
+ * The front table: buckets of FT_WAYS node pointers, one bucket per 32 bytes (half a
+ * line), indexed by the key's hash, each pointer tagged with the hash's top 16 bits.
+ * ck_hs stays the set of record; this is a lookaside in front of it that lets a job's six
+ * lookups overlap. A ck_hs_get is a chain of two cache misses (its slot, then the node it
+ * compares) that the processor did not overlap with the next lookup: at 126K feature
+ * values six lookups took 0.83 us of an update. Here an update or a prediction first
+ * prefetches the six buckets, then the six nodes their tags point to, then checks the
+ * keys: about two miss latencies in all. A bucket fills in order and is never emptied
+ * (nodes live as long as the predictor); a node that finds its bucket full, or a
+ * pointer above 48 bits (no room for the tag), is found through ck_hs instead. The
+ * inserter (under `insert`) writes a slot with a release store; readers load it with
+ * acquire, so a node's key is visible before its pointer. When the values pass half the
+ * slots, the inserter builds a table twice as large from ck_hs and publishes it; the old
+ * one joins p->retired (readers may still be in it).
+ */
+#define FT_WAYS  4
+#define FT_SHIFT 48 /* pointer bits */
+#define FT_PTR   ((UINT64_C(1) << FT_SHIFT) - 1)
+
+typedef struct ftab {
+	uint64_t mask;  /* buckets - 1 */
+	uint64_t *slot; /* buckets * FT_WAYS entries, 32-byte aligned: pointer | tag << 48 */
+	uint64_t buf[]; /* the slots, from the first 32-byte boundary */
+} ftab;
+
+/* A zeroed table of `buckets` (a power of two) buckets, or NULL. */
+static ftab *ft_new(uint64_t buckets)
+{
+	size_t bytes = sizeof(ftab) + 32 + buckets * FT_WAYS * sizeof(uint64_t);
+	ftab *t = hs_malloc(bytes);
+	if (t == NULL)
+		return NULL;
+	memset(t, 0, bytes);
+	t->mask = buckets - 1;
+	t->slot = (uint64_t *)(((uintptr_t)t->buf + 31) & ~(uintptr_t)31);
+	return t;
+}
+
+static inline uint64_t *ft_bucket(const ftab *t, unsigned long h)
+{
+	return &t->slot[(h & t->mask) * FT_WAYS];
+}
+
+/* Adds nd (hash h) to t's bucket if it has room; the inserter only. */
+static void ft_put(ftab *t, node *nd, unsigned long h)
+{
+	uint64_t e = (uint64_t)(uintptr_t)nd, *b = ft_bucket(t, h);
+	if (e > FT_PTR)
+		return;
+	e |= (uint64_t)h >> FT_SHIFT << FT_SHIFT;
+	for (int w = 0; w < FT_WAYS; w++)
+		if (rusk_load64(&b[w], RUSK_RELAXED) == 0) {
+			rusk_store64(&b[w], e, RUSK_RELEASE);
+			return;
+		}
+}
+
+/* The first node of t's bucket for h whose tag matches h, or NULL: a candidate whose key
+ * the caller checks (after prefetching it). */
+static inline node *ft_candidate(const ftab *t, unsigned long h)
+{
+	const uint64_t *b = ft_bucket(t, h), tag = (uint64_t)h >> FT_SHIFT;
+	for (int w = 0; w < FT_WAYS; w++) {
+		uint64_t e = rusk_load64((uint64_t *)&b[w], RUSK_ACQUIRE);
+		if (e == 0)
+			return NULL;
+		if (e >> FT_SHIFT == tag)
+			return (node *)(uintptr_t)(e & FT_PTR);
+	}
+	return NULL;
+}
+
+static inline bool key_eq(const key *a, const key *b)
+{
+	return a->a == b->a && a->b == b->b && a->feature == b->feature;
+}
+
+/* Doubles the front table from ck_hs when the values pass half its slots; the inserter
+ * only (hs_owner set). Without memory the old table stays (lookups fall back more). */
+static void ft_grow(rusk_predictor *p)
+{
+	ftab *old = p->ft;
+	if (rusk_load64(&p->values, RUSK_RELAXED) * 2 <= (old->mask + 1) * FT_WAYS)
+		return;
+	ftab *t = ft_new((old->mask + 1) * 2);
+	if (t == NULL)
+		return;
+	ck_hs_iterator_t it = CK_HS_ITERATOR_INITIALIZER;
+	void *obj;
+	while (ck_hs_next(&p->hs, &it, &obj))
+		ft_put(t, obj, key_hash(obj));
+	__atomic_store_n(&p->ft, t, __ATOMIC_RELEASE);
+	hs_free(old, 0, true);
+}
+
 /* The node of k, or NULL. Lock-free, any thread. */
 static node *lookup(const rusk_predictor *p, const key *k)
 {
-	node *nd = ck_hs_get((ck_hs_t *)&p->hs, key_hash(k), k);
+	unsigned long h = key_hash(k);
+	node *nd = ft_candidate(__atomic_load_n(&p->ft, __ATOMIC_ACQUIRE), h);
+	if (nd != NULL && key_eq(&nd->k, k))
+		return nd;
+	nd = ck_hs_get((ck_hs_t *)&p->hs, h, k);
 	if (nd != NULL)
 		TSAN_ACQUIRE(nd); /* its key and records, written before ck_hs_put */
 	return nd;
@@ -301,6 +420,10 @@ static node *lookup_or_add(rusk_predictor *p, const key *k, bool *nomem)
 			hs_owner = NULL;
 			if (ok) {
 				rusk_faa64(&p->values, 1, RUSK_RELAXED);
+				ft_put(p->ft, nd, key_hash(k));
+				hs_owner = p;
+				ft_grow(p);
+				hs_owner = NULL;
 			} else { /* the set could not grow */
 				free(nd);
 				nd = NULL;
@@ -310,6 +433,34 @@ static node *lookup_or_add(rusk_predictor *p, const key *k, bool *nomem)
 	}
 	pthread_mutex_unlock(&p->insert);
 	return nd;
+}
+
+/* The nodes of the n keys (NULL where a value is not tracked), found together: every
+ * bucket of the front table is prefetched (lookup_start, which returns the table), then
+ * every candidate node, before any key is compared, so that the misses overlap (the front
+ * table's comment); the caller may work between the two calls. Lock-free. */
+static const ftab *lookup_start(const rusk_predictor *p, const key *ks, int n, unsigned long *h)
+{
+	const ftab *t = __atomic_load_n(&p->ft, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++) {
+		h[i] = key_hash(&ks[i]);
+		__builtin_prefetch(ft_bucket(t, h[i]), 0, 3);
+	}
+	return t;
+}
+
+static void lookup_finish(const rusk_predictor *p, const ftab *t, const key *ks, int n,
+                          const unsigned long *h, node **out)
+{
+	for (int i = 0; i < n; i++)
+		if ((out[i] = ft_candidate(t, h[i])) != NULL)
+			__builtin_prefetch(out[i], 0, 3);
+	for (int i = 0; i < n; i++)
+		if (out[i] == NULL || !key_eq(&out[i]->k, &ks[i])) {
+			out[i] = ck_hs_get((ck_hs_t *)&p->hs, h[i], &ks[i]);
+			if (out[i] != NULL)
+				TSAN_ACQUIRE(out[i]); /* as in lookup() */
+		}
 }
 
 /* Bytes of r that hold data: the fields, then the bins in use (n_bins clamped: a torn
@@ -356,17 +507,17 @@ static void window_put(float *w, uint32_t m, bool grow, float old, float x)
 			;
 		if (i == m) /* not found: cannot happen, keep the window sorted anyway */
 			i = m - 1;
-		memmove(&w[i], &w[i + 1], (size_t)(m - 1 - i) * sizeof *w);
-		i = m - 1;
+		for (; i + 1 < m; i++) /* at most 15 floats: a loop, not a call to memmove */
+			w[i] = w[i + 1];
 	}
 	for (; i > 0 && w[i - 1] > x; i--)
 		w[i] = w[i - 1];
 	w[i] = x;
 }
 
-/* Judges r's experts on y, then learns y (the order 3Sigma's streaming NMAE needs: an
- * estimate is scored on a runtime it had not seen). */
-static void rec_learn(rec *r, double y, uint32_t x_recent)
+/* Judges r's experts on y, then learns y into everything but the histogram (the order
+ * 3Sigma's streaming NMAE needs: an estimate is scored on a runtime it had not seen). */
+static void rec_learn_head(rec *r, double y, uint32_t x_recent)
 {
 	rec_head *h = &r->h;
 	if (h->n > 0) {
@@ -392,7 +543,6 @@ static void rec_learn(rec *r, double y, uint32_t x_recent)
 	for (uint32_t i = 1; i <= x; i++)
 		s += r->ring[(r->head + RUSK_PREDICT_RECENT - i) % RUSK_PREDICT_RECENT];
 	h->est[RUSK_EST_RECENT] = s / x;
-	rusk_dist_add(&r->dist, y); /* y was checked by the caller */
 }
 
 /* Sets nd's lock bit; returns the version it holds. Only updates of nd's feature value
@@ -408,18 +558,73 @@ static uint64_t node_lock(node *nd)
 	}
 }
 
-/* Learns y into nd, locked by the caller at version v; publishes v + 1, unlocked. */
+/* Stores bins [lo, hi) of the list that edit e makes of `old` into dst, in at most three
+ * runs of word copies and two single bins (rusk_dist_edit_bin_ per bin, with its
+ * branches, was slower than the copies it saved). */
+static void store_edit(rusk_dist_bin *dst, const rusk_dist_bin *old, const rusk_dist_edit_ *e,
+                       uint32_t lo, uint32_t hi)
+{
+	uint32_t m0 = e->mv_dst, m1 = e->mv_dst + e->mv_n; /* bins moved: [m0, m1) */
+	uint32_t a = lo, b = hi < m0 ? hi : m0;
+	if (a < b)
+		words_store(&dst[a], &old[a], (size_t)(b - a) * sizeof *dst);
+	a = lo > m0 ? lo : m0;
+	b = hi < m1 ? hi : m1;
+	if (a < b)
+		words_store(&dst[a], &old[a - m0 + e->mv_src], (size_t)(b - a) * sizeof *dst);
+	a = lo > m1 ? lo : m1;
+	if (a < hi)
+		words_store(&dst[a], &old[a], (size_t)(hi - a) * sizeof *dst);
+	/* p1 and p2 lie in e's range, inside [lo, hi), never among the moved bins */
+	words_store(&dst[e->p1], &e->b1, sizeof *dst);
+	if (e->p2 != UINT32_MAX)
+		words_store(&dst[e->p2], &e->b2, sizeof *dst);
+}
+
+/* Learns y into nd, locked by the caller at version v; publishes v + 1, unlocked.
+ *
+ * The copy written, r[(v + 1) & 1], holds state v - 1 (the update before last wrote it,
+ * or it is still zeroed): its bins differ from the new state's only where update v
+ * (cur->dirty) or this one changed bins, so only those bins are stored, after every field
+ * before the bins (240 bytes). The new bins are read off the current copy through the
+ * histogram's edit (rusk_dist_plan_), so the current record is never copied whole: only
+ * its fields before the bins come into a local record. An insert into a full histogram
+ * changes about a third of its bins. (Before: the whole current record was copied into a
+ * local one, learned there and stored whole, two passes of up to 880 bytes per record.)
+ */
 static void node_learn_locked(rusk_predictor *p, node *nd, uint64_t v, double y)
 {
 	rec local;
 	const rec *cur = &nd->r[v & 1];
+	rec *spare = &nd->r[(v + 1) & 1];
 	/* Plain reads: no other thread writes this copy while we hold the lock. */
-	memcpy(&local, cur, rec_used(cur->dist.n_bins));
-	rec_learn(&local, y, p->p.recent);
+	memcpy(&local, cur, offsetof(rec, dist.bin));
+	rec_learn_head(&local, y, p->p.recent);
+	rusk_dist_edit_ e;
+	bool planned = rusk_dist_plan_(&cur->dist, (float)y, &e);
+	if (RUSK_LIKELY(planned)) {
+		local.dist.count = e.count;
+		local.dist.min = e.min;
+		local.dist.max = e.max;
+		local.dist.n_bins = e.n_bins;
+	} else { /* a halving of the counts is due (after 2^31 runtimes): the whole list */
+		memcpy(local.dist.bin, cur->dist.bin, cur->dist.n_bins * sizeof(rusk_dist_bin));
+		rusk_dist_add_range_(&local.dist, y, &e.lo, &e.hi); /* y checked by the caller */
+	}
+	uint32_t lo = cur->dirty & 0xffff, hi = cur->dirty >> 16;
+	local.dirty = e.lo | e.hi << 16;
+	lo = e.lo < lo ? e.lo : lo;
+	hi = e.hi > hi ? e.hi : hi;
+	hi = hi < e.n_bins ? hi : local.dist.n_bins;
 	/* Invariant 2: our stores to the other copy come after the previous update's v store
 	 * (which our lock CAS read) ... */
 	fence_store();
-	words_store(&nd->r[(v + 1) & 1], &local, rec_used(local.dist.n_bins));
+	words_store(spare, &local, offsetof(rec, dist.bin));
+	if (RUSK_LIKELY(planned))
+		store_edit(spare->dist.bin, cur->dist.bin, &e, lo, hi);
+	else if (lo < hi)
+		words_store(&spare->dist.bin[lo], &local.dist.bin[lo],
+		            (size_t)(hi - lo) * sizeof(rusk_dist_bin));
 	/* ... and the new version, which also unlocks, after them (release). */
 	rusk_store64(&nd->v, v + 1, RUSK_RELEASE);
 }
@@ -437,21 +642,26 @@ static void sort_nodes(node **nds, int m)
 }
 
 /*
- * Learns y into the m nodes and the global one. Every lock is taken first, in one order
- * (the global node, then by address), so two updates that share feature values cannot
- * deadlock. Each node is published, and unlocked, as soon as it is written; the global
- * one, which every update needs, first.
+ * Learns y into the m nodes. Every lock is taken first, in one order (by address), so two
+ * updates that share feature values cannot deadlock (the global node is learned before,
+ * alone: rusk_predict_update). Each node is published, and unlocked, as soon as it is
+ * written.
  */
 static void learn_all(rusk_predictor *p, node **nds, int m, double y)
 {
 	uint64_t vs[RUSK_FEAT_N];
 	sort_nodes(nds, m);
-	uint64_t gv = node_lock(p->global);
 	for (int i = 0; i < m; i++)
 		vs[i] = node_lock(nds[i]);
-	node_learn_locked(p, p->global, gv, y);
-	for (int i = 0; i < m; i++)
-		node_learn_locked(p, nds[i], vs[i], y);
+	/* Queue and resources values are few (a handful of queues and shapes), so their
+	 * records are likely in cache: learning them first gives the other values' prefetched
+	 * lines time to arrive. */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < m; i++) {
+			uint32_t f = nds[i]->k.feature;
+			if ((f == RUSK_FEAT_QUEUE || f == RUSK_FEAT_RESOURCES) == (pass == 0))
+				node_learn_locked(p, nds[i], vs[i], y);
+		}
 }
 
 /* Reads the first `bytes` of nd's current record into out; returns the reads retried.
@@ -518,6 +728,16 @@ RUSK_EXPORT int rusk_predict_create(const rusk_predict_params *pp, rusk_predicto
 		rusk_alloc_free(pr, sizeof *pr, RUSK_CACHELINE);
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (hash set)");
 	}
+	uint64_t buckets = 1;
+	while (buckets * 2 < p.init_values)
+		buckets *= 2;
+	if ((pr->ft = ft_new(buckets)) == NULL) {
+		ck_hs_destroy(&pr->hs);
+		pthread_mutex_destroy(&pr->insert);
+		free(g);
+		rusk_alloc_free(pr, sizeof *pr, RUSK_CACHELINE);
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (front table)");
+	}
 	*out = pr;
 	return RUSK_OK;
 }
@@ -531,6 +751,7 @@ RUSK_EXPORT void rusk_predict_destroy(rusk_predictor *p)
 	while (ck_hs_next(&p->hs, &it, &obj))
 		free(obj);
 	ck_hs_destroy(&p->hs);
+	hs_free(p->ft, 0, false);
 	for (void **b = p->retired; b != NULL;) {
 		void **next = *b;
 		free(b);
@@ -543,7 +764,11 @@ RUSK_EXPORT void rusk_predict_destroy(rusk_predictor *p)
 
 /* Starts loading the lines of nd's records an update or a read will touch, so that the
  * cache misses of a job's six feature values overlap instead of coming one after the
- * other (at 100K feature values nearly every one misses: bench/bench_predict.c). */
+ * other (at 100K feature values nearly every one misses: bench/bench_predict.c). An
+ * update reads the current record and rewrites the other copy's fields before the bins
+ * (and the bins it changed, not known yet); a read needs only the head. Prefetching the
+ * whole used part of a record (its size hinted in the node's first line) was slower:
+ * the update loop is bound by the lines in flight. */
 #define PREFETCH_LINES 6
 static inline void prefetch_node(const node *nd, bool for_update)
 {
@@ -551,9 +776,22 @@ static inline void prefetch_node(const node *nd, bool for_update)
 	const char *cur = (const char *)&nd->r[v & 1], *nxt = (const char *)&nd->r[(v + 1) & 1];
 	for (int l = 0; l < (for_update ? PREFETCH_LINES : 2); l++) {
 		__builtin_prefetch(cur + l * RUSK_CACHELINE, 0, 3);
-		if (for_update)
+		if (for_update &&
+		    l * RUSK_CACHELINE < (int)offsetof(rec, dist.bin) + RUSK_CACHELINE)
 			__builtin_prefetch(nxt + l * RUSK_CACHELINE, 1, 3);
 	}
+}
+
+/* The lines of nd's current bins past those prefetch_node asked for: the histogram's
+ * binary search would otherwise meet them one miss after another. Reads n_bins, so it
+ * runs once the first lines have had time to arrive. */
+static inline void prefetch_bins(const node *nd)
+{
+	uint64_t v = rusk_load64((uint64_t *)&nd->v, RUSK_RELAXED);
+	const rec *cur = &nd->r[v & 1];
+	size_t used = rec_used(rusk_load32((uint32_t *)&cur->dist.n_bins, RUSK_RELAXED));
+	for (size_t o = PREFETCH_LINES * RUSK_CACHELINE; o < used; o += RUSK_CACHELINE)
+		__builtin_prefetch((const char *)cur + o, 0, 3);
 }
 
 RUSK_EXPORT int rusk_predict_update(rusk_predictor *p, const rusk_job *j, double runtime_s)
@@ -564,9 +802,16 @@ RUSK_EXPORT int rusk_predict_update(rusk_predictor *p, const rusk_job *j, double
 	node *nds[RUSK_FEAT_N];
 	int n = job_keys(p, j, ks), m = 0;
 	bool nomem = false;
-	for (int i = 0; i < n; i++)
-		if ((nds[m] = lookup_or_add(p, &ks[i], &nomem)) != NULL)
+	unsigned long h[RUSK_FEAT_N];
+	const ftab *t = lookup_start(p, ks, n, h);
+	/* The global record (every update's, so in cache) while the buckets arrive. */
+	node_learn_locked(p, p->global, node_lock(p->global), runtime_s);
+	lookup_finish(p, t, ks, n, h, nds);
+	for (int i = 0; i < n; i++) /* new values are added (rare once the values are known) */
+		if ((nds[m] = nds[i] != NULL ? nds[i] : lookup_or_add(p, &ks[i], &nomem)) != NULL)
 			prefetch_node(nds[m++], true);
+	for (int i = 0; i < m; i++)
+		prefetch_bins(nds[i]);
 	learn_all(p, nds, m, runtime_s);
 	rusk_faa64(&p->updates, 1, RUSK_RELAXED);
 	return nomem ? RUSK_ENOMEM : RUSK_OK;
@@ -613,9 +858,11 @@ RUSK_EXPORT int rusk_predict(const rusk_predictor *p, const rusk_job *j, rusk_pr
 	rec_head bh = {0};
 	double best_nmae = INFINITY;
 	uint64_t retried = 0;
-	const node *nds[RUSK_FEAT_N];
+	node *nds[RUSK_FEAT_N];
+	unsigned long h[RUSK_FEAT_N];
+	lookup_finish(p, lookup_start(p, ks, n, h), ks, n, h, nds);
 	for (int i = 0; i < n; i++)
-		if ((nds[i] = lookup(p, &ks[i])) != NULL)
+		if (nds[i] != NULL)
 			prefetch_node(nds[i], false);
 	for (int i = 0; i < n; i++) {
 		if (nds[i] == NULL)

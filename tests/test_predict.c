@@ -346,6 +346,88 @@ static void test_params_and_limits(void **state)
 	rusk_predict_destroy(p);
 }
 
+/* An update writes only the bins that differ between the copy readers are not sent to
+ * (two updates old) and the new state (core/predict.c): after every update, the history a
+ * prediction hands back must be, bit for bit, the histogram rusk_dist_add builds from the
+ * same runtimes, for shapes that exercise every kind of insert (new bins, equal values,
+ * joins and merges once full) and for the global history. */
+static void assert_dist_same(const rusk_dist *a, const rusk_dist *b)
+{
+	assert_int_equal(a->count, b->count);
+	assert_int_equal(a->n_bins, b->n_bins);
+	assert_true(a->min == b->min && a->max == b->max);
+	assert_memory_equal(a->bin, b->bin, a->n_bins * sizeof a->bin[0]);
+}
+
+static void test_history_copies_exact(void **state)
+{
+	(void)state;
+	rusk_predictor *p = make_pred(1u << RUSK_FEAT_USER);
+	static rusk_dist ref[4], got; /* users 0-2, then every runtime (the global history) */
+	for (int u = 0; u < 4; u++)
+		rusk_dist_init(&ref[u]);
+	rusk_rng r;
+	rusk_rng_seed(&r, 11, 0);
+	rusk_job unknown;
+	rusk_job_init(&unknown);
+	for (int i = 0; i < 3000; i++) {
+		int u = (int)rusk_rng_below(&r, 3);
+		double y = u == 0 ? draw(&r, D_LOGNORMAL)
+		           : u == 1
+		                   ? (double)rusk_rng_below(&r, 120) /* ties: equal-value inserts */
+		                   : draw(&r, D_BIMODAL);
+		if (y < 0)
+			y = 0;
+		rusk_job j = job((uint64_t)u, 1);
+		assert_int_equal(rusk_predict_update(p, &j, y), RUSK_OK);
+		rusk_dist_add(&ref[u], y);
+		rusk_dist_add(&ref[3], y);
+		rusk_prediction pr;
+		assert_int_equal(rusk_predict(p, &j, &pr, &got), RUSK_OK);
+		if (pr.source == RUSK_PRED_EXPERT)
+			assert_dist_same(&got, &ref[u]);
+		assert_int_equal(rusk_predict(p, &unknown, &pr, &got), RUSK_OK);
+		assert_int_equal(pr.source, RUSK_PRED_GLOBAL);
+		assert_dist_same(&got, &ref[3]);
+	}
+	for (int u = 0; u < 3; u++) /* full, so merges were exercised */
+		assert_int_equal(ref[u].n_bins, RUSK_DIST_MAX_BINS);
+	rusk_predict_destroy(p);
+}
+
+/* Feature values are found through a front table that starts small and is rebuilt twice
+ * as large as values arrive, or through ck_hs when their bucket is full: with room for
+ * one value at first, every one of 5,000 users must still find its own history. */
+static void test_many_values_found(void **state)
+{
+	(void)state;
+	rusk_predict_params pp;
+	rusk_predict_params_init(&pp);
+	pp.features = 1u << RUSK_FEAT_USER;
+	pp.init_values = 1;
+	rusk_predictor *p = NULL;
+	char err[128];
+	assert_int_equal(rusk_predict_create(&pp, &p, err, sizeof err), RUSK_OK);
+	enum { USERS = 5000 };
+	for (int k = 0; k < 3; k++)
+		for (uint64_t u = 0; u < USERS; u++) {
+			rusk_job j = job(u, 1);
+			assert_int_equal(rusk_predict_update(p, &j, (double)(u + 1)), RUSK_OK);
+		}
+	rusk_predict_stats st;
+	rusk_predict_stats_get(p, &st);
+	assert_int_equal(st.values, USERS);
+	for (uint64_t u = 0; u < USERS; u++) {
+		rusk_job j = job(u, 1);
+		rusk_prediction pr;
+		assert_int_equal(rusk_predict(p, &j, &pr, NULL), RUSK_OK);
+		assert_int_equal(pr.source, RUSK_PRED_EXPERT);
+		assert_int_equal(pr.history, 3);
+		assert_true(pr.estimate_s == (double)(u + 1));
+	}
+	rusk_predict_destroy(p);
+}
+
 /* ---- traces ------------------------------------------------------------------------- */
 
 static char tmpdir[64];
@@ -604,6 +686,83 @@ static void test_concurrent(void **state)
 	rusk_predict_destroy(p);
 }
 
+/* New feature values arriving while others are read: the front table is rebuilt twice
+ * as large, again and again (it starts with room for one value), beside lookups that may
+ * be in the old one (run again under ThreadSanitizer). */
+#define GROW_USERS 3000
+
+static void *grow_updater(void *arg)
+{
+	worker *w = arg;
+	for (uint64_t u = (uint64_t)w->index; u < GROW_USERS; u += 2) {
+		rusk_job j = job(u, 1);
+		if (rusk_predict_update(w->p, &j, (double)(u + 1)) != RUSK_OK)
+			fail_msg("update failed");
+	}
+	return NULL;
+}
+
+static void *grow_reader(void *arg)
+{
+	worker *w = arg;
+	rusk_rng r;
+	rusk_rng_seed(&r, 13, (uint64_t)w->index);
+	while (!__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t u = rusk_rng_below(&r, GROW_USERS);
+		rusk_job j = job(u, 1);
+		rusk_prediction pr;
+		if (rusk_predict(w->p, &j, &pr, NULL) != RUSK_OK)
+			fail_msg("predict failed");
+		/* A user's own history, or (not learned yet) the global one: never another's. */
+		if (pr.source == RUSK_PRED_EXPERT && pr.estimate_s != (double)(u + 1))
+			fail_msg("user %llu got estimate %g", (unsigned long long)u, pr.estimate_s);
+		w->reads++;
+	}
+	return NULL;
+}
+
+static void test_concurrent_growth(void **state)
+{
+	(void)state;
+	rusk_predict_params pp;
+	rusk_predict_params_init(&pp);
+	pp.features = 1u << RUSK_FEAT_USER;
+	pp.init_values = 1;
+	pp.min_evals = 1;
+	rusk_predictor *p = NULL;
+	char err[128];
+	assert_int_equal(rusk_predict_create(&pp, &p, err, sizeof err), RUSK_OK);
+	worker w[THREADS];
+	int stop = 0;
+	memset(w, 0, sizeof w);
+	for (int round = 0; round < 2; round++) { /* two runtimes each: one judged estimate */
+		for (int i = 0; i < THREADS; i++) {
+			w[i] = (worker){.p = p, .index = i, .stop = &stop};
+			assert_int_equal(pthread_create(&w[i].tid, NULL,
+			                                i < 2 ? grow_updater : grow_reader, &w[i]),
+			                 0);
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(w[i].tid, NULL);
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		for (int i = 2; i < THREADS; i++)
+			pthread_join(w[i].tid, NULL);
+		stop = 0;
+	}
+	rusk_predict_stats st;
+	rusk_predict_stats_get(p, &st);
+	assert_int_equal(st.values, GROW_USERS);
+	for (uint64_t u = 0; u < GROW_USERS; u++) {
+		rusk_job j = job(u, 1);
+		rusk_prediction pr;
+		assert_int_equal(rusk_predict(p, &j, &pr, NULL), RUSK_OK);
+		assert_int_equal(pr.source, RUSK_PRED_EXPERT);
+		assert_int_equal(pr.history, 2);
+		assert_true(pr.estimate_s == (double)(u + 1));
+	}
+	rusk_predict_destroy(p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -628,10 +787,13 @@ int main(void)
 	        cmocka_unit_test(test_rolling_wins_after_shift),
 	        cmocka_unit_test(test_global_fallback),
 	        cmocka_unit_test(test_params_and_limits),
+	        cmocka_unit_test(test_history_copies_exact),
+	        cmocka_unit_test(test_many_values_found),
 	        cmocka_unit_test(test_swf),
 	        cmocka_unit_test(test_e2e_generator),
 	        cmocka_unit_test(test_accuracy_e2e),
 	        cmocka_unit_test(test_concurrent),
+	        cmocka_unit_test(test_concurrent_growth),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
