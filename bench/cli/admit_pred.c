@@ -90,6 +90,7 @@ struct drv_apred {
 	uint64_t waits, no_pred, capped;
 	rusk_rng rng;
 	bool failed;
+	bool closed; /* drv_apred_close: the stop's forced ends teach and resolve nothing */
 };
 
 int drv_apred_setup(run *R)
@@ -221,9 +222,12 @@ static void on_placed(drv_apred *p, const rusk_dispatch_event *ev)
 	p->pos[j->slot] = (uint32_t)++p->n_run;
 }
 
-/* j's tenure ended at `now` (completion, preemption or revocation): its RUs are freed and
- * resolve the waits they complete; a completion also teaches the predictor its runtime. */
-static void on_end(drv_apred *p, const rusk_dispatch_event *ev, bool learn)
+/* j's tenure ended at `now`. A completion frees its RUs, resolving the waits that many frees
+ * complete, and teaches the predictor its runtime. A preemption or revocation only takes
+ * it off the running set: the preemptor takes its RUs at once, a failed machine's are
+ * gone, and neither ran its course. After drv_apred_close (the run's stop ends what still
+ * runs) nothing is learned or resolved. */
+static void on_end(drv_apred *p, const rusk_dispatch_event *ev, bool done)
 {
 	const rusk_dtask *j = ev->job;
 	if (j == NULL || j->slot >= p->n_slots || p->pos[j->slot] == 0)
@@ -235,18 +239,17 @@ static void on_end(drv_apred *p, const rusk_dispatch_event *ev, bool learn)
 	p->run_slot[i] = p->run_slot[p->n_run];
 	if (i < p->n_run)
 		p->pos[p->run_slot[i]] = (uint32_t)i + 1;
-	if (learn) {
-		double ran =
-		        ev->time_ns > r.placed_ns ? (double)(ev->time_ns - r.placed_ns) / 1e9 : 0;
-		rusk_job f;
-		rusk_job_init(&f);
-		f.resources = r.rus;
-		if (rusk_predict_update(p->pred, &f, ran) == RUSK_ENOMEM)
-			p->failed = true;
-		p->keys[r.key].since++;
-		for (uint32_t k = 0; k < p->n_keys; k++) /* the global history moved too */
-			p->keys[k].since += p->keys[k].rus == 0 && k != r.key;
-	}
+	if (!done || p->closed)
+		return;
+	double ran = ev->time_ns > r.placed_ns ? (double)(ev->time_ns - r.placed_ns) / 1e9 : 0;
+	rusk_job f;
+	rusk_job_init(&f);
+	f.resources = r.rus;
+	if (rusk_predict_update(p->pred, &f, ran) == RUSK_ENOMEM)
+		p->failed = true;
+	p->keys[r.key].since++;
+	for (uint32_t k = 0; k < p->n_keys; k++) /* the global history moved too */
+		p->keys[k].since += p->keys[k].rus == 0 && k != r.key;
 	p->freed += r.rus;
 	while (p->open.n > 0 && p->open.a[0].target <= p->freed) {
 		ap_wait w = ap_heap_pop(&p->open);
@@ -257,7 +260,7 @@ static void on_end(drv_apred *p, const rusk_dispatch_event *ev, bool learn)
 static void on_waiting(drv_apred *p, const rusk_dispatch_event *ev)
 {
 	const rusk_admit_decision *d = ev->admit;
-	if (d == NULL || d->missing == 0)
+	if (d == NULL || d->missing == 0 || p->closed)
 		return;
 	p->waits++;
 	bool capped = false;
@@ -271,13 +274,21 @@ static void on_waiting(drv_apred *p, const rusk_dispatch_event *ev)
 		p->failed = true;
 }
 
+void drv_apred_close(run *R)
+{
+	drv_apred *p = R->apred;
+	pthread_mutex_lock(&p->mu);
+	p->closed = true;
+	pthread_mutex_unlock(&p->mu);
+}
+
 void drv_apred_event(run *R, const rusk_dispatch_event *ev)
 {
 	drv_apred *p = R->apred;
 	pthread_mutex_lock(&p->mu);
 	switch (ev->kind) {
 	case RUSK_EV_PLACED: on_placed(p, ev); break;
-	case RUSK_EV_DONE: on_end(p, ev, true); break;
+	case RUSK_EV_DONE: on_end(p, ev, true); break; /* ... and PREEMPTED, REVOKED: */
 	case RUSK_EV_PREEMPTED:
 	case RUSK_EV_REVOKED: on_end(p, ev, false); break;
 	case RUSK_EV_WAITING: on_waiting(p, ev); break;
@@ -308,7 +319,9 @@ static double median(double *v, size_t n)
 }
 
 /* The estimator `pred` (else the kernel's) against the observed waits: median absolute
- * error, mean signed error (bias), share within half the observed time either way. */
+ * error, mean signed error (bias), share within half the observed time either way. Both
+ * are scored on the same waits: those the predictor had an estimate for (the kernel
+ * always has one). */
 static ap_score score(const drv_apred *p, bool pred)
 {
 	ap_score s = {0};
@@ -324,7 +337,7 @@ static ap_score score(const drv_apred *p, bool pred)
 	for (size_t i = 0; i < p->n_res; i++) {
 		const ap_res *r = &p->res[i];
 		double est = pred ? r->est_p : r->est_k;
-		if (isnan(est))
+		if (isnan(r->est_p))
 			continue;
 		double err = est - r->obs;
 		abs_err[s.n] = fabs(err);
@@ -362,13 +375,22 @@ void drv_apred_print(run *R)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* A figure, or null when there is none (no wait was scored). */
+static void json_num(FILE *f, const char *name, double v, const char *tail)
+{
+	if (isnan(v))
+		fprintf(f, "\"%s\": null%s", name, tail);
+	else
+		fprintf(f, "\"%s\": %.6g%s", name, v, tail);
+}
+
 static void json_score(FILE *f, const char *name, const ap_score *s, const char *tail)
 {
-	fprintf(f,
-	        "\"%s\": {\"n\": %zu, \"median_abs_error_ms\": %.6g, \"bias_ms\": %.6g, "
-	        "\"within_50pct\": %.6g}%s",
-	        name, s->n, isnan(s->med_abs_ms) ? 0 : s->med_abs_ms,
-	        isnan(s->bias_ms) ? 0 : s->bias_ms, isnan(s->within50) ? 0 : s->within50, tail);
+	fprintf(f, "\"%s\": {\"n\": %zu, ", name, s->n);
+	json_num(f, "median_abs_error_ms", s->med_abs_ms, ", ");
+	json_num(f, "bias_ms", s->bias_ms, ", ");
+	json_num(f, "within_50pct", s->within50, "}");
+	fputs(tail, f);
 }
 
 void drv_apred_json(FILE *f, run *R)
@@ -378,10 +400,10 @@ void drv_apred_json(FILE *f, run *R)
 	ap_score k = score(p, false), q = score(p, true);
 	fprintf(f,
 	        "  \"admission_estimates\": {\"waits\": %" PRIu64 ", \"resolved\": %zu, "
-	        "\"open_at_end\": %zu, \"median_observed_ms\": %.6g, \"no_prediction\": %" PRIu64
-	        ", \"at_horizon\": %" PRIu64 ",\n    ",
-	        p->waits, p->n_res, p->open.n, isnan(k.med_obs_ms) ? 0 : k.med_obs_ms, p->no_pred,
-	        p->capped);
+	        "\"open_at_end\": %zu, \"no_prediction\": %" PRIu64 ", \"at_horizon\": %" PRIu64
+	        ", ",
+	        p->waits, p->n_res, p->open.n, p->no_pred, p->capped);
+	json_num(f, "median_observed_ms", k.med_obs_ms, ",\n    ");
 	json_score(f, "interval_history", &k, ", ");
 	json_score(f, "runtime_distributions", &q, "},\n");
 	pthread_mutex_unlock(&p->mu);

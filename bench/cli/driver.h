@@ -302,6 +302,8 @@ void drv_sched_free(run *R);
  * event (any thread); print / json / ok / free: the report. */
 int drv_apred_setup(run *R);
 void drv_apred_event(run *R, const rusk_dispatch_event *ev);
+/* The run is over: the stop's ends of what still runs are not completions. */
+void drv_apred_close(run *R);
 void drv_apred_print(run *R);
 void drv_apred_json(FILE *f, run *R);
 bool drv_apred_ok(const run *R);

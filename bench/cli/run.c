@@ -292,6 +292,8 @@ static void stop_threads(run *R, threads *th)
 		pthread_join(th->plan, NULL);
 	if (R->sched != NULL) /* the stop's ends are not the jobs' own completions */
 		drv_sched_close(R);
+	if (R->apred != NULL)
+		drv_apred_close(R);
 	rusk_dispatch_stop(R->d, false);
 	for (uint32_t i = 0; R->d != NULL && i < R->cfg.agents; i++) {
 		R->ag[i].vs = R->ag[i].da->vs;

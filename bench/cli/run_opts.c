@@ -183,9 +183,29 @@ static int check_classify(const run_cfg *cfg)
 }
 
 /* --sched: its workload and what it does not combine with. */
-static int check_sched(const run_cfg *cfg)
+static int check_sched(const run_cfg *cfg, const char *sched_only, const char *e2e_only)
 {
 	bool e2e = cfg->trace != NULL && strcmp(cfg->trace, "e2e") == 0;
+	if (sched_only != NULL && cfg->sched < 0) {
+		fprintf(stderr, "rusk: %s needs --sched (it sets the planner or its jobs)\n",
+		        sched_only);
+		return -1;
+	}
+	if (e2e_only != NULL && !e2e) {
+		fprintf(stderr, "rusk: %s needs --trace e2e\n", e2e_only);
+		return -1;
+	}
+	if (e2e && cfg->rate_set) {
+		fprintf(stderr, "rusk: --rate does not apply to --trace e2e (its load is "
+		                "--offered-load; shifted copies would multiply it)\n");
+		return -1;
+	}
+	if (cfg->sched >= 0 && cfg->admit_predict) {
+		fprintf(stderr,
+		        "rusk: --admit-predict does not combine with --sched (the "
+		        "planner's stopped tasks would teach it runtimes they never had)\n");
+		return -1;
+	}
 	if (e2e && cfg->sched < 0) {
 		fprintf(stderr, "rusk: --trace e2e needs --sched (it is 3Sigma's workload; "
 		                "--sched fifo runs it in arrival order)\n");
@@ -295,10 +315,12 @@ static void usage_flags(void)
 	     "  --offered-load L      e2e submissions scaled to L x the cluster's RUs (1.4)\n"
 	     "  --slack P|mix         deadline slack of SLO jobs without a trace deadline_s, in\n"
 	     "                        percent, or drawn from 20/40/60/80 (mix, default)\n"
-	     "  --slo-share F         share of such tasks that are SLO jobs (default 0.5)\n"
+	     "  --slo-share F         share of tasks without a deadline made SLO jobs: the\n"
+	     "                        generator's (default 0.5), a CSV trace's (default 0:\n"
+	     "                        best effort), e2e's jobs (default 0.5)\n"
 	     "  --plan-slot-s S       plan-ahead slot in trace seconds (default 60; the\n"
 	     "                        generator: 2 x --task-ms); --plan-tick-s T: planning\n"
-	     "                        cycle (default 10; the generator: a sixth of the slot)\n"
+	     "                        cycle (default 10; the generator: a twentieth of the slot)\n"
 	     "  --plan-budget-ms B    the MILP's time budget per cycle (default 100)\n"
 	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
 	     "                        (trace seconds; default 14400; the generator: 30)\n"
@@ -447,7 +469,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .e2e_jobs = 600,
 	                 .e2e_train = 3000,
 	                 .slack = -1,
-	                 .slo_share = 0.5,
+	                 .slo_share = -1,
 	                 .offered_load = 1.4,
 	                 .plan_budget_ms = 100,
 	                 .drain_s = -1};
@@ -482,7 +504,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cc->params.rus_per_machine = 2; /* 200K slots, as ParSync's evaluation */
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
-	const char *shape = NULL, *rate = NULL;
+	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -519,15 +541,19 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
 	        {CLI_CHOICE_OPT("--cls-feedback", cls_feedbacks, &fb_full)},
 	        {CLI_CHOICE_OPT("--sched", sched_modes, &cfg.sched)},
-	        {CLI_U64_OPT("--e2e-jobs", 1, 1000000, &cfg.e2e_jobs)},
-	        {CLI_U64_OPT("--e2e-train", 0, 1000000, &cfg.e2e_train)},
-	        {CLI_DOUBLE_OPT("--offered-load", 0.01, 100, &cfg.offered_load)},
-	        {CLI_CUSTOM_OPT("--slack", cli_opt_slack, &cfg.slack)},
-	        {CLI_DOUBLE_OPT("--slo-share", 0, 1, &cfg.slo_share)},
-	        {CLI_DOUBLE_OPT("--plan-slot-s", 1e-6, 1e7, &cfg.plan_slot_s)},
-	        {CLI_DOUBLE_OPT("--plan-tick-s", 1e-6, 1e7, &cfg.plan_tick_s)},
-	        {CLI_DOUBLE_OPT("--plan-budget-ms", 1, 1e6, &cfg.plan_budget_ms)},
-	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s)},
+	        {CLI_U64_OPT("--e2e-jobs", 1, 1000000, &cfg.e2e_jobs), .given = &e2e_only},
+	        {CLI_U64_OPT("--e2e-train", 0, 1000000, &cfg.e2e_train), .given = &e2e_only},
+	        {CLI_DOUBLE_OPT("--offered-load", 0.01, 100, &cfg.offered_load),
+	         .given = &e2e_only},
+	        {CLI_CUSTOM_OPT("--slack", cli_opt_slack, &cfg.slack), .given = &sched_only},
+	        {CLI_DOUBLE_OPT("--slo-share", 0, 1, &cfg.slo_share), .given = &sched_only},
+	        {CLI_DOUBLE_OPT("--plan-slot-s", 1e-6, 1e7, &cfg.plan_slot_s),
+	         .given = &sched_only},
+	        {CLI_DOUBLE_OPT("--plan-tick-s", 1e-6, 1e7, &cfg.plan_tick_s),
+	         .given = &sched_only},
+	        {CLI_DOUBLE_OPT("--plan-budget-ms", 1, 1e6, &cfg.plan_budget_ms),
+	         .given = &sched_only},
+	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s), .given = &sched_only},
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
@@ -551,7 +577,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
-	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0 || check_sched(&cfg) != 0)
+	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0 ||
+	    check_sched(&cfg, sched_only, e2e_only) != 0)
 		return RUSK_EXIT_USAGE;
 	*out = cfg;
 	return 0;

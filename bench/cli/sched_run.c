@@ -108,9 +108,10 @@ struct drv_sched {
 	rusk_tjob *train;
 	size_t n_train, e2e_filtered;
 	double e2e_load, e2e_slo_load, e2e_scale;
-	bool draw;    /* deadlines drawn: no arrival of the workload has one */
-	bool mu_init; /* mu was initialised (drv_sched_setup) */
-	bool closed;  /* drv_sched_close: the run is over */
+	bool draw;        /* deadlines drawn for arrivals without one */
+	double slo_share; /* ... for this share of them */
+	bool mu_init;     /* mu was initialised (drv_sched_setup) */
+	bool closed;      /* drv_sched_close: the run is over */
 	bool failed;
 	sched_res r;
 };
@@ -133,7 +134,8 @@ static int e2e_build(run *R, drv_sched *s, rusk_arrival **out, size_t *n, char *
 		return rc;
 	uint64_t cores = rusk_cluster_rus(R->c);
 	rusk_jobtrace train = {.jobs = all.jobs, .n = cfg->e2e_train, .cap = cfg->e2e_train};
-	rusk_e2e_deadlines(&train, R->seed + 1, -1, cfg->slo_share);
+	double share = cfg->slo_share >= 0 ? cfg->slo_share : 0.5;
+	rusk_e2e_deadlines(&train, R->seed + 1, -1, share);
 	rusk_jobtrace sim = {.jobs = all.jobs + cfg->e2e_train, .n = cfg->e2e_jobs};
 	double t0 = sim.jobs[0].submit_s;
 	size_t k = 0;
@@ -146,7 +148,7 @@ static int e2e_build(run *R, drv_sched *s, rusk_arrival **out, size_t *n, char *
 			sim.jobs[k++] = *t;
 	}
 	sim.n = k;
-	rusk_e2e_deadlines(&sim, R->seed, cfg->slack, cfg->slo_share);
+	rusk_e2e_deadlines(&sim, R->seed, cfg->slack, share);
 	s->e2e_scale = rusk_e2e_scale_load(&sim, (uint32_t)cores, cfg->offered_load);
 	rusk_arrival *a = calloc(k ? k : 1, sizeof *a);
 	s->train = malloc((cfg->e2e_train ? cfg->e2e_train : 1) * sizeof *s->train);
@@ -225,9 +227,11 @@ int drv_sched_setup(run *R)
 	s->capacity = rusk_cluster_rus(R->c);
 	s->scale = R->trace != NULL ? cfg->trace_scale : 1;
 	rusk_rng_seed(&s->rng, R->seed, 0x736c6f); /* "slo" */
-	s->draw = true;
-	for (size_t i = 0; i < R->n_trace && s->draw; i++)
-		s->draw = !(R->trace[i].deadline_s > 0);
+	/* Deadlines are drawn for the generator's tasks, and for a trace's tasks without one
+	 * only when --slo-share is given; else a trace task without a deadline is BE. */
+	bool e2e = cfg->trace != NULL && strcmp(cfg->trace, "e2e") == 0; /* its own deadlines */
+	s->draw = R->trace == NULL || (cfg->slo_share >= 0 && !e2e);
+	s->slo_share = cfg->slo_share >= 0 ? cfg->slo_share : 0.5;
 	rusk_plan_params_init(&s->pp, (rusk_plan_mode)cfg->sched, (uint32_t)s->capacity);
 	double slot = cfg->plan_slot_s > 0 ? cfg->plan_slot_s / s->scale
 	              : R->trace != NULL   ? 60 / s->scale
@@ -270,7 +274,9 @@ nomem:
 uint64_t drv_sched_tick_ns(const run *R)
 {
 	const drv_sched *s = R->sched;
-	double t = R->cfg.plan_tick_s > 0 ? R->cfg.plan_tick_s / s->scale : s->pp.slot_s / 6;
+	double t = R->cfg.plan_tick_s > 0 ? R->cfg.plan_tick_s / s->scale
+	           : R->trace != NULL     ? 10 / s->scale
+	                                  : s->pp.slot_s / 20;
 	uint64_t ns = (uint64_t)llround(t * 1e9);
 	return ns > 0 ? ns : 1;
 }
@@ -288,7 +294,7 @@ double drv_sched_drain_s(const run *R)
  * --slack percent or drawn from 20/40/60/80% (3Sigma §5). Relative, run seconds. */
 static double draw_deadline(drv_sched *s, const run_cfg *cfg, double run_s)
 {
-	if (!(rusk_rng_unit(&s->rng) < cfg->slo_share))
+	if (!(rusk_rng_unit(&s->rng) < s->slo_share))
 		return 0;
 	static const double mix[4] = {20, 40, 60, 80};
 	double slack = cfg->slack >= 0 ? cfg->slack : mix[rusk_rng_below(&s->rng, 4)];
@@ -347,7 +353,9 @@ void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uin
 	j->state = SJ_NEW;
 	j->submit_s = now_s(s, now);
 	j->run_s = x->duration_s;
-	double rel = s->draw ? draw_deadline(s, &R->cfg, x->duration_s) : x->deadline_s;
+	double rel = x->deadline_s > 0 ? x->deadline_s
+	             : s->draw         ? draw_deadline(s, &R->cfg, x->duration_s)
+	                               : 0;
 	j->deadline_s = rel > 0 ? j->submit_s + rel : 0;
 	features(x, rel > 0, &j->feat);
 	if (j->deadline_s > 0)
@@ -450,8 +458,9 @@ static void apply(run *R, drv_sched *s, const rusk_plan_action *a, uint64_t now,
 
 /* The planner learns what happened since its last cycle (outside mu: only the cycle's
  * caller touches the planner): arrivals, with their prediction, and ends. */
-static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended)
+static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended, double now)
 {
+	double cycle_s = drv_sched_tick_ns(R) / 1e9;
 	for (size_t k = 0; k < ended->n; k++) {
 		uint64_t id = ended->a[k];
 		/* Done or refused while running in the planner's eyes; a job preempted or killed
@@ -470,12 +479,16 @@ static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended)
 		s->r.pred_expert += pr.source == RUSK_PRED_EXPERT;
 		s->r.pred_global += pr.source == RUSK_PRED_GLOBAL;
 		s->r.pred_none += pr.source == RUSK_PRED_NONE;
-		/* Nothing learned yet: one slot stands for its runtime. */
+		/* Nothing learned yet: an optimistic guess of one cycle, so that the job is
+		 * started and its runtime learned (a pessimistic one, such as a slot, kept
+		 * every SLO job with a deadline under it from ever starting: nothing would
+		 * ever be learned); under-estimate handling (§4.2.1) extends it while it
+		 * runs. */
 		rusk_plan_job pj = {.id = arr->a[k],
 		                    .cores = c.spec.rus,
-		                    .submit_s = c.submit_s,
+		                    .submit_s = fmin(c.submit_s, now),
 		                    .deadline_s = c.deadline_s,
-		                    .estimate_s = pr.estimate_s > 0 ? pr.estimate_s : s->pp.slot_s,
+		                    .estimate_s = pr.estimate_s > 0 ? pr.estimate_s : cycle_s,
 		                    .true_run_s = c.run_s,
 		                    .dist = &d};
 		int rc = rusk_plan_submit(s->pl, &pj);
@@ -504,7 +517,7 @@ void drv_sched_tick(run *R, uint64_t now, drv_sched_start_fn start, drv_sched_st
 	bool failed = s->failed;
 	pthread_mutex_unlock(&s->mu);
 	if (!failed)
-		feed(R, s, &arr, &ended);
+		feed(R, s, &arr, &ended, now_s(s, now));
 	arr.n = ended.n = 0;
 	s->spare[0] = arr; /* only this caller swaps the lists */
 	s->spare[1] = ended;
@@ -602,7 +615,12 @@ void drv_sched_event(run *R, rusk_dispatch_event *ev)
 		else
 			s->held -= j->spec.rus; /* an orphan's */
 		break;
-	default: break; /* PREEMPTED, REVOKED: the dispatcher queues it again */
+	case RUSK_EV_PREEMPTED: /* a trace priority's preemption, or its machine failed: */
+	case RUSK_EV_REVOKED:   /* the dispatcher queues it again; placed again, it restarts */
+		if (current && j->state == SJ_RUNNING)
+			j->state = SJ_STARTED;
+		break;
+	default: break;
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -686,14 +704,19 @@ void drv_sched_print(run *R)
 	        " kills; start -> placed %.3g ms mean, %.3g ms max (run clock)\n",
 	        "planner actions", r->starts, r->preempts, r->kills,
 	        r->handoffs ? 1e3 * r->handoff_sum / (double)r->handoffs : 0, 1e3 * r->handoff_max);
-	fprintf(o,
-	        "  %-28s %" PRIu64 " cycles planned; MILP %" PRIu64 ", at budget %" PRIu64
-	        ", greedy fallbacks %" PRIu64 "; %.2f ms mean, %.1f ms max\n",
-	        "planning", st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP],
-	        st.how[RUSK_PLAN_HOW_MILP_TIME],
-	        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
-	        st.planned_ticks ? 1e3 * st.solve_s_sum / (double)st.planned_ticks : 0,
-	        1e3 * st.solve_s_max);
+	if (s->pp.mode == RUSK_PLAN_PRIO || s->pp.mode == RUSK_PLAN_FIFO)
+		fprintf(o, "  %-28s %" PRIu64 " cycles (%s: an order, no plan); %.1f ms max\n",
+		        "planning", st.ticks, rusk_plan_mode_name(s->pp.mode),
+		        1e3 * st.solve_s_max);
+	else
+		fprintf(o,
+		        "  %-28s %" PRIu64 " cycles planned; MILP %" PRIu64 ", at budget %" PRIu64
+		        ", greedy fallbacks %" PRIu64 "; %.2f ms mean, %.1f ms max\n",
+		        "planning", st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP],
+		        st.how[RUSK_PLAN_HOW_MILP_TIME],
+		        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
+		        st.planned_ticks ? 1e3 * st.solve_s_sum / (double)st.planned_ticks : 0,
+		        1e3 * st.solve_s_max);
 	fprintf(o, "  %-28s expert %" PRIu64 ", global history %" PRIu64 ", none yet %" PRIu64 "\n",
 	        "runtime predictions", r->pred_expert, r->pred_global, r->pred_none);
 	pthread_mutex_unlock(&s->mu);
@@ -740,7 +763,7 @@ void drv_sched_json(FILE *f, run *R)
 }
 
 /* Every job resolved once: met + late + dropped + killed + refused + unfinished = SLO jobs,
- * and likewise for BE jobs; no RUs held by started jobs after the run's end. */
+ * and likewise for BE jobs; and the planner never failed. */
 bool drv_sched_check(run *R, char *why, size_t len)
 {
 	drv_sched *s = R->sched;

@@ -508,6 +508,8 @@ done:;
 	 * jobs among them are unfinished, not done. */
 	if (R.sched != NULL)
 		drv_sched_close(&R);
+	if (R.apred != NULL)
+		drv_apred_close(&R);
 	while (S.q.h.n > 0) {
 		event e = ev_heap_pop(&S.q.h);
 		if (e.kind == EV_COMPLETE)
