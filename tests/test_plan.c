@@ -369,11 +369,11 @@ static void test_oe_not_killed_at_deadline(void **state)
 		assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
 		/* Running, deadline at 100 s (window 100 s), believed to end at 90 s; the
 		 * caller never reports its completion (it overran). */
-		rusk_plan_job a = {.id = 1, .cores = 1, .deadline_s = 100, .estimate_s = 90,
-		                   .true_run_s = 90};
+		rusk_plan_job a = {
+		        .id = 1, .cores = 1, .deadline_s = 100, .estimate_s = 90, .true_run_s = 90};
 		/* Pending behind a full cluster: deadline at 50 s (window 50 s). */
-		rusk_plan_job b = {.id = 2, .cores = 2, .deadline_s = 50, .estimate_s = 10,
-		                   .true_run_s = 10};
+		rusk_plan_job b = {
+		        .id = 2, .cores = 2, .deadline_s = 50, .estimate_s = 10, .true_run_s = 10};
 		assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
 		rusk_plan_action acts[4];
 		size_t n;
