@@ -471,6 +471,7 @@ static int openb_row(char **fl, rusk_arrival *x, rusk_trace_models *tm, const ch
 	x->rus = (uint32_t)ceil(cpu / 1000.0);
 	x->priority = one_of(fl[6], qos, 2); /* LS and Guaranteed: latency-sensitive */
 	x->never_ran = fl[10][0] == '\0';
+	x->wait_s = !x->never_ran && ts > t0 ? fmin(ts, t1) - t0 : 0;
 	return RUSK_OK;
 }
 

@@ -38,6 +38,8 @@ typedef struct rusk_arrival {
 	uint8_t vec;         /* placed whole on one machine with its memory and GPUs */
 	uint8_t never_ran;   /* openb: the traced cluster never scheduled it (no
 	                      * scheduled_time) */
+	double wait_s;       /* openb: scheduled_time - creation_time (0 if never scheduled);
+	                      * duration_s includes it (the pod's whole life) */
 	double target_s;     /* generic CSV target_s: completion-time target (0: none) */
 	/* 3Sigma (csv user, job_name, deadline_s): runtime-history features, hashed (0: none),
 	 * and a deadline in seconds after arrival (0: best effort). */

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "jobtrace.h"
+#include "loadgen.h"
 
 #define N_FAM_F  (RUSK_FEAT_N + 1) /* features and the global history */
 #define N_BUCKET 21                /* -100, -90, ..., 90, tail */
@@ -59,6 +60,11 @@ static void predict_usage(void)
 	     "Archive (18 fields a line, ';' comments). Features: user, executable, requested\n"
 	     "processors, queue, user+executable, user+processors.\n"
 	     "\n"
+	     "  --format swf|openb  TRACE's format (default swf); TRACE openb is the public\n"
+	     "                   Alibaba pod list "
+	     "(RUSK_TRACE_DIR/openb/openb_pod_list_default.csv):\n"
+	     "                   run time scheduled -> deletion, features: resource shape, GPU\n"
+	     "                   models accepted (as the name), QoS class (as the queue); no user\n"
 	     "  --generate N     instead of a trace, N jobs of the E2E-like generator (50 job\n"
 	     "                   classes, lognormal runtimes, CoV > 1 for 40% of the classes)\n"
 	     "  --seed S         the generator's seed (default 1)\n"
@@ -230,14 +236,14 @@ static void print_report(const report *r, const char *what, const rusk_jobtrace 
 	       RUSK_DIST_MAX_BINS, pp->recent, pp->min_evals);
 }
 
-static void write_json(FILE *f, const report *r, const char *path, uint64_t seed,
-                       const rusk_jobtrace *t, const rusk_predict_stats *st,
+static void write_json(FILE *f, const report *r, const char *path, const char *format,
+                       uint64_t seed, const rusk_jobtrace *t, const rusk_predict_stats *st,
                        const rusk_predict_params *pp)
 {
 	uint64_t n = r->predicted;
 	fprintf(f, "{\n  \"trace\": {");
 	if (path != NULL) {
-		fprintf(f, "\"format\": \"swf\", \"path\": \"");
+		fprintf(f, "\"format\": \"%s\", \"path\": \"", format);
 		for (const char *c = path; *c; c++)
 			if (*c == '"' || *c == '\\')
 				fprintf(f, "\\%c", *c);
@@ -296,13 +302,69 @@ static void write_json(FILE *f, const report *r, const char *path, uint64_t seed
 	        st->values, st->bytes_per_value, st->untracked, st->updates);
 }
 
+/*
+ * The openb pod list as jobs for the predictor (its only public trace here): submission at
+ * creation_time, run time from scheduled_time to deletion_time (pods never scheduled are
+ * left out, counted as skipped), the resource shape (milli-cores, MiB, GPUs, milli-GPU) as
+ * the resources feature, the GPU models a pod accepts as its "name", its QoS class (LS or
+ * Guaranteed vs the others) as its queue. No user: the list has none.
+ */
+static int openb_jobs(const char *path, rusk_jobtrace *t, char *err, size_t errlen)
+{
+	rusk_arrival *a = NULL;
+	size_t n = 0;
+	rusk_trace_models *tm = calloc(1, sizeof *tm);
+	if (tm == NULL)
+		return RUSK_ENOMEM;
+	int rc = rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, tm, err, errlen);
+	free(tm);
+	if (rc != RUSK_OK)
+		return rc;
+	memset(t, 0, sizeof *t);
+	t->jobs = calloc(n ? n : 1, sizeof *t->jobs);
+	if (t->jobs == NULL) {
+		free(a);
+		return RUSK_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const rusk_arrival *x = &a[i];
+		rusk_tjob *j = &t->jobs[t->n++];
+		uint64_t shape[4] = {x->cpu_milli, x->mem_mib, x->gpus, x->gpu_milli};
+		uint64_t h = 1469598103934665603ull; /* FNV-1a over the shape's bytes */
+		for (size_t b = 0; b < sizeof shape; b++) {
+			h ^= ((const unsigned char *)shape)[b];
+			h *= 1099511628211ull;
+		}
+		*j = (rusk_tjob){.submit_s = x->t_s,
+		                 .wait_s = x->wait_s,
+		                 .run_s = x->never_ran ? 0 : x->duration_s - x->wait_s,
+		                 .req_time_s = -1,
+		                 .id = (int64_t)i + 1,
+		                 .procs = x->rus,
+		                 .req_procs = (int64_t)(h >> 1), /* the shape's id */
+		                 .user = -1,
+		                 .group = -1,
+		                 .exe = x->gpu_models ? (int64_t)x->gpu_models : -1,
+		                 .queue = x->priority,
+		                 .partition = -1,
+		                 .status = -1,
+		                 .cls = -1,
+		                 .line = x->line};
+	}
+	free(a);
+	return RUSK_OK;
+}
+
 int rusk_cmd_predict(int argc, char **argv)
 {
 	const char *trace = NULL, *json = NULL;
 	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2;
 	bool quiet = false;
+	int format = 0; /* 0 swf, 1 openb */
+	static const cli_choice formats[] = {{"swf", 0}, {"openb", 1}, {NULL, 0}};
 	const cli_opt opts[] = {
 	        {CLI_FILE_OPT("TRACE", &trace), .optional = true},
+	        {CLI_CHOICE_OPT("--format", formats, &format)},
 	        {CLI_U64_OPT("--generate", 1, 100000000, &generate)},
 	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0, &seed)}, /* 2^53: exact as a double */
 	        {CLI_U64_OPT("--recent", 1, RUSK_PREDICT_RECENT, &recent)},
@@ -326,10 +388,22 @@ int rusk_cmd_predict(int argc, char **argv)
 		fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
 		return RUSK_EXIT_USAGE;
 	}
+	char openb_path[4096];
+	if (trace != NULL && strcmp(trace, "openb") == 0) { /* the public pod list */
+		if (cli_openb_path("TRACE", "openb_pod_list_default.csv", openb_path,
+		                   sizeof openb_path) != 0) {
+			if (jf != NULL)
+				fclose(jf);
+			return RUSK_EXIT_USAGE;
+		}
+		trace = openb_path;
+		format = 1;
+	}
 	rusk_jobtrace t;
-	char err[512];
-	int rc = trace != NULL ? rusk_swf_read(trace, &t, err, sizeof err)
-	                       : rusk_e2e_generate(generate, seed, &t, err, sizeof err);
+	char err[1024];
+	int rc = trace == NULL ? rusk_e2e_generate(generate, seed, &t, err, sizeof err)
+	         : format == 1 ? openb_jobs(trace, &t, err, sizeof err)
+	                       : rusk_swf_read(trace, &t, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk predict: %s\n", err);
 		if (jf != NULL)
@@ -353,13 +427,14 @@ int rusk_cmd_predict(int argc, char **argv)
 		rusk_predict_stats_get(p, &st);
 		char what[600];
 		if (trace != NULL)
-			snprintf(what, sizeof what, "%s (SWF)", trace);
+			snprintf(what, sizeof what, "%s (%s)", trace,
+			         format == 1 ? "openb pod list" : "SWF");
 		else
 			snprintf(what, sizeof what, "E2E-like generator, seed %" PRIu64, seed);
 		if (!quiet)
 			print_report(r, what, &t, &st, &pp);
 		if (jf != NULL) {
-			write_json(jf, r, trace, seed, &t, &st, &pp);
+			write_json(jf, r, trace, format == 1 ? "openb" : "swf", seed, &t, &st, &pp);
 			if (fflush(jf) != 0 || ferror(jf)) {
 				fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
 				status = RUSK_EXIT_FAIL;
