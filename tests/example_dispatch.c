@@ -88,7 +88,14 @@ int main(void)
 		if (j == NULL) {
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 		} else {
-			ended += rusk_dispatch_complete(d, j) == RUSK_OK;
+			/* RUSK_EAGAIN: its PLACED callback has published it but not returned
+			 * yet (the job runs once it has): ask again shortly. */
+			int rc2 = rusk_dispatch_complete(d, j);
+			if (rc2 == RUSK_EAGAIN) {
+				nanosleep(&(struct timespec){0, 100000}, NULL);
+				continue;
+			}
+			ended += rc2 == RUSK_OK;
 			k++;
 		}
 	}
