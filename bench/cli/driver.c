@@ -490,6 +490,13 @@ int drv_dispatch(run *R, const char *cmd)
 	char err[256];
 	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
 	if (rc != RUSK_OK) {
+		/* No dispatcher, so no agents: the report (which still runs, to say so) reads
+		 * zeroed ones. */
+		static rusk_dagent none;
+		for (uint32_t i = 0; i < cfg->agents; i++) {
+			R->ag[i].da = &none;
+			R->ag[i].st = &none.st;
+		}
 		fprintf(stderr, "rusk %s: %s\n", cmd, err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_FAIL;
 	}

@@ -229,7 +229,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 	                           : "interrupted";
 	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
 	S->adds_up = S->sub == runs + S->rej + S->backlog &&
-	             rusk_load64(&R->d->released, RUSK_RELAXED) == runs;
+	             (R->d != NULL ? rusk_load64(&R->d->released, RUSK_RELAXED) : 0) == runs;
 	S->vrc = rusk_cluster_verify(R->c, S->err, sizeof S->err);
 	S->n_rus = rusk_cluster_rus(R->c);
 	S->all_free = rusk_cluster_free_rus(R->c) == S->n_rus;

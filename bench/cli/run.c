@@ -239,8 +239,21 @@ static void make_arenas(void)
  * before the agents' stacks take the address space, leaves running out to pthread_create,
  * which the run survives (start_threads).
  */
+static void *probe_main(void *arg)
+{
+	return arg;
+}
+
 static void start_call_rcu(void)
 {
+	/* liburcu aborts the process when it cannot create that thread: find out first, with
+	 * a thread of the same (default) attributes, and end cleanly as out of memory
+	 * instead. glibc keeps the probe's stack in its cache, and liburcu's thread, made
+	 * next, reuses it. */
+	pthread_t t;
+	if (pthread_create(&t, NULL, probe_main, NULL) != 0)
+		drv_oom_exit("starting liburcu's call_rcu thread, before any task");
+	pthread_join(t, NULL);
 	(void)urcu_memb_get_default_call_rcu_data();
 }
 
