@@ -121,7 +121,11 @@ static inline v4i logkey4(const rusk_dist_bin *b)
 	v4f lo, hi;
 	memcpy(&lo, b, sizeof lo); /* value0 count0 value1 count1 */
 	memcpy(&hi, b + 2, sizeof hi);
+#if defined(__clang__) /* GCC's __builtin_shuffle is clang's __builtin_shufflevector */
+	v4f v = __builtin_shufflevector(lo, hi, 0, 2, 4, 6) + GAP_FLOOR;
+#else
 	v4f v = __builtin_shuffle(lo, hi, (v4i){0, 2, 4, 6}) + GAP_FLOOR;
+#endif
 	v4i k;
 	memcpy(&k, &v, sizeof k);
 	return k;
