@@ -329,12 +329,10 @@ static int openb_jobs(const char *path, rusk_jobtrace *t, char *err, size_t errl
 	for (size_t i = 0; i < n; i++) {
 		const rusk_arrival *x = &a[i];
 		rusk_tjob *j = &t->jobs[t->n++];
-		uint64_t shape[4] = {x->cpu_milli, x->mem_mib, x->gpus, x->gpu_milli};
-		uint64_t h = 1469598103934665603ull; /* FNV-1a over the shape's bytes */
-		for (size_t b = 0; b < sizeof shape; b++) {
-			h ^= ((const unsigned char *)shape)[b];
-			h *= 1099511628211ull;
-		}
+		char shape[64]; /* its id: the predictor's own id of a string */
+		snprintf(shape, sizeof shape, "%u/%u/%u/%u", x->cpu_milli, x->mem_mib,
+		         (unsigned)x->gpus, (unsigned)x->gpu_milli);
+		uint64_t h = rusk_predict_id(shape);
 		*j = (rusk_tjob){.submit_s = x->t_s,
 		                 .wait_s = x->wait_s,
 		                 .run_s = x->never_ran ? 0 : x->duration_s - x->wait_s,

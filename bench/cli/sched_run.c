@@ -80,7 +80,7 @@ typedef struct sjob {
 typedef struct sched_res {
 	uint64_t slo_jobs, slo_met, slo_late, slo_dropped, slo_killed, slo_refused;
 	uint64_t be_jobs, be_done, be_refused, be_unfinished, slo_unfinished;
-	uint64_t starts, preempts, kills, orphans;
+	uint64_t starts, preempts, orphans;
 	double good_slo_rh, good_be_rh, wasted_rh; /* RU-hours, trace time */
 	double be_lat_sum;                         /* trace seconds */
 	double handoff_sum, handoff_max;           /* start -> PLACED, run seconds */
@@ -450,7 +450,6 @@ static void apply(run *R, drv_sched *s, const rusk_plan_action *a, uint64_t now,
 		stop_instance(R, s, j, now, stop, ctx);
 		j->state = SJ_KILLED;
 		s->r.slo_killed++;
-		s->r.kills++;
 		s->live--;
 		break;
 	}
@@ -702,7 +701,7 @@ void drv_sched_print(run *R)
 	fprintf(o,
 	        "  %-28s %" PRIu64 " starts, %" PRIu64 " preemptions, %" PRIu64
 	        " kills; start -> placed %.3g ms mean, %.3g ms max (run clock)\n",
-	        "planner actions", r->starts, r->preempts, r->kills,
+	        "planner actions", r->starts, r->preempts, r->slo_killed,
 	        r->handoffs ? 1e3 * r->handoff_sum / (double)r->handoffs : 0, 1e3 * r->handoff_max);
 	if (s->pp.mode == RUSK_PLAN_PRIO || s->pp.mode == RUSK_PLAN_FIFO)
 		fprintf(o, "  %-28s %" PRIu64 " cycles (%s: an order, no plan); %.1f ms max\n",
@@ -754,7 +753,7 @@ void drv_sched_json(FILE *f, run *R)
 	        ", \"milp_at_budget\": %" PRIu64 ", \"greedy_fallbacks\": %" PRIu64
 	        ", \"pred_expert\": %" PRIu64 ", \"pred_global\": %" PRIu64
 	        ", \"pred_none\": %" PRIu64 "},\n",
-	        r->starts, r->preempts, r->kills, r->orphans,
+	        r->starts, r->preempts, r->slo_killed, r->orphans,
 	        r->handoffs ? r->handoff_sum / (double)r->handoffs : 0, r->handoff_max, st.ticks,
 	        st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP], st.how[RUSK_PLAN_HOW_MILP_TIME],
 	        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
