@@ -19,7 +19,12 @@
  *  - Leases on machines that failed or drained while place() was deciding are never handed
  *    out (keep_up): the failure callback can then only name leases place() returned.
  *  - A task is checked once, on entry, by one pass of compares (check_task); what is wrong
- *    and which field is worked out only on failure (task_problem).
+ *    and which field is worked out only on failure (task_problem). A task with held RUs
+ *    leaves the fast path by one compare (n_held) and is checked in full by task_problem.
+ *  - Placement kinds hold in every commit mode (issue 26): an incremental task's retries
+ *    within place() look for what it still lacks only beside what it holds and won so far
+ *    (rusk_dctx_beside_: its machine or rack, or other machines for spread), as a later
+ *    call listing them in rusk_task.held does. A task is never split by a retry.
  *  - An agent is used by one thread at a time; the hot path takes no lock unless the agent
  *    is one of the serialised baselines (central.c).
  */
@@ -132,8 +137,13 @@ static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
 	d->t = t;
 	d->interf = a->p.quality == RUSK_QUALITY_INTERFERENCE;
 	d->pack = a->p.quality == RUSK_QUALITY_PACKING;
+	d->anchored = d->excl = false;
+	d->won = NULL;
+	d->n_won = 0;
 	if (d->interf)
 		rusk_qtask_init(&d->qt, &t->profile);
+	if (RUSK_UNLIKELY(t->n_held > 0))
+		rusk_dctx_beside_(d, a->c, NULL, 0);
 }
 
 /* Any profile byte > 99, ten at a time: adding 28 to a byte <= 127 sets its top bit
@@ -152,6 +162,64 @@ static inline bool profile_ok(const rusk_profile *p)
 static const char *const place_names[] = {"any", "machine", "rack", "spread"};
 static const char *const fit_what[] = {"RUs of the whole cluster", "RUs of its largest machine",
                                        "RUs of its largest rack", "machines of the cluster"};
+
+static const char *const held_what[] = {"RUs of the whole cluster", "slots of their machine",
+                                        "slots of their rack", "machines of the cluster"};
+
+/*
+ * Whether t's held list (n_held > 0) is malformed (rusk/sched.h "Held RUs"): NULL, on a
+ * vector task, an RU out of range, or, for machine and rack placement, RUs in more than one
+ * group. Writes the message. Slow path only.
+ */
+static bool held_problem(const rusk_cluster *c, const rusk_task *t, char *err, size_t errlen)
+{
+	unsigned long long id = (unsigned long long)t->id;
+	if (t->held == NULL) {
+		rusk_errf(err, errlen, RUSK_EINVAL, "task %llu: n_held %u but held is NULL", id,
+		          t->n_held);
+		return true;
+	}
+	if (rusk_vec_any(&t->vec)) {
+		rusk_errf(err, errlen, RUSK_EINVAL,
+		          "task %llu: a vector task is always gang: it cannot hold RUs already "
+		          "(n_held %u)",
+		          id, t->n_held);
+		return true;
+	}
+	for (uint32_t i = 0; i < t->n_held; i++)
+		if (t->held[i].ru >= c->n_rus) {
+			rusk_errf(err, errlen, RUSK_EINVAL,
+			          "task %llu: held[%u] names RU %u, not in 0..%u", id, i,
+			          t->held[i].ru, c->n_rus - 1);
+			return true;
+		}
+	if (t->placement != RUSK_PLACE_MACHINE && t->placement != RUSK_PLACE_RACK)
+		return false;
+	uint32_t g0, lo, hi;
+	rusk_group_range_(c, t->placement, t->held[0].ru, &g0, &lo, &hi);
+	for (uint32_t i = 1; i < t->n_held; i++)
+		if (t->held[i].ru < lo || t->held[i].ru >= hi) {
+			rusk_errf(
+			        err, errlen, RUSK_EINVAL,
+			        "task %llu: held[%u] (RU %u) is not in the %s of held[0] (RU %u): "
+			        "placement %s keeps a task in one",
+			        id, i, t->held[i].ru, place_names[t->placement], t->held[0].ru,
+			        place_names[t->placement]);
+			return true;
+		}
+	return false;
+}
+
+/* Most RUs t's held RUs and its remainder may have together (a checked held list):
+ * the slots of their machine or rack, the machine count (spread), the cluster's RUs. */
+static uint32_t held_fit(const rusk_cluster *c, const rusk_task *t)
+{
+	if (t->placement != RUSK_PLACE_MACHINE && t->placement != RUSK_PLACE_RACK)
+		return c->fit[t->placement];
+	uint32_t gid, lo, hi;
+	rusk_group_range_(c, t->placement, t->held[0].ru, &gid, &lo, &hi);
+	return hi - lo;
+}
 
 /* Out of line: what is wrong with a task that the fast check refused, and which field. */
 static RUSK_NOINLINE int task_problem(const rusk_cluster *c, const rusk_task *t, const char **field,
@@ -181,6 +249,8 @@ static RUSK_NOINLINE int task_problem(const rusk_cluster *c, const rusk_task *t,
 		f = "profile";
 		rusk_errf(err, errlen, rc, "task %llu: a profile value exceeds 99",
 		          (unsigned long long)t->id);
+	} else if (t->n_held > 0 && held_problem(c, t, err, errlen)) {
+		f = "held";
 	} else if (rusk_vec_any(&t->vec)) {
 		rc = rusk_vec_check_(c, t, &f, err, errlen);
 	} else if (t->rus > c->fit[t->placement]) {
@@ -191,6 +261,14 @@ static RUSK_NOINLINE int task_problem(const rusk_cluster *c, const rusk_task *t,
 		          "cluster can hold it",
 		          (unsigned long long)t->id, t->rus, c->fit[t->placement],
 		          fit_what[t->placement], place_names[t->placement]);
+	} else if (t->n_held > 0 && (uint64_t)t->n_held + t->rus > held_fit(c, t)) {
+		f = "rus";
+		rc = RUSK_EINFEASIBLE;
+		rusk_errf(err, errlen, rc,
+		          "task %llu: rus %u beside its %u held RUs exceeds the %u %s beside them "
+		          "(placement %s): no state of the cluster can hold it",
+		          (unsigned long long)t->id, t->rus, t->n_held, held_fit(c, t),
+		          held_what[t->placement], place_names[t->placement]);
 	} else {
 		rc = RUSK_OK;
 	}
@@ -205,7 +283,7 @@ static inline int check_task(const rusk_cluster *c, const rusk_task *t, const ch
 	if (RUSK_LIKELY(t != NULL && t->id - 1 < RUSK_TASK_ID_MAX &&
 	                t->placement <= RUSK_PLACE_SPREAD && t->rus - 1 < c->fit[t->placement] &&
 	                (t->n_preferred == 0 || t->preferred != NULL) && profile_ok(&t->profile) &&
-	                !rusk_vec_any(&t->vec)))
+	                !rusk_vec_any(&t->vec) && t->n_held == 0))
 		return RUSK_OK;
 	return task_problem(c, t, field, NULL, 0);
 }
@@ -409,11 +487,14 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	rusk_task rest;
 	uint64_t t0 = rusk_now_(a->c), t1 = t0;
 	for (uint32_t attempt = 0; attempt <= a->p.max_retries && placed < t->rus; attempt++) {
-		/* Incremental tasks look only for what they still lack. */
+		/* Incremental tasks look only for what they still lack, and only where the
+		 * placement allows beside what they hold and won so far (rusk/sched.h "Held
+		 * RUs"): one machine or rack, or other machines for spread. */
 		if (placed > 0) {
 			rest = *t;
 			rest.rus = t->rus - placed;
 			d.t = &rest;
+			rusk_dctx_beside_(&d, a->c, leases, placed);
 		}
 		/* The first decision fills pl itself (sample size, strategy, staleness are
 		 * the first attempt's); a retry's only adds its samples. */

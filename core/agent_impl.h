@@ -41,12 +41,23 @@ struct rusk_agent {
 	uint32_t n_vskip;
 };
 
-/* Per-decision context: the task and how to value an RU for it. */
+/*
+ * Per-decision context: the task, how to value an RU for it, and where its RUs may go
+ * beside those it holds (rusk/sched.h "Held RUs": t->held, and the leases this place()
+ * call won before, won[0..n_won)). Both limits are off for a task that holds nothing,
+ * which then decides exactly as before they existed.
+ */
 typedef struct dctx {
 	const rusk_task *t;
 	rusk_qtask qt;
 	bool interf;
-	bool pack; /* RUSK_QUALITY_PACKING */
+	bool pack;     /* RUSK_QUALITY_PACKING */
+	bool anchored; /* MACHINE or RACK with RUs held: only RUs of [alo, ahi), the anchor
+	                * group's range (choose.c choose_anchored, central.c) */
+	bool excl;     /* SPREAD with RUs held: not on their machines (rusk_dctx_excluded_) */
+	uint32_t alo, ahi;
+	const rusk_lease *won; /* this place() call's earlier wins (SPREAD excludes them) */
+	uint32_t n_won;
 } dctx;
 
 /* Whether ru lies on one of the task's preferred machines. */
@@ -87,8 +98,9 @@ static inline bool rusk_agent_serialised_(const rusk_agent *a)
 /*
  * One decision on the agent's view for d->t with the strategy in force: fills rus with the
  * chosen RUs (sorted by RU) and pl's decision fields (strategy, sample size, samples,
- * staleness, quality, preferred). Returns the number of RUs chosen (> 0), RUSK_EAGAIN when
- * the view holds nothing suitable, or RUSK_ENOMEM. Never called for central.
+ * staleness, quality, preferred). Only RUs that d's placement limits allow (dctx: beside
+ * held RUs). Returns the number of RUs chosen (> 0), RUSK_EAGAIN when the view holds
+ * nothing suitable, or RUSK_ENOMEM. Never called for central.
  */
 int rusk_choose_(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now);
 
@@ -111,6 +123,39 @@ void rusk_group_range_(const rusk_cluster *c, uint8_t place, uint32_t ru, uint32
 
 /* Sorts x[0..n) ascending. */
 void rusk_sort_rus_(uint32_t *x, size_t n);
+
+/*
+ * Sets d's placement limits for d->t beside t->held[0..n_held) and won[0..n_won): the
+ * anchor group (MACHINE, RACK: that of held[0], else of won[0]) or the machines excluded
+ * (SPREAD). The held RUs were range-checked (rusk_task_check).
+ */
+static inline void rusk_dctx_beside_(dctx *d, const rusk_cluster *c, const rusk_lease *won,
+                                     uint32_t n_won)
+{
+	const rusk_task *t = d->t;
+	d->won = won;
+	d->n_won = n_won;
+	d->anchored = false;
+	bool any = (t->n_held | n_won) != 0;
+	d->excl = any && t->placement == RUSK_PLACE_SPREAD;
+	if (!any || (t->placement != RUSK_PLACE_MACHINE && t->placement != RUSK_PLACE_RACK))
+		return;
+	uint32_t anchor = t->n_held > 0 ? t->held[0].ru : won[0].ru, gid;
+	rusk_group_range_(c, t->placement, anchor, &gid, &d->alo, &d->ahi);
+	d->anchored = true;
+}
+
+/* Whether machine mi holds one of the RUs a SPREAD task's remainder must avoid. */
+static inline bool rusk_dctx_excluded_(const rusk_cluster *c, const dctx *d, uint32_t mi)
+{
+	for (uint32_t i = 0; i < d->t->n_held; i++)
+		if (c->ru_machine[d->t->held[i].ru] == mi)
+			return true;
+	for (uint32_t i = 0; i < d->n_won; i++)
+		if (c->ru_machine[d->won[i].ru] == mi)
+			return true;
+	return false;
+}
 
 /* --- agent.c: the commit step, shared with the central baseline --- */
 

@@ -21,6 +21,9 @@
  *    conflicts only with agents outside the lock.
  *  - central ranks by the same values and strict order as choose.c (rusk_top_insert_,
  *    rusk_scan_range_), so with a fresh view both would choose alike.
+ *  - A task's remainder beside held RUs (rusk/sched.h "Held RUs") is limited as choose.c
+ *    limits it: machine or rack placement scans only the held RUs' group and an
+ *    incremental task takes what it has (at least one); spread skips their machines.
  */
 #include <alloca.h>
 #include <math.h>
@@ -64,7 +67,8 @@ static uint32_t scan_any(const rusk_cluster *c, const dctx *d, uint32_t m, cand 
 	return seen;
 }
 
-/* Spread: the best free RU of each machine, and the best m of those (tmp: one entry). */
+/* Spread: the best free RU of each machine, and the best m of those (tmp: one entry); a
+ * remainder skips the machines of its held RUs. */
 static uint32_t scan_spread(const rusk_cluster *c, const dctx *d, uint32_t m, cand *best, cand *tmp,
                             uint32_t *got)
 {
@@ -72,6 +76,8 @@ static uint32_t scan_spread(const rusk_cluster *c, const dctx *d, uint32_t m, ca
 	for (uint32_t mi = 0; mi < c->n_machines; mi++) {
 		const rusk_machine *mm = &c->machines[mi];
 		uint32_t k = 0;
+		if (RUSK_UNLIKELY(d->excl) && rusk_dctx_excluded_(c, d, mi))
+			continue; /* a remainder: not beside its held RUs */
 		seen += rusk_scan_range_(c, d, c->free_bits, true, mm->first_ru,
 		                         mm->first_ru + mm->n_rus, 1, tmp, &k);
 		if (k == 1)
@@ -136,7 +142,7 @@ static int commit_best(rusk_agent *a, const dctx *d, const cand *best, uint32_t 
 }
 
 /* rusk_agent_place for central: under the cluster's one lock, rank every free RU of the
- * master bitmap for the task's placement, then commit the best. */
+ * master bitmap for the task's placement (beside its held RUs), then commit the best. */
 int rusk_place_central_(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_placement *pl)
 {
 	rusk_cluster *c = a->c;
@@ -149,7 +155,10 @@ int rusk_place_central_(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_p
 	pl->strategy = RUSK_STRATEGY_CENTRAL;
 	pl->sample_size = 0;
 	pthread_mutex_lock(&c->central_lock);
-	if (t->placement == RUSK_PLACE_ANY)
+	if (RUSK_UNLIKELY(d->anchored)) /* a remainder: its held RUs' machine or rack only */
+		pl->samples =
+		        rusk_scan_range_(c, d, c->free_bits, true, d->alo, d->ahi, m, best, &got);
+	else if (t->placement == RUSK_PLACE_ANY)
 		pl->samples = scan_any(c, d, m, best, &got);
 	else if (t->placement == RUSK_PLACE_SPREAD)
 		pl->samples = scan_spread(c, d, m, best, tmp, &got);

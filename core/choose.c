@@ -24,6 +24,18 @@
  *   random    Sparrow-style baseline: R = 2 per RU anywhere, no quality ranking
  * (central, the other baseline, chooses under its lock in central.c.)
  *
+ * Remainders beside held RUs (rusk/sched.h "Held RUs", issue 26): a task that holds RUs
+ * already (rusk_task.held, or what place() won earlier in the same call) may take more only
+ * where its placement allows beside them. Machine and rack placement know their group, so
+ * they do not sample: choose_anchored scans the anchor group's RUs in the view and keeps
+ * the best m by the same value and order as pick_group (Tarcil Fig. 5b judges a group by
+ * its best m; here there is one group to judge), and an incremental task takes fewer when
+ * fewer are free. Spread samples as usual and drops candidates on the held RUs' machines
+ * (choose_spread_beside), enumerating the view's free RUs only when the draws leave too few
+ * machines. Sampling over the whole view would be wrong here, not just slow: the rest
+ * of a whole-machine task found "anywhere" was the bug. A task holding nothing never takes
+ * these paths (dctx.anchored and dctx.excl are false), so it decides exactly as before.
+ *
  * Invariants:
  *  - A decision only reads the view and the cluster's static shape, and changes nothing
  *    but the agent's generator and scratch buffers: the commit (agent.c) is the only step
@@ -40,6 +52,12 @@
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
  *  - A multi-RU task is never refused while the view holds m free RUs (gather_more).
+ *  - Every RU chosen for a task with held RUs lies where its placement allows beside them:
+ *    in the anchor group's range [alo, ahi) (machine, rack), on a machine holding none of
+ *    them (spread). The limits are checked in the decision itself, never left to a retry.
+ *  - The one-RU latency fast path (choose_latency1) and the sampling paths cost a task
+ *    without held RUs nothing more: the only added tests are two flag reads in choose_view
+ *    and, for spread only, one in rusk_choose_'s fast-path condition.
  */
 #include <alloca.h>
 #include <math.h>
@@ -799,6 +817,97 @@ static void report_choice(const rusk_agent *a, const dctx *d, const cand *best, 
 	pl->preferred = pref;
 }
 
+/*
+ * A remainder beside held RUs under machine or rack placement (d->anchored; rusk/sched.h
+ * "Held RUs"): its group is known, so nothing is sampled; the anchor group's free RUs in
+ * the view are scanned (rusk_scan_range_) and the best m kept by value, then tie key, as
+ * pick_group ranks a group (a preferred anchor machine under the interference model is read
+ * live, as pick_group reads it). The random baseline, which does not rank, takes m of them
+ * by random keys instead. A group with fewer than m free gives an incremental task what it
+ * has (at least one); a gang gets RUSK_EAGAIN, as does a group with none free. Returns RUs
+ * chosen, RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_anchored(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+                           rusk_placement *pl, uint64_t now)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus, got = 0, lo = d->alo, hi = d->ahi;
+	pl->sample_size = 0;
+	pl->staleness_ns =
+	        rusk_view_staleness_(a->v, c->machines[c->ru_machine[lo]].partition, now);
+	bool random = s == RUSK_STRATEGY_RANDOM;
+	if (!rusk_cands_reserve_(&a->group, &a->group_cap, m) ||
+	    (random && !rusk_cands_reserve_(&a->cands, &a->cap, hi - lo)))
+		return RUSK_ENOMEM;
+	bool live =
+	        t->placement == RUSK_PLACE_MACHINE && live_pref(d) && rusk_is_preferred_(c, t, lo);
+	const uint64_t *bits = live ? c->free_bits : rusk_view_bits_(a->v);
+	if (!random) {
+		pl->samples = rusk_scan_range_(c, d, bits, live, lo, hi, m, a->group, &got);
+	} else {
+		uint32_t n = 0;
+		pl->samples = rusk_scan_range_(c, d, bits, live, lo, hi, hi - lo, a->cands, &n);
+		for (uint32_t i = 0; i < n; i++)
+			a->cands[i] = (cand){a->cands[i].ru, 0, rusk_rng_next(&a->rng)};
+		got = select_top(a->cands, n, m, a->group);
+	}
+	if (got == 0 || (t->gang && got < m))
+		return RUSK_EAGAIN;
+	report_choice(a, d, a->group, got, rus, pl);
+	return (int)got;
+}
+
+/* Drops from x[0..n) the candidates on machines a spread remainder must avoid; returns how
+ * many are left, in their order. */
+static size_t drop_excluded(const rusk_agent *a, const dctx *d, cand *x, size_t n)
+{
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!rusk_dctx_excluded_(a->c, d, a->c->ru_machine[x[i].ru]))
+			x[u++] = x[i];
+	return u;
+}
+
+/*
+ * A spread remainder beside held RUs (d->excl; rusk/sched.h "Held RUs"): the candidates
+ * drawn (a->cands[0..n)), less those on machines the task holds or won earlier in this
+ * place() call, then the best m on distinct machines (pick_spread). Where the draws leave
+ * fewer than m machines, every free RU of the view's partitions is added, a partition at a
+ * time in the strategy's order, until they do (gather_more's last resort): the remainder is
+ * not refused while the view knows of room on machines it may use. Returns RUs chosen,
+ * RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_spread_beside(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t n_parts,
+                                size_t n, bool deduped, uint32_t *rus, rusk_placement *pl)
+{
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus;
+	cand *best = a->group;
+	if (!deduped)
+		n = dedup_sorted(a->cands, n);
+	n = drop_excluded(a, d, a->cands, n);
+	value_cands(a, d, s, n);
+	uint32_t got = pick_spread(a, n, m, best);
+	for (uint32_t i = 0; got < m && i < n_parts; i++) {
+		uint32_t pf = rusk_view_free_(a->v, a->order[i]);
+		if (pf == 0)
+			continue;
+		if (!rusk_cands_reserve_(&a->cands, &a->cap, n + pf))
+			return RUSK_ENOMEM;
+		size_t k = enum_free(a, a->order[i], a->cands + n);
+		pl->samples += (uint32_t)k;
+		n += drop_excluded(a, d, a->cands + n, k);
+		n = dedup_sorted(a->cands, n);
+		value_cands(a, d, s, n);
+		got = pick_spread(a, n, m, best);
+	}
+	if (got == 0 || (t->gang && got < m))
+		return RUSK_EAGAIN;
+	report_choice(a, d, best, got, rus, pl);
+	return (int)got;
+}
+
 /* A decision's first steps, the general one's and a vector task's: room for the task's RUs
  * in the view, R from the guarantee, the partitions in the strategy's order, the
  * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. */
@@ -827,6 +936,8 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
                        rusk_placement *pl, uint64_t now)
 {
 	const rusk_task *t = d->t;
+	if (RUSK_UNLIKELY(d->anchored))
+		return choose_anchored(a, d, s, rus, pl, now);
 	uint32_t m = t->rus, R, n_parts;
 	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
 	if (rc != RUSK_OK)
@@ -850,6 +961,8 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 		return (int)k;
 	n = (size_t)k;
 	pl->samples = drawn;
+	if (RUSK_UNLIKELY(d->excl))
+		return choose_spread_beside(a, d, s, n_parts, n, deduped, rus, pl);
 	if (n == 0)
 		return RUSK_EAGAIN;
 	if (m == 1 && !grouped && s != RUSK_STRATEGY_RANDOM)
@@ -1222,7 +1335,7 @@ int rusk_choose_(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl
 	if (RUSK_UNLIKELY(rusk_vec_any(&t->vec)))
 		return choose_vec(a, d, s, rus, pl, now);
 	if (s == RUSK_STRATEGY_LATENCY && t->rus == 1 && !d->interf && t->n_preferred == 0 &&
-	    (t->placement == RUSK_PLACE_ANY || t->placement == RUSK_PLACE_SPREAD)) {
+	    (t->placement == RUSK_PLACE_ANY || (t->placement == RUSK_PLACE_SPREAD && !d->excl))) {
 		uint64_t view_free = rusk_view_total_free_(a->v);
 		if (view_free == 0)
 			return RUSK_EAGAIN;

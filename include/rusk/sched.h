@@ -85,10 +85,37 @@ typedef struct rusk_task {
 	rusk_profile profile;      /* interference it causes (quality model INTERFERENCE) */
 	const uint32_t *preferred; /* preferred machines (SCORE, INTERFERENCE), may be NULL */
 	uint32_t n_preferred;
-	uint64_t submit_ns;  /* kept for the caller's re-queue */
-	rusk_vec_demand vec; /* memory and GPUs on its machine (rusk/vec.h); all zero: RUs
-	                      * only. Non-zero requires placement MACHINE and gang */
+	uint64_t submit_ns;     /* kept for the caller's re-queue */
+	rusk_vec_demand vec;    /* memory and GPUs on its machine (rusk/vec.h); all zero: RUs
+	                         * only. Non-zero requires placement MACHINE and gang */
+	const rusk_lease *held; /* RUs it already holds ("Held RUs" below); n_held 0: none
+	                         * (held may then be NULL). Not counted in rus */
+	uint32_t n_held;
 } rusk_task;
+/*
+ * Held RUs (`held`, `n_held`): an incremental task (gang false) that was placed in part
+ * comes back for the rest with the leases it already holds in held[0..n_held) and, in
+ * `rus`, only the RUs it still wants. The placement kind holds over the whole task, held
+ * RUs included: the remainder goes where the kind allows beside them:
+ *   RUSK_PLACE_MACHINE  only on the machine of the held RUs
+ *   RUSK_PLACE_RACK     only in the rack of the held RUs
+ *   RUSK_PLACE_SPREAD   only on machines holding none of them
+ *   RUSK_PLACE_ANY      anywhere
+ * The same rule binds rusk_agent_place's own retries within one call: after a commit
+ * that won part of an incremental task, what is still missing goes beside what it won
+ * (MACHINE and RACK: with the group of held[0], or else of the first lease won; SPREAD:
+ * on machines of neither list). An incremental remainder whose group has fewer free RUs
+ * than wanted takes what there is (at least one), or gets RUSK_EAGAIN when there is none;
+ * a gang one gets RUSK_EAGAIN until all of them are free there.
+ *
+ * rusk_task_check refuses with RUSK_EINVAL, naming "held": held NULL with n_held > 0, a
+ * held RU out of range, held RUs on more than one machine (MACHINE) or rack (RACK), and
+ * any n_held > 0 on a vector task (vector tasks are always gang). RUSK_EINFEASIBLE naming
+ * "rus": n_held + rus more than the held RUs' machine (MACHINE) or rack (RACK) has slots,
+ * than the cluster has machines (SPREAD) or RUs (ANY). Only the leases' RUs are read, not
+ * their owners: the caller vouches that the task holds them. A gang task may list held
+ * RUs too: its `rus` then come all at once, beside them.
+ */
 
 /* What one placement call did. */
 typedef struct rusk_placement {
@@ -109,7 +136,7 @@ typedef struct rusk_placement {
 	                        * conflicts counts the RUs) */
 	const char *invalid;   /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
 	                        * task's field at fault ("task", "id", "rus", "placement",
-	                        * "preferred", "profile"; for a vector task "mem_mib",
+	                        * "preferred", "profile", "held"; for a vector task "mem_mib",
 	                        * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
 	                        * some machine, none holds them together), a static string;
 	                        * NULL otherwise */
@@ -172,21 +199,24 @@ rusk_view *rusk_agent_view(rusk_agent *a);
 /*
  * rusk_task_check: whether task t could ever be placed on cluster c, and if not why.
  * RUSK_OK; RUSK_EINVAL for a malformed task (id 0 or > RUSK_TASK_ID_MAX, rus 0, unknown
- * placement, preferred NULL with n_preferred > 0, a profile value > 99); RUSK_EINFEASIBLE
- * when t->rus exceeds what the cluster could give under its placement: its RUs (any), the
- * RUs of its largest machine (machine), of its largest rack (rack), its machine count
- * (spread). Every machine slot counts, spares and machines now down or draining included,
- * since rusk_machine_up can bring any of them up: a task that fits only once machines
- * come back gets RUSK_EAGAIN from place(), not RUSK_EINFEASIBLE. err (may be NULL) gets a
- * message naming the field. rusk_agent_choose and rusk_agent_place run the same check
- * first and name the field in pl->invalid. Any thread.
+ * placement, preferred NULL with n_preferred > 0, a profile value > 99, a bad held list:
+ * "Held RUs" above); RUSK_EINFEASIBLE when t->rus exceeds what the cluster could give
+ * under its placement: its RUs (any), the RUs of its largest machine (machine), of its
+ * largest rack (rack), its machine count (spread), or, with held RUs, when n_held + rus
+ * exceeds the slots beside them ("Held RUs"). Every machine slot counts, spares and
+ * machines now down or draining included, since rusk_machine_up can bring any of them
+ * up: a task that fits only once machines come back gets RUSK_EAGAIN from place(), not
+ * RUSK_EINFEASIBLE. err (may be NULL) gets a message naming the field. rusk_agent_choose
+ * and rusk_agent_place run the same check first and name the field in pl->invalid. Any
+ * thread.
  */
 int rusk_task_check(const rusk_cluster *c, const rusk_task *t, char *err, size_t errlen);
 
 /*
  * rusk_agent_choose: picks RUs for task t from the view without committing: rus[0..n) of
- * the best candidates (n = t->rus, or fewer if the view lacks free RUs), ascending. Fills
- * pl's sample_size, samples, strategy, quality, staleness. Returns RUSK_OK, RUSK_EAGAIN
+ * the best candidates (n = t->rus, or fewer if the view lacks free RUs), ascending, only
+ * where t's placement allows beside its held RUs ("Held RUs" above). Fills pl's
+ * sample_size, samples, strategy, quality, staleness. Returns RUSK_OK, RUSK_EAGAIN
  * (not enough free RUs in the view), RUSK_EINVAL / RUSK_EINFEASIBLE (rusk_task_check;
  * pl->invalid names the field), RUSK_ENOTREG (RUSK_DEBUG builds, unregistered thread).
  * Registered thread.
@@ -195,6 +225,9 @@ int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_pla
 
 /*
  * rusk_agent_place: choose + commit, retrying after conflicts up to max_retries times.
+ * Every RU goes where t's placement allows beside t's held RUs and beside the RUs this
+ * call won before ("Held RUs" above): an incremental task is never split across machines
+ * (MACHINE) or racks (RACK), nor given a machine twice (SPREAD), in any commit mode.
  * RUSK_OK: leases[0..pl->placed) are held (gang: all t->rus; incremental: at least one).
  * RUSK_EAGAIN: nothing is held; re-queue the task. RUSK_EINVAL / RUSK_EINFEASIBLE (the
  * task can never be placed, see rusk_task_check; pl->invalid names the field): nothing is
