@@ -14,7 +14,7 @@
  *    happens-before edge rusk relies on and report the data they protect as races. With
  *    the builtins, TSan checks rusk's own orders; the algorithm is the same code.
  *
- * Both back ends are full-width 32/64-bit operations on naturally aligned words.
+ * Both back ends are full-width 32/64-bit and pointer operations on naturally aligned words.
  */
 #ifndef RUSK_CORE_ATOMIC_H
 #define RUSK_CORE_ATOMIC_H
@@ -57,6 +57,22 @@ static inline uint64_t rusk_faa64(uint64_t *p, uint64_t d, int mo)
 static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 {
 	return __atomic_fetch_add(p, d, mo);
+}
+static inline bool rusk_cas32(uint32_t *p, uint32_t *expected, uint32_t desired, int mo)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false, mo, __ATOMIC_RELAXED);
+}
+static inline void *rusk_loadp(void *const *p, int mo)
+{
+	return __atomic_load_n(p, mo);
+}
+static inline void rusk_storep(void **p, void *v, int mo)
+{
+	__atomic_store_n(p, v, mo);
+}
+static inline bool rusk_casp(void **p, void **expected, void *desired, int mo)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false, mo, __ATOMIC_RELAXED);
 }
 static inline uint64_t rusk_fas64(uint64_t *p, uint64_t v, int mo)
 {
@@ -143,6 +159,34 @@ static inline uint32_t rusk_faa32(uint32_t *p, uint32_t d, int mo)
 	uint32_t v = ck_pr_faa_32(p, d);
 	rusk_fence_after_(mo);
 	return v;
+}
+static inline bool rusk_cas32(uint32_t *p, uint32_t *expected, uint32_t desired, int mo)
+{
+	rusk_fence_before_(mo);
+	bool ok = ck_pr_cas_32_value(p, *expected, desired, expected);
+	if (ok)
+		rusk_fence_after_(mo);
+	return ok;
+}
+/* Pointers: the same orders on a pointer-sized word. */
+static inline void *rusk_loadp(void *const *p, int mo)
+{
+	void *v = ck_pr_load_ptr(p);
+	rusk_fence_after_(mo);
+	return v;
+}
+static inline void rusk_storep(void **p, void *v, int mo)
+{
+	rusk_fence_before_(mo);
+	ck_pr_store_ptr(p, v);
+}
+static inline bool rusk_casp(void **p, void **expected, void *desired, int mo)
+{
+	rusk_fence_before_(mo);
+	bool ok = ck_pr_cas_ptr_value(p, *expected, desired, expected);
+	if (ok)
+		rusk_fence_after_(mo);
+	return ok;
 }
 static inline uint64_t rusk_fas64(uint64_t *p, uint64_t v, int mo)
 {

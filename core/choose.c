@@ -52,6 +52,10 @@
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
  *  - A multi-RU task is never refused while the view holds m free RUs (gather_more).
+ *  - A decision needs the view to show room for the whole task, except for a reserving
+ *    incremental task (rusk_task.reserve), which starts with what there is: for a machine
+ *    or rack task the drawn group with the most free RUs when none holds them all
+ *    (pick_group); its remainder then stays in that group (rusk_task.held).
  *  - Every RU chosen for a task with held RUs lies where its placement allows beside them:
  *    in the anchor group's range [alo, ahi) (machine, rack), on a machine holding none of
  *    them (spread). The limits are checked in the decision itself, never left to a retry.
@@ -770,7 +774,9 @@ static uint32_t pick_spread(const rusk_agent *a, size_t n, uint32_t m, cand *bes
  * Locality: each candidate's machine or rack (place), judged by the mean value of its best
  * m free RUs in the view (Tarcil Fig. 5b); the best group's m RUs into best[0..m), with
  * best[m..2m) as scratch. a->cands[0..n) is sorted by RU, so a group's candidates are
- * adjacent and it is scanned once. Returns m, or 0 when no group holds m free RUs.
+ * adjacent and it is scanned once. Returns m; or, when no group drawn holds m free RUs,
+ * 0, and for a reserving task (rusk_task.reserve) the most a group drawn holds (its best
+ * ones: it keeps them and waits for the rest there, rusk_task.held), ties by mean value.
  */
 static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, size_t n, uint32_t m,
                            cand *best)
@@ -779,6 +785,7 @@ static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, si
 	cand *tmp = best + m;
 	double best_mean = -INFINITY;
 	uint32_t last_group = UINT32_MAX, got = 0;
+	bool partial = d->t->reserve && !d->t->gang;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t lo, hi, gid;
 		rusk_group_range_(c, place, a->cands[i].ru, &gid, &lo, &hi);
@@ -792,10 +799,13 @@ static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, si
 		        live ? best_in_range(c, d, c->free_bits, true, lo, hi, m, tmp)
 		             : best_in_range(c, d, rusk_view_bits_(a->v), false, lo, hi, m, tmp);
 		double mq = rusk_mean_q_(tmp, k);
-		if (k == m && mq > best_mean) {
+		/* Whole groups first; an incremental task's fallback ranks by size, then mean. */
+		bool take = k == m ? got < m || mq > best_mean
+		                   : partial && k > 0 && (k > got || (k == got && mq > best_mean));
+		if (take) {
 			best_mean = mq;
-			memcpy(best, tmp, sizeof *best * m);
-			got = m;
+			memcpy(best, tmp, sizeof *best * k);
+			got = k;
 		}
 	}
 	return got;
@@ -915,7 +925,8 @@ static int decision_start(rusk_agent *a, const dctx *d, rusk_strategy s, rusk_pl
                           uint64_t now, uint32_t *R, uint32_t *n_parts)
 {
 	uint64_t view_free = rusk_view_total_free_(a->v);
-	if (view_free < d->t->rus)
+	/* Room for the whole task, or for one RU of a reserving one. */
+	if (view_free < (d->t->reserve && !d->t->gang ? 1 : d->t->rus))
 		return RUSK_EAGAIN;
 	*R = sample_r(a, s, view_free);
 	pl->sample_size = *R;

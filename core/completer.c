@@ -29,7 +29,7 @@
 typedef struct tenure {
 	uint64_t end_ns;
 	rusk_dtask *j;
-	uint32_t tenure;
+	uint64_t tenure; /* its tenure key (rusk_js_key) */
 } tenure;
 
 typedef struct slot {
@@ -133,8 +133,8 @@ void *rusk_completer_main(void *arg)
 				 * tenure is harmless: the end's CAS ends each tenure once (E2). */
 				uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
 				uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
-				if ((st & 3) == RUSK_JS_RUNNING && end != UINT64_MAX)
-					wheel_put(d, w, (tenure){end, j, (uint32_t)(st >> 2)});
+				if (rusk_js_state(st) == RUSK_JS_RUNNING && end != UINT64_MAX)
+					wheel_put(d, w, (tenure){end, j, rusk_js_key(st)});
 			}
 		}
 		wheel_turn(d, w, rusk_disp_now(d), last);

@@ -4,16 +4,33 @@
  * preemption and completions around the agents, so that an embedder submits tasks and
  * receives events instead of writing the scheduling loop (ParSync §4.3's agent loop,
  * Tarcil §4 admission and §5.3 priorities). The steps are in dispatch_impl.h, with the
- * task life and the table of ordering edges E1-E5; this file adds the threads.
+ * task life and the table of ordering edges E1-E9; this file adds the threads.
  *
  * Agent thread: ticks its view, moves its ring into its local queues (only as far as
  * their reserved room goes: a task stays in the ring rather than be lost to an allocation
  * failure), takes a batch (high priority, retries, due admission waiters, the rest),
- * places each task; a task given back keeps its submission time on the retry list; a
- * high-priority one may preempt. When the view has no room for what failed last ("dry"),
- * only a sync or a preemption can change that, so until the next sync the agent serves
- * only its high-priority queue (a saturated run re-queued hundreds of millions of times
- * without this). Idle: spins spin_ns on its ring, then parks (park.h).
+ * places each task; a task given back after conflicts keeps its submission time on the
+ * retry list; a high-priority one may preempt. Idle: spins spin_ns on its ring, then
+ * parks (park.h).
+ *
+ * Room. A placement that gave up because the view had nothing suitable (the kernel's
+ * decision found no candidate, before its retry bound; see place_failed_for_room) cannot
+ * succeed before the view changes, which only a sync (or the agent's own preemptions) does.
+ * The task goes to the agent's aside list, and the agent notes the RU count that failed
+ * for the task's room class (placement kind, and gang or not for ANY: a gang of m needs m
+ * free RUs, an incremental task one): until the next sync, a task of that class needing as
+ * many or more goes aside without a try, and the tasks behind it go on (Tarcil and ParSync
+ * place tasks independently; only order within a priority is kept). When the view has no
+ * free RU at all, nothing normal is tried until the sync ("dry": a saturated run would
+ * otherwise move every queued task aside each round). At each sync the aside list goes
+ * back, in order, to the front of the retry list. A multi-RU task back from aside
+ * reserve_syncs times becomes the agent's reservation (at most one per agent, so the RUs
+ * held idle are bounded by agents x the largest task): it is placed incrementally within
+ * its kind (the kernel keeps a remainder beside the RUs held: rusk_task.held), holding
+ * what it wins in the master array, where every agent respects it, until it has all its
+ * RUs; only then is it PLACED. Why not a bounded bypass: an agent that stops placing
+ * behind a large task frees nothing for it, since the other agents keep filling whatever
+ * frees; why not a reservation in the agent's view: the other agents cannot see it.
  *
  * Queues. Per round an agent serves high-priority tasks first (they bypass everything
  * queued, Tarcil §5.3), then its retry list (tasks given back after conflicts, with their
@@ -23,17 +40,26 @@
  * mu + 2 sigma (rusk/admit.h).
  *
  * Preemption. A high-priority task that could not be placed, on a view with no room for
- * it, samples RUs of the master array; an RU held by a running normal task makes that
- * task a victim: a CAS on its state word ends its tenure (the completer's CAS for the
- * same tenure then fails), its RUs are released and marked free in the preempting agent's
- * view, and it goes to the front of that agent's retry list, counted, and PREEMPTED is
- * delivered. Its re-placement delay counts from the preemption.
+ * it, samples RUs of the master array; an RU held by a running normal task of this
+ * dispatcher (its owner id is a handle of d, and the task holds that very lease) makes
+ * that task a victim: a CAS on its state word ends its tenure (the completer's CAS for
+ * the same tenure then fails), its RUs are released and marked free in the preempting
+ * agent's view, and it goes to the front of that agent's retry list, counted, and
+ * PREEMPTED is delivered. Its re-placement delay counts from the preemption.
+ *
+ * Handles and slots. A handle is RUSK_DISPATCH_ID_BASE + slot + use x cap, which is also
+ * the kernel task id its leases carry; the state word holds the same use (modulo 2^32),
+ * so every call with a handle checks it against the word it then CASes. Slots are made
+ * in chunks of RUSK_JOB_CHUNK on first use (E8): creating and destroying a dispatcher
+ * cost what its run used, not max_jobs.
  *
  * Completer thread: core/completer.c.
  *
  * Invariants: (1) a job is in at most one place: a ring, one local queue, RUNNING, or
- * free; (2) every job submitted is accounted once as placed-and-running, queued, rejected
- * or ended; (3) a slot is reused only after its DONE or REJECTED event returned.
+ * free; (2) every job submitted ends with exactly one terminal event, DONE or REJECTED,
+ * and is accounted once as placed-and-running, queued at the end, rejected or ended;
+ * (3) a slot is reused only after its terminal event returned; (4) at most one
+ * reservation per agent, and only a task of that agent's queues.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,34 +87,93 @@ static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
 
 /* ---- job slots ------------------------------------------------------------------------ */
 
-/* A free slot, *fresh when never used (its memory is still zero, and not even read yet:
- * reading a fresh calloc page first maps the zero page, and the write after it then costs
- * a copy-on-write fault with a TLB shootdown of every core, 17% of a 1M tasks/s run). */
-static rusk_dtask *slot_get(rusk_dispatch *d, bool *fresh)
+/* Chunk i of the slots, made by the first caller that needs it (E8); NULL: out of memory. */
+static rusk_dtask *chunk_get(rusk_dispatch *d, uint64_t i)
 {
-	uint64_t b = rusk_load64(&d->bump, RUSK_RELAXED);
-	*fresh = true;
-	while (b < d->cap)
-		if (rusk_cas64(&d->bump, &b, b + 1, RUSK_RELAXED))
-			return &d->jobs[b];
-	rusk_dtask *j;
-	*fresh = false;
-	if (ck_ring_dequeue_mpmc(&d->free_r, d->free_buf, &j)) {
-		TSAN_ACQUIRE(j); /* pairs with slot_put's release */
-		return j;
+	void **cp = (void **)&d->chunks[i];
+	void *ch = rusk_loadp(cp, RUSK_ACQUIRE); /* E8: pairs with the CAS below */
+	if (ch != NULL)
+		return ch;
+	uint64_t n = d->cap - i * RUSK_JOB_CHUNK;
+	void *mine = calloc(n < RUSK_JOB_CHUNK ? n : RUSK_JOB_CHUNK, sizeof(rusk_dtask));
+	if (mine == NULL)
+		return NULL;
+	if (rusk_casp(cp, &ch, mine, RUSK_ACQ_REL)) /* E8: publishes the zeroed slots */
+		return mine;
+	free(mine); /* another submitter made it first: ch is theirs */
+	return ch;
+}
+
+/* The free stacks (E8; rusk_dagent.free_head): Treiber's stack with a tag against ABA.
+ * A popper may read the link of a slot that another thread popped and reused meanwhile:
+ * the link is atomic, and the tag makes that pop's CAS fail. */
+static void stack_push(uint64_t *head, rusk_dtask *j)
+{
+	uint64_t h = rusk_load64(head, RUSK_RELAXED);
+	do
+		rusk_store32(&j->next_free, (uint32_t)h, RUSK_RELAXED);
+	while (!rusk_cas64(head, &h, ((h >> 32) + 1) << 32 | (j->slot + 1u), RUSK_RELEASE));
+}
+
+static rusk_dtask *stack_pop(const rusk_dispatch *d, uint64_t *head)
+{
+	uint64_t h = rusk_load64(head, RUSK_ACQUIRE);
+	while ((uint32_t)h != 0) {
+		rusk_dtask *j = rusk_disp_slot(d, (uint32_t)h - 1u);
+		uint32_t next = rusk_load32(&j->next_free, RUSK_RELAXED);
+		if (rusk_cas64(head, &h, ((h >> 32) + 1) << 32 | next, RUSK_ACQUIRE))
+			return j; /* E8: pairs with the push's release */
 	}
 	return NULL;
 }
 
-/* Invariant 3: called after the job's last event. */
+/* A free slot for agent `agent` and its index, *fresh when never used (its memory is still
+ * zero, and not even read yet: reading a fresh calloc page first maps the zero page, and
+ * the write after it then costs a copy-on-write fault with a TLB shootdown of every core,
+ * 17% of a 1M tasks/s run). First a slot the agent's own tasks gave back, then a new one,
+ * then one another agent's gave back. NULL with *rc: RUSK_EFULL (every slot in use) or
+ * RUSK_ENOMEM (a chunk). */
+static rusk_dtask *slot_get(rusk_dispatch *d, uint32_t agent, uint64_t *slot, bool *fresh, int *rc)
+{
+	rusk_dtask *j = stack_pop(d, &d->ag[agent].free_head);
+	*fresh = false;
+	if (j != NULL) {
+		*slot = j->slot;
+		return j;
+	}
+	uint64_t b = rusk_load64(&d->bump, RUSK_RELAXED);
+	while (b < d->cap) {
+		/* The chunk first, so a slot is never taken without its memory. */
+		rusk_dtask *ch = chunk_get(d, b >> RUSK_JOB_CHUNK_SHIFT);
+		if (ch == NULL) {
+			*rc = RUSK_ENOMEM;
+			return NULL;
+		}
+		/* Release: a handle lookup that sees bump past b finds b's chunk (E8). */
+		if (rusk_cas64(&d->bump, &b, b + 1, RUSK_RELEASE)) {
+			*fresh = true;
+			*slot = b;
+			return &ch[b & (RUSK_JOB_CHUNK - 1)];
+		}
+	}
+	for (uint32_t k = 1; k < d->p.agents; k++)
+		if ((j = stack_pop(d, &d->ag[(agent + k) % d->p.agents].free_head)) != NULL) {
+			*slot = j->slot;
+			return j;
+		}
+	*rc = RUSK_EFULL;
+	return NULL;
+}
+
+/* Invariant 3: called after the job's last event; back on the stack of the agent that
+ * held it last. */
 static void slot_put(rusk_dispatch *d, rusk_dtask *j)
 {
 	if (j->l != j->l_in)
 		free(j->l);
 	j->l = NULL;
-	TSAN_RELEASE(j);
-	/* The free ring holds every slot: it cannot be full. */
-	(void)ck_ring_enqueue_mpmc(&d->free_r, d->free_buf, j);
+	uint32_t i = rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents;
+	stack_push(&d->ag[i].free_head, j);
 }
 
 /* A vector task is placed whole on one machine (rusk/vec.h); others as the spec says. */
@@ -97,11 +182,29 @@ static inline uint8_t spec_place(const rusk_dtask_spec *s)
 	return rusk_vec_any(&s->vec) ? RUSK_PLACE_MACHINE : s->placement;
 }
 
-rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t now, int *rc)
+/* Its commit mode, resolved: a vector task is one commit; otherwise the spec's, or the
+ * dispatcher's default. */
+static inline bool spec_gang(const rusk_dispatch *d, const rusk_dtask_spec *s)
 {
-	rusk_task t = {.id = 1,
+	if (rusk_vec_any(&s->vec) || s->commit == RUSK_COMMIT_GANG)
+		return true;
+	return s->commit == RUSK_COMMIT_INCREMENTAL ? false : d->p.gang;
+}
+
+/* The use that follows `prev` for slot `slot`: ids stay <= RUSK_TASK_ID_MAX by wrapping
+ * to use 0 (see "Handles" in rusk/dispatch.h). */
+static uint64_t next_use(const rusk_dispatch *d, uint64_t slot, uint64_t prev)
+{
+	uint64_t u = prev + 1;
+	return RUSK_DISPATCH_ID_BASE + slot + u * d->cap > RUSK_TASK_ID_MAX ? 0 : u;
+}
+
+rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent, uint64_t now,
+                          int *rc)
+{
+	rusk_task t = {.id = RUSK_DISPATCH_ID_BASE,
 	               .rus = s->rus,
-	               .gang = d->p.gang || rusk_vec_any(&s->vec),
+	               .gang = spec_gang(d, s),
 	               .placement = spec_place(s),
 	               .priority = s->priority,
 	               .profile = s->profile,
@@ -111,24 +214,30 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 	if ((*rc = rusk_task_check(d->c, &t, NULL, 0)) != RUSK_OK)
 		return NULL;
 	bool fresh;
-	rusk_dtask *j = slot_get(d, &fresh);
-	if (j == NULL) {
-		*rc = RUSK_EAGAIN;
+	uint64_t slot;
+	rusk_dtask *j = slot_get(d, agent, &slot, &fresh, rc);
+	if (j == NULL)
 		return NULL;
-	}
-	/* Tenures grow across reuses (E2): a stale completion entry never matches. */
-	uint64_t tenure = fresh ? 1 : (rusk_load64(&j->st, RUSK_RELAXED) >> 2) + 1;
-	uint32_t slot = (uint32_t)(j - d->jobs);
+	/* The slot's use, hence its handle: one more than its last (E2: the tenure key grows
+	 * with it, so a stale completion entry never matches). */
+	uint64_t use = fresh ? 0 : next_use(d, slot, (j->id - RUSK_DISPATCH_ID_BASE) / d->cap);
 	rusk_lease *l = j->l_in;
 	if (s->rus > RUSK_JOB_INLINE_LEASES && (l = calloc(s->rus, sizeof *l)) == NULL) {
+		j->l = j->l_in; /* slot_put frees nothing */
+		rusk_store64(
+		        &j->st,
+		        rusk_js_make(rusk_js_key(rusk_load64(&j->st, RUSK_RELAXED)), RUSK_JS_DONE),
+		        RUSK_RELAXED);
+		if (fresh) /* its id, for the next use's count */
+			j->id = RUSK_DISPATCH_ID_BASE + slot;
+		j->slot = (uint32_t)slot;
+		rusk_store32(&j->agent, agent, RUSK_RELAXED);
 		slot_put(d, j);
 		*rc = RUSK_ENOMEM;
 		return NULL;
 	}
-	/* The kernel id names the slot and its use: id - 1 = slot + uses * cap. */
-	uint64_t uses = fresh ? 0 : (j->id - 1) / d->cap + 1;
 	memset(j, 0, offsetof(rusk_dtask, st));
-	j->id = slot + 1 + uses * d->cap;
+	j->id = RUSK_DISPATCH_ID_BASE + slot + use * d->cap;
 	j->submit_ns = s->submit_ns ? s->submit_ns : now;
 	j->dur_ns = s->run_ns;
 	j->end_ns = j->wait_from_ns = j->ready_ns = j->requeue_ns = 0;
@@ -139,34 +248,53 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint64_t n
 	j->prof = s->profile;
 	j->vec = s->vec;
 	j->place = t.placement;
+	j->gang = t.gang;
 	j->rus = s->rus;
 	j->placed = 0;
-	j->slot = slot;
+	j->slot = (uint32_t)slot;
+	j->aside_syncs = j->resv_idle = j->resv_held = 0;
 	j->prio = s->priority;
-	j->dequeued = j->admitted = false;
+	j->dequeued = j->admitted = j->resv = false;
+	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
 	rusk_store32(&j->lost, 0, RUSK_RELAXED);
-	rusk_store64(&j->st, tenure << 2 | RUSK_JS_QUEUED, RUSK_RELAXED);
+	/* Tenure 1 of this use; published to other threads by the ring (E3) or, for a handle
+	 * lookup, read atomically and compared with the handle's use. */
+	rusk_store64(&j->st,
+	             rusk_js_make((uint64_t)(uint32_t)use << (32 - RUSK_JS_STATE_BITS) | 1,
+	                          RUSK_JS_QUEUED),
+	             RUSK_RELAXED);
 	*rc = RUSK_OK;
 	return j;
+}
+
+/* j's terminal REJECTED with err (j NULL: spec s, refused before it had a slot), then its
+ * slot goes back. Counting is the caller's. */
+static void end_rejected(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const rusk_dtask_spec *s,
+                         int err, uint64_t now)
+{
+	rusk_dispatch_event ev = {.kind = RUSK_EV_REJECTED,
+	                          .agent = agent,
+	                          .error = err,
+	                          .job = j ? j->id : 0,
+	                          .user = j ? j->user : s->user,
+	                          .time_ns = now};
+	if (j != NULL) /* DONE before the event: a handle used from the callback is stale */
+		rusk_store64(
+		        &j->st,
+		        rusk_js_make(rusk_js_key(rusk_load64(&j->st, RUSK_RELAXED)), RUSK_JS_DONE),
+		        RUSK_RELEASE);
+	emit(d, &ev);
+	if (j != NULL)
+		slot_put(d, j);
 }
 
 void rusk_disp_reject(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const rusk_dtask_spec *s,
                       int err, uint64_t now)
 {
-	rusk_dispatch_event ev = {.kind = RUSK_EV_REJECTED,
-	                          .agent = agent,
-	                          .error = err,
-	                          .job = j,
-	                          .id = j ? j->id : 0,
-	                          .user = j ? j->user : s->user,
-	                          .time_ns = now};
 	rusk_faa64(&d->rejected, 1, RUSK_RELAXED); /* any submitting thread */
-	emit(d, &ev);
-	if (j != NULL) {
-		rusk_store64(&j->st, (rusk_load64(&j->st, RUSK_RELAXED) >> 2) << 2 | RUSK_JS_DONE,
-		             RUSK_RELAXED);
-		slot_put(d, j);
-	}
+	if (err == RUSK_ECANCELED)
+		rusk_faa64(&d->cancelled, 1, RUSK_RELAXED);
+	end_rejected(d, agent, j, s, err, now);
 }
 
 /* ---- local queues ----------------------------------------------------------------------- */
@@ -212,6 +340,11 @@ static rusk_dtask *jobq_pop(rusk_dtaskq *q)
 	return j;
 }
 
+static inline rusk_dtask *jobq_at(const rusk_dtaskq *q, size_t k)
+{
+	return q->a[(q->head + k) & (q->cap - 1)];
+}
+
 bool rusk_disp_reserve(rusk_dagent *a, size_t more)
 {
 	size_t n = a->held + more;
@@ -225,7 +358,8 @@ bool rusk_disp_reserve(rusk_dagent *a, size_t more)
 		a->wait.a = na;
 		a->wait.cap = nc;
 	}
-	return jobq_room(&a->hi, n) && jobq_room(&a->retry, n) && jobq_room(&a->lo, n);
+	return jobq_room(&a->hi, n) && jobq_room(&a->retry, n) && jobq_room(&a->lo, n) &&
+	       jobq_room(&a->aside, n);
 }
 
 void rusk_disp_enqueue(rusk_dagent *a, rusk_dtask *j)
@@ -246,20 +380,61 @@ void rusk_disp_gave_back(rusk_dagent *a, rusk_dtask *j)
 	rusk_disp_retry(a, j);
 }
 
+static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
+{
+	/* Every agent has the same design (release under the cluster's lock for the lock
+	 * baselines): agent 0's handle serves any thread. */
+	return rusk_agent_release(d->ag[0].ag, j->id, j->l, j->placed, rejected);
+}
+
+/* j, taken out of a's queues, leaves for good: what it holds goes back to the cluster and
+ * the view, and it gets its terminal REJECTED. ESTOPPED counts as held at the end. */
+static void drop(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
+{
+	if (j->placed > 0 && rusk_js_state(rusk_load64(&j->st, RUSK_RELAXED)) != RUSK_JS_RUNNING) {
+		release(a->d, j, NULL);
+		if (a->ag != NULL)
+			for (uint32_t k = 0; k < j->placed; k++)
+				rusk_view_mark_free(rusk_agent_view(a->ag), j->l[k].ru);
+		j->placed = 0;
+	}
+	if (a->resv == j)
+		a->resv = NULL;
+	if (err == RUSK_ESTOPPED) {
+		rusk_disp_add(&a->n_left, 1); /* relaxed readers: stats */
+		end_rejected(a->d, a->index, j, NULL, err, now);
+	} else {
+		if (err == RUSK_ECANCELED)
+			rusk_disp_add(&a->st.cancelled, 1);
+		rusk_disp_reject(a->d, a->index, j, NULL, err, now);
+	}
+}
+
+/* Whether j was cancelled while queued (E2: CANCEL is stored only over QUEUED). */
+static inline bool cancelled(const rusk_dtask *j)
+{
+	return rusk_js_state(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE)) == RUSK_JS_CANCEL;
+}
+
 rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries)
 {
-	rusk_dtask *j = jobq_pop(&a->hi);
-	if (j == NULL && *retries > 0 && a->retry.n > 0) {
-		(*retries)--;
-		j = jobq_pop(&a->retry);
-	}
-	if (j == NULL && a->wait.n > 0 && a->wait.a[0]->ready_ns <= now)
-		j = rusk_waitq_pop(&a->wait);
-	if (j == NULL)
-		j = jobq_pop(&a->lo);
-	if (j != NULL)
+	for (;;) {
+		rusk_dtask *j = jobq_pop(&a->hi);
+		if (j == NULL && *retries > 0 && a->retry.n > 0) {
+			(*retries)--;
+			j = jobq_pop(&a->retry);
+		}
+		if (j == NULL && a->wait.n > 0 && a->wait.a[0]->ready_ns <= now)
+			j = rusk_waitq_pop(&a->wait);
+		if (j == NULL)
+			j = jobq_pop(&a->lo);
+		if (j == NULL)
+			return NULL;
 		a->held--;
-	return j;
+		if (!cancelled(j))
+			return j;
+		drop(a, j, RUSK_ECANCELED, now);
+	}
 }
 
 uint64_t rusk_disp_next_wake(const rusk_dagent *a)
@@ -271,8 +446,8 @@ static uint64_t jobq_fitting(const rusk_dtaskq *q, uint64_t free_rus)
 {
 	uint64_t n = 0;
 	for (size_t k = 0; k < q->n; k++) {
-		const rusk_dtask *j = q->a[(q->head + k) & (q->cap - 1)];
-		n += (uint64_t)(j->rus - j->placed) <= free_rus;
+		const rusk_dtask *j = jobq_at(q, k);
+		n += (uint64_t)(j->rus - j->placed) <= free_rus && !cancelled(j);
 	}
 	return n;
 }
@@ -280,35 +455,95 @@ static uint64_t jobq_fitting(const rusk_dtaskq *q, uint64_t free_rus)
 uint64_t rusk_disp_placeable(const rusk_dagent *a, uint64_t free_rus)
 {
 	uint64_t n = jobq_fitting(&a->hi, free_rus) + jobq_fitting(&a->retry, free_rus) +
-	             jobq_fitting(&a->lo, free_rus);
+	             jobq_fitting(&a->lo, free_rus) + jobq_fitting(&a->aside, free_rus);
 	for (size_t k = 0; k < a->wait.n; k++)
-		n += (uint64_t)(a->wait.a[k]->rus - a->wait.a[k]->placed) <= free_rus;
+		n += (uint64_t)(a->wait.a[k]->rus - a->wait.a[k]->placed) <= free_rus &&
+		     !cancelled(a->wait.a[k]);
 	return n;
 }
 
+/* Removes from q every job that keep() refuses: each is dropped as cancelled. */
+static void jobq_filter(rusk_dagent *a, rusk_dtaskq *q, bool (*keep)(const rusk_dtask *),
+                        uint64_t now)
+{
+	size_t n = q->n, w = 0;
+	for (size_t k = 0; k < n; k++) {
+		rusk_dtask *j = jobq_at(q, k);
+		if (keep(j)) {
+			q->a[(q->head + w++) & (q->cap - 1)] = j;
+		} else {
+			a->held--;
+			drop(a, j, RUSK_ECANCELED, now);
+		}
+	}
+	q->n = w;
+}
+
+static bool not_cancelled(const rusk_dtask *j)
+{
+	return !cancelled(j);
+}
+
+/* E9: cancellations were asked since the last look: every cancelled job in a's queues
+ * leaves now (REJECTED, RUSK_ECANCELED). Cancels are rare; the sweep is O(held). */
+static void sweep_cancelled(rusk_dagent *a, uint64_t now)
+{
+	uint32_t asked = rusk_load32(&a->cancels, RUSK_ACQUIRE); /* E9 */
+	if (asked == a->cancels_seen)
+		return;
+	a->cancels_seen = asked;
+	jobq_filter(a, &a->hi, not_cancelled, now);
+	jobq_filter(a, &a->retry, not_cancelled, now);
+	jobq_filter(a, &a->lo, not_cancelled, now);
+	jobq_filter(a, &a->aside, not_cancelled, now);
+	size_t w = 0, n = a->wait.n;
+	for (size_t k = 0; k < n; k++) {
+		rusk_dtask *j = a->wait.a[k];
+		if (!cancelled(j)) {
+			a->wait.a[w++] = j;
+		} else {
+			a->held--;
+			drop(a, j, RUSK_ECANCELED, now);
+		}
+	}
+	/* The heap again, in place: each push writes at or before the slot it read. */
+	a->wait.n = 0;
+	for (size_t k = 0; k < w; k++)
+		(void)rusk_waitq_push(&a->wait, a->wait.a[k]); /* within its capacity */
+}
+
 /* ---- the steps of a task ----------------------------------------------------------------- */
+
+/* now - since, 0 when since is still to come (a submit_ns ahead of the clock). */
+static inline uint64_t elapsed(uint64_t now, uint64_t since)
+{
+	return now > since ? now - since : 0;
+}
 
 void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 {
 	if (!j->dequeued) {
 		j->dequeued = true;
-		rusk_hist_record(&a->st.queue, now - j->submit_ns);
+		rusk_hist_record(&a->st.queue, elapsed(now, j->submit_ns));
 	}
 }
 
 rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j)
 {
-	bool vec = rusk_vec_any(&j->vec);
+	(void)d;
 	rusk_task t = {.id = j->id,
 	               .rus = j->rus - j->placed,
-	               .gang = d->p.gang || vec,
+	               .gang = j->gang && !j->resv,
 	               .placement = j->place,
 	               .priority = j->prio,
 	               .profile = j->prof,
 	               .preferred = j->pref,
 	               .n_preferred = j->n_pref,
 	               .submit_ns = j->submit_ns,
-	               .vec = j->vec};
+	               .vec = j->vec,
+	               .held = j->placed > 0 ? j->l : NULL,
+	               .n_held = j->placed,
+	               .reserve = j->resv};
 	return t;
 }
 
@@ -334,8 +569,7 @@ bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		j->wait_from_ns = now;
 		rusk_dispatch_event ev = {.kind = RUSK_EV_WAITING,
 		                          .agent = a->index,
-		                          .job = j,
-		                          .id = j->id,
+		                          .job = j->id,
 		                          .user = j->user,
 		                          .time_ns = now,
 		                          .admit = &dec};
@@ -354,9 +588,9 @@ void rusk_disp_count(rusk_dagent *a, const rusk_placement *pl)
 	rusk_disp_add(&a->st.rus_lost, pl->conflicts);
 }
 
-uint32_t rusk_disp_tenure(const rusk_dtask *j)
+uint64_t rusk_disp_tenure(const rusk_dtask *j)
 {
-	return (uint32_t)(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE) >> 2);
+	return rusk_js_key(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE));
 }
 
 static void count_placement(rusk_disp_stats *s, const rusk_placement *pl, uint64_t t_deq,
@@ -368,14 +602,14 @@ static void count_placement(rusk_disp_stats *s, const rusk_placement *pl, uint64
 		rusk_store64(&s->r_max, pl->sample_size, RUSK_RELAXED);
 	rusk_disp_add(&s->q_micro, (uint64_t)(pl->quality * 1e6));
 	rusk_disp_add(&s->pref_tasks, pl->placed > 0 && pl->preferred == pl->placed);
-	rusk_hist_record(&s->place, t_done - t_deq);
+	rusk_hist_record(&s->place, elapsed(t_done, t_deq));
 	rusk_hist_record(&s->sample, pl->sample_ns);
 	rusk_hist_record(&s->commit, pl->commit_ns);
 	rusk_hist_record(&s->stale, pl->staleness_ns);
 }
 
-bool rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl, uint64_t t_deq,
-                      uint64_t t_done)
+rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
+                                   uint64_t t_deq, uint64_t t_done)
 {
 	rusk_disp_stats *s = &a->st;
 	j->placed += pl->placed;
@@ -384,19 +618,34 @@ bool rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl, u
 		/* Incremental: it keeps what it won and waits for the rest. */
 		jobq_push(&a->retry, j, false);
 		a->held++;
-		return false;
+		return RUSK_DISP_PARTIAL;
+	}
+	/* E1, E2: QUEUED -> PLACING decides against a cancellation; from here on neither a
+	 * cancel nor a completion touches it until RUNNING is stored. */
+	uint64_t st = rusk_load64(&j->st, RUSK_RELAXED);
+	while (rusk_js_state(st) == RUSK_JS_QUEUED &&
+	       !rusk_cas64(&j->st, &st, rusk_js_make(rusk_js_key(st), RUSK_JS_PLACING),
+	                   RUSK_ACQ_REL))
+		;
+	if (rusk_js_state(st) == RUSK_JS_CANCEL) {
+		drop(a, j, RUSK_ECANCELED, t_done);
+		return RUSK_DISP_CANCELED;
+	}
+	if (a->resv == j) {
+		a->resv = NULL; /* invariant 4: the reservation holds all it needs */
+		j->resv = false;
 	}
 	uint64_t from = j->requeue_ns ? j->requeue_ns : j->submit_ns;
-	uint64_t delay = t_done - from;
+	uint64_t delay = elapsed(t_done, from);
 	rusk_hist_record(j->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
-	rusk_agent_observe_delay(a->ag, delay);
+	if (a->ag != NULL)
+		rusk_agent_observe_delay(a->ag, delay);
 	rusk_disp_add(&s->placed, 1);
 	rusk_disp_add(&s->qmode_tasks, pl->strategy == RUSK_STRATEGY_QUALITY);
 	rusk_disp_add(&s->placed_hi, j->prio > 0);
 	rusk_dispatch_event ev = {.kind = RUSK_EV_PLACED,
 	                          .agent = a->index,
-	                          .job = j,
-	                          .id = j->id,
+	                          .job = j->id,
 	                          .user = j->user,
 	                          .leases = j->l,
 	                          .n_leases = j->placed,
@@ -416,27 +665,16 @@ bool rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl, u
 	                                                     : UINT64_MAX - 1;
 	/* Atomic: a completer may still read the end of a preempted earlier tenure. */
 	rusk_store64(&j->end_ns, end, RUSK_RELAXED);
-	/* E1: the leases and end time above are visible to whoever acquires RUNNING. */
-	uint64_t tenure = rusk_load64(&j->st, RUSK_RELAXED) >> 2;
-	rusk_store64(&j->st, tenure << 2 | RUSK_JS_RUNNING, RUSK_RELEASE);
-	return true;
-}
-
-static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
-{
-	/* Every agent has the same design (release under the cluster's lock for the lock
-	 * baselines): agent 0's handle serves any thread. */
-	return rusk_agent_release(d->ag[0].ag, j->id, j->l, j->placed, rejected);
+	/* E1: the leases and end time above are visible to whoever acquires RUNNING. Only
+	 * this thread changes a PLACING word: a plain store. */
+	rusk_store64(&j->st, rusk_js_make(rusk_js_key(st), RUSK_JS_RUNNING), RUSK_RELEASE);
+	return RUSK_DISP_RUNNING;
 }
 
 void rusk_disp_refuse(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 {
-	if (j->placed > 0) {
-		release(a->d, j, NULL);
-		j->placed = 0;
-	}
 	rusk_disp_add(&a->st.refused, 1);
-	rusk_disp_reject(a->d, a->index, j, NULL, err, now);
+	drop(a, j, err, now);
 }
 
 /* Room in a's view for `need` RUs (over every partition). */
@@ -449,13 +687,25 @@ static bool view_has_room(rusk_dagent *a, uint32_t need)
 	return free_rus >= need;
 }
 
-/* Takes victim vt's tenure (E2) if it runs at normal priority; true when taken. */
-static bool take_victim(rusk_dtask *vt)
+/* Whether j's current placement holds `lease` (j's fields acquired through RUNNING). */
+static bool holds(const rusk_dtask *j, rusk_lease lease)
+{
+	for (uint32_t k = 0; k < j->placed; k++)
+		if (j->l[k].ru == lease.ru && j->l[k].gen == lease.gen)
+			return true;
+	return false;
+}
+
+/* Takes victim vt's tenure (E2) if it is a normal-priority task of this use running with
+ * `lease` among its leases; true when taken. */
+static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease)
 {
 	uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE); /* E1: its fields are ours to read */
-	if ((st & 3) != RUSK_JS_RUNNING || vt->prio > 0)
+	if (rusk_js_use(st) != use || rusk_js_state(st) != RUSK_JS_RUNNING || vt->prio > 0 ||
+	    !holds(vt, lease))
 		return false;
-	return rusk_cas64(&vt->st, &st, ((st >> 2) + 1) << 2 | RUSK_JS_QUEUED, RUSK_ACQ_REL);
+	return rusk_cas64(&vt->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
+	                  RUSK_ACQ_REL);
 }
 
 uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
@@ -471,15 +721,16 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 		return 0;
 	rusk_view *v = rusk_agent_view(a->ag);
 	/* Victims are found where they hold RUs: a bounded sample of the master array, from a
-	 * stream of the agent's own (deterministic in the simulator). */
+	 * stream of the agent's own (deterministic in the simulator). Only RUs held under a
+	 * handle of d by a task of d that holds that very lease: an RU the embedder holds
+	 * under its own id is never taken, whatever the id. */
 	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
-		uint32_t ru = rusk_rng_below(&a->prng, n_rus);
+		uint32_t ru = rusk_rng_below(&a->prng, n_rus), use;
 		rusk_ru_info info;
-		if (rusk_ru_state(d->c, ru, &info) != RUSK_OK || info.owner == 0 ||
-		    info.owner == RUSK_OWNER_NONE || info.owner > RUSK_TASK_ID_MAX)
+		if (rusk_ru_state(d->c, ru, &info) != RUSK_OK)
 			continue;
-		rusk_dtask *vt = &d->jobs[(info.owner - 1) % d->cap];
-		if (!take_victim(vt))
+		rusk_dtask *vt = rusk_disp_lookup(d, info.owner, &use);
+		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
 			continue;
 		release(d, vt, NULL);
 		for (uint32_t k = 0; k < vt->placed; k++)
@@ -487,11 +738,11 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 		freed += vt->placed;
 		vt->placed = 0;
 		vt->requeue_ns = now;
+		rusk_store32(&vt->agent, a->index, RUSK_RELAXED); /* E9: a's queues hold it */
 		rusk_disp_add(&a->st.preempted, 1);
 		rusk_dispatch_event ev = {.kind = RUSK_EV_PREEMPTED,
 		                          .agent = a->index,
-		                          .job = vt,
-		                          .id = vt->id,
+		                          .job = vt->id,
 		                          .user = vt->user,
 		                          .time_ns = now};
 		emit(d, &ev);
@@ -503,16 +754,16 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 	return freed;
 }
 
-bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint32_t tenure, uint64_t now)
+bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now)
 {
-	uint64_t st = (uint64_t)tenure << 2 | RUSK_JS_RUNNING;
+	uint64_t st = rusk_js_make(key, RUSK_JS_RUNNING);
 	/* E2: pairs with rusk_disp_placed's release and a preemptor's CAS. */
-	if (!rusk_cas64(&j->st, &st, (uint64_t)tenure << 2 | RUSK_JS_DONE, RUSK_ACQ_REL))
+	if (!rusk_cas64(&j->st, &st, rusk_js_make(key, RUSK_JS_DONE), RUSK_ACQ_REL))
 		return false;
 	if (release(d, j, NULL) == RUSK_OK)
 		rusk_faa64(&d->released, 1, RUSK_RELAXED); /* completer or embedder */
 	rusk_dispatch_event ev = {
-	        .kind = RUSK_EV_DONE, .job = j, .id = j->id, .user = j->user, .time_ns = now};
+	        .kind = RUSK_EV_DONE, .job = j->id, .user = j->user, .time_ns = now};
 	emit(d, &ev);
 	slot_put(d, j);
 	return true;
@@ -520,32 +771,37 @@ bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint32_t tenure, uint64_t no
 
 void rusk_disp_drain(rusk_dagent *a)
 {
-	/* Whatever is still queued stays counted as queued; an incremental task that holds
-	 * part of its RUs gives them back. */
-	rusk_dtaskq *qs[] = {&a->hi, &a->retry, &a->lo};
-	a->n_left = a->held;
-	for (int i = 0; i < 3; i++)
-		for (size_t k = 0; k < qs[i]->n; k++) {
-			rusk_dtask *j = qs[i]->a[(qs[i]->head + k) & (qs[i]->cap - 1)];
-			if (j->placed > 0 &&
-			    (rusk_load64(&j->st, RUSK_RELAXED) & 3) != RUSK_JS_RUNNING) {
-				release(a->d, j, NULL);
-				j->placed = 0;
-			}
+	/* Every job still held ends here (invariant 2): REJECTED with RUSK_ESTOPPED, counted
+	 * as held at the end, or RUSK_ECANCELED; an incremental task gives back what it won. */
+	rusk_dtaskq *qs[] = {&a->hi, &a->retry, &a->lo, &a->aside};
+	uint64_t now = now_ns(a->d);
+	for (int i = 0; i < 4; i++) {
+		rusk_dtask *j;
+		while ((j = jobq_pop(qs[i])) != NULL) {
+			a->held--;
+			drop(a, j, cancelled(j) ? RUSK_ECANCELED : RUSK_ESTOPPED, now);
 		}
+	}
+	while (a->wait.n > 0) {
+		rusk_dtask *j = rusk_waitq_pop(&a->wait);
+		a->held--;
+		drop(a, j, cancelled(j) ? RUSK_ECANCELED : RUSK_ESTOPPED, now);
+	}
 	free(a->hi.a);
 	free(a->retry.a);
 	free(a->lo.a);
+	free(a->aside.a);
 	free(a->wait.a);
 	memset(&a->hi, 0, sizeof a->hi);
 	memset(&a->retry, 0, sizeof a->retry);
 	memset(&a->lo, 0, sizeof a->lo);
+	memset(&a->aside, 0, sizeof a->aside);
 	memset(&a->wait, 0, sizeof a->wait);
 }
 
 /* ---- the agent threads ------------------------------------------------------------------- */
 
-enum { STEP_DONE, STEP_PARKED, STEP_DRY };
+enum { STEP_DONE, STEP_PARKED, STEP_ASIDE };
 
 static void hand_over(rusk_dagent *a, rusk_dtask *j)
 {
@@ -581,7 +837,8 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j);
 
 static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent *a)
 {
-	if (!rusk_cas64(&j->st, &st, ((st >> 2) + 1) << 2 | RUSK_JS_QUEUED, RUSK_ACQ_REL))
+	if (!rusk_cas64(&j->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
+	                RUSK_ACQ_REL))
 		return false;
 	uint64_t now = now_ns(d);
 	release(d, j, NULL); /* the revoked lease is refused, the others come back */
@@ -591,18 +848,116 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 	rusk_faa64(&d->revoked, 1, RUSK_RELAXED);
 	rusk_dispatch_event ev = {.kind = RUSK_EV_REVOKED,
 	                          .error = RUSK_EOFFLINE,
-	                          .job = j,
-	                          .id = j->id,
+	                          .job = j->id,
 	                          .user = j->user,
 	                          .time_ns = now};
 	emit(d, &ev);
 	if (a != NULL) {
+		rusk_store32(&j->agent, a->index, RUSK_RELAXED); /* E9 */
 		jobq_push(&a->retry, j, true); /* room: it was just taken from a's queues */
 		a->held++;
 	} else if (!requeue(d, j)) {
 		rusk_disp_reject(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
 	}
 	return true;
+}
+
+/* The room class of a task (dispatch_impl.h, rusk_dagent.room): its placement kind, with
+ * ANY split by whether it needs all its RUs at once. */
+enum { ROOM_ANY_GANG = 0, ROOM_ANY_INCR = 4 };
+static inline uint32_t room_class(const rusk_task *t)
+{
+	return t->placement == RUSK_PLACE_ANY && (!t->gang || t->rus == 1) ? ROOM_ANY_INCR
+	                                                                   : t->placement;
+}
+
+/* The view has no free RU at all: nothing normal is tried until the next sync. */
+static inline bool dry(const rusk_dagent *a)
+{
+	return a->room[ROOM_ANY_INCR] <= 1;
+}
+
+/* Whether a task like j failed for room since the last sync: a normal task without RUs
+ * held, of a room class that failed at this size or less. A vector task is always tried:
+ * its memory and GPUs are read live, past the view. */
+static bool known_no_room(const rusk_dagent *a, const rusk_dtask *j, const rusk_task *t)
+{
+	if (j->prio > 0 || j->placed > 0 || rusk_vec_any(&j->vec))
+		return false;
+	return t->rus >= a->room[room_class(t)];
+}
+
+/* Whether place() gave up because the view had nothing suitable, not after max_retries
+ * lost commits: its decision found no candidate, which only a sync can change. */
+static inline bool place_failed_for_room(const rusk_dagent *a, const rusk_placement *pl)
+{
+	return pl->attempts <= a->max_retries;
+}
+
+/* j waits aside until a's next sync. A failure for room is noted for its class, so that
+ * tasks like it go aside without a try (a task holding RUs, or a vector task, fails for
+ * reasons of its own machine and notes nothing). */
+static void put_aside(rusk_dagent *a, rusk_dtask *j, const rusk_task *t, bool note)
+{
+	if (note && j->placed == 0 && !rusk_vec_any(&j->vec)) {
+		uint32_t k = room_class(t);
+		if (k == ROOM_ANY_INCR) /* not even one RU: nothing fits anywhere */
+			for (int i = 0; i < 5; i++)
+				a->room[i] = 1;
+		else if (t->rus < a->room[k])
+			a->room[k] = t->rus;
+	}
+	rusk_disp_add(&a->st.aside, 1);
+	jobq_push(&a->aside, j, false); /* room: it was just taken from a's queues */
+	a->held++;
+}
+
+/* Reservation j stopped growing (its group's other RUs are held by tasks that stay, or by
+ * another agent's reservation: the two could wait on each other for ever): it gives back
+ * what it holds and waits aside as any task, to become a reservation again later, drawn
+ * afresh. */
+static void drop_reservation(rusk_dagent *a, rusk_dtask *j)
+{
+	if (j->placed > 0) {
+		release(a->d, j, NULL);
+		for (uint32_t k = 0; k < j->placed; k++)
+			rusk_view_mark_free(rusk_agent_view(a->ag), j->l[k].ru);
+		j->placed = 0;
+	}
+	j->resv = false;
+	j->aside_syncs = j->resv_idle = j->resv_held = 0;
+	a->resv = NULL;
+	rusk_disp_add(&a->st.resv_dropped, 1);
+}
+
+/* a's view synced: room may have appeared anywhere. The aside list goes back, in order,
+ * to the front of the retry list (invariant 1: moved, never copied); the first multi-RU
+ * task back often enough becomes a's reservation (invariant 4), and a reservation that
+ * has not grown for 2 x reserve_syncs syncs is given up. */
+static void resume_aside(rusk_dagent *a)
+{
+	for (int i = 0; i < 5; i++)
+		a->room[i] = UINT32_MAX;
+	uint32_t reserve = a->d->p.reserve_syncs;
+	while (a->aside.n > 0) {
+		rusk_dtask *j = a->aside.a[(a->aside.head + a->aside.n - 1) & (a->aside.cap - 1)];
+		a->aside.n--;
+		j->aside_syncs++;
+		if (j->resv) {
+			j->resv_idle = j->placed > j->resv_held ? 0 : j->resv_idle + 1;
+			j->resv_held = j->placed;
+			if (j->resv_idle >= 2 * reserve)
+				drop_reservation(a, j);
+		} else if (a->resv == NULL && reserve > 0 && j->aside_syncs >= reserve &&
+		           j->rus - j->placed > 1 && !rusk_vec_any(&j->vec) && j->prio == 0) {
+			a->resv = j;
+			j->resv = true;
+			j->resv_idle = 0;
+			j->resv_held = j->placed;
+			rusk_disp_add(&a->st.reservations, 1);
+		}
+		jobq_push(j->prio > 0 ? &a->hi : &a->retry, j, true);
+	}
 }
 
 /* Places j (taken from a's queues); what the loop should do next. */
@@ -622,6 +977,10 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	if (!rusk_disp_admit(a, j, t_deq))
 		return STEP_PARKED;
 	rusk_task t = rusk_disp_task(d, j);
+	if (known_no_room(a, j, &t)) {
+		put_aside(a, j, &t, false);
+		return STEP_ASIDE;
+	}
 	rusk_placement pl;
 	int rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	if (rc == RUSK_EAGAIN && j->prio > 0 && rusk_disp_preempt(a, j, now_ns(d)) > 0) {
@@ -634,56 +993,63 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 		return STEP_DONE;
 	}
 	if (rc != RUSK_OK) {
-		rusk_disp_gave_back(a, j);
-		if (rc == RUSK_ENOMEM)
+		if (rc == RUSK_ENOMEM) {
 			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-		/* Drew nothing (the view has no free RU), a multi-RU task did not get all it
-		 * needs, or memory ran out: a retry before the next sync would find the same. A
-		 * vector task that drew RUs failed on memory or GPUs, which the view does not
-		 * hold: other tasks may still fit, so the agent goes on. */
-		bool dry = pl.samples == 0 || (t.rus > 1 && !rusk_vec_any(&t.vec)) ||
-		           rc == RUSK_ENOMEM;
-		return dry ? STEP_DRY : STEP_DONE;
+			put_aside(a, j, &t, false); /* until the next sync, not in a loop */
+			return STEP_ASIDE;
+		}
+		if (place_failed_for_room(a, &pl)) {
+			put_aside(a, j, &t, true);
+			return STEP_ASIDE;
+		}
+		rusk_disp_gave_back(a, j); /* lost commits: room may be there, try again */
+		return STEP_DONE;
 	}
 	/* The cluster's clock: the call's own end reading saves one. */
-	if (!rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns))
+	if (rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns) != RUSK_DISP_RUNNING)
 		return STEP_DONE;
 	/* E7: RUNNING is stored (release); a revocation that found it QUEUED flagged it. */
 	rusk_fence_full();
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
-	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0 && (st & 3) == RUSK_JS_RUNNING &&
+	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0 && rusk_js_state(st) == RUSK_JS_RUNNING &&
 	    take_back(d, j, st, a))
 		return STEP_DONE;
 	hand_over(a, j);
 	return STEP_DONE;
 }
 
-/* One round: up to `batch` tasks; a dry agent serves only its high-priority queue. */
-static bool agent_round(rusk_dagent *a, uint64_t now, bool was_dry, uint32_t *done)
+/* One round: up to `batch` tasks (those put aside count: the view is ticked between
+ * rounds); a dry agent serves only its high-priority queue. Returns tasks handled. */
+static uint32_t agent_round(rusk_dagent *a, uint64_t now)
 {
 	size_t retries = a->retry.n;
-	rusk_dtask *j;
-	while (*done < a->d->p.batch) {
-		if (was_dry) {
-			if ((j = jobq_pop(&a->hi)) != NULL)
-				a->held--;
-		} else {
-			j = rusk_disp_next(a, now, &retries);
-		}
-		if (j == NULL)
+	uint32_t done = 0;
+	while (done < a->d->p.batch) {
+		rusk_dtask *j;
+		if (dry(a)) {
+			size_t none = 0;
+			if (a->hi.n == 0 || (j = rusk_disp_next(a, now, &none)) == NULL)
+				break;
+		} else if ((j = rusk_disp_next(a, now, &retries)) == NULL) {
 			break;
-		int r = place_one(a, j);
-		if (r == STEP_PARKED)
-			continue;
-		(*done)++;
-		if (r == STEP_DRY)
-			return true;
+		}
+		if (place_one(a, j) != STEP_PARKED)
+			done++;
 	}
-	return false;
+	return done;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Nothing to do now: poll the ring for spin_ns, then park until a submission, the view's
- * next sync, the first admission waiter's check, a stop (all wake it) or SLICE_NS. */
+ * next sync, the first admission waiter's check, a cancellation, a stop (all wake it) or
+ * SLICE_NS. The spin and the park are timed on CLOCK_MONOTONIC: the cluster's clock may be
+ * an embedder's that moves only when it says (a spin on it never ended). */
 static void agent_idle(rusk_dagent *a, rusk_view *v)
 {
 	rusk_dispatch *d = a->d;
@@ -691,8 +1057,11 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 	uint64_t due = rusk_disp_next_wake(a), sync = rusk_view_next_sync_ns(v);
 	until = due < until ? due : until;
 	until = sync < until ? sync : until;
-	while (now_ns(d) - t < d->p.spin_ns) {
-		if (ck_ring_size(&a->in) > 0 || until <= t)
+	if (until <= t)
+		return;
+	uint64_t m0 = mono_ns();
+	while (mono_ns() - m0 < d->p.spin_ns) {
+		if (ck_ring_size(&a->in) > 0)
 			return;
 		ck_pr_stall();
 	}
@@ -701,13 +1070,10 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 	 * (close with tasks held) does not: it parks like any dry agent, instead of polling
 	 * until the next sync. */
 	uint32_t stop = rusk_load32(&d->stop, RUSK_ACQUIRE);
-	if (ck_ring_size(&a->in) > 0 || stop >= 2 || (stop == 1 && a->held == 0))
+	if (ck_ring_size(&a->in) > 0 || stop >= 2 || (stop == 1 && a->held == 0) ||
+	    rusk_load32(&a->cancels, RUSK_RELAXED) != a->cancels_seen)
 		return;
-	/* Park deadlines are CLOCK_MONOTONIC; the cluster's clock may be another. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t mono = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	rusk_park_wait(&a->park, seen, mono + (until - t));
+	rusk_park_wait(&a->park, seen, m0 + (until - t));
 }
 
 /* E6, the agents' side: once stop is seen and no submission is in flight, nothing more
@@ -736,7 +1102,6 @@ static void *agent_main(void *arg)
 	rusk_dispatch *d = a->d;
 	rusk_thread_register();
 	rusk_view *v = rusk_agent_view(a->ag);
-	bool dry = false;
 	for (;;) {
 		if (rusk_load32(&d->stop, RUSK_ACQUIRE) >= 2)
 			break;
@@ -747,13 +1112,12 @@ static void *agent_main(void *arg)
 			break;
 		}
 		if (synced > 0)
-			dry = false;
+			resume_aside(a);
 		take_ring(a);
-		uint32_t done = 0;
-		bool was_dry = dry;
-		dry = agent_round(a, now, was_dry, &done) || was_dry; /* until a sync */
-		if (done == 0 || dry) {
-			if (!dry && agent_finished(a))
+		sweep_cancelled(a, now);
+		uint32_t done = agent_round(a, now);
+		if (done == 0) {
+			if (agent_finished(a))
 				break;
 			agent_idle(a, v);
 		}
@@ -762,8 +1126,8 @@ static void *agent_main(void *arg)
 	struct timespec cpu;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	a->cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
-	/* Submissions that came too late to place stay counted as queued: wait for those
-	 * still on their way to the ring (E6), then take it. */
+	/* Submissions that came too late to place end here too: wait for those still on
+	 * their way to the ring (E6), then take it. */
 	while (!no_submission_in_flight(d))
 		rusk_disp_sleep(1000);
 	take_ring(a);
@@ -777,12 +1141,15 @@ static void *agent_main(void *arg)
 
 RUSK_EXPORT void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t agents)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->agents = agents;
 	p->batch = 100;
 	p->ring = 1u << 16;
 	p->spin_ns = 2000;
 	p->max_jobs = DEFAULT_MAX_JOBS;
+	p->reserve_syncs = 2;
 }
 
 static int bad(char *err, size_t len, const char *msg)
@@ -800,8 +1167,8 @@ static int check_params(const rusk_dispatch_params *p, char *err, size_t len)
 		return bad(err, len, "batch: 0");
 	if (p->ring < 2 || (p->ring & (p->ring - 1)) != 0 || p->ring > (1u << 30))
 		return bad(err, len, "ring: not a power of two in 2..2^30");
-	if (p->max_jobs == 0 || p->max_jobs > (1ull << 32))
-		return bad(err, len, "max_jobs: not in 1..2^32");
+	if (p->max_jobs == 0 || p->max_jobs >= (1ull << 32))
+		return bad(err, len, "max_jobs: not in 1..2^32-1");
 	return RUSK_OK;
 }
 
@@ -811,6 +1178,8 @@ static int make_agent(rusk_dispatch *d, uint32_t i, char *err, size_t len)
 	rusk_dagent *a = &d->ag[i];
 	a->d = d;
 	a->index = i;
+	for (int k = 0; k < 5; k++)
+		a->room[k] = UINT32_MAX;
 	rusk_agent_params ap;
 	if (d->p.agent_params != NULL) {
 		d->p.agent_params(d->p.arg, i, &ap);
@@ -828,6 +1197,7 @@ static int make_agent(rusk_dispatch *d, uint32_t i, char *err, size_t len)
 		rusk_agent_params_init(&ap, &sp, i);
 		ap.seed = d->p.seed + i;
 	}
+	a->max_retries = ap.max_retries;
 	int rc = rusk_agent_create(d->c, &ap, &a->ag, err, len);
 	if (rc != RUSK_OK)
 		return rc;
@@ -846,32 +1216,38 @@ RUSK_EXPORT int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params
                                      rusk_dispatch **out, char *err, size_t errlen)
 {
 	if (c == NULL || p == NULL || out == NULL)
-		return RUSK_EINVAL;
+		return bad(err, errlen, "cluster, params and out must not be NULL");
 	int rc = check_params(p, err, errlen);
 	if (rc != RUSK_OK)
 		return rc;
 	rusk_dispatch *d = calloc(1, sizeof *d);
-	if (d == NULL)
+	if (d == NULL) {
+		bad(err, errlen, "out of memory for the dispatcher");
 		return RUSK_ENOMEM;
+	}
 	d->c = c;
 	d->p = *p;
 	d->cap = p->max_jobs;
-	uint64_t ring = 2;
-	while (ring < d->cap + 1) /* a CK ring holds size - 1 */
-		ring *= 2;
-	d->ring_mask = ring - 1;
-	d->jobs = calloc(d->cap, sizeof *d->jobs);
-	d->free_buf = calloc(ring, sizeof *d->free_buf);
-	d->ag = calloc(p->agents, sizeof *d->ag);
-	if (d->jobs == NULL || d->free_buf == NULL || d->ag == NULL) {
+	if (rusk_cluster_attach_loop_(c, rusk_dispatch_revoked, d) != RUSK_OK) {
+		free(d);
+		bad(err, errlen, "the cluster has a dispatcher already (one per cluster)");
+		return RUSK_EBUSY;
+	}
+	d->attached = true;
+	d->n_chunks = (d->cap + RUSK_JOB_CHUNK - 1) / RUSK_JOB_CHUNK;
+	d->chunks = calloc(d->n_chunks, sizeof *d->chunks);
+	d->ag = aligned_alloc(RUSK_CACHELINE, p->agents * sizeof *d->ag);
+	if (d->ag != NULL)
+		memset(d->ag, 0, p->agents * sizeof *d->ag);
+	if (d->chunks == NULL || d->ag == NULL) {
 		rusk_dispatch_destroy(d);
+		bad(err, errlen, "out of memory for the dispatcher's job table and agents");
 		return RUSK_ENOMEM;
 	}
-	ck_ring_init(&d->free_r, (unsigned int)ring);
 	for (uint32_t i = 0; i < p->agents; i++)
 		if ((rc = make_agent(d, i, err, errlen)) != RUSK_OK) {
 			if (rc == RUSK_ENOMEM)
-				bad(err, errlen, "out of memory");
+				bad(err, errlen, "out of memory for the dispatcher's agents");
 			rusk_dispatch_destroy(d);
 			return rc;
 		}
@@ -886,35 +1262,45 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	if (d->started)
 		rusk_dispatch_stop(d, false);
 	/* Tasks still running until completed give their RUs back to the cluster, which
-	 * outlives d (nobody can complete them after this): DONE on this thread. */
-	uint64_t used = d->jobs != NULL ? rusk_load64(&d->bump, RUSK_RELAXED) : 0;
+	 * outlives d (nobody can complete them after this): DONE on this thread. Only the
+	 * slots the run used are looked at. */
+	uint64_t used = d->chunks != NULL ? rusk_load64(&d->bump, RUSK_ACQUIRE) : 0;
 	for (uint64_t k = 0; k < used && k < d->cap; k++) {
-		uint64_t st = rusk_load64(&d->jobs[k].st, RUSK_ACQUIRE);
-		if ((st & 3) == RUSK_JS_RUNNING)
-			rusk_disp_end(d, &d->jobs[k], (uint32_t)(st >> 2), now_ns(d));
+		rusk_dtask *j = rusk_disp_slot(d, k);
+		uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
+		if (rusk_js_state(st) == RUSK_JS_RUNNING)
+			rusk_disp_end(d, j, rusk_js_key(st), now_ns(d));
 	}
 	for (uint32_t i = 0; d->ag != NULL && i < d->p.agents; i++) {
 		rusk_dagent *a = &d->ag[i];
-		rusk_disp_drain(a); /* never started: queues may hold jobs */
+		if (!d->stopped && a->in_buf != NULL)
+			take_ring(a); /* never started nor stopped: its ring may hold jobs */
+		rusk_disp_drain(a);
 		if (a->ag != NULL)
 			rusk_agent_destroy(a->ag);
 		free(a->in_buf);
 		free(a->done_buf);
 	}
-	for (uint64_t k = 0; d->jobs != NULL && k < d->cap; k++)
-		if (d->jobs[k].l != NULL && d->jobs[k].l != d->jobs[k].l_in)
-			free(d->jobs[k].l);
+	for (uint64_t k = 0; k < used && k < d->cap; k++) {
+		rusk_dtask *j = rusk_disp_slot(d, k);
+		if (j->l != NULL && j->l != j->l_in)
+			free(j->l);
+	}
+	for (uint64_t i = 0; d->chunks != NULL && i < d->n_chunks; i++)
+		free(d->chunks[i]);
+	if (d->attached)
+		rusk_cluster_detach_loop_(d->c, d);
 	rusk_completer_free(d->wheel);
 	free(d->ag);
-	free(d->jobs);
-	free(d->free_buf);
+	free(d->chunks);
 	free(d);
 }
 
 RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
-                                     rusk_dtask **out)
+                                     rusk_dtask_id *out)
 {
-	if (d == NULL || s == NULL || (agent != UINT32_MAX && agent >= d->p.agents))
+	if (d == NULL || s == NULL || (agent != UINT32_MAX && agent >= d->p.agents) ||
+	    s->commit > RUSK_COMMIT_INCREMENTAL)
 		return RUSK_EINVAL;
 	if (agent == UINT32_MAX)
 		agent = rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents;
@@ -928,17 +1314,18 @@ RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rus
 	int rc = RUSK_ESTOPPED;
 	rusk_dtask *j = NULL;
 	if (rusk_load32(&d->stop, RUSK_ACQUIRE) == 0 &&
-	    (j = rusk_disp_job(d, s, now, &rc)) != NULL) {
+	    (j = rusk_disp_job(d, s, agent, now, &rc)) != NULL) {
 		rusk_dagent *a = &d->ag[agent];
+		uint64_t id = j->id;
 		TSAN_RELEASE(j); /* E3 */
 		if (ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)) {
 			rusk_park_wake(&a->park); /* a system call only if a is parked */
 			rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
 			if (out != NULL)
-				*out = j;
+				*out = id; /* read before the enqueue: j may be over already */
 			return RUSK_OK;
 		}
-		rc = RUSK_EAGAIN;
+		rc = RUSK_EFULL;
 	}
 	rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
 	rusk_disp_reject(d, agent, j, s, rc, now);
@@ -952,7 +1339,9 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 	rusk_faa32(&d->inflight, 1, RUSK_ACQ_REL);
 	rusk_fence_atomic_load();
 	bool ok = false;
-	rusk_dagent *a = &d->ag[rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents];
+	uint32_t i = rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents;
+	rusk_dagent *a = &d->ag[i];
+	rusk_store32(&j->agent, i, RUSK_RELAXED); /* E9 */
 	while (!ok && rusk_load32(&d->stop, RUSK_ACQUIRE) == 0) {
 		TSAN_RELEASE(j);
 		if ((ok = ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)))
@@ -964,50 +1353,86 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 	return ok;
 }
 
-/* Whether j's current placement holds `lease` (j's fields acquired through RUNNING). */
-static bool holds(const rusk_dtask *j, rusk_lease lease)
-{
-	for (uint32_t k = 0; k < j->placed; k++)
-		if (j->l[k].ru == lease.ru && j->l[k].gen == lease.gen)
-			return true;
-	return false;
-}
-
 RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *arg)
 {
 	rusk_dispatch *d = arg;
-	if (d == NULL || task == 0 || task > RUSK_TASK_ID_MAX)
-		return;
-	rusk_dtask *j = &d->jobs[(task - 1) % d->cap];
+	uint32_t use;
+	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, task, &use) : NULL;
+	if (j == NULL)
+		return; /* not a handle of d: the embedder's own task, or nothing */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE); /* E1 */
-	if (j->id != task)
-		return; /* not of d, or its slot was reused */
-	if ((st & 3) == RUSK_JS_QUEUED) {
+	if (rusk_js_use(st) != use)
+		return; /* its slot serves another task now */
+	uint32_t state = rusk_js_state(st);
+	if (state == RUSK_JS_QUEUED || state == RUSK_JS_CANCEL || state == RUSK_JS_PLACING) {
 		/* E7: its agent holds it (a partial placement, or place() has just returned
 		 * the lease): flag it, then look again, as the agent looks at the flag after
 		 * it marks the task RUNNING; at least one of the two sees the other. */
 		rusk_store32(&j->lost, 1, RUSK_RELEASE);
 		rusk_fence_full();
 		st = rusk_load64(&j->st, RUSK_ACQUIRE);
-		if ((st & 3) != RUSK_JS_RUNNING || j->id != task)
+		if (rusk_js_state(st) != RUSK_JS_RUNNING || rusk_js_use(st) != use)
 			return; /* the agent restarts it when it next takes it */
 	}
 	/* A lease of an earlier placement (a machine's RUs are reported one by one, and the
 	 * task may have been placed again in between) is not this placement's. */
-	if ((st & 3) != RUSK_JS_RUNNING || !holds(j, lease))
+	if (rusk_js_state(st) != RUSK_JS_RUNNING || !holds(j, lease))
 		return;
 	take_back(d, j, st, NULL);
 }
 
-RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j)
+RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
 {
-	if (d == NULL || j == NULL || j < d->jobs || j >= d->jobs + d->cap ||
-	    (uintptr_t)((const char *)j - (const char *)d->jobs) % sizeof *j != 0)
-		return RUSK_EINVAL; /* not a slot of d (or inside one) */
+	uint32_t use;
+	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, job, &use) : NULL;
+	if (j == NULL)
+		return RUSK_EINVAL; /* never a handle of d */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
-	if ((st & 3) != RUSK_JS_RUNNING)
-		return RUSK_EAGAIN;
-	return rusk_disp_end(d, j, (uint32_t)(st >> 2), now_ns(d)) ? RUSK_OK : RUSK_EAGAIN;
+	for (;;) {
+		if (rusk_js_use(st) != use)
+			return RUSK_ESTALE; /* ended, and its slot serves another task */
+		switch (rusk_js_state(st)) {
+		case RUSK_JS_DONE:
+		case RUSK_JS_CANCEL: return RUSK_ESTALE;
+		case RUSK_JS_QUEUED:
+		case RUSK_JS_PLACING: return RUSK_ENOTRUNNING;
+		default: break;
+		}
+		if (rusk_disp_end(d, j, rusk_js_key(st), now_ns(d)))
+			return RUSK_OK;
+		st = rusk_load64(&j->st, RUSK_ACQUIRE); /* preempted or ended meanwhile */
+	}
+}
+
+RUSK_EXPORT int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job)
+{
+	uint32_t use;
+	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, job, &use) : NULL;
+	if (j == NULL)
+		return RUSK_EINVAL;
+	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
+	for (;;) {
+		if (rusk_js_use(st) != use)
+			return RUSK_ESTALE;
+		switch (rusk_js_state(st)) {
+		case RUSK_JS_DONE:
+		case RUSK_JS_CANCEL: return RUSK_ESTALE;
+		case RUSK_JS_RUNNING:
+		case RUSK_JS_PLACING: return RUSK_ERUNNING;
+		default: break;
+		}
+		/* E2: only over QUEUED, so a placement's CAS to PLACING decides against it. */
+		if (rusk_cas64(&j->st, &st, rusk_js_make(rusk_js_key(st), RUSK_JS_CANCEL),
+		               RUSK_ACQ_REL))
+			break;
+	}
+	/* E9: the agent holding it sweeps its queues once it sees the count; one that is not
+	 * its holder any more (the task moved on) sweeps in vain, and the holder finds the
+	 * task cancelled when it next takes it. */
+	rusk_dagent *a = &d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents];
+	rusk_faa32(&a->cancels, 1, RUSK_RELEASE);
+	rusk_park_wake(&a->park);
+	return RUSK_OK;
 }
 
 static void wake_all(rusk_dispatch *d)
@@ -1041,8 +1466,9 @@ RUSK_EXPORT void rusk_dispatch_close(rusk_dispatch *d)
 	uint32_t zero = 0;
 	if (d == NULL)
 		return;
-	__atomic_compare_exchange_n(&d->stop, &zero, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-	wake_all(d); /* an idle agent sees the end at once */
+	rusk_cas32(&d->stop, &zero, 1, RUSK_ACQ_REL); /* E5: a stop of 2 stays */
+	rusk_fence_full();                            /* E6: before the in-flight reads */
+	wake_all(d);                                  /* an idle agent sees the end at once */
 }
 
 RUSK_EXPORT bool rusk_dispatch_drained(const rusk_dispatch *d)
@@ -1071,7 +1497,7 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 	for (uint32_t i = 0; i < d->p.agents; i++)
 		if (d->ag[i].started) {
 			pthread_join(d->ag[i].tid, NULL);
-		} else { /* never started: what was submitted stays counted as queued */
+		} else { /* never started: what was submitted ends here (ESTOPPED) */
 			take_ring(&d->ag[i]);
 			rusk_disp_drain(&d->ag[i]);
 		}
@@ -1092,7 +1518,9 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 		o->attempts += rusk_load64(&s->attempts, RUSK_RELAXED);
 		o->commits_lost += rusk_load64(&s->conflicts, RUSK_RELAXED);
 		o->admission_waited += rusk_load64(&s->adm_waited, RUSK_RELAXED);
-		o->queued_end += a->n_left;
+		o->aside += rusk_load64(&s->aside, RUSK_RELAXED);
+		o->reservations += rusk_load64(&s->reservations, RUSK_RELAXED);
+		o->queued_end += rusk_load64(&a->n_left, RUSK_RELAXED);
 		o->agent_cpu_s += a->cpu_s;
 		rusk_hist_merge(delay, &s->delay_hi);
 		rusk_hist_merge(delay, &s->delay_lo);
@@ -1101,6 +1529,8 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 
 RUSK_EXPORT void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_stats *out)
 {
+	if (out == NULL)
+		return;
 	memset(out, 0, sizeof *out);
 	rusk_hist *delay = calloc(1, sizeof *delay);
 	if (d == NULL || delay == NULL) {
@@ -1110,6 +1540,7 @@ RUSK_EXPORT void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_s
 	sum_stats(d, out, delay);
 	out->submitted = rusk_load64(&d->submitted, RUSK_RELAXED);
 	out->rejected = rusk_load64(&d->rejected, RUSK_RELAXED);
+	out->cancelled = rusk_load64(&d->cancelled, RUSK_RELAXED);
 	out->released = rusk_load64(&d->released, RUSK_RELAXED);
 	out->revoked = rusk_load64(&d->revoked, RUSK_RELAXED);
 	uint64_t in_system = out->placed - out->preempted - out->revoked + out->rejected;
@@ -1124,6 +1555,8 @@ RUSK_EXPORT void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_s
 
 RUSK_EXPORT int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t errlen)
 {
+	if (d == NULL)
+		return bad(err, errlen, "dispatcher is NULL");
 	rusk_dispatch_stats s;
 	rusk_dispatch_stats_get(d, &s);
 	char msg[256];

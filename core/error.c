@@ -12,7 +12,7 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_ECONFLICT: return "conflict: RU taken by another task";
 	case RUSK_ENOTOWNER: return "RU held by another task (foreign release)";
 	case RUSK_EFREE: return "RU already free (double release)";
-	case RUSK_ESTALE: return "stale lease: RU released and taken again since";
+	case RUSK_ESTALE: return "stale lease or handle: what it names has ended";
 	case RUSK_ERANGE: return "index out of range";
 	case RUSK_EIO: return "cannot read file";
 	case RUSK_EPARSE: return "malformed input";
@@ -26,6 +26,11 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_ENOTREG: return "calling thread not registered (rusk_thread_register)";
 	case RUSK_EINFEASIBLE: return "task larger than the cluster could ever hold";
 	case RUSK_ESTOPPED: return "dispatcher stopping: no new work";
+	case RUSK_EFULL: return "queue or job slots full: submit again later";
+	case RUSK_ENOTRUNNING: return "task queued, not running: complete it once placed";
+	case RUSK_ERUNNING: return "task running: it can only be completed";
+	case RUSK_ECANCELED: return "task cancelled";
+	case RUSK_ENOMODEL: return "no model published yet";
 	default: return "unknown rusk error";
 	}
 }

@@ -235,6 +235,12 @@ struct rusk_cluster {
 	uint32_t fit[4];
 	pthread_mutex_t central_lock;    /* central's and global-lock's one lock (central.c) */
 	const struct rusk_observer *obs; /* at most one (admission control), set at quiescence */
+	/* The scheduling loop attached to the cluster (at most one dispatcher, rusk/dispatch.h):
+	 * rusk_machine_fail reports every revocation to it as well as to its caller. Set and
+	 * cleared at quiescence (dispatcher create / destroy, never during a topology change),
+	 * read plain by rusk_machine_fail. */
+	rusk_revoke_fn loop_revoked;
+	void *loop_ctx;
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
 
@@ -384,6 +390,10 @@ static inline void rusk_observe_(rusk_cluster *c, uint32_t mi, bool vec_changed)
 	if (o != NULL)
 		o->machine_changed(o->ctx, mi, vec_changed);
 }
+/* Attaches the scheduling loop's revocation hook to c (topology.c): RUSK_EBUSY when one is
+ * attached. Detach with the same ctx; at quiescence only (see rusk_cluster.loop_ctx). */
+int rusk_cluster_attach_loop_(rusk_cluster *c, rusk_revoke_fn revoked, void *ctx);
+void rusk_cluster_detach_loop_(rusk_cluster *c, void *ctx);
 /* Snapshots (snapshot.c). get_ inside a read-side section; reader_done_ after the last
  * read of it (a TSan annotation, free otherwise). */
 int rusk_snap_publish_(rusk_cluster *c, uint32_t p);

@@ -26,6 +26,9 @@
  *          our state store (relaxed)          -> place()'s state check (relaxed, agent.c
  *                                                 keep_up): no order needed, a missed store
  *                                                 only moves the report to the callback
+ *        The scheduling loop attached to the cluster (a dispatcher) hears of each
+ *        revocation too, whatever callback the caller gave: its tasks never stay
+ *        "running" on a dead machine because the caller forgot it.
  * drain: free words -> OFFLINE; held ones go offline when released (ru.c).
  * up:    OFFLINE words -> free (gen kept), bits and counters restored.
  *
@@ -64,6 +67,23 @@ static int set_state(rusk_cluster *c, uint32_t m, uint32_t state)
 	return RUSK_OK;
 }
 
+int rusk_cluster_attach_loop_(rusk_cluster *c, rusk_revoke_fn revoked, void *ctx)
+{
+	if (c->loop_revoked != NULL)
+		return RUSK_EBUSY;
+	c->loop_revoked = revoked;
+	c->loop_ctx = ctx;
+	return RUSK_OK;
+}
+
+void rusk_cluster_detach_loop_(rusk_cluster *c, void *ctx)
+{
+	if (c->loop_ctx == ctx) {
+		c->loop_revoked = NULL;
+		c->loop_ctx = NULL;
+	}
+}
+
 RUSK_EXPORT int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn revoked, void *ctx)
 {
 	int rc = set_state(c, m, RUSK_M_DOWN);
@@ -92,8 +112,14 @@ RUSK_EXPORT int rusk_machine_fail(rusk_cluster *c, uint32_t m, rusk_revoke_fn re
 					rusk_machine_sums_(mm, &p, true);
 				}
 				rusk_vec_end_(c, ru); /* its shares go back (vec.c, inv. 4) */
+				rusk_lease l = {ru, rusk_w_gen(cur)};
 				if (revoked != NULL)
-					revoked(owner, (rusk_lease){ru, rusk_w_gen(cur)}, ctx);
+					revoked(owner, l, ctx);
+				/* The attached loop hears of it too, once (not twice when the
+				 * caller passed the loop's own hook). */
+				if (c->loop_revoked != NULL &&
+				    (c->loop_revoked != revoked || c->loop_ctx != ctx))
+					c->loop_revoked(owner, l, c->loop_ctx);
 			}
 			break;
 		}

@@ -11,6 +11,9 @@ usage: cli_signals.py RUSK CASE   (run in a scratch directory: it writes files t
                says it was interrupted by SIGTERM and whose counts add up, a CSV with
                rows, status 3
   sim-sigint   SIGINT to a long `rusk sim --json --csv`: the same checks
+  sim-day      SIGINT to `rusk sim --duration-s 86400` (a day at 4,000 tasks/s): the exit
+               within 1 s of the summary (teardown cost what the run used; it took
+               minutes and 24 GB when it touched every task slot the day could use)
 Exit status 0 when the case passes; otherwise the reason on stderr and 1.
 """
 import json
@@ -29,9 +32,10 @@ def fail(msg):
     sys.exit(1)
 
 
-def signal_after(argv, sig, delay_s, exit_within_s):
+def signal_after(argv, sig, delay_s, exit_within_s, teardown_s=None):
     """Starts argv, waits for its header line, sends sig after delay_s, and waits for the
-    exit (at most exit_within_s after the signal). Returns (status, stdout, stderr)."""
+    exit (at most exit_within_s after the signal, and with teardown_s at most that long
+    after the summary). Returns (status, stdout, stderr)."""
     env = dict(os.environ)
     # A ThreadSanitizer build would sleep 1 s at exit (to catch races there) by default.
     env["TSAN_OPTIONS"] = env.get("TSAN_OPTIONS", "") + " atexit_sleep_ms=0"
@@ -64,6 +68,9 @@ def signal_after(argv, sig, delay_s, exit_within_s):
                                                                    p.returncode))
     if summary_s > exit_within_s or exit_s > exit_within_s:
         fail("summary or exit later than %.1f s after %s" % (exit_within_s, name))
+    if teardown_s is not None and exit_s - summary_s > teardown_s:
+        fail("exit %.3f s after the summary (at most %.1f s)" % (exit_s - summary_s,
+                                                                teardown_s))
     return p.returncode, header + "".join(out) + rest, err
 
 
@@ -104,7 +111,7 @@ def main():
             f.write("arrival_s,duration_s,rus\n0,1,1\n1,1,1\n120,1,1\n121,1,1\n")
         status, out, err = signal_after(
             [rusk, "run", "--trace", "gap.csv", "--time-scale", "1"] + small,
-            signal.SIGINT, 1.5, 1.0)
+            signal.SIGINT, 1.5, 2.0)
         check_summary(status, out, err, signal.SIGINT)
     elif case == "run-sigterm":
         for f in ("term.json", "term.csv"):
@@ -125,6 +132,11 @@ def main():
             signal.SIGINT, 1.5, 2.0)
         check_summary(status, out, err, signal.SIGINT)
         check_outputs("simint.json", "simint.csv", signal.SIGINT)
+    elif case == "sim-day":
+        status, out, err = signal_after(
+            [rusk, "sim", "--rate", "4000", "--duration-s", "86400", "--task-ms", "200"]
+            + small, signal.SIGINT, 1.0, 3.0, teardown_s=1.0)
+        check_summary(status, out, err, signal.SIGINT)
     else:
         fail("unknown case %r" % case)
     print("PASS " + case)

@@ -15,8 +15,8 @@
 
 typedef struct app {
 	atomic_ulong placed, done, rejected;
-	atomic_int n_services;                    /* placed so far */
-	_Atomic(rusk_dtask *) services[SERVICES]; /* their handles, published by on_event */
+	atomic_int n_services;                     /* placed so far */
+	_Atomic(rusk_dtask_id) services[SERVICES]; /* their handles, published by on_event */
 } app;
 
 /* Runs on the dispatcher's threads (agents, completer) or the submitting thread. */
@@ -84,14 +84,14 @@ int main(void)
 	/* Wait (bounded) for every service to run, then end them. */
 	int ended = 0;
 	for (int k = 0, t = 0; k < SERVICES && t < 5000; t++) {
-		rusk_dtask *j = atomic_load(&a.services[k]);
-		if (j == NULL) {
+		rusk_dtask_id j = atomic_load(&a.services[k]);
+		if (j == 0) {
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 		} else {
-			/* RUSK_EAGAIN: its PLACED callback has published it but not returned
-			 * yet (the job runs once it has): ask again shortly. */
+			/* RUSK_ENOTRUNNING: its PLACED callback has published it but not
+			 * returned yet (the job runs once it has): ask again shortly. */
 			int rc2 = rusk_dispatch_complete(d, j);
-			if (rc2 == RUSK_EAGAIN) {
+			if (rc2 == RUSK_ENOTRUNNING) {
 				nanosleep(&(struct timespec){0, 100000}, NULL);
 				continue;
 			}

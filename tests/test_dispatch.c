@@ -20,6 +20,8 @@
 
 typedef struct counts {
 	atomic_ulong placed, done, rejected, preempted, placed_hi, revoked, waiting;
+	atomic_ulong stopped;   /* REJECTED, RUSK_ESTOPPED, still queued at the stop */
+	atomic_ulong cancelled; /* REJECTED, RUSK_ECANCELED */
 } counts;
 
 static void on_event(void *arg, rusk_dispatch_event *ev)
@@ -32,7 +34,14 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 			atomic_fetch_add(&n->placed_hi, 1);
 		break;
 	case RUSK_EV_DONE: atomic_fetch_add(&n->done, 1); break;
-	case RUSK_EV_REJECTED: atomic_fetch_add(&n->rejected, 1); break;
+	case RUSK_EV_REJECTED:
+		if (ev->error == RUSK_ESTOPPED && ev->job != 0)
+			atomic_fetch_add(&n->stopped, 1);
+		else
+			atomic_fetch_add(&n->rejected, 1);
+		if (ev->error == RUSK_ECANCELED)
+			atomic_fetch_add(&n->cancelled, 1);
+		break;
 	case RUSK_EV_PREEMPTED: atomic_fetch_add(&n->preempted, 1); break;
 	case RUSK_EV_REVOKED: atomic_fetch_add(&n->revoked, 1); break;
 	case RUSK_EV_WAITING: atomic_fetch_add(&n->waiting, 1); break;
@@ -64,6 +73,15 @@ static rusk_dispatch *dispatcher(rusk_cluster *c, uint32_t agents, uint64_t max_
 	char err[128];
 	assert_int_equal(rusk_dispatch_create(c, &p, &d, err, sizeof err), RUSK_OK);
 	return d;
+}
+
+/* Invariant 2 of the dispatcher, after destroy: every task submitted got exactly one
+ * terminal event (DONE, or REJECTED for any reason). */
+static void assert_all_ended(const counts *n, uint64_t submitted)
+{
+	assert_int_equal(atomic_load(&n->done) + atomic_load(&n->rejected) +
+	                         atomic_load(&n->stopped),
+	                 submitted);
 }
 
 static void sleep_ms(int ms)
@@ -159,20 +177,22 @@ static void test_preemption(void **state)
 	rusk_cluster_destroy(c);
 }
 
-/* Stopping without draining: what is queued stays counted; later submissions are
- * refused (RUSK_ESTOPPED) and reported; a task not running cannot be completed. */
+/* Stopping without draining: what is queued ends REJECTED (RUSK_ESTOPPED), counted as
+ * queued at the end; later submissions are refused (RUSK_ESTOPPED) and reported; a task
+ * not running cannot be completed. */
 static void test_stop_and_refusals(void **state)
 {
 	(void)state;
 	rusk_cluster *c = cluster(4, 1, 2);
 	counts n = {0};
 	rusk_dispatch *d = dispatcher(c, 2, 64, &n);
-	rusk_dtask *first = NULL;
+	rusk_dtask_id first = 0;
 	for (int i = 0; i < 10; i++) { /* 4 RUs: 4 run forever, 6 wait */
 		rusk_dtask_spec t = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
 		assert_int_equal(rusk_dispatch_submit(d, i % 2, &t, i ? NULL : &first), RUSK_OK);
 	}
-	assert_int_equal(rusk_dispatch_complete(d, first), RUSK_EAGAIN); /* not started yet */
+	assert_true(first >= RUSK_DISPATCH_ID_BASE);
+	assert_int_equal(rusk_dispatch_complete(d, first), RUSK_ENOTRUNNING); /* not started */
 	rusk_dtask_spec big = {.rus = 5, .run_ns = 1};
 	assert_int_equal(rusk_dispatch_submit(d, 0, &big, NULL), RUSK_EINFEASIBLE);
 	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
@@ -187,8 +207,10 @@ static void test_stop_and_refusals(void **state)
 	assert_int_equal(st.queued_end, 6);
 	assert_int_equal(st.rejected, 2);
 	assert_int_equal(atomic_load(&n.rejected), 2);
+	assert_int_equal(atomic_load(&n.stopped), 6); /* each queued task ended, once */
 	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
-	rusk_dispatch_destroy(d);
+	rusk_dispatch_destroy(d); /* the 4 running until completed: DONE now */
+	assert_all_ended(&n, 12);
 	rusk_cluster_destroy(c);
 }
 
@@ -292,7 +314,9 @@ static void test_submit_racing_stop(void **state)
 		assert_int_equal(st.submitted, 6000);
 		assert_int_equal(atomic_load(&n.placed), st.placed);
 		assert_int_equal(atomic_load(&n.rejected), st.rejected);
+		assert_int_equal(atomic_load(&n.stopped), st.queued_end);
 		rusk_dispatch_destroy(d);
+		assert_all_ended(&n, 6000);
 		rusk_cluster_destroy(c);
 	}
 }
@@ -406,6 +430,7 @@ static void test_lifecycle_edges(void **state)
 	rusk_dispatch_stats st;
 	rusk_dispatch_stats_get(d, &st);
 	assert_int_equal(st.queued_end, 1);
+	assert_int_equal(atomic_load(&n.stopped), 1); /* it ended, REJECTED */
 	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_dispatch_start(d), RUSK_EINVAL);
 	rusk_dispatch_destroy(d);
@@ -526,6 +551,673 @@ static void test_bad_params(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* ---- issue 26: handles, terminal events, one dispatcher per cluster, misuse ------------ */
+
+/* A test clock the test advances: no view sync happens unless it says so. */
+static _Atomic uint64_t manual_ns = 1000000000ull;
+static uint64_t manual_now(void *ctx)
+{
+	(void)ctx;
+	return atomic_load(&manual_ns);
+}
+static const rusk_clock manual_clock = {manual_now, NULL};
+
+static rusk_cluster *manual_cluster(uint32_t machines, uint32_t rus, uint32_t per_rack)
+{
+	rusk_cluster_params p;
+	rusk_cluster_params_init(&p);
+	p.machines = machines;
+	p.rus_per_machine = rus;
+	p.partitions = 1;
+	p.machines_per_rack = per_rack;
+	p.racks_per_cell = 1;
+	p.clock = &manual_clock;
+	rusk_cluster *c;
+	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	return c;
+}
+
+/* One agent whose view syncs every second of the manual clock, from its current time. */
+static void manual_sync(void *arg, uint32_t i, rusk_agent_params *out)
+{
+	(void)arg;
+	rusk_sync_params sp = {.policy = RUSK_SYNC_DIFF,
+	                       .partitions = 1,
+	                       .agents = 1,
+	                       .gap_ns = 1000000000ull,
+	                       .start_ns = atomic_load(&manual_ns)};
+	rusk_agent_params_init(out, &sp, i);
+}
+
+static rusk_dispatch *manual_dispatcher(rusk_cluster *c, bool gang,
+                                        void (*cb)(void *, rusk_dispatch_event *), void *arg)
+{
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 1);
+	p.agent_params = manual_sync;
+	p.gang = gang;
+	p.on_event = cb;
+	p.arg = arg;
+	p.max_jobs = 4096;
+	rusk_dispatch *d;
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
+	return d;
+}
+
+/* The embedder holds an RU of machine `machine` directly, under its own id. */
+static rusk_lease embedder_take(rusk_cluster *c, uint64_t id, uint32_t machine)
+{
+	rusk_machine_info mi;
+	assert_int_equal(rusk_cluster_machine(c, machine, &mi), RUSK_OK);
+	for (uint32_t ru = mi.first_ru; ru < mi.first_ru + mi.rus; ru++) {
+		rusk_lease l;
+		if (rusk_ru_commit(c, id, ru, NULL, &l) == RUSK_OK)
+			return l;
+	}
+	fail_msg("machine %u has no free RU", machine);
+	return (rusk_lease){0};
+}
+
+static void wait_until(atomic_ulong *v, uint64_t want, int ms)
+{
+	for (int t = 0; t < ms && atomic_load(v) < want; t++)
+		sleep_ms(1);
+}
+
+/* A stale handle touches nothing: with 2 slots, the handle of a finished task must not
+ * end the task that reuses its slot; complete again gets RUSK_ESTALE, not RUSK_EAGAIN
+ * (which told the embedder to retry for ever). */
+static void test_stale_handle(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 2, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	rusk_dtask_spec svc = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+	rusk_dtask_id a = 0, b = 0, b2 = 0;
+	assert_int_equal(rusk_dispatch_submit(d, 0, &svc, &a), RUSK_OK);
+	assert_int_equal(rusk_dispatch_submit(d, 0, &svc, &b), RUSK_OK);
+	wait_until(&n.placed, 2, 5000);
+	assert_int_equal(atomic_load(&n.placed), 2);
+	int rc;
+	while ((rc = rusk_dispatch_complete(d, a)) == RUSK_ENOTRUNNING)
+		sleep_ms(1); /* its PLACED callback may not have returned yet */
+	assert_int_equal(rc, RUSK_OK);
+	assert_int_equal(rusk_dispatch_complete(d, a), RUSK_ESTALE);
+	assert_int_equal(rusk_dispatch_cancel(d, a), RUSK_ESTALE);
+	/* a's slot serves a new task now (only 2 slots) */
+	assert_int_equal(rusk_dispatch_submit(d, 0, &svc, &b2), RUSK_OK);
+	assert_true(b2 != a);
+	wait_until(&n.placed, 3, 5000);
+	uint64_t free_before = rusk_cluster_free_rus(c);
+	assert_int_equal(rusk_dispatch_complete(d, a), RUSK_ESTALE); /* not b2 */
+	assert_int_equal(rusk_dispatch_cancel(d, a), RUSK_ESTALE);
+	assert_int_equal(rusk_cluster_free_rus(c), free_before);
+	assert_int_equal(atomic_load(&n.done), 1);
+	/* a third submission finds no slot: its own code, not RUSK_EAGAIN */
+	assert_int_equal(rusk_dispatch_submit(d, 0, &svc, NULL), RUSK_EFULL);
+	assert_int_equal(rusk_dispatch_cancel(d, b2), RUSK_ERUNNING);
+	while ((rc = rusk_dispatch_complete(d, b2)) == RUSK_ENOTRUNNING)
+		sleep_ms(1);
+	assert_int_equal(rc, RUSK_OK);
+	/* never handles of d */
+	assert_int_equal(rusk_dispatch_complete(d, 0), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_complete(d, 12345), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_cancel(d, UINT64_MAX), RUSK_EINVAL);
+	rusk_dispatch_stop(d, false);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_all_ended(&n, 4);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	rusk_cluster_destroy(c);
+}
+
+typedef struct canceller {
+	counts n;
+	atomic_ulong user_back; /* REJECTED events that carried the embedder's pointer */
+} canceller;
+
+static void on_cancel_event(void *arg, rusk_dispatch_event *ev)
+{
+	canceller *k = arg;
+	on_event(&k->n, ev);
+	if (ev->kind == RUSK_EV_REJECTED && ev->user == k)
+		atomic_fetch_add(&k->user_back, 1);
+}
+
+/* rusk_dispatch_cancel withdraws a queued task (REJECTED, RUSK_ECANCELED, its user pointer
+ * back); a running one is refused; stop(false) and destroy end everything still queued
+ * with an event (they used to drop queued tasks silently). */
+static void test_cancel_and_terminal_events(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(2, 1, 1);
+	static canceller k;
+	memset(&k, 0, sizeof k);
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 1);
+	p.on_event = on_cancel_event;
+	p.arg = &k;
+	p.max_jobs = 64;
+	rusk_dispatch *d;
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	rusk_dtask_spec svc = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE, .user = &k};
+	rusk_dtask_id run[2], q[4];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rusk_dispatch_submit(d, 0, &svc, &run[i]), RUSK_OK);
+	wait_until(&k.n.placed, 2, 5000);
+	for (int i = 0; i < 4; i++) /* the cluster is full: these wait */
+		assert_int_equal(rusk_dispatch_submit(d, 0, &svc, &q[i]), RUSK_OK);
+	sleep_ms(20);
+	assert_int_equal(rusk_dispatch_cancel(d, q[1]), RUSK_OK);
+	assert_int_equal(rusk_dispatch_cancel(d, q[1]), RUSK_ESTALE); /* once */
+	wait_until(&k.n.cancelled, 1, 5000);
+	assert_int_equal(atomic_load(&k.n.cancelled), 1);
+	assert_int_equal(rusk_dispatch_complete(d, q[1]), RUSK_ESTALE);
+	int rc = rusk_dispatch_cancel(d, run[0]);
+	assert_true(rc == RUSK_ERUNNING);
+	assert_int_equal(rusk_dispatch_complete(d, q[2]), RUSK_ENOTRUNNING);
+	rusk_dispatch_stop(d, false); /* q[0], q[2], q[3] still queued */
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.cancelled, 1);
+	assert_int_equal(st.queued_end, 3);
+	assert_int_equal(atomic_load(&k.n.stopped), 3);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d); /* the 2 services: DONE */
+	assert_all_ended(&k.n, 6);
+	assert_int_equal(atomic_load(&k.user_back), 4);
+
+	/* never started: destroy alone ends what was submitted, each with its event */
+	memset(&k, 0, sizeof k);
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rusk_dispatch_submit(d, 0, &svc, NULL), RUSK_OK);
+	assert_int_equal(rusk_dispatch_cancel(d, RUSK_DISPATCH_ID_BASE + 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(atomic_load(&k.n.stopped), 4);
+	assert_int_equal(atomic_load(&k.n.cancelled), 1);
+	assert_int_equal(atomic_load(&k.user_back), 5);
+	rusk_cluster_destroy(c);
+}
+
+/* One dispatcher per cluster: a second is refused (it would map the first's lease owners
+ * to its own jobs), and accepted again once the first is gone. */
+static void test_one_dispatcher_per_cluster(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n), *d2 = NULL;
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 1);
+	char err[128] = "";
+	assert_int_equal(rusk_dispatch_create(c, &p, &d2, err, sizeof err), RUSK_EBUSY);
+	assert_null(d2);
+	assert_non_null(strstr(err, "dispatcher"));
+	rusk_dispatch_destroy(d);
+	assert_int_equal(rusk_dispatch_create(c, &p, &d2, err, sizeof err), RUSK_OK);
+	rusk_dispatch_destroy(d2);
+	rusk_cluster_destroy(c);
+}
+
+/* rusk_machine_fail without the dispatcher's callback: its tasks on the machine are
+ * revoked anyway (they stayed "running" on a dead machine and the check passed). */
+static void test_fail_without_callback(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(16, 2, 2);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 256, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 8; i++) {
+		rusk_dtask_spec t = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &t, NULL), RUSK_OK);
+	}
+	wait_until(&n.placed, 8, 5000);
+	uint32_t failed_rus = 0;
+	for (uint32_t m = 0, failed = 0; m < 16 && failed < 3; m++) {
+		rusk_machine_info mi;
+		assert_int_equal(rusk_cluster_machine(c, m, &mi), RUSK_OK);
+		if (mi.free_rus == mi.rus)
+			continue;
+		failed_rus += mi.rus - mi.free_rus;
+		assert_int_equal(rusk_machine_fail(c, m, NULL, NULL), RUSK_OK);
+		failed++;
+	}
+	assert_int_equal(atomic_load(&n.revoked), failed_rus);
+	wait_until(&n.placed, 8 + failed_rus, 5000);
+	assert_int_equal(atomic_load(&n.placed), 8 + failed_rus);
+	/* and passing the dispatcher's own callback as well reports each revocation once */
+	uint64_t before = atomic_load(&n.revoked);
+	for (uint32_t m = 0; m < 16; m++) {
+		rusk_machine_info mi;
+		assert_int_equal(rusk_cluster_machine(c, m, &mi), RUSK_OK);
+		if (mi.state == RUSK_MACHINE_UP && mi.free_rus < mi.rus) {
+			uint32_t held = mi.rus - mi.free_rus;
+			assert_int_equal(rusk_machine_fail(c, m, rusk_dispatch_revoked, d),
+			                 RUSK_OK);
+			assert_int_equal(atomic_load(&n.revoked), before + held);
+			break;
+		}
+	}
+	rusk_dispatch_stop(d, false);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.revoked, atomic_load(&n.revoked));
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
+/* Preemption takes only the dispatcher's own tasks: RUs the embedder holds directly, even
+ * under ids that are also handles of the dispatcher, are never taken (they were mapped to
+ * unrelated jobs by id). */
+static void test_preempt_spares_embedder(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 2, 1); /* 8 RUs */
+	/* The embedder: 6 RUs, under the ids the dispatcher's first 6 slots will have, and
+	 * one below the dispatcher's range. */
+	rusk_lease own[6];
+	uint64_t own_id[6];
+	for (int i = 0; i < 6; i++) {
+		own_id[i] = i < 5 ? RUSK_DISPATCH_ID_BASE + (uint64_t)i : 7;
+		own[i] = embedder_take(c, own_id[i], (uint32_t)(i / 2));
+	}
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 2; i++) { /* the last 2 RUs: the dispatcher's services */
+		rusk_dtask_spec t = {.rus = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+		assert_int_equal(rusk_dispatch_submit(d, 0, &t, NULL), RUSK_OK);
+	}
+	wait_until(&n.placed, 2, 5000);
+	assert_int_equal(rusk_cluster_free_rus(c), 0);
+	rusk_dtask_spec hi = {.rus = 2, .priority = 1, .run_ns = RUSK_RUN_UNTIL_COMPLETE};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &hi, NULL), RUSK_OK);
+	wait_until(&n.preempted, 2, 5000);
+	wait_until(&n.placed, 3, 5000);
+	sleep_ms(50);
+	assert_int_equal(atomic_load(&n.preempted), 2); /* both its own, none of the embedder's */
+	for (int i = 0; i < 6; i++) {
+		rusk_ru_info info;
+		assert_int_equal(rusk_ru_state(c, own[i].ru, &info), RUSK_OK);
+		assert_int_equal(info.owner, own_id[i]);
+		assert_int_equal(info.gen, own[i].gen);
+	}
+	rusk_dispatch_stop(d, false);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(rusk_ru_release(c, own_id[i], own[i]), RUSK_OK);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	rusk_cluster_destroy(c);
+}
+
+/* Bad arguments get error codes, not crashes; a submission time ahead of the clock does not
+ * wrap the delay to 1.8e19 ns. */
+static void test_misuse(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(4, 1, 1);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 1, 64, &n);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, NULL);
+	memset(&st, 0xff, sizeof st);
+	rusk_dispatch_stats_get(NULL, &st);
+	assert_int_equal(st.submitted, 0);
+	assert_int_equal(rusk_dispatch_check(NULL, NULL, 0), RUSK_EINVAL);
+	assert_null(rusk_dispatch_agent(NULL, 0));
+	assert_null(rusk_dispatch_agent(d, 1));
+	assert_false(rusk_dispatch_drained(NULL));
+	assert_int_equal(rusk_dispatch_start(NULL), RUSK_EINVAL);
+	rusk_dispatch_close(NULL);
+	rusk_dispatch_stop(NULL, true);
+	rusk_dispatch_destroy(NULL);
+	rusk_dispatch_params_init(NULL, 1);
+	rusk_dispatch_revoked(RUSK_DISPATCH_ID_BASE, (rusk_lease){0, 0}, NULL);
+	rusk_dispatch_revoked(1, (rusk_lease){0, 0}, d);
+	assert_int_equal(rusk_dispatch_complete(NULL, RUSK_DISPATCH_ID_BASE), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_cancel(NULL, RUSK_DISPATCH_ID_BASE), RUSK_EINVAL);
+	rusk_dtask_spec bad = {.rus = 1, .run_ns = 1, .commit = 9};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &bad, NULL), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_submit(d, 1, &bad, NULL), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_submit(d, 0, NULL, NULL), RUSK_EINVAL);
+	rusk_dispatch *none = NULL;
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 1);
+	assert_int_equal(rusk_dispatch_create(NULL, &p, &none, NULL, 0), RUSK_EINVAL);
+	p.max_jobs = 1ull << 32;
+	rusk_dispatch_destroy(d); /* frees the cluster for the next one */
+	char err[128] = "";
+	assert_int_equal(rusk_dispatch_create(c, &p, &none, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "max_jobs"));
+	d = dispatcher(c, 1, 64, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	uint64_t ahead = rusk_clock_now(rusk_cluster_clock(c)) + 3600000000000ull;
+	rusk_dtask_spec t = {.rus = 1, .run_ns = 1000, .submit_ns = ahead};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &t, NULL), RUSK_OK);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats_get(d, &st);
+	assert_int_equal(st.placed, 1);
+	assert_true(st.delay_max_ns < 1000000000ull);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(atomic_load(&n.stopped), 0);
+	rusk_cluster_destroy(c);
+}
+
+/* Creating and destroying a dispatcher costs what it used, not max_jobs: with 2^32 - 1
+ * slots reserved (this used to touch every slot's page at destroy: seconds, gigabytes). */
+static void test_destroy_costs_what_was_used(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(16, 4, 2);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, (1ull << 32) - 1, &n);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	for (int i = 0; i < 1000; i++) {
+		rusk_dtask_spec t = {.rus = 1, .run_ns = 100000};
+		assert_int_equal(rusk_dispatch_submit(d, UINT32_MAX, &t, NULL), RUSK_OK);
+	}
+	rusk_dispatch_stop(d, true);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rusk_dispatch_destroy(d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	printf("# destroy after 1000 tasks with 2^32 - 1 slots: %.3f ms\n", s * 1e3);
+	assert_true(s < 2.0); /* a bound no loaded machine misses; was unbounded in max_jobs */
+	assert_all_ended(&n, 1000);
+	rusk_cluster_destroy(c);
+}
+
+/* ---- issue 26: task shapes --------------------------------------------------------------- */
+
+typedef struct shapes {
+	rusk_cluster *c;
+	atomic_ulong placed, bad_kind, done, rejected;
+	atomic_ulong placed_multi; /* placed tasks of more than one RU */
+} shapes;
+
+/* Every placement checked against its kind (user: the placement kind + 1). */
+static void on_shape(void *arg, rusk_dispatch_event *ev)
+{
+	shapes *k = arg;
+	if (ev->kind == RUSK_EV_DONE)
+		atomic_fetch_add(&k->done, 1);
+	if (ev->kind == RUSK_EV_REJECTED)
+		atomic_fetch_add(&k->rejected, 1);
+	if (ev->kind != RUSK_EV_PLACED)
+		return;
+	atomic_fetch_add(&k->placed, 1);
+	if (ev->n_leases > 1)
+		atomic_fetch_add(&k->placed_multi, 1);
+	int kind = (int)(intptr_t)ev->user - 1;
+	uint32_t m0 = rusk_cluster_ru_machine(k->c, ev->leases[0].ru);
+	rusk_machine_info a, b;
+	rusk_cluster_machine(k->c, m0, &a);
+	bool ok = true;
+	for (uint32_t i = 1; i < ev->n_leases; i++) {
+		uint32_t m = rusk_cluster_ru_machine(k->c, ev->leases[i].ru);
+		rusk_cluster_machine(k->c, m, &b);
+		if (kind == RUSK_PLACE_MACHINE)
+			ok = ok && m == m0;
+		else if (kind == RUSK_PLACE_RACK)
+			ok = ok && b.rack == a.rack;
+		else if (kind == RUSK_PLACE_SPREAD)
+			for (uint32_t j = 0; j < i; j++)
+				ok = ok && rusk_cluster_ru_machine(k->c, ev->leases[j].ru) != m;
+	}
+	if (!ok)
+		atomic_fetch_add(&k->bad_kind, 1);
+}
+
+/* A 4-RU whole-machine task, incremental by default, on a view that shows machine 0 whole
+ * while one of its RUs was taken after the sync: the commit wins 3 RUs there, and the
+ * remainder used to be placed on any machine (3 + 1 on two machines). It now stays on
+ * machine 0: the task holds the 3 and gets the 4th there once it frees. */
+static void test_machine_task_never_split(void **state)
+{
+	(void)state;
+	atomic_store(&manual_ns, 1000000000ull);
+	rusk_cluster *c = manual_cluster(2, 4, 1);
+	for (uint64_t id = 1; id <= 3; id++)
+		(void)embedder_take(c, id, 1); /* machine 1: 1 RU left */
+	static shapes k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	rusk_dispatch *d = manual_dispatcher(c, false, on_shape, &k);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	sleep_ms(50);                           /* its first sync: machine 0 whole in its view */
+	rusk_lease e0 = embedder_take(c, 4, 0); /* the view does not know */
+	rusk_dtask_spec big = {.rus = 4,
+	                       .placement = RUSK_PLACE_MACHINE,
+	                       .run_ns = 1000,
+	                       .user = (void *)(intptr_t)(RUSK_PLACE_MACHINE + 1)};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &big, NULL), RUSK_OK);
+	sleep_ms(100);
+	assert_int_equal(atomic_load(&k.placed), 0);
+	assert_int_equal(atomic_load(&k.bad_kind), 0);
+	/* machine 0's 4th RU frees; a later sync shows it */
+	assert_int_equal(rusk_ru_release(c, 4, e0), RUSK_OK);
+	for (int t = 0; t < 5000 && atomic_load(&k.placed) == 0; t++) {
+		if (t % 50 == 0)
+			atomic_fetch_add(&manual_ns, 1000000000ull);
+		sleep_ms(1);
+	}
+	assert_int_equal(atomic_load(&k.placed), 1);
+	assert_int_equal(atomic_load(&k.bad_kind), 0);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+/* Head of line: a gang task no machine of the view can hold waits aside; the 1-RU tasks
+ * behind it are placed without waiting for a sync (the manual clock never moves: they
+ * waited for ever; in real time, until the next sync). */
+static void test_no_head_of_line_stall(void **state)
+{
+	(void)state;
+	atomic_store(&manual_ns, 1000000000ull);
+	rusk_cluster *c = manual_cluster(8, 4, 1);
+	for (uint32_t m = 0; m < 8; m++) /* one RU taken on every machine: none has 4 free */
+		(void)embedder_take(c, 1 + m, m);
+	static shapes k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	rusk_dispatch *d = manual_dispatcher(c, true, on_shape, &k);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	rusk_dtask_spec big = {.rus = 4,
+	                       .placement = RUSK_PLACE_MACHINE,
+	                       .run_ns = RUSK_RUN_UNTIL_COMPLETE,
+	                       .user = (void *)(intptr_t)(RUSK_PLACE_MACHINE + 1)};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &big, NULL), RUSK_OK);
+	for (int i = 0; i < 20; i++) {
+		rusk_dtask_spec one = {.rus = 1,
+		                       .run_ns = RUSK_RUN_UNTIL_COMPLETE,
+		                       .user = (void *)(intptr_t)(RUSK_PLACE_ANY + 1)};
+		assert_int_equal(rusk_dispatch_submit(d, 0, &one, NULL), RUSK_OK);
+	}
+	wait_until(&k.placed, 20, 5000);
+	assert_int_equal(atomic_load(&k.placed), 20);
+	rusk_dispatch_stop(d, false);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	assert_true(st.aside >= 1);
+	assert_int_equal(st.queued_end, 1); /* the big one, REJECTED at the stop */
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	rusk_cluster_destroy(c);
+}
+
+typedef struct starve {
+	shapes k;
+	pthread_mutex_t mu;
+	rusk_dtask_id on[2][8]; /* running 1-RU services per machine */
+	int n_on[2];
+	atomic_ulong big_placed;
+} starve;
+
+static void on_starve(void *arg, rusk_dispatch_event *ev)
+{
+	starve *s = arg;
+	on_shape(&s->k, ev);
+	if (ev->kind != RUSK_EV_PLACED)
+		return;
+	if (ev->n_leases == 4) {
+		atomic_fetch_add(&s->big_placed, 1);
+		return;
+	}
+	uint32_t m = rusk_cluster_ru_machine(s->k.c, ev->leases[0].ru);
+	pthread_mutex_lock(&s->mu);
+	s->on[m][s->n_on[m]++] = ev->job;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A whole-machine gang task behind a stream of 1-RU tasks that take every RU as it frees:
+ * it used to wait for ever (a machine never had 4 free at a sync). After reserve_syncs
+ * syncs aside it becomes the agent's reservation and collects its machine's RUs. */
+static void test_large_task_not_starved(void **state)
+{
+	(void)state;
+	atomic_store(&manual_ns, 1000000000ull);
+	rusk_cluster *c = manual_cluster(2, 4, 1);
+	static starve s;
+	memset(&s, 0, sizeof s);
+	pthread_mutex_init(&s.mu, NULL);
+	s.k.c = c;
+	rusk_dispatch *d = manual_dispatcher(c, true, on_starve, &s);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	rusk_dtask_spec one = {.rus = 1,
+	                       .run_ns = RUSK_RUN_UNTIL_COMPLETE,
+	                       .user = (void *)(intptr_t)(RUSK_PLACE_ANY + 1)};
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(rusk_dispatch_submit(d, 0, &one, NULL), RUSK_OK);
+	wait_until(&s.k.placed, 8, 5000);
+	assert_int_equal(atomic_load(&s.k.placed), 8);
+	rusk_dtask_spec big = {.rus = 4,
+	                       .placement = RUSK_PLACE_MACHINE,
+	                       .run_ns = RUSK_RUN_UNTIL_COMPLETE,
+	                       .user = (void *)(intptr_t)(RUSK_PLACE_MACHINE + 1)};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &big, NULL), RUSK_OK);
+	for (int i = 0; i < 16; i++) /* the stream behind it */
+		assert_int_equal(rusk_dispatch_submit(d, 0, &one, NULL), RUSK_OK);
+	/* Each round one service ends on each machine, then the view syncs. */
+	for (int round = 0; round < 10 && atomic_load(&s.big_placed) == 0; round++) {
+		pthread_mutex_lock(&s.mu);
+		for (int m = 0; m < 2; m++)
+			if (s.n_on[m] > 0) {
+				rusk_dtask_id j = s.on[m][--s.n_on[m]];
+				pthread_mutex_unlock(&s.mu);
+				int rc;
+				while ((rc = rusk_dispatch_complete(d, j)) == RUSK_ENOTRUNNING)
+					sleep_ms(1);
+				assert_int_equal(rc, RUSK_OK);
+				pthread_mutex_lock(&s.mu);
+			}
+		pthread_mutex_unlock(&s.mu);
+		atomic_fetch_add(&manual_ns, 1000000000ull);
+		/* the agent's next round: everything freed is taken, by someone */
+		for (int t = 0; t < 2000 && rusk_cluster_free_rus(c) > 0; t++)
+			sleep_ms(1);
+	}
+	assert_int_equal(atomic_load(&s.big_placed), 1);
+	assert_int_equal(atomic_load(&s.k.bad_kind), 0);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	printf("# large task placed after %llu asides, %llu reservation(s)\n",
+	       (unsigned long long)st.aside, (unsigned long long)st.reservations);
+	assert_true(st.reservations >= 1);
+	rusk_dispatch_stop(d, false);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
+typedef struct mixer {
+	rusk_dispatch *d;
+	uint64_t seed;
+	int n, ok;
+} mixer;
+
+static void *mix_main(void *arg)
+{
+	mixer *m = arg;
+	uint64_t x = m->seed;
+	for (int i = 0; i < m->n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint8_t kind = (uint8_t)(x % 4);
+		rusk_dtask_spec t = {.rus = 1 + (uint32_t)(x >> 8) % 4,
+		                     .placement = kind,
+		                     .commit = (uint8_t)((x >> 16) % 3),
+		                     .run_ns = 200000 + (x >> 24) % 800000,
+		                     .user = (void *)(intptr_t)(kind + 1)};
+		int rc;
+		while ((rc = rusk_dispatch_submit(m->d, UINT32_MAX, &t, NULL)) == RUSK_EFULL)
+			sleep_ms(1); /* every slot in use: wait for ends */
+		m->ok += rc == RUSK_OK;
+	}
+	return NULL;
+}
+
+/* Stress: mixed kinds (any, machine, rack, spread) and commit modes (default, gang,
+ * incremental) from three submitters into two agents: every placement honours its kind,
+ * every task ends once, no RU is held twice or leaked. */
+static void test_mixed_shapes_stress(void **state)
+{
+	(void)state;
+	rusk_cluster_params cp;
+	rusk_cluster_params_init(&cp);
+	cp.machines = 64;
+	cp.rus_per_machine = 4;
+	cp.partitions = 4;
+	cp.machines_per_rack = 4;
+	cp.racks_per_cell = 2;
+	rusk_cluster *c;
+	assert_int_equal(rusk_cluster_create(&cp, &c, NULL, 0), RUSK_OK);
+	static shapes k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	rusk_dispatch_params p;
+	rusk_dispatch_params_init(&p, 2);
+	p.on_event = on_shape;
+	p.arg = &k;
+	p.max_jobs = 4096;
+	rusk_dispatch *d;
+	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	mixer m[3] = {{d, 11, 3000, 0}, {d, 22, 3000, 0}, {d, 33, 3000, 0}};
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, mix_main, &m[i]);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	printf("# %llu placed (%lu of more than one RU), %llu rejected, %llu aside, %llu "
+	       "reservations\n",
+	       (unsigned long long)st.placed, atomic_load(&k.placed_multi),
+	       (unsigned long long)st.rejected, (unsigned long long)st.aside,
+	       (unsigned long long)st.reservations);
+	assert_int_equal(atomic_load(&k.bad_kind), 0);
+	assert_true(atomic_load(&k.placed_multi) > 1000);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(atomic_load(&k.done) + atomic_load(&k.rejected), st.submitted);
+	assert_int_equal(m[0].ok + m[1].ok + m[2].ok, 9000);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	rusk_thread_register();
@@ -541,6 +1233,17 @@ int main(void)
 	        cmocka_unit_test(test_huge_run_ns),
 	        cmocka_unit_test(test_lifecycle_edges),
 	        cmocka_unit_test(test_drain_parks),
+	        cmocka_unit_test(test_stale_handle),
+	        cmocka_unit_test(test_cancel_and_terminal_events),
+	        cmocka_unit_test(test_one_dispatcher_per_cluster),
+	        cmocka_unit_test(test_fail_without_callback),
+	        cmocka_unit_test(test_preempt_spares_embedder),
+	        cmocka_unit_test(test_misuse),
+	        cmocka_unit_test(test_destroy_costs_what_was_used),
+	        cmocka_unit_test(test_machine_task_never_split),
+	        cmocka_unit_test(test_no_head_of_line_stall),
+	        cmocka_unit_test(test_large_task_not_starved),
+	        cmocka_unit_test(test_mixed_shapes_stress),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

@@ -212,10 +212,9 @@ static void add_result(drv_apred *p, double obs, const ap_wait *w)
 	p->res[p->n_res++] = (ap_res){obs, w->est_k, w->est_p};
 }
 
-static void on_placed(drv_apred *p, const rusk_dispatch_event *ev)
+static void on_placed(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask *j)
 {
-	const rusk_dtask *j = ev->job;
-	if (j->slot >= p->n_slots || p->pos[j->slot] != 0)
+	if (j == NULL || j->slot >= p->n_slots || p->pos[j->slot] != 0)
 		return;
 	p->run[p->n_run] = (ap_run){ev->time_ns, j->rus, key_of(p, j->rus)};
 	p->run_slot[p->n_run] = j->slot;
@@ -227,9 +226,8 @@ static void on_placed(drv_apred *p, const rusk_dispatch_event *ev)
  * it off the running set: the preemptor takes its RUs at once, a failed machine's are
  * gone, and neither ran its course. After drv_apred_close (the run's stop ends what still
  * runs) nothing is learned or resolved. */
-static void on_end(drv_apred *p, const rusk_dispatch_event *ev, bool done)
+static void on_end(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask *j, bool done)
 {
-	const rusk_dtask *j = ev->job;
 	if (j == NULL || j->slot >= p->n_slots || p->pos[j->slot] == 0)
 		return;
 	size_t i = p->pos[j->slot] - 1;
@@ -287,10 +285,10 @@ void drv_apred_event(run *R, const rusk_dispatch_event *ev)
 	drv_apred *p = R->apred;
 	pthread_mutex_lock(&p->mu);
 	switch (ev->kind) {
-	case RUSK_EV_PLACED: on_placed(p, ev); break;
-	case RUSK_EV_DONE: on_end(p, ev, true); break; /* ... and PREEMPTED, REVOKED: */
+	case RUSK_EV_PLACED: on_placed(p, ev, drv_job(R->d, ev)); break;
+	case RUSK_EV_DONE: on_end(p, ev, drv_job(R->d, ev), true); break; /* and: */
 	case RUSK_EV_PREEMPTED:
-	case RUSK_EV_REVOKED: on_end(p, ev, false); break;
+	case RUSK_EV_REVOKED: on_end(p, ev, drv_job(R->d, ev), false); break;
 	case RUSK_EV_WAITING: on_waiting(p, ev); break;
 	default: break;
 	}

@@ -339,6 +339,11 @@ int drv_setup(run *R, cli_cluster *cc)
 	for (uint32_t i = 0; i < cfg.agents; i++) {
 		R->ag[i].index = i;
 		R->ag[i].run = R;
+		if (cfg.n_mix > 0 &&
+		    (R->ag[i].mix_delay = calloc((size_t)cfg.n_mix, sizeof(rusk_hist))) == NULL) {
+			fprintf(stderr, "rusk: out of memory\n");
+			return RUSK_EXIT_NOMEM;
+		}
 	}
 	return 0;
 }
@@ -356,6 +361,30 @@ void drv_gen_init(run *R, drv_gen *G)
 	}
 	/* Preferences, profiles and priorities: their own stream of the same seed. */
 	rusk_rng_seed(&G->prng, R->seed, 0x70726566);
+	rusk_rng_seed(&G->mrng, R->seed, 0x6d6978); /* "mix" */
+}
+
+int drv_mix_class(const run_cfg *cfg, uint32_t rus, uint8_t placement, bool gang)
+{
+	for (int k = 0; k < cfg->n_mix; k++) {
+		const drv_mix *m = &cfg->mix[k];
+		bool m_gang = m->commit == RUSK_COMMIT_GANG ||
+		              (m->commit == RUSK_COMMIT_DEFAULT && cfg->gang);
+		if (m->rus == rus && m->placement == placement && (m_gang == gang || rus == 1))
+			return k;
+	}
+	return -1;
+}
+
+/* --mix: the shape of the next task, by share (its own stream: without --mix nothing
+ * else draws differently). */
+static const drv_mix *mix_draw(const run_cfg *cfg, drv_gen *G)
+{
+	double u = rusk_rng_unit(&G->mrng), acc = 0;
+	for (int k = 0; k < cfg->n_mix - 1; k++)
+		if (u < (acc += cfg->mix[k].share))
+			return &cfg->mix[k];
+	return &cfg->mix[cfg->n_mix - 1];
 }
 
 bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp)
@@ -383,12 +412,14 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
                   rusk_dtask_spec *spec, run_agent **dest)
 {
 	const run_cfg *cfg = &R->cfg;
+	const drv_mix *mix = cfg->n_mix > 0 && R->trace == NULL ? mix_draw(cfg, G) : NULL;
+	uint32_t rus = mix != NULL ? mix->rus : x->rus;
 	if (R->vec != NULL && x->vec) {
 		memset(spec, 0, sizeof *spec);
 		spec->rus = x->rus;
 		if (!drv_vec_task(R, x, spec))
 			return false; /* refused as infeasible, counted by dimension */
-	} else if (x->rus > rusk_cluster_rus(R->c)) {
+	} else if (rus > rusk_cluster_rus(R->c)) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
 		 * be retried until the run ends. */
 		R->rej_too_large++;
@@ -407,7 +438,11 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 	}
 	spec->submit_ns = submit_ns;
 	spec->run_ns = (uint64_t)(x->duration_s * 1e9);
-	spec->rus = x->rus;
+	spec->rus = rus;
+	if (mix != NULL) {
+		spec->placement = mix->placement;
+		spec->commit = mix->commit;
+	}
 	if (R->trace != NULL && x->n_pref > 0) {
 		uint32_t *pref = R->pref_pool + id * RUSK_TRACE_MAX_PREF;
 		memcpy(pref, x->pref, sizeof *pref * x->n_pref);
@@ -457,11 +492,16 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->ru_dbin != NULL)
 			for (uint32_t k = 0; k < ev->n_leases; k++)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
+		const run_task *j = drv_job(R->d, ev);
 		if (R->vec != NULL)
-			drv_vec_placed(R, a, ev->job);
+			drv_vec_placed(R, a, j);
 		const rusk_placement *pl = ev->placement;
-		if (R->cfg.alpha > 0 && ev->job->n_pref > 0 && pl->preferred == pl->placed)
+		if (R->cfg.alpha > 0 && j->n_pref > 0 && pl->preferred == pl->placed)
 			ev->run_ns = (uint64_t)(ev->run_ns * R->cfg.alpha);
+		int k = a->mix_delay != NULL ? drv_mix_class(&R->cfg, j->rus, j->place, j->gang)
+		                             : -1;
+		if (k >= 0) /* one writer: the placing agent */
+			rusk_hist_record(&a->mix_delay[k], ev->delay_ns);
 	}
 	if (R->cls != NULL) /* --classify: true-profile Q, shadow sums, feedback */
 		drv_cls_event(R, ev);
@@ -518,6 +558,8 @@ void drv_free(run *R)
 	if (R->json) /* never written: the run did not get to its report */
 		fclose(R->json);
 	rusk_dispatch_destroy(R->d); /* its agents and tasks; every thread joined */
+	for (uint32_t i = 0; R->ag != NULL && i < R->cfg.agents; i++)
+		free(R->ag[i].mix_delay);
 	free(R->ag);
 	free(R->trace);
 	free(R->pref_pool);

@@ -30,6 +30,14 @@
 #define DRV_MAX_PHASES 16
 #define DRV_MAX_GROUPS 4
 #define D_BINS         10
+#define DRV_MAX_MIX    8
+
+/* A task shape of --mix: RUs, placement kind, commit mode (rusk_commit_mode) and share. */
+typedef struct drv_mix {
+	uint32_t rus;
+	uint8_t placement, commit;
+	double share;
+} drv_mix;
 
 /* A task of the run is a task of the dispatcher (core/dispatch_impl.h): the CLI fills its
  * spec and reads its fields for the report. */
@@ -48,6 +56,9 @@ typedef struct run_cfg {
 	double time_scale; /* 0: fit the trace's span to the run */
 	bool rate_set;
 	uint32_t preferred; /* preferred machines per task */
+	/* --mix: task shapes drawn by share instead of --task-rus (n_mix 0: off) */
+	drv_mix mix[DRV_MAX_MIX];
+	int n_mix;
 	/* Load groups (ParSync §5.2 Fig. 4): agent i belongs to group i mod n_groups. */
 	int n_groups;
 	double gphases[DRV_MAX_GROUPS][DRV_MAX_PHASES];
@@ -98,12 +109,21 @@ static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
 	rusk_hist_merge(dst, &s->delay_lo);
 }
 
+/* The task an event names (valid while its callback runs: its slot is not reused before
+ * the event returns); NULL for a REJECTED at submission. */
+static inline const run_task *drv_job(rusk_dispatch *d, const rusk_dispatch_event *ev)
+{
+	uint32_t use;
+	return rusk_disp_lookup(d, ev->job, &use);
+}
+
 typedef struct run_agent {
 	uint32_t index;
 	struct run *run;
 	rusk_dagent *da;         /* its dispatcher agent: queues, stats, kernel agent */
 	agent_stats *st;         /* = &da->st */
 	uint64_t d_bins[D_BINS]; /* placed RUs by rank D of their slot score (score model) */
+	rusk_hist *mix_delay;    /* --mix: scheduling delay per shape (n_mix), this agent's */
 	/* vector tasks placed (drv_vec_placed): milli-cores, MiB, milli-GPU */
 	uint64_t alloc_cpu_milli, alloc_mem, alloc_gpu_milli;
 	rusk_view_stats vs; /* at exit */
@@ -130,6 +150,7 @@ typedef struct drv_gen {
 	uint64_t id;
 	size_t ti;
 	rusk_rng prng;
+	rusk_rng mrng; /* --mix: the shape of each task (a stream of its own) */
 } drv_gen;
 
 typedef struct drv_vec drv_vec;
@@ -224,6 +245,9 @@ bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp);
 bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t submit_ns,
                   rusk_dtask_spec *spec, run_agent **dest);
 
+/* --mix: the shape a placed task had (its index in cfg->mix), -1 if none matches. */
+int drv_mix_class(const run_cfg *cfg, uint32_t rus, uint8_t placement, bool gang);
+
 /* The dispatcher of the run, its agents made from drv_agent_params (run: also started).
  * 0 or an exit status after printing why. */
 int drv_dispatch(run *R, const char *cmd);
@@ -267,16 +291,17 @@ void drv_cls_free(run *R);
 /* 3Sigma in the scheduling loop (sched_run.c: its design note says what each step does).
  * With --sched, an arrival goes to the planner (drv_sched_arrival) instead of an agent;
  * every planning cycle (drv_sched_tick, when drv_sched_due says) starts the jobs it chose
- * through start() (the caller's submission to the agents) and stops preempted or killed
- * ones through stop() (true: ended now; false: not placed yet, ended at its PLACED);
+ * through start() (the caller's submission to the agents; 0: refused) and stops preempted
+ * or killed ones through stop() (ended now if running, cancelled if queued, and if it is
+ * being placed right now, ended at its PLACED with run time 0);
  * drv_sched_event sees the dispatcher's events (PLACED, DONE, REJECTED) and feeds
  * completions to the planner and the predictor. Calls are serialised by the module's own
  * (recursive) mutex, so run's threads and sim's loop use it alike.
  * drv_sched_e2e: --trace e2e's arrivals, after the cluster is built (its RUs scale the
  * load); drv_sched_setup: the planner and predictor, once the time scale is known. */
-typedef rusk_dtask *(*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint32_t agent,
-                                          uint64_t now, void *ctx);
-typedef bool (*drv_sched_stop_fn)(run *R, rusk_dtask *j, uint64_t now, void *ctx);
+typedef rusk_dtask_id (*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint32_t agent,
+                                            uint64_t now, void *ctx);
+typedef void (*drv_sched_stop_fn)(run *R, rusk_dtask_id j, uint64_t now, void *ctx);
 int drv_sched_e2e(run *R, rusk_arrival **out, size_t *n, char *err, size_t errlen);
 int drv_sched_setup(run *R);
 void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uint32_t agent,

@@ -159,6 +159,7 @@ typedef struct summary {
 	double elapsed, q_mean, pref_frac, busy;
 	uint64_t d_total, syncs, sync_ns;
 	uint64_t stuck; /* tasks that fit left queued on an idle cluster (0 if interrupted) */
+	rusk_hist *mix; /* --mix: delay per shape */
 } summary;
 
 /* Sums every agent's statistics into tot and their leftovers into *left. Returns
@@ -192,6 +193,9 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 		tot->refused += s->refused;
 		tot->qmode_tasks += s->qmode_tasks;
 		tot->tet_us += s->tet_us;
+		tot->aside += s->aside;
+		tot->reservations += s->reservations;
+		tot->cancelled += s->cancelled;
 		if (s->last_done_ns > tot->last_done_ns)
 			tot->last_done_ns = s->last_done_ns;
 		if (s->r_max > tot->r_max)
@@ -217,7 +221,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 {
 	const agent_stats *tot = S->tot;
 	S->sub = R->submitted;
-	S->rej = R->rejected + tot->refused + R->refused;
+	S->rej = R->rejected + tot->refused + R->refused + tot->cancelled;
 	S->backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	S->rej_queue = R->rejected - R->rej_too_large - R->rej_pool - drv_vec_refused(R);
@@ -262,12 +266,15 @@ static void print_tasks(const run *R, const summary *S)
 	/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
 	char why[256], *p = why;
 	const uint64_t n[] = {R->rej_too_large, S->tot->refused + R->refused, S->rej_queue,
-	                      R->rej_pool, drv_vec_refused(R)};
-	const char *what[] = {"larger than the cluster", "refused by the kernel",
-	                      "agent queue full", "task pool full",
-	                      "infeasible on every machine (by dimension below)"};
+	                      R->rej_pool,      drv_vec_refused(R),           S->tot->cancelled};
+	const char *what[] = {"larger than the cluster",
+	                      "refused by the kernel",
+	                      "agent queue full",
+	                      "task pool full",
+	                      "infeasible on every machine (by dimension below)",
+	                      "cancelled while queued (the planner's preemptions and kills)"};
 	why[0] = '\0';
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 		if (n[k] > 0)
 			p += snprintf(p, (size_t)(why + sizeof why - p), "%s%" PRIu64 " %s",
 			              p == why ? "" : ", ", n[k], what[k]);
@@ -315,6 +322,50 @@ static void print_delays(const run *R, const summary *S)
 		        rusk_hist_quantile(&tot->delay_lo, 0.99) / 1e3, tot->preempted);
 }
 
+static const char *const kind_names[] = {"any", "machine", "rack", "spread"};
+static const char *const commit_names[] = {"default", "gang", "incremental"};
+
+/* --mix: each shape's delays, merged over the agents into h (n_mix of them). */
+static void mix_delays(const run *R, rusk_hist *h)
+{
+	for (int k = 0; k < R->cfg.n_mix; k++) {
+		memset(&h[k], 0, sizeof h[k]);
+		for (uint32_t i = 0; i < R->cfg.agents; i++)
+			if (R->ag[i].mix_delay != NULL)
+				rusk_hist_merge(&h[k], &R->ag[i].mix_delay[k]);
+	}
+}
+
+static void print_mix(const run *R, const rusk_hist *h)
+{
+	for (int k = 0; k < R->cfg.n_mix; k++) {
+		const drv_mix *m = &R->cfg.mix[k];
+		char name[64];
+		snprintf(name, sizeof name, "  %u RU%s %s%s%s (%.1f%%)", m->rus,
+		         m->rus > 1 ? "s" : "", kind_names[m->placement], m->commit ? " " : "",
+		         m->commit ? commit_names[m->commit] : "", 100 * m->share);
+		fprintf(R->out, "  %-28s %" PRIu64 " placed; delay p50 %.1f p99 %.1f max %.1f us\n",
+		        name, rusk_hist_count(&h[k]), rusk_hist_quantile(&h[k], 0.5) / 1e3,
+		        rusk_hist_quantile(&h[k], 0.99) / 1e3, h[k].max / 1e3);
+	}
+}
+
+static void json_mix(FILE *f, const run *R, const rusk_hist *h)
+{
+	fprintf(f, "  \"mix\": [");
+	for (int k = 0; k < R->cfg.n_mix; k++) {
+		const drv_mix *m = &R->cfg.mix[k];
+		fprintf(f,
+		        "%s\n    {\"rus\": %u, \"placement\": \"%s\", \"commit\": \"%s\", "
+		        "\"share\": %.6f, \"placed\": %" PRIu64 ", \"delay_us\": {\"p50\": %.1f, "
+		        "\"p99\": %.1f, \"max\": %.1f}}",
+		        k ? "," : "", m->rus, kind_names[m->placement], commit_names[m->commit],
+		        m->share, rusk_hist_count(&h[k]), rusk_hist_quantile(&h[k], 0.5) / 1e3,
+		        rusk_hist_quantile(&h[k], 0.99) / 1e3, h[k].max / 1e3);
+	}
+	fprintf(f, "],\n");
+}
+
 /* Conflicts, sampling, placement quality, utilization. */
 static void print_quality(const run *R, const summary *S)
 {
@@ -328,6 +379,11 @@ static void print_quality(const run *R, const summary *S)
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0,
 	        tot->attempts ? 100.0 * tot->conflicts / tot->attempts : 0.0, tot->attempts,
 	        tot->rus_lost, tot->requeued);
+	if (tot->aside > 0)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " times a task waited aside for want of room in its "
+		        "view, %" PRIu64 " reservations\n",
+		        "room", tot->aside, tot->reservations);
 	fprintf(R->out,
 	        "  %-28s R %.1f per decision (max %" PRIu64
 	        "); staleness mean %.1f ms, p99 %.1f ms\n",
@@ -492,9 +548,10 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64 ", \"preempted\": %" PRIu64
 	        ", \"high_priority_placed\": %" PRIu64 ",\n    \"rejected_reasons\": "
 	        "{\"too_large\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
-	        ", \"pool_full\": %" PRIu64 "}},\n",
+	        ", \"pool_full\": %" PRIu64 ", \"cancelled\": %" PRIu64 "}},\n",
 	        S->sub, tot->placed, S->rej, S->backlog, tot->preempted, tot->placed_hi,
-	        R->rej_too_large, tot->refused + R->refused, S->rej_queue, R->rej_pool);
+	        R->rej_too_large, tot->refused + R->refused, S->rej_queue, R->rej_pool,
+	        tot->cancelled);
 	fprintf(f, "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
 	        tot->placed / S->elapsed, R->max_tput);
 	fprintf(f,
@@ -507,11 +564,12 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	fprintf(f,
 	        "  \"conflicts\": {\"unit\": \"commit attempts that lost at least one RU\", "
 	        "\"total\": %" PRIu64 ", \"attempts\": %" PRIu64 ", \"rate\": %.6f, "
-	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64 "},\n",
+	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64
+	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 "},\n",
 	        tot->conflicts, tot->attempts,
 	        tot->attempts ? (double)tot->conflicts / tot->attempts : 0.0,
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0, tot->rus_lost,
-	        tot->requeued);
+	        tot->requeued, tot->aside, tot->reservations);
 }
 
 /* "quality" with the CDF of D (score model only: D needs a static ranking), then
@@ -607,6 +665,8 @@ static int write_json(run *R, const summary *S)
 	R->json = NULL;
 	json_config(f, R);
 	json_tasks(f, R, S);
+	if (R->cfg.n_mix > 0)
+		json_mix(f, R, S->mix);
 	if (R->vec != NULL)
 		drv_vec_json(f, R);
 	json_quality(f, R, S);
@@ -636,10 +696,17 @@ int drv_report(run *R, bool interrupted)
 	static uint64_t d_bins[D_BINS];
 	uint64_t left;
 	int status = sum_agents(R, &tot, &delay, d_bins, &left);
-	summary S = {.tot = &tot, .delay = &delay, .d_bins = d_bins, .interrupted = interrupted};
+	static rusk_hist mix[DRV_MAX_MIX];
+	summary S = {.tot = &tot,
+	             .delay = &delay,
+	             .d_bins = d_bins,
+	             .mix = mix,
+	             .interrupted = interrupted};
 	summarize(R, left, &S);
+	mix_delays(R, mix);
 	print_tasks(R, &S);
 	print_delays(R, &S);
+	print_mix(R, mix);
 	print_quality(R, &S);
 	if (R->vec != NULL)
 		drv_vec_print(R);

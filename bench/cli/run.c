@@ -170,28 +170,31 @@ static void *gen_main(void *arg)
 }
 
 /* --sched: the planner started a job: it goes to its agent (counted as submitted there;
- * two threads count now, hence the atomic adds). NULL when refused (REJECTED delivered). */
-static rusk_dtask *run_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t now, void *ctx)
+ * two threads count now, hence the atomic adds). 0 when refused (REJECTED delivered). */
+static rusk_dtask_id run_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t now,
+                               void *ctx)
 {
 	(void)now;
 	(void)ctx;
-	rusk_dtask *job = NULL;
+	rusk_dtask_id job = 0;
 	rusk_faa64(&R->submitted, 1, RUSK_RELAXED);
 	int rc = rusk_dispatch_submit(R->d, agent, spec, &job);
 	if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE)
 		rusk_faa64(&R->refused, 1, RUSK_RELAXED);
 	else if (rc != RUSK_OK)
 		rusk_faa64(&R->rejected, 1, RUSK_RELAXED);
-	return rc == RUSK_OK ? job : NULL;
+	return rc == RUSK_OK ? job : 0;
 }
 
-/* --sched: the planner stopped a job: ended now if it runs; false while it is queued (it
- * ends at its PLACED event, which waits for this cycle's lock). */
-static bool run_stop(run *R, rusk_dtask *j, uint64_t now, void *ctx)
+/* --sched: the planner stopped a job: ended now if it runs, cancelled while it is queued;
+ * one being placed right now (RUSK_ERUNNING from the cancel: its PLACED callback waits for
+ * this cycle's lock) ends at that PLACED, as an orphan with run time 0. */
+static void run_stop(run *R, rusk_dtask_id j, uint64_t now, void *ctx)
 {
 	(void)now;
 	(void)ctx;
-	return rusk_dispatch_complete(R->d, j) == RUSK_OK;
+	if (rusk_dispatch_complete(R->d, j) == RUSK_ENOTRUNNING)
+		(void)rusk_dispatch_cancel(R->d, j);
 }
 
 /* --sched: a planning cycle every --plan-tick-s until the workload is over and every job

@@ -54,6 +54,58 @@ static int opt_phases(const char *flag, const char *v, void *out)
 	return 0;
 }
 
+/* --mix: SHAPE@SHARE,... with SHAPE = RUS[:machine|rack|spread|any][:gang|incremental]. */
+static int opt_mix(const char *flag, const char *v, void *out)
+{
+	run_cfg *cfg = out;
+	static const char *kinds[] = {"any", "machine", "rack", "spread"};
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", v ? v : "");
+	int n = 0;
+	double sum = 0;
+	bool ok = v != NULL && strlen(v) < sizeof buf;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); ok && tok; tok = strtok_r(NULL, ",", &save)) {
+		char *at = strchr(tok, '@');
+		if (n == DRV_MAX_MIX || at == NULL) {
+			ok = false;
+			break;
+		}
+		*at = 0;
+		char *end;
+		double share = strtod(at + 1, &end);
+		drv_mix m = {.share = share};
+		ok = *end == 0 && share > 0 && share <= 1;
+		char *save2 = NULL, *part = strtok_r(tok, ":", &save2);
+		unsigned long rus = part ? strtoul(part, &end, 10) : 0;
+		ok = ok && part != NULL && *end == 0 && rus >= 1 && rus <= RUSK_MAX_RUS_PER_MACHINE;
+		m.rus = (uint32_t)rus;
+		while (ok && (part = strtok_r(NULL, ":", &save2)) != NULL) {
+			bool known = false;
+			for (int k = 0; k < 4; k++)
+				if (strcmp(part, kinds[k]) == 0)
+					m.placement = (uint8_t)k, known = true;
+			if (strcmp(part, "gang") == 0)
+				m.commit = RUSK_COMMIT_GANG, known = true;
+			if (strcmp(part, "incremental") == 0)
+				m.commit = RUSK_COMMIT_INCREMENTAL, known = true;
+			ok = known;
+		}
+		sum += share;
+		cfg->mix[n++] = m;
+	}
+	if (!ok || n == 0 || sum < 0.999 || sum > 1.001) {
+		fprintf(stderr,
+		        "rusk: %s: '%s' is not a list of RUS[:machine|rack|spread|any]"
+		        "[:gang|incremental]@SHARE (at most %d, shares adding up to 1; e.g. "
+		        "1@0.98,48:machine@0.02)\n",
+		        flag, v ? v : "", DRV_MAX_MIX);
+		return -1;
+	}
+	cfg->n_mix = n;
+	return 0;
+}
+
 /* --groups: 2..MAX_GROUPS phase lists separated by ';', one per load group. */
 static int opt_groups(const char *flag, const char *v, void *out)
 {
@@ -248,6 +300,10 @@ static void usage_flags(void)
 	     "  --task-ms MEAN        mean task duration (default 5000)\n"
 	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
 	     "  --task-rus M          RUs per task (default 1)\n"
+	     "  --mix SHAPE@SHARE,..  task shapes by share instead: SHAPE is RUS[:machine|\n"
+	     "                        rack|spread|any][:gang|incremental], e.g.\n"
+	     "                        1@0.98,48:machine@0.02; the summary and JSON give each\n"
+	     "                        shape's scheduling delay\n"
 	     "  --trace FILE|openb    replay a trace instead: an Alibaba openb pod list (openb:\n"
 	     "                        RUSK_TRACE_DIR/openb/openb_pod_list_default.csv) or a\n"
 	     "                        CSV 'arrival_s,duration_s,rus[,priority,mem_mib,...]'\n"
@@ -505,6 +561,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
+	const char *task_rus = NULL, *mix = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -513,7 +570,9 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents)},
 	        {CLI_U32_OPT("--batch", 1, DRV_RING_SIZE / 2, &cfg.batch)},
 	        {CLI_DOUBLE_OPT("--spin-us", 0, 1e6, &cfg.spin_us)},
-	        {CLI_U32_OPT("--task-rus", 1, RUSK_MAX_RUS_PER_MACHINE, &cfg.task_rus)},
+	        {CLI_U32_OPT("--task-rus", 1, RUSK_MAX_RUS_PER_MACHINE, &cfg.task_rus),
+	         .given = &task_rus},
+	        {CLI_CUSTOM_OPT("--mix", opt_mix, &cfg), .given = &mix},
 	        {CLI_DOUBLE_OPT("--rate", 0.001, 1e8, &cfg.rate), .given = &rate},
 	        {CLI_CUSTOM_OPT("--trace", opt_trace, &cfg.trace)},
 	        {CLI_CHOICE_OPT("--trace-format", trace_formats, &cfg.trace_format)},
@@ -576,6 +635,11 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.cls_fb_full = fb_full != 0;
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
+	if (mix != NULL && (task_rus != NULL || cfg.trace != NULL)) {
+		fprintf(stderr, "rusk: --mix: not with %s (it gives every task's shape)\n",
+		        task_rus != NULL ? "--task-rus" : "--trace");
+		return RUSK_EXIT_USAGE;
+	}
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
 	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0 ||
 	    check_sched(&cfg, sched_only, e2e_only) != 0)

@@ -16,12 +16,14 @@
  * than the cluster can hold, and the agents' placements are the real ones.
  *
  * A job's life (sjob.state): PENDING (in the planner) -> STARTED (submitted to an agent)
- * -> RUNNING (PLACED) -> DONE; PREEMPT and KILL stop the dispatched instance (ended now if
- * running, else at its PLACED, with run time 0); a preempted job is PENDING again and runs
- * from scratch when restarted (3Sigma restarts preempted BE jobs), its stopped instance an
- * "orphan" whose RUs count as held until its DONE. An instance is the job's current one
- * when sjob.tk points at it: the dispatcher gives a restarted job a new slot while the
- * orphan still holds its own, so an orphan's events are never taken for the current ones.
+ * -> RUNNING (PLACED) -> DONE; PREEMPT and KILL stop the dispatched instance: ended now if
+ * running (DONE), cancelled if still queued in the dispatcher (it never runs: REJECTED,
+ * RUSK_ECANCELED), and only when it is being placed at that very moment, ended at its
+ * PLACED with run time 0. A preempted job is PENDING again and runs from scratch when
+ * restarted (3Sigma restarts preempted BE jobs), its stopped instance an "orphan" whose RUs
+ * count as held until its DONE or REJECTED. An instance is the job's current one when
+ * sjob.tk is its handle: a restarted job is a new submission with a new handle, so an
+ * orphan's events are never taken for the current ones.
  *
  * Workloads. A trace's deadline_s column (relative to arrival) makes a task an SLO job,
  * else it is best effort. Tasks without one (the generator, or a trace without the column)
@@ -69,7 +71,7 @@ typedef struct idlist {
 
 typedef struct sjob {
 	rusk_dtask_spec spec;
-	rusk_dtask *tk; /* the dispatched instance (STARTED, RUNNING); NULL else */
+	rusk_dtask_id tk; /* the dispatched instance's handle (STARTED, RUNNING); 0 else */
 	rusk_job feat;
 	double submit_s, deadline_s, run_s; /* run clock, seconds; deadline 0: BE */
 	double start_s, placed_s;           /* the current instance's */
@@ -373,7 +375,7 @@ static void refuse(drv_sched *s, sjob *j, bool held)
 {
 	if (held)
 		s->held -= j->spec.rus;
-	j->tk = NULL;
+	j->tk = 0;
 	j->state = SJ_REFUSED;
 	s->live--;
 	if (j->deadline_s > 0)
@@ -390,13 +392,14 @@ static sjob *job_of(drv_sched *s, void *user)
 	return id >= 1 && id <= s->n ? &s->jobs[id - 1] : NULL;
 }
 
-/* Stops the dispatched instance of j (PREEMPT, KILL): ended now when it runs, else at its
- * PLACED (drv_sched_event). Either way it is an orphan from now on. */
+/* Stops the dispatched instance of j (PREEMPT, KILL): ended now when it runs, cancelled
+ * when queued, else ended at its PLACED (drv_sched_event). Either way it is an orphan from
+ * now on. */
 static void stop_instance(run *R, drv_sched *s, sjob *j, uint64_t now, drv_sched_stop_fn stop,
                           void *ctx)
 {
-	rusk_dtask *tk = j->tk;
-	j->tk = NULL;
+	rusk_dtask_id tk = j->tk;
+	j->tk = 0;
 	s->r.orphans++;
 	double ran = j->state == SJ_RUNNING ? now_s(s, now) - j->placed_s : 0;
 	s->r.wasted_rh += (double)j->spec.rus * ran * s->scale / 3600;
@@ -424,9 +427,9 @@ static void apply(run *R, drv_sched *s, const rusk_plan_action *a, uint64_t now,
 		j->spec.submit_ns = now;
 		s->held += j->spec.rus;
 		s->r.starts++;
-		/* NULL: refused at submission (REJECTED was delivered, and handled, here). */
+		/* 0: refused at submission (REJECTED was delivered, and handled, here). */
 		j->tk = start(R, &j->spec, j->agent, now, ctx);
-		if (j->tk == NULL && j->state == SJ_STARTED) /* refused without an event */
+		if (j->tk == 0 && j->state == SJ_STARTED) /* refused without an event */
 			refuse(s, j, true);
 		break;
 	case RUSK_PLAN_PREEMPT:
@@ -584,10 +587,10 @@ void drv_sched_event(run *R, rusk_dispatch_event *ev)
 		pthread_mutex_unlock(&s->mu);
 		return;
 	}
-	bool current = j->tk == ev->job && j->tk != NULL;
+	bool current = j->tk == ev->job && j->tk != 0;
 	switch (ev->kind) {
 	case RUSK_EV_PLACED:
-		if (j->state == SJ_STARTED && j->tk == NULL)
+		if (j->state == SJ_STARTED && j->tk == 0)
 			j->tk = ev->job; /* placed before its submission returned */
 		current = j->tk == ev->job && j->state == SJ_STARTED;
 		if (!current) {
@@ -604,12 +607,17 @@ void drv_sched_event(run *R, rusk_dispatch_event *ev)
 	case RUSK_EV_DONE:
 		s->held -= j->spec.rus;
 		if (current && j->state == SJ_RUNNING && !s->closed) {
-			j->tk = NULL;
+			j->tk = 0;
 			done(R, s, j, ev->time_ns);
 		}
 		break;
 	case RUSK_EV_REJECTED:
-		if (current || (j->state == SJ_STARTED && j->tk == NULL))
+		if (ev->error == RUSK_ESTOPPED && s->closed) {
+			/* Still queued when the run stopped: unfinished, not refused. */
+			s->held -= j->spec.rus;
+			if (current)
+				j->tk = 0;
+		} else if (current || (j->state == SJ_STARTED && j->tk == 0))
 			refuse(s, j, true);
 		else
 			s->held -= j->spec.rus; /* an orphan's */

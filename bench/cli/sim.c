@@ -45,7 +45,8 @@ enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PL
 typedef struct event {
 	uint64_t t, seq;
 	run_task *tk;
-	uint32_t agent, tenure;
+	uint64_t tenure; /* EV_COMPLETE: the tenure key it ends (dispatch_impl.h) */
+	uint32_t agent;
 	uint8_t kind;
 } event;
 
@@ -68,9 +69,9 @@ typedef struct evq {
 	uint64_t seq;
 } evq;
 
-static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint32_t tenure)
+static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint64_t tenure)
 {
-	if (!ev_heap_push(&q->h, (event){t, q->seq++, tk, agent, tenure, kind}))
+	if (!ev_heap_push(&q->h, (event){t, q->seq++, tk, tenure, agent, kind}))
 		drv_oom_exit("growing the simulator's event heap");
 }
 
@@ -258,7 +259,7 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 			S->backoff_ns[i] = S->min_ns;
 			pl.sample_ns = a->dec_ns;
 			pl.commit_ns = S->commit_ns;
-			if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t))
+			if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
 				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk,
 				        rusk_disp_tenure(tk));
 		} else {
@@ -298,7 +299,7 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		pl.attempts = a->tries;
 		pl.sample_ns = a->dec_ns;
 		pl.commit_ns = S->commit_ns * a->tries;
-		if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t))
+		if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
 			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, rusk_disp_tenure(tk));
 		a->cur = NULL;
 		agent_step(S, i, t);
@@ -315,30 +316,33 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 }
 
 /* --sched: the planner started a job at t: it enters its agent's queue (counted as
- * submitted to the agents); NULL when the dispatcher refused it (REJECTED delivered). */
-static rusk_dtask *sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t t, void *ctx)
+ * submitted to the agents); 0 when the dispatcher refused it (REJECTED delivered). */
+static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t t, void *ctx)
 {
 	int rc;
 	R->submitted++;
-	run_task *tk = rusk_disp_job(R->d, spec, t, &rc);
+	run_task *tk = rusk_disp_job(R->d, spec, agent, t, &rc);
 	if (tk == NULL) {
 		R->rejected++;
-		return NULL;
+		return 0;
 	}
 	run_agent *a = &R->ag[agent];
 	if (!rusk_disp_reserve(a->da, 1))
 		drv_oom_exit("growing an agent's queue");
 	rusk_disp_enqueue(a->da, tk);
 	wake(ctx, agent, t);
-	return tk;
+	return tk->id;
 }
 
 /* --sched: the planner stopped job tk at t: ended now if it runs (its pending completion
- * event finds the tenure over); false if it is still queued. */
-static bool sim_stop(run *R, rusk_dtask *tk, uint64_t t, void *ctx)
+ * event finds the tenure over), cancelled if it is still queued (its agent drops it when
+ * it next takes it: REJECTED, RUSK_ECANCELED). */
+static void sim_stop(run *R, rusk_dtask_id tk, uint64_t t, void *ctx)
 {
+	(void)t;
 	(void)ctx;
-	return rusk_disp_end(R->d, tk, rusk_disp_tenure(tk), t);
+	if (rusk_dispatch_complete(R->d, tk) == RUSK_ENOTRUNNING)
+		(void)rusk_dispatch_cancel(R->d, tk);
 }
 
 static double wall_s(void)
@@ -435,7 +439,7 @@ int rusk_cmd_sim(int argc, char **argv)
 			} else {
 				R.submitted++;
 				if (made)
-					tk = rusk_disp_job(R.d, &spec, e.t, &rc);
+					tk = rusk_disp_job(R.d, &spec, a->index, e.t, &rc);
 				if (tk == NULL) {
 					R.rejected++;
 				} else {

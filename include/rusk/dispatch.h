@@ -12,26 +12,66 @@
  * call, per-agent counters and delay histograms, and a shutdown that accounts for every
  * task. The embedder learns what happens through one callback (rusk_dispatch_event).
  *
+ * A task that does not fit waits aside. When an agent's view has no room for a task (no
+ * machine with m free RUs for a whole-machine task, fewer than m free for a gang, ...),
+ * the task leaves the queue for the agent's aside list until the agent's view next syncs
+ * (only a sync, or the agent's own preemptions, can show it more room), and the tasks
+ * behind it go on; a task no smaller and no less constrained than one that just failed
+ * goes aside without a try. Aside tasks come back, in their order, at the front of the
+ * retry list. A multi-RU task that has come back `reserve_syncs` times without fitting
+ * becomes its agent's reservation (one per agent): it is placed incrementally within its
+ * placement kind, keeping the RUs it wins while it waits for the rest on the same machine
+ * (rack), so that tasks taking every RU as it frees cannot starve it (a backfilling
+ * scheduler's reservation, held in the master state where every agent respects it). It
+ * runs only once it holds all its RUs (PLACED), whatever its commit mode says.
+ *
+ * Handles. A submitted task is named by a rusk_dtask_id: its job slot and that slot's use. The
+ * value is also the owner id of its leases in the master array (rusk/ru.h). A handle
+ * stays valid until the task's terminal event (DONE or REJECTED); afterwards every call
+ * with it returns RUSK_ESTALE and touches nothing, even once its slot serves another
+ * task (uses are counted modulo 2^32 per slot, so a handle kept across 2^32 reuses of its
+ * slot could alias; no other aliasing).
+ *
+ * Every submitted task ends with exactly one terminal event: DONE (it ran and its RUs
+ * were released, by its timer, rusk_dispatch_complete or rusk_dispatch_destroy) or
+ * REJECTED with a reason (`error`: refused at submission, refused by the kernel, cancelled
+ * by rusk_dispatch_cancel, or still queued when the dispatcher stopped: RUSK_ESTOPPED).
+ *
  * Threads. rusk_dispatch_start runs one thread per agent and one completer. An idle agent
  * spins briefly, then parks on an event count (Concurrency Kit's ck_ec over a futex) and
- * is woken by the next submission, its view's next sync, its next admission check or a
- * stop: the hand-off costs one wake-up, not a polling period. The callback runs on the
- * agent thread (PLACED, PREEMPTED, REJECTED by the kernel), on the completer (DONE) or on
- * the submitting thread (REJECTED at submission), on the failing thread (REVOKED) or on
- * the destroying thread (DONE); it must not block, and may call rusk_dispatch_submit and
- * rusk_dispatch_complete (but a job runs only once its PLACED callback has returned:
- * completing it from there gets RUSK_EAGAIN; set ev->run_ns = 0 to end it at once).
+ * is woken by the next submission, its view's next sync, its next admission check, a
+ * cancellation or a stop: the hand-off costs one wake-up, not a polling period.
  *
- * One dispatcher per cluster: preemption and rusk_dispatch_revoked find a job by the
- * kernel task id that holds an RU, and ids of tasks placed by anything else on the
- * cluster (another dispatcher, the embedder's own agents) would name jobs of d.
+ *   call                          from                     concurrently with
+ *   rusk_dispatch_create/destroy  any thread               nothing else on d (destroy);
+ *                                                          no rusk_machine_fail on c
+ *   rusk_dispatch_submit          any thread               every call but destroy
+ *   rusk_dispatch_complete        registered thread        every call but destroy
+ *   rusk_dispatch_cancel          any thread               every call but destroy
+ *   rusk_dispatch_start/stop      one controlling thread   submit, complete, cancel
+ *   rusk_dispatch_close/drained   any thread               every call but destroy
+ *   rusk_dispatch_stats_get       any thread               every call but destroy
+ *   rusk_dispatch_check           after stop               (exact only then)
+ *
+ * Events are delivered on: the agent thread (PLACED, PREEMPTED, WAITING, REJECTED by the
+ * kernel, by a cancellation or at a stop), the completer (DONE), the submitting thread
+ * (REJECTED at submission), the completing thread (DONE), the failing thread (REVOKED),
+ * the stopping or destroying thread (REJECTED with RUSK_ESTOPPED for a dispatcher never
+ * started, DONE). The callback must not block; it may call rusk_dispatch_submit,
+ * rusk_dispatch_complete and rusk_dispatch_cancel (a job runs only once its PLACED
+ * callback has returned: completing it from there gets RUSK_ENOTRUNNING; set ev->run_ns =
+ * 0 to end it at once).
+ *
+ * One dispatcher per cluster (a second gets RUSK_EBUSY): it attaches to the cluster and
+ * learns of machine failures by itself (rusk_machine_fail revokes its tasks on the failed
+ * machine whatever callback the caller passes). Preemption and revocation act only on
+ * leases the dispatcher's own tasks hold: RUs the embedder holds directly, under any id,
+ * are left alone.
  *
  * Accounting, checked by rusk_dispatch_check:
- *   submitted = placed - preempted - revoked + rejected + queued
- * where "queued" is what the agents still held when they stopped.
- *
- * A job is a slot of the dispatcher (max_jobs of them); it is the embedder's from
- * rusk_dispatch_submit until its DONE or REJECTED event, after which the slot is reused.
+ *   submitted = placed - preempted - revoked + rejected + queued_end
+ * where "queued_end" is what the agents still held when they stopped (each got REJECTED
+ * with RUSK_ESTOPPED) and "rejected" includes cancellations.
  */
 #ifndef RUSK_DISPATCH_H
 #define RUSK_DISPATCH_H
@@ -49,25 +89,45 @@ extern "C" {
 #endif
 
 typedef struct rusk_dispatch rusk_dispatch;
-typedef struct rusk_dtask rusk_dtask;
 
-/* What the embedder submits. Copied by rusk_dispatch_submit (preferred included). */
+/* A submitted task's handle (see "Handles" above); 0 is never a task. */
+typedef uint64_t rusk_dtask_id;
+
+/* The dispatcher's handles, which are also its tasks' lease owner ids, lie in
+ * [RUSK_DISPATCH_ID_BASE, RUSK_TASK_ID_MAX]. An embedder that commits tasks of its own on
+ * the same cluster (rusk_agent_place) gives them ids below it; the dispatcher never
+ * preempts or revokes an RU whose owner lies below it, nor one its own task does not hold
+ * under that lease. */
+#define RUSK_DISPATCH_ID_BASE (UINT64_C(1) << 39)
+
+/* How a multi-RU task commits (rusk_dtask_spec.commit). */
+typedef enum rusk_commit_mode {
+	RUSK_COMMIT_DEFAULT = 0,     /* the dispatcher's rusk_dispatch_params.gang */
+	RUSK_COMMIT_GANG = 1,        /* all its RUs in one all-or-nothing commit */
+	RUSK_COMMIT_INCREMENTAL = 2, /* it keeps the RUs it wins and waits for the rest, where
+	                              * its placement kind allows (the same machine, the same
+	                              * rack, other machines for spread); it runs once it holds
+	                              * them all */
+} rusk_commit_mode;
+
+/* What the embedder submits. Copied by rusk_dispatch_submit (preferred excepted). */
 typedef struct rusk_dtask_spec {
 	uint32_t rus;              /* RUs wanted, >= 1 */
 	uint8_t priority;          /* > 0: bypasses queued tasks and admission, may preempt */
 	uint64_t run_ns;           /* ended run_ns after its placement by the completer;
 	                            * RUSK_RUN_UNTIL_COMPLETE: by rusk_dispatch_complete */
 	uint64_t submit_ns;        /* its submission time on the cluster clock (delays count
-	                            * from it); 0: now */
+	                            * from it; a time still to come counts as now); 0: now */
 	const uint32_t *preferred; /* preferred machines (quality model SCORE), may be NULL;
 	                            * not copied: valid until its DONE or REJECTED event */
 	uint32_t n_preferred;
 	rusk_profile profile; /* interference it causes (quality model INTERFERENCE) */
 	void *user;           /* the embedder's, handed back in every event */
 	uint8_t placement;    /* rusk_placement_pref (default ANY) */
+	uint8_t commit;       /* rusk_commit_mode (default: the dispatcher's) */
 	rusk_vec_demand vec;  /* memory and GPUs on its machine (rusk/vec.h): such a task is
-	                       * placed whole on one machine, whatever placement and the
-	                       * dispatcher's gang say; all zero: RUs only */
+	                       * placed whole on one machine in one commit, whatever placement
+	                       * and commit say; all zero: RUs only */
 } rusk_dtask_spec;
 
 #define RUSK_RUN_UNTIL_COMPLETE UINT64_MAX
@@ -75,10 +135,11 @@ typedef struct rusk_dtask_spec {
 typedef enum rusk_dispatch_event_kind {
 	RUSK_EV_PLACED = 0,    /* all its RUs are committed: leases[0..n_leases) */
 	RUSK_EV_PREEMPTED = 1, /* a high-priority task took its RUs: it is queued again */
-	RUSK_EV_DONE = 2,      /* ended (timer or rusk_dispatch_complete), RUs released */
-	RUSK_EV_REJECTED = 3,  /* refused: `error` says why; its slot is free again */
-	RUSK_EV_REVOKED = 4,   /* its machine failed (rusk_dispatch_revoked): its other RUs
-	                        * were released and it is queued again */
+	RUSK_EV_DONE = 2,      /* ended (timer, rusk_dispatch_complete or destroy), RUs
+	                        * released: terminal */
+	RUSK_EV_REJECTED = 3,  /* never ran to its end: `error` says why; terminal */
+	RUSK_EV_REVOKED = 4,   /* its machine failed: its other RUs were released and it is
+	                        * queued again */
 	RUSK_EV_WAITING = 5,   /* admission control holds it back for the first time: `admit`
 	                        * is the decision (its estimate of when the missing RUs will
 	                        * have been freed, the bound); on the agent's thread */
@@ -86,15 +147,15 @@ typedef enum rusk_dispatch_event_kind {
 
 typedef struct rusk_dispatch_event {
 	rusk_dispatch_event_kind kind;
-	uint32_t agent;  /* the agent that placed, preempted or refused it (REVOKED: 0;
-	                  * REJECTED after a revocation: UINT32_MAX) */
-	int error;       /* REJECTED: RUSK_EINVAL / RUSK_EINFEASIBLE (the kernel's verdict,
-	                  * see rusk_task_check), RUSK_EAGAIN (its agent's queue was full),
-	                  * RUSK_ENOMEM, RUSK_ESTOPPED (submitted, or revoked and to be
-	                  * queued again, after stop began); REVOKED: RUSK_EOFFLINE; else
-	                  * RUSK_OK */
-	rusk_dtask *job; /* valid until the callback returns for DONE and REJECTED */
-	uint64_t id;     /* the kernel task id (lease owner) of this tenure */
+	uint32_t agent;    /* the agent that placed, preempted or refused it (REVOKED: 0;
+	                    * REJECTED after a revocation: UINT32_MAX) */
+	int error;         /* REJECTED: RUSK_EINVAL / RUSK_EINFEASIBLE (the kernel's verdict,
+	                    * see rusk_task_check), RUSK_EFULL (its agent's queue or the job
+	                    * slots were full), RUSK_ENOMEM, RUSK_ECANCELED (rusk_dispatch_cancel),
+	                    * RUSK_ESTOPPED (submitted after stop began, or still queued when
+	                    * the agents stopped); REVOKED: RUSK_EOFFLINE; else RUSK_OK */
+	rusk_dtask_id job; /* its handle, also the owner id of its leases (0: REJECTED at
+	                    * submission, before it had one) */
 	void *user;
 	const rusk_lease *leases; /* PLACED: its leases, valid while it runs */
 	uint32_t n_leases;
@@ -109,99 +170,125 @@ typedef struct rusk_dispatch_event {
 typedef void (*rusk_dispatch_cb)(void *arg, rusk_dispatch_event *ev);
 
 typedef struct rusk_dispatch_params {
-	uint32_t agents;   /* >= 1 */
-	uint32_t batch;    /* tasks an agent takes per round before it ticks its view again
-	                    * (default 100, ParSync §4.3) */
-	uint32_t ring;     /* per-agent submission queue, a power of two (default 65536) */
-	uint32_t spin_ns;  /* an idle agent polls its queue this long before it parks
-	                    * (default 2000: a longer spin buys a little delay with CPU) */
-	uint64_t max_jobs; /* job slots (default 1 << 20) */
+	uint32_t agents;        /* >= 1 */
+	uint32_t batch;         /* tasks an agent takes per round before it ticks its view again
+	                         * (default 100, ParSync §4.3) */
+	uint32_t ring;          /* per-agent submission queue, a power of two (default 65536) */
+	uint32_t spin_ns;       /* an idle agent polls its queue this long before it parks
+	                         * (default 2000: a longer spin buys a little delay with CPU) */
+	uint64_t max_jobs;      /* job slots: tasks submitted and not yet ended (default 1 << 20);
+	                         * memory for them is taken as they are first used */
+	uint32_t reserve_syncs; /* a multi-RU task aside for this many of its agent's view
+	                         * syncs becomes the agent's reservation (default 2; 0: never) */
 	/* Agent i's parameters: agent_params(arg, i, out), or, when NULL, the defaults of
 	 * rusk_agent_params_init for a DiffSync policy over `agents` agents. */
 	void (*agent_params)(void *arg, uint32_t i, rusk_agent_params *out);
 	rusk_admit *admit;          /* admission control (not owned), or NULL */
 	rusk_quality_model quality; /* for admission's contention vectors */
-	bool gang;                  /* multi-RU tasks all-or-nothing (default incremental) */
+	bool gang;                  /* multi-RU tasks all-or-nothing by default (default false:
+	                             * incremental; rusk_dtask_spec.commit overrides it) */
 	uint64_t seed;              /* victim sampling of preemption */
 	rusk_dispatch_cb on_event;  /* may be NULL */
 	void *arg;
 } rusk_dispatch_params;
 
-/* Defaults documented above, for n agents. */
+/* Defaults documented above, for n agents. NULL is ignored. Any thread. */
 void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t agents);
 
 /*
  * rusk_dispatch_create: a dispatcher on c (which must outlive it) with its agents and
- * queues; nothing runs until rusk_dispatch_start. RUSK_EINVAL (message in err) for bad
- * parameters, RUSK_ENOMEM. Any thread.
+ * queues, attached to c; nothing runs until rusk_dispatch_start. RUSK_EINVAL (message in
+ * err) for bad parameters, RUSK_EBUSY when c has a dispatcher already, RUSK_ENOMEM (message
+ * in err). Any thread, not concurrently with a topology change of c.
  */
 int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params *p, rusk_dispatch **out,
                          char *err, size_t errlen);
 /* Stops it if running (rusk_dispatch_stop), ends the tasks still running until completed
- * (their RUs go back to the cluster; DONE on this thread) and frees it. Not concurrently
- * with any other call on d. */
+ * (their RUs go back to the cluster; DONE on this thread), detaches it from its cluster and
+ * frees it. It costs what the run used, not max_jobs. Not concurrently with any other
+ * call on d. NULL is ignored. */
 void rusk_dispatch_destroy(rusk_dispatch *d);
 
 /*
  * rusk_dispatch_submit: queues a task on agent `agent` (UINT32_MAX: round robin). Any
- * thread, lock-free. Returns RUSK_OK (and the job in *out, may be NULL); RUSK_EINVAL or
- * RUSK_EINFEASIBLE for a task the kernel could never place (rusk_task_check), RUSK_EAGAIN
- * when the agent's queue or the job slots are full, RUSK_ESTOPPED after stop began; in
- * each of these cases a REJECTED event was delivered on this thread first and the task
- * counts as rejected. d or s NULL, or `agent` out of range: RUSK_EINVAL, nothing
- * delivered nor counted.
+ * thread, lock-free. Returns RUSK_OK (and its handle in *out, which may be NULL);
+ * RUSK_EINVAL or RUSK_EINFEASIBLE for a task the kernel could never place
+ * (rusk_task_check), RUSK_EFULL when the agent's queue or the job slots are full,
+ * RUSK_ENOMEM, RUSK_ESTOPPED after stop began; in each of these cases a REJECTED event
+ * was delivered on this thread first and the task counts as rejected. d or s NULL, an
+ * unknown commit mode, or `agent` out of range: RUSK_EINVAL, nothing delivered nor
+ * counted.
  */
 int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
-                         rusk_dtask **out);
+                         rusk_dtask_id *out);
 
 /*
- * rusk_dispatch_complete: the embedder says job j has ended (any run_ns): its RUs are
- * released and DONE is delivered on this thread. RUSK_OK; RUSK_EAGAIN if it is not running
- * now (queued, or preempted and not yet placed again: call again after its next PLACED);
- * RUSK_EINVAL for a job not of d. Any registered thread (rusk_thread_register).
+ * rusk_dispatch_complete: the embedder says `job` has ended (any run_ns): its RUs are
+ * released and DONE is delivered on this thread. RUSK_OK; RUSK_ENOTRUNNING if it is
+ * queued (not placed yet, or preempted or revoked and not placed again: call again after
+ * its next PLACED, or cancel it); RUSK_ESTALE if it has ended (DONE or REJECTED) — also
+ * when its slot now serves another task, which is left alone; RUSK_EINVAL for d NULL or a
+ * value that was never a handle of d. Any registered thread (rusk_thread_register).
  */
-int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask *j);
+int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job);
 
 /*
- * rusk_dispatch_revoked: a rusk_revoke_fn for rusk_machine_fail(c, m, rusk_dispatch_revoked,
- * d): the running task holding `lease` loses its tenure (its other RUs are released),
- * REVOKED is delivered on the failing thread, and it goes back to an agent's queue with
- * its delay counted from now; a task not of d, or no longer running, is left alone (an
- * incremental task still waiting for RUs gives back what it holds when its agent next
+ * rusk_dispatch_cancel: withdraws a queued task. RUSK_OK: it will not run; its agent
+ * gives back any RUs it holds (an incremental task waiting for the rest) and delivers
+ * REJECTED with RUSK_ECANCELED on its thread (at once if it is idle, else after the task
+ * it is placing; for a dispatcher not started, at stop). A cancel that races with the
+ * task's placement wins or loses as a whole: either REJECTED or PLACED follows, never
+ * both. RUSK_ERUNNING if it runs (complete it instead), RUSK_ESTALE if it has ended or
+ * was cancelled before, RUSK_EINVAL as for complete. Any thread, lock-free.
+ */
+int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job);
+
+/*
+ * rusk_dispatch_revoked: a rusk_revoke_fn for rusk_machine_fail. Since the dispatcher
+ * attaches to its cluster, passing it is optional (the failure reaches the dispatcher
+ * either way, once). The running task holding `lease` loses its tenure (its other RUs are
+ * released), REVOKED is delivered on the failing thread, and it goes back to an agent's
+ * queue with its delay counted from now; a lease that no task of d holds is left alone
+ * (an incremental task still waiting for RUs gives back what it holds when its agent next
  * takes it). Any registered thread.
  */
 void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *d);
 
 /* Starts the agent threads and the completer. RUSK_ENOMEM (threads) after stopping what
- * started. Once: RUSK_EINVAL when started before or stopped. */
+ * started. Once: RUSK_EINVAL when started before or stopped, or d NULL. */
 int rusk_dispatch_start(rusk_dispatch *d);
 
 /* rusk_dispatch_close: no more submissions (RUSK_ESTOPPED); each agent stops once it has
  * placed (or refused) everything it holds. Returns at once. Any thread, idempotent. */
 void rusk_dispatch_close(rusk_dispatch *d);
-/* Whether every agent has stopped after rusk_dispatch_close (all queued work done). */
+/* Whether every agent has stopped after rusk_dispatch_close (all queued work done).
+ * False for NULL. */
 bool rusk_dispatch_drained(const rusk_dispatch *d);
 
 /*
  * rusk_dispatch_stop: no more submissions; with `drain`, waits until the agents have
  * placed (or refused) everything queued; then stops and joins the threads. Tasks still
- * queued stay counted as queued (stats.queued_end; also what was submitted to a
- * dispatcher never started); running tasks with a finite run_ns are ended and released
- * (DONE); those with RUSK_RUN_UNTIL_COMPLETE keep their RUs until rusk_dispatch_complete
- * (or rusk_dispatch_destroy). Without drain every wait inside wakes on the stop. A drain
- * waits for room as long as it takes: a queued task that needs RUs held by tasks nobody
- * completes, or on machines that stay down, keeps it waiting (parked, no CPU) until
- * another thread completes them or brings machines up; to bound it, call
+ * queued then (also what was submitted to a dispatcher never started) get REJECTED with
+ * RUSK_ESTOPPED and count as stats.queued_end; running tasks with a finite run_ns are
+ * ended and released (DONE); those with RUSK_RUN_UNTIL_COMPLETE keep their RUs until
+ * rusk_dispatch_complete (or rusk_dispatch_destroy). Without drain every wait inside wakes
+ * on the stop. A drain waits for room as long as it takes: a queued task that needs RUs
+ * held by tasks nobody completes, or on machines that stay down, keeps it waiting (parked,
+ * no CPU) until another thread completes them or brings machines up; to bound it, call
  * rusk_dispatch_close, poll rusk_dispatch_drained until a deadline of yours, then
- * rusk_dispatch_stop(d, false). Idempotent, from one thread. Not from a callback.
+ * rusk_dispatch_stop(d, false). Idempotent, from one thread. Not from a callback. NULL is
+ * ignored.
  */
 void rusk_dispatch_stop(rusk_dispatch *d, bool drain);
 
 typedef struct rusk_dispatch_stats {
 	uint64_t submitted, placed, rejected, preempted, revoked, released, queued_end;
+	uint64_t cancelled;              /* of rejected: by rusk_dispatch_cancel */
 	uint64_t requeued;               /* placement calls that gave the task back (RUSK_EAGAIN) */
 	uint64_t attempts, commits_lost; /* commit attempts, and those that lost an RU */
 	uint64_t admission_waited;       /* tasks admission control held back */
+	uint64_t aside;                  /* times a task was put aside for want of room */
+	uint64_t reservations;           /* tasks that became their agent's reservation */
 	uint64_t queued;                 /* in the agents' queues now (approximate while running) */
 	/* scheduling delay of placed tasks (submission or preemption to placement), ns */
 	uint64_t delay_p50_ns, delay_p99_ns, delay_p999_ns, delay_max_ns;
@@ -209,11 +296,13 @@ typedef struct rusk_dispatch_stats {
 	double agent_cpu_s; /* CPU time of the agent threads (after stop) */
 } rusk_dispatch_stats;
 
-/* Sums over every agent (relaxed reads: exact after stop). Any thread. */
+/* Sums over every agent (relaxed reads: exact after stop) into *out. d or out NULL:
+ * nothing (out zeroed when not NULL). Any thread. */
 void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_stats *out);
-/* The accounting identities above, after stop: RUSK_OK or RUSK_EINVAL (message in err). */
+/* The accounting identity above, after stop: RUSK_OK, or RUSK_EINVAL (message in err) when
+ * it fails or d is NULL. */
 int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t errlen);
-/* Agent i's kernel agent (its view, parameters). */
+/* Agent i's kernel agent (its view, parameters); NULL for d NULL or i out of range. */
 rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i);
 
 #ifdef __cplusplus

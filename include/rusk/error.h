@@ -17,7 +17,9 @@ enum rusk_err {
 	RUSK_ECONFLICT = -3, /* commit lost: the RU is taken by another task */
 	RUSK_ENOTOWNER = -4, /* release of an RU held by another task (foreign release) */
 	RUSK_EFREE = -5,     /* release of an RU that is already free (double release) */
-	RUSK_ESTALE = -6,    /* lease generation does not match: released and retaken since */
+	RUSK_ESTALE = -6,    /* what a lease or a handle names has ended: a lease's RU was released
+	                      * and taken again since, a dispatcher job's task is over and its
+	                      * slot may serve another task (rusk/dispatch.h) */
 	RUSK_ERANGE = -7,    /* an RU, machine or partition index is out of range */
 	RUSK_EIO = -8,       /* a file could not be opened or read */
 	RUSK_EPARSE = -9,    /* malformed input (the message names file:line) */
@@ -33,6 +35,14 @@ enum rusk_err {
 	RUSK_EINFEASIBLE = -18, /* the task asks for more than the cluster could ever give
 	                         * (rusk_task_check says which field): re-queuing cannot help */
 	RUSK_ESTOPPED = -19,    /* the dispatcher is stopping: no new work (rusk/dispatch.h) */
+	RUSK_EFULL = -20,       /* a bounded queue or table is full (a dispatcher's agent queue
+	                         * or its job slots): nothing was taken; submit again later */
+	RUSK_ENOTRUNNING = -21, /* the dispatcher's task is queued, not running (not placed yet,
+	                         * or preempted or revoked and queued again): complete it after
+	                         * its next PLACED event, or cancel it */
+	RUSK_ERUNNING = -22,    /* the dispatcher's task is running: it can only be completed */
+	RUSK_ECANCELED = -23,   /* REJECTED event: the task was cancelled (rusk_dispatch_cancel) */
+	RUSK_ENOMODEL = -24,    /* no model published yet (classifier, predictor): train first */
 };
 
 /*

@@ -91,6 +91,8 @@ typedef struct rusk_task {
 	const rusk_lease *held; /* RUs it already holds ("Held RUs" below); n_held 0: none
 	                         * (held may then be NULL). Not counted in rus */
 	uint32_t n_held;
+	bool reserve; /* with gang false: may start with fewer RUs than the view shows room for
+	               * ("Reservations" below) */
 } rusk_task;
 /*
  * Held RUs (`held`, `n_held`): an incremental task (gang false) that was placed in part
@@ -115,6 +117,16 @@ typedef struct rusk_task {
  * than the cluster has machines (SPREAD) or RUs (ANY). Only the leases' RUs are read, not
  * their owners: the caller vouches that the task holds them. A gang task may list held
  * RUs too: its `rus` then come all at once, beside them.
+ *
+ * Reservations (`reserve`, incremental tasks only). An incremental task normally starts
+ * only when the view shows room for all of it (rus free RUs; for MACHINE or RACK a group
+ * with rus free); conflicts may then leave it holding part. A reserving one starts with
+ * what there is: at least one free RU anywhere (ANY), the drawn group with the most free
+ * RUs (MACHINE, RACK; ties by quality), the machines there are (SPREAD); it keeps them and
+ * gets the rest beside them, as they free (Held RUs). That is a backfilling scheduler's
+ * reservation held in the master array, where every agent respects it; the caller bounds
+ * how many exist at once, since two reserving tasks that share a group can wait on each
+ * other for ever (the dispatcher keeps one per agent and gives up one that stops growing).
  */
 
 /* What one placement call did. */
