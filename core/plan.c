@@ -111,14 +111,14 @@ struct rusk_plan {
 	size_t scratch_jobs;
 };
 
-const char *rusk_plan_mode_name(rusk_plan_mode m)
+RUSK_EXPORT const char *rusk_plan_mode_name(rusk_plan_mode m)
 {
 	static const char *const names[] = {"3sigma", "point-real", "point-perfect", "prio",
 	                                    "fifo"};
 	return (unsigned)m < RUSK_PLAN_MODES ? names[m] : "?";
 }
 
-void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity)
+RUSK_EXPORT void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity)
 {
 	*p = (rusk_plan_params){.mode = m,
 	                        .capacity = capacity,
@@ -176,7 +176,8 @@ static int check_params(const rusk_plan_params *p, char *err, size_t errlen)
 #undef BAD
 }
 
-int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err, size_t errlen)
+RUSK_EXPORT int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err,
+                                 size_t errlen)
 {
 	if (out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no place for the planner");
@@ -193,7 +194,7 @@ int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err, size
 	return RUSK_OK;
 }
 
-void rusk_plan_destroy(rusk_plan *p)
+RUSK_EXPORT void rusk_plan_destroy(rusk_plan *p)
 {
 	if (p == NULL)
 		return;
@@ -207,12 +208,12 @@ void rusk_plan_destroy(rusk_plan *p)
 	free(p);
 }
 
-size_t rusk_plan_size(const rusk_plan *p)
+RUSK_EXPORT size_t rusk_plan_size(const rusk_plan *p)
 {
 	return p->n;
 }
 
-void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out)
+RUSK_EXPORT void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out)
 {
 	*out = p->st;
 }
@@ -328,7 +329,8 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	return RUSK_OK;
 }
 
-double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j, double start_s)
+RUSK_EXPORT double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j,
+                                              double start_s)
 {
 	pjob *pj = malloc(sizeof *pj);
 	if (pj == NULL || check_params(p, NULL, 0) != RUSK_OK || load_job(p, j, pj) != RUSK_OK ||
@@ -352,7 +354,7 @@ static pjob *find_job(rusk_plan *p, uint64_t id)
 	return NULL;
 }
 
-int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *in)
+RUSK_EXPORT int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *in)
 {
 	if (p == NULL || in == NULL || find_job(p, in->id) != NULL)
 		return RUSK_EINVAL;
@@ -382,7 +384,7 @@ static void remove_at(rusk_plan *p, size_t i)
 	p->jobs[i] = p->jobs[--p->n];
 }
 
-int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
+RUSK_EXPORT int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
 {
 	(void)now;
 	if (p == NULL)
@@ -394,7 +396,7 @@ int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
 	return RUSK_OK;
 }
 
-int rusk_plan_cancel(rusk_plan *p, uint64_t id)
+RUSK_EXPORT int rusk_plan_cancel(rusk_plan *p, uint64_t id)
 {
 	if (p == NULL)
 		return RUSK_EINVAL;
@@ -965,8 +967,8 @@ out:
 	return rc;
 }
 
-int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out, size_t cap,
-                   size_t *n, rusk_plan_tick_info *info)
+RUSK_EXPORT int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out,
+                               size_t cap, size_t *n, rusk_plan_tick_info *info)
 {
 	if (p == NULL || n == NULL || !isfinite(now) || now < p->last_now ||
 	    free_cores > p->p.capacity || (out == NULL && p->n > 0))

@@ -17,6 +17,13 @@
  * and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by default in every
  * build type but Release and MinSizeRel (RelWithDebInfo, Debug and all sanitizer builds
  * have it; a library compiled without NDEBUG too); Release compiles the checks away.
+ *
+ * ThreadSanitizer. liburcu 0.13 and Concurrency Kit 0.7 synchronise in ways TSan does not
+ * model (inline-assembly barriers), so a TSan run of a program using rusk may report races
+ * inside their functions (never in rusk's, whose edges are annotated in TSan builds of
+ * rusk). The suppressions rusk's own tests use are installed as share/rusk/tsan.supp
+ * (TSAN_OPTIONS=suppressions=<prefix>/share/rusk/tsan.supp); they name only liburcu's and
+ * ck's functions.
  */
 #ifndef RUSK_SYNC_H
 #define RUSK_SYNC_H
