@@ -107,6 +107,8 @@ RUSK_EXPORT const char *rusk_cls_kind_name(rusk_cls_kind k)
 
 RUSK_EXPORT void rusk_cls_params_init(rusk_cls_params *p, uint32_t cols)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->cols = cols;
 	p->rank = 4;

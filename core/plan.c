@@ -120,6 +120,8 @@ RUSK_EXPORT const char *rusk_plan_mode_name(rusk_plan_mode m)
 
 RUSK_EXPORT void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity)
 {
+	if (p == NULL)
+		return;
 	*p = (rusk_plan_params){.mode = m,
 	                        .capacity = capacity,
 	                        .slots = 16,
@@ -210,12 +212,13 @@ RUSK_EXPORT void rusk_plan_destroy(rusk_plan *p)
 
 RUSK_EXPORT size_t rusk_plan_size(const rusk_plan *p)
 {
-	return p->n;
+	return p != NULL ? p->n : 0;
 }
 
 RUSK_EXPORT void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out)
 {
-	*out = p->st;
+	if (out != NULL)
+		*out = p != NULL ? p->st : (rusk_plan_stats){0};
 }
 
 /* ---- a job's runtime model -------------------------------------------------------- */
@@ -314,6 +317,8 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	if (p->mode == RUSK_PLAN_POINT_PERFECT &&
 	    (!(in->true_run_s >= 0) || !isfinite(in->true_run_s)))
 		return RUSK_EINVAL;
+	if (in->dist != NULL && in->dist->n_bins > RUSK_DIST_MAX_BINS)
+		return RUSK_EINVAL; /* not a histogram: copying it would read past it */
 	memset(j, 0, sizeof *j);
 	j->id = in->id;
 	j->cores = in->cores;
