@@ -25,8 +25,11 @@
  * partition snapshots of rusk/sync.h): classification never takes a lock and always sees
  * one whole model, old or new, while another thread retrains. Readers (rusk_cls_classify,
  * rusk_cls_estimate_row, rusk_classifier_classify) must run on threads registered with
- * rusk_thread_register(). Writers (rows, feedback, retrain) may be called from any
- * threads; they serialise on the object's training store, never with readers.
+ * rusk_thread_register(): a retrain frees the model it replaces once a grace period ends,
+ * and grace periods wait for registered readers only. RUSK_DEBUG builds refuse a reader
+ * on an unregistered thread with RUSK_ENOTREG, as the agent calls do (rusk/sync.h,
+ * "Checks"); other builds do not check. Writers (rows, feedback, retrain) may be called
+ * from any threads; they serialise on the object's training store, never with readers.
  *
  * Ground truth. rusk_cls_truth_generate builds the four matrices from a documented, seeded
  * generative model of workload families (core/classify_gen.c); rusk_cls_matrix_load_csv
@@ -229,14 +232,15 @@ typedef struct rusk_cls_fold_info {
  * every column, except that profiled columns keep their measured value (the mean when
  * given twice). Registered threads; lock-free; takes its own read-side section. info may
  * be NULL. RUSK_EINVAL (c or out NULL, bad entries), RUSK_EAGAIN (no model published
- * yet).
+ * yet), RUSK_ENOTREG (RUSK_DEBUG builds: the calling thread is not registered).
  */
 int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, uint32_t n, double *out,
                       rusk_cls_fold_info *info);
 /*
  * rusk_cls_estimate_row: the published model's reconstruction of training row `row`
  * (every column estimated, measured ones included). Registered threads. RUSK_ERANGE (the
- * row is not in the published model), RUSK_EAGAIN (no model yet), RUSK_EINVAL (NULL).
+ * row is not in the published model), RUSK_EAGAIN (no model yet), RUSK_EINVAL (NULL),
+ * RUSK_ENOTREG (RUSK_DEBUG builds, unregistered thread).
  */
 int rusk_cls_estimate_row(const rusk_cls *c, uint32_t row, double *out);
 

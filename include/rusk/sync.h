@@ -13,10 +13,12 @@
  * Checks (RUSK_DEBUG). A call marked "Registered thread" from a thread that is not
  * registered would read snapshots that grace periods do not protect (a use-after-free).
  * Builds with RUSK_DEBUG refuse it instead: rusk_view_sync, rusk_view_tick (when a step is
- * due), rusk_snapshot_publish, rusk_agent_choose and rusk_agent_place return RUSK_ENOTREG
- * and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by default in every
- * build type but Release and MinSizeRel (RelWithDebInfo, Debug and all sanitizer builds
- * have it; a library compiled without NDEBUG too); Release compiles the checks away.
+ * due), rusk_snapshot_publish, rusk_agent_choose, rusk_agent_place and the classifier's
+ * readers (rusk_cls_classify, rusk_cls_estimate_row, rusk_classifier_classify) return
+ * RUSK_ENOTREG and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by
+ * default in every build type but Release and MinSizeRel (RelWithDebInfo, Debug and all
+ * sanitizer builds have it; a library compiled without NDEBUG too); Release compiles the
+ * checks away.
  *
  * ThreadSanitizer. liburcu 0.13 and Concurrency Kit 0.7 synchronise in ways TSan does not
  * model (inline-assembly barriers), so a TSan run of a program using rusk may report races
