@@ -81,6 +81,8 @@ static inline uint64_t acc_pack(uint32_t b, uint32_t free)
 
 RUSK_EXPORT void rusk_admit_params_init(rusk_admit_params *p)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->buckets = 20;
 	p->seed = 1;
@@ -94,6 +96,8 @@ RUSK_EXPORT void rusk_admit_params_init(rusk_admit_params *p)
 
 RUSK_EXPORT uint32_t rusk_admit_hash(const rusk_admit *a, const double v[RUSK_N_RESOURCES])
 {
+	if (a == NULL || v == NULL)
+		return UINT32_MAX;
 	bool zero = true;
 	for (int i = 0; i < RUSK_N_RESOURCES; i++)
 		zero &= v[i] == 0;
@@ -290,7 +294,7 @@ RUSK_EXPORT rusk_admit *rusk_cluster_admit(const rusk_cluster *c)
 
 RUSK_EXPORT uint32_t rusk_admit_buckets(const rusk_admit *a)
 {
-	return a->p.buckets;
+	return a != NULL ? a->p.buckets : 0;
 }
 
 RUSK_EXPORT int rusk_admit_counts(const rusk_admit *a, uint64_t *out, uint32_t n)
@@ -346,6 +350,8 @@ RUSK_EXPORT int rusk_admit_bucket(const rusk_admit *a, uint32_t b, rusk_admit_bu
 
 RUSK_EXPORT void rusk_admit_roll(rusk_admit *a)
 {
+	if (a == NULL)
+		return;
 	/* The older mark becomes the newest: history = previous window + current one. */
 	uint32_t om = a->old_mark & 1;
 	for (uint32_t b = 0; b < a->p.buckets; b++)
@@ -355,12 +361,15 @@ RUSK_EXPORT void rusk_admit_roll(rusk_admit *a)
 	rusk_store32(&a->old_mark, om ^ 1, RUSK_RELAXED);
 }
 
-static const char *reason_names[] = {"low-load", "matched",    "priority",
-                                     "bound",    "no-history", "scarce"};
+static const char *const reason_names[] = {"low-load",   "matched", "priority", "bound",
+                                           "no-history", "scarce",  "too-long"};
 
 RUSK_EXPORT const char *rusk_admit_reason_name(rusk_admit_reason r)
 {
-	return (unsigned)r < 7 ? reason_names[r] : "unknown";
+	/* Every rusk_admit_reason has a name (RUSK_ADMIT_TOO_LONG once read past the table). */
+	_Static_assert(sizeof reason_names / sizeof reason_names[0] == RUSK_ADMIT_TOO_LONG + 1,
+	               "a name per rusk_admit_reason");
+	return (unsigned)r <= RUSK_ADMIT_TOO_LONG ? reason_names[r] : "unknown";
 }
 
 RUSK_EXPORT int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_quality_model qm,

@@ -107,6 +107,8 @@ RUSK_EXPORT const char *rusk_cls_kind_name(rusk_cls_kind k)
 
 RUSK_EXPORT void rusk_cls_params_init(rusk_cls_params *p, uint32_t cols)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->cols = cols;
 	p->rank = 4;
@@ -751,6 +753,10 @@ RUSK_EXPORT int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, ui
 	if (c == NULL || out == NULL || n > RUSK_CLS_MAX_COLS * 4 ||
 	    check_entries(&c->p, e, n, NULL, 0) != RUSK_OK)
 		return RUSK_EINVAL;
+	/* A retrain may free the model once grace periods end; they wait only for registered
+	 * readers (rusk/sync.h, "Checks"). */
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
 	urcu_memb_read_lock();
 	const model *m = read_model(c);
 	if (m == NULL) {
@@ -794,6 +800,8 @@ RUSK_EXPORT int rusk_cls_estimate_row(const rusk_cls *c, uint32_t row, double *o
 {
 	if (c == NULL || out == NULL)
 		return RUSK_EINVAL;
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
 	urcu_memb_read_lock();
 	const model *m = read_model(c);
 	int rc = m == NULL ? RUSK_EAGAIN : row >= m->rows ? RUSK_ERANGE : RUSK_OK;
@@ -848,6 +856,8 @@ RUSK_EXPORT int rusk_classifier_classify(const rusk_classifier *c, const rusk_cl
 {
 	if (c == NULL || p == NULL || out == NULL)
 		return RUSK_EINVAL;
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
 	for (int k = 0; k < RUSK_CLS_KINDS; k++) {
 		rusk_cls_fold_info fi;
 		int rc = rusk_cls_classify(c->k[k], p->e[k], p->n[k], out->v[k], &fi);

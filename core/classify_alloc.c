@@ -76,6 +76,9 @@ static bool pos(double v)
 /* The shape matches the estimate and every value the model reads is usable. */
 static bool check_rows(const rusk_cls_shape *s, const rusk_cls_job_estimate *e, unsigned flags)
 {
+	for (int k = 0; k < RUSK_CLS_KINDS; k++) /* v[k] holds RUSK_CLS_MAX_COLS values */
+		if (e->cols[k] > RUSK_CLS_MAX_COLS)
+			return false;
 	if (s->su_rus == 0 || s->su_mem_blocks == 0 || s->so_machines == 0 || s->platforms == 0 ||
 	    s->platforms > RUSK_MAX_PLATFORMS ||
 	    (uint64_t)s->su_rus * s->su_mem_blocks != e->cols[RUSK_CLS_SCALE_UP] ||

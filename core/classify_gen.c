@@ -53,6 +53,8 @@ typedef struct family {
 
 RUSK_EXPORT void rusk_cls_gen_params_init(rusk_cls_gen_params *p)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->workloads = 1200;
 	p->families = 6;

@@ -93,6 +93,8 @@ int rusk_cluster_alloc_(rusk_cluster **out, uint32_t n_machines, uint64_t n_rus,
 {
 	if (n_rus == 0)
 		return rusk_errf(err, errlen, RUSK_ESHAPE, "cluster has 0 RUs");
+	if (p->clock != NULL && p->clock->now_ns == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "clock has no now_ns function");
 	if (n_rus >= UINT32_MAX)
 		return rusk_errf(err, errlen, RUSK_ESHAPE,
 		                 "%llu RUs exceed the %u one cluster can index",
@@ -436,39 +438,39 @@ RUSK_EXPORT void rusk_cluster_destroy(rusk_cluster *c)
 
 RUSK_EXPORT uint32_t rusk_cluster_machines(const rusk_cluster *c)
 {
-	return c->n_machines;
+	return c != NULL ? c->n_machines : 0;
 }
 RUSK_EXPORT uint32_t rusk_cluster_rus(const rusk_cluster *c)
 {
-	return c->n_rus;
+	return c != NULL ? c->n_rus : 0;
 }
 RUSK_EXPORT uint32_t rusk_cluster_partitions(const rusk_cluster *c)
 {
-	return c->n_parts;
+	return c != NULL ? c->n_parts : 0;
 }
 RUSK_EXPORT uint32_t rusk_cluster_racks(const rusk_cluster *c)
 {
-	return c->n_racks;
+	return c != NULL ? c->n_racks : 0;
 }
 RUSK_EXPORT uint32_t rusk_cluster_cells(const rusk_cluster *c)
 {
-	return c->n_cells;
+	return c != NULL ? c->n_cells : 0;
 }
 RUSK_EXPORT uint32_t rusk_cluster_platforms(const rusk_cluster *c)
 {
-	return c->n_platforms;
+	return c != NULL ? c->n_platforms : 0;
 }
 RUSK_EXPORT const rusk_clock *rusk_cluster_clock(const rusk_cluster *c)
 {
-	return c->clock;
+	return c != NULL ? c->clock : NULL;
 }
 RUSK_EXPORT size_t rusk_cluster_memory_bytes(const rusk_cluster *c)
 {
-	return c->bytes_total;
+	return c != NULL ? c->bytes_total : 0;
 }
 RUSK_EXPORT size_t rusk_cluster_array_bytes(const rusk_cluster *c)
 {
-	return c->bytes_array;
+	return c != NULL ? c->bytes_array : 0;
 }
 
 RUSK_EXPORT int rusk_cluster_machine(const rusk_cluster *c, uint32_t m, rusk_machine_info *out)
@@ -537,13 +539,13 @@ RUSK_EXPORT int rusk_cluster_platform(const rusk_cluster *c, uint32_t i, const c
 
 RUSK_EXPORT uint32_t rusk_cluster_ru_machine(const rusk_cluster *c, uint32_t ru)
 {
-	return ru < c->n_rus ? c->ru_machine[ru] : UINT32_MAX;
+	return c != NULL && ru < c->n_rus ? c->ru_machine[ru] : UINT32_MAX;
 }
 
 RUSK_EXPORT uint64_t rusk_cluster_free_rus(const rusk_cluster *c)
 {
 	uint64_t sum = 0;
-	for (uint32_t p = 0; p < c->n_parts; p++)
+	for (uint32_t p = 0; c != NULL && p < c->n_parts; p++)
 		sum += rusk_load64(&c->parts[p].counter, RUSK_RELAXED) & RUSK_PC_FREE_MASK;
 	return sum; /* relaxed loads: a statistic */
 }

@@ -111,15 +111,17 @@ struct rusk_plan {
 	size_t scratch_jobs;
 };
 
-const char *rusk_plan_mode_name(rusk_plan_mode m)
+RUSK_EXPORT const char *rusk_plan_mode_name(rusk_plan_mode m)
 {
 	static const char *const names[] = {"3sigma", "point-real", "point-perfect", "prio",
 	                                    "fifo"};
 	return (unsigned)m < RUSK_PLAN_MODES ? names[m] : "?";
 }
 
-void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity)
+RUSK_EXPORT void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity)
 {
+	if (p == NULL)
+		return;
 	*p = (rusk_plan_params){.mode = m,
 	                        .capacity = capacity,
 	                        .slots = 16,
@@ -176,7 +178,8 @@ static int check_params(const rusk_plan_params *p, char *err, size_t errlen)
 #undef BAD
 }
 
-int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err, size_t errlen)
+RUSK_EXPORT int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err,
+                                 size_t errlen)
 {
 	if (out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no place for the planner");
@@ -193,7 +196,7 @@ int rusk_plan_create(const rusk_plan_params *p, rusk_plan **out, char *err, size
 	return RUSK_OK;
 }
 
-void rusk_plan_destroy(rusk_plan *p)
+RUSK_EXPORT void rusk_plan_destroy(rusk_plan *p)
 {
 	if (p == NULL)
 		return;
@@ -207,14 +210,15 @@ void rusk_plan_destroy(rusk_plan *p)
 	free(p);
 }
 
-size_t rusk_plan_size(const rusk_plan *p)
+RUSK_EXPORT size_t rusk_plan_size(const rusk_plan *p)
 {
-	return p->n;
+	return p != NULL ? p->n : 0;
 }
 
-void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out)
+RUSK_EXPORT void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out)
 {
-	*out = p->st;
+	if (out != NULL)
+		*out = p != NULL ? p->st : (rusk_plan_stats){0};
 }
 
 /* ---- a job's runtime model -------------------------------------------------------- */
@@ -313,6 +317,8 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	if (p->mode == RUSK_PLAN_POINT_PERFECT &&
 	    (!(in->true_run_s >= 0) || !isfinite(in->true_run_s)))
 		return RUSK_EINVAL;
+	if (in->dist != NULL && in->dist->n_bins > RUSK_DIST_MAX_BINS)
+		return RUSK_EINVAL; /* not a histogram: copying it would read past it */
 	memset(j, 0, sizeof *j);
 	j->id = in->id;
 	j->cores = in->cores;
@@ -328,7 +334,8 @@ static int load_job(const rusk_plan_params *p, const rusk_plan_job *in, pjob *j)
 	return RUSK_OK;
 }
 
-double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j, double start_s)
+RUSK_EXPORT double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j,
+                                              double start_s)
 {
 	pjob *pj = malloc(sizeof *pj);
 	if (pj == NULL || check_params(p, NULL, 0) != RUSK_OK || load_job(p, j, pj) != RUSK_OK ||
@@ -352,7 +359,7 @@ static pjob *find_job(rusk_plan *p, uint64_t id)
 	return NULL;
 }
 
-int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *in)
+RUSK_EXPORT int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *in)
 {
 	if (p == NULL || in == NULL || find_job(p, in->id) != NULL)
 		return RUSK_EINVAL;
@@ -382,7 +389,7 @@ static void remove_at(rusk_plan *p, size_t i)
 	p->jobs[i] = p->jobs[--p->n];
 }
 
-int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
+RUSK_EXPORT int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
 {
 	(void)now;
 	if (p == NULL)
@@ -394,7 +401,7 @@ int rusk_plan_complete(rusk_plan *p, uint64_t id, double now)
 	return RUSK_OK;
 }
 
-int rusk_plan_cancel(rusk_plan *p, uint64_t id)
+RUSK_EXPORT int rusk_plan_cancel(rusk_plan *p, uint64_t id)
 {
 	if (p == NULL)
 		return RUSK_EINVAL;
@@ -965,8 +972,8 @@ out:
 	return rc;
 }
 
-int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out, size_t cap,
-                   size_t *n, rusk_plan_tick_info *info)
+RUSK_EXPORT int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out,
+                               size_t cap, size_t *n, rusk_plan_tick_info *info)
 {
 	if (p == NULL || n == NULL || !isfinite(now) || now < p->last_now ||
 	    free_cores > p->p.capacity || (out == NULL && p->n > 0))

@@ -180,6 +180,8 @@ RUSK_EXPORT const char *rusk_estimator_name(rusk_estimator e)
 
 RUSK_EXPORT void rusk_job_init(rusk_job *j)
 {
+	if (j == NULL)
+		return;
 	j->user = j->name = j->resources = j->queue = RUSK_JOB_UNKNOWN;
 }
 
@@ -203,6 +205,8 @@ RUSK_EXPORT uint64_t rusk_predict_id(const char *s)
 
 RUSK_EXPORT void rusk_predict_params_init(rusk_predict_params *p)
 {
+	if (p == NULL)
+		return;
 	memset(p, 0, sizeof *p);
 	p->recent = 5;
 	p->min_evals = 2;
@@ -915,6 +919,8 @@ RUSK_EXPORT size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job 
 {
 	if (p == NULL || j == NULL)
 		return 0;
+	if (out == NULL)
+		n = 0; /* count only */
 	key ks[RUSK_FEAT_N];
 	int nk = job_keys(p, j, ks);
 	size_t at = 0;
@@ -942,6 +948,12 @@ RUSK_EXPORT size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job 
 
 RUSK_EXPORT void rusk_predict_stats_get(const rusk_predictor *p, rusk_predict_stats *out)
 {
+	if (out == NULL)
+		return;
+	if (p == NULL) {
+		*out = (rusk_predict_stats){.bytes_per_value = sizeof(node)};
+		return;
+	}
 	rusk_predictor *q = (rusk_predictor *)p; /* relaxed loads of the counters only */
 	out->values = rusk_load64(&q->values, RUSK_RELAXED);
 	out->untracked = rusk_load64(&q->untracked, RUSK_RELAXED);

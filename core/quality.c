@@ -65,8 +65,9 @@ double rusk_qtask_eval(const rusk_cluster *c, const rusk_qtask *q, uint32_t ru)
 
 RUSK_EXPORT double rusk_quality_target(const rusk_profile *prof)
 {
+	static const rusk_profile zero; /* NULL: no interference, as for rusk_ru_commit */
 	rusk_qtask q;
-	rusk_qtask_init(&q, prof);
+	rusk_qtask_init(&q, prof != NULL ? prof : &zero);
 	return q.tw;
 }
 

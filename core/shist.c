@@ -49,7 +49,8 @@
 
 RUSK_EXPORT void rusk_dist_init(rusk_dist *d)
 {
-	memset(d, 0, offsetof(rusk_dist, bin));
+	if (d != NULL)
+		memset(d, 0, offsetof(rusk_dist, bin));
 }
 
 /* Halves every count, rounding up so no bin empties: the shape stays, old history weighs
@@ -350,15 +351,25 @@ int rusk_dist_add_range_(rusk_dist *d, double x, uint32_t *lo, uint32_t *hi)
 	return RUSK_OK;
 }
 
+/* A histogram the public calls may read: not NULL, its bin count within the array. The
+ * caller owns and may have built or copied it; the rest (sorted bins, counts adding up) is
+ * its contract. */
+static bool dist_ok(const rusk_dist *d)
+{
+	return d != NULL && d->n_bins <= RUSK_DIST_MAX_BINS;
+}
+
 RUSK_EXPORT int rusk_dist_add(rusk_dist *d, double x)
 {
+	if (!dist_ok(d))
+		return RUSK_EINVAL;
 	uint32_t lo, hi;
 	return rusk_dist_add_range_(d, x, &lo, &hi);
 }
 
 RUSK_EXPORT void rusk_dist_merge(rusk_dist *into, const rusk_dist *from)
 {
-	if (from->count == 0)
+	if (!dist_ok(into) || !dist_ok(from) || from->count == 0)
 		return;
 	rusk_dist_bin tmp[2 * RUSK_DIST_MAX_BINS];
 	uint32_t n = 0, i = 0, j = 0;
@@ -409,6 +420,8 @@ static inline void point(const rusk_dist *d, uint32_t k, double *x, double *m)
 
 RUSK_EXPORT double rusk_dist_cdf(const rusk_dist *d, double x)
 {
+	if (!dist_ok(d))
+		return NAN;
 	if (d->count == 0 || x < d->min)
 		return 0;
 	if (x >= d->max)
@@ -435,7 +448,7 @@ RUSK_EXPORT double rusk_dist_cdf(const rusk_dist *d, double x)
 
 RUSK_EXPORT double rusk_dist_quantile(const rusk_dist *d, double q)
 {
-	if (d->count == 0)
+	if (!dist_ok(d) || d->count == 0)
 		return NAN;
 	if (!(q > 0))
 		return d->min;
@@ -465,7 +478,7 @@ RUSK_EXPORT double rusk_dist_quantile(const rusk_dist *d, double q)
 
 RUSK_EXPORT double rusk_dist_mean(const rusk_dist *d)
 {
-	if (d->count == 0)
+	if (!dist_ok(d) || d->count == 0)
 		return NAN;
 	double s = 0;
 	for (uint32_t i = 0; i < d->n_bins; i++)

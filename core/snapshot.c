@@ -241,6 +241,12 @@ RUSK_EXPORT const rusk_snapshot *rusk_snapshot_get(rusk_cluster *c, uint32_t p)
 RUSK_EXPORT void rusk_snapshot_info_get(const rusk_snapshot *ss, rusk_snapshot_info *out)
 {
 	const rusk_snap *s = (const rusk_snap *)ss;
+	if (out == NULL)
+		return;
+	if (s == NULL) {
+		memset(out, 0, sizeof *out);
+		return;
+	}
 	out->partition = s->partition;
 	out->version = s->version;
 	out->taken_ns = s->taken_ns;
@@ -253,7 +259,7 @@ RUSK_EXPORT void rusk_snapshot_info_get(const rusk_snapshot *ss, rusk_snapshot_i
 RUSK_EXPORT bool rusk_snapshot_is_free(const rusk_snapshot *ss, uint32_t ru)
 {
 	const rusk_snap *s = (const rusk_snap *)ss;
-	if (ru < s->first_ru || ru >= s->first_ru + s->n_rus)
+	if (s == NULL || ru < s->first_ru || ru >= s->first_ru + s->n_rus)
 		return false;
 	uint32_t b = ru - s->first_ru;
 	return (s->words[b / 64] >> (b % 64)) & 1;
@@ -263,7 +269,7 @@ RUSK_EXPORT uint32_t rusk_snapshot_recount(const rusk_snapshot *ss)
 {
 	const rusk_snap *s = (const rusk_snap *)ss;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->n_words; i++)
+	for (uint32_t i = 0; s != NULL && i < s->n_words; i++)
 		n += (uint32_t)__builtin_popcountll(s->words[i]);
 	return n;
 }
@@ -271,14 +277,15 @@ RUSK_EXPORT uint32_t rusk_snapshot_recount(const rusk_snapshot *ss)
 RUSK_EXPORT void rusk_snapshot_counts(const rusk_cluster *c, uint64_t *allocated, uint64_t *freed)
 {
 	if (allocated != NULL)
-		*allocated = rusk_load64(&c->snap_allocated, RUSK_RELAXED);
+		*allocated = c != NULL ? rusk_load64(&c->snap_allocated, RUSK_RELAXED) : 0;
 	if (freed != NULL)
-		*freed = rusk_load64(&c->snap_freed, RUSK_RELAXED);
+		*freed = c != NULL ? rusk_load64(&c->snap_freed, RUSK_RELAXED) : 0;
 }
 
 RUSK_EXPORT void rusk_snapshot_set_reuse_ns(rusk_cluster *c, uint64_t ns)
 {
-	c->snap_reuse_ns = ns;
+	if (c != NULL)
+		c->snap_reuse_ns = ns;
 }
 
 void rusk_snap_store_destroy_(rusk_cluster *c)

@@ -72,12 +72,14 @@ RUSK_EXPORT int rusk_sync_check(const rusk_sync_params *p, char *err, size_t err
 
 RUSK_EXPORT uint64_t rusk_sync_step_ns(const rusk_sync_params *p)
 {
+	if (p == NULL || p->agents == 0)
+		return 0;
 	return p->policy == RUSK_SYNC_STATE ? p->gap_ns : p->gap_ns / p->agents;
 }
 
 RUSK_EXPORT uint64_t rusk_sync_offset_ns(const rusk_sync_params *p, uint32_t agent)
 {
-	if (!p->random_offset)
+	if (p == NULL || !p->random_offset || rusk_sync_step_ns(p) == 0)
 		return 0;
 	rusk_rng r;
 	rusk_rng_seed(&r, p->seed, 0x6f666673 /* "offs" */ + (uint64_t)agent * 7919);
@@ -88,6 +90,10 @@ RUSK_EXPORT size_t rusk_sync_partitions(const rusk_sync_params *p, uint32_t agen
                                         uint32_t *out, size_t cap)
 {
 	uint64_t lo, hi;
+	if (p == NULL || p->agents == 0)
+		return 0;
+	if (out == NULL)
+		cap = 0;
 	if (p->policy == RUSK_SYNC_STATE) {
 		lo = 0;
 		hi = p->partitions;

@@ -267,6 +267,8 @@ RUSK_EXPORT uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint
 
 RUSK_EXPORT double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now)
 {
+	if (v == NULL)
+		return INFINITY;
 	double sum = 0;
 	for (uint32_t p = 0; p < v->c->n_parts; p++) {
 		uint64_t s = rusk_view_staleness_ns(v, p, now);
@@ -279,6 +281,8 @@ RUSK_EXPORT double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now)
 
 RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n)
 {
+	if (v == NULL || out == NULL)
+		return 0;
 	uint32_t P = v->c->n_parts;
 	size_t k = n < P ? n : P;
 	memcpy(out, v->order, k * sizeof *out);
@@ -287,6 +291,8 @@ RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t 
 
 RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
 {
+	if (v == NULL)
+		return false;
 	const rusk_cluster *c = v->c;
 	if (ru >= c->n_rus)
 		return false;
@@ -296,11 +302,14 @@ RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
 
 RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
 {
-	rusk_view_mark_taken_(v, ru);
+	if (v != NULL)
+		rusk_view_mark_taken_(v, ru);
 }
 
 RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
 {
+	if (v == NULL)
+		return;
 	uint64_t *w, mask;
 	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
 	if (m == NULL || (*w & mask))
@@ -376,6 +385,8 @@ bool rusk_vrange_select_(const rusk_vrange *r, uint32_t k, uint32_t *ru)
 
 RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru)
 {
+	if (v == NULL || ru == NULL)
+		return false;
 	const rusk_cluster *c = v->c;
 	if (p >= c->n_parts || v->parts[p].free_rus == 0)
 		return false;
@@ -385,22 +396,23 @@ RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rn
 
 RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)
 {
-	return rusk_view_free_(v, p);
+	return v != NULL ? rusk_view_free_(v, p) : 0;
 }
 
 RUSK_EXPORT uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k)
 {
-	if (p >= v->c->n_parts || k >= v->c->n_platforms)
+	if (v == NULL || p >= v->c->n_parts || k >= v->c->n_platforms)
 		return 0;
 	return v->plat_free[(size_t)p * v->c->n_platforms + k];
 }
 
 RUSK_EXPORT double rusk_view_mean_free_score(const rusk_view *v, uint32_t p)
 {
-	return p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
+	return v != NULL && p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
 }
 
 RUSK_EXPORT void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out)
 {
-	*out = v->st;
+	if (out != NULL)
+		*out = v != NULL ? v->st : (rusk_view_stats){0};
 }

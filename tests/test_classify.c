@@ -2,10 +2,11 @@
 /*
  * The classification engine (rusk/classify.h, Quasar §3.2): reconstruction of a known
  * low-rank matrix, determinism from a seed, the CSV loader's refusals (FILE:LINE), the
- * API's errors, a job's four classifications, and feedback making later classifications
- * better.
+ * API's errors, a job's four classifications, feedback making later classifications
+ * better, and (RUSK_DEBUG builds) readers on unregistered threads refused.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -432,13 +433,96 @@ static void test_feedback(void **state)
 	rusk_cls_truth_destroy(t);
 }
 
+/*
+ * The readers need a registered thread: a retrain frees the replaced model after a grace
+ * period, which waits for registered readers only. RUSK_DEBUG builds (the ASan run, every
+ * build type but Release) refuse an unregistered reader with RUSK_ENOTREG, as the agent
+ * calls do; registered, the same calls work.
+ */
+typedef struct reader_ctx {
+	rusk_cls *c;
+	rusk_classifier *clf;
+	rusk_cls_job_profile jp;
+	int classify, estimate, job; /* unregistered */
+	int classify_reg, estimate_reg, job_reg;
+	bool registered;
+} reader_ctx;
+
+static void *reader_main(void *arg)
+{
+	reader_ctx *r = arg;
+	r->registered = rusk_thread_registered();
+	rusk_cls_entry e[2] = {{0, 2.0}, {3, 5.0}};
+	double out[RUSK_CLS_MAX_COLS];
+	static rusk_cls_job_estimate est;
+#if defined(RUSK_DEBUG) || !defined(NDEBUG)
+	/* Only where the checks are on: elsewhere these calls are the bug they prevent. */
+	r->classify = rusk_cls_classify(r->c, e, 2, out, NULL);
+	r->estimate = rusk_cls_estimate_row(r->c, 0, out);
+	r->job = rusk_classifier_classify(r->clf, &r->jp, &est);
+#endif
+	rusk_thread_register();
+	r->classify_reg = rusk_cls_classify(r->c, e, 2, out, NULL);
+	r->estimate_reg = rusk_cls_estimate_row(r->c, 0, out);
+	r->job_reg = rusk_classifier_classify(r->clf, &r->jp, &est);
+	rusk_thread_unregister();
+	return NULL;
+}
+
+static void test_unregistered_readers(void **state)
+{
+	(void)state;
+	rusk_cls *c = make(6, 2, true);
+	rusk_cls_params p[RUSK_CLS_KINDS];
+	for (int k = 0; k < RUSK_CLS_KINDS; k++)
+		rusk_cls_params_init(&p[k],
+		                     k == RUSK_CLS_INTERFERENCE ? RUSK_CLS_INTERFERENCE_COLS : 6);
+	rusk_classifier *clf;
+	assert_int_equal(rusk_classifier_create(p, &clf, NULL, 0), RUSK_OK);
+	static rusk_cls_entry rows[RUSK_CLS_KINDS][RUSK_CLS_INTERFERENCE_COLS];
+	reader_ctx r = {.c = c, .clf = clf};
+	for (uint32_t u = 0; u < 10; u++) {
+		for (int k = 0; k < RUSK_CLS_KINDS; k++) {
+			uint32_t cols = rusk_cls_cols(rusk_classifier_get(clf, k));
+			for (uint32_t i = 0; i < cols; i++)
+				rows[k][i] = (rusk_cls_entry){i, (1.0 + u) * (1.0 + i % 7)};
+			assert_int_equal(rusk_cls_add_row(rusk_classifier_get(clf, k), rows[k],
+			                                  cols, NULL, NULL, 0),
+			                 RUSK_OK);
+		}
+		assert_int_equal(rusk_cls_add_row(c, rows[0], 6, NULL, NULL, 0), RUSK_OK);
+	}
+	assert_int_equal(rusk_cls_retrain(c, NULL, NULL, 0), RUSK_OK);
+	assert_int_equal(rusk_classifier_retrain(clf, NULL, NULL, 0), RUSK_OK);
+	for (int k = 0; k < RUSK_CLS_KINDS; k++) {
+		r.jp.e[k] = rows[k];
+		r.jp.n[k] = 2;
+	}
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, reader_main, &r), 0);
+	pthread_join(th, NULL);
+	assert_false(r.registered);
+#if defined(RUSK_DEBUG) || !defined(NDEBUG)
+	assert_int_equal(r.classify, RUSK_ENOTREG);
+	assert_int_equal(r.estimate, RUSK_ENOTREG);
+	assert_int_equal(r.job, RUSK_ENOTREG);
+#else
+	print_message("RUSK_DEBUG off (Release): unregistered readers are not checked\n");
+#endif
+	assert_int_equal(r.classify_reg, RUSK_OK);
+	assert_int_equal(r.estimate_reg, RUSK_OK);
+	assert_int_equal(r.job_reg, RUSK_OK);
+	rusk_classifier_destroy(clf);
+	rusk_cls_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_lowrank_log), cmocka_unit_test(test_lowrank_linear),
 	        cmocka_unit_test(test_determinism), cmocka_unit_test(test_csv),
 	        cmocka_unit_test(test_api_errors),  cmocka_unit_test(test_job),
-	        cmocka_unit_test(test_feedback),
+	        cmocka_unit_test(test_feedback),    cmocka_unit_test(test_unregistered_readers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -58,6 +58,7 @@ typedef struct rusk_admit_params {
 
 typedef struct rusk_admit rusk_admit;
 
+/* The defaults above into *p (NULL: nothing). */
 void rusk_admit_params_init(rusk_admit_params *p);
 
 /*
@@ -74,8 +75,10 @@ void rusk_admit_detach(rusk_admit *a);
 /* The admission object attached to c, or NULL. */
 rusk_admit *rusk_cluster_admit(const rusk_cluster *c);
 
+/* Its bucket count (0 for NULL). */
 uint32_t rusk_admit_buckets(const rusk_admit *a);
-/* The bucket a vector of per-RU contention values (0..99 each) hashes to. Any thread. */
+/* The bucket a vector of per-RU contention values (0..99 each) hashes to; UINT32_MAX when
+ * a or the vector is NULL. Any thread. */
 uint32_t rusk_admit_hash(const rusk_admit *a, const double contention[RUSK_N_RESOURCES]);
 
 /*
@@ -87,7 +90,8 @@ int rusk_admit_counts(const rusk_admit *a, uint64_t *out, uint32_t n);
 /*
  * rusk_admit_recount: the same counts from scratch: every machine's live vector hashed,
  * its free RUs counted from the bitmap. Equal to rusk_admit_counts at quiescence (the
- * invariant the stress tests check). Any thread.
+ * invariant the stress tests check). Any thread. Both return RUSK_OK, or RUSK_EINVAL for a
+ * or out NULL or n below the bucket count.
  */
 int rusk_admit_recount(const rusk_admit *a, uint64_t *out, uint32_t n);
 
@@ -98,12 +102,14 @@ typedef struct rusk_admit_bucket_info {
 	double sd_ns;      /* its standard deviation */
 	double contention[RUSK_N_RESOURCES]; /* representative per-RU contention vector */
 } rusk_admit_bucket_info;
+/* Bucket b's statistics into *out: RUSK_OK, RUSK_ERANGE (b), RUSK_EINVAL (NULL). */
 int rusk_admit_bucket(const rusk_admit *a, uint32_t b, rusk_admit_bucket_info *out);
 
 /*
  * rusk_admit_roll: starts a new history window; the statistics then cover the previous
  * and the current window (Tarcil keeps "recent history"). Call it from one thread at a
  * time, e.g. a driver's periodic timer. Optional: without it history runs from attach.
+ * NULL is ignored.
  */
 void rusk_admit_roll(rusk_admit *a);
 
@@ -144,6 +150,7 @@ typedef struct rusk_admit_decision {
 int rusk_admit_check(const rusk_admit *a, const rusk_task *t, rusk_quality_model qm,
                      uint64_t waited_ns, rusk_admit_decision *d);
 
+/* Static names ("low-load", ..., "too-long"); "unknown" out of range. */
 const char *rusk_admit_reason_name(rusk_admit_reason r);
 
 #ifdef __cplusplus

@@ -25,8 +25,11 @@
  * partition snapshots of rusk/sync.h): classification never takes a lock and always sees
  * one whole model, old or new, while another thread retrains. Readers (rusk_cls_classify,
  * rusk_cls_estimate_row, rusk_classifier_classify) must run on threads registered with
- * rusk_thread_register(). Writers (rows, feedback, retrain) may be called from any
- * threads; they serialise on the object's training store, never with readers.
+ * rusk_thread_register(): a retrain frees the model it replaces once a grace period ends,
+ * and grace periods wait for registered readers only. RUSK_DEBUG builds refuse a reader
+ * on an unregistered thread with RUSK_ENOTREG, as the agent calls do (rusk/sync.h,
+ * "Checks"); other builds do not check. Writers (rows, feedback, retrain) may be called
+ * from any threads; they serialise on the object's training store, never with readers.
  *
  * Ground truth. rusk_cls_truth_generate builds the four matrices from a documented, seeded
  * generative model of workload families (core/classify_gen.c); rusk_cls_matrix_load_csv
@@ -120,6 +123,7 @@ typedef struct rusk_cls_gen_params {
 	uint64_t seed;          /* everything comes from it (default 1) */
 } rusk_cls_gen_params;
 
+/* The defaults above into *p (NULL: nothing). */
 void rusk_cls_gen_params_init(rusk_cls_gen_params *p);
 
 /* The four true matrices of one generated population (noiseless), and each row's family. */
@@ -161,7 +165,7 @@ typedef struct rusk_cls_params {
 	bool log_values;     /* model log(value): values must be > 0 (default true) */
 } rusk_cls_params;
 
-/* Defaults for a classification with `cols` columns. */
+/* Defaults for a classification with `cols` columns (p NULL: nothing). */
 void rusk_cls_params_init(rusk_cls_params *p, uint32_t cols);
 
 typedef struct rusk_cls rusk_cls;
@@ -227,14 +231,16 @@ typedef struct rusk_cls_fold_info {
  * published model by fold-in (no retraining): out[0..cols) receives the estimated value of
  * every column, except that profiled columns keep their measured value (the mean when
  * given twice). Registered threads; lock-free; takes its own read-side section. info may
- * be NULL. RUSK_EINVAL (bad entries), RUSK_EAGAIN (no model published yet).
+ * be NULL. RUSK_EINVAL (c or out NULL, bad entries), RUSK_EAGAIN (no model published
+ * yet), RUSK_ENOTREG (RUSK_DEBUG builds: the calling thread is not registered).
  */
 int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, uint32_t n, double *out,
                       rusk_cls_fold_info *info);
 /*
  * rusk_cls_estimate_row: the published model's reconstruction of training row `row`
  * (every column estimated, measured ones included). Registered threads. RUSK_ERANGE (the
- * row is not in the published model), RUSK_EAGAIN (no model yet).
+ * row is not in the published model), RUSK_EAGAIN (no model yet), RUSK_EINVAL (NULL),
+ * RUSK_ENOTREG (RUSK_DEBUG builds, unregistered thread).
  */
 int rusk_cls_estimate_row(const rusk_cls *c, uint32_t row, double *out);
 
@@ -267,7 +273,8 @@ typedef struct rusk_cls_job_estimate {
 } rusk_cls_job_estimate;
 
 /* rusk_classifier_classify: the four fold-ins of one job (rusk_cls_classify each; the
- * models of different kinds may come from different retrains). Registered threads. */
+ * models of different kinds may come from different retrains). Registered threads; returns
+ * as rusk_cls_classify (the first error), RUSK_EINVAL for a NULL argument. */
 int rusk_classifier_classify(const rusk_classifier *c, const rusk_cls_job_profile *p,
                              rusk_cls_job_estimate *out);
 /* rusk_classifier_retrain: retrains the four in turn; info may be NULL. First error wins. */
@@ -341,13 +348,14 @@ double rusk_cls_interference_factor(const double tolerated[RUSK_N_RESOURCES],
 
 /*
  * rusk_cls_perf: throughput of `rus` RUs x `mem_blocks` blocks on each of n machines whose
- * platforms and pressures are given, as the rows `est` say (classified rows give the
- * estimate, true rows the truth):
+ * platforms (n of them) and pressures are given, as the rows `est` say (classified rows
+ * give the estimate, true rows the truth):
  *   eff(n) x sum_m SU[rus, blocks] x HE[platform_m] / SU[1, 1] x I(tolerated, pressure_m)
  * with eff(n) = SO[n] / (n SO[1]), the scale-out efficiency, and I as
  * rusk_cls_interference_factor (RUSK_CLS_ALLOC_BLIND: HE / SU[1, 1] = I = 1). pressure may
- * be NULL (no tenant). Returns -1 on a bad argument (size outside the shape, a platform out
- * of range, a row value not finite or <= 0). Any thread.
+ * be NULL (no tenant). Returns -1 on a bad argument (NULL, est->cols not matching the
+ * shape or above RUSK_CLS_MAX_COLS, size outside the shape, a platform out of range, a row
+ * value not finite or <= 0). Any thread.
  */
 double rusk_cls_perf(const rusk_cls_shape *shape, const rusk_cls_job_estimate *est, uint32_t rus,
                      uint32_t mem_blocks, uint32_t n, const uint32_t *platform,

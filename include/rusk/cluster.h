@@ -112,14 +112,15 @@ enum rusk_machine_state {
 typedef void (*rusk_revoke_fn)(uint64_t task, rusk_lease lease, void *ctx);
 
 /*
- * rusk_cluster_params_init: fills *p with the defaults documented above.
+ * rusk_cluster_params_init: fills *p with the defaults documented above (NULL: nothing).
  * Any thread.
  */
 void rusk_cluster_params_init(rusk_cluster_params *p);
 
 /*
  * rusk_cluster_create: builds a cluster from parameters, every RU free.
- * Returns RUSK_OK and sets *out, or RUSK_EINVAL / RUSK_ESHAPE / RUSK_ENOMEM with a
+ * Returns RUSK_OK and sets *out, or RUSK_EINVAL (also a clock without now_ns) /
+ * RUSK_ESHAPE / RUSK_ENOMEM with a
  * one-line message in err (when err != NULL, truncated to errlen) and *out untouched.
  * Platform types are drawn from p->seed: the same parameters give the same cluster.
  * Any thread; the caller owns the cluster and frees it with rusk_cluster_destroy.
@@ -147,7 +148,7 @@ int rusk_cluster_create_openb(const char *path, uint32_t machines, const rusk_cl
  */
 void rusk_cluster_destroy(rusk_cluster *c);
 
-/* Sizes. Any thread. */
+/* Sizes; 0 for a NULL cluster. Any thread. */
 uint32_t rusk_cluster_machines(const rusk_cluster *c);
 uint32_t rusk_cluster_rus(const rusk_cluster *c);
 uint32_t rusk_cluster_partitions(const rusk_cluster *c);
@@ -155,11 +156,12 @@ uint32_t rusk_cluster_racks(const rusk_cluster *c);
 uint32_t rusk_cluster_cells(const rusk_cluster *c);
 uint32_t rusk_cluster_platforms(const rusk_cluster *c);
 
-/* The clock the cluster was built with. Any thread. */
+/* The clock the cluster was built with (NULL for a NULL cluster). Any thread. */
 const rusk_clock *rusk_cluster_clock(const rusk_cluster *c);
 
 /* Bytes the cluster allocated (RU array, per-RU and per-machine records, partitions),
- * and of those the bytes the master RU array and its counters take. Any thread. */
+ * and of those the bytes the master RU array and its counters take; 0 for a NULL cluster.
+ * Any thread. */
 size_t rusk_cluster_memory_bytes(const rusk_cluster *c);
 size_t rusk_cluster_array_bytes(const rusk_cluster *c);
 
@@ -177,13 +179,14 @@ int rusk_cluster_partition(const rusk_cluster *c, uint32_t p, rusk_partition_inf
  */
 int rusk_cluster_platform(const rusk_cluster *c, uint32_t i, const char **name, double *speed);
 
-/* Machine that holds RU `ru`, or UINT32_MAX when out of range. Any thread. */
+/* Machine that holds RU `ru`, or UINT32_MAX when out of range (or c is NULL). Any thread. */
 uint32_t rusk_cluster_ru_machine(const rusk_cluster *c, uint32_t ru);
 
-/* Total free RUs (sum of the partition counters). Any thread; see the lag note above. */
+/* Total free RUs (sum of the partition counters; 0 for a NULL cluster). Any thread; see the
+ * lag note above. */
 uint64_t rusk_cluster_free_rus(const rusk_cluster *c);
 
-/* Slot score of RU `ru` (ParSync §4.3), or -1 when out of range. Any thread. */
+/* Slot score of RU `ru` (ParSync §4.3), or -1 when out of range (or c is NULL). Any thread. */
 double rusk_ru_score(const rusk_cluster *c, uint32_t ru);
 
 /*

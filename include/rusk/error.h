@@ -2,6 +2,15 @@
 /*
  * rusk error codes. Every fallible rusk call returns RUSK_OK (0) or one of these
  * negative codes; nothing in the library aborts on bad input.
+ *
+ * Bad arguments. A NULL pointer or an index out of range makes a call that returns an error
+ * code fail with RUSK_EINVAL or RUSK_ERANGE and change nothing; a getter without an error
+ * code returns the neutral value its comment names (0, NULL, NaN, -1, UINT32_MAX, ...), and
+ * a void call does nothing. What no call can check stays the caller's contract: arrays
+ * shorter than the count passed with them, objects used after they were destroyed or from
+ * threads their contract excludes. (Not yet so: rusk_agent_params_init,
+ * rusk_strategy_parse, rusk_agent_view, rusk_agent_observe_delay,
+ * rusk_agent_current_strategy and rusk_agent_delay_ema_ns need their pointers non-NULL.)
  */
 #ifndef RUSK_ERROR_H
 #define RUSK_ERROR_H

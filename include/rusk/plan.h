@@ -93,7 +93,7 @@ typedef struct rusk_plan_params {
 	                      * true: they can no longer earn anything) */
 } rusk_plan_params;
 
-/* rusk_plan_params_init: the defaults above for mode m and `capacity` cores. */
+/* rusk_plan_params_init: the defaults above for mode m and `capacity` cores (NULL: nothing). */
 void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity);
 
 /* A job as submitted. Times are absolute seconds of the caller's clock. */
@@ -120,9 +120,10 @@ void rusk_plan_destroy(rusk_plan *p);
 
 /*
  * rusk_plan_submit: adds a pending job (the distribution is copied and prepared once: its
- * survival at each slot and its quantiles). RUSK_EINVAL: cores out of 1..capacity, a
- * deadline not after the submission, a negative or non-finite time, a duplicate id;
- * RUSK_ENOMEM. The job stays pending until a tick starts or drops it.
+ * survival at each slot and its quantiles). RUSK_EINVAL: p or j NULL, cores out of
+ * 1..capacity, a deadline not after the submission, a negative or non-finite time, a
+ * duplicate id, a distribution with more than RUSK_DIST_MAX_BINS bins; RUSK_ENOMEM. The
+ * job stays pending until a tick starts or drops it.
  */
 int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *j);
 
@@ -165,15 +166,16 @@ typedef struct rusk_plan_tick_info {
  * then starts); the planner's state already reflects them (started jobs are running,
  * preempted ones pending, dropped and killed ones forgotten). The starts fit in
  * free_cores plus the cores of the preempted and killed jobs. RUSK_ERANGE when cap is
- * below rusk_plan_size(p) (nothing changed), RUSK_EINVAL (now earlier than a previous
- * tick's, free_cores above capacity), RUSK_ENOMEM. info may be NULL.
+ * below rusk_plan_size(p) (nothing changed), RUSK_EINVAL (p or n NULL, out NULL with jobs
+ * live, now not finite or earlier than a previous tick's, free_cores above capacity),
+ * RUSK_ENOMEM. info may be NULL.
  */
 int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out, size_t cap,
                    size_t *n, rusk_plan_tick_info *info);
 
 /*
  * rusk_plan_complete: the running job `id` finished at `now`; it is forgotten.
- * RUSK_EINVAL when no running job has that id.
+ * RUSK_EINVAL when no running job has that id (or p is NULL).
  */
 int rusk_plan_complete(rusk_plan *p, uint64_t id, double now);
 
@@ -185,7 +187,7 @@ int rusk_plan_complete(rusk_plan *p, uint64_t id, double now);
  */
 int rusk_plan_cancel(rusk_plan *p, uint64_t id);
 
-/* rusk_plan_size: live jobs (pending + running). */
+/* rusk_plan_size: live jobs (pending + running); 0 for NULL. */
 size_t rusk_plan_size(const rusk_plan *p);
 
 typedef struct rusk_plan_stats {
@@ -197,13 +199,14 @@ typedef struct rusk_plan_stats {
 	double solve_s_sum, solve_s_max; /* planning wall time */
 } rusk_plan_stats;
 
-/* rusk_plan_stats_get: counters since creation. */
+/* rusk_plan_stats_get: counters since creation (zeros for a NULL planner). */
 void rusk_plan_stats_get(const rusk_plan *p, rusk_plan_stats *out);
 
 /*
  * rusk_plan_expected_utility: job j's expected utility if started at `start_s`, as the
  * planner with parameters p values it (3Sigma Eq. 1 over j's distribution, or at its
- * point in the point modes). NaN for an invalid job. For tests and reports.
+ * point in the point modes). NaN for invalid parameters or job (NULL included). For tests
+ * and reports.
  */
 double rusk_plan_expected_utility(const rusk_plan_params *p, const rusk_plan_job *j,
                                   double start_s);

@@ -26,7 +26,10 @@
  *
  * Distributions. A rusk_dist is a self-contained copy of a histogram (664 bytes): a
  * scheduler keeps it with the pending job and asks it for quantiles or the CDF
- * (probability of finishing within a time) without touching the predictor again.
+ * (probability of finishing within a time) without touching the predictor again. The
+ * rusk_dist_* calls refuse a NULL histogram or one whose n_bins exceeds
+ * RUSK_DIST_MAX_BINS (RUSK_EINVAL, NaN, or nothing done); the rest of its shape (bins
+ * sorted, counts adding up) is the caller's to keep when it builds one by hand.
  */
 #ifndef RUSK_PREDICT_H
 #define RUSK_PREDICT_H
@@ -66,13 +69,13 @@ typedef struct rusk_dist {
 	rusk_dist_bin bin[RUSK_DIST_MAX_BINS];
 } rusk_dist;
 
-/* rusk_dist_init: an empty histogram. */
+/* rusk_dist_init: an empty histogram (NULL: nothing). */
 void rusk_dist_init(rusk_dist *d);
 /*
  * rusk_dist_add: learns one runtime x >= 0 (seconds, finite): inserted as a bin of count 1
  * (or added to a bin of exactly that value), then the two closest bins are merged while
  * there are more than RUSK_DIST_MAX_BINS. RUSK_EINVAL for a negative, NaN or infinite x
- * (d unchanged). O(RUSK_DIST_MAX_BINS).
+ * (d unchanged) or a bad d. O(RUSK_DIST_MAX_BINS).
  */
 int rusk_dist_add(rusk_dist *d, double x);
 /* rusk_dist_merge: adds every bin of `from` into `into` (Ben-Haim & Tom-Tov's merge: union
@@ -82,17 +85,17 @@ void rusk_dist_merge(rusk_dist *into, const rusk_dist *from);
  * rusk_dist_cdf: the estimated share of runtimes <= x, in [0, 1]: Ben-Haim & Tom-Tov's
  * "sum" procedure (half of each bin's count on either side of its value, trapezoids
  * between neighbouring bins), with the exact minimum and maximum as bins of count 0 at the
- * ends. 0 for an empty histogram. Monotone in x.
+ * ends. 0 for an empty histogram, NaN for a bad one. Monotone in x.
  */
 double rusk_dist_cdf(const rusk_dist *d, double x);
 /*
  * rusk_dist_quantile: the runtime r with rusk_dist_cdf(d, r) = q (q clamped to [0, 1]):
  * the inverse of the same trapezoids ("uniform" procedure). quantile(0) = min,
- * quantile(1) = max. NaN for an empty histogram.
+ * quantile(1) = max. NaN for an empty or bad histogram.
  */
 double rusk_dist_quantile(const rusk_dist *d, double q);
 /* rusk_dist_mean: the mean runtime of the bins (exact: merges keep weighted means). NaN
- * for an empty histogram. */
+ * for an empty or bad histogram. */
 double rusk_dist_mean(const rusk_dist *d);
 
 /* ---- jobs and features ------------------------------------------------------------- */
@@ -108,7 +111,7 @@ typedef struct rusk_job {
 	uint64_t queue;     /* queue or priority class */
 } rusk_job;
 
-/* rusk_job_init: every attribute RUSK_JOB_UNKNOWN. */
+/* rusk_job_init: every attribute RUSK_JOB_UNKNOWN (NULL: nothing). */
 void rusk_job_init(rusk_job *j);
 /* rusk_predict_id: a 64-bit id of a string (never RUSK_JOB_UNKNOWN); NULL gives
  * RUSK_JOB_UNKNOWN. */
@@ -152,6 +155,7 @@ typedef struct rusk_predict_params {
 
 typedef struct rusk_predictor rusk_predictor;
 
+/* The defaults above into *p (NULL: nothing). */
 void rusk_predict_params_init(rusk_predict_params *p);
 
 /*
@@ -213,7 +217,8 @@ typedef struct rusk_expert {
 /*
  * rusk_predict_experts: every expert matching job j with at least one runtime of history,
  * the global history's last, into out[0..n). Returns how many there are (which may exceed
- * n: only n are written). Same threading as rusk_predict. For reports and debugging.
+ * n: only n are written; none when out is NULL; 0 for p or j NULL). Same threading as
+ * rusk_predict. For reports and debugging.
  */
 size_t rusk_predict_experts(const rusk_predictor *p, const rusk_job *j, rusk_expert *out, size_t n);
 
@@ -225,7 +230,8 @@ typedef struct rusk_predict_stats {
 	size_t bytes_per_value; /* one hash node holding two copies of the history */
 } rusk_predict_stats;
 
-/* rusk_predict_stats: counters (relaxed reads; exact when no update is in flight). */
+/* rusk_predict_stats: counters (relaxed reads; exact when no update is in flight); zeros
+ * for a NULL predictor, nothing for a NULL out. */
 void rusk_predict_stats_get(const rusk_predictor *p, rusk_predict_stats *out);
 
 #ifdef __cplusplus

@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Umbrella header: everything public in rusk. */
+/*
+ * Umbrella header: everything public in rusk.
+ *
+ * Linking (README, "Installing and linking"). librusk comes as librusk.a and librusk.so;
+ * `pkg-config --libs rusk` links the shared one, `--static` lists what the archive needs.
+ * Allocator: a librusk built with jemalloc (the default, -DRUSK_WITH_JEMALLOC=ON) takes its
+ * large arrays from jemalloc's mallocx. Debian's libjemalloc has no prefixed API, so a
+ * program that links librusk.a (and so libjemalloc) gets jemalloc as its malloc for every
+ * allocation of the process; the shared librusk loads libjemalloc for itself after libc,
+ * and the program keeps libc's malloc (unless it links libjemalloc itself, as
+ * `pkg-config --libs --static` does). Build with -DRUSK_WITH_JEMALLOC=OFF to keep libc's
+ * allocator everywhere (rusk then uses aligned_alloc).
+ */
 #ifndef RUSK_RUSK_H
 #define RUSK_RUSK_H
 

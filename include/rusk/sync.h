@@ -13,10 +13,23 @@
  * Checks (RUSK_DEBUG). A call marked "Registered thread" from a thread that is not
  * registered would read snapshots that grace periods do not protect (a use-after-free).
  * Builds with RUSK_DEBUG refuse it instead: rusk_view_sync, rusk_view_tick (when a step is
- * due), rusk_snapshot_publish, rusk_agent_choose and rusk_agent_place return RUSK_ENOTREG
- * and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by default in every
- * build type but Release and MinSizeRel (RelWithDebInfo, Debug and all sanitizer builds
- * have it; a library compiled without NDEBUG too); Release compiles the checks away.
+ * due), rusk_snapshot_publish, rusk_agent_choose, rusk_agent_place and the classifier's
+ * readers (rusk_cls_classify, rusk_cls_estimate_row, rusk_classifier_classify) return
+ * RUSK_ENOTREG and rusk_snapshot_get returns NULL. RUSK_DEBUG is a CMake option, on by
+ * default in every build type but Release and MinSizeRel (RelWithDebInfo, Debug and all
+ * sanitizer builds have it; a library compiled without NDEBUG too); Release compiles the
+ * checks away.
+ *
+ * ThreadSanitizer. liburcu 0.13 and Concurrency Kit 0.7 synchronise in ways TSan does not
+ * model (inline-assembly barriers), so a TSan run of a program using rusk may report races
+ * inside their functions (never in rusk's, whose edges are annotated in TSan builds of
+ * rusk). The suppressions rusk's own tests use are installed as share/rusk/tsan.supp
+ * (TSAN_OPTIONS=suppressions=<prefix>/share/rusk/tsan.supp); they name only liburcu's and
+ * ck's functions.
+ *
+ * Arguments. A NULL or out-of-range argument never crashes a call here: calls that return
+ * an int return RUSK_EINVAL / RUSK_ERANGE, getters return the neutral value their comment
+ * names (0, false, UINT64_MAX, +inf, NULL) and void calls do nothing (or zero *out).
  */
 #ifndef RUSK_SYNC_H
 #define RUSK_SYNC_H
@@ -84,20 +97,24 @@ int rusk_snapshot_publish(rusk_cluster *c, uint32_t p);
  */
 const rusk_snapshot *rusk_snapshot_get(rusk_cluster *c, uint32_t p);
 
-/* Reads a snapshot's header (inside the read-side section that got it). */
+/* Reads a snapshot's header (inside the read-side section that got it); s NULL: zeros. */
 void rusk_snapshot_info_get(const rusk_snapshot *s, rusk_snapshot_info *out);
-/* Whether RU `ru` (of the snapshot's partition) was free in it; false if outside it. */
+/* Whether RU `ru` (of the snapshot's partition) was free in it; false if outside it or s
+ * is NULL. */
 bool rusk_snapshot_is_free(const rusk_snapshot *s, uint32_t ru);
-/* Recounts the snapshot's bitmap (for checks: equals info.free_rus unless corrupted). */
+/* Recounts the snapshot's bitmap (for checks: equals info.free_rus unless corrupted); 0
+ * for NULL. */
 uint32_t rusk_snapshot_recount(const rusk_snapshot *s);
 
-/* Snapshots allocated and freed so far by this cluster (freed lags by a grace period). */
+/* Snapshots allocated and freed so far by this cluster (freed lags by a grace period);
+ * zeros for a NULL cluster, NULL pointers are skipped. */
 void rusk_snapshot_counts(const rusk_cluster *c, uint64_t *allocated, uint64_t *freed);
 
 /*
  * rusk_snapshot_reuse_ns: a view sync reuses the published snapshot of a partition when it
  * is younger than this, and publishes a fresh one otherwise. 0 (the default) always
  * publishes: every sync then sees the master state as of the sync. Set before agents run.
+ * NULL is ignored.
  */
 void rusk_snapshot_set_reuse_ns(rusk_cluster *c, uint64_t ns);
 
@@ -131,13 +148,15 @@ const char *rusk_sync_policy_name(rusk_sync_policy p);
  */
 int rusk_sync_check(const rusk_sync_params *p, char *err, size_t errlen);
 
-/* Step length: G/N for same and diff, G for state. */
+/* Step length: G/N for same and diff, G for state; 0 for NULL or no agents. */
 uint64_t rusk_sync_step_ns(const rusk_sync_params *p);
-/* Agent's offset: 0, or with random_offset a seeded value in [0, step). */
+/* Agent's offset: 0, or with random_offset a seeded value in [0, step) (0 for NULL or a
+ * zero step). */
 uint64_t rusk_sync_offset_ns(const rusk_sync_params *p, uint32_t agent);
 /*
  * rusk_sync_partitions: the partitions `agent` refreshes at its step k (ascending), written
- * to out (up to cap); returns how many there are. Blocks are [j*P/N, (j+1)*P/N).
+ * to out (up to cap; none when out is NULL); returns how many there are (0 for NULL or no
+ * agents). Blocks are [j*P/N, (j+1)*P/N).
  */
 size_t rusk_sync_partitions(const rusk_sync_params *p, uint32_t agent, uint64_t k, uint32_t *out,
                             size_t cap);
@@ -184,14 +203,16 @@ uint64_t rusk_view_next_sync_ns(const rusk_view *v);
 
 /* Staleness of p at `now` (now - snapshot time), UINT64_MAX if never synced. */
 uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now_ns);
-/* Average staleness AS over all partitions (ParSync §5.1); +inf until all were synced. */
+/* Average staleness AS over all partitions (ParSync §5.1); +inf until all were synced (and
+ * for NULL). */
 double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now_ns);
-/* Up to n partitions ordered freshest first; returns how many written. Partitions synced in
- * one rusk_view_tick step count as equally fresh and are ordered by a rank the view draws
- * at each sync from its own seeded generator, so agents do not all favour one of them. */
+/* Up to n partitions ordered freshest first; returns how many written (0 for NULL).
+ * Partitions synced in one rusk_view_tick step count as equally fresh and are ordered by a
+ * rank the view draws at each sync from its own seeded generator, so agents do not all
+ * favour one of them. */
 size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n);
 
-/* Whether the view believes RU `ru` is free (false when out of range). */
+/* Whether the view believes RU `ru` is free (false when out of range or v is NULL). */
 bool rusk_view_is_free(const rusk_view *v, uint32_t ru);
 /* Marks `ru` taken in the view: after the agent committed it, or lost it to a conflict
  * (ParSync §5.2). Idempotent. */
@@ -202,15 +223,17 @@ void rusk_view_mark_free(rusk_view *v, uint32_t ru);
 /*
  * rusk_view_pick_free: an RU of partition p that the view believes free, drawn uniformly
  * among them (each free RU has probability 1/free, whatever the occupancy's shape) and
- * determined by `rnd` alone. Returns false (and leaves *ru) when the view has none free in p.
+ * determined by `rnd` alone. Returns false (and leaves *ru) when the view has none free in p
+ * (or p is out of range, v or ru NULL).
  */
 bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru);
-/* Free RUs of partition p in the view (snapshot count minus marks). */
+/* Free RUs of partition p in the view (snapshot count minus marks). 0 out of range. */
 uint32_t rusk_view_free(const rusk_view *v, uint32_t p);
-/* Free RUs of platform type k in partition p in the view. */
+/* Free RUs of platform type k in partition p in the view. 0 out of range. */
 uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k);
-/* Mean slot score of p's free RUs as of the last sync. */
+/* Mean slot score of p's free RUs as of the last sync. 0 out of range. */
 double rusk_view_mean_free_score(const rusk_view *v, uint32_t p);
+/* The view's counters into *out (zeros for a NULL view). */
 void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out);
 
 #ifdef __cplusplus
