@@ -38,6 +38,8 @@
 RUSK_EXPORT void rusk_agent_params_init(rusk_agent_params *ap, const rusk_sync_params *p,
                                         uint32_t index)
 {
+	if (ap == NULL)
+		return;
 	memset(ap, 0, sizeof *ap);
 	ap->index = index;
 	if (p != NULL)
@@ -59,7 +61,7 @@ static const char *strategy_names[] = {"latency", "quality", "adaptive", "random
 
 RUSK_EXPORT int rusk_strategy_parse(const char *name, rusk_strategy *out)
 {
-	for (int i = 0; name != NULL && i < 5; i++)
+	for (int i = 0; name != NULL && out != NULL && i < 5; i++)
 		if (strcmp(name, strategy_names[i]) == 0) {
 			*out = (rusk_strategy)i;
 			return RUSK_OK;
@@ -129,7 +131,7 @@ RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
 
 RUSK_EXPORT rusk_view *rusk_agent_view(rusk_agent *a)
 {
-	return a->v;
+	return a != NULL ? a->v : NULL;
 }
 
 static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)

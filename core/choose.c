@@ -111,6 +111,8 @@ bool rusk_cands_reserve_(cand **buf, size_t *cap, size_t n)
 
 RUSK_EXPORT void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns)
 {
+	if (a == NULL)
+		return;
 	if (!a->ema_set) {
 		a->ema_ns = (double)delay_ns;
 		a->ema_set = true;
@@ -121,11 +123,13 @@ RUSK_EXPORT void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns)
 
 RUSK_EXPORT double rusk_agent_delay_ema_ns(const rusk_agent *a)
 {
-	return a->ema_ns;
+	return a != NULL ? a->ema_ns : 0.0;
 }
 
 RUSK_EXPORT rusk_strategy rusk_agent_current_strategy(const rusk_agent *a)
 {
+	if (a == NULL)
+		return RUSK_STRATEGY_LATENCY;
 	if (a->p.strategy != RUSK_STRATEGY_ADAPTIVE)
 		return a->p.strategy;
 	return a->ema_ns < (double)a->p.tau_ns ? RUSK_STRATEGY_QUALITY : RUSK_STRATEGY_LATENCY;

@@ -761,7 +761,7 @@ RUSK_EXPORT int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, ui
 	const model *m = read_model(c);
 	if (m == NULL) {
 		read_done(m);
-		return RUSK_EAGAIN;
+		return RUSK_ENOMODEL;
 	}
 	uint32_t col[RUSK_CLS_MAX_COLS * 4];
 	double y[RUSK_CLS_MAX_COLS * 4], x[K1MAX];
@@ -804,7 +804,7 @@ RUSK_EXPORT int rusk_cls_estimate_row(const rusk_cls *c, uint32_t row, double *o
 		return RUSK_ENOTREG;
 	urcu_memb_read_lock();
 	const model *m = read_model(c);
-	int rc = m == NULL ? RUSK_EAGAIN : row >= m->rows ? RUSK_ERANGE : RUSK_OK;
+	int rc = m == NULL ? RUSK_ENOMODEL : row >= m->rows ? RUSK_ERANGE : RUSK_OK;
 	if (rc == RUSK_OK)
 		reconstruct(m, m->x + (size_t)row * (m->k + 1), out);
 	read_done(m);

@@ -468,14 +468,10 @@ static void test_sched(void **state)
 	rusk_cluster_destroy(c);
 }
 
-/*
- * Pending: these sched.h calls still dereference NULL (core/agent.c and core/choose.c, which
- * this change may not edit; rusk/error.h lists them). Remove the skip() once they check.
- */
-static void test_sched_null_pending(void **state)
+/* The agent's small getters and setters: NULL is refused, or gets a neutral value. */
+static void test_sched_null(void **state)
 {
 	(void)state;
-	skip();
 	rusk_strategy st;
 	rusk_agent_params *volatile none = NULL; /* not a constant: no -Wstringop-overflow */
 	rusk_agent_params_init(none, NULL, 0);
@@ -634,8 +630,8 @@ static void test_classify(void **state)
 	assert_int_equal(rusk_cls_add_row(c, &badcol, 1, &row, err, sizeof err), RUSK_EINVAL);
 	assert_int_equal(rusk_cls_add_row(c, &badval, 1, NULL, NULL, 0), RUSK_EINVAL);
 	assert_int_equal(rusk_cls_retrain(c, NULL, NULL, 0), RUSK_EINVAL);     /* no rows */
-	assert_int_equal(rusk_cls_classify(c, ok, 2, out, NULL), RUSK_EAGAIN); /* no model */
-	assert_int_equal(rusk_cls_estimate_row(c, 0, out), RUSK_EAGAIN);
+	assert_int_equal(rusk_cls_classify(c, ok, 2, out, NULL), RUSK_ENOMODEL); /* no model */
+	assert_int_equal(rusk_cls_estimate_row(c, 0, out), RUSK_ENOMODEL);
 	assert_int_equal(rusk_cls_add_row(c, ok, 2, NULL, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_cls_add_row(c, ok, 2, NULL, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_cls_feedback(c, 2, ok, 2, NULL, 0), RUSK_ERANGE);
@@ -861,7 +857,7 @@ int main(void)
 	        cmocka_unit_test(test_vec),
 	        cmocka_unit_test(test_sync_and_views),
 	        cmocka_unit_test(test_sched),
-	        cmocka_unit_test(test_sched_null_pending),
+	        cmocka_unit_test(test_sched_null),
 	        cmocka_unit_test(test_admit),
 	        cmocka_unit_test(test_classify),
 	        cmocka_unit_test(test_predict),

@@ -278,8 +278,8 @@ static void test_api_errors(void **state)
 	c = make(4, 2, true);
 	rusk_cls_entry e[2] = {{0, 1.0}, {3, 2.0}};
 	double out[4];
-	assert_int_equal(rusk_cls_classify(c, e, 2, out, NULL), RUSK_EAGAIN);
-	assert_int_equal(rusk_cls_estimate_row(c, 0, out), RUSK_EAGAIN);
+	assert_int_equal(rusk_cls_classify(c, e, 2, out, NULL), RUSK_ENOMODEL);
+	assert_int_equal(rusk_cls_estimate_row(c, 0, out), RUSK_ENOMODEL);
 	assert_int_equal(rusk_cls_retrain(c, NULL, err, sizeof err), RUSK_EINVAL);
 	assert_non_null(strstr(err, "no measured entry"));
 	rusk_cls_entry bad_col = {4, 1.0}, bad_val = {1, -2.0}, nan_val = {1, NAN};

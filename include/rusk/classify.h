@@ -231,7 +231,7 @@ typedef struct rusk_cls_fold_info {
  * published model by fold-in (no retraining): out[0..cols) receives the estimated value of
  * every column, except that profiled columns keep their measured value (the mean when
  * given twice). Registered threads; lock-free; takes its own read-side section. info may
- * be NULL. RUSK_EINVAL (c or out NULL, bad entries), RUSK_EAGAIN (no model published
+ * be NULL. RUSK_EINVAL (c or out NULL, bad entries), RUSK_ENOMODEL (no model published
  * yet), RUSK_ENOTREG (RUSK_DEBUG builds: the calling thread is not registered).
  */
 int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, uint32_t n, double *out,
@@ -239,7 +239,7 @@ int rusk_cls_classify(const rusk_cls *c, const rusk_cls_entry *e, uint32_t n, do
 /*
  * rusk_cls_estimate_row: the published model's reconstruction of training row `row`
  * (every column estimated, measured ones included). Registered threads. RUSK_ERANGE (the
- * row is not in the published model), RUSK_EAGAIN (no model yet), RUSK_EINVAL (NULL),
+ * row is not in the published model), RUSK_ENOMODEL (no model yet), RUSK_EINVAL (NULL),
  * RUSK_ENOTREG (RUSK_DEBUG builds, unregistered thread).
  */
 int rusk_cls_estimate_row(const rusk_cls *c, uint32_t row, double *out);

@@ -8,9 +8,7 @@
  * code returns the neutral value its comment names (0, NULL, NaN, -1, UINT32_MAX, ...), and
  * a void call does nothing. What no call can check stays the caller's contract: arrays
  * shorter than the count passed with them, objects used after they were destroyed or from
- * threads their contract excludes. (Not yet so: rusk_agent_params_init,
- * rusk_strategy_parse, rusk_agent_view, rusk_agent_observe_delay,
- * rusk_agent_current_strategy and rusk_agent_delay_ema_ns need their pointers non-NULL.)
+ * threads their contract excludes.
  */
 #ifndef RUSK_ERROR_H
 #define RUSK_ERROR_H

@@ -45,7 +45,8 @@ typedef enum rusk_quality_model {
 	RUSK_QUALITY_PACKING = 2,
 } rusk_quality_model;
 
-/* Tarcil eq. 1-2: the target quality T_W in [0, 1] of a task that causes `prof`. */
+/* Tarcil eq. 1-2: the target quality T_W in [0, 1] of a task that causes `prof` (NULL:
+ * the zero profile). */
 double rusk_quality_target(const rusk_profile *prof);
 /*
  * Tarcil eq. 3-5 for a free RU `ru` and a task causing `prof`: U_H from the machine's
@@ -190,10 +191,11 @@ typedef struct rusk_agent_params {
 
 typedef struct rusk_agent rusk_agent;
 
-/* Defaults documented above, for agent `index` of a DiffSync policy p. */
+/* Defaults documented above, for agent `index` of a DiffSync policy p (NULL: zeroed). NULL
+ * ap is ignored. Any thread. */
 void rusk_agent_params_init(rusk_agent_params *ap, const rusk_sync_params *p, uint32_t index);
 
-/* Parses latency|quality|adaptive|random|central; RUSK_EINVAL otherwise. */
+/* Parses latency|quality|adaptive|random|central; RUSK_EINVAL otherwise (NULL included). */
 int rusk_strategy_parse(const char *name, rusk_strategy *out);
 const char *rusk_strategy_name(rusk_strategy s);
 
@@ -205,7 +207,7 @@ const char *rusk_strategy_name(rusk_strategy s);
 int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, rusk_agent **out, char *err,
                       size_t errlen);
 void rusk_agent_destroy(rusk_agent *a);
-/* The agent's view (for ticks, staleness queries); owned by the agent. */
+/* The agent's view (for ticks, staleness queries); owned by the agent. NULL for NULL. */
 rusk_view *rusk_agent_view(rusk_agent *a);
 
 /*
@@ -279,10 +281,13 @@ int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases, rusk
 int rusk_agent_release(const rusk_agent *a, uint64_t task, const rusk_lease *leases, size_t n,
                        size_t *n_rejected);
 
-/* Adaptive: feed the scheduling delay of each placed task (ParSync §5.2 EMA). */
+/* Adaptive: feed the scheduling delay of each placed task (ParSync §5.2 EMA). The agent's
+ * thread. NULL is ignored. */
 void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns);
-/* The strategy the next decision will use (Adaptive resolves to LATENCY or QUALITY). */
+/* The strategy the next decision will use (Adaptive resolves to LATENCY or QUALITY);
+ * LATENCY for NULL. The agent's thread. */
 rusk_strategy rusk_agent_current_strategy(const rusk_agent *a);
+/* The delay EMA in ns (0 before any delay, and for NULL). The agent's thread. */
 double rusk_agent_delay_ema_ns(const rusk_agent *a);
 
 #ifdef __cplusplus
