@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The dispatcher's completer (rusk/dispatch.h): ends each placed task run_ns after its
- * placement, releasing its RUs (rusk_disp_end), on a thread of its own.
+ * Timed ends (rusk/dispatch.h): each agent ends the tasks it placed run_ns after their
+ * placement, releasing their RUs (rusk_disp_end), on its own thread, from a timing wheel
+ * of its own. There is no completer thread: one thread ending every task of every agent
+ * was a shared hot spot (a cross-core hand-off of each placed task, and one core's worth
+ * of ends, 1M a second at most); per agent, a placed tenure goes into a wheel the same
+ * thread turns, and what ends frees slots for that agent's next submissions.
  *
- * A timing wheel of 2^16 slots of 2^20 ns (a 68.7 s horizon) with a heap beyond it:
+ * A timing wheel of 2^14 slots of 2^20 ns (a 17.2 s horizon) with a heap beyond it:
  * pushing is an append and each tenure is looked at once or twice (a heap of every running
- * task cost ~380 instructions a task). Ends are exact. Agents hand placed tenures over through an
- * SPSC ring each (E4); the completer turns the wheel every COMP_NS and, at stop, ends every tenure
- * still running.
+ * task cost ~380 instructions a task). The wheel's slots are made on the first entry, so an
+ * agent that never places a timed task costs nothing. Ends are exact: an entry ends at its
+ * first turn at or after end_ns; the agent turns the wheel on every round and parks no
+ * longer than until the earliest end (rusk_wheel_next).
  *
- * Invariants: an entry is kept only for a tenure running on a timer when it was taken
- * from the ring (a preempted or revoked tenure never runs again); each tenure is ended at
- * most once (E2's CAS in rusk_disp_end).
+ * Invariants: an entry is kept only for a tenure running on a timer when it was put (a
+ * preempted or revoked tenure never runs again: its entry is dropped when due, the CAS of
+ * rusk_disp_end failing); each tenure is ended at most once (E2's CAS in rusk_disp_end);
+ * only the wheel's agent touches it.
  */
 #include <stdlib.h>
 
@@ -19,136 +25,51 @@
 #include "dispatch_impl.h"
 #include "internal.h"
 
-#define COMP_NS 200000ull /* the completer's turn */
-
 #define WHEEL_SHIFT 20
-#define WHEEL_SLOTS (1u << 16)
+#define WHEEL_SLOTS (1u << 14)
+/* rusk_wheel_next looks this many slots ahead (67 ms) for the earliest end; beyond, it
+ * asks to be woken then and looks again. */
+#define WHEEL_LOOK  64u
 
 /* A placed tenure on its way to its end: the job may be preempted and placed again
  * meanwhile, so the entry keeps its own copy of the end time and tenure. */
-typedef struct tenure {
+typedef struct rusk_tenure {
 	uint64_t end_ns;
 	rusk_dtask *j;
-	uint64_t tenure; /* its tenure key (rusk_js_key) */
-} tenure;
+	uint64_t key; /* its tenure key (rusk_js_key) */
+} rusk_tenure;
 
-typedef struct slot {
-	tenure *a;
+typedef struct wheel_slot {
+	rusk_tenure *a;
 	uint32_t n, cap;
-} slot;
+} wheel_slot;
 
-static inline bool end_before(const tenure *x, const tenure *y)
+static inline bool end_before(const rusk_tenure *x, const rusk_tenure *y)
 {
 	return x->end_ns < y->end_ns;
 }
-HEAP_DEFINE(far_heap, tenure, end_before)
+HEAP_DEFINE(far_heap, rusk_tenure, end_before)
 
-typedef struct wheel {
-	slot *s;
+struct rusk_wheel {
+	wheel_slot *s; /* WHEEL_SLOTS, made on the first put */
 	uint64_t tick; /* every slot before it has been emptied */
+	uint64_t n;    /* entries in the slots and the heap */
+	uint64_t due;  /* no entry ends before this (a turn before it has nothing to do) */
 	far_heap far;  /* beyond the horizon */
-} wheel;
+};
 
-static void wheel_put(rusk_dispatch *d, wheel *w, tenure e)
+rusk_wheel *rusk_wheel_new(uint64_t now)
 {
-	uint64_t t = e.end_ns >> WHEEL_SHIFT;
-	if (t < w->tick)
-		t = w->tick; /* already due */
-	if (t - w->tick >= WHEEL_SLOTS) {
-		if (!far_heap_push(&w->far, e)) { /* nowhere to keep it: end it now */
-			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(d, e.j, e.tenure, rusk_disp_now(d));
-		}
-		return;
+	rusk_wheel *w = calloc(1, sizeof *w);
+	if (w != NULL) {
+		w->tick = now >> WHEEL_SHIFT;
+		w->due = UINT64_MAX;
 	}
-	slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
-	if (sl->n == sl->cap) {
-		uint32_t cap = sl->cap ? sl->cap * 2 : 64;
-		tenure *na = realloc(sl->a, cap * sizeof *sl->a);
-		if (na == NULL) {
-			rusk_store32(&d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(d, e.j, e.tenure, rusk_disp_now(d));
-			return;
-		}
-		sl->a = na;
-		sl->cap = cap;
-	}
-	sl->a[sl->n++] = e;
+	return w;
 }
 
-/* Ends every tenure due by `now`; with `all`, every tenure (the dispatcher stops). */
-static void wheel_turn(rusk_dispatch *d, wheel *w, uint64_t now, bool all)
+void rusk_wheel_free(rusk_wheel *w)
 {
-	if (all) {
-		for (uint32_t k = 0; k < WHEEL_SLOTS; k++) {
-			for (uint32_t i = 0; i < w->s[k].n; i++)
-				rusk_disp_end(d, w->s[k].a[i].j, w->s[k].a[i].tenure, now);
-			w->s[k].n = 0;
-		}
-		while (w->far.n > 0) {
-			tenure e = far_heap_pop(&w->far);
-			rusk_disp_end(d, e.j, e.tenure, now);
-		}
-		return;
-	}
-	uint64_t now_tick = now >> WHEEL_SHIFT;
-	for (;;) {
-		while (w->far.n > 0 && (w->far.a[0].end_ns >> WHEEL_SHIFT) < w->tick + WHEEL_SLOTS)
-			wheel_put(d, w, far_heap_pop(&w->far));
-		slot *sl = &w->s[w->tick & (WHEEL_SLOTS - 1)];
-		uint32_t keep = 0;
-		for (uint32_t i = 0; i < sl->n; i++) {
-			if (sl->a[i].end_ns <= now)
-				rusk_disp_end(d, sl->a[i].j, sl->a[i].tenure, now);
-			else
-				sl->a[keep++] = sl->a[i];
-		}
-		sl->n = keep;
-		if (w->tick >= now_tick)
-			break; /* the current tick: what is left is not due yet */
-		w->tick++;     /* an earlier tick: its slot is empty now */
-	}
-}
-
-void *rusk_completer_main(void *arg)
-{
-	rusk_dispatch *d = arg;
-	wheel *w = d->wheel;
-	w->tick = rusk_disp_now(d) >> WHEEL_SHIFT;
-	rusk_thread_register(); /* a DONE callback may submit */
-	for (;;) {
-		/* Not d->stop: agents still hand over until they have joined (E5). */
-		bool last = rusk_load32(&d->comp_stop, RUSK_ACQUIRE);
-		for (uint32_t i = 0; i < d->p.agents; i++) {
-			rusk_dtask *j;
-			while (ck_ring_dequeue_spsc(&d->ag[i].done, d->ag[i].done_buf, &j)) {
-				TSAN_ACQUIRE(j); /* E4 */
-				/* The tenure running now, with its end (E1: written before
-				 * RUNNING). The handed-over one may be over: preempted or revoked
-				 * (queued again under tenure + 1, with the old end_ns until it is
-				 * placed again), or ended and the slot reused. Such an entry is
-				 * dropped: a tenure not running now never runs again, and a later
-				 * placement hands itself over. Keeping it with the tenure read now
-				 * ended the next tenure at the old end. A duplicate of a running
-				 * tenure is harmless: the end's CAS ends each tenure once (E2). */
-				uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
-				uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
-				if (rusk_js_state(st) == RUSK_JS_RUNNING && end != UINT64_MAX)
-					wheel_put(d, w, (tenure){end, j, rusk_js_key(st)});
-			}
-		}
-		wheel_turn(d, w, rusk_disp_now(d), last);
-		if (last)
-			break;
-		rusk_disp_sleep(COMP_NS);
-	}
-	rusk_thread_unregister();
-	return NULL;
-}
-
-void rusk_completer_free(void *p)
-{
-	wheel *w = p;
 	if (w == NULL)
 		return;
 	for (uint32_t k = 0; w->s != NULL && k < WHEEL_SLOTS; k++)
@@ -158,12 +79,116 @@ void rusk_completer_free(void *p)
 	free(w);
 }
 
-void *rusk_completer_new(void)
+/* False: nowhere to keep it (out of memory). */
+static bool wheel_put(rusk_wheel *w, rusk_tenure e)
 {
-	wheel *w = calloc(1, sizeof *w);
-	if (w == NULL || (w->s = calloc(WHEEL_SLOTS, sizeof *w->s)) == NULL) {
-		free(w);
-		return NULL;
+	uint64_t t = e.end_ns >> WHEEL_SHIFT;
+	if (t < w->tick)
+		t = w->tick; /* already due */
+	if (t - w->tick >= WHEEL_SLOTS)
+		return far_heap_push(&w->far, e);
+	if (w->s == NULL && (w->s = calloc(WHEEL_SLOTS, sizeof *w->s)) == NULL)
+		return false;
+	wheel_slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
+	if (sl->n == sl->cap) {
+		uint32_t cap = sl->cap ? sl->cap * 2 : 64;
+		rusk_tenure *na = realloc(sl->a, cap * sizeof *sl->a);
+		if (na == NULL)
+			return false;
+		sl->a = na;
+		sl->cap = cap;
 	}
-	return w;
+	sl->a[sl->n++] = e;
+	return true;
+}
+
+void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key)
+{
+	rusk_tenure e = {end_ns, j, key};
+	if (!wheel_put(w, e)) { /* out of memory: end it now rather than never */
+		rusk_store32(&d->fail, 1, RUSK_RELAXED);
+		rusk_disp_end(d, j, key, rusk_disp_now(d));
+		return;
+	}
+	w->n++;
+	if (end_ns < w->due)
+		w->due = end_ns;
+}
+
+uint64_t rusk_wheel_turn(rusk_dispatch *d, rusk_wheel *w, uint64_t now, bool all)
+{
+	uint64_t ended = 0;
+	if (all) {
+		for (uint32_t k = 0; w->s != NULL && k < WHEEL_SLOTS; k++) {
+			for (uint32_t i = 0; i < w->s[k].n; i++)
+				ended += rusk_disp_end(d, w->s[k].a[i].j, w->s[k].a[i].key, now);
+			w->s[k].n = 0;
+		}
+		while (w->far.n > 0) {
+			rusk_tenure e = far_heap_pop(&w->far);
+			ended += rusk_disp_end(d, e.j, e.key, now);
+		}
+		w->n = 0;
+		w->due = UINT64_MAX;
+		return ended;
+	}
+	if (now < w->due)
+		return 0; /* the common case: nothing ends yet */
+	uint64_t now_tick = now >> WHEEL_SHIFT, next = UINT64_MAX;
+	for (;;) {
+		while (w->far.n > 0 &&
+		       (w->far.a[0].end_ns >> WHEEL_SHIFT) < w->tick + WHEEL_SLOTS) {
+			if (!wheel_put(w, w->far.a[0])) /* no room in the wheel yet: next turn */
+				break;
+			(void)far_heap_pop(&w->far);
+		}
+		wheel_slot *sl = w->s != NULL ? &w->s[w->tick & (WHEEL_SLOTS - 1)] : NULL;
+		uint32_t keep = 0;
+		for (uint32_t i = 0; sl != NULL && i < sl->n; i++) {
+			if (sl->a[i].end_ns <= now) {
+				ended += rusk_disp_end(d, sl->a[i].j, sl->a[i].key, now);
+				w->n--;
+			} else {
+				if (sl->a[i].end_ns < next)
+					next = sl->a[i].end_ns;
+				sl->a[keep++] = sl->a[i];
+			}
+		}
+		if (sl != NULL)
+			sl->n = keep;
+		if (w->tick >= now_tick)
+			break; /* the current tick: what is left is not due yet */
+		w->tick++;     /* an earlier tick: its slot is empty now */
+	}
+	/* The earliest end left: in this tick's slot, else at the next tick at the soonest. */
+	w->due = w->n == 0 ? UINT64_MAX : next != UINT64_MAX ? next : (now_tick + 1) << WHEEL_SHIFT;
+	return ended;
+}
+
+uint64_t rusk_wheel_next(const rusk_wheel *w)
+{
+	if (w->n == 0)
+		return UINT64_MAX;
+	if (w->s == NULL) /* only far entries */
+		return w->far.n > 0 ? w->far.a[0].end_ns : UINT64_MAX;
+	/* The first slot at or after due's with an entry: its earliest end. */
+	uint64_t t0 = w->due >> WHEEL_SHIFT < w->tick ? w->tick : w->due >> WHEEL_SHIFT;
+	for (uint64_t t = t0; t < t0 + WHEEL_LOOK && t < w->tick + WHEEL_SLOTS; t++) {
+		const wheel_slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
+		if (sl->n == 0)
+			continue;
+		uint64_t m = UINT64_MAX;
+		for (uint32_t i = 0; i < sl->n; i++)
+			if (sl->a[i].end_ns < m)
+				m = sl->a[i].end_ns;
+		return m;
+	}
+	uint64_t far = w->far.n > 0 ? w->far.a[0].end_ns : UINT64_MAX, look = (t0 + WHEEL_LOOK)
+	                                                                      << WHEEL_SHIFT;
+	return far < look ? far : look;
+}
+
+uint64_t rusk_wheel_size(const rusk_wheel *w)
+{
+	return w->n;
 }

@@ -42,7 +42,7 @@
  * Preemption. A high-priority task that could not be placed, on a view with no room for
  * it, samples RUs of the master array; an RU held by a running normal task of this
  * dispatcher (its owner id is a handle of d, and the task holds that very lease) makes
- * that task a victim: a CAS on its state word ends its tenure (the completer's CAS for
+ * that task a victim: a CAS on its state word ends its tenure (the timed end's CAS for
  * the same tenure then fails), its RUs are released and marked free in the preempting
  * agent's view, and it goes to the front of that agent's retry list, counted, and
  * PREEMPTED is delivered. Its re-placement delay counts from the preemption.
@@ -53,7 +53,8 @@
  * in chunks of RUSK_JOB_CHUNK on first use (E8): creating and destroying a dispatcher
  * cost what its run used, not max_jobs.
  *
- * Completer thread: core/completer.c.
+ * Timed ends: each agent's own wheel (core/completer.c), turned in its loop; an agent
+ * parks no longer than until its earliest end.
  *
  * Invariants: (1) a job is in at most one place: a ring, one local queue, RUNNING, or
  * free; (2) every job submitted ends with exactly one terminal event, DONE or REJECTED,
@@ -71,7 +72,12 @@
 #include "dispatch_impl.h"
 #include "internal.h"
 
-#define SLICE_NS         20000000ull /* the longest park without looking at the stop flag */
+#define SLICE_NS    20000000ull  /* the longest park without looking at the stop flag */
+#define END_TICK_NS (1ull << 20) /* an idle agent's timed ends: at most this late */
+
+/* Round robin of a submitting thread (agent UINT32_MAX, revocations): per thread, so that
+ * no word is shared by the submitters. */
+static _Thread_local uint32_t next_agent;
 #define DEFAULT_MAX_JOBS (1u << 20)
 
 static inline uint64_t now_ns(const rusk_dispatch *d)
@@ -254,7 +260,7 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t a
 	j->slot = (uint32_t)slot;
 	j->aside_syncs = j->resv_idle = j->resv_held = 0;
 	j->prio = s->priority;
-	j->dequeued = j->admitted = j->resv = false;
+	j->dequeued = j->admitted = j->resv = j->received = false;
 	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
 	rusk_store32(&j->lost, 0, RUSK_RELAXED);
 	/* Tenure 1 of this use; published to other threads by the ring (E3) or, for a handle
@@ -663,7 +669,7 @@ rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_pla
 	uint64_t end = !timed                                ? UINT64_MAX
 	               : ev.run_ns < UINT64_MAX - 1 - t_done ? t_done + ev.run_ns
 	                                                     : UINT64_MAX - 1;
-	/* Atomic: a completer may still read the end of a preempted earlier tenure. */
+	/* Atomic: a reader of an earlier tenure (a preemptor) may still look at it. */
 	rusk_store64(&j->end_ns, end, RUSK_RELAXED);
 	/* E1: the leases and end time above are visible to whoever acquires RUNNING. Only
 	 * this thread changes a PLACING word: a plain store. */
@@ -760,8 +766,9 @@ bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now)
 	/* E2: pairs with rusk_disp_placed's release and a preemptor's CAS. */
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(key, RUSK_JS_DONE), RUSK_ACQ_REL))
 		return false;
-	if (release(d, j, NULL) == RUSK_OK)
-		rusk_faa64(&d->released, 1, RUSK_RELAXED); /* completer or embedder */
+	if (release(d, j, NULL) == RUSK_OK) /* its agent's count: the one that ends it, mostly */
+		rusk_faa64(&d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents].st.released,
+		           1, RUSK_RELAXED);
 	rusk_dispatch_event ev = {
 	        .kind = RUSK_EV_DONE, .job = j->id, .user = j->user, .time_ns = now};
 	emit(d, &ev);
@@ -803,14 +810,12 @@ void rusk_disp_drain(rusk_dagent *a)
 
 enum { STEP_DONE, STEP_PARKED, STEP_ASIDE };
 
-static void hand_over(rusk_dagent *a, rusk_dtask *j)
+/* j runs (tenure `key`): its timed end goes into a's wheel (completer.c). */
+static void hand_over(rusk_dagent *a, rusk_dtask *j, uint64_t key)
 {
-	if (rusk_load64(&j->end_ns, RUSK_RELAXED) == UINT64_MAX)
-		return;  /* RUSK_RUN_UNTIL_COMPLETE: the embedder ends it */
-	TSAN_RELEASE(j); /* E4 */
-	for (unsigned spins = 0; !ck_ring_enqueue_spsc(&a->done, a->done_buf, j); spins++)
-		if (spins > 16)
-			rusk_disp_sleep(1000); /* the completer drains; leases are never dropped */
+	uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
+	if (end != UINT64_MAX) /* else RUSK_RUN_UNTIL_COMPLETE: the embedder ends it */
+		rusk_wheel_put(a->d, a->ends, j, end, key);
 }
 
 /* Moves a's ring into its local queues, as far as their room goes (invariant 1: a task
@@ -821,7 +826,11 @@ static void take_ring(rusk_dagent *a)
 	while (rusk_disp_reserve(a, 1)) {
 		if (!ck_ring_dequeue_mpsc(&a->in, a->in_buf, &j))
 			return;
-		TSAN_ACQUIRE(j); /* E3 */
+		TSAN_ACQUIRE(j);    /* E3 */
+		if (!j->received) { /* a submission, not a revoked task queued again */
+			j->received = true;
+			rusk_disp_add(&a->st.received, 1);
+		}
 		rusk_disp_enqueue(a, j);
 	}
 	rusk_store32(&a->d->fail, 1, RUSK_RELAXED);
@@ -829,7 +838,7 @@ static void take_ring(rusk_dagent *a)
 
 /*
  * Ends j's running tenure `st` because a lease of it was revoked (E2: the CAS decides
- * against the completer, a preemptor, or the other side of E7): its other RUs come back,
+ * against its timed end, a preemptor, or the other side of E7): its other RUs come back,
  * REVOKED is delivered, and it is queued again: on agent a's retry list when a is its
  * agent's own thread, else through an agent's submission queue. False if it lost the CAS.
  */
@@ -1014,7 +1023,7 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0 && rusk_js_state(st) == RUSK_JS_RUNNING &&
 	    take_back(d, j, st, a))
 		return STEP_DONE;
-	hand_over(a, j);
+	hand_over(a, j, rusk_js_key(st));
 	return STEP_DONE;
 }
 
@@ -1055,8 +1064,14 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 	rusk_dispatch *d = a->d;
 	uint64_t t = now_ns(d), until = t + SLICE_NS;
 	uint64_t due = rusk_disp_next_wake(a), sync = rusk_view_next_sync_ns(v);
+	/* Timed ends wake an idle agent at most once per END_TICK_NS: a parked agent woken at
+	 * each end paid a wake-up per task (more agents, more of them asleep). */
+	uint64_t end = rusk_wheel_next(a->ends);
+	if (end != UINT64_MAX)
+		end = (end | (END_TICK_NS - 1)) + 1;
 	until = due < until ? due : until;
 	until = sync < until ? sync : until;
+	until = end < until ? end : until;
 	if (until <= t)
 		return;
 	uint64_t m0 = mono_ns();
@@ -1066,24 +1081,27 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 		ck_pr_stall();
 	}
 	uint32_t seen = rusk_park_prepare(&a->park);
+	/* E10: parked before the last look at the ring; producers wake only a parked agent. */
+	rusk_store32(&a->parked, 1, RUSK_RELAXED);
+	rusk_fence_full();
 	/* A stop that may have finished the agent wakes it; one that has to wait for room
 	 * (close with tasks held) does not: it parks like any dry agent, instead of polling
 	 * until the next sync. */
 	uint32_t stop = rusk_load32(&d->stop, RUSK_ACQUIRE);
-	if (ck_ring_size(&a->in) > 0 || stop >= 2 || (stop == 1 && a->held == 0) ||
-	    rusk_load32(&a->cancels, RUSK_RELAXED) != a->cancels_seen)
-		return;
-	rusk_park_wait(&a->park, seen, m0 + (until - t));
+	if (ck_ring_size(&a->in) == 0 && stop < 2 && (stop == 0 || a->held > 0) &&
+	    rusk_load32(&a->cancels, RUSK_RELAXED) == a->cancels_seen)
+		rusk_park_wait(&a->park, seen, m0 + (until - t));
+	rusk_store32(&a->parked, 0, RUSK_RELAXED);
 }
 
 /* E6, the agents' side: once stop is seen and no submission is in flight, nothing more
  * reaches a ring (a submission that raised the count later sees the stop and is refused).
  * Without this an agent could take its ring for the last time while a submission that
  * had passed its stop check was still on its way there: accepted, and never accounted. */
-static bool no_submission_in_flight(const rusk_dispatch *d)
+static bool no_submission_in_flight(const rusk_dagent *a)
 {
 	rusk_fence_full(); /* the stop flag read before, the in-flight count after */
-	return rusk_load32(&d->inflight, RUSK_ACQUIRE) == 0;
+	return rusk_load32(&a->inflight, RUSK_ACQUIRE) == 0;
 }
 
 static bool agent_finished(rusk_dagent *a)
@@ -1092,8 +1110,7 @@ static bool agent_finished(rusk_dagent *a)
 	if (stop >= 2)
 		return true;
 	/* In flight first, then the ring: the ring cannot fill again after both are seen. */
-	return stop == 1 && no_submission_in_flight(a->d) && a->held == 0 &&
-	       ck_ring_size(&a->in) == 0;
+	return stop == 1 && no_submission_in_flight(a) && a->held == 0 && ck_ring_size(&a->in) == 0;
 }
 
 static void *agent_main(void *arg)
@@ -1116,6 +1133,8 @@ static void *agent_main(void *arg)
 		take_ring(a);
 		sweep_cancelled(a, now);
 		uint32_t done = agent_round(a, now);
+		/* Its tasks that are due end here (RUs released, DONE): not on another core. */
+		done += (uint32_t)rusk_wheel_turn(d, a->ends, now_ns(d), false);
 		if (done == 0) {
 			if (agent_finished(a))
 				break;
@@ -1128,10 +1147,12 @@ static void *agent_main(void *arg)
 	a->cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
 	/* Submissions that came too late to place end here too: wait for those still on
 	 * their way to the ring (E6), then take it. */
-	while (!no_submission_in_flight(d))
+	while (!no_submission_in_flight(a))
 		rusk_disp_sleep(1000);
 	take_ring(a);
 	rusk_disp_drain(a);
+	/* Its running tasks with a timed end end now (DONE), as at any stop. */
+	(void)rusk_wheel_turn(d, a->ends, now_ns(d), true);
 	rusk_store32(&a->exited, 1, RUSK_RELEASE); /* rusk_dispatch_drained */
 	rusk_thread_unregister();
 	return NULL;
@@ -1202,11 +1223,10 @@ static int make_agent(rusk_dispatch *d, uint32_t i, char *err, size_t len)
 	if (rc != RUSK_OK)
 		return rc;
 	a->in_buf = calloc(d->p.ring, sizeof *a->in_buf);
-	a->done_buf = calloc(d->p.ring, sizeof *a->done_buf);
-	if (a->in_buf == NULL || a->done_buf == NULL)
+	a->ends = rusk_wheel_new(now_ns(d));
+	if (a->in_buf == NULL || a->ends == NULL)
 		return RUSK_ENOMEM;
 	ck_ring_init(&a->in, d->p.ring);
-	ck_ring_init(&a->done, d->p.ring);
 	rusk_park_init(&a->park);
 	rusk_rng_seed(&a->prng, d->p.seed, 0x76696374ull + i); /* "vict" */
 	return RUSK_OK;
@@ -1279,7 +1299,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 		if (a->ag != NULL)
 			rusk_agent_destroy(a->ag);
 		free(a->in_buf);
-		free(a->done_buf);
+		rusk_wheel_free(a->ends);
 	}
 	for (uint64_t k = 0; k < used && k < d->cap; k++) {
 		rusk_dtask *j = rusk_disp_slot(d, k);
@@ -1290,66 +1310,126 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 		free(d->chunks[i]);
 	if (d->attached)
 		rusk_cluster_detach_loop_(d->c, d);
-	rusk_completer_free(d->wheel);
 	free(d->ag);
 	free(d->chunks);
 	free(d);
 }
 
-RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
-                                     rusk_dtask_id *out)
+/* One submission to agent a, in flight (E6): its job on a's ring, or REJECTED. */
+static int submit_one(rusk_dispatch *d, rusk_dagent *a, const rusk_dtask_spec *s, uint64_t now,
+                      rusk_dtask_id *out)
 {
-	if (d == NULL || s == NULL || (agent != UINT32_MAX && agent >= d->p.agents) ||
-	    s->commit > RUSK_COMMIT_INCREMENTAL)
-		return RUSK_EINVAL;
-	if (agent == UINT32_MAX)
-		agent = rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents;
-	uint64_t now = s->submit_ns ? s->submit_ns : now_ns(d);
-	rusk_faa64(&d->submitted, 1, RUSK_RELAXED);
-	/* E6: in flight before looking at stop; rusk_dispatch_stop sets stop, then waits for
-	 * no submission in flight, so every submission it does not see refused reaches a
-	 * ring before the agents' last look at it. The locked add is a full barrier. */
-	rusk_faa32(&d->inflight, 1, RUSK_ACQ_REL);
-	rusk_fence_atomic_load();
 	int rc = RUSK_ESTOPPED;
 	rusk_dtask *j = NULL;
 	if (rusk_load32(&d->stop, RUSK_ACQUIRE) == 0 &&
-	    (j = rusk_disp_job(d, s, agent, now, &rc)) != NULL) {
-		rusk_dagent *a = &d->ag[agent];
+	    (j = rusk_disp_job(d, s, a->index, now, &rc)) != NULL) {
 		uint64_t id = j->id;
 		TSAN_RELEASE(j); /* E3 */
 		if (ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)) {
-			rusk_park_wake(&a->park); /* a system call only if a is parked */
-			rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
 			if (out != NULL)
 				*out = id; /* read before the enqueue: j may be over already */
 			return RUSK_OK;
 		}
 		rc = RUSK_EFULL;
 	}
-	rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
-	rusk_disp_reject(d, agent, j, s, rc, now);
+	rusk_faa64(&d->refused_at_submit, 1, RUSK_RELAXED);
+	rusk_disp_reject(d, a->index, j, s, rc, now);
 	return rc;
+}
+
+/* E6 around submissions to a: in flight before looking at stop (rusk_dispatch_stop sets
+ * stop, then waits for none in flight, so every submission it does not see refused
+ * reaches a ring before the agents' last look at it; the locked add is a full barrier),
+ * and E10 after: the locked decrement orders the enqueues before the parked load. */
+static inline void submit_begin(rusk_dagent *a)
+{
+	rusk_faa32(&a->inflight, 1, RUSK_ACQ_REL);
+	rusk_fence_atomic_load();
+}
+
+static inline void submit_end(rusk_dagent *a, bool queued)
+{
+	rusk_faa32(&a->inflight, (uint32_t)-1, RUSK_ACQ_REL);
+	rusk_fence_atomic_load();
+	if (queued && rusk_load32(&a->parked, RUSK_RELAXED))
+		rusk_park_wake(&a->park);
+}
+
+static inline bool spec_ok(const rusk_dtask_spec *s)
+{
+	return s != NULL && s->commit <= RUSK_COMMIT_INCREMENTAL;
+}
+
+RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
+                                     rusk_dtask_id *out)
+{
+	if (d == NULL || !spec_ok(s) || (agent != UINT32_MAX && agent >= d->p.agents))
+		return RUSK_EINVAL;
+	if (agent == UINT32_MAX) /* a round robin per submitting thread: no shared word */
+		agent = next_agent++ % d->p.agents;
+	uint64_t now = s->submit_ns ? s->submit_ns : now_ns(d);
+	rusk_dagent *a = &d->ag[agent];
+	submit_begin(a);
+	int rc = submit_one(d, a, s, now, out);
+	submit_end(a, rc == RUSK_OK);
+	return rc;
+}
+
+RUSK_EXPORT int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent,
+                                           const rusk_dtask_spec *s, size_t n, rusk_dtask_id *out,
+                                           int *rcs, size_t *accepted)
+{
+	if (accepted != NULL)
+		*accepted = 0;
+	if (d == NULL || (s == NULL && n > 0) || (agent != UINT32_MAX && agent >= d->p.agents))
+		return RUSK_EINVAL;
+	for (size_t k = 0; k < n; k++)
+		if (!spec_ok(&s[k]))
+			return RUSK_EINVAL;
+	if (agent == UINT32_MAX)
+		agent = next_agent++ % d->p.agents;
+	rusk_dagent *a = &d->ag[agent];
+	uint64_t clock = 0; /* read once, if a spec leaves its time to the clock */
+	size_t ok = 0;
+	int first = RUSK_OK;
+	submit_begin(a);
+	for (size_t k = 0; k < n; k++) {
+		if (s[k].submit_ns == 0 && clock == 0)
+			clock = now_ns(d);
+		int rc = submit_one(d, a, &s[k], s[k].submit_ns ? s[k].submit_ns : clock,
+		                    out != NULL ? &out[k] : NULL);
+		if (out != NULL && rc != RUSK_OK)
+			out[k] = 0;
+		if (rcs != NULL)
+			rcs[k] = rc;
+		ok += rc == RUSK_OK;
+		if (rc != RUSK_OK && first == RUSK_OK)
+			first = rc;
+	}
+	submit_end(a, ok > 0);
+	if (accepted != NULL)
+		*accepted = ok;
+	return first;
 }
 
 /* Hands a task taken back from its tenure to an agent's queue (E3, E6); false when the
  * dispatcher is stopping (the caller rejects it). */
 static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 {
-	rusk_faa32(&d->inflight, 1, RUSK_ACQ_REL);
+	uint32_t i = next_agent++ % d->p.agents;
+	rusk_dagent *a = &d->ag[i];
+	rusk_faa32(&a->inflight, 1, RUSK_ACQ_REL);
 	rusk_fence_atomic_load();
 	bool ok = false;
-	uint32_t i = rusk_faa32(&d->rr, 1, RUSK_RELAXED) % d->p.agents;
-	rusk_dagent *a = &d->ag[i];
 	rusk_store32(&j->agent, i, RUSK_RELAXED); /* E9 */
 	while (!ok && rusk_load32(&d->stop, RUSK_ACQUIRE) == 0) {
 		TSAN_RELEASE(j);
 		if ((ok = ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)))
-			rusk_park_wake(&a->park);
+			rusk_park_wake(&a->park); /* rare: no E10 test needed */
 		else
 			rusk_disp_sleep(1000); /* the agent drains its queue */
 	}
-	rusk_faa32(&d->inflight, (uint32_t)-1, RUSK_RELEASE);
+	rusk_faa32(&a->inflight, (uint32_t)-1, RUSK_RELEASE);
 	return ok;
 }
 
@@ -1445,11 +1525,8 @@ RUSK_EXPORT int rusk_dispatch_start(rusk_dispatch *d)
 {
 	if (d == NULL || d->started || d->stopped)
 		return RUSK_EINVAL; /* once; never after a stop (nothing would join the threads) */
-	if ((d->wheel = rusk_completer_new()) == NULL)
-		return RUSK_ENOMEM;
 	d->started = true;
-	int err = pthread_create(&d->comp, NULL, rusk_completer_main, d);
-	d->comp_on = err == 0;
+	int err = 0;
 	for (uint32_t i = 0; err == 0 && i < d->p.agents; i++) {
 		err = pthread_create(&d->ag[i].tid, NULL, agent_main, &d->ag[i]);
 		d->ag[i].started = err == 0;
@@ -1490,9 +1567,10 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 	rusk_dispatch_close(d);
 	if (!drain)
 		rusk_store32(&d->stop, 2, RUSK_RELEASE);
-	rusk_fence_full(); /* E6: stop before the in-flight count is read */
-	while (rusk_load32(&d->inflight, RUSK_ACQUIRE) != 0)
-		rusk_disp_sleep(1000);
+	rusk_fence_full(); /* E6: stop before the in-flight counts are read */
+	for (uint32_t i = 0; i < d->p.agents; i++)
+		while (rusk_load32(&d->ag[i].inflight, RUSK_ACQUIRE) != 0)
+			rusk_disp_sleep(1000);
 	wake_all(d);
 	for (uint32_t i = 0; i < d->p.agents; i++)
 		if (d->ag[i].started) {
@@ -1501,9 +1579,6 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 			take_ring(&d->ag[i]);
 			rusk_disp_drain(&d->ag[i]);
 		}
-	rusk_store32(&d->comp_stop, 1, RUSK_RELEASE);
-	if (d->comp_on)
-		pthread_join(d->comp, NULL);
 	d->stopped = true;
 }
 
@@ -1521,6 +1596,8 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 		o->aside += rusk_load64(&s->aside, RUSK_RELAXED);
 		o->reservations += rusk_load64(&s->reservations, RUSK_RELAXED);
 		o->queued_end += rusk_load64(&a->n_left, RUSK_RELAXED);
+		o->submitted += rusk_load64(&s->received, RUSK_RELAXED) + ck_ring_size(&a->in);
+		o->released += rusk_load64(&s->released, RUSK_RELAXED);
 		o->agent_cpu_s += a->cpu_s;
 		rusk_hist_merge(delay, &s->delay_hi);
 		rusk_hist_merge(delay, &s->delay_lo);
@@ -1538,10 +1615,10 @@ RUSK_EXPORT void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_s
 		return;
 	}
 	sum_stats(d, out, delay);
-	out->submitted = rusk_load64(&d->submitted, RUSK_RELAXED);
+	out->submitted += rusk_load64(&d->refused_at_submit, RUSK_RELAXED);
 	out->rejected = rusk_load64(&d->rejected, RUSK_RELAXED);
 	out->cancelled = rusk_load64(&d->cancelled, RUSK_RELAXED);
-	out->released = rusk_load64(&d->released, RUSK_RELAXED);
+
 	out->revoked = rusk_load64(&d->revoked, RUSK_RELAXED);
 	uint64_t in_system = out->placed - out->preempted - out->revoked + out->rejected;
 	out->queued = out->submitted > in_system ? out->submitted - in_system : 0;

@@ -24,12 +24,12 @@
  *   E2 end / preempt / revoke / cancel / place CAS on st (acq_rel): one winner per tenure
  *   E3 submit: job fields, then ring enqueue (CK's release) + TSAN_RELEASE
  *        -> ring dequeue + TSAN_ACQUIRE on the agent
- *   E4 hand-over to the completer: ring (SPSC) + TSAN_RELEASE / TSAN_ACQUIRE
+ *   E4 (gone: each agent ends the tasks it placed, from its own timing wheel)
  *   E5 stop flags: store release -> load acquire in the threads; each park is woken
- *   E6 submit: in-flight count (locked add: a full barrier), then the stop flag;
- *      stop: the flag, a full fence, then waits for no submission in flight; an agent:
- *      sees the flag, a full fence, no submission in flight, and only then takes its
- *      ring for the last time (or finds it empty and stops after close)
+ *   E6 submit: its agent's in-flight count (locked add: a full barrier), then the stop
+ *      flag; stop: the flag, a full fence, then waits for no submission in flight to any
+ *      agent; an agent: sees the flag, a full fence, no submission in flight to it, and
+ *      only then takes its ring for the last time (or finds it empty and stops after close)
  *   E7 revocation vs placement: the callback stores lost, full fence, loads st; the agent
  *      stores st = RUNNING, full fence, loads lost; whoever sees the other takes the
  *      tenure back by E2's CAS
@@ -39,6 +39,11 @@
  *      its agent's free stack (CAS, release) -> slot_get's pop (CAS, acquire)
  *   E9 cancel: the CAS to CANCEL, then the agent's cancel count (release) and a wake ->
  *      the agent's acquire of the count, then its sweep of its queues
+ *   E10 wake only a parked agent (Dekker): the agent stores parked = 1, a full fence, then
+ *      looks at its ring; a submission enqueues, its in-flight decrement (locked: a full
+ *      barrier), then loads parked and wakes only when it is set. At least one of the two
+ *      sees the other, so no wake-up is lost, and a busy agent's line is never written by
+ *      its producers (the event count's add was one shared write per task)
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H
@@ -123,6 +128,7 @@ struct rusk_dtask {
 	uint8_t place; /* rusk_placement_pref */
 	bool gang;     /* its commit mode, resolved (rusk_commit_mode) */
 	bool dequeued, admitted;
+	bool received; /* taken from a ring once: counted as submitted (agent-only) */
 	bool resv;     /* its agent's reservation: placed incrementally within its kind */
 	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
@@ -142,6 +148,9 @@ static inline bool rusk_ready_before(rusk_dtask *const *x, rusk_dtask *const *y)
 /* Admission waiters by their next check. */
 HEAP_DEFINE(rusk_waitq, rusk_dtask *, rusk_ready_before)
 
+/* The timed ends of one agent (completer.c). */
+typedef struct rusk_wheel rusk_wheel;
+
 /* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
 typedef struct rusk_disp_stats {
 	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost:
@@ -153,6 +162,9 @@ typedef struct rusk_disp_stats {
 	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
 	uint64_t aside, reservations; /* put aside for want of room; reservations made */
 	uint64_t resv_dropped;        /* reservations given up: they stopped growing */
+	uint64_t received;            /* submissions it took from its ring (E3) */
+	uint64_t released;            /* tenures of its tasks ended with their RUs released:
+	                               * atomic adds (it, or an embedder's complete) */
 	uint64_t qmode_tasks;  /* tasks placed by a Quality-first decision (Adaptive's mode) */
 	uint64_t last_done_ns; /* latest placement (makespan) */
 	uint64_t tet_us;       /* sum of task run times */
@@ -165,9 +177,10 @@ typedef struct rusk_dagent {
 	rusk_dispatch *d;
 	uint32_t index;
 	rusk_agent *ag;
-	ck_ring_t in, done; /* submissions (MPSC) and placed tenures to the completer (SPSC) */
-	ck_ring_buffer_t *in_buf, *done_buf;
-	rusk_park park; /* parked while idle (E5) */
+	ck_ring_t in; /* submissions (MPSC) */
+	ck_ring_buffer_t *in_buf;
+	rusk_park park;   /* parked while idle (E5, E10) */
+	rusk_wheel *ends; /* its placed tasks' timed ends (completer.c) */
 	rusk_dtaskq hi, retry, lo;
 	rusk_dtaskq aside; /* tasks its view had no room for, until its next sync */
 	rusk_waitq wait;
@@ -181,10 +194,14 @@ typedef struct rusk_dagent {
 	rusk_dtask *resv;     /* its reservation (one at a time), or NULL */
 	uint32_t cancels, cancels_seen; /* cancellations asked (atomic, E9) and handled */
 	rusk_disp_stats st;
-	/* Slots given back by its tasks: a stack, head = tag << 32 | (slot + 1), 0: empty;
-	 * the tag grows with every push and pop (ABA). Popped by submissions to it, pushed by
-	 * whoever ends its tasks: a line of its own. */
+	/* The lines its producers touch, each its own: submissions in flight to it (E6,
+	 * written by its producers), the stack of slots given back by its tasks (head = tag
+	 * << 32 | (slot + 1), 0: empty; the tag grows with every push and pop against ABA;
+	 * popped by its producers, pushed by whoever ends its tasks), and whether it is
+	 * parked (E10: written by it, read by its producers). */
+	uint32_t inflight RUSK_ALIGNED(RUSK_CACHELINE);
 	uint64_t free_head RUSK_ALIGNED(RUSK_CACHELINE);
+	uint32_t parked RUSK_ALIGNED(RUSK_CACHELINE);
 	rusk_view_stats vs RUSK_ALIGNED(RUSK_CACHELINE); /* at exit (threads) */
 	rusk_rng prng;                                   /* victim sampling (rusk_disp_preempt) */
 	double cpu_s;                                    /* CPU time of its thread (threads) */
@@ -202,16 +219,13 @@ struct rusk_dispatch {
 	uint64_t n_chunks;
 	uint64_t cap;  /* job slots */
 	uint64_t bump; /* slots never used so far (atomic) */
-	uint64_t submitted, rejected, released, revoked, cancelled; /* atomic, relaxed */
-	uint32_t rr;                                                /* round robin (atomic) */
-	uint32_t stop;      /* 1: no more submissions, agents stop when drained; 2: agents
-	                     * stop now (E5) */
-	uint32_t inflight;  /* submissions between their stop check and their ring (E6) */
-	uint32_t comp_stop; /* the completer's last turn (after every agent joined) */
-	uint32_t fail;      /* an allocation failed in a thread */
-	pthread_t comp;
-	void *wheel; /* the completer's (completer.c) */
-	bool started, comp_on, stopped, attached;
+	/* Rare events, counted where they happen (any thread; atomic, relaxed): rejected (at
+	 * submission or by an agent), revoked, cancelled, and refused at submission. */
+	uint64_t rejected, revoked, cancelled, refused_at_submit;
+	uint32_t stop; /* 1: no more submissions, agents stop when drained; 2: agents
+	                * stop now (E5) */
+	uint32_t fail; /* an allocation failed in a thread */
+	bool started, stopped, attached;
 };
 
 /* Slot `slot`'s job; its chunk must exist (a slot below bump). */
@@ -253,11 +267,16 @@ static inline void rusk_disp_sleep(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-/* The completer (core/completer.c): its state, made before its thread starts, and the
- * thread's body (arg: the dispatcher). */
-void *rusk_completer_new(void);
-void rusk_completer_free(void *w);
-void *rusk_completer_main(void *d);
+/* An agent's timed ends (core/completer.c), used by that agent only: a wheel turned from
+ * `now`; put j's tenure `key` to end at end_ns (out of memory: ended now, d->fail set);
+ * turn: end what is due by now (all: everything), returns tenures ended; next: the
+ * earliest end (UINT64_MAX: none); size: entries. */
+rusk_wheel *rusk_wheel_new(uint64_t now);
+void rusk_wheel_free(rusk_wheel *w);
+void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key);
+uint64_t rusk_wheel_turn(rusk_dispatch *d, rusk_wheel *w, uint64_t now, bool all);
+uint64_t rusk_wheel_next(const rusk_wheel *w);
+uint64_t rusk_wheel_size(const rusk_wheel *w);
 
 static inline void rusk_disp_add(uint64_t *p, uint64_t d)
 {

@@ -629,7 +629,7 @@ static void test_classify(void **state)
 	assert_int_equal(rusk_cls_add_row(c, ok, 0, &row, err, sizeof err), RUSK_EINVAL);
 	assert_int_equal(rusk_cls_add_row(c, &badcol, 1, &row, err, sizeof err), RUSK_EINVAL);
 	assert_int_equal(rusk_cls_add_row(c, &badval, 1, NULL, NULL, 0), RUSK_EINVAL);
-	assert_int_equal(rusk_cls_retrain(c, NULL, NULL, 0), RUSK_EINVAL);     /* no rows */
+	assert_int_equal(rusk_cls_retrain(c, NULL, NULL, 0), RUSK_EINVAL);       /* no rows */
 	assert_int_equal(rusk_cls_classify(c, ok, 2, out, NULL), RUSK_ENOMODEL); /* no model */
 	assert_int_equal(rusk_cls_estimate_row(c, 0, out), RUSK_ENOMODEL);
 	assert_int_equal(rusk_cls_add_row(c, ok, 2, NULL, NULL, 0), RUSK_OK);

@@ -787,6 +787,9 @@ static void test_fail_without_callback(void **state)
 		assert_int_equal(rusk_machine_fail(c, m, NULL, NULL), RUSK_OK);
 		failed++;
 	}
+	/* A task whose PLACED callback was still running is taken back by its agent just
+	 * after (E7): its REVOKED may come a moment later. */
+	wait_until(&n.revoked, failed_rus, 5000);
 	assert_int_equal(atomic_load(&n.revoked), failed_rus);
 	wait_until(&n.placed, 8 + failed_rus, 5000);
 	assert_int_equal(atomic_load(&n.placed), 8 + failed_rus);

@@ -348,20 +348,61 @@ int drv_setup(run *R, cli_cluster *cc)
 	return 0;
 }
 
-void drv_gen_init(run *R, drv_gen *G)
+int drv_gen_init(run *R, drv_gen *G, uint32_t shard, uint32_t shards)
 {
 	const run_cfg *cfg = &R->cfg;
 	memset(G, 0, sizeof *G);
+	G->id = shard;
+	G->id_step = shards;
 	for (int k = 0; k < cfg->n_groups; k++) {
-		uint32_t members = G->members[k] = drv_group_size(cfg, k);
+		/* Its agents of group k: i = k (mod n_groups) and i = shard (mod shards). */
+		uint32_t members = 0;
+		G->agents[k] = malloc(sizeof(uint32_t) * (drv_group_size(cfg, k) + 1));
+		if (G->agents[k] == NULL) {
+			drv_gen_free(G);
+			fprintf(stderr, "rusk: out of memory for the generators\n");
+			return RUSK_EXIT_NOMEM;
+		}
+		for (uint32_t i = (uint32_t)k; i < cfg->agents; i += (uint32_t)cfg->n_groups)
+			if (i % shards == shard)
+				G->agents[k][members++] = i;
+		G->members[k] = members;
+		/* The whole workload's seeds for shard 0: one generator draws what it always did.
+		 */
+		uint64_t seed = R->seed + (uint64_t)k * 7919 + (uint64_t)shard * 104729;
 		rusk_loadgen_init(&G->g[k], cfg->rate * members / cfg->agents, cfg->gphases[k],
 		                  cfg->gn_phases[k], cfg->phase_s, cfg->dist, cfg->task_ms / 1000.0,
-		                  cfg->task_rus, R->seed + (uint64_t)k * 7919);
+		                  cfg->task_rus, seed);
 		G->live[k] = members > 0 && rusk_loadgen_next(&G->g[k], &G->next[k]) == 0;
 	}
 	/* Preferences, profiles and priorities: their own stream of the same seed. */
-	rusk_rng_seed(&G->prng, R->seed, 0x70726566);
-	rusk_rng_seed(&G->mrng, R->seed, 0x6d6978); /* "mix" */
+	rusk_rng_seed(&G->prng, R->seed, 0x70726566 + (uint64_t)shard);
+	rusk_rng_seed(&G->mrng, R->seed, 0x6d6978 + (uint64_t)shard); /* "mix" */
+	return 0;
+}
+
+void drv_gen_free(drv_gen *G)
+{
+	for (int k = 0; k < DRV_MAX_GROUPS; k++) {
+		free(G->agents[k]);
+		G->agents[k] = NULL;
+	}
+}
+
+void drv_gen_totals(const run *R, drv_gen_counts *out)
+{
+	out->submitted = rusk_load64(&R->submitted, RUSK_RELAXED);
+	out->rejected = rusk_load64(&R->rejected, RUSK_RELAXED);
+	out->refused = rusk_load64(&R->refused, RUSK_RELAXED);
+	out->too_large = out->pool = 0;
+	for (uint32_t g = 0; g < R->n_gen; g++) {
+		const drv_gen *G = &R->gen[g];
+		out->submitted += rusk_load64(&G->submitted, RUSK_RELAXED);
+		out->rejected += rusk_load64(&G->rejected, RUSK_RELAXED);
+		out->refused += rusk_load64(&G->refused, RUSK_RELAXED);
+		out->too_large += rusk_load64(&G->too_large, RUSK_RELAXED);
+		out->pool += rusk_load64(&G->pool, RUSK_RELAXED);
+	}
 }
 
 int drv_mix_class(const run_cfg *cfg, uint32_t rus, uint8_t placement, bool gang)
@@ -422,14 +463,15 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 	} else if (rus > rusk_cluster_rus(R->c)) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
 		 * be retried until the run ends. */
-		R->rej_too_large++;
+		stat_add(&G->too_large, 1);
 		return false;
 	}
 	if (G->id >= R->n_tasks_cap) {
-		R->rej_pool++;
+		stat_add(&G->pool, 1);
 		return false;
 	}
-	uint64_t id = G->id++;
+	uint64_t id = G->id;
+	G->id += G->id_step;
 	rusk_dtask_spec keep = *spec; /* the vector part, if any */
 	memset(spec, 0, sizeof *spec);
 	if (R->vec != NULL && x->vec) {
@@ -463,11 +505,15 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 	spec->priority = x->priority;
 	if (cfg->priority_share > 0 && rusk_rng_unit(&G->prng) < cfg->priority_share)
 		spec->priority = 1;
-	/* round robin over the group's agents: grp, grp + n_groups, ... */
-	uint32_t i = G->rr[grp]++;
-	if (G->rr[grp] == G->members[grp])
-		G->rr[grp] = 0;
-	*dest = &R->ag[grp + i * (uint32_t)cfg->n_groups];
+	/* round robin over its agents of the group (a burst of rusk run's generator stays
+	 * with one agent: keep_agent) */
+	if (!G->keep_agent) {
+		uint32_t i = G->rr[grp]++;
+		if (G->rr[grp] == G->members[grp])
+			G->rr[grp] = 0;
+		G->last[grp] = G->agents[grp][i];
+	}
+	*dest = &R->ag[G->last[grp]];
 	return true;
 }
 
@@ -568,6 +614,11 @@ void drv_free(run *R)
 	free(R->per_agent);
 	free(R->snap);
 	free(R->medians);
+	for (uint32_t g = 0; g < R->n_gen; g++)
+		drv_gen_free(&R->gen[g]);
+	free(R->gen);
+	R->gen = NULL;
+	R->n_gen = 0;
 	drv_vec_free(R);
 	drv_cls_free(R);
 	drv_sched_free(R);

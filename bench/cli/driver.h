@@ -46,6 +46,7 @@ enum { TS_QUEUED = RUSK_JS_QUEUED, TS_RUNNING = RUSK_JS_RUNNING, TS_DONE = RUSK_
 
 typedef struct run_cfg {
 	uint32_t agents, batch, task_rus;
+	uint32_t generators; /* --generators: generator threads (rusk run), each a shard */
 	double rate, phase_s, duration_s, task_ms;
 	double spin_us; /* idle agents' poll before parking (rusk_dispatch_params.spin_ns) */
 	double phases[DRV_MAX_PHASES];
@@ -140,18 +141,33 @@ typedef struct run_agent {
 	rusk_placement pl;
 } run_agent;
 
-/* Workload generator state: groups of phased Poisson processes merged, or a trace. */
+#define DRV_MAX_GENERATORS 64
+
+/* Workload generator state: groups of phased Poisson processes merged, or a trace. With
+ * --generators G, generator g is one shard of them: the agents i with i mod G = g, their
+ * share of the rate, task ids g, g + G, ... Its counters have one writer (its thread) and
+ * relaxed readers (the sampler, the report: drv_gen_totals). */
 typedef struct drv_gen {
 	rusk_loadgen g[DRV_MAX_GROUPS];
 	rusk_arrival next[DRV_MAX_GROUPS];
 	bool live[DRV_MAX_GROUPS];
 	uint32_t rr[DRV_MAX_GROUPS];
-	uint32_t members[DRV_MAX_GROUPS]; /* agents per group (drv_group_size) */
-	uint64_t id;
+	uint32_t last[DRV_MAX_GROUPS];    /* the agent the group's last task went to */
+	bool keep_agent;                  /* the next task goes where its group's last went */
+	uint32_t members[DRV_MAX_GROUPS]; /* its agents per group */
+	uint32_t *agents[DRV_MAX_GROUPS]; /* their indices, members[k] each */
+	uint64_t id, id_step;
 	size_t ti;
 	rusk_rng prng;
 	rusk_rng mrng; /* --mix: the shape of each task (a stream of its own) */
+	/* submitted; rejected (of which too large, pool full) and refused by the kernel */
+	uint64_t submitted, rejected, too_large, pool, refused;
 } drv_gen;
+
+/* The generators' counters summed (those of R->gen[0..n_gen)). */
+typedef struct drv_gen_counts {
+	uint64_t submitted, rejected, too_large, pool, refused;
+} drv_gen_counts;
 
 typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
@@ -172,14 +188,15 @@ typedef struct run {
 	rusk_arrival *trace;
 	size_t n_trace;
 	uint32_t *pref_pool;
-	uint32_t *score_sorted;       /* every RU's slot score (milli), ascending: D by search */
-	uint8_t *ru_dbin;             /* each RU's D bin (score model) */
-	uint64_t submitted, rejected; /* the generator's (single writer, relaxed) */
-	uint64_t refused;             /* the kernel refused it at submission (REJECTED) */
-	/* Of `rejected`, the generator's reasons: more RUs than the cluster has (the kernel
-	 * would refuse it: never queued), or the run's task pools full. The rest found their
-	 * agent's ring full. */
-	uint64_t rej_too_large, rej_pool;
+	uint32_t *score_sorted; /* every RU's slot score (milli), ascending: D by search */
+	uint8_t *ru_dbin;       /* each RU's D bin (score model) */
+	/* The planner's submissions (--sched; atomic adds); the generators count their own
+	 * (gen[0..n_gen), drv_gen_totals). */
+	uint64_t submitted, rejected;
+	uint64_t refused; /* the kernel refused it at submission (REJECTED) */
+	drv_gen *gen;     /* the generators (made before they start; drv_free frees them) */
+	uint32_t n_gen;
+	uint32_t gens_live; /* generator threads still running (atomic) */
 	int gen_done, stop; /* flags, release/acquire */
 	uint32_t fail;      /* RUSK_ENOMEM once any thread ran out of memory (drv_fail) */
 	uint64_t t0;
@@ -237,7 +254,12 @@ static inline void stat_add(uint64_t *p, uint64_t d)
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
 }
 
-void drv_gen_init(run *R, drv_gen *G);
+/* Generator `shard` of `shards` (1 for the whole workload): 0, or RUSK_EXIT_NOMEM after
+ * saying so. drv_gen_free frees what it made. drv_gen_totals: the generators' counters
+ * and the planner's, summed. */
+int drv_gen_init(run *R, drv_gen *G, uint32_t shard, uint32_t shards);
+void drv_gen_free(drv_gen *G);
+void drv_gen_totals(const run *R, drv_gen_counts *out);
 /* The next arrival in time order; false at the end of the workload. */
 bool drv_gen_next(run *R, drv_gen *G, rusk_arrival *x, int *grp);
 /* The spec of arrival x, submitted at submit_ns, and its agent; false when the run's pools

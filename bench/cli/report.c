@@ -107,9 +107,10 @@ uint64_t drv_second(run *R, bool tty)
 	rusk_hist_diff(d, cur, &R->prev);
 	s.n_med = agent_medians(R);
 	R->prev = *cur;
-	s.sub = rusk_load64(&R->submitted, RUSK_RELAXED);
-	s.rej = rusk_load64(&R->rejected, RUSK_RELAXED) + s.refused +
-	        rusk_load64(&R->refused, RUSK_RELAXED);
+	drv_gen_counts gc;
+	drv_gen_totals(R, &gc);
+	s.sub = gc.submitted;
+	s.rej = gc.rejected + s.refused + gc.refused;
 	s.backlog = s.sub - s.rej - (s.placed - s.preempted);
 	s.util = R->util_n > 0 ? R->util_acc / R->util_n
 	                       : 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
@@ -158,8 +159,9 @@ typedef struct summary {
 	uint32_t n_rus;
 	double elapsed, q_mean, pref_frac, busy;
 	uint64_t d_total, syncs, sync_ns;
-	uint64_t stuck; /* tasks that fit left queued on an idle cluster (0 if interrupted) */
-	rusk_hist *mix; /* --mix: delay per shape */
+	uint64_t stuck;     /* tasks that fit left queued on an idle cluster (0 if interrupted) */
+	rusk_hist *mix;     /* --mix: delay per shape */
+	drv_gen_counts gen; /* the generators' counters, summed */
 } summary;
 
 /* Sums every agent's statistics into tot and their leftovers into *left. Returns
@@ -220,11 +222,14 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 static void summarize(run *R, uint64_t left, summary *S)
 {
 	const agent_stats *tot = S->tot;
-	S->sub = R->submitted;
-	S->rej = R->rejected + tot->refused + R->refused + tot->cancelled;
+	drv_gen_counts gc;
+	drv_gen_totals(R, &gc);
+	S->gen = gc;
+	S->sub = gc.submitted;
+	S->rej = gc.rejected + tot->refused + gc.refused + tot->cancelled;
 	S->backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
-	S->rej_queue = R->rejected - R->rej_too_large - R->rej_pool - drv_vec_refused(R);
+	S->rej_queue = gc.rejected - gc.too_large - gc.pool - drv_vec_refused(R);
 	int sig = drv_stop_signal();
 	S->end = R->fail           ? "out of memory"
 	         : !S->interrupted ? "completed"
@@ -232,8 +237,9 @@ static void summarize(run *R, uint64_t left, summary *S)
 	         : sig == SIGINT   ? "SIGINT"
 	                           : "interrupted";
 	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
-	S->adds_up = S->sub == runs + S->rej + S->backlog &&
-	             (R->d != NULL ? rusk_load64(&R->d->released, RUSK_RELAXED) : 0) == runs;
+	rusk_dispatch_stats ds;
+	rusk_dispatch_stats_get(R->d, &ds); /* zeroed when there is no dispatcher */
+	S->adds_up = S->sub == runs + S->rej + S->backlog && ds.released == runs;
 	S->vrc = rusk_cluster_verify(R->c, S->err, sizeof S->err);
 	S->n_rus = rusk_cluster_rus(R->c);
 	S->all_free = rusk_cluster_free_rus(R->c) == S->n_rus;
@@ -265,8 +271,9 @@ static void print_tasks(const run *R, const summary *S)
 		return;
 	/* The reasons that occurred, e.g. "12 larger than the cluster (800 RUs)". */
 	char why[256], *p = why;
-	const uint64_t n[] = {R->rej_too_large, S->tot->refused + R->refused, S->rej_queue,
-	                      R->rej_pool,      drv_vec_refused(R),           S->tot->cancelled};
+	const uint64_t n[] = {S->gen.too_large,   S->tot->refused + S->gen.refused,
+	                      S->rej_queue,       S->gen.pool,
+	                      drv_vec_refused(R), S->tot->cancelled};
 	const char *what[] = {"larger than the cluster",
 	                      "refused by the kernel",
 	                      "agent queue full",
@@ -550,7 +557,7 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        "{\"too_large\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
 	        ", \"pool_full\": %" PRIu64 ", \"cancelled\": %" PRIu64 "}},\n",
 	        S->sub, tot->placed, S->rej, S->backlog, tot->preempted, tot->placed_hi,
-	        R->rej_too_large, tot->refused + R->refused, S->rej_queue, R->rej_pool,
+	        S->gen.too_large, tot->refused + S->gen.refused, S->rej_queue, S->gen.pool,
 	        tot->cancelled);
 	fprintf(f, "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
 	        tot->placed / S->elapsed, R->max_tput);

@@ -107,22 +107,77 @@ static bool sleep_sampling(run *R, uint64_t until)
 #define GEN_AHEAD_NS 200000ull
 #define GEN_LEAD_NS  150000ull
 
+/* The arrivals a generator has due at once are submitted to each agent together (one
+ * in-flight mark and at most one wake-up per agent per burst): at most this many. */
+#define GEN_BURST     64
+#define GEN_BURST_MAX GEN_BURST
+
+/* Submits a generator's burst, per agent in their order (rusk_dispatch_submit_batch), and
+ * counts what was refused. */
+static void flush_burst(run *R, drv_gen *G, rusk_dtask_spec *burst, uint32_t *dest, size_t *nb)
+{
+	size_t n = *nb, done = 0;
+	bool sent[GEN_BURST_MAX] = {false};
+	for (size_t i = 0; i < n; i++) {
+		if (sent[i])
+			continue;
+		/* Every task of this burst for dest[i], in order. */
+		rusk_dtask_spec one[GEN_BURST_MAX];
+		size_t k = 0;
+		for (size_t j = i; j < n; j++)
+			if (!sent[j] && dest[j] == dest[i]) {
+				one[k++] = burst[j];
+				sent[j] = true;
+			}
+		int rcs[GEN_BURST_MAX];
+		(void)rusk_dispatch_submit_batch(R->d, dest[i], one, k, NULL, rcs, NULL);
+		for (size_t j = 0; j < k; j++) {
+			if (rcs[j] == RUSK_EINVAL || rcs[j] == RUSK_EINFEASIBLE)
+				stat_add(&G->refused, 1); /* the kernel would never place it */
+			else if (rcs[j] != RUSK_OK)
+				stat_add(&G->rejected, 1); /* open loop: a full queue rejects */
+		}
+		done += k;
+	}
+	(void)R;
+	*nb = 0;
+}
+
+/* A generator thread: shard `shard` of the workload (drv_gen_init). */
+typedef struct gen_arg {
+	run *R;
+	drv_gen *G;
+	uint32_t shard;
+} gen_arg;
+
 static void *gen_main(void *arg)
 {
-	run *R = arg;
+	gen_arg *ga = arg;
+	run *R = ga->R;
+	drv_gen *G = ga->G;
 	/* Linux lets a sleep end up to the thread's timer slack (50 us by default) late, and
 	 * an open-loop generator's lateness counts as scheduling delay: at 40K tasks/s it was
 	 * most of the median. Wake on time instead (hrtimer precision). */
 	prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
-	drv_gen G;
-	drv_gen_init(R, &G);
 	if (R->cls != NULL) /* --classify: fold-ins read the model under RCU */
 		rusk_thread_register();
 	rusk_arrival x;
 	int grp;
-	while (!stopping(R) && drv_gen_next(R, &G, &x, &grp)) {
+	/* A burst: the tasks released together (due within GEN_AHEAD_NS), for one agent. */
+	rusk_dtask_spec burst[GEN_BURST];
+	uint32_t dest[GEN_BURST];
+	size_t nb = 0;
+	while (!stopping(R) && drv_gen_next(R, G, &x, &grp)) {
 		uint64_t due = R->t0 + (uint64_t)(x.t_s * 1e9), now = mono_ns();
 		if (due > now + GEN_AHEAD_NS) {
+			/* The burst goes out; if it woke a parked agent and the generator is on
+			 * time, the agent gets this core now (with two cores for the generator
+			 * and two agents, the woken agent otherwise waited for the generator's
+			 * next burst: median delay 22 us; 3-4 us). */
+			bool parked = nb > 0 && rusk_park_parked(&R->ag[dest[0]].da->park);
+			flush_burst(R, G, burst, dest, &nb);
+			if (parked)
+				sched_yield();
 			if (!sleep_until(R, due - GEN_LEAD_NS))
 				break; /* stopped during a gap: x was never submitted */
 			now = mono_ns();
@@ -130,42 +185,40 @@ static void *gen_main(void *arg)
 		if (R->sched != NULL) { /* to the planner: plan_main submits it when it starts */
 			run_agent *a;
 			rusk_dtask_spec spec;
-			if (drv_gen_task(R, &G, &x, grp, due > now ? now : due, &spec, &a)) {
+			if (drv_gen_task(R, G, &x, grp, due > now ? now : due, &spec, &a)) {
 				drv_sched_arrival(R, &x, &spec, a->index, due > now ? now : due);
 			} else {
-				rusk_faa64(&R->submitted, 1, RUSK_RELAXED);
-				rusk_faa64(&R->rejected, 1, RUSK_RELAXED);
+				stat_add(&G->submitted, 1);
+				stat_add(&G->rejected, 1);
 			}
 			continue;
 		}
-		stat_add(&R->submitted, 1);
+		stat_add(&G->submitted, 1);
 		/* Submitted when it enters the queue, at most GEN_AHEAD_NS before its time: its
 		 * delay counts from then. A generator later than GEN_LEAD_NS counts its lag as
-		 * delay (open loop). */
+		 * delay (open loop). A burst goes to one agent: the tasks released together are
+		 * placed in one wake-up of one agent, whatever the number of agents (a round
+		 * robin per task split them, one wake-up each: twice the CPU per task at 8). */
 		run_agent *a;
-		rusk_dtask_spec spec;
-		if (!drv_gen_task(R, &G, &x, grp, due > now ? now : due, &spec, &a)) {
-			stat_add(&R->rejected, 1);
+		G->keep_agent = nb > 0;
+		if (!drv_gen_task(R, G, &x, grp, due > now ? now : due, &burst[nb], &a)) {
+			stat_add(&G->rejected, 1);
 			continue;
 		}
-		bool parked = rusk_park_parked(&a->da->park);
-		int rc = rusk_dispatch_submit(R->d, a->index, &spec, NULL);
-		/* This submission woke a parked agent: give it this core now, unless the
-		 * generator is behind its schedule (then it must not slow the offered rate).
-		 * With two cores for the generator and two agents, the woken agent otherwise
-		 * waited for the generator's burst to end (median delay 22 us; 3-4 us). */
-		if (parked && due > now)
-			sched_yield();
-		if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE)
-			stat_add(&R->refused, 1); /* the kernel would never place it */
-		else if (rc != RUSK_OK)
-			stat_add(&R->rejected, 1); /* open loop: a full queue rejects */
+		dest[nb++] = a->index;
+		if (nb == GEN_BURST)
+			flush_burst(R, G, burst, dest, &nb);
 	}
+	flush_burst(R, G, burst, dest, &nb);
 	if (R->cls != NULL)
 		rusk_thread_unregister();
-	rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
-	if (R->sched == NULL) /* else the planner closes it once its jobs are resolved */
-		rusk_dispatch_close(R->d); /* each agent stops once it has placed what it holds */
+	/* The last generator to end says so, and (without a planner) closes the dispatcher:
+	 * each agent stops once it has placed what it holds. */
+	if (rusk_faa32(&R->gens_live, (uint32_t)-1, RUSK_ACQ_REL) == 1) {
+		rusk_store32((uint32_t *)&R->gen_done, 1, RUSK_RELEASE);
+		if (R->sched == NULL) /* else the planner closes it once its jobs are resolved */
+			rusk_dispatch_close(R->d);
+	}
 	return NULL;
 }
 
@@ -260,13 +313,15 @@ static void start_call_rcu(void)
 	(void)urcu_memb_get_default_call_rcu_data();
 }
 
-/* The generator's thread (the dispatcher has its own). */
+/* The generators' threads and the planner's (the dispatcher has its own). */
 typedef struct threads {
-	pthread_t gen, plan;
-	bool gen_on, disp_on, plan_on;
+	pthread_t gen[DRV_MAX_GENERATORS], plan;
+	gen_arg ga[DRV_MAX_GENERATORS];
+	uint32_t gens_on; /* generator threads started */
+	bool disp_on, plan_on;
 } threads;
 
-/* Starts the dispatcher's threads, then the generator, with SIGINT and SIGTERM blocked in
+/* Starts the dispatcher's threads, then the generators, with SIGINT and SIGTERM blocked in
  * them (they go to the main thread, whose sleep they cut short). Returns 0, or an error
  * after printing it; what did start is marked to be joined. */
 static int start_threads(run *R, threads *th)
@@ -284,10 +339,12 @@ static int start_threads(run *R, threads *th)
 		th->plan_on = err == 0;
 		what = "the planner thread";
 	}
-	if (err == 0) {
-		err = pthread_create(&th->gen, NULL, gen_main, R);
-		th->gen_on = err == 0;
-		what = "the generator thread";
+	rusk_store32(&R->gens_live, R->n_gen, RUSK_RELAXED);
+	for (uint32_t g = 0; err == 0 && g < R->n_gen; g++) {
+		th->ga[g] = (gen_arg){R, &R->gen[g], g};
+		err = pthread_create(&th->gen[g], NULL, gen_main, &th->ga[g]);
+		th->gens_on += err == 0;
+		what = "a generator thread";
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0)
@@ -296,14 +353,14 @@ static int start_threads(run *R, threads *th)
 	return err;
 }
 
-/* Stops and joins every thread that started: the generator, then the dispatcher (its
- * agents keep what they hold queued; its completer ends every task still running). The
- * agents' view statistics and CPU times go to the report. */
+/* Stops and joins every thread that started: the generators, then the dispatcher (its
+ * agents end what they hold queued, REJECTED, and every task still running). The agents'
+ * view statistics and CPU times go to the report. */
 static void stop_threads(run *R, threads *th)
 {
 	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE);
-	if (th->gen_on)
-		pthread_join(th->gen, NULL);
+	for (uint32_t g = 0; g < th->gens_on; g++)
+		pthread_join(th->gen[g], NULL);
 	if (th->plan_on)
 		pthread_join(th->plan, NULL);
 	if (R->sched != NULL) /* the stop's ends are not the jobs' own completions */
@@ -337,7 +394,16 @@ int rusk_cmd_run(int argc, char **argv)
 	R.t0 = mono_ns() + 20000000; /* agents' sync schedules start together */
 	make_arenas();
 	start_call_rcu();
-	threads th = {0};
+	static threads th; /* 64 generators' worth: not on the stack */
+	memset(&th, 0, sizeof th);
+	uint32_t n_gen = cfg->generators ? cfg->generators : 1;
+	if ((R.gen = calloc(n_gen, sizeof *R.gen)) == NULL)
+		drv_oom_exit("the generators");
+	for (uint32_t g = 0; g < n_gen; g++, R.n_gen++)
+		if ((rc = drv_gen_init(&R, &R.gen[g], g, n_gen)) != 0) {
+			drv_free(&R);
+			return rc;
+		}
 	if ((rc = drv_dispatch(&R, "run")) == RUSK_EXIT_FAIL) {
 		drv_free(&R); /* an agent refused its parameters (printed) */
 		return rc;

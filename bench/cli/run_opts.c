@@ -299,6 +299,9 @@ static void usage_flags(void)
 	     "                        shaped by its own phase list\n"
 	     "  --task-ms MEAN        mean task duration (default 5000)\n"
 	     "  --task-dist exp|lognormal|fixed  duration distribution (default fixed)\n"
+	     "  --generators G        generator threads, each the open-loop source of the\n"
+	     "                        agents i with i mod G = g at their share of the rate\n"
+	     "                        (rusk run; default 1)\n"
 	     "  --task-rus M          RUs per task (default 1)\n"
 	     "  --mix SHAPE@SHARE,..  task shapes by share instead: SHAPE is RUS[:machine|\n"
 	     "                        rack|spread|any][:gang|incremental], e.g.\n"
@@ -561,13 +564,15 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
-	const char *task_rus = NULL, *mix = NULL;
+	const char *task_rus = NULL, *mix = NULL, *generators = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
 	cli_choice_strategy strategy = {&cfg.strategy, NULL};
 	const cli_opt opts[] = {
 	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents)},
+	        {CLI_U32_OPT("--generators", 1, DRV_MAX_GENERATORS, &cfg.generators),
+	         .given = &generators},
 	        {CLI_U32_OPT("--batch", 1, DRV_RING_SIZE / 2, &cfg.batch)},
 	        {CLI_DOUBLE_OPT("--spin-us", 0, 1e6, &cfg.spin_us)},
 	        {CLI_U32_OPT("--task-rus", 1, RUSK_MAX_RUS_PER_MACHINE, &cfg.task_rus),
@@ -635,6 +640,23 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.cls_fb_full = fb_full != 0;
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
+	if (generators != NULL && sim) {
+		fprintf(stderr, "rusk: --generators: rusk sim has one generator (virtual time)\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (cfg.generators > 1) {
+		const char *why = cfg.generators > cfg.agents   ? "more than --agents"
+		                  : cfg.trace != NULL           ? "--trace (one replay)"
+		                  : cfg.sched >= 0              ? "--sched (the planner submits)"
+		                  : cfg.classify != DRV_CLS_OFF ? "--classify"
+		                  : cfg.admit_predict           ? "--admit-predict"
+		                                                : NULL;
+		if (why != NULL) {
+			fprintf(stderr, "rusk: --generators %u: not with %s\n", cfg.generators,
+			        why);
+			return RUSK_EXIT_USAGE;
+		}
+	}
 	if (mix != NULL && (task_rus != NULL || cfg.trace != NULL)) {
 		fprintf(stderr, "rusk: --mix: not with %s (it gives every task's shape)\n",
 		        task_rus != NULL ? "--task-rus" : "--trace");

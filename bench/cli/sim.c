@@ -408,11 +408,15 @@ int rusk_cmd_sim(int argc, char **argv)
 			return RUSK_EXIT_NOMEM;
 		}
 	}
-	drv_gen G;
-	drv_gen_init(&R, &G);
+	if ((R.gen = calloc(1, sizeof *R.gen)) == NULL)
+		drv_oom_exit("the generator");
+	drv_gen *G = R.gen;
+	if ((status = drv_gen_init(&R, G, 0, 1)) != 0)
+		return status;
+	R.n_gen = 1;
 	rusk_arrival x;
 	int grp;
-	bool gen_live = drv_gen_next(&R, &G, &x, &grp);
+	bool gen_live = drv_gen_next(&R, G, &x, &grp);
 	if (gen_live)
 		ev_push(&S.q, R.t0 + (uint64_t)llround(x.t_s * 1e9), EV_ARRIVAL, 0, NULL, 0);
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
@@ -431,17 +435,17 @@ int rusk_cmd_sim(int argc, char **argv)
 			run_agent *a;
 			rusk_dtask_spec spec;
 			run_task *tk = NULL;
-			bool made = drv_gen_task(&R, &G, &x, grp, e.t, &spec, &a);
+			bool made = drv_gen_task(&R, G, &x, grp, e.t, &spec, &a);
 			if (made && R.sched != NULL) {
 				/* To the planner: sim_start submits (and counts) it when it starts.
 				 */
 				drv_sched_arrival(&R, &x, &spec, a->index, e.t);
 			} else {
-				R.submitted++;
+				G->submitted++;
 				if (made)
 					tk = rusk_disp_job(R.d, &spec, a->index, e.t, &rc);
 				if (tk == NULL) {
-					R.rejected++;
+					G->rejected++;
 				} else {
 					if (!rusk_disp_reserve(a->da, 1))
 						drv_oom_exit("growing an agent's queue");
@@ -449,7 +453,7 @@ int rusk_cmd_sim(int argc, char **argv)
 					wake(&S, a->index, e.t);
 				}
 			}
-			gen_live = drv_gen_next(&R, &G, &x, &grp);
+			gen_live = drv_gen_next(&R, G, &x, &grp);
 			if (gen_live) {
 				uint64_t due = R.t0 + (uint64_t)llround(x.t_s * 1e9);
 				ev_push(&S.q, due > e.t ? due : e.t, EV_ARRIVAL, 0, NULL, 0);

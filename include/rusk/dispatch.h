@@ -25,8 +25,8 @@
  * scheduler's reservation, held in the master state where every agent respects it). It
  * runs only once it holds all its RUs (PLACED), whatever its commit mode says.
  *
- * Handles. A submitted task is named by a rusk_dtask_id: its job slot and that slot's use. The
- * value is also the owner id of its leases in the master array (rusk/ru.h). A handle
+ * Handles. A submitted task is named by a rusk_dtask_id: its job slot and that slot's use.
+ * The value is also the owner id of its leases in the master array (rusk/ru.h). A handle
  * stays valid until the task's terminal event (DONE or REJECTED); afterwards every call
  * with it returns RUSK_ESTALE and touches nothing, even once its slot serves another
  * task (uses are counted modulo 2^32 per slot, so a handle kept across 2^32 reuses of its
@@ -37,15 +37,26 @@
  * REJECTED with a reason (`error`: refused at submission, refused by the kernel, cancelled
  * by rusk_dispatch_cancel, or still queued when the dispatcher stopped: RUSK_ESTOPPED).
  *
- * Threads. rusk_dispatch_start runs one thread per agent and one completer. An idle agent
- * spins briefly, then parks on an event count (Concurrency Kit's ck_ec over a futex) and
- * is woken by the next submission, its view's next sync, its next admission check, a
- * cancellation or a stop: the hand-off costs one wake-up, not a polling period.
+ * Threads. rusk_dispatch_start runs one thread per agent; each agent also ends the tasks
+ * it placed when their run_ns is up (a timing wheel of its own: no completer thread, no
+ * hand-off of each placed task to another core). An idle agent spins briefly, then parks
+ * on an event count (Concurrency Kit's ck_ec over a futex) and is woken by the next
+ * submission, its view's next sync, its next timed end, its next admission check, a
+ * cancellation or a stop: the hand-off costs one wake-up, not a polling period, and only
+ * a parked agent is woken (a busy one's lines are not written by its submitters).
+ *
+ * Shared words on the per-task path (what scales with cores): per agent, its submission
+ * ring (written by its submitters and by it), its in-flight count (its submitters), its
+ * free-slot stack (its submitters pop, whoever ends its tasks pushes), the job slot itself
+ * (the submitter writes it, the agent reads it); in the kernel, the RU words, per-machine
+ * and per-partition counters (rusk/ru.h). Nothing is shared by all submitters or all
+ * agents: statistics are per agent and summed on read, a round robin is per thread, and
+ * rare events (refusals, revocations, cancellations) use shared atomic counters.
  *
  *   call                          from                     concurrently with
  *   rusk_dispatch_create/destroy  any thread               nothing else on d (destroy);
  *                                                          no rusk_machine_fail on c
- *   rusk_dispatch_submit          any thread               every call but destroy
+ *   rusk_dispatch_submit(_batch)  any thread               every call but destroy
  *   rusk_dispatch_complete        registered thread        every call but destroy
  *   rusk_dispatch_cancel          any thread               every call but destroy
  *   rusk_dispatch_start/stop      one controlling thread   submit, complete, cancel
@@ -54,8 +65,9 @@
  *   rusk_dispatch_check           after stop               (exact only then)
  *
  * Events are delivered on: the agent thread (PLACED, PREEMPTED, WAITING, REJECTED by the
- * kernel, by a cancellation or at a stop), the completer (DONE), the submitting thread
- * (REJECTED at submission), the completing thread (DONE), the failing thread (REVOKED),
+ * kernel, by a cancellation or at a stop, DONE at a timed end or a stop), the submitting
+ * thread (REJECTED at submission), the completing thread (DONE), the failing thread
+ * (REVOKED),
  * the stopping or destroying thread (REJECTED with RUSK_ESTOPPED for a dispatcher never
  * started, DONE). The callback must not block; it may call rusk_dispatch_submit,
  * rusk_dispatch_complete and rusk_dispatch_cancel (a job runs only once its PLACED
@@ -114,7 +126,7 @@ typedef enum rusk_commit_mode {
 typedef struct rusk_dtask_spec {
 	uint32_t rus;              /* RUs wanted, >= 1 */
 	uint8_t priority;          /* > 0: bypasses queued tasks and admission, may preempt */
-	uint64_t run_ns;           /* ended run_ns after its placement by the completer;
+	uint64_t run_ns;           /* ended run_ns after its placement by its agent;
 	                            * RUSK_RUN_UNTIL_COMPLETE: by rusk_dispatch_complete */
 	uint64_t submit_ns;        /* its submission time on the cluster clock (delays count
 	                            * from it; a time still to come counts as now); 0: now */
@@ -223,6 +235,19 @@ int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec
                          rusk_dtask_id *out);
 
 /*
+ * rusk_dispatch_submit_batch: n submissions to one agent (UINT32_MAX: the next of this
+ * thread's round robin), as n calls of rusk_dispatch_submit would make them but with one
+ * in-flight mark and at most one wake-up of the agent for the lot. out[k] (may be NULL)
+ * gets each handle (0 when refused), rcs[k] (may be NULL) each return code, *accepted (may
+ * be NULL) how many were queued. Returns RUSK_OK when all were, else the first refusal's
+ * code (each refused one got its REJECTED event, as with rusk_dispatch_submit). d NULL,
+ * s NULL with n > 0, an unknown commit mode in any spec, or `agent` out of range:
+ * RUSK_EINVAL, nothing submitted. Any thread, lock-free.
+ */
+int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s, size_t n,
+                               rusk_dtask_id *out, int *rcs, size_t *accepted);
+
+/*
  * rusk_dispatch_complete: the embedder says `job` has ended (any run_ns): its RUs are
  * released and DONE is delivered on this thread. RUSK_OK; RUSK_ENOTRUNNING if it is
  * queued (not placed yet, or preempted or revoked and not placed again: call again after
@@ -254,8 +279,8 @@ int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job);
  */
 void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *d);
 
-/* Starts the agent threads and the completer. RUSK_ENOMEM (threads) after stopping what
- * started. Once: RUSK_EINVAL when started before or stopped, or d NULL. */
+/* Starts the agent threads. RUSK_ENOMEM (threads) after stopping what started. Once:
+ * RUSK_EINVAL when started before or stopped, or d NULL. */
 int rusk_dispatch_start(rusk_dispatch *d);
 
 /* rusk_dispatch_close: no more submissions (RUSK_ESTOPPED); each agent stops once it has
