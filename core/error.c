@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -35,13 +37,50 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	}
 }
 
+/* Bytes of the valid UTF-8 sequence starting at s (2..4), or 0 if none starts there. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	if (s[0] >= 0xf8)
+		return 0;
+	for (size_t k = 1; k < n; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * Messages quote what they read (a trace's field, a header, a path): a binary file put
+ * control bytes and broken UTF-8 into them, which a terminal then interpreted. The
+ * formatted message is copied with every control byte and every byte that starts no
+ * valid UTF-8 sequence written as \xNN; text (UTF-8 included) is unchanged.
+ */
 int rusk_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 {
-	if (err != NULL && errlen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
+	if (err == NULL || errlen == 0)
+		return code;
+	char raw[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	size_t o = 0;
+	for (const unsigned char *s = (const unsigned char *)raw; *s != '\0' && o + 1 < errlen;) {
+		size_t n = *s >= 0x80 ? utf8_len(s) : 1;
+		if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			if (o + 4 >= errlen)
+				break;
+			snprintf(err + o, errlen - o, "\\x%02x", *s);
+			o += 4;
+			s++;
+		} else if (o + n < errlen) {
+			memcpy(err + o, s, n);
+			o += n;
+			s += n;
+		} else {
+			break;
+		}
 	}
+	err[o] = '\0';
 	return code;
 }

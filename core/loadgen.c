@@ -292,7 +292,7 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 		if (strcmp(fl[i], openb_cols[i]) != 0)
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: not an openb pod list header: column %d is '%s', "
-			                 "expected '%s' (header: %s)",
+			                 "expected '%s' (the expected header: %s)",
 			                 path, line, i + 1, fl[i], openb_cols[i], want);
 	for (int i = nf; i < OPENB_COLS; i++)
 		snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
@@ -300,12 +300,12 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 	if (nf < OPENB_COLS)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: not an openb pod list header: missing column%s %s "
-		                 "(header: %s)",
+		                 "(the expected header: %s)",
 		                 path, line, OPENB_COLS - nf > 1 ? "s" : "", missing, want);
 	if (nf > OPENB_COLS)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: not an openb pod list header: %d columns, expected %d "
-		                 "(header: %s)",
+		                 "(the expected header: %s)",
 		                 path, line, nf, OPENB_COLS, want);
 	return RUSK_OK;
 }
@@ -575,16 +575,18 @@ static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 		                 "to %.0e",
 		                 path, line, fl[col[1]], RUSK_TRACE_MAX_S);
 	if (col[2] >= 0) {
-		if (whole(fl[col[2]], RUSK_MAX_RUS_PER_MACHINE, &u) || u < 1)
+		/* A task of RUs only may span machines (a 1,024-processor job of an SWF log);
+		 * one with memory or GPUs must fit one machine (refused at replay if not). */
+		if (whole(fl[col[2]], RUSK_TRACE_MAX_RUS, &u) || u < 1)
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: rus '%s' is not an integer in 1..%u", path, line,
-			                 fl[col[2]], RUSK_MAX_RUS_PER_MACHINE);
+			                 fl[col[2]], RUSK_TRACE_MAX_RUS);
 		x->rus = (uint32_t)u;
 	} else {
-		if (num(fl[col[3]], &v) || v <= 0 || ceil(v / 1000.0) > RUSK_MAX_RUS_PER_MACHINE)
+		if (num(fl[col[3]], &v) || v <= 0 || ceil(v / 1000.0) > RUSK_TRACE_MAX_RUS)
 			return rusk_errf(err, errlen, RUSK_EPARSE,
 			                 "%s:%u: cpu_milli '%s' is not a number in 1..%u000", path,
-			                 line, fl[col[3]], RUSK_MAX_RUS_PER_MACHINE);
+			                 line, fl[col[3]], RUSK_TRACE_MAX_RUS);
 		x->rus = (uint32_t)ceil(v / 1000.0);
 		x->cpu_milli = (uint32_t)ceil(v);
 	}

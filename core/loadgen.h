@@ -18,6 +18,8 @@
 /* Longest trace duration or span, in seconds (about 31.7 years): every time then converts
  * to nanoseconds in a uint64_t, whatever the time scale. */
 #define RUSK_TRACE_MAX_S    1e9
+/* RUs of one CSV trace task at most (a task of RUs only may span machines). */
+#define RUSK_TRACE_MAX_RUS  65535u
 
 enum { RUSK_DUR_EXP = 0, RUSK_DUR_LOGNORMAL = 1, RUSK_DUR_FIXED = 2 };
 

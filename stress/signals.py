@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Signals at random times to `rusk run` and `rusk sim` (issue 20's acceptance).
+"""Signals at random times to `rusk run` and `rusk sim` (issue 20's acceptance, issue 33's
+repeated signals, SIGHUP and closed stdout).
 
 usage: signals.py --rusk PATH [--rounds N] [--seconds S] [--seed K] [--max-delay D]
                   [--dir DIR]
 
 Each round picks (from a generator seeded with K, so a failing round can be replayed) the
-command (run or sim), the signal (SIGINT or SIGTERM), a workload (see CASES) and a delay in
-[0, D] seconds after the run's header line, sends the signal, and checks:
-  - the process exits within 5 s of the signal with status 3 (interrupted), never killed;
-  - the summary was printed, says which signal stopped it and that counts add up;
-  - the --json parses, says interrupted by that signal, and submitted = placed -
-    preempted + rejected + queued at the end (also rusk's own check);
+command (run or sim), an action (see ACTIONS: one SIGINT or SIGTERM, two SIGTERMs 10 ms
+apart, SIGHUP, or stdout closed then SIGINT), a workload (see CASES) and a delay in [0, D]
+seconds after the run's header line, acts, and checks:
+  - the process exits within 5 s of the (last) signal with status 3 (interrupted), never
+    killed: a second SIGTERM within the grace period must not cost the report;
+  - the summary was printed, says which signal stopped it and that counts add up (stdout
+    closed: instead, stderr says that stdout could not be written);
+  - the --json is complete (it parses), says interrupted by that signal, and submitted =
+    placed - preempted + rejected + queued at the end (also rusk's own check);
   - the --csv has its header (and a row per second that ran).
 Rounds go on until both N rounds and S seconds are done. Exit status 0 when every round
 passed; the first failure is printed with its round's parameters and the status is 1.
@@ -48,7 +52,17 @@ def write_gap_trace(path):
             f.write("%s,1,1\n" % t)
 
 
-def one_round(rusk, cmd, sig, case, delay, d):
+# name -> (signals sent, 10 ms apart; the signal the report must name; stdout closed first)
+ACTIONS = {
+    "SIGINT": ([signal.SIGINT], signal.SIGINT, False),
+    "SIGTERM": ([signal.SIGTERM], signal.SIGTERM, False),
+    "two-SIGTERMs": ([signal.SIGTERM, signal.SIGTERM], signal.SIGTERM, False),
+    "SIGHUP": ([signal.SIGHUP], signal.SIGHUP, False),
+    "closed-stdout": ([signal.SIGINT], signal.SIGINT, True),
+}
+
+
+def one_round(rusk, cmd, action, case, delay, d):
     flags = [d["trace"] if x == "TRACE_GAP" else x for x in CASES[case][0]]
     js, csv = os.path.join(d["dir"], "sig.json"), os.path.join(d["dir"], "sig.csv")
     for f in (js, csv):
@@ -63,13 +77,24 @@ def one_round(rusk, cmd, sig, case, delay, d):
     if not header.startswith("rusk "):
         p.kill()
         return "no header: %r %r" % (header, p.communicate())
+    sigs, sig, closed = ACTIONS[action]
+    if closed:  # the reader of stdout leaves (`| head -1`)
+        p.stdout.close()
     time.sleep(delay)
     if p.poll() is not None:
         return "ended before the signal, status %d" % p.returncode
-    t0 = time.monotonic()
-    p.send_signal(sig)
+    for k, s in enumerate(sigs):
+        if k > 0:
+            time.sleep(0.01)
+        t0 = time.monotonic()
+        p.send_signal(s)
     try:
-        out, err = p.communicate(timeout=5)
+        if closed:
+            err = p.stderr.read()
+            p.wait(timeout=5)
+            out = ""
+        else:
+            out, err = p.communicate(timeout=5)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
@@ -78,7 +103,9 @@ def one_round(rusk, cmd, sig, case, delay, d):
     name = signal.Signals(sig).name
     if p.returncode != INTERRUPTED:
         return "status %d (expected %d); stderr: %s" % (p.returncode, INTERRUPTED, err)
-    if "(stopped: %s)" % name not in out or "counts add up: yes" not in out:
+    if closed and "rusk: stdout: write failed" not in err:
+        return "stdout closed, stderr does not say so: %r" % err
+    if not closed and ("(stopped: %s)" % name not in out or "counts add up: yes" not in out):
         return "summary:\n" + header + out
     try:
         with open(js) as f:
@@ -118,11 +145,11 @@ def main():
     while k < a.rounds or time.monotonic() - start < a.seconds:
         cmd = rng.choice(["run", "sim"])
         case = rng.choice([c for c, (_, cmds) in sorted(CASES.items()) if cmd in cmds.split()])
-        sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+        action = rng.choice(sorted(ACTIONS))
         delay = round(rng.uniform(0, a.max_delay), 3)
         what = "round %d (seed %d): rusk %s %s, %s after %.3f s" % (
-            k, a.seed, cmd, case, signal.Signals(sig).name, delay)
-        why = one_round(a.rusk, cmd, sig, case, delay, d)
+            k, a.seed, cmd, case, action, delay)
+        why = one_round(a.rusk, cmd, action, case, delay, d)
         if why is not None:
             print("FAIL %s: %s" % (what, why))
             return 1

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "rng.h"
 
 typedef struct bench_row {
@@ -284,17 +285,33 @@ int rusk_cmd_bench(int argc, char **argv)
 		        agents, agents);
 		return RUSK_EXIT_USAGE;
 	}
+	/* Outputs (outfile.h) before the work: --json, the chart and its data and script
+	 * (PNG.dat, PNG.gp, kept beside it), none of them the node list. */
+	char dat[4200], gp[4200];
+	snprintf(dat, sizeof dat, "%s.dat", png != NULL ? png : "");
+	snprintf(gp, sizeof gp, "%s.gp", png != NULL ? png : "");
+	const cli_in in = {"--cluster", cc.openb_path};
+	cli_out outs[] = {{.flag = "--json", .path = json},
+	                  {.flag = "--png", .path = png, .external = true},
+	                  {.flag = "--png (its data)", .path = png != NULL ? dat : NULL},
+	                  {.flag = "--png (its gnuplot script)", .path = png != NULL ? gp : NULL}};
+	const size_t n_outs = sizeof outs / sizeof *outs;
+	int orc = cli_files_open(&in, 1, outs, n_outs);
+	if (orc != 0)
+		return orc;
 	rusk_cluster *c;
 	double build_s;
-	if (cli_cluster_build(&cc, &c, &build_s) != RUSK_OK)
+	if (cli_cluster_build(&cc, &c, &build_s) != RUSK_OK) {
+		cli_outs_discard(outs, n_outs);
 		return RUSK_EXIT_USAGE;
+	}
 	printf("rusk bench: %u machines, %u RUs, %u partitions; %" PRIu64
 	       " agents per row, closed loop at %.0f%% load, %.1f s per row\n\n",
 	       rusk_cluster_machines(c), rusk_cluster_rus(c), rusk_cluster_partitions(c), agents,
 	       load * 100, duration);
 	printf("  %-22s %12s %10s %10s %10s %9s %11s\n", "design", "tasks/s", "p50 (us)",
 	       "p99 (us)", "conflict%", "quality", "x central");
-	fflush(stdout);
+	cli_stdout_flush();
 	result res[N_ROWS], qres[N_ROWS] = {{0}};
 	int status = 0;
 	row_load closed = {.window = (size_t)(load * rusk_cluster_rus(c) / agents)};
@@ -335,13 +352,13 @@ int rusk_cmd_bench(int argc, char **argv)
 			if (!ol_ok[k])
 				status = RUSK_EXIT_FAIL;
 			printf("  %-22s %12.1f %12.1f\n", rows[k].name, ol50[k], ol99[k]);
-			fflush(stdout);
+			cli_stdout_flush();
 		}
 	}
 	if (n_pref > 0 && quality_block(c, (uint32_t)agents, load, (uint32_t)n_pref, duration,
 	                                cc.params.seed, qres) != 0)
 		status = RUSK_EXIT_FAIL;
-	fflush(stdout);
+	cli_stdout_flush();
 	printf("\n  thread scaling (tasks/s)\n  %-8s %14s %14s\n", "agents", "rusk latency",
 	       "global-lock");
 	double *scale = calloc(2 * agents, sizeof *scale);
@@ -354,89 +371,74 @@ int rusk_cmd_bench(int argc, char **argv)
 		scale[2 * (n - 1)] = r0.tput;
 		scale[2 * (n - 1) + 1] = r1.tput;
 		printf("  %-8u %14.0f %14.0f\n", n, r0.tput, r1.tput);
-		fflush(stdout);
+		cli_stdout_flush();
 	}
 	printf("\n  tasks/s: placements per second, every agent flat out (the highest sustained\n"
 	       "  rate); p50/p99: time of one placement decision (sample + commit + retries);\n"
 	       "  slot score / quality: mean slot score placed (higher is better); preferred%%:\n"
 	       "  tasks on a preferred machine; vs central: its difference in points.\n");
-	if (json != NULL) {
-		FILE *f = fopen(json, "w");
-		if (f == NULL) {
-			fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
-			status = RUSK_EXIT_USAGE;
-		} else {
+	if (outs[0].f != NULL) {
+		FILE *f = outs[0].f;
+		fprintf(f,
+		        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
+		        "%u, "
+		        "\"agents\": %" PRIu64 ", \"load\": %.3f, \"duration_s\": %.3f, "
+		        "\"preferred\": %" PRIu64 ", \"seed\": %" PRIu64 "},\n  \"rows\": [\n",
+		        rusk_cluster_machines(c), rusk_cluster_rus(c), rusk_cluster_partitions(c),
+		        agents, load, duration, n_pref, cc.params.seed);
+		for (size_t k = 0; k < N_ROWS; k++)
 			fprintf(f,
-			        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
-			        "%u, "
-			        "\"agents\": %" PRIu64 ", \"load\": %.3f, \"duration_s\": %.3f, "
-			        "\"preferred\": %" PRIu64 ", \"seed\": %" PRIu64
-			        "},\n  \"rows\": [\n",
-			        rusk_cluster_machines(c), rusk_cluster_rus(c),
-			        rusk_cluster_partitions(c), agents, load, duration, n_pref,
-			        cc.params.seed);
-			for (size_t k = 0; k < N_ROWS; k++)
-				fprintf(f,
-				        "    {\"design\": \"%s\", \"tasks_per_s\": %.1f, "
-				        "\"decision_p50_us\": "
-				        "%.3f, \"decision_p99_us\": %.3f, \"conflict_pct\": %.4f, "
-				        "\"quality\": "
-				        "%.4f, \"vs_central\": %.2f, \"common_rate\": %.0f, "
-				        "\"open_loop_delay_p50_us\": %s%.1f, "
-				        "\"open_loop_delay_p99_us\": %s%.1f, "
-				        "\"at_load_tasks_per_s\": %.1f, \"at_load_preferred_pct\": "
-				        "%.2f, "
-				        "\"at_load_slot_score\": %.4f}%s\n",
-				        rows[k].name, res[k].tput, res[k].p50_us, res[k].p99_us,
-				        res[k].conflict_pct, res[k].quality, res[k].tput / central,
-				        common, ol_ok[k] ? "" : "-", ol_ok[k] ? ol50[k] : 1.0,
-				        ol_ok[k] ? "" : "-", ol_ok[k] ? ol99[k] : 1.0, qres[k].tput,
-				        qres[k].pref_pct, qres[k].quality,
-				        k + 1 < N_ROWS ? "," : "");
-			fprintf(f, "  ],\n  \"scaling\": [");
-			for (uint32_t n = 1; n <= agents; n++)
-				fprintf(f,
-				        "%s{\"agents\": %u, \"rusk\": %.1f, \"global_lock\": %.1f}",
-				        n > 1 ? ", " : "", n, scale[2 * (n - 1)],
-				        scale[2 * (n - 1) + 1]);
-			fprintf(f, "]\n}\n");
-			fclose(f);
-		}
+			        "    {\"design\": \"%s\", \"tasks_per_s\": %.1f, "
+			        "\"decision_p50_us\": "
+			        "%.3f, \"decision_p99_us\": %.3f, \"conflict_pct\": %.4f, "
+			        "\"quality\": "
+			        "%.4f, \"vs_central\": %.2f, \"common_rate\": %.0f, "
+			        "\"open_loop_delay_p50_us\": %s%.1f, "
+			        "\"open_loop_delay_p99_us\": %s%.1f, "
+			        "\"at_load_tasks_per_s\": %.1f, \"at_load_preferred_pct\": "
+			        "%.2f, "
+			        "\"at_load_slot_score\": %.4f}%s\n",
+			        rows[k].name, res[k].tput, res[k].p50_us, res[k].p99_us,
+			        res[k].conflict_pct, res[k].quality, res[k].tput / central, common,
+			        ol_ok[k] ? "" : "-", ol_ok[k] ? ol50[k] : 1.0, ol_ok[k] ? "" : "-",
+			        ol_ok[k] ? ol99[k] : 1.0, qres[k].tput, qres[k].pref_pct,
+			        qres[k].quality, k + 1 < N_ROWS ? "," : "");
+		fprintf(f, "  ],\n  \"scaling\": [");
+		for (uint32_t n = 1; n <= agents; n++)
+			fprintf(f, "%s{\"agents\": %u, \"rusk\": %.1f, \"global_lock\": %.1f}",
+			        n > 1 ? ", " : "", n, scale[2 * (n - 1)], scale[2 * (n - 1) + 1]);
+		fprintf(f, "]\n}\n");
 	}
+	if (cli_out_close(&outs[0]) != 0)
+		status = RUSK_EXIT_FAIL;
 	if (png != NULL) {
-		char dat[4200], gp[4200];
-		snprintf(dat, sizeof dat, "%s.dat", png);
-		snprintf(gp, sizeof gp, "%s.gp", png);
-		FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
-		if (d == NULL || g == NULL) {
-			fprintf(stderr, "rusk: --png: cannot write next to %s: %s\n", png,
-			        strerror(errno));
-			status = RUSK_EXIT_USAGE;
-		} else {
-			for (size_t k = 0; k < N_ROWS; k++)
-				fprintf(d, "\"%s\" %.1f\n", rows[k].name, res[k].tput);
-			fprintf(g,
-			        "set terminal pngcairo size 960,540 noenhanced\nset output '%s'\n"
-			        "set title 'rusk bench: highest sustained tasks/s (%" PRIu64
-			        " agents)'\n"
-			        "set style fill solid 0.6\nset boxwidth 0.7\nset logscale y\n"
-			        "set ylabel 'tasks/s (log)'\nset xtics rotate by -30\nset grid y\n"
-			        "plot '%s' using 0:2:xtic(1) with boxes notitle\n",
-			        png, agents, dat);
-		}
-		if (d)
-			fclose(d);
-		if (g)
-			fclose(g);
-		char cmd[8600];
-		snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-		int rc = status == 0 ? system(cmd) : -1;
-		if (status == 0 && (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)) {
+		/* The data and the script in place first (the script names PNG.dat and takes
+		 * its output from `out`, PNG by default), then gnuplot draws into the chart's
+		 * temporary file, renamed into place once gnuplot succeeded. */
+		for (size_t k = 0; k < N_ROWS; k++)
+			fprintf(outs[2].f, "\"%s\" %.1f\n", rows[k].name, res[k].tput);
+		fprintf(outs[3].f,
+		        "if (!exists(\"out\")) out = '%s'\n"
+		        "set terminal pngcairo size 960,540 noenhanced\nset output out\n"
+		        "set title 'rusk bench: highest sustained tasks/s (%" PRIu64 " agents)'\n"
+		        "set style fill solid 0.6\nset boxwidth 0.7\nset logscale y\n"
+		        "set ylabel 'tasks/s (log)'\nset xtics rotate by -30\nset grid y\n"
+		        "plot '%s' using 0:2:xtic(1) with boxes notitle\n",
+		        png, agents, dat);
+		bool ok = cli_out_close(&outs[2]) == 0 && cli_out_close(&outs[3]) == 0;
+		char cmd[13000];
+		snprintf(cmd, sizeof cmd, "gnuplot -e \"out='%s'\" '%s'", cli_out_name(&outs[1]),
+		         gp);
+		int rc = ok ? system(cmd) : -1;
+		if (ok && (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)) {
 			fprintf(stderr,
 			        "rusk bench: gnuplot failed (apt-get install -y gnuplot-nox)\n");
-			status = RUSK_EXIT_FAIL;
+			ok = false;
 		}
+		if (!ok || cli_out_close(&outs[1]) != 0)
+			status = RUSK_EXIT_FAIL;
 	}
+	cli_outs_discard(outs, n_outs); /* any not put in place */
 	free(scale);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(c);

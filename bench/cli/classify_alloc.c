@@ -51,6 +51,7 @@
 #include <rusk/classify.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "rng.h"
 
 #define RUS    8
@@ -707,11 +708,8 @@ static void print_results(const world *w, const result *r)
 	       w->nm, r[P_QUASAR].dec_p50_us, r[P_QUASAR].dec_p99_us);
 }
 
-static int write_json(const char *path, const world *w, const result *r)
+static void write_json(FILE *f, const world *w, const result *r)
 {
-	FILE *f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
 	const aopts *o = w->o;
 	fprintf(f,
 	        "{\n  \"config\": {\"source\": \"generator\", \"jobs\": %" PRIu64
@@ -734,7 +732,6 @@ static int write_json(const char *path, const world *w, const result *r)
 		        r[p].over_cap, r[p].q, r[p].slow, r[p].rus_per_job, r[p].adjusts_per_job,
 		        r[p].dec_p50_us, r[p].dec_p99_us, r[p].makespan);
 	fprintf(f, "\n  ]\n}\n");
-	return fclose(f);
 }
 
 int rusk_cmd_classify_alloc(int argc, char **argv)
@@ -771,6 +768,9 @@ int rusk_cmd_classify_alloc(int argc, char **argv)
 		        o.offline, o.workloads);
 		return RUSK_EXIT_USAGE;
 	}
+	cli_out jo = {.flag = "--json", .path = o.json};
+	if ((r = cli_files_open(NULL, 0, &jo, 1)) != 0)
+		return r;
 	rusk_thread_register();
 	world w = {.o = &o, .sh = {RUS, BLOCKS, SO, PLATS}, .nm = (uint32_t)o.machines};
 	rusk_cls_gen_params gp;
@@ -816,11 +816,12 @@ int rusk_cmd_classify_alloc(int argc, char **argv)
 	if (rc != 0)
 		goto out;
 	print_results(&w, res);
-	if (o.json != NULL && write_json(o.json, &w, res) != 0) {
-		fprintf(stderr, "rusk classify: --json: cannot write '%s'\n", o.json);
-		rc = RUSK_EXIT_USAGE;
-	}
+	if (jo.f != NULL)
+		write_json(jo.f, &w, res);
+	if (cli_out_close(&jo) != 0)
+		rc = RUSK_EXIT_FAIL;
 out:
+	cli_out_discard(&jo); /* not written (a failure): a previous --json stays as it was */
 	free(w.jobs);
 	free(w.plat);
 	rusk_classifier_destroy(c);

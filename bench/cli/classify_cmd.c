@@ -35,6 +35,7 @@
 #include <rusk/classify.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 #define MAX_ENTRIES       8
 #define N_SIZES           6
@@ -513,6 +514,11 @@ int rusk_cmd_classify(int argc, char **argv)
 	int r = parse(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : RUSK_EXIT_USAGE;
+	/* The output before any work, checked against the matrix it must never replace. */
+	const cli_in in = {"--matrix", o.matrix};
+	cli_out jo = {.flag = "--json", .path = o.json};
+	if ((r = cli_files_open(&in, 1, &jo, 1)) != 0)
+		return r;
 	rusk_thread_register();
 	char err[512];
 	rusk_cls_truth *truth = NULL;
@@ -619,21 +625,13 @@ int rusk_cmd_classify(int argc, char **argv)
 			printf("\n");
 		}
 	}
-	if (o.json != NULL) {
-		FILE *f = fopen(o.json, "w");
-		if (f == NULL) {
-			fprintf(stderr, "rusk classify: --json: cannot write '%s'\n", o.json);
-			rc = RUSK_EXIT_USAGE;
-			goto out;
-		}
-		write_json(f, &o, n_kinds, names, res, train_rows, tr, n_tr, fb, fb_rows,
+	if (jo.f != NULL)
+		write_json(jo.f, &o, n_kinds, names, res, train_rows, tr, n_tr, fb, fb_rows,
 		           (uint32_t)o.fb_batches);
-		if (fclose(f) != 0) {
-			fprintf(stderr, "rusk classify: --json: cannot write '%s'\n", o.json);
-			rc = RUSK_EXIT_USAGE;
-		}
-	}
+	if (cli_out_close(&jo) != 0)
+		rc = RUSK_EXIT_FAIL;
 out:
+	cli_out_discard(&jo); /* not written (a failure): a previous --json stays as it was */
 	rusk_cls_matrix_destroy(mat);
 	rusk_cls_truth_destroy(truth);
 	rusk_rcu_barrier();

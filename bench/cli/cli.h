@@ -41,12 +41,17 @@ typedef struct cli_cluster {
 	const char *openb_path; /* NULL: build from parameters */
 	uint32_t openb_machines;
 	uint32_t openb_replicas; /* 0: none given */
+	bool partitions_set;     /* --partitions given (else a default that fits the cells) */
 	char openb_buf[4096];
 } cli_cluster;
 
 void cli_cluster_init(cli_cluster *cc);
 int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i);
-/* Builds the cluster; prints the error naming the option or file; returns the rusk code. */
+/* The machines and RUs the cluster will have, before it is built (a node list is read
+ * once, as it is, to count them). Prints the error; returns the rusk code. */
+int cli_cluster_size(cli_cluster *cc, uint64_t *machines, uint64_t *rus);
+/* Builds the cluster; prints the error naming the option or file; returns the rusk code.
+ * --partitions left out: 20, or the cluster's cells when it has fewer. */
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
 

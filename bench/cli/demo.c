@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "rng.h"
 
 #define DEMO_MAX_GANG  8
@@ -227,7 +228,7 @@ int rusk_cmd_demo(int argc, char **argv)
 	printf("  %-20s %" PRIu64 " threads x %.1f s, target load %.0f%%, %.0f%% gangs of %" PRIu64
 	       "\n\n",
 	       "load", threads, duration, load * 100, gang_share * 100, gang_rus);
-	fflush(stdout);
+	cli_stdout_flush();
 
 	demo_thread *th = calloc(threads, sizeof *th);
 	pthread_barrier_t start;

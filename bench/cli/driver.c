@@ -18,30 +18,7 @@
 #include "atomic.h"
 #include "driver.h"
 
-/* ---- signals and failures -------------------------------------------------------------- */
-
-/* Written by the handler: a lock-free atomic store is async-signal-safe. */
-static uint32_t stop_sig;
-
-static void on_stop_signal(int sig)
-{
-	rusk_store32(&stop_sig, (uint32_t)sig, RUSK_RELAXED);
-}
-
-void drv_signals_install(void)
-{
-	/* No SA_RESTART: the main thread's sleep returns at once. SA_RESETHAND: a second
-	 * signal kills, for a user who does not want to wait for the summary. */
-	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-int drv_stop_signal(void)
-{
-	return (int)rusk_load32(&stop_sig, RUSK_RELAXED);
-}
+/* ---- failures ------------------------------------------------------------------------ */
 
 void drv_fail(run *R, const char *what)
 {
@@ -57,6 +34,7 @@ _Noreturn void drv_oom_exit(const char *what)
 	int n = snprintf(msg, sizeof msg, "rusk: out of memory %s: exiting\n", what);
 	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
 		n = 0;
+	cli_out_unlink_pending(); /* the outputs' temporary files: the targets stay as they were */
 	_exit(RUSK_EXIT_NOMEM);
 }
 
@@ -109,6 +87,20 @@ static void arrival_rus(run *R)
 	}
 }
 
+/* Whether a file that is not a trace opens like an SWF log: its first non-blank byte is
+ * ';' (the Parallel Workloads Archive's header comments). */
+static bool looks_like_swf(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	int c;
+	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	fclose(f);
+	return c == ';';
+}
+
 /* The trace's arrivals (raw, freed here) fitted to the run: the time scale, shifted copies
  * for --rate, and the phase that covers them. 0 or an exit status. */
 static int expand_trace(run *R, run_cfg *cfgp, rusk_arrival *raw, size_t n_raw)
@@ -119,6 +111,16 @@ static int expand_trace(run *R, run_cfg *cfgp, rusk_arrival *raw, size_t n_raw)
 	double span = raw[n_raw - 1].t_s > 0 ? raw[n_raw - 1].t_s : 1.0;
 	double run_s = cfg.n_phases * cfg.phase_s;
 	double scale = cfg.time_scale > 0 ? cfg.time_scale : span / run_s;
+	if (span / scale > DRV_MAX_REPLAY_S) {
+		/* A run that could not end: idle stretches are skipped (rusk sim), but a row
+		 * a second and the drain still scale with the length. */
+		fprintf(stderr,
+		        "rusk: --time-scale %g: the trace's %.3g s would last %.3g s; at most "
+		        "%.0e s (a --time-scale of at least %.3g)\n",
+		        scale, span, span / scale, DRV_MAX_REPLAY_S, span / DRV_MAX_REPLAY_S);
+		free(raw);
+		return RUSK_EXIT_USAGE;
+	}
 	double natural = n_raw / (span / scale);
 	uint32_t replicas = 1;
 	if (cfg.rate_set && cfg.rate > natural) {
@@ -175,7 +177,9 @@ int drv_setup(run *R, cli_cluster *cc)
 			if (cfg.trace_format < 0)
 				cfg.trace_format = RUSK_TRACE_OPENB;
 		} else {
-			snprintf(trace_path, path_len, "%s", cfg.trace);
+			/* "-": standard input (a pipe is read up to the loader's stream limit) */
+			snprintf(trace_path, path_len, "%s",
+			         strcmp(cfg.trace, "-") == 0 ? "/dev/stdin" : cfg.trace);
 			if (cfg.trace_format < 0)
 				cfg.trace_format = RUSK_TRACE_CSV;
 		}
@@ -188,8 +192,20 @@ int drv_setup(run *R, cli_cluster *cc)
 		}
 		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, tm, err,
 		                          sizeof err);
+		if (trc != RUSK_OK && drv_stop_signal() != 0) {
+			/* A signal cut a read from a pipe short: interrupted, not a bad trace. */
+			fprintf(stderr, "rusk: --trace: %s: interrupted while reading it\n",
+			        trace_path);
+			return RUSK_EXIT_INTERRUPTED;
+		}
 		if (trc != RUSK_OK) {
 			fprintf(stderr, "rusk: --trace: %s\n", err);
+			if (trc == RUSK_EPARSE && looks_like_swf(trace_path))
+				fprintf(stderr,
+				        "  %s looks like a Standard Workload Format log (';' "
+				        "header comments): `rusk predict` reads SWF; --trace reads "
+				        "a CSV or an openb pod list\n",
+				        trace_path);
 			return trc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 		}
 		int erc = expand_trace(R, &cfg, raw, n_raw);
@@ -198,29 +214,39 @@ int drv_setup(run *R, cli_cluster *cc)
 	}
 	R->cfg = cfg;
 	/* Outputs before the run: a path that cannot be written is refused now, not after
-	 * the run (whose results would be lost). */
-	if (cfg.json && (R->json = fopen(cfg.json, "w")) == NULL) {
-		fprintf(stderr, "rusk: --json: %s: %s\n", cfg.json, strerror(errno));
-		return RUSK_EXIT_USAGE;
-	}
-	if (cfg.csv && (R->csv = fopen(cfg.csv, "w")) == NULL) {
-		fprintf(stderr, "rusk: --csv: %s: %s\n", cfg.csv, strerror(errno));
-		return RUSK_EXIT_USAGE;
-	}
-	/* The opened files themselves: a symbolic or hard link to the other output is the
-	 * same file, whatever its path (check_outputs compared paths only). */
-	struct stat sj, sc;
-	if (R->json != NULL && R->csv != NULL && fstat(fileno(R->json), &sj) == 0 &&
-	    fstat(fileno(R->csv), &sc) == 0 && sj.st_dev == sc.st_dev && sj.st_ino == sc.st_ino &&
-	    !S_ISCHR(sj.st_mode)) {
-		fprintf(stderr, "rusk: --json %s and --csv %s name the same file\n", cfg.json,
-		        cfg.csv);
-		return RUSK_EXIT_USAGE;
-	}
+	 * the run (whose results would be lost); one that names an input or the other output
+	 * is refused before anything is opened for writing (outfile.h). */
+	const cli_in ins[] = {{"--trace", cfg.trace != NULL && !e2e ? trace_path : NULL},
+	                      {"--cluster", cc->openb_path}};
+	R->outs[0] = (cli_out){.flag = "--json", .path = cfg.json};
+	R->outs[1] = (cli_out){.flag = "--csv", .path = cfg.csv};
+	int orc = cli_files_open(ins, 2, R->outs, 2);
+	if (orc != 0)
+		return orc;
+	R->json = R->outs[0].f;
+	R->csv = R->outs[1].f;
+	/* The memory the run will need, stated and checked before any of it is allocated
+	 * (memest.c): what does not fit is refused naming the flags, exit 2. */
+	uint64_t machines, rus;
+	int src = cli_cluster_size(cc, &machines, &rus);
+	if (src != RUSK_OK)
+		return src == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	int mrc = drv_memory_check(R, cc, machines, rus, cfg.sim ? "sim" : "run");
+	if (mrc != 0)
+		return mrc;
 	double build_s;
 	int brc = cli_cluster_build(cc, &R->c, &build_s);
 	if (brc != RUSK_OK)
 		return brc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	/* --partitions may have been left to a default that fits the cells: the sync policy
+	 * against the partitions built (drv_parse checked the flags as given). */
+	const cli_agents ca = drv_cli_agents(&cfg, 0);
+	if (cli_sync_check(&ca, rusk_cluster_partitions(R->c), err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "rusk: --sync %s --agents %u: the cluster has %u partitions: %s\n",
+		        rusk_sync_policy_name(cfg.sync), cfg.agents, rusk_cluster_partitions(R->c),
+		        err);
+		return RUSK_EXIT_USAGE;
+	}
 	if (e2e) { /* generated now: the cluster's RUs scale its load */
 		rusk_arrival *raw;
 		size_t n_raw;
@@ -251,17 +277,8 @@ int drv_setup(run *R, cli_cluster *cc)
 		if (vrc != 0)
 			return vrc;
 	}
-	double expected = 0;
-	for (int k = 0; k < cfg.n_groups; k++)
-		for (int j = 0; j < cfg.gn_phases[k]; j++)
-			expected += cfg.rate * drv_group_size(&cfg, k) / cfg.agents *
-			            cfg.gphases[k][j] / 100.0 * cfg.phase_s;
-	R->n_tasks_cap = (uint64_t)(expected * 1.1 + 1000);
-	if (R->trace != NULL)
-		R->n_tasks_cap = R->n_trace;
-	if (cfg.sched >= 0) /* a preempted job restarts in a new slot while its old one ends */
-		R->n_tasks_cap = 2 * R->n_tasks_cap + 1024;
-	int crc = drv_cls_setup(R, cc); /* --classify: workloads and model, off the run */
+	R->n_tasks_cap = drv_task_cap(R, NULL); /* drv_memory_check refused more than 2^32 */
+	int crc = drv_cls_setup(R, cc);         /* --classify: workloads and model, off the run */
 	if (crc != 0)
 		return crc;
 	if ((crc = drv_sched_setup(R)) != 0) /* --sched: planner and predictor */
@@ -309,7 +326,10 @@ int drv_setup(run *R, cli_cluster *cc)
 		        : cfg.dist == 1 ? "lognormal"
 		                        : "fixed",
 		        cfg.task_ms, cfg.task_rus);
-	fflush(R->out);
+	if (R->out == stdout) /* a failure is reported at exit (main: cli_stdout_close) */
+		cli_stdout_flush();
+	else
+		fflush(R->out);
 
 	if (cfg.admission) {
 		rusk_admit_params ap;
@@ -460,9 +480,10 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		spec->rus = x->rus;
 		if (!drv_vec_task(R, x, spec))
 			return false; /* refused as infeasible, counted by dimension */
-	} else if (rus > rusk_cluster_rus(R->c)) {
+	} else if (rus > rusk_cluster_rus(R->c) || rus > DRV_MAX_TASK_RUS) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
-		 * be retried until the run ends. */
+		 * be retried until the run ends. (More than DRV_MAX_TASK_RUS: a --ru-milli
+		 * small enough to make a trace's cores that many RUs.) */
 		stat_add(&G->too_large, 1);
 		return false;
 	}
@@ -573,8 +594,18 @@ int drv_dispatch(run *R, const char *cmd)
 	p.seed = R->seed;
 	p.on_event = on_event;
 	p.arg = R;
-	char err[256];
+	char err[256] = "";
 	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
+	/* The library may return RUSK_ENOMEM without a message (its side is the dispatcher
+	 * owner's to fix): say what could not be made. */
+	if (rc == RUSK_ENOMEM && err[0] == '\0')
+		snprintf(err, sizeof err,
+		         "out of memory making the dispatcher (%" PRIu64
+		         " task slots of %zu bytes, "
+		         "%u agents; --rate, --duration-s, --agents)",
+		         R->n_tasks_cap, sizeof(rusk_dtask), cfg->agents);
+	else if (err[0] == '\0')
+		snprintf(err, sizeof err, "cannot make the dispatcher (%s)", rusk_strerror(rc));
 	if (rc != RUSK_OK) {
 		/* No dispatcher, so no agents: the report (which still runs, to say so) reads
 		 * zeroed ones. */
@@ -599,10 +630,9 @@ void drv_free(run *R)
 {
 	if (R->out != NULL && R->out != stdout)
 		fclose(R->out);
-	if (R->csv)
-		fclose(R->csv);
-	if (R->json) /* never written: the run did not get to its report */
-		fclose(R->json);
+	/* Outputs not put in place by the report (the run did not get to it): their
+	 * temporary files go, the targets keep what they held. */
+	cli_outs_discard(R->outs, 2);
 	rusk_dispatch_destroy(R->d); /* its agents and tasks; every thread joined */
 	for (uint32_t i = 0; R->ag != NULL && i < R->cfg.agents; i++)
 		free(R->ag[i].mix_delay);

@@ -24,13 +24,18 @@
 #include "heap.h"
 #include "hist.h"
 #include "loadgen.h"
+#include "outfile.h"
 #include "rng.h"
 
-#define DRV_RING_SIZE  (1u << 16)
-#define DRV_MAX_PHASES 16
-#define DRV_MAX_GROUPS 4
-#define D_BINS         10
-#define DRV_MAX_MIX    8
+#define DRV_RING_SIZE    (1u << 16)
+#define DRV_MAX_PHASES   16
+#define DRV_MAX_GROUPS   4
+#define D_BINS           10
+#define DRV_MAX_MIX      8
+/* RUs of one task at most (rusk sim's per-agent choice buffer); more is too large. */
+#define DRV_MAX_TASK_RUS 65536u
+/* The longest a trace may be stretched to (--time-scale): about three years. */
+#define DRV_MAX_REPLAY_S 1e8
 
 /* A task shape of --mix: RUs, placement kind, commit mode (rusk_commit_mode) and share. */
 typedef struct drv_mix {
@@ -51,7 +56,8 @@ typedef struct run_cfg {
 	double spin_us; /* idle agents' poll before parking (rusk_dispatch_params.spin_ns) */
 	double phases[DRV_MAX_PHASES];
 	int n_phases;
-	int dist; /* 0 exp, 1 lognormal, 2 fixed */
+	bool phases_given; /* --phases given (refused with --trace: a trace has its own) */
+	int dist;          /* 0 exp, 1 lognormal, 2 fixed */
 	const char *json, *csv, *trace;
 	int trace_format;
 	double time_scale; /* 0: fit the trace's span to the run */
@@ -201,9 +207,13 @@ typedef struct run {
 	uint32_t fail;      /* RUSK_ENOMEM once any thread ran out of memory (drv_fail) */
 	uint64_t t0;
 	uint64_t seed;
+	/* --json and --csv (outfile.h: temporary files beside their targets, renamed into
+	 * place by drv_report once complete), opened by drv_setup before the run. csv and json
+	 * are their FILEs (NULL: not given). */
+	cli_out outs[2];
 	FILE *csv;
-	FILE *json; /* opened by drv_setup, before the run; written by drv_report */
-	FILE *out;  /* the summary: stdout, or /dev/null with --quiet */
+	FILE *json;
+	FILE *out; /* the summary: stdout, or /dev/null with --quiet */
 	/* per-second sampler state */
 	rusk_hist prev, *per_agent, *snap;
 	double *medians;
@@ -231,12 +241,31 @@ int drv_setup(run *R, cli_cluster *cc);
 /* Frees what drv_setup made; every thread of the run must have been joined. */
 void drv_free(run *R);
 
-/* SIGINT and SIGTERM ask run and sim to stop: the handler only records the signal, the
- * loops poll drv_stop_signal() (every sleep is sliced so that it wakes within 100 ms).
- * One-shot: a second signal has its default effect (ends the process at once). */
+/* The memory a run needs (memest.c: the model and its measurements). drv_task_cap: the
+ * dispatcher's task slots, every task the run can make (the workload's expected tasks,
+ * `expected`, x 1.1 + 1000; a trace's arrivals; twice that + 1024 with --sched).
+ * drv_memory_available: the least of the machine's available memory and the limits
+ * (ulimit -v, -d, a cgroup's memory.max), *why naming which. drv_memory_check: before the
+ * cluster (of `machines` machines and `rus` RUs) is built, refuses a run of more than 2^32
+ * task slots or one that needs more memory than is available, printing each part with the
+ * flags that set it; 0 or RUSK_EXIT_USAGE. */
+uint64_t drv_task_cap(const run *R, double *expected);
+double drv_memory_available(const char **why);
+int drv_memory_check(const run *R, const cli_cluster *cc, uint64_t machines, uint64_t rus,
+                     const char *cmd);
+
+/* SIGINT, SIGTERM and SIGHUP ask run and sim to stop (stop.c: the rule for a repeated
+ * signal is in its design note): the handler only records the signal, the loops poll
+ * drv_stop_signal() (every sleep is sliced so that it wakes within 100 ms). Main thread,
+ * before any other thread starts (they block these signals). */
 void drv_signals_install(void);
-/* The signal that asked to stop (SIGINT or SIGTERM), or 0. Any thread. */
+/* The signal that asked to stop (SIGINT, SIGTERM or SIGHUP), or 0. Any thread. */
 int drv_stop_signal(void);
+/* The report and the output files are being written (true) or are done (false): a second
+ * signal past the grace period waits for false, then ends the process. Main thread. */
+void drv_stop_writing(bool on);
+/* Seconds after the first stop signal during which a repeated one is ignored. */
+#define DRV_STOP_GRACE_S 2
 /* A thread of the run ran out of memory doing `what`: prints it (first caller only), sets
  * R->fail and asks every thread to stop; the report's status is RUSK_EXIT_NOMEM. */
 void drv_fail(run *R, const char *what);
@@ -279,12 +308,13 @@ int drv_dispatch(run *R, const char *cmd);
  * (an unknown one: FILE:LINE, exit status) and keeps R->vec only if the run has vector
  * tasks. drv_vec_task (generator): the spec's demand, false when the kernel would refuse it
  * as infeasible (counted by dimension). drv_vec_placed (PLACED event, agent a's thread).
- * drv_vec_second (sampler): this second's figures. The rest write them. */
+ * drv_vec_second (sampler): this second's figures (idle: the last ones again, nothing
+ * having been allocated or freed since). The rest write them. */
 rusk_trace_models *drv_vec_models(run *R);
 int drv_vec_setup(run *R, const char *trace_path);
 bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
 void drv_vec_placed(run *R, run_agent *a, const run_task *j);
-void drv_vec_second(run *R);
+void drv_vec_second(run *R, bool idle);
 const char *drv_vec_csv_header(void);
 void drv_vec_csv(const run *R, FILE *f);
 void drv_vec_print(const run *R);

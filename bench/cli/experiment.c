@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "rng.h"
 
 static rusk_cluster *idle_cluster(uint32_t slots, uint32_t per_machine, uint32_t parts,
@@ -359,11 +360,11 @@ int rusk_cmd_experiment(int argc, char **argv)
 	int pr = cli_experiment_parse(argc, argv, &o);
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
-	FILE *out = stdout;
-	if (o.csv != NULL && (out = fopen(o.csv, "w")) == NULL) {
-		fprintf(stderr, "rusk: --csv: %s: cannot open\n", o.csv);
-		return RUSK_EXIT_USAGE;
-	}
+	cli_out co = {.flag = "--csv", .path = o.csv};
+	int orc = cli_files_open(NULL, 0, &co, 1);
+	if (orc != 0)
+		return orc;
+	FILE *out = o.csv != NULL ? co.f : stdout;
 	uint32_t rounds = (uint32_t)o.rounds;
 	int rc = RUSK_EXIT_USAGE;
 	rusk_thread_register();
@@ -375,7 +376,7 @@ int rusk_cmd_experiment(int argc, char **argv)
 		break;
 	}
 	rusk_thread_unregister();
-	if (out != stdout)
-		fclose(out);
+	if (cli_out_close(&co) != 0) /* also when a check failed: the rows are its evidence */
+		rc = RUSK_EXIT_FAIL;
 	return rc;
 }

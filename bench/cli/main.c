@@ -2,12 +2,14 @@
 /* rusk: the command-line tool. `rusk demo` runs the commit/release demonstration. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static void usage(void)
 {
@@ -35,13 +37,19 @@ static void usage(void)
 	     "  plan     3σSched against point-estimate, priority and FIFO schedulers (3Sigma)\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
-	     "exit status: 0 ok, 1 an invariant check failed, 2 bad usage or input, 3 run or sim\n"
-	     "interrupted by SIGINT or SIGTERM (summary, --json and --csv of the part that ran;\n"
-	     "a second signal ends it at once), 4 out of memory or threads (run and sim stop\n"
-	     "every thread they started, then exit)");
+	     "exit status: 0 ok, 1 an invariant check failed or an output could not be written\n"
+	     "(stdout included), 2 bad usage or input, 3 run or sim interrupted by SIGINT,\n"
+	     "SIGTERM or SIGHUP (--json, --csv and the summary of the part that ran; a stop\n"
+	     "signal again within 2 s is ignored, a later one ends rusk at once, after the\n"
+	     "report if it is being written), 4 out of memory or threads (run and sim stop\n"
+	     "every thread they started, then exit)\n"
+	     "\n"
+	     "outputs (--json, --csv, ...) are written beside their targets and renamed into\n"
+	     "place when complete: a failed or killed run leaves the previous file as it was;\n"
+	     "an output that names an input (or another output) is refused, exit 2");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
@@ -70,4 +78,16 @@ int main(int argc, char **argv)
 		return rusk_cmd_plan(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	/* A closed stdout (a pipe's reader gone) is a write error like any other, reported
+	 * by cli_stdout_close, not a SIGPIPE that kills rusk before its output files are in
+	 * place. */
+	signal(SIGPIPE, SIG_IGN);
+	int rc = dispatch(argc, argv);
+	if (cli_stdout_close() != 0 && rc == 0)
+		rc = RUSK_EXIT_FAIL;
+	return rc;
 }

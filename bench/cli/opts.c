@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Option helpers shared by the rusk commands (and the CLI fuzz target). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +14,26 @@
 int cli_openb_path(const char *flag, const char *file, char *buf, size_t len)
 {
 	const char *env = getenv("RUSK_TRACE_DIR");
-	const char *dir = env != NULL ? env : RUSK_DATA_DIR;
-	snprintf(buf, len, "%s/openb/%s", dir, file);
-	if (access(buf, R_OK) == 0)
-		return 0;
+	const char *dir = env != NULL && env[0] != '\0' ? env : RUSK_DATA_DIR;
+	char where[4200];
+	if (dir[0] == '\0') { /* no folder at all: "/openb/..." would name a wrong place */
+		snprintf(buf, len, "%s", file);
+		snprintf(where, sizeof where,
+		         "RUSK_TRACE_DIR is not set (and this rusk was built "
+		         "without a trace folder)");
+	} else {
+		snprintf(buf, len, "%s/openb/%s", dir, file);
+		if (access(buf, R_OK) == 0)
+			return 0;
+		snprintf(where, sizeof where, "%s: %s", buf, strerror(errno));
+	}
 	fprintf(stderr,
-	        "rusk: %s openb: %s: %s\n"
+	        "rusk: %s openb: %s\n"
 	        "  the openb trace is public data, not shipped with rusk: get %s from the\n"
 	        "  Alibaba Cluster Trace Program (github.com/alibaba/clusterdata,\n"
 	        "  cluster-trace-gpu-v2023), put it in DIR/openb/ and set RUSK_TRACE_DIR=DIR,\n"
 	        "  or pass the file's path (perf/traces/openb/README.md)\n",
-	        flag, buf, strerror(errno), file);
+	        flag, where, file);
 	return -1;
 }
 
@@ -282,7 +292,8 @@ void cli_cluster_usage(void)
 	     "                          node list is replicated to N machines)\n"
 	     "  --rus-per-machine K     RUs (cores) per machine (default 16; rusk run and rusk\n"
 	     "                          sim: 2, ParSync's 200K slots; max 661)\n"
-	     "  --partitions P          partitions, groups of whole cells (default 20)\n"
+	     "  --partitions P          partitions, groups of whole cells (default 20, or\n"
+	     "                          the cluster's cells when it has fewer)\n"
 	     "  --machines-per-rack N   (default 40)\n"
 	     "  --racks-per-cell N      (default 5)\n"
 	     "  --cluster openb[:REPLICAS] | PATH[:REPLICAS]\n"
@@ -315,6 +326,7 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 		if (cli_u64(a, v, 1, UINT16_MAX, &x))
 			return -1;
 		p->partitions = (uint32_t)x;
+		cc->partitions_set = true;
 	} else if (strcmp(a, "--machines-per-rack") == 0) {
 		if (cli_u64(a, v, 1, UINT32_MAX, &x))
 			return -1;
@@ -371,41 +383,81 @@ double cli_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int cli_cluster_size(cli_cluster *cc, uint64_t *machines, uint64_t *rus)
+{
+	const rusk_cluster_params *p = &cc->params;
+	if (cc->openb_path == NULL) {
+		*machines = p->machines;
+		*rus = (uint64_t)p->machines * p->rus_per_machine;
+		return RUSK_OK;
+	}
+	if (cc->openb_replicas != 0 && cc->openb_machines != 0) {
+		fprintf(stderr, "rusk: --machines and --cluster ...:REPLICAS both set the "
+		                "size; give one\n");
+		return RUSK_EINVAL;
+	}
+	/* The list once, as it is, to count its machines and RUs. */
+	char err[512];
+	rusk_cluster *probe;
+	int rc = rusk_cluster_create_openb(cc->openb_path, 0,
+	                                   &(rusk_cluster_params){.machines_per_rack = 1,
+	                                                          .racks_per_cell = 1,
+	                                                          .partitions = 1,
+	                                                          .ru_milli = p->ru_milli,
+	                                                          .seed = 0},
+	                                   &probe, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk: --cluster: %s\n", err);
+		return rc;
+	}
+	uint64_t m1 = rusk_cluster_machines(probe), r1 = rusk_cluster_rus(probe);
+	rusk_cluster_destroy(probe);
+	uint64_t n = cc->openb_machines != 0   ? cc->openb_machines
+	             : cc->openb_replicas != 0 ? m1 * cc->openb_replicas
+	                                       : m1;
+	*machines = n;
+	*rus = m1 > 0 ? (r1 * n + m1 - 1) / m1 : 0;
+	return RUSK_OK;
+}
+
+/* --partitions left out: the default (20), or as many as the cluster has cells when that is
+ * fewer (the openb list's 1,523 machines make 8 cells of 200). */
+static void default_partitions(cli_cluster *cc, uint64_t machines)
+{
+	rusk_cluster_params *p = &cc->params;
+	if (cc->partitions_set || p->machines_per_rack == 0 || p->racks_per_cell == 0)
+		return;
+	uint64_t per_cell = (uint64_t)p->machines_per_rack * p->racks_per_cell;
+	uint64_t cells = (machines + per_cell - 1) / per_cell;
+	if (cells >= 1 && cells < p->partitions)
+		p->partitions = (uint32_t)cells;
+}
+
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s)
 {
 	char err[512];
 	int rc;
 	double t0 = cli_now_s();
 	if (cc->openb_path != NULL) {
-		uint32_t replicas = cc->openb_replicas;
-		uint32_t machines = cc->openb_machines;
-		if (replicas != 0 && machines != 0) {
-			fprintf(stderr, "rusk: --machines and --cluster ...:REPLICAS both set the "
-			                "size; give one\n");
+		uint64_t machines, rus;
+		if ((rc = cli_cluster_size(cc, &machines, &rus)) != RUSK_OK)
+			return rc;
+		if (machines > UINT32_MAX) {
+			fprintf(stderr,
+			        "rusk: --cluster %s: %" PRIu64 " machines, more than %" PRIu32 "\n",
+			        cc->openb_path, machines, UINT32_MAX);
 			return RUSK_EINVAL;
 		}
-		if (replicas != 0) {
-			/* Count the list once to turn REPLICAS into a machine count. */
-			rusk_cluster *probe;
-			rc = rusk_cluster_create_openb(
-			        cc->openb_path, 0,
-			        &(rusk_cluster_params){.machines_per_rack = 1,
-			                               .racks_per_cell = 1,
-			                               .partitions = 1,
-			                               .seed = 0},
-			        &probe, err, sizeof err);
-			if (rc != RUSK_OK) {
-				fprintf(stderr, "rusk: --cluster: %s\n", err);
-				return rc;
-			}
-			machines = rusk_cluster_machines(probe) * replicas;
-			rusk_cluster_destroy(probe);
-		}
-		rc = rusk_cluster_create_openb(cc->openb_path, machines, &cc->params, out, err,
+		default_partitions(cc, machines);
+		/* 0: the list as it is (REPLICAS, when given, was turned into a count) */
+		uint32_t n =
+		        cc->openb_machines != 0 || cc->openb_replicas != 0 ? (uint32_t)machines : 0;
+		rc = rusk_cluster_create_openb(cc->openb_path, n, &cc->params, out, err,
 		                               sizeof err);
 		if (rc != RUSK_OK)
 			fprintf(stderr, "rusk: --cluster: %s\n", err);
 	} else {
+		default_partitions(cc, cc->params.machines);
 		rc = rusk_cluster_create(&cc->params, out, err, sizeof err);
 		if (rc != RUSK_OK)
 			fprintf(stderr, "rusk: cluster options: %s\n", err);

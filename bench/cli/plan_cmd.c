@@ -37,6 +37,7 @@
 
 #include "cli.h"
 #include "jobtrace.h"
+#include "outfile.h"
 
 enum { ST_FUTURE, ST_PENDING, ST_RUNNING, ST_DONE, ST_DROPPED, ST_KILLED };
 
@@ -525,11 +526,11 @@ int rusk_cmd_plan(int argc, char **argv)
 	int pr = cli_parse("plan", argc, argv, NULL, opts, sizeof opts / sizeof *opts, plan_usage);
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
-	FILE *jf = NULL;
-	if (o.json != NULL && (jf = fopen(o.json, "w")) == NULL) {
-		fprintf(stderr, "rusk: --json: %s: %s\n", o.json, strerror(errno));
-		return RUSK_EXIT_USAGE;
-	}
+	cli_out jo = {.flag = "--json", .path = o.json};
+	int orc = cli_files_open(NULL, 0, &jo, 1);
+	if (orc != 0)
+		return orc;
+	FILE *jf = jo.f;
 	workload w;
 	char err[256];
 	int rc = build_workload(&o, &w, err, sizeof err);
@@ -556,16 +557,13 @@ int rusk_cmd_plan(int argc, char **argv)
 	}
 	if (status == 0 && !o.quiet)
 		print_table(&o, &w, rs, n);
-	if (status == 0 && jf != NULL) {
+	if (status == 0 && jf != NULL)
 		write_json(jf, &o, &w, rs, n);
-		if (fflush(jf) != 0 || ferror(jf)) {
-			fprintf(stderr, "rusk: --json: %s: %s\n", o.json, strerror(errno));
-			status = RUSK_EXIT_FAIL;
-		}
-	}
 out:
-	if (jf != NULL)
-		fclose(jf);
+	if (status != 0)
+		cli_out_discard(&jo); /* a previous --json stays as it was */
+	else if (cli_out_close(&jo) != 0)
+		status = RUSK_EXIT_FAIL;
 	free_workload(&w);
 	return status;
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char *expected_header =
         "second,phase,submitted,placed,throughput,rejected,backlog,utilization,conflicts,"
@@ -100,13 +101,27 @@ int rusk_cmd_plot(int argc, char **argv)
 		fprintf(stderr, "rusk plot: -o %s: %s\n", dir, strerror(errno));
 		return RUSK_EXIT_USAGE;
 	}
-	char gp[4096];
-	snprintf(gp, sizeof gp, "%s/plot.gp", dir);
-	FILE *g = fopen(gp, "w");
-	if (g == NULL) {
-		fprintf(stderr, "rusk plot: %s: %s\n", gp, strerror(errno));
-		return RUSK_EXIT_USAGE;
+	/* DIR/plot.gp and the five charts (outfile.h): none may be RUN.csv. The script takes
+	 * each chart's file from a variable (its final name by default) and is put in place
+	 * first; gnuplot draws into the charts' temporary files, renamed once it succeeded. */
+	static const char *chart[] = {"delay", "throughput", "conflicts", "utilization", "quality"};
+	enum { N_CHARTS = 5 };
+	char names[N_CHARTS + 1][4200];
+	cli_out outs[N_CHARTS + 1];
+	snprintf(names[0], sizeof names[0], "%s/plot.gp", dir);
+	outs[0] = (cli_out){.flag = "-o (its gnuplot script)", .path = names[0]};
+	for (int k = 0; k < N_CHARTS; k++) {
+		snprintf(names[k + 1], sizeof names[k + 1], "%s/%s.png", dir, chart[k]);
+		outs[k + 1] = (cli_out){.flag = "-o", .path = names[k + 1], .external = true};
 	}
+	const cli_in input = {"plot RUN.csv", in};
+	int orc = cli_files_open(&input, 1, outs, N_CHARTS + 1);
+	if (orc != 0)
+		return orc;
+	FILE *g = outs[0].f;
+	for (int k = 0; k < N_CHARTS; k++)
+		fprintf(g, "if (!exists(\"out_%s\")) out_%s = '%s'\n", chart[k], chart[k],
+		        names[k + 1]);
 	fprintf(g, "set datafile separator ','\nset key top left\nset grid\n"
 	           "set terminal pngcairo size 960,540 noenhanced\nset xlabel 'time (s)'\n");
 	for (int i = 0; i < n_marks; i++)
@@ -115,36 +130,46 @@ int rusk_cmd_plot(int argc, char **argv)
 		        "'gray40'\n",
 		        marks[i], marks[i]);
 	fprintf(g,
-	        "set output '%s/delay.png'\nset title 'scheduling delay'\nset logscale y\n"
+	        "set output out_delay\nset title 'scheduling delay'\nset logscale y\n"
 	        "set ylabel 'delay (us)'\n"
 	        "plot '%s' every ::1 using 1:10 with lines title 'p10', '' every ::1 using 1:11 "
 	        "with lines title 'p50', '' every ::1 using 1:12 with lines title 'p90', '' "
 	        "every ::1 using 1:13 with lines title 'p99'\nunset logscale y\n"
-	        "set output '%s/throughput.png'\nset title 'throughput and backlog'\n"
+	        "set output out_throughput\nset title 'throughput and backlog'\n"
 	        "set ylabel 'tasks/s'\nset y2label 'backlog (tasks)'\nset y2tics\n"
 	        "plot '%s' every ::1 using 1:5 with lines title 'placed per second', '' every ::1 "
 	        "using 1:7 axes x1y2 with lines title 'backlog'\nunset y2tics\nunset y2label\n"
-	        "set output '%s/conflicts.png'\nset title 'conflicts'\nset ylabel 'conflicts/s'\n"
+	        "set output out_conflicts\nset title 'conflicts'\nset ylabel 'conflicts/s'\n"
 	        "plot '%s' every ::1 using 1:9 with lines title 'conflicts per second'\n"
-	        "set output '%s/utilization.png'\nset title 'utilization'\n"
+	        "set output out_utilization\nset title 'utilization'\n"
 	        "set ylabel 'share of RUs held'\nset yrange [0:1]\n"
 	        "plot '%s' every ::1 using 1:8 with lines title 'utilization'\nset autoscale y\n"
-	        "set output '%s/quality.png'\nset title 'placement quality'\n"
+	        "set output out_quality\nset title 'placement quality'\n"
 	        "set ylabel 'mean quality placed'\n"
 	        "plot '%s' every ::1 using 1:($5 > 0 ? $14 : 1/0) with lines title 'quality'\n",
-	        dir, in, dir, in, dir, in, dir, in, dir, in);
-	fclose(g);
-	char cmd[8400];
-	snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+	        in, in, in, in, in);
+	if (cli_out_close(&outs[0]) != 0) {
+		cli_outs_discard(outs, N_CHARTS + 1);
+		return RUSK_EXIT_FAIL;
+	}
+	char cmd[40000];
+	int len = snprintf(cmd, sizeof cmd, "gnuplot -e \"");
+	for (int k = 0; k < N_CHARTS; k++)
+		len += snprintf(cmd + len, sizeof cmd - (size_t)len, "out_%s='%s';", chart[k],
+		                cli_out_name(&outs[k + 1]));
+	snprintf(cmd + len, sizeof cmd - (size_t)len, "\" '%s'", names[0]);
 	int rc = system(cmd);
 	if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
 		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
 			fprintf(stderr,
 			        "rusk plot: gnuplot not found: apt-get install -y gnuplot-nox\n");
 		else
-			fprintf(stderr, "rusk plot: gnuplot failed on %s\n", gp);
+			fprintf(stderr, "rusk plot: gnuplot failed on %s\n", names[0]);
+		cli_outs_discard(outs, N_CHARTS + 1);
 		return RUSK_EXIT_FAIL;
 	}
+	if (cli_outs_close(outs + 1, N_CHARTS) != 0)
+		return RUSK_EXIT_FAIL;
 	printf("rusk plot: %d seconds, %d phase boundaries -> %s/{delay,throughput,conflicts,"
 	       "utilization,quality}.png\n",
 	       rows, n_marks, dir);

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "jobtrace.h"
 #include "loadgen.h"
+#include "outfile.h"
 
 #define N_FAM_F  (RUSK_FEAT_N + 1) /* features and the global history */
 #define N_BUCKET 21                /* -100, -90, ..., 90, tail */
@@ -70,6 +71,10 @@ static void predict_usage(void)
 	     "  --seed S         the generator's seed (default 1)\n"
 	     "  --recent X       X of the 'recent' estimator, 1..16 (default 5)\n"
 	     "  --min-evals K    judged estimates before an expert may be chosen (default 2)\n"
+	     "  --max-values N   feature values tracked at most (default 1048576): each one\n"
+	     "                   (a user, a user+executable, ...) takes 1,792 bytes, so N\n"
+	     "                   bounds the predictor at N x 1,792 bytes (the default: 1.9 GB);\n"
+	     "                   updates of values past N are dropped (counted in the report)\n"
 	     "  --json FILE      the report as JSON (deterministic for a trace or seed)\n"
 	     "  --quiet          no table on stdout\n"
 	     "\n"
@@ -209,8 +214,11 @@ static void print_report(const report *r, const char *what, const rusk_jobtrace 
 			printf("\n  %-28s", "");
 	}
 	printf("  (%% of estimates)\n");
-	printf("  %-28s %" PRIu64 " tracked, %zu bytes each; %" PRIu64 " untracked updates\n",
-	       "feature values", st->values, st->bytes_per_value, st->untracked);
+	printf("  %-28s %" PRIu64 " tracked, %zu bytes each (%.1f MB; at most %" PRIu64
+	       " values, --max-values); %" PRIu64 " untracked updates%s\n",
+	       "feature values", st->values, st->bytes_per_value,
+	       (double)st->values * st->bytes_per_value / 1e6, pp->max_values, st->untracked,
+	       st->untracked > 0 ? " (past the cap: raise --max-values)" : "");
 	printf("\n  NMAE per expert family (share of jobs it had an estimate for; chosen: share "
 	       "of estimates)\n");
 	printf("  %-16s", "feature");
@@ -298,8 +306,9 @@ static void write_json(FILE *f, const report *r, const char *path, const char *f
 		}
 	fprintf(f,
 	        "  ],\n  \"predictor\": {\"values\": %" PRIu64 ", \"bytes_per_value\": %zu, "
-	        "\"untracked\": %" PRIu64 ", \"updates\": %" PRIu64 "}\n}\n",
-	        st->values, st->bytes_per_value, st->untracked, st->updates);
+	        "\"max_values\": %" PRIu64 ", \"untracked\": %" PRIu64 ", \"updates\": %" PRIu64
+	        "}\n}\n",
+	        st->values, st->bytes_per_value, pp->max_values, st->untracked, st->updates);
 }
 
 /*
@@ -356,7 +365,7 @@ static int openb_jobs(const char *path, rusk_jobtrace *t, char *err, size_t errl
 int rusk_cmd_predict(int argc, char **argv)
 {
 	const char *trace = NULL, *json = NULL;
-	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2;
+	uint64_t generate = 0, seed = 1, recent = 5, min_evals = 2, max_values = 1u << 20;
 	bool quiet = false;
 	int format = 0; /* 0 swf, 1 openb */
 	static const cli_choice formats[] = {{"swf", 0}, {"openb", 1}, {NULL, 0}};
@@ -367,6 +376,7 @@ int rusk_cmd_predict(int argc, char **argv)
 	        {CLI_U64_OPT("--seed", 0, 9007199254740992.0, &seed)}, /* 2^53: exact as a double */
 	        {CLI_U64_OPT("--recent", 1, RUSK_PREDICT_RECENT, &recent)},
 	        {CLI_U64_OPT("--min-evals", 1, 1000000, &min_evals)},
+	        {CLI_U64_OPT("--max-values", 1, 1u << 30, &max_values)},
 	        {CLI_FILE_OPT("--json", &json)},
 	        {CLI_FLAG_OPT("--quiet", &quiet)},
 	};
@@ -381,22 +391,20 @@ int rusk_cmd_predict(int argc, char **argv)
 		        trace == NULL ? "neither" : "both");
 		return RUSK_EXIT_USAGE;
 	}
-	FILE *jf = NULL;
-	if (json != NULL && (jf = fopen(json, "w")) == NULL) {
-		fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
-		return RUSK_EXIT_USAGE;
-	}
 	char openb_path[4096];
 	if (trace != NULL && strcmp(trace, "openb") == 0) { /* the public pod list */
 		if (cli_openb_path("TRACE", "openb_pod_list_default.csv", openb_path,
-		                   sizeof openb_path) != 0) {
-			if (jf != NULL)
-				fclose(jf);
+		                   sizeof openb_path) != 0)
 			return RUSK_EXIT_USAGE;
-		}
 		trace = openb_path;
 		format = 1;
 	}
+	const cli_in in = {"predict TRACE", trace};
+	cli_out jo = {.flag = "--json", .path = json};
+	int orc = cli_files_open(&in, 1, &jo, 1);
+	if (orc != 0)
+		return orc;
+	FILE *jf = jo.f;
 	rusk_jobtrace t;
 	char err[1024];
 	int rc = trace == NULL ? rusk_e2e_generate(generate, seed, &t, err, sizeof err)
@@ -404,14 +412,21 @@ int rusk_cmd_predict(int argc, char **argv)
 	                       : rusk_swf_read(trace, &t, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk predict: %s\n", err);
-		if (jf != NULL)
-			fclose(jf);
+		cli_out_discard(&jo); /* a previous --json stays as it was */
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_FAIL : RUSK_EXIT_USAGE;
+	}
+	if (t.n == 0) { /* as rusk sim refuses an empty trace: nothing to predict */
+		fprintf(stderr, "rusk predict: %s: no jobs (an empty file, or comments only)\n",
+		        trace);
+		rusk_jobtrace_free(&t);
+		cli_out_discard(&jo);
+		return RUSK_EXIT_USAGE;
 	}
 	rusk_predict_params pp;
 	rusk_predict_params_init(&pp);
 	pp.recent = (uint32_t)recent;
 	pp.min_evals = (uint32_t)min_evals;
+	pp.max_values = max_values;
 	pp.init_values = 4096;
 	rusk_predictor *p = NULL;
 	report *r = calloc(1, sizeof *r);
@@ -431,16 +446,13 @@ int rusk_cmd_predict(int argc, char **argv)
 			snprintf(what, sizeof what, "E2E-like generator, seed %" PRIu64, seed);
 		if (!quiet)
 			print_report(r, what, &t, &st, &pp);
-		if (jf != NULL) {
+		if (jf != NULL)
 			write_json(jf, r, trace, format == 1 ? "openb" : "swf", seed, &t, &st, &pp);
-			if (fflush(jf) != 0 || ferror(jf)) {
-				fprintf(stderr, "rusk: --json: %s: %s\n", json, strerror(errno));
-				status = RUSK_EXIT_FAIL;
-			}
-		}
 	}
-	if (jf != NULL)
-		fclose(jf);
+	if (status != 0)
+		cli_out_discard(&jo);
+	else if (cli_out_close(&jo) != 0)
+		status = RUSK_EXIT_FAIL;
 	rusk_predict_destroy(p);
 	rusk_jobtrace_free(&t);
 	free(r);

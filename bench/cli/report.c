@@ -34,14 +34,16 @@ typedef struct second {
 	uint32_t n_med; /* agents with a median delay this second (R->medians, sorted) */
 } second;
 
-/* Sums the agents' counters into s and their delays into cur (relaxed reads: the agents
- * run on). */
+/* Sums the agents' counters into s and, unless cur is NULL, their delays into cur (relaxed
+ * reads: the agents run on). */
 static void second_sum(run *R, rusk_hist *cur, second *s)
 {
-	memset(cur, 0, sizeof *cur);
+	if (cur != NULL)
+		memset(cur, 0, sizeof *cur);
 	for (uint32_t i = 0; i < R->cfg.agents; i++) {
 		const agent_stats *st = R->ag[i].st;
-		drv_delay_merge(cur, st);
+		if (cur != NULL)
+			drv_delay_merge(cur, st);
 		s->refused += rusk_load64(&st->refused, RUSK_RELAXED);
 		s->pref += rusk_load64(&st->pref_tasks, RUSK_RELAXED);
 		s->qmode += rusk_load64(&st->qmode_tasks, RUSK_RELAXED);
@@ -71,8 +73,8 @@ static uint32_t agent_medians(run *R)
 	return n_med;
 }
 
-/* This second's CSV row; d: this second's delays. */
-static void csv_row(run *R, const second *s, const rusk_hist *d)
+/* This second's CSV row; d: this second's delays; flush: write it out now. */
+static void csv_row(run *R, const second *s, const rusk_hist *d, bool flush)
 {
 	const run_cfg *cfg = &R->cfg;
 	int phase = (int)((R->secs - 0.5) / cfg->phase_s);
@@ -95,18 +97,26 @@ static void csv_row(run *R, const second *s, const rusk_hist *d)
 	if (R->vec != NULL)
 		drv_vec_csv(R, R->csv);
 	fputc('\n', R->csv);
-	fflush(R->csv); /* a row a second: what ran is on disk whatever ends the run */
+	/* A row a second: what ran is on disk whatever ends the run. Rows of a skipped quiet
+	 * stretch (rusk sim, drv_second_idle) go out with the next busy second's. */
+	if (flush)
+		fflush(R->csv);
 }
 
-uint64_t drv_second(run *R, bool tty)
+/* One second (drv_second); `idle`: nothing happened in it (drv_second_idle), so its delays
+ * and medians are empty and the histograms (half a megabyte each) are not read. */
+static uint64_t second_step(run *R, bool tty, bool idle)
 {
+	static const rusk_hist none; /* an idle second's delays */
 	rusk_hist *cur = &R->snap[2], *d = &R->snap[3];
 	second s = {0};
 	R->secs++;
-	second_sum(R, cur, &s);
-	rusk_hist_diff(d, cur, &R->prev);
-	s.n_med = agent_medians(R);
-	R->prev = *cur;
+	second_sum(R, idle ? NULL : cur, &s);
+	if (!idle) {
+		rusk_hist_diff(d, cur, &R->prev);
+		s.n_med = agent_medians(R);
+		R->prev = *cur;
+	}
 	drv_gen_counts gc;
 	drv_gen_totals(R, &gc);
 	s.sub = gc.submitted;
@@ -121,11 +131,11 @@ uint64_t drv_second(run *R, bool tty)
 	if (s.tput > R->max_tput)
 		R->max_tput = s.tput;
 	if (R->vec != NULL)
-		drv_vec_second(R);
+		drv_vec_second(R, idle);
 	if (R->cls != NULL) /* --classify: retrain once enough rows came back */
 		drv_cls_second(R);
 	if (R->csv)
-		csv_row(R, &s, d);
+		csv_row(R, &s, idle ? &none : d, !idle);
 	R->prev_q = s.q_micro;
 	R->prev_pref = s.pref;
 	R->prev_qmode = s.qmode;
@@ -139,6 +149,16 @@ uint64_t drv_second(run *R, bool tty)
 	if (R->adm != NULL && R->secs % 10 == 0)
 		rusk_admit_roll(R->adm);
 	return s.backlog;
+}
+
+uint64_t drv_second(run *R, bool tty)
+{
+	return second_step(R, tty, false);
+}
+
+void drv_second_idle(run *R, bool tty)
+{
+	second_step(R, tty, true);
 }
 
 /* ---- summary -------------------------------------------------------------------------------- */
@@ -162,6 +182,8 @@ typedef struct summary {
 	uint64_t stuck;     /* tasks that fit left queued on an idle cluster (0 if interrupted) */
 	rusk_hist *mix;     /* --mix: delay per shape */
 	drv_gen_counts gen; /* the generators' counters, summed */
+	bool planner_ok;    /* --sched: every planner job resolved once (else planner_why) */
+	char planner_why[256];
 } summary;
 
 /* Sums every agent's statistics into tot and their leftovers into *left. Returns
@@ -235,6 +257,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 	         : !S->interrupted ? "completed"
 	         : sig == SIGTERM  ? "SIGTERM"
 	         : sig == SIGINT   ? "SIGINT"
+	         : sig == SIGHUP   ? "SIGHUP"
 	                           : "interrupted";
 	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
 	rusk_dispatch_stats ds;
@@ -449,8 +472,17 @@ static void print_syncs_groups(const run *R, const summary *S)
 	free(gh);
 }
 
-/* The checks line. Returns whether every check passed. */
-static bool print_checks(const run *R, const summary *S)
+/* Whether every check passed (the planner's verdict kept in S for the checks line). */
+static bool checks_pass(run *R, summary *S)
+{
+	S->planner_ok =
+	        R->sched == NULL || drv_sched_check(R, S->planner_why, sizeof S->planner_why);
+	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && S->planner_ok &&
+	       drv_apred_ok(R);
+}
+
+/* The checks line. */
+static void print_checks(const run *R, const summary *S)
 {
 	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s", "checks",
 	        S->vrc == RUSK_OK ? "counters consistent" : S->err, S->adds_up ? "yes" : "NO",
@@ -458,16 +490,12 @@ static bool print_checks(const run *R, const summary *S)
 	if (S->stuck > 0)
 		fprintf(R->out, "; NO: %" PRIu64 " tasks that fit left queued on an idle cluster",
 		        S->stuck);
-	char why[256];
-	bool planner = R->sched == NULL || drv_sched_check((run *)R, why, sizeof why);
 	if (R->sched != NULL)
 		fprintf(R->out, "; every planner job resolved once: %s%s",
-		        planner ? "yes" : "NO: ", planner ? "" : why);
+		        S->planner_ok ? "yes" : "NO: ", S->planner_ok ? "" : S->planner_why);
 	fprintf(R->out, "\n");
 	if (!drv_apred_ok(R))
 		fprintf(R->out, "  %-28s NO: out of memory recording wait estimates\n", "");
-	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && planner &&
-	       drv_apred_ok(R);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -555,10 +583,11 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64 ", \"preempted\": %" PRIu64
 	        ", \"high_priority_placed\": %" PRIu64 ",\n    \"rejected_reasons\": "
 	        "{\"too_large\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"queue_full\": %" PRIu64
-	        ", \"pool_full\": %" PRIu64 ", \"cancelled\": %" PRIu64 "}},\n",
+	        ", \"pool_full\": %" PRIu64 ", \"infeasible\": %" PRIu64 ", \"cancelled\": %" PRIu64
+	        "}},\n",
 	        S->sub, tot->placed, S->rej, S->backlog, tot->preempted, tot->placed_hi,
 	        S->gen.too_large, tot->refused + S->gen.refused, S->rej_queue, S->gen.pool,
-	        tot->cancelled);
+	        drv_vec_refused(R), tot->cancelled);
 	fprintf(f, "  \"throughput_per_s\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n",
 	        tot->placed / S->elapsed, R->max_tput);
 	fprintf(f,
@@ -664,12 +693,10 @@ static void json_tail(FILE *f, const run *R, const summary *S)
 	        S->adds_up ? "true" : "false", S->vrc == RUSK_OK ? "true" : "false", S->stuck);
 }
 
-/* Writes the JSON summary to R->json (opened by drv_setup) and closes it. Returns 0, or
- * -1 after the error if it could not be written. */
-static int write_json(run *R, const summary *S)
+/* Writes the JSON summary to R->json (opened by drv_setup); cli_out_close checks it. */
+static void write_json(run *R, const summary *S)
 {
 	FILE *f = R->json;
-	R->json = NULL;
 	json_config(f, R);
 	json_tasks(f, R, S);
 	if (R->cfg.n_mix > 0)
@@ -685,12 +712,6 @@ static int write_json(run *R, const summary *S)
 		drv_apred_json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
-	int werr = ferror(f);
-	if (fclose(f) != 0 || werr) {
-		fprintf(stderr, "rusk: --json: %s: write failed\n", R->cfg.json);
-		return -1;
-	}
-	return 0;
 }
 
 int drv_report(run *R, bool interrupted)
@@ -701,16 +722,28 @@ int drv_report(run *R, bool interrupted)
 	static agent_stats tot;
 	static rusk_hist delay;
 	static uint64_t d_bins[D_BINS];
+	static summary S;
 	uint64_t left;
 	int status = sum_agents(R, &tot, &delay, d_bins, &left);
 	static rusk_hist mix[DRV_MAX_MIX];
-	summary S = {.tot = &tot,
-	             .delay = &delay,
-	             .d_bins = d_bins,
-	             .mix = mix,
-	             .interrupted = interrupted};
+	S = (summary){.tot = &tot,
+	              .delay = &delay,
+	              .d_bins = d_bins,
+	              .mix = mix,
+	              .interrupted = interrupted};
 	summarize(R, left, &S);
 	mix_delays(R, mix);
+	if (!checks_pass(R, &S))
+		status = RUSK_EXIT_FAIL;
+	/* The files first, then the summary: a closed stdout (a pipe's reader gone, a
+	 * terminal hung up) cannot lose them, and a repeated signal waits for them. */
+	drv_stop_writing(true);
+	if (R->json != NULL)
+		write_json(R, &S);
+	R->json = R->csv = NULL; /* the per-second series was flushed as it went */
+	if (cli_outs_close(R->outs, 2) != 0)
+		status = RUSK_EXIT_FAIL;
+	drv_stop_writing(false);
 	print_tasks(R, &S);
 	print_delays(R, &S);
 	print_mix(R, mix);
@@ -724,16 +757,13 @@ int drv_report(run *R, bool interrupted)
 	if (R->apred != NULL)
 		drv_apred_print(R);
 	print_syncs_groups(R, &S);
-	if (!print_checks(R, &S))
-		status = RUSK_EXIT_FAIL;
-	fflush(R->out); /* the summary is out before the teardown (RCU barrier, frees) */
-	if (R->json && write_json(R, &S) != 0)
-		status = RUSK_EXIT_FAIL;
-	/* The per-second series was flushed as it went; a write that failed loses it. */
-	if (R->csv != NULL && (fflush(R->csv) != 0 || ferror(R->csv))) {
-		fprintf(stderr, "rusk: --csv: %s: write failed\n", R->cfg.csv);
-		status = RUSK_EXIT_FAIL;
-	}
+	print_checks(R, &S);
+	/* The summary is out before the teardown (RCU barrier, frees); a failure is reported
+	 * at exit (main: cli_stdout_close). */
+	if (R->out == stdout)
+		cli_stdout_flush();
+	else
+		fflush(R->out);
 	if (R->fail)
 		return RUSK_EXIT_NOMEM;
 	if (status == 0 && interrupted)

@@ -19,6 +19,11 @@ void drv_util_sample(run *R);
  * progress line on stderr. Reads the agents' statistics relaxed while they run. Returns
  * the backlog (tasks submitted and neither placed nor rejected). */
 uint64_t drv_second(run *R, bool tty);
+/* drv_second for a second in which nothing happened: no task submitted, placed, running or
+ * queued, nothing held (rusk sim skips idle stretches of a trace with it). Its row, figures
+ * and side effects are drv_second's for such a second, byte for byte; it reads no
+ * histogram and measures nothing, so a virtual second costs microseconds. */
+void drv_second_idle(run *R, bool tty);
 /* Final summary, checks and JSON. `interrupted`: a signal stopped the run before it ended
  * on its own. Returns the exit status: RUSK_EXIT_NOMEM after drv_fail, else
  * RUSK_EXIT_FAIL if a check failed or the JSON could not be written, else

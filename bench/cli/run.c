@@ -17,8 +17,9 @@
  *              the jobs it starts, and closes the dispatcher once every job is resolved.
  * Accounting: submitted = placed - preempted + rejected + queued at the end, checked.
  *
- * Stopping. SIGINT or SIGTERM (drv_signals_install) stops the generator and the run, then
- * prints the same summary (exit status RUSK_EXIT_INTERRUPTED). Every sleep is sliced
+ * Stopping. SIGINT, SIGTERM or SIGHUP (drv_signals_install; stop.c: a repeated one) stops
+ * the generator and the run, then writes the same report (exit status
+ * RUSK_EXIT_INTERRUPTED). Every sleep is sliced
  * (SLICE_NS at most) and checks for a stop, so a signal in a gap of a trace ends the run
  * at once; the signals are blocked in the other threads, so they interrupt the main
  * thread's sleep. An allocation failure in any thread (drv_fail, or the dispatcher's
@@ -321,8 +322,9 @@ typedef struct threads {
 	bool disp_on, plan_on;
 } threads;
 
-/* Starts the dispatcher's threads, then the generators, with SIGINT and SIGTERM blocked in
- * them (they go to the main thread, whose sleep they cut short). Returns 0, or an error
+/* Starts the dispatcher's threads, then the generators, with SIGINT, SIGTERM and SIGHUP
+ * blocked in them (they go to the main thread, whose sleep they cut short). Returns 0, or an
+ * error
  * after printing it; what did start is marked to be joined. */
 static int start_threads(run *R, threads *th)
 {
@@ -330,6 +332,7 @@ static int start_threads(run *R, threads *th)
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	int err = rusk_dispatch_start(R->d) == RUSK_OK ? 0 : EAGAIN;
 	th->disp_on = err == 0;

@@ -4,10 +4,8 @@
  * rules between flags (the run's shape, load groups, the sync policy, distinct output
  * files) and the usage text. Every message names the flag; every refusal exits 2.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <rusk/plan.h>
 
@@ -44,6 +42,7 @@ static int parse_phases(const char *v, run_cfg *cfg)
 static int opt_phases(const char *flag, const char *v, void *out)
 {
 	(void)flag;
+	((run_cfg *)out)->phases_given = true;
 	if (v == NULL || parse_phases(v, out) != 0) {
 		fprintf(stderr,
 		        "rusk: --phases: '%s' is not a list of 1..%d loads in %% "
@@ -148,58 +147,16 @@ static int opt_trace(const char *flag, const char *v, void *out)
 	return 0;
 }
 
-/* `path` with its directory resolved (symbolic links, `.`, `..`) into buf: how a file that
- * does not exist yet is compared. The path itself when its directory cannot be resolved. */
-static void resolve_dir(const char *path, char *buf, size_t len)
+/* --json and --csv against each other and against the inputs (outfile.h's rule, checked
+ * again when drv_setup opens them): a clash is refused now, before any set-up work. */
+static int check_outputs(const run_cfg *cfg, const cli_cluster *cc)
 {
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	const char *base = slash != NULL ? slash + 1 : path;
-	if (slash == path)
-		snprintf(dir, sizeof dir, "/");
-	else if (slash != NULL)
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	else
-		snprintf(dir, sizeof dir, ".");
-	if (realpath(dir, real) != NULL)
-		snprintf(buf, len, "%s/%s", real, base);
-	else
-		snprintf(buf, len, "%s", path);
-}
-
-/* Whether two paths name one file, so that writing both would corrupt it: the same
- * existing file (device and inode; character devices such as /dev/null excepted), or, for
- * files not created yet, the same path once their directories are resolved. */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
-	if (ea && eb)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
-	if (ea != eb)
-		return false;
-	char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
-	resolve_dir(a, ra, sizeof ra);
-	resolve_dir(b, rb, sizeof rb);
-	return strcmp(ra, rb) == 0;
-}
-
-/* --json, --csv and --trace must name different files: prints the clash naming both
- * flags. Returns 0 or -1. */
-static int check_outputs(const run_cfg *cfg)
-{
-	const char *name[] = {"--json", "--csv", "--trace"};
-	const char *path[] = {cfg->json, cfg->csv,
-	                      cfg->trace != NULL && strcmp(cfg->trace, "openb") != 0 ? cfg->trace
-	                                                                             : NULL};
-	for (int i = 0; i < 2; i++)
-		for (int j = i + 1; j < 3; j++)
-			if (path[i] != NULL && path[j] != NULL && same_file(path[i], path[j])) {
-				fprintf(stderr, "rusk: %s %s and %s %s name the same file\n",
-				        name[i], path[i], name[j], path[j]);
-				return -1;
-			}
-	return 0;
+	bool file = cfg->trace != NULL && strcmp(cfg->trace, "openb") != 0 &&
+	            strcmp(cfg->trace, "e2e") != 0;
+	const cli_in ins[] = {{"--trace", file ? cfg->trace : NULL}, {"--cluster", cc->openb_path}};
+	const cli_out outs[] = {{.flag = "--json", .path = cfg->json},
+	                        {.flag = "--csv", .path = cfg->csv}};
+	return cli_files_check(ins, 2, outs, 2);
 }
 
 /* The sync policy with --agents and --partitions (ParSync §5.1: P >= N for diff). */
@@ -393,11 +350,16 @@ static void usage_flags(void)
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
 	     "\n"
-	     "SIGINT or SIGTERM stops the run; the summary, --json and --csv cover the part\n"
-	     "that ran (a second signal ends it at once). A task needing more RUs than the\n"
-	     "cluster has is rejected at arrival, with its reason in the summary and JSON.\n"
-	     "Exit status: 0 ok, 1 a check failed, 2 bad usage or input (outputs are opened\n"
-	     "before the run), 3 interrupted, 4 out of memory or threads.\n");
+	     "SIGINT, SIGTERM or SIGHUP stops the run; --json, --csv and the summary cover the\n"
+	     "part that ran (a stop signal again within 2 s is ignored; a later one ends rusk\n"
+	     "at once, after the files if they are being written). A task needing more RUs\n"
+	     "than the cluster has is rejected at arrival, with its reason in the summary and\n"
+	     "JSON. Outputs are written beside their targets and renamed into place when\n"
+	     "complete; one that names an input is refused. The memory the run needs is stated\n"
+	     "and checked before it is allocated.\n"
+	     "Exit status: 0 ok, 1 a check failed or an output could not be written, 2 bad\n"
+	     "usage or input (outputs are opened, and memory checked, before the run), 3\n"
+	     "interrupted, 4 out of memory or threads.\n");
 	cli_cluster_usage();
 }
 
@@ -634,6 +596,12 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	                   sim ? sim_usage : run_usage);
 	if (pr != 0)
 		return pr > 0 ? -1 : RUSK_EXIT_USAGE;
+	if (cfg.phases_given && cfg.trace != NULL) {
+		fprintf(stderr,
+		        "rusk: --phases does not apply to --trace: a trace brings its own "
+		        "arrivals (--duration-s or --time-scale sets how long they take)\n");
+		return RUSK_EXIT_USAGE;
+	}
 	cfg.rate_set = rate != NULL;
 	cfg.quality = (rusk_quality_model)quality;
 	cfg.rus_only = rus_only != 0;
@@ -663,7 +631,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 		return RUSK_EXIT_USAGE;
 	}
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
-	    check_outputs(&cfg) != 0 || check_classify(&cfg) != 0 ||
+	    check_outputs(&cfg, cc) != 0 || check_classify(&cfg) != 0 ||
 	    check_sched(&cfg, sched_only, e2e_only) != 0)
 		return RUSK_EXIT_USAGE;
 	*out = cfg;

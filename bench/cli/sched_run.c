@@ -42,6 +42,11 @@
  * 14,400 trace seconds; 30 s with the generator) after the last arrival, to resolve the
  * planner's jobs; what is left then is counted unfinished (an SLO job as a miss).
  *
+ * Cycles. A cycle whose inputs did not change since the last one (no arrival, no end, the
+ * same free RUs, no action taken last time, no SLO deadline passed; the MILP modes: within
+ * one plan slot) is skipped (unchanged()): a saturated trace otherwise spent its time in
+ * MILP cycles that could not start anything. Prio and fifo decide as without skipping.
+ *
  * Metrics, as `rusk plan` (3Sigma §5): SLO miss rate (SLO jobs not done by their deadline:
  * late, dropped, killed, refused or unfinished), goodput in RU-hours of trace time (SLO jobs
  * done in time and BE jobs done), mean BE latency (trace seconds), preemptions and the
@@ -59,6 +64,7 @@
 #include <rusk/predict.h>
 
 #include "driver.h"
+#include "heap.h"
 #include "jobtrace.h"
 #include "rng.h"
 
@@ -90,6 +96,27 @@ typedef struct sched_res {
 	uint64_t pred_expert, pred_global, pred_none;
 } sched_res;
 
+/* A live SLO job's deadline (run seconds), for the cycles' time trigger. */
+typedef struct sdl {
+	double t;
+	uint64_t id;
+} sdl;
+static inline bool sdl_before(const sdl *x, const sdl *y)
+{
+	return x->t < y->t || (x->t == y->t && x->id < y->id);
+}
+HEAP_DEFINE(sdl_heap, sdl, sdl_before)
+
+/* What the last planning cycle saw and did (drv_sched_tick: a cycle with nothing new is
+ * skipped). */
+typedef struct cycle_state {
+	bool ran;         /* a cycle has run */
+	double at_s;      /* its time (run seconds) */
+	uint64_t free;    /* the free RUs it was given */
+	size_t acted;     /* the actions it took */
+	uint64_t skipped; /* cycles skipped since the start */
+} cycle_state;
+
 struct drv_sched {
 	pthread_mutex_t mu;
 	rusk_plan *pl;
@@ -116,6 +143,8 @@ struct drv_sched {
 	bool closed;      /* drv_sched_close: the run is over */
 	bool failed;
 	sched_res r;
+	sdl_heap deadlines; /* SLO jobs given to the planner (resolved ones popped lazily) */
+	cycle_state cy;     /* the cycles' own thread only */
 };
 
 /* The planner's clock: the cluster's, in seconds (only differences matter to it). */
@@ -498,6 +527,9 @@ static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended, double now)
 		sjob *j = &s->jobs[arr->a[k]];
 		if (rc == RUSK_OK) {
 			j->state = SJ_PENDING;
+			if (j->deadline_s > 0 &&
+			    !sdl_heap_push(&s->deadlines, (sdl){j->deadline_s, arr->a[k]}))
+				fail(R, s, "out of memory recording a deadline");
 		} else {
 			refuse(s, j, false); /* never in the planner: nothing to forget */
 			if (rc == RUSK_ENOMEM)
@@ -505,6 +537,33 @@ static void feed(run *R, drv_sched *s, idlist *arr, idlist *ended, double now)
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
+}
+
+/*
+ * Whether a cycle at t would only repeat the last one, so that it is skipped (issue 33: a
+ * saturated trace spent its time in MILP cycles that could not start anything). A cycle's
+ * inputs are the jobs given to the planner (arrivals, completions: the caller checks that
+ * none came), the free RUs, and the time. Nothing arrived or ended, the free RUs are the
+ * same, and the last cycle took no action: then prio and fifo, whose decisions depend on
+ * nothing else, would take none either -- unless time itself makes one due: a live SLO job's
+ * deadline (the planner drops or kills a job once its deadline, or its over-estimate decay, is
+ * over; a deadline is the earliest such time, so a cycle is never skipped past one). The
+ * MILP modes also value a start by the time left to the deadlines: for them a cycle is
+ * run at least once per plan slot, the resolution at which they plan time. Under mu.
+ */
+static bool unchanged(drv_sched *s, uint64_t free_rus, double t)
+{
+	const cycle_state *c = &s->cy;
+	if (!c->ran || free_rus != c->free || c->acted > 0 || t >= c->at_s + s->pp.slot_s)
+		return false;
+	/* The earliest deadline of a live SLO job (resolved ones are dropped here). */
+	while (s->deadlines.n > 0) {
+		const sjob *j = &s->jobs[s->deadlines.a[0].id];
+		if (j->state == SJ_PENDING || j->state == SJ_STARTED || j->state == SJ_RUNNING)
+			return t < s->deadlines.a[0].t;
+		sdl_heap_pop(&s->deadlines);
+	}
+	return true;
 }
 
 void drv_sched_tick(run *R, uint64_t now, drv_sched_start_fn start, drv_sched_stop_fn stop,
@@ -518,6 +577,7 @@ void drv_sched_tick(run *R, uint64_t now, drv_sched_start_fn start, drv_sched_st
 	s->arrived.n = s->ended.n = 0;
 	bool failed = s->failed;
 	pthread_mutex_unlock(&s->mu);
+	bool news = arr.n > 0 || ended.n > 0; /* the planner's job set changed */
 	if (!failed)
 		feed(R, s, &arr, &ended, now_s(s, now));
 	arr.n = ended.n = 0;
@@ -539,10 +599,20 @@ void drv_sched_tick(run *R, uint64_t now, drv_sched_start_fn start, drv_sched_st
 	}
 	pthread_mutex_lock(&s->mu);
 	uint64_t free_rus = s->held < s->capacity ? s->capacity - s->held : 0;
+	bool same = !news && unchanged(s, free_rus, now_s(s, now));
 	pthread_mutex_unlock(&s->mu);
+	if (same) {
+		s->cy.skipped++;
+		return;
+	}
 	size_t n = 0;
 	int rc = rusk_plan_tick(s->pl, now_s(s, now), (uint32_t)free_rus, s->acts, s->acts_cap, &n,
 	                        NULL);
+	s->cy = (cycle_state){.ran = true,
+	                      .at_s = now_s(s, now),
+	                      .free = free_rus,
+	                      .acted = n,
+	                      .skipped = s->cy.skipped};
 	pthread_mutex_lock(&s->mu);
 	if (rc != RUSK_OK)
 		fail(R, s,
@@ -712,18 +782,21 @@ void drv_sched_print(run *R)
 	        "planner actions", r->starts, r->preempts, r->slo_killed,
 	        r->handoffs ? 1e3 * r->handoff_sum / (double)r->handoffs : 0, 1e3 * r->handoff_max);
 	if (s->pp.mode == RUSK_PLAN_PRIO || s->pp.mode == RUSK_PLAN_FIFO)
-		fprintf(o, "  %-28s %" PRIu64 " cycles (%s: an order, no plan); %.1f ms max\n",
-		        "planning", st.ticks, rusk_plan_mode_name(s->pp.mode),
-		        1e3 * st.solve_s_max);
+		fprintf(o,
+		        "  %-28s %" PRIu64 " cycles (%s: an order, no plan); %.1f ms max; %" PRIu64
+		        " skipped (nothing changed)\n",
+		        "planning", st.ticks, rusk_plan_mode_name(s->pp.mode), 1e3 * st.solve_s_max,
+		        s->cy.skipped);
 	else
 		fprintf(o,
 		        "  %-28s %" PRIu64 " cycles planned; MILP %" PRIu64 ", at budget %" PRIu64
-		        ", greedy fallbacks %" PRIu64 "; %.2f ms mean, %.1f ms max\n",
+		        ", greedy fallbacks %" PRIu64 "; %.2f ms mean, %.1f ms max; %" PRIu64
+		        " cycles skipped (nothing changed)\n",
 		        "planning", st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP],
 		        st.how[RUSK_PLAN_HOW_MILP_TIME],
 		        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
 		        st.planned_ticks ? 1e3 * st.solve_s_sum / (double)st.planned_ticks : 0,
-		        1e3 * st.solve_s_max);
+		        1e3 * st.solve_s_max, s->cy.skipped);
 	fprintf(o, "  %-28s expert %" PRIu64 ", global history %" PRIu64 ", none yet %" PRIu64 "\n",
 	        "runtime predictions", r->pred_expert, r->pred_global, r->pred_none);
 	pthread_mutex_unlock(&s->mu);
@@ -757,13 +830,15 @@ void drv_sched_json(FILE *f, run *R)
 	fprintf(f,
 	        "    \"starts\": %" PRIu64 ", \"preempts\": %" PRIu64 ", \"kills\": %" PRIu64
 	        ", \"orphans\": %" PRIu64 ", \"handoff_mean_s\": %.6g, \"handoff_max_s\": %.6g,\n"
-	        "    \"cycles\": %" PRIu64 ", \"cycles_planned\": %" PRIu64 ", \"milp\": %" PRIu64
+	        "    \"cycles\": %" PRIu64 ", \"cycles_skipped\": %" PRIu64
+	        ", \"cycles_planned\": %" PRIu64 ", \"milp\": %" PRIu64
 	        ", \"milp_at_budget\": %" PRIu64 ", \"greedy_fallbacks\": %" PRIu64
 	        ", \"pred_expert\": %" PRIu64 ", \"pred_global\": %" PRIu64
 	        ", \"pred_none\": %" PRIu64 "},\n",
 	        r->starts, r->preempts, r->slo_killed, r->orphans,
 	        r->handoffs ? r->handoff_sum / (double)r->handoffs : 0, r->handoff_max, st.ticks,
-	        st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP], st.how[RUSK_PLAN_HOW_MILP_TIME],
+	        s->cy.skipped, st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP],
+	        st.how[RUSK_PLAN_HOW_MILP_TIME],
 	        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
 	        r->pred_expert, r->pred_global, r->pred_none);
 	pthread_mutex_unlock(&s->mu);
@@ -806,6 +881,7 @@ void drv_sched_free(run *R)
 	free(s->spare[0].a);
 	free(s->spare[1].a);
 	free(s->train);
+	free(s->deadlines.a);
 	free(s);
 	R->sched = NULL;
 }

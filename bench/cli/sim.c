@@ -25,9 +25,12 @@
  *   second    the per-second series row (virtual seconds)
  *   plan      --sched: a planning cycle (sched_run.c); arrivals then go to the planner,
  *             and the jobs it starts enter their agents' queues here
+ * Quiet time is skipped (skip_quiet): seconds in which no event but the utilization
+ * samples falls are reported without stepping through them, with the same rows and figures
+ * -- a trace's gaps, or months of long tasks running, cost microseconds a virtual second.
  * Deterministic: every random choice comes from seeded generators and nothing reads the
  * wall clock except the summary's wall time and event rate (stdout only; --json and --csv
- * are identical bytes for identical flags and seed).
+ * are identical bytes for identical flags and seed, skipped or not).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -75,6 +78,18 @@ static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *
 		drv_oom_exit("growing the simulator's event heap");
 }
 
+/* Pushes an event popped before back, with its sequence number: same order as before. */
+static void ev_push_event(evq *q, event e)
+{
+	if (!ev_heap_push(&q->h, e))
+		drv_oom_exit("growing the simulator's event heap");
+}
+
+static event ev_pop(evq *q)
+{
+	return ev_heap_pop(&q->h);
+}
+
 static uint64_t vnow; /* the virtual clock; one simulation per process */
 static uint64_t vclock_now(void *ctx)
 {
@@ -98,6 +113,7 @@ typedef struct sim {
 	uint64_t *backoff_ns;           /* central: the next wait after no room */
 	bool *flush;                    /* central: a release made room; retry all now */
 	uint64_t min_ns;                /* the shortest retry wait: never zero */
+	uint64_t idle_since;            /* every RU free since then; UINT64_MAX: not now */
 } sim;
 
 /* A task whose decision found no room is tried again no sooner than this: virtual time
@@ -315,6 +331,16 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 	agent_step(S, i, t);
 }
 
+/* A task the dispatcher would not take (rc): the kernel's refusal (it could never be
+ * placed), else the dispatcher had no room for it (rusk run: a full queue). */
+static void count_refusal(run *R, int rc)
+{
+	if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE)
+		R->refused++;
+	else
+		R->rejected++;
+}
+
 /* --sched: the planner started a job at t: it enters its agent's queue (counted as
  * submitted to the agents); 0 when the dispatcher refused it (REJECTED delivered). */
 static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, uint64_t t, void *ctx)
@@ -323,7 +349,7 @@ static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 	R->submitted++;
 	run_task *tk = rusk_disp_job(R->d, spec, agent, t, &rc);
 	if (tk == NULL) {
-		R->rejected++;
+		count_refusal(R, rc);
 		return 0;
 	}
 	run_agent *a = &R->ag[agent];
@@ -343,6 +369,62 @@ static void sim_stop(run *R, rusk_dtask_id tk, uint64_t t, void *ctx)
 	(void)ctx;
 	if (rusk_dispatch_complete(R->d, tk) == RUSK_ENOTRUNNING)
 		(void)rusk_dispatch_cancel(R->d, tk);
+}
+
+/* After an event that may take or give back RUs: when the cluster last became idle (every
+ * RU free), for the end-of-run check. */
+static void note_occupancy(sim *S, uint64_t t)
+{
+	if (rusk_cluster_free_rus(S->R->c) != rusk_cluster_rus(S->R->c))
+		S->idle_since = UINT64_MAX;
+	else if (S->idle_since == UINT64_MAX)
+		S->idle_since = t;
+}
+
+/*
+ * Quiet time skipped. Between two events nothing in the simulation changes: agents,
+ * completions, arrivals and planning cycles are all events, so the only things a quiet
+ * second holds are its 100 utilization samples (of a constant utilization) and its
+ * per-second row. At second boundary `now` (an EV_SECOND just processed), the seconds whose
+ * boundaries come before the next event other than the current sample are such seconds:
+ * each is reported by drv_second_idle after the same 100 samples (the same additions, so
+ * the same figures, byte for byte), without stepping through its events. An idle trace gap
+ * of days, or months of long tasks running (openb at --time-scale 1 spans 149 days), then
+ * cost microseconds per virtual second instead of a hundred events and a second's
+ * histograms. Returns the next EV_SECOND's time, or 0 once the run's end (`end_secs`) is
+ * reached (vnow is then that second's boundary).
+ */
+static uint64_t skip_quiet(sim *S, uint64_t now, double end_secs, bool tty)
+{
+	run *R = S->R;
+	uint64_t next = now + 1000000000ull;
+	event *top = S->q.h.n > 0 ? &S->q.h.a[0] : NULL;
+	/* The utilization sample at this boundary comes first (pushed after this second);
+	 * the event after it bounds the quiet time. Anything else first (an event at this
+	 * instant) skips nothing. */
+	if (top == NULL || top->kind != EV_SAMPLE || top->t != now)
+		return next;
+	event sample = ev_pop(&S->q);
+	uint64_t until = S->q.h.n > 0 ? S->q.h.a[0].t : UINT64_MAX;
+	if (next >= until) {
+		ev_push_event(&S->q, sample); /* its place in the order (t, seq) unchanged */
+		return next;
+	}
+	double u = 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
+	for (uint64_t b = next; b < until; b += 1000000000ull) {
+		vnow = b;
+		for (int k = 0; k < 100; k++) { /* drv_util_sample's additions, in order */
+			R->util_acc += u;
+			R->util_n++;
+		}
+		drv_second_idle(R, tty && b + 1000000000ull >= until);
+		if (R->secs > end_secs)
+			return 0;
+	}
+	/* The last quiet second's boundary is now. Its sample (at the same time, after the
+	 * second) belongs to the next second: pushed anew (the one popped was at `now`). */
+	ev_push(&S->q, vnow, EV_SAMPLE, 0, NULL, 0);
+	return vnow + 1000000000ull;
 }
 
 static double wall_s(void)
@@ -401,7 +483,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		S.sync_base[i] = ap.sync.start_ns + rusk_sync_offset_ns(&ap.sync, i);
 		S.backoff_ns[i] = S.min_ns;
 		S.ag[i] = R.ag[i].handle;
-		R.ag[i].chosen = calloc(UINT16_MAX + 1u, sizeof(uint32_t)); /* any task's RUs */
+		R.ag[i].chosen = calloc(DRV_MAX_TASK_RUS, sizeof(uint32_t)); /* any task's RUs */
 		R.ag[i].idle = true;
 		if (R.ag[i].chosen == NULL) {
 			fprintf(stderr, "rusk sim: agent %u: out of memory\n", i);
@@ -419,6 +501,7 @@ int rusk_cmd_sim(int argc, char **argv)
 	bool gen_live = drv_gen_next(&R, G, &x, &grp);
 	if (gen_live)
 		ev_push(&S.q, R.t0 + (uint64_t)llround(x.t_s * 1e9), EV_ARRIVAL, 0, NULL, 0);
+	S.idle_since = R.t0;
 	ev_push(&S.q, R.t0 + 1000000000ull, EV_SECOND, 0, NULL, 0);
 	ev_push(&S.q, R.t0 + 10000000ull, EV_SAMPLE, 0, NULL, 0); /* utilization, every 10 ms */
 	double total_s = cfg->n_phases * cfg->phase_s;
@@ -427,7 +510,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		ev_push(&S.q, R.t0, EV_PLAN, 0, NULL, 0);
 	bool tty = isatty(2);
 	while (S.q.h.n > 0 && drv_stop_signal() == 0) {
-		event e = ev_heap_pop(&S.q.h);
+		event e = ev_pop(&S.q);
 		vnow = e.t;
 		R.events++;
 		switch (e.kind) {
@@ -444,8 +527,10 @@ int rusk_cmd_sim(int argc, char **argv)
 				G->submitted++;
 				if (made)
 					tk = rusk_disp_job(R.d, &spec, a->index, e.t, &rc);
-				if (tk == NULL) {
-					G->rejected++;
+				if (!made) {
+					G->rejected++; /* the generator's reason (drv_gen_task) */
+				} else if (tk == NULL) {
+					count_refusal(&R, rc);
 				} else {
 					if (!rusk_disp_reserve(a->da, 1))
 						drv_oom_exit("growing an agent's queue");
@@ -466,9 +551,13 @@ int rusk_cmd_sim(int argc, char **argv)
 			run_agent *a = &R.ag[e.agent];
 			if (a->cur == NULL && e.t >= a->busy_until) /* else: a stale wake-up */
 				agent_step(&S, e.agent, e.t);
+			note_occupancy(&S, e.t); /* a preemption gives RUs back */
 			break;
 		}
-		case EV_COMMIT: commit(&S, e.agent, e.t); break;
+		case EV_COMMIT:
+			commit(&S, e.agent, e.t);
+			note_occupancy(&S, e.t);
+			break;
 		case EV_COMPLETE:
 			if (rusk_disp_end(R.d, e.tk, e.tenure, e.t) &&
 			    cfg->strategy == RUSK_STRATEGY_CENTRAL)
@@ -478,10 +567,12 @@ int rusk_cmd_sim(int argc, char **argv)
 						S.backoff_ns[i] = S.min_ns;
 						wake(&S, i, e.t);
 					}
+			note_occupancy(&S, e.t);
 			break;
 		case EV_PLAN:
 			drv_sched_tick(&R, e.t, sim_start, sim_stop, &S);
 			ev_push(&S.q, e.t + drv_sched_tick_ns(&R), EV_PLAN, 0, NULL, 0);
+			note_occupancy(&S, e.t); /* the planner's stops end running jobs */
 			break;
 		case EV_SAMPLE:
 			drv_util_sample(&R);
@@ -492,7 +583,10 @@ int rusk_cmd_sim(int argc, char **argv)
 			bool resolved = R.sched == NULL || drv_sched_live(&R) == 0;
 			if ((R.gen_done && backlog == 0 && resolved) || R.secs > total_s + drain_s)
 				goto done;
-			ev_push(&S.q, e.t + 1000000000ull, EV_SECOND, 0, NULL, 0);
+			uint64_t next = skip_quiet(&S, e.t, total_s + drain_s, tty);
+			if (next == 0)
+				goto done;
+			ev_push(&S.q, next, EV_SECOND, 0, NULL, 0);
 			break;
 		}
 		}
@@ -502,9 +596,18 @@ done:;
 	if (tty)
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
-	/* An idle cluster (nothing runs, nothing is held) with tasks left queued that fit
-	 * it: the scheduler stopped trying (a failed check, drv_report). */
-	bool idle = rusk_cluster_free_rus(R.c) == rusk_cluster_rus(R.c);
+	/* A cluster idle (nothing runs, nothing is held) for longer than an agent takes to
+	 * react (its next view sync, or the central baseline's longest backoff, plus a
+	 * decision, its syncs and a commit) -- or for half the drain window when that is
+	 * shorter -- with tasks left queued that fit it: the scheduler stopped trying (a failed
+	 * check, drv_report). An overloaded cluster that is idle only for the instant its last
+	 * tasks ended has room that nothing uses yet, not room that nothing will use. */
+	uint64_t react = (S.sync_step > S.min_ns ? S.sync_step : S.min_ns) + S.dec_ns +
+	                 (uint64_t)rusk_cluster_partitions(R.c) * S.sync_ns + S.commit_ns;
+	double half_drain = drain_s / 2 * 1e9;
+	if ((double)react > half_drain)
+		react = (uint64_t)half_drain;
+	bool idle = S.idle_since != UINT64_MAX && vnow - S.idle_since > react;
 	for (uint32_t i = 0; i < N; i++) {
 		undefer(&S, i, vnow, true);
 		if (idle)
@@ -519,7 +622,7 @@ done:;
 	if (R.apred != NULL)
 		drv_apred_close(&R);
 	while (S.q.h.n > 0) {
-		event e = ev_heap_pop(&S.q.h);
+		event e = ev_pop(&S.q);
 		if (e.kind == EV_COMPLETE)
 			rusk_disp_end(R.d, e.tk, e.tenure, vnow);
 		else if (e.kind == EV_COMMIT)

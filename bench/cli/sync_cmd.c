@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "hist.h"
+#include "outfile.h"
 #include "rng.h"
 
 typedef struct held {
@@ -317,7 +318,7 @@ int rusk_cmd_sync(int argc, char **argv)
 			       placed ? (double)r_sum / placed : 0.0, placed ? q_sum / placed : 0.0,
 			       as_n ? as_sum / as_n / 1e6 : 0.0, syncs,
 			       100.0 * sync_ns / 1e9 / elapsed);
-			fflush(stdout);
+			cli_stdout_flush();
 		}
 	printf("\n  conflict%%: commits lost because the view was stale about the RU.\n"
 	       "  R: candidates sampled per decision (Tarcil §3.3); quality: mean slot score "

@@ -211,10 +211,11 @@ static void measure(run *R, drv_vec *v)
 	v->frag_now = free_gpu > 0 && wsum > 0 ? frag / free_gpu : 0;
 }
 
-void drv_vec_second(run *R)
+void drv_vec_second(run *R, bool idle)
 {
 	drv_vec *v = R->vec;
-	measure(R, v);
+	if (!idle) /* idle: nothing was allocated or freed since the last measure */
+		measure(R, v);
 	v->secs++;
 	v->mem_sum += v->mem_now;
 	v->gpu_sum += v->gpu_now;
@@ -260,11 +261,15 @@ void drv_vec_print(const run *R)
 	uint64_t al[3];
 	allocated(R, al);
 	double s = v->secs ? v->secs : 1;
+	/* Requested is the trace's cpu_milli / 1000; allocated is whole RUs of --ru-milli
+	 * (a request of 4.5 cores holds 5), summed over every placement (a preempted task
+	 * placed again counts again): allocated can exceed requested without double counting. */
 	fprintf(R->out,
-	        "  %-28s requested cores %.0f, memory %.1f TiB, GPUs %.1f; allocated %.0f, "
-	        "%.1f TiB, %.1f (over all placements)\n",
+	        "  %-28s requested cores %.0f (cpu_milli / 1000), memory %.1f TiB, GPUs %.1f\n"
+	        "  %-28s cores %.0f (whole RUs of %u milli: requests round up), memory %.1f TiB, "
+	        "GPUs %.1f (every placement counted)\n",
 	        "resources", v->req_cpu_milli / 1e3, v->req_mem / 1048576.0, v->req_gpu_milli / 1e3,
-	        al[0] / 1e3, al[1] / 1048576.0, al[2] / 1e3);
+	        "  allocated", al[0] / 1e3, R->cfg.ru_milli, al[1] / 1048576.0, al[2] / 1e3);
 	fprintf(R->out,
 	        "  %-28s memory %.1f%% mean (peak %.1f%%); GPU allocation ratio %.1f%% mean "
 	        "(peak %.1f%%); fragmented GPU share %.1f%% mean (peak %.1f%%)\n",
