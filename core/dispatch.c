@@ -246,7 +246,10 @@ rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t a
 	j->id = RUSK_DISPATCH_ID_BASE + slot + use * d->cap;
 	j->submit_ns = s->submit_ns ? s->submit_ns : now;
 	j->dur_ns = s->run_ns;
-	j->end_ns = j->wait_from_ns = j->ready_ns = j->requeue_ns = 0;
+	/* Atomic: the completer may still read end_ns through a stale hand-over entry of the
+	 * slot's last use (completer.c drops it on the state word's use). */
+	rusk_store64(&j->end_ns, 0, RUSK_RELAXED);
+	j->wait_from_ns = j->ready_ns = j->requeue_ns = 0;
 	j->l = l;
 	j->pref = s->preferred;
 	j->n_pref = s->n_preferred;
