@@ -344,8 +344,9 @@ void drv_cls_free(run *R);
  * With --sched, an arrival goes to the planner (drv_sched_arrival) instead of an agent;
  * every planning cycle (drv_sched_tick, when drv_sched_due says) starts the jobs it chose
  * through start() (the caller's submission to the agents; 0: refused) and stops preempted
- * or killed ones through stop() (ended now if running, cancelled if queued, and if it is
- * being placed right now, ended at its PLACED with run time 0);
+ * or killed ones through stop() (ended now if running, cancelled if queued; `placed`: its
+ * PLACED event was seen, so it is running or about to be, once its callback returns; one
+ * whose PLACED is still to come is ended there, with run time 0);
  * drv_sched_event sees the dispatcher's events (PLACED, DONE, REJECTED) and feeds
  * completions to the planner and the predictor. Calls are serialised by the module's own
  * (recursive) mutex, so run's threads and sim's loop use it alike.
@@ -353,7 +354,7 @@ void drv_cls_free(run *R);
  * load); drv_sched_setup: the planner and predictor, once the time scale is known. */
 typedef rusk_dtask_id (*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint32_t agent,
                                             uint64_t now, void *ctx);
-typedef void (*drv_sched_stop_fn)(run *R, rusk_dtask_id j, uint64_t now, void *ctx);
+typedef void (*drv_sched_stop_fn)(run *R, rusk_dtask_id j, bool placed, uint64_t now, void *ctx);
 int drv_sched_e2e(run *R, rusk_arrival **out, size_t *n, char *err, size_t errlen);
 int drv_sched_setup(run *R);
 void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uint32_t agent,

@@ -240,15 +240,23 @@ static rusk_dtask_id run_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 	return rc == RUSK_OK ? job : 0;
 }
 
-/* --sched: the planner stopped a job: ended now if it runs, cancelled while it is queued;
- * one being placed right now (RUSK_ERUNNING from the cancel: its PLACED callback waits for
- * this cycle's lock) ends at that PLACED, as an orphan with run time 0. */
-static void run_stop(run *R, rusk_dtask_id j, uint64_t now, void *ctx)
+/* --sched: the planner stopped a job: ended now if it runs, cancelled while it is queued.
+ * A task being placed (complete: RUSK_ENOTRUNNING, cancel: RUSK_ERUNNING) whose PLACED the
+ * planner has seen will run as soon as its callback returns: asked again, a bounded number
+ * of times. One whose PLACED is still to come (its callback waiting for this cycle's lock,
+ * so asking again would wait for ever) ends at that PLACED, as an orphan with run time 0,
+ * and so does one still placing after the bound (a trace priority's preemption placed it
+ * again, and its PLACED now waits for the lock). */
+static void run_stop(run *R, rusk_dtask_id j, bool placed, uint64_t now, void *ctx)
 {
 	(void)now;
 	(void)ctx;
-	if (rusk_dispatch_complete(R->d, j) == RUSK_ENOTRUNNING)
-		(void)rusk_dispatch_cancel(R->d, j);
+	for (int tries = 0; tries < 10000; tries++) {
+		if (rusk_dispatch_complete(R->d, j) != RUSK_ENOTRUNNING ||
+		    rusk_dispatch_cancel(R->d, j) != RUSK_ERUNNING || !placed)
+			return; /* ended, cancelled, over already, or ended at its PLACED */
+		sched_yield();  /* its PLACED callback is returning */
+	}
 }
 
 /* --sched: a planning cycle every --plan-tick-s until the workload is over and every job

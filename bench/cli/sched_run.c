@@ -428,11 +428,12 @@ static void stop_instance(run *R, drv_sched *s, sjob *j, uint64_t now, drv_sched
                           void *ctx)
 {
 	rusk_dtask_id tk = j->tk;
+	bool placed = j->state == SJ_RUNNING; /* its PLACED seen: running, or about to be */
 	j->tk = 0;
 	s->r.orphans++;
 	double ran = j->state == SJ_RUNNING ? now_s(s, now) - j->placed_s : 0;
 	s->r.wasted_rh += (double)j->spec.rus * ran * s->scale / 3600;
-	stop(R, tk, now, ctx);
+	stop(R, tk, placed, now, ctx);
 }
 
 /* One action of the plan, under mu. A job the planner means to preempt or kill may have

@@ -363,8 +363,9 @@ static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 /* --sched: the planner stopped job tk at t: ended now if it runs (its pending completion
  * event finds the tenure over), cancelled if it is still queued (its agent drops it when
  * it next takes it: REJECTED, RUSK_ECANCELED). */
-static void sim_stop(run *R, rusk_dtask_id tk, uint64_t t, void *ctx)
+static void sim_stop(run *R, rusk_dtask_id tk, bool placed, uint64_t t, void *ctx)
 {
+	(void)placed; /* one thread: a PLACED seen has returned */
 	(void)t;
 	(void)ctx;
 	if (rusk_dispatch_complete(R->d, tk) == RUSK_ENOTRUNNING)
