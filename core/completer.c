@@ -10,9 +10,10 @@
  * A timing wheel of 2^14 slots of 2^20 ns (a 17.2 s horizon) with a heap beyond it:
  * pushing is an append and each tenure is looked at once or twice (a heap of every running
  * task cost ~380 instructions a task). The wheel's slots are made on the first entry, so an
- * agent that never places a timed task costs nothing. Ends are exact: an entry ends at its
- * first turn at or after end_ns; the agent turns the wheel on every round and parks no
- * longer than until the earliest end (rusk_wheel_next).
+ * agent that never places a timed task costs nothing. A busy agent ends a task exactly: at
+ * its first round at or after end_ns. A parked one wakes for it at most 1/256 of the task's
+ * run time late (1 to 16 ms; rusk_wheel_next): one wake-up per end cost a parked agent
+ * more than the end itself, and more agents at one rate are asleep more often.
  *
  * Invariants: an entry is kept only for a tenure running on a timer when it was put (a
  * preempted or revoked tenure never runs again: its entry is dropped when due, the CAS of
@@ -25,18 +26,22 @@
 #include "dispatch_impl.h"
 #include "internal.h"
 
-#define WHEEL_SHIFT 20
-#define WHEEL_SLOTS (1u << 14)
+#define WHEEL_SHIFT    20
+#define WHEEL_SLOTS    (1u << 14)
 /* rusk_wheel_next looks this many slots ahead (67 ms) for the earliest end; beyond, it
  * asks to be woken then and looks again. */
-#define WHEEL_LOOK  64u
+#define WHEEL_LOOK     64u
+/* How late an idle agent may end a task: 1/256 of its run time, within these bounds. */
+#define WHEEL_LATE_MIN (1ull << 20)
+#define WHEEL_LATE_MAX (1ull << 24)
 
 /* A placed tenure on its way to its end: the job may be preempted and placed again
  * meanwhile, so the entry keeps its own copy of the end time and tenure. */
 typedef struct rusk_tenure {
 	uint64_t end_ns;
 	rusk_dtask *j;
-	uint64_t key; /* its tenure key (rusk_js_key) */
+	uint64_t key;  /* its tenure key (rusk_js_key) */
+	uint64_t late; /* how late an idle agent may end it (rusk_wheel_put) */
 } rusk_tenure;
 
 typedef struct wheel_slot {
@@ -102,9 +107,17 @@ static bool wheel_put(rusk_wheel *w, rusk_tenure e)
 	return true;
 }
 
-void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key)
+void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key,
+                    uint64_t run_ns)
 {
-	rusk_tenure e = {end_ns, j, key};
+	/* An idle agent wakes for an end no later than 1/256 of the task's run (1-16 ms): a
+	 * parked agent woken at each end paid a wake-up per task, more agents more of them
+	 * asleep; a busy one ends it exactly, at its next round. */
+	uint64_t late = run_ns / 256;
+	late = late < WHEEL_LATE_MIN   ? WHEEL_LATE_MIN
+	       : late > WHEEL_LATE_MAX ? WHEEL_LATE_MAX
+	                               : late;
+	rusk_tenure e = {end_ns, j, key, late};
 	if (!wheel_put(w, e)) { /* out of memory: end it now rather than never */
 		rusk_store32(&d->fail, 1, RUSK_RELAXED);
 		rusk_disp_end(d, j, key, rusk_disp_now(d));
@@ -169,23 +182,27 @@ uint64_t rusk_wheel_next(const rusk_wheel *w)
 {
 	if (w->n == 0)
 		return UINT64_MAX;
+	uint64_t best = UINT64_MAX;
+	if (w->far.n > 0)
+		best = w->far.a[0].end_ns + WHEEL_LATE_MAX;
 	if (w->s == NULL) /* only far entries */
-		return w->far.n > 0 ? w->far.a[0].end_ns : UINT64_MAX;
-	/* The first slot at or after due's with an entry: its earliest end. */
+		return best;
+	/* From the first slot with an entry, the slots an entry could still beat it from
+	 * (its lateness is at most WHEEL_LATE_MAX): the least end + lateness. */
 	uint64_t t0 = w->due >> WHEEL_SHIFT < w->tick ? w->tick : w->due >> WHEEL_SHIFT;
-	for (uint64_t t = t0; t < t0 + WHEEL_LOOK && t < w->tick + WHEEL_SLOTS; t++) {
+	uint64_t stop = t0 + WHEEL_LOOK;
+	for (uint64_t t = t0; t < stop && t < w->tick + WHEEL_SLOTS; t++) {
 		const wheel_slot *sl = &w->s[t & (WHEEL_SLOTS - 1)];
 		if (sl->n == 0)
 			continue;
-		uint64_t m = UINT64_MAX;
 		for (uint32_t i = 0; i < sl->n; i++)
-			if (sl->a[i].end_ns < m)
-				m = sl->a[i].end_ns;
-		return m;
+			if (sl->a[i].end_ns + sl->a[i].late < best)
+				best = sl->a[i].end_ns + sl->a[i].late;
+		uint64_t until = t + 1 + (WHEEL_LATE_MAX >> WHEEL_SHIFT);
+		stop = until < stop ? until : stop;
 	}
-	uint64_t far = w->far.n > 0 ? w->far.a[0].end_ns : UINT64_MAX, look = (t0 + WHEEL_LOOK)
-	                                                                      << WHEEL_SHIFT;
-	return far < look ? far : look;
+	uint64_t look = (t0 + WHEEL_LOOK) << WHEEL_SHIFT;
+	return best < look ? best : look;
 }
 
 uint64_t rusk_wheel_size(const rusk_wheel *w)

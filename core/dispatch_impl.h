@@ -162,6 +162,7 @@ typedef struct rusk_disp_stats {
 	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
 	uint64_t aside, reservations; /* put aside for want of room; reservations made */
 	uint64_t resv_dropped;        /* reservations given up: they stopped growing */
+	uint64_t dry;                 /* times its view had no free RU for a task (until a sync) */
 	uint64_t received;            /* submissions it took from its ring (E3) */
 	uint64_t released;            /* tenures of its tasks ended with their RUs released:
 	                               * atomic adds (it, or an embedder's complete) */
@@ -202,6 +203,7 @@ typedef struct rusk_dagent {
 	uint32_t inflight RUSK_ALIGNED(RUSK_CACHELINE);
 	uint64_t free_head RUSK_ALIGNED(RUSK_CACHELINE);
 	uint32_t parked RUSK_ALIGNED(RUSK_CACHELINE);
+	uint64_t held_pub; /* its held, published each round for rusk_dispatch_queued (relaxed) */
 	rusk_view_stats vs RUSK_ALIGNED(RUSK_CACHELINE); /* at exit (threads) */
 	rusk_rng prng;                                   /* victim sampling (rusk_disp_preempt) */
 	double cpu_s;                                    /* CPU time of its thread (threads) */
@@ -269,11 +271,13 @@ static inline void rusk_disp_sleep(uint64_t ns)
 
 /* An agent's timed ends (core/completer.c), used by that agent only: a wheel turned from
  * `now`; put j's tenure `key` to end at end_ns (out of memory: ended now, d->fail set);
- * turn: end what is due by now (all: everything), returns tenures ended; next: the
- * earliest end (UINT64_MAX: none); size: entries. */
+ * turn: end what is due by now (all: everything), returns tenures ended; next: when an
+ * idle agent must wake for its ends (the least end + its allowed lateness, UINT64_MAX:
+ * none); size: entries. */
 rusk_wheel *rusk_wheel_new(uint64_t now);
 void rusk_wheel_free(rusk_wheel *w);
-void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key);
+void rusk_wheel_put(rusk_dispatch *d, rusk_wheel *w, rusk_dtask *j, uint64_t end_ns, uint64_t key,
+                    uint64_t run_ns);
 uint64_t rusk_wheel_turn(rusk_dispatch *d, rusk_wheel *w, uint64_t now, bool all);
 uint64_t rusk_wheel_next(const rusk_wheel *w);
 uint64_t rusk_wheel_size(const rusk_wheel *w);

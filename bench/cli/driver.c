@@ -528,11 +528,15 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		spec->priority = 1;
 	/* round robin over its agents of the group (a burst of rusk run's generator stays
 	 * with one agent: keep_agent) */
-	if (!G->keep_agent) {
+	bool stay =
+	        G->keep_agent || (G->concentrate && G->started[grp] &&
+	                          rusk_dispatch_queued(R->d, G->last[grp]) < DRV_CONCENTRATE_BELOW);
+	if (!stay) {
 		uint32_t i = G->rr[grp]++;
 		if (G->rr[grp] == G->members[grp])
 			G->rr[grp] = 0;
 		G->last[grp] = G->agents[grp][i];
+		G->started[grp] = true;
 	}
 	*dest = &R->ag[G->last[grp]];
 	return true;
@@ -591,6 +595,7 @@ int drv_dispatch(run *R, const char *cmd)
 	p.admit = R->adm;
 	p.quality = cfg->quality;
 	p.gang = cfg->gang;
+	p.reserve_syncs = cfg->reserve_syncs;
 	p.seed = R->seed;
 	p.on_event = on_event;
 	p.arg = R;

@@ -27,15 +27,18 @@
 #include "outfile.h"
 #include "rng.h"
 
-#define DRV_RING_SIZE    (1u << 16)
-#define DRV_MAX_PHASES   16
-#define DRV_MAX_GROUPS   4
-#define D_BINS           10
-#define DRV_MAX_MIX      8
+#define DRV_RING_SIZE         (1u << 16)
+#define DRV_MAX_PHASES        16
+#define DRV_MAX_GROUPS        4
+#define D_BINS                10
+#define DRV_MAX_MIX           8
+/* rusk run's generator keeps a group's bursts on one agent while it holds fewer tasks than
+ * this (at a light load one agent places everything, one wake-up per burst). */
+#define DRV_CONCENTRATE_BELOW 64
 /* RUs of one task at most (rusk sim's per-agent choice buffer); more is too large. */
-#define DRV_MAX_TASK_RUS 65536u
+#define DRV_MAX_TASK_RUS      65536u
 /* The longest a trace may be stretched to (--time-scale): about three years. */
-#define DRV_MAX_REPLAY_S 1e8
+#define DRV_MAX_REPLAY_S      1e8
 
 /* A task shape of --mix: RUs, placement kind, commit mode (rusk_commit_mode) and share. */
 typedef struct drv_mix {
@@ -51,7 +54,8 @@ enum { TS_QUEUED = RUSK_JS_QUEUED, TS_RUNNING = RUSK_JS_RUNNING, TS_DONE = RUSK_
 
 typedef struct run_cfg {
 	uint32_t agents, batch, task_rus;
-	uint32_t generators; /* --generators: generator threads (rusk run), each a shard */
+	uint32_t generators;    /* --generators: generator threads (rusk run), each a shard */
+	uint32_t reserve_syncs; /* --reserve-syncs (rusk_dispatch_params.reserve_syncs) */
 	double rate, phase_s, duration_s, task_ms;
 	double spin_us; /* idle agents' poll before parking (rusk_dispatch_params.spin_ns) */
 	double phases[DRV_MAX_PHASES];
@@ -158,8 +162,11 @@ typedef struct drv_gen {
 	rusk_arrival next[DRV_MAX_GROUPS];
 	bool live[DRV_MAX_GROUPS];
 	uint32_t rr[DRV_MAX_GROUPS];
-	uint32_t last[DRV_MAX_GROUPS];    /* the agent the group's last task went to */
-	bool keep_agent;                  /* the next task goes where its group's last went */
+	uint32_t last[DRV_MAX_GROUPS]; /* the agent the group's last task went to */
+	bool started[DRV_MAX_GROUPS];  /* last[] names one */
+	bool keep_agent;               /* the next task goes where its group's last went */
+	bool concentrate; /* rusk run: a burst goes where the last went while that agent's queue
+	                   * is short (rusk_dispatch_queued); rusk sim: a round robin per task */
 	uint32_t members[DRV_MAX_GROUPS]; /* its agents per group */
 	uint32_t *agents[DRV_MAX_GROUPS]; /* their indices, members[k] each */
 	uint64_t id, id_step;

@@ -218,6 +218,7 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 		tot->qmode_tasks += s->qmode_tasks;
 		tot->tet_us += s->tet_us;
 		tot->aside += s->aside;
+		tot->dry += s->dry;
 		tot->reservations += s->reservations;
 		tot->cancelled += s->cancelled;
 		if (s->last_done_ns > tot->last_done_ns)
@@ -601,11 +602,11 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        "  \"conflicts\": {\"unit\": \"commit attempts that lost at least one RU\", "
 	        "\"total\": %" PRIu64 ", \"attempts\": %" PRIu64 ", \"rate\": %.6f, "
 	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64
-	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 "},\n",
+	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 ", \"dry\": %" PRIu64 "},\n",
 	        tot->conflicts, tot->attempts,
 	        tot->attempts ? (double)tot->conflicts / tot->attempts : 0.0,
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0, tot->rus_lost,
-	        tot->requeued, tot->aside, tot->reservations);
+	        tot->requeued, tot->aside, tot->reservations, tot->dry);
 }
 
 /* "quality" with the CDF of D (score model only: D needs a static ranking), then

@@ -164,6 +164,7 @@ static void *gen_main(void *arg)
 		rusk_thread_register();
 	rusk_arrival x;
 	int grp;
+	G->concentrate = true; /* (rusk_dispatch_queued) */
 	/* A burst: the tasks released together (due within GEN_AHEAD_NS), for one agent. */
 	rusk_dtask_spec burst[GEN_BURST];
 	uint32_t dest[GEN_BURST];
@@ -199,7 +200,9 @@ static void *gen_main(void *arg)
 		 * delay counts from then. A generator later than GEN_LEAD_NS counts its lag as
 		 * delay (open loop). A burst goes to one agent: the tasks released together are
 		 * placed in one wake-up of one agent, whatever the number of agents (a round
-		 * robin per task split them, one wake-up each: twice the CPU per task at 8). */
+		 * robin per task split them, one wake-up each: twice the CPU per task at 8); and
+		 * the next burst goes to the same agent while its queue is short: a light load is
+		 * placed by one agent, the next one taking over as the queue grows. */
 		run_agent *a;
 		G->keep_agent = nb > 0;
 		if (!drv_gen_task(R, G, &x, grp, due > now ? now : due, &burst[nb], &a)) {

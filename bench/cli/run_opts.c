@@ -296,6 +296,9 @@ static void usage_flags(void)
 	     "                        (default 0; traces carry their own priorities)\n"
 	     "  --alpha A             ParSync Table 1: a task placed on its preferred machines\n"
 	     "                        runs A x its duration (with --preferred; default off)\n"
+	     "  --reserve-syncs N     a multi-RU task that found no room at N of its agent's\n"
+	     "                        view syncs becomes the agent's reservation, holding the\n"
+	     "                        RUs it wins until it has all (default 2; 0: never)\n"
 	     "  --gang                multi-RU tasks all-or-nothing (default: incremental, a\n"
 	     "                        task keeps what it won and waits for the rest)\n"
 	     "  --global-lock         baseline: rusk's sampling, every commit and release under\n"
@@ -471,6 +474,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .batch = 100,
 	                 .spin_us = 2,
 	                 .task_rus = 1,
+	                 .reserve_syncs = 2,
 	                 .rate = 40000,
 	                 .phase_s = 10,
 	                 .task_ms = 5000,
@@ -584,6 +588,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
+	        {CLI_U32_OPT("--reserve-syncs", 0, 1000000, &cfg.reserve_syncs)},
 	        {CLI_FILE_OPT("--json", &cfg.json)},
 	        {CLI_FILE_OPT("--csv", &cfg.csv)},
 	        /* rusk sim's cost model: the last three, unknown to rusk run */

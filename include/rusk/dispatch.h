@@ -62,6 +62,7 @@
  *   rusk_dispatch_start/stop      one controlling thread   submit, complete, cancel
  *   rusk_dispatch_close/drained   any thread               every call but destroy
  *   rusk_dispatch_stats_get       any thread               every call but destroy
+ *   rusk_dispatch_queued          any thread               every call but destroy
  *   rusk_dispatch_check           after stop               (exact only then)
  *
  * Events are delivered on: the agent thread (PLACED, PREEMPTED, WAITING, REJECTED by the
@@ -327,6 +328,15 @@ void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_stats *out);
 /* The accounting identity above, after stop: RUSK_OK, or RUSK_EINVAL (message in err) when
  * it fails or d is NULL. */
 int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t errlen);
+/*
+ * rusk_dispatch_queued: tasks agent i holds and has not placed yet (its submission queue
+ * and its local queues, as of its last round: approximate), 0 for d NULL or i out of
+ * range. For submitters that balance their load: keeping a light load on one agent while
+ * its queue stays short costs one wake-up per burst of one agent, where spreading it over
+ * every agent wakes each of them (more CPU per task, more agents). Any thread; one read of
+ * a line the agent writes once per round.
+ */
+size_t rusk_dispatch_queued(const rusk_dispatch *d, uint32_t i);
 /* Agent i's kernel agent (its view, parameters); NULL for d NULL or i out of range. */
 rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i);
 
