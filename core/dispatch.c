@@ -71,6 +71,7 @@
 #include "compiler.h"
 #include "dispatch_impl.h"
 #include "internal.h"
+#include "view.h"
 
 #define SLICE_NS 20000000ull /* the longest park without looking at the stop flag */
 
@@ -1155,9 +1156,14 @@ static void *agent_main(void *arg)
 		take_ring(a);
 		sweep_cancelled(a, now);
 		uint32_t done = agent_round(a, now);
-		/* What it holds, for submitters balancing their load (rusk_dispatch_queued). */
+		/* What it holds and the room its view shows, for submitters balancing their
+		 * load (rusk_dispatch_load): stored only when changed (a line its submitters
+		 * read once per burst). */
 		if (rusk_load64(&a->held_pub, RUSK_RELAXED) != a->held)
 			rusk_store64(&a->held_pub, a->held, RUSK_RELAXED);
+		uint64_t room = rusk_view_total_free_(v);
+		if (rusk_load64(&a->room_pub, RUSK_RELAXED) != room)
+			rusk_store64(&a->room_pub, room, RUSK_RELAXED);
 		/* Its tasks that are due end here (RUs released, DONE): not on another core. */
 		done += (uint32_t)rusk_wheel_turn(d, a->ends, now_ns(d), false);
 		if (done == 0) {
@@ -1674,12 +1680,15 @@ RUSK_EXPORT int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t er
 	return RUSK_OK;
 }
 
-RUSK_EXPORT size_t rusk_dispatch_queued(const rusk_dispatch *d, uint32_t i)
+RUSK_EXPORT int rusk_dispatch_load(const rusk_dispatch *d, uint32_t i,
+                                   rusk_dispatch_agent_load *out)
 {
-	if (d == NULL || i >= d->p.agents)
-		return 0;
+	if (d == NULL || i >= d->p.agents || out == NULL)
+		return RUSK_EINVAL;
 	const rusk_dagent *a = &d->ag[i];
-	return ck_ring_size(&a->in) + (size_t)rusk_load64(&a->held_pub, RUSK_RELAXED);
+	out->queued = ck_ring_size(&a->in) + rusk_load64(&a->held_pub, RUSK_RELAXED);
+	out->view_free_rus = rusk_load64(&a->room_pub, RUSK_RELAXED);
+	return RUSK_OK;
 }
 
 RUSK_EXPORT rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i)

@@ -203,7 +203,9 @@ typedef struct rusk_dagent {
 	uint32_t inflight RUSK_ALIGNED(RUSK_CACHELINE);
 	uint64_t free_head RUSK_ALIGNED(RUSK_CACHELINE);
 	uint32_t parked RUSK_ALIGNED(RUSK_CACHELINE);
-	uint64_t held_pub; /* its held, published each round for rusk_dispatch_queued (relaxed) */
+	/* Published each round for submitters balancing their load (rusk_dispatch_load;
+	 * relaxed: a hint): what it holds, and the free RUs its view shows. */
+	uint64_t held_pub, room_pub;
 	rusk_view_stats vs RUSK_ALIGNED(RUSK_CACHELINE); /* at exit (threads) */
 	rusk_rng prng;                                   /* victim sampling (rusk_disp_preempt) */
 	double cpu_s;                                    /* CPU time of its thread (threads) */

@@ -437,6 +437,24 @@ int drv_mix_class(const run_cfg *cfg, uint32_t rus, uint8_t placement, bool gang
 	return -1;
 }
 
+/* rusk run: the next burst of group grp stays with its last agent while that agent's queue
+ * is short and its view shows nearly the most room of the group's agents (at a light load
+ * one warm agent places everything; at a heavy one, an agent alone would run its view out
+ * of room between syncs and into the partitions the others use: the bursts move on). */
+static bool keep_load(run *R, const drv_gen *G, int grp)
+{
+	rusk_dispatch_agent_load l, o;
+	if (rusk_dispatch_load(R->d, G->last[grp], &l) != RUSK_OK ||
+	    l.queued >= DRV_CONCENTRATE_BELOW)
+		return false;
+	uint64_t best = 0;
+	for (uint32_t k = 0; k < G->members[grp]; k++)
+		if (rusk_dispatch_load(R->d, G->agents[grp][k], &o) == RUSK_OK &&
+		    o.view_free_rus > best)
+			best = o.view_free_rus;
+	return (double)l.view_free_rus >= DRV_CONCENTRATE_ROOM * (double)best;
+}
+
 /* --mix: the shape of the next task, by share (its own stream: without --mix nothing
  * else draws differently). */
 static const drv_mix *mix_draw(const run_cfg *cfg, drv_gen *G)
@@ -528,9 +546,7 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		spec->priority = 1;
 	/* round robin over its agents of the group (a burst of rusk run's generator stays
 	 * with one agent: keep_agent) */
-	bool stay =
-	        G->keep_agent || (G->concentrate && G->started[grp] &&
-	                          rusk_dispatch_queued(R->d, G->last[grp]) < DRV_CONCENTRATE_BELOW);
+	bool stay = G->keep_agent || (G->concentrate && G->started[grp] && keep_load(R, G, grp));
 	if (!stay) {
 		uint32_t i = G->rr[grp]++;
 		if (G->rr[grp] == G->members[grp])

@@ -164,7 +164,7 @@ static void *gen_main(void *arg)
 		rusk_thread_register();
 	rusk_arrival x;
 	int grp;
-	G->concentrate = true; /* (rusk_dispatch_queued) */
+	G->concentrate = true; /* keep_load (driver.c) */
 	/* A burst: the tasks released together (due within GEN_AHEAD_NS), for one agent. */
 	rusk_dtask_spec burst[GEN_BURST];
 	uint32_t dest[GEN_BURST];

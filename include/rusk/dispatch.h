@@ -62,7 +62,7 @@
  *   rusk_dispatch_start/stop      one controlling thread   submit, complete, cancel
  *   rusk_dispatch_close/drained   any thread               every call but destroy
  *   rusk_dispatch_stats_get       any thread               every call but destroy
- *   rusk_dispatch_queued          any thread               every call but destroy
+ *   rusk_dispatch_load            any thread               every call but destroy
  *   rusk_dispatch_check           after stop               (exact only then)
  *
  * Events are delivered on: the agent thread (PLACED, PREEMPTED, WAITING, REJECTED by the
@@ -328,15 +328,24 @@ void rusk_dispatch_stats_get(const rusk_dispatch *d, rusk_dispatch_stats *out);
 /* The accounting identity above, after stop: RUSK_OK, or RUSK_EINVAL (message in err) when
  * it fails or d is NULL. */
 int rusk_dispatch_check(const rusk_dispatch *d, char *err, size_t errlen);
+/* An agent's load, for submitters that balance theirs (rusk_dispatch_load). */
+typedef struct rusk_dispatch_agent_load {
+	uint64_t queued;        /* tasks submitted to it and not placed yet (its submission
+	                         * queue and its local queues) */
+	uint64_t view_free_rus; /* free RUs its view shows: what it can still place before its
+	                         * next syncs (ParSync: a view learns of frees only then) */
+} rusk_dispatch_agent_load;
+
 /*
- * rusk_dispatch_queued: tasks agent i holds and has not placed yet (its submission queue
- * and its local queues, as of its last round: approximate), 0 for d NULL or i out of
- * range. For submitters that balance their load: keeping a light load on one agent while
- * its queue stays short costs one wake-up per burst of one agent, where spreading it over
- * every agent wakes each of them (more CPU per task, more agents). Any thread; one read of
- * a line the agent writes once per round.
+ * rusk_dispatch_load: agent i's load, as of its last round (approximate, a hint). For
+ * submitters that balance their load: a light load kept on one agent while its queue is
+ * short and its view has room costs one wake-up of one warm agent per burst, where spread
+ * over every agent it wakes each of them (more CPU per task with more agents); a heavy one
+ * must be spread, as one agent's view runs out of room between its syncs. RUSK_OK, or
+ * RUSK_EINVAL for d or out NULL or i out of range. Any thread; reads two words the agent
+ * writes at most once per round.
  */
-size_t rusk_dispatch_queued(const rusk_dispatch *d, uint32_t i);
+int rusk_dispatch_load(const rusk_dispatch *d, uint32_t i, rusk_dispatch_agent_load *out);
 /* Agent i's kernel agent (its view, parameters); NULL for d NULL or i out of range. */
 rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i);
 
