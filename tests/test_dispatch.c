@@ -939,6 +939,50 @@ static void test_destroy_costs_what_was_used(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* Batch submission (one in-flight mark, one wake-up) and an agent's published load. */
+static void test_batch_and_load(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster(64, 4, 2);
+	counts n = {0};
+	rusk_dispatch *d = dispatcher(c, 2, 1024, &n);
+	rusk_dispatch_agent_load l;
+	assert_int_equal(rusk_dispatch_load(NULL, 0, &l), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_load(d, 2, &l), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_load(d, 0, NULL), RUSK_EINVAL);
+	rusk_dtask_spec s[8];
+	for (int i = 0; i < 8; i++)
+		s[i] = (rusk_dtask_spec){.rus = 1, .run_ns = 1000000};
+	s[5].rus = 1000; /* larger than the cluster: refused, the others queued */
+	rusk_dtask_id id[8];
+	int rc[8];
+	size_t ok = 99;
+	assert_int_equal(rusk_dispatch_submit_batch(d, 1, s, 8, id, rc, &ok), RUSK_EINFEASIBLE);
+	assert_int_equal(ok, 7);
+	assert_int_equal(rc[5], RUSK_EINFEASIBLE);
+	assert_int_equal(id[5], 0);
+	assert_true(id[0] != 0 && id[7] != 0 && id[0] != id[7]);
+	/* not started: the 7 wait in agent 1's ring */
+	assert_int_equal(rusk_dispatch_load(d, 1, &l), RUSK_OK);
+	assert_int_equal(l.queued, 7);
+	s[0].commit = 7; /* a bad spec refuses the whole batch, nothing counted */
+	assert_int_equal(rusk_dispatch_submit_batch(d, 0, s, 8, NULL, NULL, &ok), RUSK_EINVAL);
+	assert_int_equal(ok, 0);
+	assert_int_equal(rusk_dispatch_submit_batch(d, 0, NULL, 1, NULL, NULL, NULL), RUSK_EINVAL);
+	assert_int_equal(rusk_dispatch_submit_batch(d, 0, NULL, 0, NULL, NULL, NULL), RUSK_OK);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	wait_until(&n.done, 7, 5000);
+	assert_int_equal(atomic_load(&n.done), 7);
+	assert_int_equal(rusk_dispatch_load(d, 1, &l), RUSK_OK);
+	assert_int_equal(l.queued, 0);
+	assert_true(l.view_free_rus > 0);
+	rusk_dispatch_stop(d, true);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_all_ended(&n, 8);
+	rusk_cluster_destroy(c);
+}
+
 /* ---- issue 26: task shapes --------------------------------------------------------------- */
 
 typedef struct shapes {
@@ -1243,6 +1287,7 @@ int main(void)
 	        cmocka_unit_test(test_preempt_spares_embedder),
 	        cmocka_unit_test(test_misuse),
 	        cmocka_unit_test(test_destroy_costs_what_was_used),
+	        cmocka_unit_test(test_batch_and_load),
 	        cmocka_unit_test(test_machine_task_never_split),
 	        cmocka_unit_test(test_no_head_of_line_stall),
 	        cmocka_unit_test(test_large_task_not_starved),
