@@ -117,7 +117,7 @@ static bool sleep_sampling(run *R, uint64_t until)
  * counts what was refused. */
 static void flush_burst(run *R, drv_gen *G, rusk_dtask_spec *burst, uint32_t *dest, size_t *nb)
 {
-	size_t n = *nb, done = 0;
+	size_t n = *nb;
 	bool sent[GEN_BURST_MAX] = {false};
 	for (size_t i = 0; i < n; i++) {
 		if (sent[i])
@@ -138,7 +138,6 @@ static void flush_burst(run *R, drv_gen *G, rusk_dtask_spec *burst, uint32_t *de
 			else if (rcs[j] != RUSK_OK)
 				stat_add(&G->rejected, 1); /* open loop: a full queue rejects */
 		}
-		done += k;
 	}
 	(void)R;
 	*nb = 0;
