@@ -21,7 +21,7 @@ endfunction()
 # The library's own; then what the tests and benchmarks need, only when they are built.
 rusk_require_pkg(ck ck libck-dev)
 rusk_require_pkg(urcu liburcu-memb liburcu-dev)
-# Classification (core/classify.c): the SVD comes from LAPACK through LAPACKE. Debian picks
+# Classification (core/learn/classify.c): the SVD comes from LAPACK through LAPACKE. Debian picks
 # the LAPACK/BLAS behind liblapack.so.3; rusk installs OpenBLAS's serial build, because a
 # threaded BLAS starts worker threads in every process that loads it (a scheduling agent's
 # process included) and joins them at exit, which hung runs under a memory limit.

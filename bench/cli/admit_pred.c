@@ -37,9 +37,9 @@
 
 #include <rusk/predict.h>
 
+#include "base/heap.h"
+#include "base/rng.h"
 #include "driver.h"
-#include "heap.h"
-#include "rng.h"
 
 #define AP_SAMPLE  256 /* running tasks an estimate reads at most */
 #define AP_KEYS    64  /* distinct RU counts with their own cached distribution */

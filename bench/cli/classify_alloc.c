@@ -50,9 +50,9 @@
 
 #include <rusk/classify.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
-#include "rng.h"
 
 #define RUS    8
 #define BLOCKS 4

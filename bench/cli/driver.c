@@ -2,7 +2,7 @@
 /*
  * The parts of `rusk run` and `rusk sim` that do not depend on the clock or the
  * interleaving (driver.h): setup, workload, the dispatcher they share (queues, admission,
- * priorities, preemption and ends are librusk's: rusk/dispatch.h, core/dispatch.c) and the
+ * priorities, preemption and ends are librusk's: rusk/dispatch.h, core/loop/dispatch.c) and the
  * run's side of its events. Their flags are parsed in run_opts.c; the per-second series
  * and the summary are written in report.c.
  */
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
 #include "driver.h"
 
 /* ---- failures ------------------------------------------------------------------------ */

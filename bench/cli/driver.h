@@ -5,7 +5,7 @@
  * queues, admission control, priorities and preemption, placement accounting, ends), the
  * per-second series and the summary (text, JSON, CSV). Only the clock and the
  * interleaving differ: run starts the dispatcher's threads, sim steps the same queues on
- * its virtual clock (core/dispatch_impl.h).
+ * its virtual clock (core/loop/dispatch_impl.h).
  * Accounting: submitted = placed - preempted + rejected + backlog, released = placed -
  * preempted; the summary checks both.
  */
@@ -18,14 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
+#include "base/heap.h"
+#include "base/hist.h"
+#include "base/rng.h"
 #include "cli.h"
-#include "dispatch_impl.h"
-#include "heap.h"
-#include "hist.h"
-#include "loadgen.h"
+#include "loop/dispatch_impl.h"
 #include "outfile.h"
-#include "rng.h"
+#include "workload/loadgen.h"
 
 #define DRV_RING_SIZE         (1u << 16)
 #define DRV_MAX_PHASES        16
@@ -52,7 +52,7 @@ typedef struct drv_mix {
 	double share;
 } drv_mix;
 
-/* A task of the run is a task of the dispatcher (core/dispatch_impl.h): the CLI fills its
+/* A task of the run is a task of the dispatcher (core/loop/dispatch_impl.h): the CLI fills its
  * spec and reads its fields for the report. */
 typedef rusk_dtask run_task;
 enum { TS_QUEUED = RUSK_JS_QUEUED, TS_RUNNING = RUSK_JS_RUNNING, TS_DONE = RUSK_JS_DONE };

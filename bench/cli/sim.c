@@ -39,9 +39,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
+#include "base/heap.h"
 #include "driver.h"
-#include "heap.h"
 
 enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
 
