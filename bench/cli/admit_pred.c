@@ -285,10 +285,10 @@ void drv_apred_event(run *R, const rusk_dispatch_event *ev)
 	drv_apred *p = R->apred;
 	pthread_mutex_lock(&p->mu);
 	switch (ev->kind) {
-	case RUSK_EV_PLACED: on_placed(p, ev, drv_job(R->d, ev)); break;
-	case RUSK_EV_DONE: on_end(p, ev, drv_job(R->d, ev), true); break; /* and: */
+	case RUSK_EV_PLACED: on_placed(p, ev, drv_task(R->d, ev)); break;
+	case RUSK_EV_DONE: on_end(p, ev, drv_task(R->d, ev), true); break; /* and: */
 	case RUSK_EV_PREEMPTED:
-	case RUSK_EV_REVOKED: on_end(p, ev, drv_job(R->d, ev), false); break;
+	case RUSK_EV_REVOKED: on_end(p, ev, drv_task(R->d, ev), false); break;
 	case RUSK_EV_WAITING: on_waiting(p, ev); break;
 	default: break;
 	}

@@ -699,7 +699,7 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 	if (u == 0 || u > k->cap)
 		return;
 	uint64_t id = u - 1;
-	const run_task *j = drv_job(R->d, ev);
+	const rusk_dtask *j = drv_task(R->d, ev);
 	double caused[RUSK_N_RESOURCES];
 	truth_caused(k, k->row[id], caused);
 	if (ev->kind == RUSK_EV_PLACED) {

@@ -579,7 +579,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->ru_dbin != NULL)
 			for (uint32_t k = 0; k < ev->n_leases; k++)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
-		const run_task *j = drv_job(R->d, ev);
+		const rusk_dtask *j = drv_task(R->d, ev);
 		if (R->vec != NULL)
 			drv_vec_placed(R, a, j);
 		const rusk_placement *pl = ev->placement;

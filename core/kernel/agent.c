@@ -140,7 +140,7 @@ RUSK_EXPORT rusk_view *rusk_agent_view(rusk_agent *a)
 	return a != NULL ? a->v : NULL;
 }
 
-static void dctx_init(dctx *d, const rusk_agent *a, const rusk_task *t)
+static void dctx_init(rusk_dctx *d, const rusk_agent *a, const rusk_task *t)
 {
 	d->t = t;
 	d->interf = a->p.quality == RUSK_QUALITY_INTERFERENCE;
@@ -176,7 +176,7 @@ RUSK_EXPORT int rusk_agent_choose(rusk_agent *a, const rusk_task *t, uint32_t *r
 	int bad = check_task(a->c, t, &pl->invalid);
 	if (RUSK_UNLIKELY(bad != RUSK_OK))
 		return bad;
-	dctx d;
+	rusk_dctx d;
 	dctx_init(&d, a, t);
 	/* central chooses under its lock inside rusk_agent_place only */
 	int n = a->p.strategy == RUSK_STRATEGY_CENTRAL
@@ -209,7 +209,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	int bad = check_task(a->c, t, &pl->invalid);
 	if (RUSK_UNLIKELY(bad != RUSK_OK))
 		return bad;
-	dctx d;
+	rusk_dctx d;
 	dctx_init(&d, a, t);
 	a->n_vskip = 0;
 	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)

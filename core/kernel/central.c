@@ -46,7 +46,7 @@ RUSK_NOINLINE int rusk_release_serialised_(rusk_cluster *c, uint64_t task, const
 }
 
 /* Any placement: the best m free RUs of the whole master bitmap. Returns RUs examined. */
-static uint32_t scan_any(const rusk_cluster *c, const dctx *d, uint32_t m, cand *best,
+static uint32_t scan_any(const rusk_cluster *c, const rusk_dctx *d, uint32_t m, rusk_cand *best,
                          uint32_t *got)
 {
 	uint32_t seen = 0;
@@ -61,8 +61,8 @@ static uint32_t scan_any(const rusk_cluster *c, const dctx *d, uint32_t m, cand 
 
 /* Spread: the best free RU of each machine, and the best m of those (tmp: one entry); a
  * remainder skips the machines of its held RUs. */
-static uint32_t scan_spread(const rusk_cluster *c, const dctx *d, uint32_t m, cand *best, cand *tmp,
-                            uint32_t *got)
+static uint32_t scan_spread(const rusk_cluster *c, const rusk_dctx *d, uint32_t m, rusk_cand *best,
+                            rusk_cand *tmp, uint32_t *got)
 {
 	uint32_t seen = 0;
 	for (uint32_t mi = 0; mi < c->n_machines; mi++) {
@@ -80,8 +80,8 @@ static uint32_t scan_spread(const rusk_cluster *c, const dctx *d, uint32_t m, ca
 
 /* Machine or rack: the group whose best m free RUs have the best mean value (tmp: m
  * entries). Returns RUs examined. */
-static uint32_t scan_groups(const rusk_cluster *c, const dctx *d, uint8_t place, uint32_t m,
-                            cand *best, cand *tmp, uint32_t *got)
+static uint32_t scan_groups(const rusk_cluster *c, const rusk_dctx *d, uint8_t place, uint32_t m,
+                            rusk_cand *best, rusk_cand *tmp, uint32_t *got)
 {
 	uint32_t seen = 0;
 	double best_mean = -INFINITY;
@@ -110,7 +110,7 @@ static uint32_t scan_groups(const rusk_cluster *c, const dctx *d, uint8_t place,
 
 /* Commits the best[0..got) found under the lock (all of them for a gang) and fills pl's
  * outcome. Returns RUSK_OK when some were won, else RUSK_EAGAIN. */
-static int commit_best(rusk_agent *a, const dctx *d, const cand *best, uint32_t got,
+static int commit_best(rusk_agent *a, const rusk_dctx *d, const rusk_cand *best, uint32_t got,
                        rusk_lease *leases, rusk_placement *pl)
 {
 	const rusk_task *t = d->t;
@@ -135,14 +135,14 @@ static int commit_best(rusk_agent *a, const dctx *d, const cand *best, uint32_t 
 
 /* rusk_agent_place for central: under the cluster's one lock, rank every free RU of the
  * master bitmap for the task's placement (beside its held RUs), then commit the best. */
-int rusk_place_central_(rusk_agent *a, const dctx *d, rusk_lease *leases, rusk_placement *pl)
+int rusk_place_central_(rusk_agent *a, const rusk_dctx *d, rusk_lease *leases, rusk_placement *pl)
 {
 	rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
 	uint32_t m = t->rus;
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
-	cand *best = a->group, *tmp = a->group + m;
+	rusk_cand *best = a->group, *tmp = a->group + m;
 	uint32_t got = 0;
 	pl->strategy = RUSK_STRATEGY_CENTRAL;
 	pl->sample_size = 0;

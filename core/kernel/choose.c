@@ -34,7 +34,7 @@
  * (choose_spread_beside), enumerating the view's free RUs only when the draws leave too few
  * machines. Sampling over the whole view would be wrong here, not just slow: the rest
  * of a whole-machine task found "anywhere" was the bug. A task holding nothing never takes
- * these paths (dctx.anchored and dctx.excl are false), so it decides exactly as before.
+ * these paths (rusk_dctx.anchored and rusk_dctx.excl are false), so it decides exactly as before.
  *
  * Invariants:
  *  - A decision only reads the view and the cluster's static shape, and changes nothing
@@ -78,7 +78,7 @@ static inline uint64_t tie_key(uint32_t ru)
 	return rusk_splitmix64(&x);
 }
 
-static inline bool better(const cand *a, const cand *b)
+static inline bool better(const rusk_cand *a, const rusk_cand *b)
 {
 	return a->q > b->q || (a->q == b->q && a->key > b->key);
 }
@@ -89,20 +89,20 @@ static inline bool better(const cand *a, const cand *b)
 
 /* The value ranked for a candidate: Q or slot score, plus the preferred-machine bonus. A
  * task without preferred machines pays one load and branch (rusk_is_preferred_). */
-static inline double value(const rusk_cluster *c, const dctx *d, uint32_t ru)
+static inline double value(const rusk_cluster *c, const rusk_dctx *d, uint32_t ru)
 {
 	double v = d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
 	return rusk_is_preferred_(c, d->t, ru) ? v + PREF_BONUS : v;
 }
 
-bool rusk_cands_reserve_(cand **buf, size_t *cap, size_t n)
+bool rusk_cands_reserve_(rusk_cand **buf, size_t *cap, size_t n)
 {
 	if (n <= *cap)
 		return true;
 	size_t nc = *cap ? *cap : 64;
 	while (nc < n)
 		nc *= 2;
-	cand *nb = realloc(*buf, nc * sizeof *nb);
+	rusk_cand *nb = realloc(*buf, nc * sizeof *nb);
 	if (nb == NULL)
 		return false;
 	*buf = nb;
@@ -137,7 +137,7 @@ RUSK_EXPORT rusk_strategy rusk_agent_current_strategy(const rusk_agent *a)
 }
 
 /* Inserts x into best[0..*n) kept in decreasing order, at most m long. */
-void rusk_top_insert_(cand *best, uint32_t *n, uint32_t m, const cand *x)
+void rusk_top_insert_(rusk_cand *best, uint32_t *n, uint32_t m, const rusk_cand *x)
 {
 	if (*n == m && !better(x, &best[m - 1]))
 		return;
@@ -153,8 +153,9 @@ void rusk_top_insert_(cand *best, uint32_t *n, uint32_t m, const cand *x)
  * Adds the free RUs of [ru_lo, ru_hi) (inside one partition) in `bits` (the view's or, with
  * atomic, the master's bitmap) to the top-m list out[0..*n). Returns RUs examined.
  */
-uint32_t rusk_scan_range_(const rusk_cluster *c, const dctx *d, const uint64_t *bits, bool atomic,
-                          uint32_t ru_lo, uint32_t ru_hi, uint32_t m, cand *out, uint32_t *n)
+uint32_t rusk_scan_range_(const rusk_cluster *c, const rusk_dctx *d, const uint64_t *bits,
+                          bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m, rusk_cand *out,
+                          uint32_t *n)
 {
 	uint32_t seen = 0;
 	const rusk_machine *mm = &c->machines[c->ru_machine[ru_lo]];
@@ -169,7 +170,7 @@ uint32_t rusk_scan_range_(const rusk_cluster *c, const dctx *d, const uint64_t *
 		while (w != 0) {
 			uint32_t ru = ru_lo + (wi * 64 + (uint32_t)__builtin_ctzll(w) - b0);
 			w &= w - 1;
-			cand x = {ru, value(c, d, ru), tie_key(ru)};
+			rusk_cand x = {ru, value(c, d, ru), tie_key(ru)};
 			rusk_top_insert_(out, n, m, &x);
 			seen++;
 		}
@@ -178,8 +179,9 @@ uint32_t rusk_scan_range_(const rusk_cluster *c, const dctx *d, const uint64_t *
 	return seen;
 }
 
-static uint32_t best_in_range(const rusk_cluster *c, const dctx *d, const uint64_t *bits,
-                              bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m, cand *out)
+static uint32_t best_in_range(const rusk_cluster *c, const rusk_dctx *d, const uint64_t *bits,
+                              bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m,
+                              rusk_cand *out)
 {
 	uint32_t n = 0;
 	rusk_scan_range_(c, d, bits, atomic, ru_lo, ru_hi, m, out, &n);
@@ -213,14 +215,14 @@ static int cmp_ru(const void *a, const void *b)
 
 /* Candidate and RU lists are short (R*m, usually <= 64): insertion sort beats qsort's
  * call overhead there (it was 40% of a decision). */
-static void sort_cands(cand *x, size_t n)
+static void sort_cands(rusk_cand *x, size_t n)
 {
 	if (n > 64) {
 		qsort(x, n, sizeof *x, cmp_ru);
 		return;
 	}
 	for (size_t i = 1; i < n; i++) {
-		cand v = x[i];
+		rusk_cand v = x[i];
 		size_t j = i;
 		while (j > 0 && x[j - 1].ru > v.ru) {
 			x[j] = x[j - 1];
@@ -248,7 +250,7 @@ void rusk_sort_rus_(uint32_t *x, size_t n)
 }
 
 /* Orders partitions for this decision; returns how many have free RUs in the view. */
-static uint32_t partition_order(rusk_agent *a, const dctx *d, rusk_strategy s)
+static uint32_t partition_order(rusk_agent *a, const rusk_dctx *d, rusk_strategy s)
 {
 	rusk_cluster *c = a->c;
 	uint32_t P = c->n_parts, n = 0;
@@ -309,14 +311,14 @@ static size_t draw_uniform(rusk_agent *a, uint32_t p, size_t n, size_t take)
 		if (rusk_view_pick_n_(&vr, &a->rng, buf, b) == 0)
 			break;
 		for (uint32_t j = 0; j < b; j++)
-			a->cands[n++] = (cand){buf[j], 0, 0};
+			a->cands[n++] = (rusk_cand){buf[j], 0, 0};
 		k += b;
 	}
 	return n;
 }
 
 /* One candidate from partition p: uniform, or weighted by value for Quality-first. */
-static bool draw(rusk_agent *a, const dctx *d, uint32_t p, bool weighted, uint32_t *ru)
+static bool draw(rusk_agent *a, const rusk_dctx *d, uint32_t p, bool weighted, uint32_t *ru)
 {
 	if (!weighted)
 		return rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), ru);
@@ -419,7 +421,7 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 }
 
 /* Sorts x[0..n) by RU and drops repeated RUs; returns how many are left. */
-static size_t dedup_sorted(cand *x, size_t n)
+static size_t dedup_sorted(rusk_cand *x, size_t n)
 {
 	sort_cands(x, n);
 	size_t u = 0;
@@ -438,7 +440,7 @@ static size_t dedup_sorted(cand *x, size_t n)
  */
 static size_t dedup_cands(rusk_agent *a, rusk_strategy s, size_t n)
 {
-	cand *x = a->cands;
+	rusk_cand *x = a->cands;
 	if (n <= 64 || s == RUSK_STRATEGY_RANDOM)
 		return dedup_sorted(x, n);
 	if (a->seen == NULL && (a->seen = calloc((a->c->n_rus + 63) / 64, 8)) == NULL)
@@ -458,15 +460,15 @@ static size_t dedup_cands(rusk_agent *a, rusk_strategy s, size_t n)
 }
 
 /* Appends every free RU of partition p in the view to out (each once); returns how many. */
-static size_t enum_free(const rusk_agent *a, uint32_t p, cand *out)
+static size_t enum_free(const rusk_agent *a, uint32_t p, rusk_cand *out)
 {
 	const rusk_vrange r = rusk_view_range_(a->v, p);
 	size_t n = 0;
 	for (uint32_t wi = rusk_vrange_next_(&r, 0); wi < r.n_words;
 	     wi = rusk_vrange_next_(&r, wi + 1))
 		for (uint64_t w = r.w[wi]; w != 0; w &= w - 1)
-			out[n++] =
-			        (cand){r.first_ru + wi * 64 + (uint32_t)__builtin_ctzll(w), 0, 0};
+			out[n++] = (rusk_cand){r.first_ru + wi * 64 + (uint32_t)__builtin_ctzll(w),
+			                       0, 0};
 	return n;
 }
 
@@ -477,8 +479,9 @@ static size_t enum_free(const rusk_agent *a, uint32_t p, cand *out)
  * best partition that can. With `exact`, a partition with no more free RUs than the
  * draws wanted from it gives all of them instead (each once, and cheaper than drawing).
  */
-static uint32_t gather(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t i, uint32_t n_parts,
-                       uint32_t m, size_t want, bool exact, size_t *n, uint32_t *drawn)
+static uint32_t gather(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t i,
+                       uint32_t n_parts, uint32_t m, size_t want, bool exact, size_t *n,
+                       uint32_t *drawn)
 {
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (; i < n_parts && *n < want; i++) {
@@ -500,7 +503,7 @@ static uint32_t gather(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t i
 				uint32_t ru;
 				if (!draw(a, d, p, weighted, &ru))
 					break;
-				a->cands[(*n)++] = (cand){ru, 0, 0};
+				a->cands[(*n)++] = (rusk_cand){ru, 0, 0};
 				(*drawn)++;
 			}
 		}
@@ -520,7 +523,7 @@ static uint32_t gather(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t i
  * never refused, nor does a high-priority one preempt, while the view knows of room.
  * Returns how many distinct candidates a->cands now holds, or RUSK_ENOMEM.
  */
-static long gather_more(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t next,
+static long gather_more(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t next,
                         uint32_t n_parts, uint32_t m, uint32_t R, size_t n, uint32_t *drawn)
 {
 	while (n < m && next < n_parts) {
@@ -541,16 +544,16 @@ static long gather_more(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t 
 	return (long)n;
 }
 
-static inline void swap_cand(cand *x, cand *y)
+static inline void swap_cand(rusk_cand *x, rusk_cand *y)
 {
-	cand t = *x;
+	rusk_cand t = *x;
 	*x = *y;
 	*y = t;
 }
 
 static int cmp_better(const void *x, const void *y)
 {
-	const cand *a = x, *b = y;
+	const rusk_cand *a = x, *b = y;
 	return better(a, b) ? -1 : better(b, a) ? 1 : 0;
 }
 
@@ -561,7 +564,7 @@ static int cmp_better(const void *x, const void *y)
  * is a strict order: keys of distinct RUs differ), without its O(n m) moves, which made
  * a 661-RU decision over 21K candidates cost milliseconds. Reorders x.
  */
-static uint32_t select_top(cand *x, size_t n, uint32_t m, cand *best)
+static uint32_t select_top(rusk_cand *x, size_t n, uint32_t m, rusk_cand *best)
 {
 	if (n > m) {
 		size_t lo = 0, hi = n - 1; /* the m-th best's place is in [lo, hi] */
@@ -621,7 +624,7 @@ static size_t preferred_rus(const rusk_agent *a, const rusk_task *t, bool find_n
 }
 
 /* Whether the task's preferred machines are read live (add_preferred says why). */
-static inline bool live_pref(const dctx *d)
+static inline bool live_pref(const rusk_dctx *d)
 {
 	return d->interf && d->t->n_preferred > 0;
 }
@@ -634,7 +637,7 @@ static inline bool live_free(const rusk_cluster *c, const rusk_machine *pm, uint
 }
 
 /* Whether this decision starts from the task's preferred machines. */
-static inline bool uses_preferred(const rusk_agent *a, const dctx *d, rusk_strategy s)
+static inline bool uses_preferred(const rusk_agent *a, const rusk_dctx *d, rusk_strategy s)
 {
 	return d->t->n_preferred > 0 && (s == RUSK_STRATEGY_QUALITY ||
 	                                 (s == RUSK_STRATEGY_LATENCY && a->p.latency_preferred));
@@ -659,7 +662,7 @@ static inline bool uses_preferred(const rusk_agent *a, const dctx *d, rusk_strat
  * sizing saw: a machine freed since the partition's last sync (the least loaded, which the
  * sizing ranks first) looks busy there, and its view-free RUs may be another agent's.
  */
-static int add_preferred(rusk_agent *a, const dctx *d, bool weighted, size_t *want, size_t *n)
+static int add_preferred(rusk_agent *a, const rusk_dctx *d, bool weighted, size_t *want, size_t *n)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
@@ -679,7 +682,7 @@ static int add_preferred(rusk_agent *a, const dctx *d, bool weighted, size_t *wa
 		size_t n0 = *n;
 		for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
 			if (live ? live_free(c, pm, ru) : rusk_view_is_free(a->v, ru))
-				a->cands[(*n)++] = (cand){ru, 0, 0};
+				a->cands[(*n)++] = (rusk_cand){ru, 0, 0};
 		most = *n - n0 > most ? (uint32_t)(*n - n0) : most;
 	}
 	/* Live, draws cannot beat preferred RUs that hold the task (any placement: m of them;
@@ -697,8 +700,8 @@ static int add_preferred(rusk_agent *a, const dctx *d, bool weighted, size_t *wa
  * distinct ones are in hand. Counts the draws in *drawn. Returns how many candidates
  * a->cands holds, or RUSK_ENOMEM.
  */
-static long collect(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t n_parts, uint32_t R,
-                    bool grouped, size_t want, size_t n, uint32_t *drawn, bool *deduped)
+static long collect(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t n_parts,
+                    uint32_t R, bool grouped, size_t want, size_t n, uint32_t *drawn, bool *deduped)
 {
 	uint32_t m = d->t->rus;
 	uint32_t next = gather(a, d, s, 0, n_parts, m, want, false, &n, drawn);
@@ -716,13 +719,14 @@ static long collect(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t n_pa
  * One RU: the best of a->cands[0..n), no sort or de-duplication needed (a repeated RU has
  * the same value); the tie-break key only when values tie. Returns 1.
  */
-static int choose_best1(rusk_agent *a, const dctx *d, size_t n, uint32_t *rus, rusk_placement *pl)
+static int choose_best1(rusk_agent *a, const rusk_dctx *d, size_t n, uint32_t *rus,
+                        rusk_placement *pl)
 {
 	const rusk_cluster *c = a->c;
-	cand best1 = {a->cands[0].ru, value(c, d, a->cands[0].ru), 0};
+	rusk_cand best1 = {a->cands[0].ru, value(c, d, a->cands[0].ru), 0};
 	bool keyed = false;
 	for (size_t i = 1; i < n; i++) {
-		cand x = {a->cands[i].ru, value(c, d, a->cands[i].ru), 0};
+		rusk_cand x = {a->cands[i].ru, value(c, d, a->cands[i].ru), 0};
 		if (x.q < best1.q || x.ru == best1.ru)
 			continue;
 		if (x.q == best1.q) {
@@ -745,7 +749,7 @@ static int choose_best1(rusk_agent *a, const dctx *d, size_t n, uint32_t *rus, r
 
 /* Values a->cands[0..n) and keys them: random keys in list order for the random baseline
  * (no quality ranking), the fixed hash of the RU otherwise. */
-static void value_cands(rusk_agent *a, const dctx *d, rusk_strategy s, size_t n)
+static void value_cands(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		a->cands[i].q = s == RUSK_STRATEGY_RANDOM ? 0 : value(a->c, d, a->cands[i].ru);
@@ -755,12 +759,12 @@ static void value_cands(rusk_agent *a, const dctx *d, rusk_strategy s, size_t n)
 }
 
 /* Spread: the best m of a->cands[0..n) on distinct machines, best first; returns how many. */
-static uint32_t pick_spread(const rusk_agent *a, size_t n, uint32_t m, cand *best)
+static uint32_t pick_spread(const rusk_agent *a, size_t n, uint32_t m, rusk_cand *best)
 {
 	const rusk_cluster *c = a->c;
 	uint32_t got = 0;
 	for (uint32_t k = 0; k < m; k++) {
-		const cand *pick = NULL;
+		const rusk_cand *pick = NULL;
 		for (size_t i = 0; i < n; i++) {
 			bool used = false;
 			for (uint32_t j = 0; j < got && !used; j++)
@@ -783,11 +787,11 @@ static uint32_t pick_spread(const rusk_agent *a, size_t n, uint32_t m, cand *bes
  * 0, and for a reserving task (rusk_task.reserve) the most a group drawn holds (its best
  * ones: it keeps them and waits for the rest there, rusk_task.held), ties by mean value.
  */
-static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, size_t n, uint32_t m,
-                           cand *best)
+static uint32_t pick_group(const rusk_agent *a, const rusk_dctx *d, uint8_t place, size_t n,
+                           uint32_t m, rusk_cand *best)
 {
 	const rusk_cluster *c = a->c;
-	cand *tmp = best + m;
+	rusk_cand *tmp = best + m;
 	double best_mean = -INFINITY;
 	uint32_t last_group = UINT32_MAX, got = 0;
 	bool partial = d->t->reserve && !d->t->gang;
@@ -817,8 +821,8 @@ static uint32_t pick_group(const rusk_agent *a, const dctx *d, uint8_t place, si
 }
 
 /* The chosen best[0..got) into rus (sorted by RU) and pl's quality and preferred count. */
-static void report_choice(const rusk_agent *a, const dctx *d, const cand *best, uint32_t got,
-                          uint32_t *rus, rusk_placement *pl)
+static void report_choice(const rusk_agent *a, const rusk_dctx *d, const rusk_cand *best,
+                          uint32_t got, uint32_t *rus, rusk_placement *pl)
 {
 	double qs = 0;
 	uint32_t pref = 0;
@@ -842,7 +846,7 @@ static void report_choice(const rusk_agent *a, const dctx *d, const cand *best, 
  * has (at least one); a gang gets RUSK_EAGAIN, as does a group with none free. Returns RUs
  * chosen, RUSK_EAGAIN or RUSK_ENOMEM.
  */
-static int choose_anchored(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+static int choose_anchored(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
                            rusk_placement *pl, uint64_t now)
 {
 	const rusk_cluster *c = a->c;
@@ -864,7 +868,7 @@ static int choose_anchored(rusk_agent *a, const dctx *d, rusk_strategy s, uint32
 		uint32_t n = 0;
 		pl->samples = rusk_scan_range_(c, d, bits, live, lo, hi, hi - lo, a->cands, &n);
 		for (uint32_t i = 0; i < n; i++)
-			a->cands[i] = (cand){a->cands[i].ru, 0, rusk_rng_next(&a->rng)};
+			a->cands[i] = (rusk_cand){a->cands[i].ru, 0, rusk_rng_next(&a->rng)};
 		got = select_top(a->cands, n, m, a->group);
 	}
 	if (got == 0 || (t->gang && got < m))
@@ -875,7 +879,7 @@ static int choose_anchored(rusk_agent *a, const dctx *d, rusk_strategy s, uint32
 
 /* Drops from x[0..n) the candidates on machines a spread remainder must avoid; returns how
  * many are left, in their order. */
-static size_t drop_excluded(const rusk_agent *a, const dctx *d, cand *x, size_t n)
+static size_t drop_excluded(const rusk_agent *a, const rusk_dctx *d, rusk_cand *x, size_t n)
 {
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
@@ -893,12 +897,13 @@ static size_t drop_excluded(const rusk_agent *a, const dctx *d, cand *x, size_t 
  * not refused while the view knows of room on machines it may use. Returns RUs chosen,
  * RUSK_EAGAIN or RUSK_ENOMEM.
  */
-static int choose_spread_beside(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t n_parts,
-                                size_t n, bool deduped, uint32_t *rus, rusk_placement *pl)
+static int choose_spread_beside(rusk_agent *a, const rusk_dctx *d, rusk_strategy s,
+                                uint32_t n_parts, size_t n, bool deduped, uint32_t *rus,
+                                rusk_placement *pl)
 {
 	const rusk_task *t = d->t;
 	uint32_t m = t->rus;
-	cand *best = a->group;
+	rusk_cand *best = a->group;
 	if (!deduped)
 		n = dedup_sorted(a->cands, n);
 	n = drop_excluded(a, d, a->cands, n);
@@ -926,7 +931,7 @@ static int choose_spread_beside(rusk_agent *a, const dctx *d, rusk_strategy s, u
 /* A decision's first steps, the general one's and a vector task's: room for the task's RUs
  * in the view, R from the guarantee, the partitions in the strategy's order, the
  * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. */
-static int decision_start(rusk_agent *a, const dctx *d, rusk_strategy s, rusk_placement *pl,
+static int decision_start(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, rusk_placement *pl,
                           uint64_t now, uint32_t *R, uint32_t *n_parts)
 {
 	uint64_t view_free = rusk_view_total_free_(a->v);
@@ -948,7 +953,7 @@ static int decision_start(rusk_agent *a, const dctx *d, rusk_strategy s, rusk_pl
  * (R per RU, R per group for locality), then the best one, the best m, the best m on
  * distinct machines or the best group. Returns RUs chosen, RUSK_EAGAIN or RUSK_ENOMEM.
  */
-static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+static int choose_view(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
                        rusk_placement *pl, uint64_t now)
 {
 	const rusk_task *t = d->t;
@@ -986,7 +991,7 @@ static int choose_view(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *
 	if (!deduped)
 		n = dedup_sorted(a->cands, n); /* locality walks them in RU order */
 	value_cands(a, d, s, n);
-	cand *best = a->group;
+	rusk_cand *best = a->group;
 	uint32_t got = place == RUSK_PLACE_ANY      ? select_top(a->cands, n, m, best)
 	               : place == RUSK_PLACE_SPREAD ? pick_spread(a, n, m, best)
 	                                            : pick_group(a, d, place, n, m, best);
@@ -1123,8 +1128,8 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
  * m free RUs, or the packing value) and its RU range. Its RUs are chosen only for the
  * winner (choose_vec), so a candidate costs a pass over its free bits.
  */
-static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand *tmp, double *v,
-                          uint32_t *lo, uint32_t *hi)
+static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, rusk_cand *tmp,
+                          double *v, uint32_t *lo, uint32_t *hi)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
@@ -1155,8 +1160,8 @@ static bool judge_machine(const rusk_agent *a, const dctx *d, uint32_t ru, cand 
  * (cluster.mshape, cached) unless its model, memory and GPU count fit; then the live
  * capacities are read.
  */
-static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_parts, uint32_t *rus,
-                       rusk_placement *pl)
+static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n_parts,
+                       uint32_t *rus, rusk_placement *pl)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_vec_demand *vd = &d->t->vec;
@@ -1168,7 +1173,7 @@ static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_part
 		if ((vd->gpu_models >> k) & 1u)
 			acc[n_acc++] = c->plat_bits + (size_t)k * c->n_words;
 	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
-	cand bc = {0, -INFINITY, 0};
+	rusk_cand bc = {0, -INFINITY, 0};
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = a->order[i];
 		if (rusk_view_free_(a->v, p) == 0)
@@ -1213,10 +1218,10 @@ static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_part
 				kept++;
 				/* Slot scores compare as integers (choose_latency1's order); Q
 				 * and preferred machines go through value(). Keys only on a tie. */
-				cand x = {ru,
-				          d->interf || d->t->n_preferred ? value(c, d, ru)
-				                                         : c->ru_score[ru],
-				          0};
+				rusk_cand x = {ru,
+				               d->interf || d->t->n_preferred ? value(c, d, ru)
+				                                              : c->ru_score[ru],
+				               0};
 				if (kept == 1 || x.q > bc.q ||
 				    (x.q == bc.q && ru != bc.ru && tie_key(ru) > tie_key(bc.ru))) {
 					x.key = tie_key(ru);
@@ -1239,12 +1244,13 @@ static int choose_vec1(rusk_agent *a, const dctx *d, uint32_t R, uint32_t n_part
  * packing value), then tie key, gives its best m RUs; 0 when none can, and the decision
  * samples as usual. Returns m or 0.
  */
-static int choose_vec_preferred(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl)
+static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus,
+                                rusk_placement *pl)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
 	uint32_t m = t->rus, got = 0;
-	cand *best = a->group, *tmp = a->group + m;
+	rusk_cand *best = a->group, *tmp = a->group + m;
 	double best_v = -INFINITY;
 	uint64_t best_key = 0;
 	for (uint32_t i = 0; i < t->n_preferred; i++) {
@@ -1284,7 +1290,7 @@ static int choose_vec_preferred(rusk_agent *a, const dctx *d, uint32_t *rus, rus
  * draws where few machines fit (at most 4R + 16 per partition). The best machine by value
  * (then tie key) gives its best m RUs. Returns m, RUSK_EAGAIN or RUSK_ENOMEM.
  */
-static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *rus,
+static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
                       rusk_placement *pl, uint64_t now)
 {
 	const rusk_task *t = d->t;
@@ -1302,7 +1308,7 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
-	cand *best = a->group, *tmp = a->group + m;
+	rusk_cand *best = a->group, *tmp = a->group + m;
 	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
 	double best_v = -INFINITY;
 	uint64_t best_key = 0;
@@ -1343,7 +1349,7 @@ static int choose_vec(rusk_agent *a, const dctx *d, rusk_strategy s, uint32_t *r
 }
 
 /* The strategy in force, then Latency-first's one-RU fast path or the general decision. */
-int rusk_choose_(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
+int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
 {
 	rusk_strategy s = rusk_agent_current_strategy(a);
 	pl->strategy = s;

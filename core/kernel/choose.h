@@ -11,24 +11,26 @@
 /*
  * One decision on the agent's view for d->t with the strategy in force: fills rus with the
  * chosen RUs (sorted by RU) and pl's decision fields (strategy, sample size, samples,
- * staleness, quality, preferred). Only RUs that d's placement limits allow (dctx: beside
+ * staleness, quality, preferred). Only RUs that d's placement limits allow (rusk_dctx: beside
  * held RUs). Returns the number of RUs chosen (> 0), RUSK_EAGAIN when the view holds
  * nothing suitable, or RUSK_ENOMEM. Never called for central.
  */
-int rusk_choose_(rusk_agent *a, const dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now);
+int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl,
+                 uint64_t now);
 
 /* Grows *buf to hold n candidates (doubling); false, *buf unchanged, when out of memory. */
-bool rusk_cands_reserve_(cand **buf, size_t *cap, size_t n);
+bool rusk_cands_reserve_(rusk_cand **buf, size_t *cap, size_t n);
 
 /* Inserts x into best[0..*n), kept in decreasing order (value, then key), at most m long. */
-void rusk_top_insert_(cand *best, uint32_t *n, uint32_t m, const cand *x);
+void rusk_top_insert_(rusk_cand *best, uint32_t *n, uint32_t m, const rusk_cand *x);
 
 /*
  * Adds the free RUs of [ru_lo, ru_hi) (inside one partition) in `bits` (a view's or, with
  * atomic, the master's bitmap) to the top-m list out[0..*n). Returns RUs examined.
  */
-uint32_t rusk_scan_range_(const rusk_cluster *c, const dctx *d, const uint64_t *bits, bool atomic,
-                          uint32_t ru_lo, uint32_t ru_hi, uint32_t m, cand *out, uint32_t *n);
+uint32_t rusk_scan_range_(const rusk_cluster *c, const rusk_dctx *d, const uint64_t *bits,
+                          bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m, rusk_cand *out,
+                          uint32_t *n);
 
 /* Id (*gid) and RU range [*lo, *hi) of the machine or rack (place) that holds ru. */
 void rusk_group_range_(const rusk_cluster *c, uint8_t place, uint32_t ru, uint32_t *gid,
@@ -42,7 +44,7 @@ void rusk_sort_rus_(uint32_t *x, size_t n);
  * anchor group (MACHINE, RACK: that of held[0], else of won[0]) or the machines excluded
  * (SPREAD). The held RUs were range-checked (rusk_task_check).
  */
-static inline void rusk_dctx_beside_(dctx *d, const rusk_cluster *c, const rusk_lease *won,
+static inline void rusk_dctx_beside_(rusk_dctx *d, const rusk_cluster *c, const rusk_lease *won,
                                      uint32_t n_won)
 {
 	const rusk_task *t = d->t;
@@ -59,7 +61,7 @@ static inline void rusk_dctx_beside_(dctx *d, const rusk_cluster *c, const rusk_
 }
 
 /* Whether machine mi holds one of the RUs a SPREAD task's remainder must avoid. */
-static inline bool rusk_dctx_excluded_(const rusk_cluster *c, const dctx *d, uint32_t mi)
+static inline bool rusk_dctx_excluded_(const rusk_cluster *c, const rusk_dctx *d, uint32_t mi)
 {
 	for (uint32_t i = 0; i < d->t->n_held; i++)
 		if (c->ru_machine[d->t->held[i].ru] == mi)

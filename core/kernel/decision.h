@@ -18,11 +18,11 @@
 #include "kernel/view.h"
 
 /* A candidate RU, its value for the task and its tie-break key. */
-typedef struct cand {
+typedef struct rusk_cand {
 	uint32_t ru;
 	double q;
 	uint64_t key; /* tie-break */
-} cand;
+} rusk_cand;
 
 struct rusk_agent {
 	rusk_cluster *c;
@@ -31,10 +31,10 @@ struct rusk_agent {
 	rusk_rng rng;
 	double ema_ns;
 	bool ema_set;
-	uint32_t *order; /* [P] */
-	cand *cands;     /* candidate buffer */
+	uint32_t *order;  /* [P] */
+	rusk_cand *cands; /* candidate buffer */
 	size_t cap;
-	cand *group; /* best-in-range scratch */
+	rusk_cand *group; /* best-in-range scratch */
 	size_t group_cap;
 	uint64_t *seen; /* a bit per RU, all clear between decisions (choose.c, dedup_cands) */
 	/* Machines whose memory or GPUs a vector commit found short during this place()
@@ -49,7 +49,7 @@ struct rusk_agent {
  * call won before, won[0..n_won)). Both limits are off for a task that holds nothing,
  * which then decides exactly as before they existed.
  */
-typedef struct dctx {
+typedef struct rusk_dctx {
 	const rusk_task *t;
 	rusk_qtask qt;
 	bool interf;
@@ -60,7 +60,7 @@ typedef struct dctx {
 	uint32_t alo, ahi;
 	const rusk_lease *won; /* this place() call's earlier wins (SPREAD excludes them) */
 	uint32_t n_won;
-} dctx;
+} rusk_dctx;
 
 /* Whether ru lies on one of the task's preferred machines. */
 static inline bool rusk_is_preferred_(const rusk_cluster *c, const rusk_task *t, uint32_t ru)
@@ -75,13 +75,13 @@ static inline bool rusk_is_preferred_(const rusk_cluster *c, const rusk_task *t,
 }
 
 /* The quality a placement reports for ru: Q, or the slot score in [0, max_score / 1000]. */
-static inline double rusk_reported_quality_(const rusk_cluster *c, const dctx *d, uint32_t ru)
+static inline double rusk_reported_quality_(const rusk_cluster *c, const rusk_dctx *d, uint32_t ru)
 {
 	return d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
 }
 
 /* Mean value of x[0..n); -inf when empty (never the best group). */
-static inline double rusk_mean_q_(const cand *x, uint32_t n)
+static inline double rusk_mean_q_(const rusk_cand *x, uint32_t n)
 {
 	double s = 0;
 	for (uint32_t i = 0; i < n; i++)

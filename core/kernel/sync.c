@@ -21,6 +21,16 @@
 #include "base/base.h"
 #include "base/rng.h"
 
+RUSK_EXPORT void rusk_sync_params_init(rusk_sync_params *p, uint32_t partitions, uint32_t agents)
+{
+	if (p == NULL)
+		return;
+	*p = (rusk_sync_params){.policy = partitions >= agents ? RUSK_SYNC_DIFF : RUSK_SYNC_SAME,
+	                        .partitions = partitions,
+	                        .agents = agents,
+	                        .gap_ns = RUSK_SYNC_DEFAULT_GAP_NS};
+}
+
 RUSK_EXPORT int rusk_sync_policy_parse(const char *name, rusk_sync_policy *out)
 {
 	if (name == NULL || out == NULL)

@@ -43,8 +43,8 @@
 
 #include "base/alloc.h"
 #include "base/atomic.h"
-#include "kernel/word.h"
 #include "kernel/vec_impl.h"
+#include "kernel/word.h"
 
 static inline uint32_t lane_get(const uint64_t *w, uint32_t g)
 {

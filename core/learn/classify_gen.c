@@ -263,17 +263,17 @@ RUSK_EXPORT int rusk_cls_profile_row(const rusk_cls_matrix *truth, rusk_cls_kind
 	uint32_t span = cols;
 	if (kind == RUSK_CLS_SCALE_OUT && span > (entries > 4 ? entries : 4))
 		span = entries > 4 ? entries : 4;
-	uint32_t cand[RUSK_CLS_MAX_COLS], nc = 0;
+	uint32_t rusk_cand[RUSK_CLS_MAX_COLS], nc = 0;
 	for (uint32_t i = 0; i < span; i++)
 		if (!isnan(rusk_cls_matrix_get(truth, row, i)))
-			cand[nc++] = i;
+			rusk_cand[nc++] = i;
 	rusk_rng r;
 	rusk_rng_seed(&r, seed, row);
 	uint32_t k = 0;
 	for (; k < entries && nc > 0; k++) { /* draw without replacement */
 		uint32_t x = rusk_rng_below(&r, nc);
-		uint32_t col = cand[x];
-		cand[x] = cand[--nc];
+		uint32_t col = rusk_cand[x];
+		rusk_cand[x] = rusk_cand[--nc];
 		double v = rusk_cls_matrix_get(truth, row, col);
 		double f = 1.0 + noise * normal(&r);
 		out[k] = (rusk_cls_entry){col, v * (f > 0.05 ? f : 0.05)};

@@ -82,7 +82,7 @@ static _Thread_local uint32_t next_agent;
 
 static inline uint64_t now_ns(const rusk_dispatch *d)
 {
-	return rusk_disp_now(d);
+	return rusk_dispatch_now_(d);
 }
 
 static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
@@ -125,7 +125,7 @@ static rusk_dtask *stack_pop(const rusk_dispatch *d, uint64_t *head)
 {
 	uint64_t h = rusk_load64(head, RUSK_ACQUIRE);
 	while ((uint32_t)h != 0) {
-		rusk_dtask *j = rusk_disp_slot(d, (uint32_t)h - 1u);
+		rusk_dtask *j = rusk_dispatch_slot_(d, (uint32_t)h - 1u);
 		uint32_t next = rusk_load32(&j->next_free, RUSK_RELAXED);
 		if (rusk_cas64(head, &h, ((h >> 32) + 1) << 32 | next, RUSK_ACQUIRE))
 			return j; /* E8: pairs with the push's release */
@@ -205,8 +205,8 @@ static uint64_t next_use(const rusk_dispatch *d, uint64_t slot, uint64_t prev)
 	return RUSK_DISPATCH_ID_BASE + slot + u * d->cap > RUSK_TASK_ID_MAX ? 0 : u;
 }
 
-rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent, uint64_t now,
-                          int *rc)
+rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
+                               uint64_t now, int *rc)
 {
 	rusk_task t = {.id = RUSK_DISPATCH_ID_BASE,
 	               .rus = s->rus,
@@ -297,8 +297,8 @@ static void end_rejected(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const 
 		slot_put(d, j);
 }
 
-void rusk_disp_reject(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const rusk_dtask_spec *s,
-                      int err, uint64_t now)
+void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,
+                           const rusk_dtask_spec *s, int err, uint64_t now)
 {
 	rusk_faa64(&d->rejected, 1, RUSK_RELAXED); /* any submitting thread */
 	if (err == RUSK_ECANCELED)
@@ -329,7 +329,7 @@ static bool jobq_room(rusk_dtaskq *q, size_t n)
 
 static void jobq_push(rusk_dtaskq *q, rusk_dtask *j, bool front)
 {
-	/* Room was reserved (rusk_disp_reserve): every queue holds all of the agent's jobs. */
+	/* Room was reserved (rusk_dispatch_reserve_): every queue holds all of the agent's jobs. */
 	if (front) {
 		q->head = (q->head + q->cap - 1) & (q->cap - 1);
 		q->a[q->head] = j;
@@ -354,7 +354,7 @@ static inline rusk_dtask *jobq_at(const rusk_dtaskq *q, size_t k)
 	return q->a[(q->head + k) & (q->cap - 1)];
 }
 
-bool rusk_disp_reserve(rusk_dagent *a, size_t more)
+bool rusk_dispatch_reserve_(rusk_dagent *a, size_t more)
 {
 	size_t n = a->held + more;
 	if (n > a->wait.cap) {
@@ -371,22 +371,22 @@ bool rusk_disp_reserve(rusk_dagent *a, size_t more)
 	       jobq_room(&a->aside, n);
 }
 
-void rusk_disp_enqueue(rusk_dagent *a, rusk_dtask *j)
+void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j)
 {
 	jobq_push(j->prio > 0 ? &a->hi : &a->lo, j, false);
 	a->held++;
 }
 
-void rusk_disp_retry(rusk_dagent *a, rusk_dtask *j)
+void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j)
 {
 	jobq_push(j->prio > 0 ? &a->hi : &a->retry, j, false);
 	a->held++;
 }
 
-void rusk_disp_gave_back(rusk_dagent *a, rusk_dtask *j)
+void rusk_dispatch_gave_back_(rusk_dagent *a, rusk_dtask *j)
 {
-	rusk_disp_add(&a->st.requeued, 1);
-	rusk_disp_retry(a, j);
+	rusk_dispatch_add_(&a->st.requeued, 1);
+	rusk_dispatch_retry_(a, j);
 }
 
 static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
@@ -410,12 +410,12 @@ static void drop(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 	if (a->resv == j)
 		a->resv = NULL;
 	if (err == RUSK_ESTOPPED) {
-		rusk_disp_add(&a->n_left, 1); /* relaxed readers: stats */
+		rusk_dispatch_add_(&a->n_left, 1); /* relaxed readers: stats */
 		end_rejected(a->d, a->index, j, NULL, err, now);
 	} else {
 		if (err == RUSK_ECANCELED)
-			rusk_disp_add(&a->st.cancelled, 1);
-		rusk_disp_reject(a->d, a->index, j, NULL, err, now);
+			rusk_dispatch_add_(&a->st.cancelled, 1);
+		rusk_dispatch_reject_(a->d, a->index, j, NULL, err, now);
 	}
 }
 
@@ -425,7 +425,7 @@ static inline bool cancelled(const rusk_dtask *j)
 	return rusk_js_state(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE)) == RUSK_JS_CANCEL;
 }
 
-rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries)
+rusk_dtask *rusk_dispatch_next_(rusk_dagent *a, uint64_t now, size_t *retries)
 {
 	for (;;) {
 		rusk_dtask *j = jobq_pop(&a->hi);
@@ -446,7 +446,7 @@ rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries)
 	}
 }
 
-uint64_t rusk_disp_next_wake(const rusk_dagent *a)
+uint64_t rusk_dispatch_next_wake_(const rusk_dagent *a)
 {
 	return a->wait.n > 0 ? a->wait.a[0]->ready_ns : UINT64_MAX;
 }
@@ -461,7 +461,7 @@ static uint64_t jobq_fitting(const rusk_dtaskq *q, uint64_t free_rus)
 	return n;
 }
 
-uint64_t rusk_disp_placeable(const rusk_dagent *a, uint64_t free_rus)
+uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus)
 {
 	uint64_t n = jobq_fitting(&a->hi, free_rus) + jobq_fitting(&a->retry, free_rus) +
 	             jobq_fitting(&a->lo, free_rus) + jobq_fitting(&a->aside, free_rus);
@@ -529,7 +529,7 @@ static inline uint64_t elapsed(uint64_t now, uint64_t since)
 	return now > since ? now - since : 0;
 }
 
-void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now)
+void rusk_dispatch_dequeued_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 {
 	if (!j->dequeued) {
 		j->dequeued = true;
@@ -537,7 +537,7 @@ void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 	}
 }
 
-rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j)
+rusk_task rusk_dispatch_task_(const rusk_dispatch *d, const rusk_dtask *j)
 {
 	(void)d;
 	rusk_task t = {.id = j->id,
@@ -556,12 +556,12 @@ rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j)
 	return t;
 }
 
-bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
+bool rusk_dispatch_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 {
 	const rusk_dispatch *d = a->d;
 	if (d->p.admit == NULL || j->admitted)
 		return true;
-	rusk_task t = rusk_disp_task(d, j);
+	rusk_task t = rusk_dispatch_task_(d, j);
 	rusk_admit_decision dec;
 	uint64_t waited = j->wait_from_ns ? now - j->wait_from_ns : 0;
 	if (rusk_admit_check(d->p.admit, &t, d->p.quality, waited, &dec) != RUSK_OK ||
@@ -569,8 +569,8 @@ bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		j->admitted = true;
 		if (j->wait_from_ns != 0) {
 			rusk_hist_record(&a->st.admission, waited);
-			rusk_disp_add(&a->st.adm_waited, 1);
-			rusk_disp_add(&a->st.adm_bound, dec.reason == RUSK_ADMIT_BOUND);
+			rusk_dispatch_add_(&a->st.adm_waited, 1);
+			rusk_dispatch_add_(&a->st.adm_bound, dec.reason == RUSK_ADMIT_BOUND);
 		}
 		return true;
 	}
@@ -590,37 +590,37 @@ bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 	return false;
 }
 
-void rusk_disp_count(rusk_dagent *a, const rusk_placement *pl)
+void rusk_dispatch_count_(rusk_dagent *a, const rusk_placement *pl)
 {
-	rusk_disp_add(&a->st.attempts, pl->attempts);
-	rusk_disp_add(&a->st.conflicts, pl->commits_lost);
-	rusk_disp_add(&a->st.rus_lost, pl->conflicts);
+	rusk_dispatch_add_(&a->st.attempts, pl->attempts);
+	rusk_dispatch_add_(&a->st.conflicts, pl->commits_lost);
+	rusk_dispatch_add_(&a->st.rus_lost, pl->conflicts);
 }
 
-uint64_t rusk_disp_tenure(const rusk_dtask *j)
+uint64_t rusk_dispatch_tenure_(const rusk_dtask *j)
 {
 	return rusk_js_key(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE));
 }
 
-static void count_placement(rusk_disp_stats *s, const rusk_placement *pl, uint64_t t_deq,
+static void count_placement(rusk_dagent_stats *s, const rusk_placement *pl, uint64_t t_deq,
                             uint64_t t_done)
 {
-	rusk_disp_add(&s->rus_placed, pl->placed);
-	rusk_disp_add(&s->r_sum, pl->sample_size);
+	rusk_dispatch_add_(&s->rus_placed, pl->placed);
+	rusk_dispatch_add_(&s->r_sum, pl->sample_size);
 	if (pl->sample_size > s->r_max)
 		rusk_store64(&s->r_max, pl->sample_size, RUSK_RELAXED);
-	rusk_disp_add(&s->q_micro, (uint64_t)(pl->quality * 1e6));
-	rusk_disp_add(&s->pref_tasks, pl->placed > 0 && pl->preferred == pl->placed);
+	rusk_dispatch_add_(&s->q_micro, (uint64_t)(pl->quality * 1e6));
+	rusk_dispatch_add_(&s->pref_tasks, pl->placed > 0 && pl->preferred == pl->placed);
 	rusk_hist_record(&s->place, elapsed(t_done, t_deq));
 	rusk_hist_record(&s->sample, pl->sample_ns);
 	rusk_hist_record(&s->commit, pl->commit_ns);
 	rusk_hist_record(&s->stale, pl->staleness_ns);
 }
 
-rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
-                                   uint64_t t_deq, uint64_t t_done)
+rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
+                                         uint64_t t_deq, uint64_t t_done)
 {
-	rusk_disp_stats *s = &a->st;
+	rusk_dagent_stats *s = &a->st;
 	j->placed += pl->placed;
 	count_placement(s, pl, t_deq, t_done);
 	if (j->placed < j->rus) {
@@ -649,9 +649,9 @@ rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_pla
 	rusk_hist_record(j->prio > 0 ? &s->delay_hi : &s->delay_lo, delay);
 	if (a->ag != NULL)
 		rusk_agent_observe_delay(a->ag, delay);
-	rusk_disp_add(&s->placed, 1);
-	rusk_disp_add(&s->qmode_tasks, pl->strategy == RUSK_STRATEGY_QUALITY);
-	rusk_disp_add(&s->placed_hi, j->prio > 0);
+	rusk_dispatch_add_(&s->placed, 1);
+	rusk_dispatch_add_(&s->qmode_tasks, pl->strategy == RUSK_STRATEGY_QUALITY);
+	rusk_dispatch_add_(&s->placed_hi, j->prio > 0);
 	rusk_dispatch_event ev = {.kind = RUSK_EV_PLACED,
 	                          .agent = a->index,
 	                          .job = j->id,
@@ -665,7 +665,7 @@ rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_pla
 	emit(a->d, &ev);
 	bool timed = ev.run_ns != RUSK_RUN_UNTIL_COMPLETE;
 	if (timed)
-		rusk_disp_add(&s->tet_us, ev.run_ns / 1000);
+		rusk_dispatch_add_(&s->tet_us, ev.run_ns / 1000);
 	if (t_done > s->last_done_ns)
 		rusk_store64(&s->last_done_ns, t_done, RUSK_RELAXED);
 	/* Saturated: a run_ns near UINT64_MAX ("for ever") wrapped to an end in the past. */
@@ -680,9 +680,9 @@ rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_pla
 	return RUSK_DISP_RUNNING;
 }
 
-void rusk_disp_refuse(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
+void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 {
-	rusk_disp_add(&a->st.refused, 1);
+	rusk_dispatch_add_(&a->st.refused, 1);
 	drop(a, j, err, now);
 }
 
@@ -717,7 +717,7 @@ static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease)
 	                  RUSK_ACQ_REL);
 }
 
-uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
+uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 {
 	rusk_dispatch *d = a->d;
 	uint32_t need = j->rus - j->placed, freed = 0, n_rus = rusk_cluster_rus(d->c);
@@ -726,7 +726,7 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 	 * room where the agent looks. Victims must fit a's queues without allocating. A
 	 * vector task never preempts: victims free RUs anywhere, not memory and GPUs on one
 	 * machine that it could use. */
-	if (rusk_vec_any(&j->vec) || view_has_room(a, need) || !rusk_disp_reserve(a, need))
+	if (rusk_vec_any(&j->vec) || view_has_room(a, need) || !rusk_dispatch_reserve_(a, need))
 		return 0;
 	rusk_view *v = rusk_agent_view(a->ag);
 	/* Victims are found where they hold RUs: a bounded sample of the master array, from a
@@ -738,7 +738,7 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 		rusk_ru_info info;
 		if (rusk_ru_state(d->c, ru, &info) != RUSK_OK)
 			continue;
-		rusk_dtask *vt = rusk_disp_lookup(d, info.owner, &use);
+		rusk_dtask *vt = rusk_dispatch_lookup_(d, info.owner, &use);
 		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
 			continue;
 		release(d, vt, NULL);
@@ -748,7 +748,7 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 		vt->placed = 0;
 		vt->requeue_ns = now;
 		rusk_store32(&vt->agent, a->index, RUSK_RELAXED); /* E9: a's queues hold it */
-		rusk_disp_add(&a->st.preempted, 1);
+		rusk_dispatch_add_(&a->st.preempted, 1);
 		rusk_dispatch_event ev = {.kind = RUSK_EV_PREEMPTED,
 		                          .agent = a->index,
 		                          .job = vt->id,
@@ -759,14 +759,14 @@ uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 		a->held++;
 	}
 	if (freed > 0)
-		rusk_disp_add(&a->st.preemptions, 1);
+		rusk_dispatch_add_(&a->st.preemptions, 1);
 	return freed;
 }
 
-bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now)
+bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now)
 {
 	uint64_t st = rusk_js_make(key, RUSK_JS_RUNNING);
-	/* E2: pairs with rusk_disp_placed's release and a preemptor's CAS. */
+	/* E2: pairs with rusk_dispatch_placed_'s release and a preemptor's CAS. */
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(key, RUSK_JS_DONE), RUSK_ACQ_REL))
 		return false;
 	if (release(d, j, NULL) == RUSK_OK) /* its agent's count: the one that ends it, mostly */
@@ -779,7 +779,7 @@ bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now)
 	return true;
 }
 
-void rusk_disp_drain(rusk_dagent *a)
+void rusk_dispatch_drain_(rusk_dagent *a)
 {
 	/* Every job still held ends here (invariant 2): REJECTED with RUSK_ESTOPPED, counted
 	 * as held at the end, or RUSK_ECANCELED; an incremental task gives back what it won. */
@@ -816,7 +816,7 @@ enum { STEP_DONE, STEP_PARKED, STEP_ASIDE };
 /* The wheel's end function (wheel.h): a timed end of j's tenure `key`. */
 static bool wheel_end(void *ctx, void *j, uint64_t key, uint64_t now)
 {
-	return rusk_disp_end(ctx, j, key, now);
+	return rusk_dispatch_end_(ctx, j, key, now);
 }
 
 /* j runs (tenure `key`) for run_ns: its timed end goes into a's wheel (wheel.c). */
@@ -827,7 +827,7 @@ static void hand_over(rusk_dagent *a, rusk_dtask *j, uint64_t key, uint64_t run_
 		if (!rusk_wheel_put(a->ends, j, end, key, run_ns)) {
 			/* Out of memory: end it now rather than never. */
 			rusk_store32(&a->d->fail, 1, RUSK_RELAXED);
-			rusk_disp_end(a->d, j, key, rusk_disp_now(a->d));
+			rusk_dispatch_end_(a->d, j, key, rusk_dispatch_now_(a->d));
 		}
 }
 
@@ -836,15 +836,15 @@ static void hand_over(rusk_dagent *a, rusk_dtask *j, uint64_t key, uint64_t run_
 static void take_ring(rusk_dagent *a)
 {
 	rusk_dtask *j;
-	while (rusk_disp_reserve(a, 1)) {
+	while (rusk_dispatch_reserve_(a, 1)) {
 		if (!ck_ring_dequeue_mpsc(&a->in, a->in_buf, &j))
 			return;
 		TSAN_ACQUIRE(j);    /* E3 */
 		if (!j->received) { /* a submission, not a revoked task queued again */
 			j->received = true;
-			rusk_disp_add(&a->st.received, 1);
+			rusk_dispatch_add_(&a->st.received, 1);
 		}
-		rusk_disp_enqueue(a, j);
+		rusk_dispatch_enqueue_(a, j);
 	}
 	rusk_store32(&a->d->fail, 1, RUSK_RELAXED);
 }
@@ -879,7 +879,7 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 		jobq_push(&a->retry, j, true); /* room: it was just taken from a's queues */
 		a->held++;
 	} else if (!requeue(d, j)) {
-		rusk_disp_reject(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
+		rusk_dispatch_reject_(d, UINT32_MAX, j, NULL, RUSK_ESTOPPED, now);
 	}
 	return true;
 }
@@ -924,13 +924,13 @@ static void put_aside(rusk_dagent *a, rusk_dtask *j, const rusk_task *t, bool no
 	if (note && j->placed == 0 && !rusk_vec_any(&j->vec)) {
 		uint32_t k = room_class(t);
 		if (k == ROOM_ANY_INCR) { /* not even one RU: nothing fits anywhere */
-			rusk_disp_add(&a->st.dry, !dry(a));
+			rusk_dispatch_add_(&a->st.dry, !dry(a));
 			for (int i = 0; i < 5; i++)
 				a->room[i] = 1;
 		} else if (t->rus < a->room[k])
 			a->room[k] = t->rus;
 	}
-	rusk_disp_add(&a->st.aside, 1);
+	rusk_dispatch_add_(&a->st.aside, 1);
 	jobq_push(&a->aside, j, false); /* room: it was just taken from a's queues */
 	a->held++;
 }
@@ -950,7 +950,7 @@ static void drop_reservation(rusk_dagent *a, rusk_dtask *j)
 	j->resv = false;
 	j->aside_syncs = j->resv_idle = j->resv_held = 0;
 	a->resv = NULL;
-	rusk_disp_add(&a->st.resv_dropped, 1);
+	rusk_dispatch_add_(&a->st.resv_dropped, 1);
 }
 
 /* a's view synced: room may have appeared anywhere. The aside list goes back, in order,
@@ -977,7 +977,7 @@ static void resume_aside(rusk_dagent *a)
 			j->resv = true;
 			j->resv_idle = 0;
 			j->resv_held = j->placed;
-			rusk_disp_add(&a->st.reservations, 1);
+			rusk_dispatch_add_(&a->st.reservations, 1);
 		}
 		jobq_push(j->prio > 0 ? &a->hi : &a->retry, j, true);
 	}
@@ -988,7 +988,7 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 {
 	rusk_dispatch *d = a->d;
 	uint64_t t_deq = now_ns(d);
-	rusk_disp_dequeued(a, j, t_deq);
+	rusk_dispatch_dequeued_(a, j, t_deq);
 	if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0) {
 		/* Its machine failed under a partial placement: start again from nothing (a
 		 * second failure meanwhile is covered by releasing every lease). */
@@ -997,22 +997,22 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 			release(d, j, NULL);
 		j->placed = 0;
 	}
-	if (!rusk_disp_admit(a, j, t_deq))
+	if (!rusk_dispatch_admit_(a, j, t_deq))
 		return STEP_PARKED;
-	rusk_task t = rusk_disp_task(d, j);
+	rusk_task t = rusk_dispatch_task_(d, j);
 	if (known_no_room(a, j, &t)) {
 		put_aside(a, j, &t, false);
 		return STEP_ASIDE;
 	}
 	rusk_placement pl;
 	int rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
-	if (rc == RUSK_EAGAIN && j->prio > 0 && rusk_disp_preempt(a, j, now_ns(d)) > 0) {
-		rusk_disp_count(a, &pl);
+	if (rc == RUSK_EAGAIN && j->prio > 0 && rusk_dispatch_preempt_(a, j, now_ns(d)) > 0) {
+		rusk_dispatch_count_(a, &pl);
 		rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	}
-	rusk_disp_count(a, &pl);
+	rusk_dispatch_count_(a, &pl);
 	if (rc == RUSK_EINVAL || rc == RUSK_EINFEASIBLE) {
-		rusk_disp_refuse(a, j, rc, now_ns(d));
+		rusk_dispatch_refuse_(a, j, rc, now_ns(d));
 		return STEP_DONE;
 	}
 	if (rc != RUSK_OK) {
@@ -1025,11 +1025,11 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 			put_aside(a, j, &t, true);
 			return STEP_ASIDE;
 		}
-		rusk_disp_gave_back(a, j); /* lost commits: room may be there, try again */
+		rusk_dispatch_gave_back_(a, j); /* lost commits: room may be there, try again */
 		return STEP_DONE;
 	}
 	/* The cluster's clock: the call's own end reading saves one. */
-	if (rusk_disp_placed(a, j, &pl, t_deq, pl.end_ns) != RUSK_DISP_RUNNING)
+	if (rusk_dispatch_placed_(a, j, &pl, t_deq, pl.end_ns) != RUSK_DISP_RUNNING)
 		return STEP_DONE;
 	/* E7: RUNNING is stored (release); a revocation that found it QUEUED flagged it. */
 	rusk_fence_full();
@@ -1045,11 +1045,11 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 /* One round: up to `batch` tasks (those put aside count: the view is ticked between
  * rounds); a dry agent serves only its high-priority queue. Returns tasks handled. */
 /*
- * rusk_disp_next for the agent threads, with retries and new tasks taking turns: the tasks
+ * rusk_dispatch_next_ for the agent threads, with retries and new tasks taking turns: the tasks
  * back from aside at a sync go to the front of the retry list, and a run of them (large
  * ones, tens of us each) held up every small task behind it for its whole length (the
  * one-RU p99 tripled with 2% of 48-RU tasks). High priority still goes first. The
- * simulator keeps rusk_disp_next's order (its outputs are the papers' experiments).
+ * simulator keeps rusk_dispatch_next_'s order (its outputs are the papers' experiments).
  */
 static rusk_dtask *agent_next(rusk_dagent *a, uint64_t now, size_t *retries, bool *new_turn)
 {
@@ -1062,7 +1062,7 @@ static rusk_dtask *agent_next(rusk_dagent *a, uint64_t now, size_t *retries, boo
 		drop(a, j, RUSK_ECANCELED, now);
 	}
 	*new_turn = true;
-	return rusk_disp_next(a, now, retries);
+	return rusk_dispatch_next_(a, now, retries);
 }
 
 static uint32_t agent_round(rusk_dagent *a, uint64_t now)
@@ -1074,7 +1074,7 @@ static uint32_t agent_round(rusk_dagent *a, uint64_t now)
 		rusk_dtask *j;
 		if (dry(a)) {
 			size_t none = 0;
-			if (a->hi.n == 0 || (j = rusk_disp_next(a, now, &none)) == NULL)
+			if (a->hi.n == 0 || (j = rusk_dispatch_next_(a, now, &none)) == NULL)
 				break;
 		} else if ((j = agent_next(a, now, &retries, &new_turn)) == NULL) {
 			break;
@@ -1100,7 +1100,7 @@ static void agent_idle(rusk_dagent *a, rusk_view *v)
 {
 	rusk_dispatch *d = a->d;
 	uint64_t t = now_ns(d), until = t + SLICE_NS;
-	uint64_t due = rusk_disp_next_wake(a), sync = rusk_view_next_sync_ns(v);
+	uint64_t due = rusk_dispatch_next_wake_(a), sync = rusk_view_next_sync_ns(v);
 	uint64_t end = rusk_wheel_next(a->ends); /* with the lateness the wheel allows */
 	until = due < until ? due : until;
 	until = sync < until ? sync : until;
@@ -1189,9 +1189,9 @@ static void *agent_main(void *arg)
 	/* Submissions that came too late to place end here too: wait for those still on
 	 * their way to the ring (E6), then take it. */
 	while (!no_submission_in_flight(a))
-		rusk_disp_sleep(1000);
+		rusk_dispatch_sleep_(1000);
 	take_ring(a);
-	rusk_disp_drain(a);
+	rusk_dispatch_drain_(a);
 	/* Its running tasks with a timed end end now (DONE), as at any stop. */
 	(void)rusk_wheel_turn(a->ends, now_ns(d), true);
 	rusk_store32(&a->exited, 1, RUSK_RELEASE); /* rusk_dispatch_drained */
@@ -1248,14 +1248,10 @@ static int make_agent(rusk_dispatch *d, uint32_t i, char *err, size_t len)
 	} else {
 		/* DiffSync over every partition with ParSync's 500 ms gap (SameSync where there
 		 * are fewer partitions than agents), starting now. */
-		uint32_t parts = rusk_cluster_partitions(d->c);
-		rusk_sync_params sp = {.policy = parts >= d->p.agents ? RUSK_SYNC_DIFF
-		                                                      : RUSK_SYNC_SAME,
-		                       .partitions = parts,
-		                       .agents = d->p.agents,
-		                       .gap_ns = 500000000ull,
-		                       .start_ns = now_ns(d),
-		                       .seed = d->p.seed};
+		rusk_sync_params sp;
+		rusk_sync_params_init(&sp, rusk_cluster_partitions(d->c), d->p.agents);
+		sp.start_ns = now_ns(d);
+		sp.seed = d->p.seed;
 		rusk_agent_params_init(&ap, &sp, i);
 		ap.seed = d->p.seed + i;
 	}
@@ -1327,23 +1323,23 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	 * slots the run used are looked at. */
 	uint64_t used = d->chunks != NULL ? rusk_load64(&d->bump, RUSK_ACQUIRE) : 0;
 	for (uint64_t k = 0; k < used && k < d->cap; k++) {
-		rusk_dtask *j = rusk_disp_slot(d, k);
+		rusk_dtask *j = rusk_dispatch_slot_(d, k);
 		uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
 		if (rusk_js_state(st) == RUSK_JS_RUNNING)
-			rusk_disp_end(d, j, rusk_js_key(st), now_ns(d));
+			rusk_dispatch_end_(d, j, rusk_js_key(st), now_ns(d));
 	}
 	for (uint32_t i = 0; d->ag != NULL && i < d->p.agents; i++) {
 		rusk_dagent *a = &d->ag[i];
 		if (!d->stopped && a->in_buf != NULL)
 			take_ring(a); /* never started nor stopped: its ring may hold jobs */
-		rusk_disp_drain(a);
+		rusk_dispatch_drain_(a);
 		if (a->ag != NULL)
 			rusk_agent_destroy(a->ag);
 		free(a->in_buf);
 		rusk_wheel_free(a->ends);
 	}
 	for (uint64_t k = 0; k < used && k < d->cap; k++) {
-		rusk_dtask *j = rusk_disp_slot(d, k);
+		rusk_dtask *j = rusk_dispatch_slot_(d, k);
 		if (j->l != NULL && j->l != j->l_in)
 			free(j->l);
 	}
@@ -1363,7 +1359,7 @@ static int submit_one(rusk_dispatch *d, rusk_dagent *a, const rusk_dtask_spec *s
 	int rc = RUSK_ESTOPPED;
 	rusk_dtask *j = NULL;
 	if (rusk_load32(&d->stop, RUSK_ACQUIRE) == 0 &&
-	    (j = rusk_disp_job(d, s, a->index, now, &rc)) != NULL) {
+	    (j = rusk_dispatch_job_(d, s, a->index, now, &rc)) != NULL) {
 		uint64_t id = j->id;
 		TSAN_RELEASE(j); /* E3 */
 		if (ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)) {
@@ -1374,7 +1370,7 @@ static int submit_one(rusk_dispatch *d, rusk_dagent *a, const rusk_dtask_spec *s
 		rc = RUSK_EFULL;
 	}
 	rusk_faa64(&d->refused_at_submit, 1, RUSK_RELAXED);
-	rusk_disp_reject(d, a->index, j, s, rc, now);
+	rusk_dispatch_reject_(d, a->index, j, s, rc, now);
 	return rc;
 }
 
@@ -1468,7 +1464,7 @@ static bool requeue(rusk_dispatch *d, rusk_dtask *j)
 		if ((ok = ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)))
 			rusk_park_wake(&a->park); /* rare: no E10 test needed */
 		else
-			rusk_disp_sleep(1000); /* the agent drains its queue */
+			rusk_dispatch_sleep_(1000); /* the agent drains its queue */
 	}
 	rusk_faa32(&a->inflight, (uint32_t)-1, RUSK_RELEASE);
 	return ok;
@@ -1478,7 +1474,7 @@ RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *ar
 {
 	rusk_dispatch *d = arg;
 	uint32_t use;
-	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, task, &use) : NULL;
+	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, task, &use) : NULL;
 	if (j == NULL)
 		return; /* not a handle of d: the embedder's own task, or nothing */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE); /* E1 */
@@ -1505,7 +1501,7 @@ RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *ar
 RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
 {
 	uint32_t use;
-	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, job, &use) : NULL;
+	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, job, &use) : NULL;
 	if (j == NULL)
 		return RUSK_EINVAL; /* never a handle of d */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
@@ -1519,7 +1515,7 @@ RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
 		case RUSK_JS_PLACING: return RUSK_ENOTRUNNING;
 		default: break;
 		}
-		if (rusk_disp_end(d, j, rusk_js_key(st), now_ns(d)))
+		if (rusk_dispatch_end_(d, j, rusk_js_key(st), now_ns(d)))
 			return RUSK_OK;
 		st = rusk_load64(&j->st, RUSK_ACQUIRE); /* preempted or ended meanwhile */
 	}
@@ -1528,7 +1524,7 @@ RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
 RUSK_EXPORT int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job)
 {
 	uint32_t use;
-	rusk_dtask *j = d != NULL ? rusk_disp_lookup(d, job, &use) : NULL;
+	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, job, &use) : NULL;
 	if (j == NULL)
 		return RUSK_EINVAL;
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
@@ -1611,14 +1607,14 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 	rusk_fence_full(); /* E6: stop before the in-flight counts are read */
 	for (uint32_t i = 0; i < d->p.agents; i++)
 		while (rusk_load32(&d->ag[i].inflight, RUSK_ACQUIRE) != 0)
-			rusk_disp_sleep(1000);
+			rusk_dispatch_sleep_(1000);
 	wake_all(d);
 	for (uint32_t i = 0; i < d->p.agents; i++)
 		if (d->ag[i].started) {
 			pthread_join(d->ag[i].tid, NULL);
 		} else { /* never started: what was submitted ends here (ESTOPPED) */
 			take_ring(&d->ag[i]);
-			rusk_disp_drain(&d->ag[i]);
+			rusk_dispatch_drain_(&d->ag[i]);
 		}
 	d->stopped = true;
 }
@@ -1627,7 +1623,7 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 {
 	for (uint32_t i = 0; i < d->p.agents; i++) {
 		const rusk_dagent *a = &d->ag[i];
-		const rusk_disp_stats *s = &a->st;
+		const rusk_dagent_stats *s = &a->st;
 		o->placed += rusk_load64(&s->placed, RUSK_RELAXED);
 		o->preempted += rusk_load64(&s->preempted, RUSK_RELAXED);
 		o->requeued += rusk_load64(&s->requeued, RUSK_RELAXED);

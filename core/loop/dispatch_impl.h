@@ -17,9 +17,9 @@
  * across uses, so a stale completion entry can never end a later tenure.
  *
  * Ordering edges (every atomic names its pair):
- *   E1 rusk_disp_placed: the CAS st QUEUED -> PLACING (acq_rel: it decides against a
+ *   E1 rusk_dispatch_placed_: the CAS st QUEUED -> PLACING (acq_rel: it decides against a
  *        cancellation), PLACED delivered, then leases, end_ns and st = RUNNING (release)
- *        -> acquire of st in the completer, a preemptor (rusk_disp_preempt), a revocation
+ *        -> acquire of st in the completer, a preemptor (rusk_dispatch_preempt_), a revocation
  *        and rusk_dispatch_complete
  *   E2 end / preempt / revoke / cancel / place CAS on st (acq_rel): one winner per tenure
  *   E3 submit: job fields, then ring enqueue (CK's release) + TSAN_RELEASE
@@ -135,7 +135,7 @@ struct rusk_dtask {
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 
-/* A deque of jobs (an agent's local queues); capacity reserved ahead (rusk_disp_reserve)
+/* A deque of jobs (an agent's local queues); capacity reserved ahead (rusk_dispatch_reserve_)
  * so that moving a job between queues never allocates. */
 typedef struct rusk_dtaskq {
 	rusk_dtask **a;
@@ -152,7 +152,7 @@ HEAP_DEFINE(rusk_waitq, rusk_dtask *, rusk_ready_before)
 /* The timed ends of one agent (wheel.c). */
 
 /* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
-typedef struct rusk_disp_stats {
+typedef struct rusk_dagent_stats {
 	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost:
 	 * the RUs those lost (a multi-RU commit may lose several) */
 	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
@@ -172,7 +172,7 @@ typedef struct rusk_disp_stats {
 	uint64_t q_micro;      /* sum of placed quality x 1e6 (score or Q) */
 	rusk_hist queue, place, stale, sample, commit, admission;
 	rusk_hist delay_hi, delay_lo; /* scheduling delay by priority */
-} rusk_disp_stats;
+} rusk_dagent_stats;
 
 typedef struct rusk_dagent {
 	rusk_dispatch *d;
@@ -194,7 +194,7 @@ typedef struct rusk_dagent {
 	uint32_t max_retries; /* its kernel agent's (a placement that gave up before it: room) */
 	rusk_dtask *resv;     /* its reservation (one at a time), or NULL */
 	uint32_t cancels, cancels_seen; /* cancellations asked (atomic, E9) and handled */
-	rusk_disp_stats st;
+	rusk_dagent_stats st;
 	/* The lines its producers touch, each its own: submissions in flight to it (E6,
 	 * written by its producers), the stack of slots given back by its tasks (head = tag
 	 * << 32 | (slot + 1), 0: empty; the tag grows with every push and pop against ABA;
@@ -207,9 +207,9 @@ typedef struct rusk_dagent {
 	 * relaxed: a hint): what it holds, and the free RUs its view shows. */
 	uint64_t held_pub, room_pub;
 	rusk_view_stats vs RUSK_ALIGNED(RUSK_CACHELINE); /* at exit (threads) */
-	rusk_rng prng;                                   /* victim sampling (rusk_disp_preempt) */
-	double cpu_s;                                    /* CPU time of its thread (threads) */
-	uint64_t n_left;                                 /* held at the end */
+	rusk_rng prng;   /* victim sampling (rusk_dispatch_preempt_) */
+	double cpu_s;    /* CPU time of its thread (threads) */
+	uint64_t n_left; /* held at the end */
 	pthread_t tid;
 	uint32_t exited; /* its thread has drained and ends (release) */
 	bool started;
@@ -233,7 +233,7 @@ struct rusk_dispatch {
 };
 
 /* Slot `slot`'s job; its chunk must exist (a slot below bump). */
-static inline rusk_dtask *rusk_disp_slot(const rusk_dispatch *d, uint64_t slot)
+static inline rusk_dtask *rusk_dispatch_slot_(const rusk_dispatch *d, uint64_t slot)
 {
 	rusk_dtask *ch = rusk_loadp((void *const *)&d->chunks[slot >> RUSK_JOB_CHUNK_SHIFT],
 	                            RUSK_ACQUIRE); /* E8 */
@@ -243,7 +243,7 @@ static inline rusk_dtask *rusk_disp_slot(const rusk_dispatch *d, uint64_t slot)
 /* The job a handle (or lease owner id) names now, with its use in *use; NULL when it names
  * no slot of d that was ever used. Its task may have ended: the caller compares use with
  * the state word's. */
-static inline rusk_dtask *rusk_disp_lookup(const rusk_dispatch *d, uint64_t job, uint32_t *use)
+static inline rusk_dtask *rusk_dispatch_lookup_(const rusk_dispatch *d, uint64_t job, uint32_t *use)
 {
 	if (job < RUSK_DISPATCH_ID_BASE || job > RUSK_TASK_ID_MAX)
 		return NULL;
@@ -259,19 +259,19 @@ static inline rusk_dtask *rusk_disp_lookup(const rusk_dispatch *d, uint64_t job,
 }
 
 /* The cluster's clock (the simulator's virtual one under rusk sim). */
-static inline uint64_t rusk_disp_now(const rusk_dispatch *d)
+static inline uint64_t rusk_dispatch_now_(const rusk_dispatch *d)
 {
 	return rusk_clock_now(rusk_cluster_clock(d->c));
 }
 
 /* Sleeps ns of real time (the dispatcher's threads only run under a real clock). */
-static inline void rusk_disp_sleep(uint64_t ns)
+static inline void rusk_dispatch_sleep_(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
 	nanosleep(&ts, NULL);
 }
 
-static inline void rusk_disp_add(uint64_t *p, uint64_t d)
+static inline void rusk_dispatch_add_(uint64_t *p, uint64_t d)
 {
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
 }
@@ -280,65 +280,65 @@ static inline void rusk_disp_add(uint64_t *p, uint64_t d)
 
 /* A job for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
  * yet on any: NULL with *rc set (the REJECTED event is the caller's to deliver:
- * rusk_disp_reject). */
-rusk_dtask *rusk_disp_job(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent, uint64_t now,
-                          int *rc);
+ * rusk_dispatch_reject_). */
+rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
+                               uint64_t now, int *rc);
 /* Delivers REJECTED for j (or for spec s when j is NULL), counts it rejected and frees j's
  * slot. */
-void rusk_disp_reject(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const rusk_dtask_spec *s,
-                      int err, uint64_t now);
+void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,
+                           const rusk_dtask_spec *s, int err, uint64_t now);
 /* Room in a's local queues for `more` jobs beyond what it holds; false: out of memory. */
-bool rusk_disp_reserve(rusk_dagent *a, size_t more);
+bool rusk_dispatch_reserve_(rusk_dagent *a, size_t more);
 /* Queues j on a (high or normal queue); room reserved first. */
-void rusk_disp_enqueue(rusk_dagent *a, rusk_dtask *j);
+void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j);
 /* j goes back on a's retry list (high priority: its queue), counted as re-queued. */
-void rusk_disp_gave_back(rusk_dagent *a, rusk_dtask *j);
+void rusk_dispatch_gave_back_(rusk_dagent *a, rusk_dtask *j);
 /* Puts j at the back of a's high queue (prio) or retry list, not counted as re-queued (a
  * driver that kept it aside itself, e.g. until its view's next sync). Room reserved. */
-void rusk_disp_retry(rusk_dagent *a, rusk_dtask *j);
+void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j);
 /* Next job to try at `now`: high priority, then retries (at most *retries), then due
  * admission waiters, then the normal queue. NULL: nothing to do now. A job cancelled
  * meanwhile is rejected (RUSK_ECANCELED) on the way, never returned. */
-rusk_dtask *rusk_disp_next(rusk_dagent *a, uint64_t now, size_t *retries);
+rusk_dtask *rusk_dispatch_next_(rusk_dagent *a, uint64_t now, size_t *retries);
 /* Earliest time an admission waiter is due (UINT64_MAX: none). */
-uint64_t rusk_disp_next_wake(const rusk_dagent *a);
+uint64_t rusk_dispatch_next_wake_(const rusk_dagent *a);
 /* Jobs whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
-uint64_t rusk_disp_placeable(const rusk_dagent *a, uint64_t free_rus);
+uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus);
 /* First dequeue of j: its queueing time. */
-void rusk_disp_dequeued(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+void rusk_dispatch_dequeued_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
 /* Admission: true to place now; false: parked among a's admission waiters. */
-bool rusk_disp_admit(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+bool rusk_dispatch_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
 /* The rusk_task to place for j: its remaining RUs, beside those it holds (rusk_task.held),
  * incremental within its kind when it is its agent's reservation. */
-rusk_task rusk_disp_task(const rusk_dispatch *d, const rusk_dtask *j);
+rusk_task rusk_dispatch_task_(const rusk_dispatch *d, const rusk_dtask *j);
 /* Counts a placement call's commit attempts and conflicts. */
-void rusk_disp_count(rusk_dagent *a, const rusk_placement *pl);
-/* What rusk_disp_placed made of a placement. */
-typedef enum rusk_disp_outcome {
+void rusk_dispatch_count_(rusk_dagent *a, const rusk_placement *pl);
+/* What rusk_dispatch_placed_ made of a placement. */
+typedef enum rusk_dtask_outcome {
 	RUSK_DISP_RUNNING = 0,  /* PLACED was delivered: hand it to completion at j->end_ns */
 	RUSK_DISP_PARTIAL = 1,  /* an incremental task waits for the rest (on the retry list) */
 	RUSK_DISP_CANCELED = 2, /* cancelled meanwhile: its RUs went back, REJECTED delivered */
-} rusk_disp_outcome;
+} rusk_dtask_outcome;
 /* Accounts a placement of pl->placed RUs of j at t_done (decided from t_deq). */
-rusk_disp_outcome rusk_disp_placed(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
-                                   uint64_t t_deq, uint64_t t_done);
+rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
+                                         uint64_t t_deq, uint64_t t_done);
 /* The kernel refused j (RUSK_EINVAL / RUSK_EINFEASIBLE): released, REJECTED, slot freed. */
-void rusk_disp_refuse(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now);
+void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now);
 /* High-priority j found no room: preempts normal running tasks of d (found by sampling the
  * master array, each proven d's by the lease it holds) until j's RUs are free in a's view;
  * victims go to the front of a's retry list (PREEMPTED). Returns RUs freed: 0 while the
  * view shows room for j. */
-uint32_t rusk_disp_preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
+uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
 /* Ends tenure `key` (rusk_js_key) of j (E2), releases its RUs, delivers DONE and frees the
  * slot; false if it was preempted (or ended) first. */
-bool rusk_disp_end(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
+bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
 /* The tenure key of j now (acquire). */
-uint64_t rusk_disp_tenure(const rusk_dtask *j);
+uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
 /* End of a's life: each job it still holds gives back the RUs it won and gets REJECTED
  * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
-void rusk_disp_drain(rusk_dagent *a);
+void rusk_dispatch_drain_(rusk_dagent *a);
 /* Jobs in a's local queues. */
-static inline size_t rusk_disp_held(const rusk_dagent *a)
+static inline size_t rusk_dispatch_held_(const rusk_dagent *a)
 {
 	return a->held;
 }

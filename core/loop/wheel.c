@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Timed ends (rusk/dispatch.h): each agent ends the tasks it placed run_ns after their
- * placement, releasing their RUs (the dispatcher's end function, rusk_disp_end), on its own
+ * placement, releasing their RUs (the dispatcher's end function, rusk_dispatch_end_), on its own
  * thread, from a timing wheel of its own. There is no completer thread: one thread ending
  * every task of every agent
  * was a shared hot spot (a cross-core hand-off of each placed task, and one core's worth
@@ -18,7 +18,7 @@
  *
  * Invariants: an entry is kept only for a tenure running on a timer when it was put (a
  * preempted or revoked tenure never runs again: its entry is dropped when due, the CAS of
- * rusk_disp_end failing); each tenure is ended at most once (E2's CAS in rusk_disp_end);
+ * rusk_dispatch_end_ failing); each tenure is ended at most once (E2's CAS in rusk_dispatch_end_);
  * only the wheel's agent touches it.
  */
 #include <stdlib.h>
@@ -63,7 +63,7 @@ struct rusk_wheel {
 	uint64_t n;            /* entries in the slots and the heap */
 	uint64_t due;          /* no entry ends before this (a turn before it has nothing to do) */
 	far_heap far;          /* beyond the horizon */
-	rusk_wheel_end_fn end; /* ends one tenure (the dispatcher's rusk_disp_end) */
+	rusk_wheel_end_fn end; /* ends one tenure (the dispatcher's rusk_dispatch_end_) */
 	void *ctx;
 };
 

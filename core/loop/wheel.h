@@ -11,7 +11,7 @@
 typedef struct rusk_wheel rusk_wheel;
 
 /* Ends tenure `key` of task j at `now`; true when it ended it (false: a later tenure, or
- * one already ended). The dispatcher's rusk_disp_end. */
+ * one already ended). The dispatcher's rusk_dispatch_end_. */
 typedef bool (*rusk_wheel_end_fn)(void *ctx, void *j, uint64_t key, uint64_t now);
 
 /* A wheel turned from `now` that ends tenures with end(ctx, ...); NULL: out of memory. */
