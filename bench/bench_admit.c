@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Micro-benchmarks of admission control (Tarcil §4, core/admit.c), through the C shim:
+ * Micro-benchmarks of admission control (Tarcil §4, core/kernel/admit.c), through the C shim:
  *   baseline/commit_release/{zero,profile}  commit + release of one RU, no admission
  *                                           attached (the same-run baseline)
  *   admit/commit_release/{zero,profile}     the same with admission attached: the fold

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Micro-benchmarks of the classification engine (Quasar §3.2, core/classify.c), through
- * the C shim, on the generator's population (core/classify_gen.c) with 1,000 training
+ * Micro-benchmarks of the classification engine (Quasar §3.2, core/learn/classify.c), through
+ * the C shim, on the generator's population (core/learn/classify_gen.c) with 1,000 training
  * workloads per classification (100 profiled exhaustively, 900 with 2 entries):
  *   classify/one/scale-up     one fold-in of a new job from 2 profiled entries against the
  *                             trained scale-up model (32 columns): closed-form solve

@@ -9,9 +9,9 @@
 #include <ck_ring.h>
 #include <stdlib.h>
 
-#include "hist.h"
-#include "loadgen.h"
+#include "base/hist.h"
 #include "shim/rusk_gbench.h"
+#include "workload/loadgen.h"
 
 #define RING 1024
 

@@ -22,7 +22,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 #include "shim/rusk_gbench.h"
 
 #ifndef TYPES

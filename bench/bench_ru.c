@@ -19,7 +19,7 @@
 #include <ck_pr.h>
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 #include "shim/rusk_gbench.h"
 
 #define BATCH 64

@@ -26,8 +26,8 @@ typedef struct cfg {
 
 static rusk_agent *make_agent(const cfg *k)
 {
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = 20, .agents = 20, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 20, 20);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
 	ap.strategy = k->s;

@@ -22,7 +22,7 @@
 
 #define P    20
 #define N    20
-#define G_NS 500000000ull
+#define G_NS RUSK_SYNC_DEFAULT_GAP_NS
 
 static rusk_cluster *big;
 static uint64_t vnow;

@@ -58,8 +58,8 @@ static void bm_vec(rusk_gb_state *st, void *ctx)
 static void bm_choose(rusk_gb_state *st, void *ctx)
 {
 	const rusk_vec_demand *d = ctx;
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = 20, .agents = 20, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 20, 20);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
 	ap.sample = 8;

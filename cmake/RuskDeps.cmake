@@ -21,11 +21,20 @@ endfunction()
 # The library's own; then what the tests and benchmarks need, only when they are built.
 rusk_require_pkg(ck ck libck-dev)
 rusk_require_pkg(urcu liburcu-memb liburcu-dev)
-# Classification (core/classify.c): the SVD comes from LAPACK through LAPACKE. Debian picks
+# Classification (core/learn/classify.c): the SVD comes from LAPACK through LAPACKE. Debian picks
 # the LAPACK/BLAS behind liblapack.so.3; rusk installs OpenBLAS's serial build, because a
 # threaded BLAS starts worker threads in every process that loads it (a scheduling agent's
 # process included) and joins them at exit, which hung runs under a memory limit.
 rusk_require_pkg(lapacke lapacke "liblapacke-dev libopenblas-serial-dev")
+# 3σSched (core/learn/plan.c) solves its plans with GLPK's MILP solver. Debian ships no
+# pkg-config module for it: the header and library are looked for directly, and the
+# library is linked by name (-lglpk: no imported target, which an installed static librusk's
+# CMake package would then have to define), so that a static librusk's users get it too.
+find_path(RUSK_GLPK_INCLUDE glpk.h)
+find_library(RUSK_GLPK_LIB glpk)
+if(NOT RUSK_GLPK_INCLUDE OR NOT RUSK_GLPK_LIB)
+  set_property(GLOBAL APPEND PROPERTY RUSK_MISSING libglpk-dev)
+endif()
 if(RUSK_WITH_JEMALLOC)
   rusk_require_pkg(jemalloc jemalloc libjemalloc-dev)
 endif()

@@ -14,6 +14,8 @@ data=$src/tests/data
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+# Inputs by relative path: a summary names its files, and the checkout may move.
+cp "$data/trace_gaps.csv" "$data/trace_vec.csv" "$data/nodes_gpu.csv" .
 small="--machines 2000 --partitions 4 --duration-s 3"
 run() { # name, flags...
 	local name=$1; shift
@@ -49,9 +51,9 @@ run classify --machines 400 --rus-per-machine 8 --partitions 2 --rate 500 --dura
 	--task-ms 2000 --task-rus 4 --quality interference --classify on --target on --seed 1
 run sched --machines 400 --rus-per-machine 1 --partitions 2 --rate 60 --duration-s 10 \
 	--task-ms 4000 --task-dist exp --task-rus 4 --sched point-real --slo-share 0.3 --slack 50
-run trace --machines 2000 --partitions 4 --trace "$data/trace_gaps.csv" --time-scale 1
-run gpu --cluster "$data/nodes_gpu.csv" --partitions 2 --machines-per-rack 1 --racks-per-cell 1 \
-	--time-scale 1 --trace "$data/trace_vec.csv"
+run trace --machines 2000 --partitions 4 --trace trace_gaps.csv --time-scale 1
+run gpu --cluster nodes_gpu.csv --partitions 2 --machines-per-rack 1 --racks-per-cell 1 \
+	--time-scale 1 --trace trace_vec.csv
 if [ -n "$traces" ] && [ -d "$traces/openb" ]; then
 	export RUSK_TRACE_DIR=$traces
 	run openb --trace openb --cluster openb --partitions 8 --duration-s 5 --quality packing

@@ -27,8 +27,8 @@
 
 #include <rusk/rusk.h>
 
-#include "internal.h"
-#include "rng.h"
+#include "base/rng.h"
+#include "kernel/ru_impl.h"
 
 #define MAX_GANG 6
 #define HOLD     16

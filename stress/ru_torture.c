@@ -23,7 +23,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 #define MAX_RUS  4
 #define MAX_HELD 8

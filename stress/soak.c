@@ -30,8 +30,9 @@
 
 #include <rusk/rusk.h>
 
-#include "internal.h"
-#include "rng.h"
+#include "base/rng.h"
+#include "kernel/ru_impl.h"
+#include "kernel/vec_impl.h"
 
 #define MAX_GANG 4
 #define HOLD     4096

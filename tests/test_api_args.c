@@ -335,6 +335,12 @@ static void test_sync_and_views(void **state)
 	rusk_sync_params zero = {.policy = RUSK_SYNC_DIFF, .random_offset = true};
 	assert_int_equal(rusk_sync_check(&zero, NULL, 0), RUSK_EINVAL);
 	assert_int_equal(rusk_sync_step_ns(NULL), 0);
+	rusk_sync_params_init(NULL, 4, 2); /* nothing, no crash */
+	rusk_sync_params def;
+	rusk_sync_params_init(&def, 2, 4); /* P < N: SameSync, which rusk_sync_check accepts */
+	assert_int_equal(def.policy, RUSK_SYNC_SAME);
+	assert_int_equal(def.gap_ns, RUSK_SYNC_DEFAULT_GAP_NS);
+	assert_int_equal(rusk_sync_check(&def, err, sizeof err), RUSK_OK);
 	assert_int_equal(rusk_sync_step_ns(&zero), 0); /* no agents: was a division by zero */
 	assert_int_equal(rusk_sync_offset_ns(NULL, 0), 0);
 	assert_int_equal(rusk_sync_offset_ns(&zero, 3), 0);

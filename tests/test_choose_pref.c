@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Preferred machines under the interference quality model (core/choose.c, add_preferred):
+ * Preferred machines under the interference quality model (core/kernel/choose.c, add_preferred):
  * a task with preferred machines, e.g. a Quasar allocation's (rusk_cls_alloc_size), is
  * placed on them while they can hold it, even when Tarcil's Q ranks another machine
  * higher, and their room is read in the master array, not the agent's possibly stale view.

@@ -19,7 +19,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static int setup(void **state)
 {

@@ -20,7 +20,7 @@
 
 #include <rusk/rusk.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 
 #define R 8
 #define B 4

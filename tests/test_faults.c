@@ -12,7 +12,7 @@
 
 #include <rusk/rusk.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 
 static void test_cluster_create_fails_cleanly(void **state)
 {

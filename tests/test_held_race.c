@@ -23,7 +23,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 #define THREADS  4
 #define TASKS    10000 /* per thread */

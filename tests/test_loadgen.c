@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "hist.h"
-#include "loadgen.h"
+#include "base/hist.h"
+#include "workload/loadgen.h"
 #include <rusk/rusk.h>
 
 static void test_rates_within_one_percent(void **state)

@@ -19,8 +19,8 @@
 
 #include <rusk/plan.h>
 
-#include "jobtrace.h"
-#include "rng.h"
+#include "base/rng.h"
+#include "workload/jobtrace.h"
 
 /* A histogram of n runtimes evenly spread over [lo, hi]. */
 static void uniform_dist(rusk_dist *d, double lo, double hi, int n)

@@ -22,8 +22,8 @@
 
 #include <rusk/rusk.h>
 
-#include "jobtrace.h"
-#include "rng.h"
+#include "base/rng.h"
+#include "workload/jobtrace.h"
 
 /* ---- histograms ------------------------------------------------------------------- */
 
@@ -91,7 +91,7 @@ static double rank_error(const rusk_dist *d, const double *s, size_t n)
 /* Rank error bounds: Ben-Haim & Tom-Tov give no worst-case guarantee; these are the
  * measured errors (uniform 1.0%, exponential 0.6-0.7%, lognormal 0.3-0.5%, bimodal 0.3-0.4%)
  * with margin, so a regression in merge or interpolation shows. With absolute gaps (the
- * paper's "closest") the lognormal and bimodal cases fail: 20% and 34% (core/shist.c). */
+ * paper's "closest") the lognormal and bimodal cases fail: 20% and 34% (core/learn/shist.c). */
 static const double rank_bound[D_N] = {0.02, 0.012, 0.008, 0.008};
 
 static void test_dist_quantiles(void **state)
@@ -347,7 +347,7 @@ static void test_params_and_limits(void **state)
 }
 
 /* An update writes only the bins that differ between the copy readers are not sent to
- * (two updates old) and the new state (core/predict.c): after every update, the history a
+ * (two updates old) and the new state (core/learn/predict.c): after every update, the history a
  * prediction hands back must be, bit for bit, the histogram rusk_dist_add builds from the
  * same runtimes, for shapes that exercise every kind of insert (new bins, equal values,
  * joins and merges once full) and for the global history. */
@@ -662,7 +662,7 @@ static void test_concurrent(void **state)
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 2; i < THREADS; i++)
 		pthread_join(w[i].tid, NULL);
-	/* Invariant 3 of core/predict.c: no update lost, per feature value and globally. */
+	/* Invariant 3 of core/learn/predict.c: no update lost, per feature value and globally. */
 	rusk_predict_stats st;
 	rusk_predict_stats_get(p, &st);
 	assert_int_equal(st.updates, 2 * UPDATES);

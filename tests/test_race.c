@@ -16,7 +16,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 #define THREADS 4
 #define SET     4096

@@ -30,7 +30,7 @@
 
 #include <rusk/rusk.h>
 
-#include "internal.h" /* rusk_fault_gang_member */
+#include "kernel/ru_impl.h"
 
 #define TASK_RUS     4
 #define HELD_MAX     24

@@ -31,7 +31,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static uint64_t vnow;
 /* A clock that moves on every read, like a real one, but deterministically. */

@@ -13,7 +13,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static rusk_cluster *make(uint32_t machines, uint32_t rus, uint32_t parts)
 {

@@ -18,7 +18,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static uint64_t vnow;
 static uint64_t fake_now(void *ctx)

@@ -14,7 +14,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static rusk_cluster *make(uint32_t machines, uint32_t spare)
 {

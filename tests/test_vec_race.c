@@ -19,7 +19,7 @@
 
 #include <rusk/rusk.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 #define WORKERS  3
 #define MACHINES 4

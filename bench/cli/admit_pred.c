@@ -37,9 +37,9 @@
 
 #include <rusk/predict.h>
 
+#include "base/heap.h"
+#include "base/rng.h"
 #include "driver.h"
-#include "heap.h"
-#include "rng.h"
 
 #define AP_SAMPLE  256 /* running tasks an estimate reads at most */
 #define AP_KEYS    64  /* distinct RU counts with their own cached distribution */
@@ -285,10 +285,10 @@ void drv_apred_event(run *R, const rusk_dispatch_event *ev)
 	drv_apred *p = R->apred;
 	pthread_mutex_lock(&p->mu);
 	switch (ev->kind) {
-	case RUSK_EV_PLACED: on_placed(p, ev, drv_job(R->d, ev)); break;
-	case RUSK_EV_DONE: on_end(p, ev, drv_job(R->d, ev), true); break; /* and: */
+	case RUSK_EV_PLACED: on_placed(p, ev, drv_task(R->d, ev)); break;
+	case RUSK_EV_DONE: on_end(p, ev, drv_task(R->d, ev), true); break; /* and: */
 	case RUSK_EV_PREEMPTED:
-	case RUSK_EV_REVOKED: on_end(p, ev, drv_job(R->d, ev), false); break;
+	case RUSK_EV_REVOKED: on_end(p, ev, drv_task(R->d, ev), false); break;
 	case RUSK_EV_WAITING: on_waiting(p, ev); break;
 	default: break;
 	}

@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
-#include "rng.h"
 
 typedef struct bench_row {
 	const char *name;

@@ -50,9 +50,9 @@
 
 #include <rusk/classify.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
-#include "rng.h"
 
 #define RUS    8
 #define BLOCKS 4
@@ -232,10 +232,10 @@ static int make_jobs(world *w, const rusk_cls_truth *t, const rusk_classifier *c
 
 /* ---- the virtual-time loop --------------------------------------------------------- */
 
-typedef struct cand {
+typedef struct rusk_cand {
 	double q;
 	uint32_t free, idx;
-} cand;
+} rusk_cand;
 
 typedef struct sim {
 	const world *w;
@@ -245,7 +245,7 @@ typedef struct sim {
 	double (*sum_true)[RUSK_N_RESOURCES], (*sum_cls)[RUSK_N_RESOURCES];
 	uint32_t *queue, nq;
 	rusk_cls_machine *snap; /* the machines as the policy sees them */
-	cand *cands;
+	rusk_cand *cands;
 	bool dirty;     /* snap is out of date */
 	double *dec_us; /* wall time of rusk_cls_alloc_size calls, microseconds */
 	uint32_t n_dec;
@@ -315,7 +315,7 @@ static void snapshot(const sim *s, rusk_cls_machine *m, bool empty)
 
 static int cmp_cand(const void *a, const void *b)
 {
-	const cand *x = a, *y = b;
+	const rusk_cand *x = a, *y = b;
 	if (x->q != y->q)
 		return x->q > y->q ? -1 : 1;
 	if (x->free != y->free)
@@ -329,7 +329,7 @@ static int cmp_cand(const void *a, const void *b)
 static bool place_reservation(sim *s, uint32_t ji, const rusk_cls_machine *m, run *x)
 {
 	const job *j = &s->w->jobs[ji];
-	cand *c = s->cands;
+	rusk_cand *c = s->cands;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < s->w->nm; i++) /* cheap refusal first: most waiting jobs */
 		k += m[i].free_rus >= j->res_r && m[i].free_mem_blocks >= j->res_b;
@@ -343,7 +343,7 @@ static bool place_reservation(sim *s, uint32_t ji, const rusk_cls_machine *m, ru
 		if (s->pol == P_RES_PARAGON)
 			q = rusk_cls_perf(&s->w->sh, &j->est, 1, 1, 1, &m[i].platform,
 			                  (const double(*)[RUSK_N_RESOURCES])m[i].pressure, 0);
-		c[k++] = (cand){q, m[i].free_rus, i};
+		c[k++] = (rusk_cand){q, m[i].free_rus, i};
 	}
 	qsort(c, k, sizeof *c, cmp_cand);
 	*x = (run){.r = j->res_r, .b = j->res_b, .n = j->res_n};

@@ -23,7 +23,7 @@
  *               machine's counters see of its tenant; the tolerated intensities need
  *               injected contention, i.e. profiling). --feedback-entries full feeds back
  *               whole rows (every column: exhaustive profiling).
- * The truth comes from the seeded generator (core/classify_gen.c), or with --matrix from
+ * The truth comes from the seeded generator (core/learn/classify_gen.c), or with --matrix from
  * a measured CSV (one classification; the last --incoming rows are the new jobs).
  */
 #include <inttypes.h>

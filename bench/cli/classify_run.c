@@ -56,7 +56,7 @@
  * its memory is not committed. Its preferred machines are the allocation's, best-ranked
  * first (at most RUSK_TRACE_MAX_PREF, as cluster machine ids, in a per-task pool that
  * outlives the task's DONE). Under --quality interference the agents look them up in the
- * master array and place the task there while they can hold it (core/choose.c,
+ * master array and place the task there while they can hold it (core/kernel/choose.c,
  * add_preferred: Quasar sizes and assigns jointly), Q ranking the RUs within them and the
  * draws that stand in when they cannot. It is submitted with work / (its planned
  * allocation's TRUE throughput) as its run time, and at PLACED it gets work / (the TRUE
@@ -699,7 +699,7 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 	if (u == 0 || u > k->cap)
 		return;
 	uint64_t id = u - 1;
-	const run_task *j = drv_job(R->d, ev);
+	const rusk_dtask *j = drv_task(R->d, ev);
 	double caused[RUSK_N_RESOURCES];
 	truth_caused(k, k->row[id], caused);
 	if (ev->kind == RUSK_EV_PLACED) {

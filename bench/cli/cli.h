@@ -155,7 +155,7 @@ int cli_opt_sync_policy(const char *flag, const char *val, void *out);
 int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli_opt *opts,
               size_t n, void (*usage)(void));
 
-#include "hist.h"
+#include "base/hist.h"
 
 /* One closed-loop row of agents (sync_cmd.c): what they did in `elapsed` seconds. */
 typedef struct cli_row {

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
-#include "rng.h"
 
 #define DEMO_MAX_GANG  8
 #define DEMO_RESAMPLES 64

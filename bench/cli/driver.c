@@ -2,7 +2,7 @@
 /*
  * The parts of `rusk run` and `rusk sim` that do not depend on the clock or the
  * interleaving (driver.h): setup, workload, the dispatcher they share (queues, admission,
- * priorities, preemption and ends are librusk's: rusk/dispatch.h, core/dispatch.c) and the
+ * priorities, preemption and ends are librusk's: rusk/dispatch.h, core/loop/dispatch.c) and the
  * run's side of its events. Their flags are parsed in run_opts.c; the per-second series
  * and the summary are written in report.c.
  */
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
 #include "driver.h"
 
 /* ---- failures ------------------------------------------------------------------------ */
@@ -579,7 +579,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->ru_dbin != NULL)
 			for (uint32_t k = 0; k < ev->n_leases; k++)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
-		const run_task *j = drv_job(R->d, ev);
+		const rusk_dtask *j = drv_task(R->d, ev);
 		if (R->vec != NULL)
 			drv_vec_placed(R, a, j);
 		const rusk_placement *pl = ev->placement;

@@ -5,7 +5,7 @@
  * queues, admission control, priorities and preemption, placement accounting, ends), the
  * per-second series and the summary (text, JSON, CSV). Only the clock and the
  * interleaving differ: run starts the dispatcher's threads, sim steps the same queues on
- * its virtual clock (core/dispatch_impl.h).
+ * its virtual clock (core/loop/dispatch_impl.h).
  * Accounting: submitted = placed - preempted + rejected + backlog, released = placed -
  * preempted; the summary checks both.
  */
@@ -18,14 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
+#include "base/heap.h"
+#include "base/hist.h"
+#include "base/rng.h"
 #include "cli.h"
-#include "dispatch_impl.h"
-#include "heap.h"
-#include "hist.h"
-#include "loadgen.h"
+#include "loop/dispatch_impl.h"
 #include "outfile.h"
-#include "rng.h"
+#include "workload/loadgen.h"
 
 #define DRV_RING_SIZE         (1u << 16)
 #define DRV_MAX_PHASES        16
@@ -52,9 +52,6 @@ typedef struct drv_mix {
 	double share;
 } drv_mix;
 
-/* A task of the run is a task of the dispatcher (core/dispatch_impl.h): the CLI fills its
- * spec and reads its fields for the report. */
-typedef rusk_dtask run_task;
 enum { TS_QUEUED = RUSK_JS_QUEUED, TS_RUNNING = RUSK_JS_RUNNING, TS_DONE = RUSK_JS_DONE };
 
 typedef struct run_cfg {
@@ -116,7 +113,7 @@ typedef struct run_cfg {
 } run_cfg;
 
 /* An agent's counters and histograms are the dispatcher's (one writer, relaxed readers). */
-typedef rusk_disp_stats agent_stats;
+typedef rusk_dagent_stats agent_stats;
 
 /* dst += an agent's scheduling delays, both priorities. */
 static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
@@ -127,10 +124,10 @@ static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
 
 /* The task an event names (valid while its callback runs: its slot is not reused before
  * the event returns); NULL for a REJECTED at submission. */
-static inline const run_task *drv_job(rusk_dispatch *d, const rusk_dispatch_event *ev)
+static inline const rusk_dtask *drv_task(rusk_dispatch *d, const rusk_dispatch_event *ev)
 {
 	uint32_t use;
-	return rusk_disp_lookup(d, ev->job, &use);
+	return rusk_dispatch_lookup_(d, ev->job, &use);
 }
 
 typedef struct run_agent {
@@ -149,7 +146,7 @@ typedef struct run_agent {
 	/* sim only */
 	uint64_t busy_until;
 	bool idle;
-	run_task *cur;
+	rusk_dtask *cur;
 	uint32_t *chosen;
 	uint32_t tries;
 	uint64_t t_start, dec_ns;
@@ -326,7 +323,7 @@ int drv_dispatch(run *R, const char *cmd);
 rusk_trace_models *drv_vec_models(run *R);
 int drv_vec_setup(run *R, const char *trace_path);
 bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
-void drv_vec_placed(run *R, run_agent *a, const run_task *j);
+void drv_vec_placed(run *R, run_agent *a, const rusk_dtask *j);
 void drv_vec_second(run *R, bool idle);
 const char *drv_vec_csv_header(void);
 void drv_vec_csv(const run *R, FILE *f);

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
-#include "rng.h"
 
 static rusk_cluster *idle_cluster(uint32_t slots, uint32_t per_machine, uint32_t parts,
                                   uint64_t seed)

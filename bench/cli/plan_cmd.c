@@ -3,7 +3,7 @@
  * `rusk plan`: 3σSched against its baselines on an E2E-like workload, in virtual time
  * (3Sigma §5-6: Fig. 6/7's SLO miss rate, goodput and BE latency; Fig. 8's slack sweep).
  *
- * Workload: the E2E-like generator (core/e2e.c), seeded. Its first --train jobs pre-train
+ * Workload: the E2E-like generator (bench/workload/e2e.c), seeded. Its first --train jobs pre-train
  * the predictor (the paper pre-trains 3σPredict "to produce steady-state estimates"); the
  * next --jobs jobs are the run, their submissions shifted to start at 0. Jobs of the
  * generator's SLO classes (queue 0) get deadlines, submit + run x (1 + slack), slack drawn
@@ -36,8 +36,8 @@
 #include <rusk/plan.h>
 
 #include "cli.h"
-#include "jobtrace.h"
 #include "outfile.h"
+#include "workload/jobtrace.h"
 
 enum { ST_FUTURE, ST_PENDING, ST_RUNNING, ST_DONE, ST_DROPPED, ST_KILLED };
 

@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "jobtrace.h"
-#include "loadgen.h"
 #include "outfile.h"
+#include "workload/jobtrace.h"
+#include "workload/loadgen.h"
 
 #define N_FAM_F  (RUSK_FEAT_N + 1) /* features and the global history */
 #define N_BUCKET 21                /* -100, -90, ..., 90, tail */

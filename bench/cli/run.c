@@ -40,13 +40,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <urcu/urcu-memb.h>  /* the kernel's RCU flavour (core/snapshot.c) */
+#include <urcu/urcu-memb.h>  /* the kernel's RCU flavour (core/kernel/snapshot.c) */
 #if !defined(RUSK_SANITIZED) /* jemalloc is the process allocator (CMakeLists.txt) */
 #include <jemalloc/jemalloc.h>
 #endif
 
-#include "atomic.h"
-#include "compiler.h"
+#include "base/atomic.h"
+#include "base/compiler.h"
 #include "driver.h"
 
 static uint64_t mono_ns(void)

@@ -480,7 +480,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .task_ms = 5000,
 	                 .dist = 2,
 	                 .sync = RUSK_SYNC_DIFF,
-	                 .gap_ms = 500,
+	                 .gap_ms = RUSK_SYNC_DEFAULT_GAP_NS / 1000000,
 	                 .tau_ms = 1000,
 	                 .strategy = RUSK_STRATEGY_LATENCY,
 	                 .trace_format = -1,

@@ -29,7 +29,7 @@
  * else it is best effort. Tasks without one (the generator, or a trace without the column)
  * become SLO jobs with probability --slo-share and a deadline of arrival + duration x (1 +
  * slack), slack --slack percent or drawn from 20/40/60/80% (3Sigma §5). `--trace e2e`
- * generates 3Sigma's E2E-like workload (core/e2e.c): --e2e-train jobs pre-train the
+ * generates 3Sigma's E2E-like workload (bench/workload/e2e.c): --e2e-train jobs pre-train the
  * predictor, the next --e2e-jobs are the run (jobs wider than the cluster or longer than
  * one hour left out, as `rusk plan`), their submissions scaled so that the offered load is
  * --offered-load of the cluster's RUs. Features for the predictor: user and job name (CSV
@@ -63,10 +63,10 @@
 #include <rusk/plan.h>
 #include <rusk/predict.h>
 
+#include "base/heap.h"
+#include "base/rng.h"
 #include "driver.h"
-#include "heap.h"
-#include "jobtrace.h"
-#include "rng.h"
+#include "workload/jobtrace.h"
 
 enum { SJ_NEW, SJ_PENDING, SJ_STARTED, SJ_RUNNING, SJ_DONE, SJ_DROPPED, SJ_KILLED, SJ_REFUSED };
 

@@ -39,15 +39,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
+#include "base/heap.h"
 #include "driver.h"
-#include "heap.h"
 
 enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
 
 typedef struct event {
 	uint64_t t, seq;
-	run_task *tk;
+	rusk_dtask *tk;
 	uint64_t tenure; /* EV_COMPLETE: the tenure key it ends (dispatch_impl.h) */
 	uint32_t agent;
 	uint8_t kind;
@@ -60,19 +60,20 @@ static inline bool ev_before(const event *x, const event *y)
 
 HEAP_DEFINE(ev_heap, event, ev_before)
 
-static inline bool ready_before(run_task *const *x, run_task *const *y)
+static inline bool ready_before(rusk_dtask *const *x, rusk_dtask *const *y)
 {
 	return (*x)->ready_ns < (*y)->ready_ns;
 }
 /* Tasks that found no room, by when they are tried again (defer()). */
-HEAP_DEFINE(defer_heap, run_task *, ready_before)
+HEAP_DEFINE(defer_heap, rusk_dtask *, ready_before)
 
 typedef struct evq {
 	ev_heap h;
 	uint64_t seq;
 } evq;
 
-static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, run_task *tk, uint64_t tenure)
+static void ev_push(evq *q, uint64_t t, uint8_t kind, uint32_t agent, rusk_dtask *tk,
+                    uint64_t tenure)
 {
 	if (!ev_heap_push(&q->h, (event){t, q->seq++, tk, tenure, agent, kind}))
 		drv_oom_exit("growing the simulator's event heap");
@@ -134,7 +135,7 @@ static uint64_t next_sync(const sim *S, uint32_t i, uint64_t t)
  * appears at any release: it backs off exponentially from max(--decision-us, 1 us) up to
  * one sync step, and every release makes its deferred tasks due at once.
  */
-static void defer(sim *S, uint32_t i, run_task *tk, uint64_t t)
+static void defer(sim *S, uint32_t i, rusk_dtask *tk, uint64_t t)
 {
 	run_agent *a = &S->R->ag[i];
 	stat_add(&a->st->requeued, 1);
@@ -158,10 +159,10 @@ static void undefer(sim *S, uint32_t i, uint64_t t, bool all)
 	run_agent *a = &S->R->ag[i];
 	defer_heap *h = &S->deferred[i];
 	while (h->n > 0 && (all || h->a[0]->ready_ns <= t)) {
-		run_task *tk = defer_heap_pop(h);
-		if (!rusk_disp_reserve(a->da, 1))
+		rusk_dtask *tk = defer_heap_pop(h);
+		if (!rusk_dispatch_reserve_(a->da, 1))
 			drv_oom_exit("growing an agent's queue");
-		rusk_disp_retry(a->da, tk);
+		rusk_dispatch_retry_(a->da, tk);
 	}
 }
 
@@ -183,7 +184,7 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 	rusk_view *v = rusk_agent_view(S->ag[i]);
 	int synced = rusk_view_tick(v, t); /* partitions synced now: each costs sync latency */
 	uint64_t cost = S->dec_ns + (synced > 0 ? (uint64_t)synced : 0) * S->sync_ns;
-	rusk_task tt = rusk_disp_task(R->d, a->cur);
+	rusk_task tt = rusk_dispatch_task_(R->d, a->cur);
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		/* The central baseline scans the master state and commits under its lock in
 		 * one step: both happen at the commit event (commit()). */
@@ -193,7 +194,7 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 		return true;
 	}
 	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
-	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && rusk_disp_preempt(a->da, a->cur, t) > 0)
+	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && rusk_dispatch_preempt_(a->da, a->cur, t) > 0)
 		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
 	S->busy_ns[i] += (double)cost;
 	a->dec_ns += cost;
@@ -216,7 +217,7 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			S->round_left[i] = R->cfg.batch;
 			S->retries_left[i] = a->da->retry.n;
 		}
-		run_task *tk = rusk_disp_next(a->da, t, &S->retries_left[i]);
+		rusk_dtask *tk = rusk_dispatch_next_(a->da, t, &S->retries_left[i]);
 		if (tk == NULL && a->da->retry.n > 0) {
 			/* This round's visits of the retry list are spent, not the list: a new
 			 * round (each visit places the task or defers it: this ends). */
@@ -229,7 +230,7 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			 * is harmless). */
 			a->idle = true;
 			S->round_left[i] = 0;
-			uint64_t w = rusk_disp_next_wake(a->da);
+			uint64_t w = rusk_dispatch_next_wake_(a->da);
 			if (S->deferred[i].n > 0 && S->deferred[i].a[0]->ready_ns < w)
 				w = S->deferred[i].a[0]->ready_ns;
 			if (w != UINT64_MAX)
@@ -237,8 +238,8 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			return;
 		}
 		a->idle = false;
-		rusk_disp_dequeued(a->da, tk, t);
-		if (!rusk_disp_admit(a->da, tk, t))
+		rusk_dispatch_dequeued_(a->da, tk, t);
+		if (!rusk_dispatch_admit_(a->da, tk, t))
 			continue;
 		S->round_left[i]--;
 		a->cur = tk;
@@ -260,24 +261,25 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 {
 	run *R = S->R;
 	run_agent *a = &R->ag[i];
-	run_task *tk = a->cur;
+	rusk_dtask *tk = a->cur;
 	rusk_view *v = rusk_agent_view(S->ag[i]);
 	uint32_t n = tk->rus - tk->placed;
 	rusk_lease *out = tk->l + tk->placed;
 	uint32_t won = 0;
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
-		rusk_task tt = rusk_disp_task(R->d, tk);
+		rusk_task tt = rusk_dispatch_task_(R->d, tk);
 		rusk_placement pl;
 		int rc = rusk_agent_place(S->ag[i], &tt, out, &pl);
-		rusk_disp_count(a->da, &pl);
+		rusk_dispatch_count_(a->da, &pl);
 		a->cur = NULL;
 		if (rc == RUSK_OK) {
 			S->backoff_ns[i] = S->min_ns;
 			pl.sample_ns = a->dec_ns;
 			pl.commit_ns = S->commit_ns;
-			if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
+			if (rusk_dispatch_placed_(a->da, tk, &pl, a->t_start, t) ==
+			    RUSK_DISP_RUNNING)
 				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk,
-				        rusk_disp_tenure(tk));
+				        rusk_dispatch_tenure_(tk));
 		} else {
 			defer(S, i, tk, t); /* the master has no room for it */
 		}
@@ -315,14 +317,14 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		pl.attempts = a->tries;
 		pl.sample_ns = a->dec_ns;
 		pl.commit_ns = S->commit_ns * a->tries;
-		if (rusk_disp_placed(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
-			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, rusk_disp_tenure(tk));
+		if (rusk_dispatch_placed_(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
+			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, rusk_dispatch_tenure_(tk));
 		a->cur = NULL;
 		agent_step(S, i, t);
 		return;
 	}
 	if (a->tries++ > R->cfg.max_retries)
-		rusk_disp_gave_back(a->da, tk); /* lost too often: back to the retry list */
+		rusk_dispatch_gave_back_(a->da, tk); /* lost too often: back to the retry list */
 	else if (decide(S, i, t))
 		return;
 	else
@@ -347,15 +349,15 @@ static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 {
 	int rc;
 	R->submitted++;
-	run_task *tk = rusk_disp_job(R->d, spec, agent, t, &rc);
+	rusk_dtask *tk = rusk_dispatch_job_(R->d, spec, agent, t, &rc);
 	if (tk == NULL) {
 		count_refusal(R, rc);
 		return 0;
 	}
 	run_agent *a = &R->ag[agent];
-	if (!rusk_disp_reserve(a->da, 1))
+	if (!rusk_dispatch_reserve_(a->da, 1))
 		drv_oom_exit("growing an agent's queue");
-	rusk_disp_enqueue(a->da, tk);
+	rusk_dispatch_enqueue_(a->da, tk);
 	wake(ctx, agent, t);
 	return tk->id;
 }
@@ -518,7 +520,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		case EV_ARRIVAL: {
 			run_agent *a;
 			rusk_dtask_spec spec;
-			run_task *tk = NULL;
+			rusk_dtask *tk = NULL;
 			bool made = drv_gen_task(&R, G, &x, grp, e.t, &spec, &a);
 			if (made && R.sched != NULL) {
 				/* To the planner: sim_start submits (and counts) it when it starts.
@@ -527,15 +529,15 @@ int rusk_cmd_sim(int argc, char **argv)
 			} else {
 				G->submitted++;
 				if (made)
-					tk = rusk_disp_job(R.d, &spec, a->index, e.t, &rc);
+					tk = rusk_dispatch_job_(R.d, &spec, a->index, e.t, &rc);
 				if (!made) {
 					G->rejected++; /* the generator's reason (drv_gen_task) */
 				} else if (tk == NULL) {
 					count_refusal(&R, rc);
 				} else {
-					if (!rusk_disp_reserve(a->da, 1))
+					if (!rusk_dispatch_reserve_(a->da, 1))
 						drv_oom_exit("growing an agent's queue");
-					rusk_disp_enqueue(a->da, tk);
+					rusk_dispatch_enqueue_(a->da, tk);
 					wake(&S, a->index, e.t);
 				}
 			}
@@ -560,7 +562,7 @@ int rusk_cmd_sim(int argc, char **argv)
 			note_occupancy(&S, e.t);
 			break;
 		case EV_COMPLETE:
-			if (rusk_disp_end(R.d, e.tk, e.tenure, e.t) &&
+			if (rusk_dispatch_end_(R.d, e.tk, e.tenure, e.t) &&
 			    cfg->strategy == RUSK_STRATEGY_CENTRAL)
 				for (uint32_t i = 0; i < N; i++) /* room at the master: retry */
 					if (S.deferred[i].n > 0) {
@@ -612,7 +614,7 @@ done:;
 	for (uint32_t i = 0; i < N; i++) {
 		undefer(&S, i, vnow, true);
 		if (idle)
-			R.stuck += rusk_disp_placeable(R.ag[i].da, rusk_cluster_rus(R.c));
+			R.stuck += rusk_dispatch_placeable_(R.ag[i].da, rusk_cluster_rus(R.c));
 	}
 	if (interrupted && vnow > R.t0 && (vnow - R.t0) / 1e9 > R.elapsed_s)
 		R.elapsed_s = (vnow - R.t0) / 1e9; /* the part of a virtual second that ran */
@@ -625,15 +627,16 @@ done:;
 	while (S.q.h.n > 0) {
 		event e = ev_pop(&S.q);
 		if (e.kind == EV_COMPLETE)
-			rusk_disp_end(R.d, e.tk, e.tenure, vnow);
+			rusk_dispatch_end_(R.d, e.tk, e.tenure, vnow);
 		else if (e.kind == EV_COMMIT)
-			rusk_disp_gave_back(R.ag[e.agent].da, e.tk); /* decided, never committed */
+			rusk_dispatch_gave_back_(R.ag[e.agent].da,
+			                         e.tk); /* decided, never committed */
 	}
 	for (uint32_t i = 0; i < N; i++) {
 		run_agent *a = &R.ag[i];
 		rusk_view_stats_get(rusk_agent_view(S.ag[i]), &a->vs);
 		a->busy_s = S.busy_ns[i] / 1e9;
-		rusk_disp_drain(a->da);
+		rusk_dispatch_drain_(a->da);
 		free(a->chosen);
 	}
 	R.wall_s = wall_s() - w0;

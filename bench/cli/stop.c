@@ -29,7 +29,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
 #include "driver.h"
 
 /* Written by the handler: lock-free atomic stores are async-signal-safe. stop_sig is read

@@ -20,10 +20,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hist.h"
+#include "base/rng.h"
 #include "cli.h"
-#include "hist.h"
 #include "outfile.h"
-#include "rng.h"
 
 typedef struct held {
 	uint64_t id;

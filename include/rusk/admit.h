@@ -8,7 +8,7 @@
  * hashed with random-hyperplane LSH (cosine similarity: the sign of its dot product with k
  * seeded Gaussian normals) into one of `buckets` buckets; an uncontended machine (zero
  * vector) has bucket 0 to itself. One free-RU count per bucket is kept exact by the commit,
- * release and topology paths of the kernel (see core/admit.c for the lock-free folding);
+ * release and topology paths of the kernel (see core/kernel/admit.c for the lock-free folding);
  * a bucket's representative vector (an average of the vectors hashed into it) stands for
  * its quality.
  *

@@ -15,11 +15,11 @@
  * training matrix (LAPACK's dgesdd) and refines them with PQ-reconstruction by stochastic
  * gradient descent after §3.2: the average mu, a row bias b_u (and, our addition, a column
  * bias b_i), learning rate eta and regularisation lambda, until the change of the squared
- * error is marginal; values are modelled as log(value) (core/classify.c lists every
+ * error is marginal; values are modelled as log(value) (core/learn/classify.c lists every
  * departure from the paper). An incoming row is classified by fold-in (rusk_cls_classify): its
  * bias and factors are solved against the trained, fixed column factors, then refined by
  * SGD on that row alone; nothing is retrained, so the cost does not grow with the number
- * of training rows (core/classify.c has the details and the invariants).
+ * of training rows (core/learn/classify.c has the details and the invariants).
  *
  * Threads. A trained model is immutable and published with RCU (liburcu memb, like the
  * partition snapshots of rusk/sync.h): classification never takes a lock and always sees
@@ -32,10 +32,10 @@
  * from any threads; they serialise on the object's training store, never with readers.
  *
  * Ground truth. rusk_cls_truth_generate builds the four matrices from a documented, seeded
- * generative model of workload families (core/classify_gen.c); rusk_cls_matrix_load_csv
+ * generative model of workload families (core/learn/classify_gen.c); rusk_cls_matrix_load_csv
  * reads a measured matrix instead. Figures quoted for rusk (README) are on the generator.
  *
- * Allocation (Quasar §3.3, core/classify_alloc.c): rusk_cls_alloc_size turns a job's
+ * Allocation (Quasar §3.3, core/learn/classify_alloc.c): rusk_cls_alloc_size turns a job's
  * classified rows and a performance target into a size (RUs and memory blocks per machine,
  * a machine count) and a placement preference (ranked machines and platforms). It is a pure
  * function of its arguments. `rusk classify --alloc` compares it with reservations and
@@ -109,7 +109,7 @@ int rusk_cls_matrix_set(rusk_cls_matrix *m, uint32_t row, uint32_t col, double v
 int rusk_cls_matrix_load_csv(const char *path, bool positive, rusk_cls_matrix **out, char *err,
                              size_t errlen);
 
-/* ---- the generative ground truth (core/classify_gen.c) ----------------------------- */
+/* ---- the generative ground truth (core/learn/classify_gen.c) ----------------------------- */
 
 typedef struct rusk_cls_gen_params {
 	uint32_t workloads;     /* rows of each matrix, > 0 (default 1200) */
@@ -281,7 +281,7 @@ int rusk_classifier_classify(const rusk_classifier *c, const rusk_cls_job_profil
 int rusk_classifier_retrain(rusk_classifier *c, rusk_cls_train_info info[RUSK_CLS_KINDS], char *err,
                             size_t errlen);
 
-/* ---- allocation sized to a performance target (Quasar §3.3, core/classify_alloc.c) -- */
+/* ---- allocation sized to a performance target (Quasar §3.3, core/learn/classify_alloc.c) -- */
 
 /* How a job's rows are laid out: scale-up column (r - 1) x su_mem_blocks + (b - 1) is r RUs
  * with b memory blocks on one machine; scale-out column n - 1 is n machines; heterogeneity
@@ -385,7 +385,7 @@ int rusk_cls_alloc_size(const rusk_cls_shape *shape, const rusk_cls_job_estimate
                         uint32_t n_machines, unsigned flags, rusk_cls_alloc *out);
 
 /*
- * rusk_cls_tarcil_q: the kernel's placement quality (Tarcil eq. 1-5, core/quality.c) of a
+ * rusk_cls_tarcil_q: the kernel's placement quality (Tarcil eq. 1-5, core/kernel/quality.c) of a
  * job causing `caused` (the interference row's last RUSK_N_RESOURCES columns, 0..100,
  * clamped to 0..99) on an RU that suffers `pressure`; not platform-scaled. In [0, 1]; -1
  * for a NULL argument. Any thread.

@@ -22,7 +22,7 @@
  * utility under that capacity (§4.3.3, Eq. 3, §4.3.5); the jobs whose chosen option is
  * slot 0 start now, the others wait for the next tick, where everything is planned again.
  * The solver has a time budget; when it is spent, or the solver fails, a greedy plan is
- * used (rusk_plan_tick_info says which). core/plan.c has the design note.
+ * used (rusk_plan_tick_info says which). core/learn/plan.c has the design note.
  *
  * Modes (3Sigma Table 1, and the kernel's FIFO) are the same planner fed different
  * runtime knowledge: RUSK_PLAN_3SIGMA (distributions, adaptive over-estimate handling),

@@ -21,7 +21,7 @@
  * Readers never block: each feature value keeps two copies of its history and a version
  * word, an update writes the copy readers are not sent to and then flips the version, and
  * a reader retries only if two updates of that value completed during its read
- * (core/predict.c). Updates of the same feature value take turns on a per-value lock bit;
+ * (core/learn/predict.c). Updates of the same feature value take turns on a per-value lock bit;
  * the first update of a new feature value inserts it under a mutex.
  *
  * Distributions. A rusk_dist is a self-contained copy of a histogram (664 bytes): a

@@ -138,6 +138,14 @@ typedef struct rusk_sync_params {
 	uint64_t seed;
 } rusk_sync_params;
 
+/*
+ * rusk_sync_params_init: ParSync's defaults for P partitions and N agents: DiffSync (SameSync
+ * when P < N, which DiffSync refuses), a 500 ms gap (ParSync §6.1), steps from time 0, no
+ * random offset, seed 0. Any thread; p NULL: nothing.
+ */
+#define RUSK_SYNC_DEFAULT_GAP_NS UINT64_C(500000000)
+void rusk_sync_params_init(rusk_sync_params *p, uint32_t partitions, uint32_t agents);
+
 /* Parses "state" / "same" / "diff"; RUSK_EINVAL otherwise. */
 int rusk_sync_policy_parse(const char *name, rusk_sync_policy *out);
 const char *rusk_sync_policy_name(rusk_sync_policy p);

@@ -16,7 +16,7 @@
  * fails gives back the earlier ones. The shares are recorded beside the lowest RU of the
  * task on that machine, and whoever ends that RU's tenure (its release, a rollback, a
  * revocation by rusk_machine_fail) returns them: the RU word's ownership and generation
- * rules decide, so shares are returned exactly once. core/vec.c has the ordering table.
+ * rules decide, so shares are returned exactly once. core/kernel/vec.c has the ordering table.
  *
  * Feasibility. A task that no machine slot of the cluster could ever hold (spares and
  * machines now down included) is refused with RUSK_EINFEASIBLE, naming the dimension

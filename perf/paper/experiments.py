@@ -935,7 +935,7 @@ EXPERIMENTS = {"eq2": eq2, "fig2": fig2, "fig3": fig3, "fig5": fig5, "fig6_8": f
 # ---- Quasar (issue 17): classification (§3.2) and allocation to a target (§3.3, §6.5) -----
 # Self-contained block: its own runner for `rusk classify` (not `rusk sim`), registered
 # into EXPERIMENTS below. Every figure is on rusk's seeded workload generator
-# (core/classify_gen.c), not on the paper's workloads.
+# (core/learn/classify_gen.c), not on the paper's workloads.
 QUASAR_KINDS = ["scale-up", "scale-out", "heterogeneity", "interference"]
 QUASAR_POLICIES = ["oracle", "quasar", "quasar+adjust", "blind", "res+paragon", "res+ll"]
 # Quasar §3.2 (validation): "On average, classification errors are less than 8% across all
@@ -1217,7 +1217,7 @@ def quasar_quality():
            "classified profiles vs none; expected: classified close to oracle, both better "
            "than none.",
            QUASAR_S6_SETTING.format(jobs=pick(1200, 400), machines=pick(200, 70)) +
-           " Q: the kernel's eq. 1-5 (core/quality.c) on the job's true caused profile "
+           " Q: the kernel's eq. 1-5 (core/kernel/quality.c) on the job's true caused profile "
            "against its machines' pressure at placement, times its platform speed over its "
            "fastest; slowdown: 1 / the true interference factor at placement.",
            ["profiles", "Tarcil Q", "true slowdown", "target achieved (%)", "RUs per job"],
@@ -1351,7 +1351,7 @@ def _sigma_col(data, key, sched, field):
 
 
 def _sigma_setting(jobs, extra=""):
-    return (f"`rusk plan`: the E2E-like generator (core/e2e.c; 50 job classes, lognormal "
+    return (f"`rusk plan`: the E2E-like generator (bench/workload/e2e.c; 50 job classes, lognormal "
             f"runtimes, CoV > 1 for 40% of the classes), {jobs} jobs generated per run after "
             f"3,000 that pre-train 3σPredict (the paper pre-trains too); jobs longer than 1 h "
             f"or wider than the cluster left out; SLO or best effort with probability 1/2; "

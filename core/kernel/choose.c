@@ -1,0 +1,1369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The placement strategies: where a decision samples on the agent's local view and how it
+ * ranks what it drew (Tarcil §3.3; ParSync §5.2, §6.2-6.3).
+ *
+ * Decision. R (per RU) comes from rusk_sample_size: the smallest R such that the best of R
+ * uniform candidates misses the target rank with probability <= eps (Tarcil eq. 6), with
+ * the target raised by the share of RUs the view believes busy (§3.3 "at high load"),
+ * capped at r_max. For a task of m RUs the agent draws R*m candidates (batch sampling,
+ * §3.3 "Large jobs") and keeps the best m; with a locality preference it judges each
+ * candidate's machine or rack by the aggregate quality of its best m free RUs (Fig. 5b);
+ * with spread, the best candidates on distinct machines. Ties in quality are broken by a
+ * fixed hash of the RU index, which is Tarcil's "fair coin" made repeatable.
+ *
+ * Where candidates come from:
+ *   latency   the view's freshest partitions first, moving to the next freshest only when
+ *             a partition has too few free RUs (ParSync §5.2); a task's preferred
+ *             machines first, those in the freshest partition that has one free
+ *   quality   partitions by expected quality for the task (mean free slot score from the
+ *             snapshot, or a small probe of Q), candidates by weighted sampling on quality
+ *             (rejection: accept with probability quality / best possible)
+ *   adaptive  quality while the EMA of scheduling delay is below tau, latency otherwise
+ *             (ParSync §6.3)
+ *   random    Sparrow-style baseline: R = 2 per RU anywhere, no quality ranking
+ * (central, the other baseline, chooses under its lock in central.c.)
+ *
+ * Remainders beside held RUs (rusk/sched.h "Held RUs", issue 26): a task that holds RUs
+ * already (rusk_task.held, or what place() won earlier in the same call) may take more only
+ * where its placement allows beside them. Machine and rack placement know their group, so
+ * they do not sample: choose_anchored scans the anchor group's RUs in the view and keeps
+ * the best m by the same value and order as pick_group (Tarcil Fig. 5b judges a group by
+ * its best m; here there is one group to judge), and an incremental task takes fewer when
+ * fewer are free. Spread samples as usual and drops candidates on the held RUs' machines
+ * (choose_spread_beside), enumerating the view's free RUs only when the draws leave too few
+ * machines. Sampling over the whole view would be wrong here, not just slow: the rest
+ * of a whole-machine task found "anywhere" was the bug. A task holding nothing never takes
+ * these paths (rusk_dctx.anchored and rusk_dctx.excl are false), so it decides exactly as before.
+ *
+ * Invariants:
+ *  - A decision only reads the view and the cluster's static shape, and changes nothing
+ *    but the agent's generator and scratch buffers: the commit (agent.c) is the only step
+ *    that touches the master array. Two reads go past the view: a vector task's candidate
+ *    machines' live memory and GPU shares, and, under the interference model, the free
+ *    bits of a task's preferred machines (add_preferred); both are relaxed reads that the
+ *    commit validates.
+ *  - Candidates are uniform over the free RUs of the partition drawn from (view.h,
+ *    rusk_view_pick_n_), as the x^R guarantee assumes; Quality-first's weighting is the
+ *    one deliberate departure.
+ *  - Ranking is by a strict order (value, then the RU's tie key; random keys for random),
+ *    so the choice does not depend on the order candidates were drawn or de-duplicated in.
+ *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
+ *    the same generator state, same order, same tie-break): it is a fast path, not a
+ *    different strategy. The same holds for draw_uniform's batches.
+ *  - A multi-RU task is never refused while the view holds m free RUs (gather_more).
+ *  - A decision needs the view to show room for the whole task, except for a reserving
+ *    incremental task (rusk_task.reserve), which starts with what there is: for a machine
+ *    or rack task the drawn group with the most free RUs when none holds them all
+ *    (pick_group); its remainder then stays in that group (rusk_task.held).
+ *  - Every RU chosen for a task with held RUs lies where its placement allows beside them:
+ *    in the anchor group's range [alo, ahi) (machine, rack), on a machine holding none of
+ *    them (spread). The limits are checked in the decision itself, never left to a retry.
+ *  - The one-RU latency fast path (choose_latency1) and the sampling paths cost a task
+ *    without held RUs nothing more: the only added tests are two flag reads in choose_view
+ *    and, for spread only, one in rusk_choose_'s fast-path condition.
+ */
+#include <alloca.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomic.h"
+#include "kernel/choose.h"
+#include "kernel/vec_impl.h"
+
+static inline uint64_t tie_key(uint32_t ru)
+{
+	uint64_t x = ru;
+	return rusk_splitmix64(&x);
+}
+
+static inline bool better(const rusk_cand *a, const rusk_cand *b)
+{
+	return a->q > b->q || (a->q == b->q && a->key > b->key);
+}
+
+/* What a preferred RU adds to its value: more than any Q or slot score, so it outranks
+ * every draw, and preferred RUs rank among themselves by Q or score. */
+#define PREF_BONUS 1e6
+
+/* The value ranked for a candidate: Q or slot score, plus the preferred-machine bonus. A
+ * task without preferred machines pays one load and branch (rusk_is_preferred_). */
+static inline double value(const rusk_cluster *c, const rusk_dctx *d, uint32_t ru)
+{
+	double v = d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
+	return rusk_is_preferred_(c, d->t, ru) ? v + PREF_BONUS : v;
+}
+
+bool rusk_cands_reserve_(rusk_cand **buf, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	size_t nc = *cap ? *cap : 64;
+	while (nc < n)
+		nc *= 2;
+	rusk_cand *nb = realloc(*buf, nc * sizeof *nb);
+	if (nb == NULL)
+		return false;
+	*buf = nb;
+	*cap = nc;
+	return true;
+}
+
+RUSK_EXPORT void rusk_agent_observe_delay(rusk_agent *a, uint64_t delay_ns)
+{
+	if (a == NULL)
+		return;
+	if (!a->ema_set) {
+		a->ema_ns = (double)delay_ns;
+		a->ema_set = true;
+	} else {
+		a->ema_ns += a->p.ema_alpha * ((double)delay_ns - a->ema_ns);
+	}
+}
+
+RUSK_EXPORT double rusk_agent_delay_ema_ns(const rusk_agent *a)
+{
+	return a != NULL ? a->ema_ns : 0.0;
+}
+
+RUSK_EXPORT rusk_strategy rusk_agent_current_strategy(const rusk_agent *a)
+{
+	if (a == NULL)
+		return RUSK_STRATEGY_LATENCY;
+	if (a->p.strategy != RUSK_STRATEGY_ADAPTIVE)
+		return a->p.strategy;
+	return a->ema_ns < (double)a->p.tau_ns ? RUSK_STRATEGY_QUALITY : RUSK_STRATEGY_LATENCY;
+}
+
+/* Inserts x into best[0..*n) kept in decreasing order, at most m long. */
+void rusk_top_insert_(rusk_cand *best, uint32_t *n, uint32_t m, const rusk_cand *x)
+{
+	if (*n == m && !better(x, &best[m - 1]))
+		return;
+	uint32_t i = *n < m ? (*n)++ : m - 1;
+	while (i > 0 && better(x, &best[i - 1])) {
+		best[i] = best[i - 1];
+		i--;
+	}
+	best[i] = *x;
+}
+
+/*
+ * Adds the free RUs of [ru_lo, ru_hi) (inside one partition) in `bits` (the view's or, with
+ * atomic, the master's bitmap) to the top-m list out[0..*n). Returns RUs examined.
+ */
+uint32_t rusk_scan_range_(const rusk_cluster *c, const rusk_dctx *d, const uint64_t *bits,
+                          bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m, rusk_cand *out,
+                          uint32_t *n)
+{
+	uint32_t seen = 0;
+	const rusk_machine *mm = &c->machines[c->ru_machine[ru_lo]];
+	uint32_t b0 = rusk_ru_bit(c, ru_lo, mm), b = b0, b_end = b0 + (ru_hi - ru_lo);
+	while (b < b_end) {
+		uint32_t wi = b / 64;
+		uint64_t w = atomic ? rusk_load64(&bits[wi], RUSK_RELAXED) : bits[wi];
+		w &= ~UINT64_C(0) << (b % 64);
+		uint32_t word_end = (wi + 1) * 64;
+		if (b_end < word_end)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		while (w != 0) {
+			uint32_t ru = ru_lo + (wi * 64 + (uint32_t)__builtin_ctzll(w) - b0);
+			w &= w - 1;
+			rusk_cand x = {ru, value(c, d, ru), tie_key(ru)};
+			rusk_top_insert_(out, n, m, &x);
+			seen++;
+		}
+		b = word_end;
+	}
+	return seen;
+}
+
+static uint32_t best_in_range(const rusk_cluster *c, const rusk_dctx *d, const uint64_t *bits,
+                              bool atomic, uint32_t ru_lo, uint32_t ru_hi, uint32_t m,
+                              rusk_cand *out)
+{
+	uint32_t n = 0;
+	rusk_scan_range_(c, d, bits, atomic, ru_lo, ru_hi, m, out, &n);
+	return n;
+}
+
+/* RU range of the machine or rack (group) that holds ru. */
+void rusk_group_range_(const rusk_cluster *c, uint8_t place, uint32_t ru, uint32_t *gid,
+                       uint32_t *lo, uint32_t *hi)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[ru]];
+	if (place == RUSK_PLACE_MACHINE) {
+		*gid = c->ru_machine[ru];
+		*lo = mm->first_ru;
+		*hi = mm->first_ru + mm->n_rus;
+		return;
+	}
+	*gid = mm->rack;
+	uint32_t m0 = mm->rack * c->machines_per_rack, m1 = m0 + c->machines_per_rack;
+	if (m1 > c->n_machines)
+		m1 = c->n_machines;
+	*lo = c->machines[m0].first_ru;
+	*hi = c->machines[m1 - 1].first_ru + c->machines[m1 - 1].n_rus;
+}
+
+static int cmp_ru(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Candidate and RU lists are short (R*m, usually <= 64): insertion sort beats qsort's
+ * call overhead there (it was 40% of a decision). */
+static void sort_cands(rusk_cand *x, size_t n)
+{
+	if (n > 64) {
+		qsort(x, n, sizeof *x, cmp_ru);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		rusk_cand v = x[i];
+		size_t j = i;
+		while (j > 0 && x[j - 1].ru > v.ru) {
+			x[j] = x[j - 1];
+			j--;
+		}
+		x[j] = v;
+	}
+}
+
+void rusk_sort_rus_(uint32_t *x, size_t n)
+{
+	if (n > 64) {
+		qsort(x, n, sizeof *x, cmp_ru);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint32_t v = x[i];
+		size_t j = i;
+		while (j > 0 && x[j - 1] > v) {
+			x[j] = x[j - 1];
+			j--;
+		}
+		x[j] = v;
+	}
+}
+
+/* Orders partitions for this decision; returns how many have free RUs in the view. */
+static uint32_t partition_order(rusk_agent *a, const rusk_dctx *d, rusk_strategy s)
+{
+	rusk_cluster *c = a->c;
+	uint32_t P = c->n_parts, n = 0;
+	if (s == RUSK_STRATEGY_LATENCY) {
+		/* All of them, freshest first; the draw loop skips partitions without free RUs
+		 * (filtering here cost a view_free call per partition per decision). */
+		return (uint32_t)rusk_view_freshest(a->v, a->order, P);
+	}
+	/* quality / random: expected value per partition, then sort (P is small). */
+	double *score = alloca(sizeof(double) * P);
+	for (uint32_t p = 0; p < P; p++) {
+		if (rusk_view_free(a->v, p) == 0)
+			continue;
+		double e;
+		if (s == RUSK_STRATEGY_RANDOM) {
+			e = rusk_rng_unit(&a->rng) * rusk_view_free(a->v, p); /* free-weighted */
+		} else if (!d->interf) {
+			e = rusk_view_mean_free_score(a->v, p);
+			for (uint32_t i = 0; i < d->t->n_preferred; i++) {
+				uint32_t m = d->t->preferred[i];
+				if (m < c->n_machines && c->machines[m].partition == p)
+					e += 1e6; /* a partition holding preferred machines first */
+			}
+		} else {
+			double sum = 0;
+			int k = 0;
+			for (; k < 4; k++) {
+				uint32_t ru;
+				if (!rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), &ru))
+					break;
+				sum += rusk_qtask_eval(c, &d->qt, ru);
+			}
+			e = k ? sum / k : 0;
+		}
+		uint32_t i = n++;
+		while (i > 0 && score[i - 1] < e) {
+			score[i] = score[i - 1];
+			a->order[i] = a->order[i - 1];
+			i--;
+		}
+		score[i] = e;
+		a->order[i] = p;
+	}
+	return n;
+}
+
+/*
+ * `take` uniform candidates from partition p into a->cands[n..], in the batches of 64
+ * choose_latency1 draws in, so both paths draw the same RUs from one generator state.
+ * Returns the new count.
+ */
+static size_t draw_uniform(rusk_agent *a, uint32_t p, size_t n, size_t take)
+{
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
+	uint32_t buf[64 + RUSK_PICK_BATCH];
+	for (size_t k = 0; k < take;) {
+		uint32_t b = take - k < 64 ? (uint32_t)(take - k) : 64;
+		if (rusk_view_pick_n_(&vr, &a->rng, buf, b) == 0)
+			break;
+		for (uint32_t j = 0; j < b; j++)
+			a->cands[n++] = (rusk_cand){buf[j], 0, 0};
+		k += b;
+	}
+	return n;
+}
+
+/* One candidate from partition p: uniform, or weighted by value for Quality-first. */
+static bool draw(rusk_agent *a, const rusk_dctx *d, uint32_t p, bool weighted, uint32_t *ru)
+{
+	if (!weighted)
+		return rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), ru);
+	double bound = d->interf ? 1.0 : a->c->max_score / 1000.0;
+	for (int k = 0; k < 16; k++) {
+		if (!rusk_view_pick_free(a->v, p, rusk_rng_next(&a->rng), ru))
+			return false;
+		double q = rusk_reported_quality_(a->c, d, *ru);
+		if (rusk_rng_unit(&a->rng) * bound <= q || rusk_is_preferred_(a->c, d->t, *ru))
+			return true;
+	}
+	return true; /* keep the last draw rather than spin at low quality */
+}
+
+/* R per RU: fixed, Sparrow's 2, or sized from the guarantee and the view's free share. */
+static inline uint32_t sample_r(const rusk_agent *a, rusk_strategy s, uint64_t view_free)
+{
+	if (s == RUSK_STRATEGY_RANDOM)
+		return 2;
+	if (a->p.sample)
+		return a->p.sample;
+	return rusk_sample_size(a->p.eps, a->p.target, (double)view_free / a->c->n_rus, a->p.r_max);
+}
+
+/*
+ * Latency-first for one RU without preferences, the common case, in one pass: R draws from
+ * the freshest partition with a free RU, best slot score kept as drawn. Decides exactly as
+ * the general path below (same draws, same order, same tie-break) without its candidate
+ * buffer, per-candidate calls and floating-point values: half the instructions of a
+ * scheduled task were there.
+ */
+static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *rus,
+                           rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const uint32_t *order = rusk_view_order_(a->v);
+	pl->staleness_ns = rusk_view_staleness_(a->v, order[0], now);
+	uint32_t i = 0, p = order[0];
+	while (rusk_view_free_(a->v, p) == 0) {
+		if (++i == c->n_parts)
+			return RUSK_EAGAIN; /* unreachable: the caller saw free RUs in the view */
+		p = order[i];
+	}
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
+	/* A local generator: the draws' bitmap loads cannot alias it, so it stays in
+	 * registers. Draws come in batches of up to 64 (rusk_view_pick_n_). */
+	rusk_rng rng = a->rng;
+	uint32_t buf[64 + RUSK_PICK_BATCH], best = 0, k = 0;
+	uint16_t bs = 0;
+	uint64_t bkey = 0;
+	bool keyed = false;
+	while (k < R) {
+		uint32_t n = R - k < 64 ? R - k : 64;
+		if (rusk_view_pick_n_(&vr, &rng, buf, n) == 0)
+			break; /* unreachable: free count and bits agree */
+		uint32_t j = 0;
+		if (k == 0) {
+			best = buf[0];
+			bs = c->ru_score[best];
+			j = 1;
+		}
+		for (; j < n; j++) {
+			uint32_t ru = buf[j];
+			uint16_t sc = c->ru_score[ru];
+			if (RUSK_UNLIKELY(sc == bs)) {
+				/* A tie (rare: scores take thousands of values), or the best RU
+				 * drawn again: the keys decide. */
+				if (ru == best)
+					continue;
+				if (!keyed)
+					bkey = tie_key(best);
+				keyed = true;
+				uint64_t key = tie_key(ru);
+				if (key > bkey) {
+					bkey = key;
+					best = ru;
+				}
+				continue;
+			}
+			/* A higher score replaces the best by selects, not a branch: whether a
+			 * random draw beats the best so far is a coin the predictor cannot
+			 * learn (about 1.7 new bests in 8 draws, each a mispredict). */
+			bool up = sc > bs;
+			best = up ? ru : best;
+			bs = up ? sc : bs;
+			keyed = keyed && !up;
+		}
+		k += n;
+	}
+	if (k == 0) {
+		a->rng = rng;
+		return RUSK_EAGAIN;
+	}
+	a->rng = rng;
+	pl->samples = k;
+	rus[0] = best;
+	pl->quality = bs / 1000.0;
+	pl->preferred = 0;
+	return 1;
+}
+
+/* Sorts x[0..n) by RU and drops repeated RUs; returns how many are left. */
+static size_t dedup_sorted(rusk_cand *x, size_t n)
+{
+	sort_cands(x, n);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || x[i].ru != x[u - 1].ru)
+			x[u++] = x[i];
+	return u;
+}
+
+/*
+ * Drops repeated RUs from a->cands[0..n); returns how many are left. A long list (a
+ * large task's R*m) keeps first occurrences in drawn order, found with a bit per RU in
+ * O(n): sorting 21K candidates cost most of a 661-RU decision. The set is the same as
+ * dedup_sorted's, and what follows ranks it by a strict order, so the choice is too.
+ * Random keys candidates in list order: it always sorts.
+ */
+static size_t dedup_cands(rusk_agent *a, rusk_strategy s, size_t n)
+{
+	rusk_cand *x = a->cands;
+	if (n <= 64 || s == RUSK_STRATEGY_RANDOM)
+		return dedup_sorted(x, n);
+	if (a->seen == NULL && (a->seen = calloc((a->c->n_rus + 63) / 64, 8)) == NULL)
+		return dedup_sorted(x, n);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bit = UINT64_C(1) << (x[i].ru % 64);
+		uint64_t *w = &a->seen[x[i].ru / 64];
+		if ((*w & bit) == 0) {
+			*w |= bit;
+			x[u++] = x[i];
+		}
+	}
+	for (size_t i = 0; i < u; i++)
+		a->seen[x[i].ru / 64] = 0;
+	return u;
+}
+
+/* Appends every free RU of partition p in the view to out (each once); returns how many. */
+static size_t enum_free(const rusk_agent *a, uint32_t p, rusk_cand *out)
+{
+	const rusk_vrange r = rusk_view_range_(a->v, p);
+	size_t n = 0;
+	for (uint32_t wi = rusk_vrange_next_(&r, 0); wi < r.n_words;
+	     wi = rusk_vrange_next_(&r, wi + 1))
+		for (uint64_t w = r.w[wi]; w != 0; w &= w - 1)
+			out[n++] = (rusk_cand){r.first_ru + wi * 64 + (uint32_t)__builtin_ctzll(w),
+			                       0, 0};
+	return n;
+}
+
+/*
+ * Gathers candidates into a->cands[*n..want) from the partitions a->order[i..n_parts) in
+ * the strategy's order; returns the first partition not visited. Latency-first stays in
+ * the freshest partition unless it cannot hold the task; Quality-first stops after the
+ * best partition that can. With `exact`, a partition with no more free RUs than the
+ * draws wanted from it gives all of them instead (each once, and cheaper than drawing).
+ */
+static uint32_t gather(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t i,
+                       uint32_t n_parts, uint32_t m, size_t want, bool exact, size_t *n,
+                       uint32_t *drawn)
+{
+	bool weighted = s == RUSK_STRATEGY_QUALITY;
+	for (; i < n_parts && *n < want; i++) {
+		uint32_t p = a->order[i];
+		uint32_t pf = rusk_view_free_(a->v, p);
+		size_t take = want - *n;
+		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
+			take = take < pf ? take : pf;
+		if (exact && pf > 0 && pf <= take) {
+			size_t k = enum_free(a, p, a->cands + *n);
+			*n += k;
+			*drawn += (uint32_t)k;
+		} else if (!weighted) {
+			size_t before = *n;
+			*n = draw_uniform(a, p, *n, take);
+			*drawn += (uint32_t)(*n - before);
+		} else {
+			for (size_t k = 0; k < take; k++) {
+				uint32_t ru;
+				if (!draw(a, d, p, weighted, &ru))
+					break;
+				a->cands[(*n)++] = (rusk_cand){ru, 0, 0};
+				(*drawn)++;
+			}
+		}
+		if (s != RUSK_STRATEGY_LATENCY && s != RUSK_STRATEGY_RANDOM && pf >= m)
+			return i + 1; /* quality: the best partition that can hold it */
+	}
+	return i;
+}
+
+/*
+ * Candidates for m > 1 RUs hold fewer than m distinct ones: draws are independent, so a
+ * partition with few free RUs returns the same ones again and again (and the freshest
+ * partition may hold fewer than m). Gathering goes on in the partitions not visited yet
+ * (R per missing RU, exact where a partition has few free RUs), and as a last resort
+ * takes every free RU of the view in the strategy's order, until m distinct RUs are in
+ * hand: the view holds at least m free RUs (choose_view's first check), so the task is
+ * never refused, nor does a high-priority one preempt, while the view knows of room.
+ * Returns how many distinct candidates a->cands now holds, or RUSK_ENOMEM.
+ */
+static long gather_more(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t next,
+                        uint32_t n_parts, uint32_t m, uint32_t R, size_t n, uint32_t *drawn)
+{
+	while (n < m && next < n_parts) {
+		size_t want = n + (size_t)R * (m - n);
+		if (!rusk_cands_reserve_(&a->cands, &a->cap, want))
+			return RUSK_ENOMEM;
+		next = gather(a, d, s, next, n_parts, m, want, true, &n, drawn);
+		n = dedup_cands(a, s, n);
+	}
+	for (uint32_t i = 0; n < m && i < n_parts; i++) {
+		uint32_t pf = rusk_view_free_(a->v, a->order[i]);
+		if (!rusk_cands_reserve_(&a->cands, &a->cap, n + pf))
+			return RUSK_ENOMEM;
+		size_t k = enum_free(a, a->order[i], a->cands + n);
+		*drawn += (uint32_t)k;
+		n = dedup_cands(a, s, n + k);
+	}
+	return (long)n;
+}
+
+static inline void swap_cand(rusk_cand *x, rusk_cand *y)
+{
+	rusk_cand t = *x;
+	*x = *y;
+	*y = t;
+}
+
+static int cmp_better(const void *x, const void *y)
+{
+	const rusk_cand *a = x, *b = y;
+	return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+}
+
+/*
+ * The best m of x[0..n) into best[0..m), best first; returns how many (min(n, m)).
+ * Quickselect moves the m best to the front in O(n) expected, then only they are sorted:
+ * the same set and order as inserting every candidate into a sorted top-m list (better()
+ * is a strict order: keys of distinct RUs differ), without its O(n m) moves, which made
+ * a 661-RU decision over 21K candidates cost milliseconds. Reorders x.
+ */
+static uint32_t select_top(rusk_cand *x, size_t n, uint32_t m, rusk_cand *best)
+{
+	if (n > m) {
+		size_t lo = 0, hi = n - 1; /* the m-th best's place is in [lo, hi] */
+		while (lo < hi) {
+			/* Median of three as pivot, moved to hi; Lomuto partition, best first. */
+			size_t mid = lo + (hi - lo) / 2;
+			if (better(&x[mid], &x[lo]))
+				swap_cand(&x[mid], &x[lo]);
+			if (better(&x[hi], &x[lo]))
+				swap_cand(&x[hi], &x[lo]);
+			if (better(&x[mid], &x[hi]))
+				swap_cand(&x[mid], &x[hi]);
+			size_t st = lo;
+			for (size_t k = lo; k < hi; k++)
+				if (better(&x[k], &x[hi])) {
+					swap_cand(&x[k], &x[st]);
+					st++;
+				}
+			swap_cand(&x[st], &x[hi]);
+			if (st == m - 1)
+				break;
+			if (st < m - 1)
+				lo = st + 1;
+			else
+				hi = st - 1;
+		}
+		n = m;
+	}
+	memcpy(best, x, n * sizeof *best);
+	qsort(best, n, sizeof *best, cmp_better);
+	return (uint32_t)n;
+}
+
+/*
+ * RUs of the task's preferred machines (those that exist), and, with find_newest, in
+ * *newest when the freshest partition holding a preferred RU free in the view was taken.
+ */
+static size_t preferred_rus(const rusk_agent *a, const rusk_task *t, bool find_newest,
+                            uint64_t *newest)
+{
+	const rusk_cluster *c = a->c;
+	size_t extra = 0;
+	for (uint32_t k = 0; k < t->n_preferred; k++) {
+		if (t->preferred[k] >= c->n_machines)
+			continue;
+		const rusk_machine *pm = &c->machines[t->preferred[k]];
+		extra += pm->n_rus;
+		uint64_t taken = rusk_view_taken_ns_(a->v, pm->partition);
+		if (find_newest && taken > *newest)
+			for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
+				if (rusk_view_is_free(a->v, ru)) {
+					*newest = taken;
+					break;
+				}
+	}
+	return extra;
+}
+
+/* Whether the task's preferred machines are read live (add_preferred says why). */
+static inline bool live_pref(const rusk_dctx *d)
+{
+	return d->interf && d->t->n_preferred > 0;
+}
+
+/* Whether ru is free in the master array (relaxed: the commit decides, as for a view). */
+static inline bool live_free(const rusk_cluster *c, const rusk_machine *pm, uint32_t ru)
+{
+	uint32_t b = rusk_ru_bit(c, ru, pm);
+	return (rusk_load64(&c->free_bits[b / 64], RUSK_RELAXED) >> (b % 64)) & 1u;
+}
+
+/* Whether this decision starts from the task's preferred machines. */
+static inline bool uses_preferred(const rusk_agent *a, const rusk_dctx *d, rusk_strategy s)
+{
+	return d->t->n_preferred > 0 && (s == RUSK_STRATEGY_QUALITY ||
+	                                 (s == RUSK_STRATEGY_LATENCY && a->p.latency_preferred));
+}
+
+/*
+ * Preferred machines are looked up, not sampled: an O(k) index, where ParSync's schedulers
+ * had to search. Quality-first (weighted) takes all of them as candidates (§6.2: it "checks
+ * all partitions to find preferred slots"); Latency-first only those in the freshest
+ * partition that has one free, where a commit is least likely to conflict (§5.2: "from the
+ * least stale partition first"), and then draws nothing when they can hold the task: a
+ * preferred RU outranks any draw. Appends their free RUs to a->cands[*n..] and sets *want,
+ * the candidate count gathering stops at. Returns RUSK_OK or RUSK_ENOMEM.
+ *
+ * Under the interference model (live_pref) the preferred machines are a Quasar allocation's
+ * (rusk_cls_alloc_size: sized on those machines, from the live state): every strategy
+ * takes all of them, reading their RUs in the master array rather than the view, and draws
+ * R per RU as well, the fallback should they lack room. Quasar §3.3 sizes and assigns
+ * jointly ("the amount, type, and exact set of allocated resources"): the least resources
+ * that meet the target on those machines, so the allocation is placed where it was sized,
+ * and Tarcil's Q ranks the RUs within them and the draws. The view would hide the room the
+ * sizing saw: a machine freed since the partition's last sync (the least loaded, which the
+ * sizing ranks first) looks busy there, and its view-free RUs may be another agent's.
+ */
+static int add_preferred(rusk_agent *a, const rusk_dctx *d, bool weighted, size_t *want, size_t *n)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint64_t newest = 0;
+	bool live = live_pref(d);
+	weighted = weighted || live;
+	size_t extra = preferred_rus(a, t, !weighted, &newest);
+	if (!rusk_cands_reserve_(&a->cands, &a->cap, *want + extra))
+		return RUSK_ENOMEM;
+	uint32_t most = 0; /* the most free RUs on one preferred machine */
+	for (uint32_t k = 0; k < t->n_preferred; k++) {
+		if (t->preferred[k] >= c->n_machines)
+			continue;
+		const rusk_machine *pm = &c->machines[t->preferred[k]];
+		if (!weighted && rusk_view_taken_ns_(a->v, pm->partition) != newest)
+			continue;
+		size_t n0 = *n;
+		for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
+			if (live ? live_free(c, pm, ru) : rusk_view_is_free(a->v, ru))
+				a->cands[(*n)++] = (rusk_cand){ru, 0, 0};
+		most = *n - n0 > most ? (uint32_t)(*n - n0) : most;
+	}
+	/* Live, draws cannot beat preferred RUs that hold the task (any placement: m of them;
+	 * one machine: m on one): none are drawn. */
+	bool held = t->placement == RUSK_PLACE_ANY       ? *n >= t->rus
+	            : t->placement == RUSK_PLACE_MACHINE ? most >= t->rus
+	                                                 : false;
+	*want = (!weighted || (live && held)) && *n >= t->rus ? *n : *want + *n;
+	return RUSK_OK;
+}
+
+/*
+ * Draws candidates into a->cands[n..want) from the partitions in the strategy's order and,
+ * for m > 1 RUs without locality, de-duplicates them (*deduped) and gathers more until m
+ * distinct ones are in hand. Counts the draws in *drawn. Returns how many candidates
+ * a->cands holds, or RUSK_ENOMEM.
+ */
+static long collect(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t n_parts,
+                    uint32_t R, bool grouped, size_t want, size_t n, uint32_t *drawn, bool *deduped)
+{
+	uint32_t m = d->t->rus;
+	uint32_t next = gather(a, d, s, 0, n_parts, m, want, false, &n, drawn);
+	*deduped = false;
+	if (m > 1 && !grouped) {
+		n = dedup_cands(a, s, n);
+		*deduped = true;
+		if (n < m)
+			return gather_more(a, d, s, next, n_parts, m, R, n, drawn);
+	}
+	return (long)n;
+}
+
+/*
+ * One RU: the best of a->cands[0..n), no sort or de-duplication needed (a repeated RU has
+ * the same value); the tie-break key only when values tie. Returns 1.
+ */
+static int choose_best1(rusk_agent *a, const rusk_dctx *d, size_t n, uint32_t *rus,
+                        rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	rusk_cand best1 = {a->cands[0].ru, value(c, d, a->cands[0].ru), 0};
+	bool keyed = false;
+	for (size_t i = 1; i < n; i++) {
+		rusk_cand x = {a->cands[i].ru, value(c, d, a->cands[i].ru), 0};
+		if (x.q < best1.q || x.ru == best1.ru)
+			continue;
+		if (x.q == best1.q) {
+			if (!keyed)
+				best1.key = tie_key(best1.ru);
+			keyed = true;
+			x.key = tie_key(x.ru);
+			if (x.key <= best1.key)
+				continue;
+		} else {
+			keyed = false;
+		}
+		best1 = x;
+	}
+	rus[0] = best1.ru;
+	pl->quality = rusk_reported_quality_(c, d, best1.ru);
+	pl->preferred = rusk_is_preferred_(c, d->t, best1.ru);
+	return 1;
+}
+
+/* Values a->cands[0..n) and keys them: random keys in list order for the random baseline
+ * (no quality ranking), the fixed hash of the RU otherwise. */
+static void value_cands(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		a->cands[i].q = s == RUSK_STRATEGY_RANDOM ? 0 : value(a->c, d, a->cands[i].ru);
+		a->cands[i].key = s == RUSK_STRATEGY_RANDOM ? rusk_rng_next(&a->rng)
+		                                            : tie_key(a->cands[i].ru);
+	}
+}
+
+/* Spread: the best m of a->cands[0..n) on distinct machines, best first; returns how many. */
+static uint32_t pick_spread(const rusk_agent *a, size_t n, uint32_t m, rusk_cand *best)
+{
+	const rusk_cluster *c = a->c;
+	uint32_t got = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		const rusk_cand *pick = NULL;
+		for (size_t i = 0; i < n; i++) {
+			bool used = false;
+			for (uint32_t j = 0; j < got && !used; j++)
+				used = c->ru_machine[best[j].ru] == c->ru_machine[a->cands[i].ru];
+			if (!used && (pick == NULL || better(&a->cands[i], pick)))
+				pick = &a->cands[i];
+		}
+		if (pick == NULL)
+			break;
+		best[got++] = *pick;
+	}
+	return got;
+}
+
+/*
+ * Locality: each candidate's machine or rack (place), judged by the mean value of its best
+ * m free RUs in the view (Tarcil Fig. 5b); the best group's m RUs into best[0..m), with
+ * best[m..2m) as scratch. a->cands[0..n) is sorted by RU, so a group's candidates are
+ * adjacent and it is scanned once. Returns m; or, when no group drawn holds m free RUs,
+ * 0, and for a reserving task (rusk_task.reserve) the most a group drawn holds (its best
+ * ones: it keeps them and waits for the rest there, rusk_task.held), ties by mean value.
+ */
+static uint32_t pick_group(const rusk_agent *a, const rusk_dctx *d, uint8_t place, size_t n,
+                           uint32_t m, rusk_cand *best)
+{
+	const rusk_cluster *c = a->c;
+	rusk_cand *tmp = best + m;
+	double best_mean = -INFINITY;
+	uint32_t last_group = UINT32_MAX, got = 0;
+	bool partial = d->t->reserve && !d->t->gang;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t lo, hi, gid;
+		rusk_group_range_(c, place, a->cands[i].ru, &gid, &lo, &hi);
+		if (gid == last_group)
+			continue; /* sorted by RU: same group as the previous candidate */
+		last_group = gid;
+		/* A preferred machine read live, as add_preferred found its RUs. */
+		bool live = place == RUSK_PLACE_MACHINE && live_pref(d) &&
+		            rusk_is_preferred_(c, d->t, a->cands[i].ru);
+		uint32_t k =
+		        live ? best_in_range(c, d, c->free_bits, true, lo, hi, m, tmp)
+		             : best_in_range(c, d, rusk_view_bits_(a->v), false, lo, hi, m, tmp);
+		double mq = rusk_mean_q_(tmp, k);
+		/* Whole groups first; an incremental task's fallback ranks by size, then mean. */
+		bool take = k == m ? got < m || mq > best_mean
+		                   : partial && k > 0 && (k > got || (k == got && mq > best_mean));
+		if (take) {
+			best_mean = mq;
+			memcpy(best, tmp, sizeof *best * k);
+			got = k;
+		}
+	}
+	return got;
+}
+
+/* The chosen best[0..got) into rus (sorted by RU) and pl's quality and preferred count. */
+static void report_choice(const rusk_agent *a, const rusk_dctx *d, const rusk_cand *best,
+                          uint32_t got, uint32_t *rus, rusk_placement *pl)
+{
+	double qs = 0;
+	uint32_t pref = 0;
+	for (uint32_t i = 0; i < got; i++) {
+		rus[i] = best[i].ru;
+		qs += rusk_reported_quality_(a->c, d, best[i].ru);
+		pref += rusk_is_preferred_(a->c, d->t, best[i].ru);
+	}
+	rusk_sort_rus_(rus, got);
+	pl->quality = qs / got;
+	pl->preferred = pref;
+}
+
+/*
+ * A remainder beside held RUs under machine or rack placement (d->anchored; rusk/sched.h
+ * "Held RUs"): its group is known, so nothing is sampled; the anchor group's free RUs in
+ * the view are scanned (rusk_scan_range_) and the best m kept by value, then tie key, as
+ * pick_group ranks a group (a preferred anchor machine under the interference model is read
+ * live, as pick_group reads it). The random baseline, which does not rank, takes m of them
+ * by random keys instead. A group with fewer than m free gives an incremental task what it
+ * has (at least one); a gang gets RUSK_EAGAIN, as does a group with none free. Returns RUs
+ * chosen, RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_anchored(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
+                           rusk_placement *pl, uint64_t now)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus, got = 0, lo = d->alo, hi = d->ahi;
+	pl->sample_size = 0;
+	pl->staleness_ns =
+	        rusk_view_staleness_(a->v, c->machines[c->ru_machine[lo]].partition, now);
+	bool random = s == RUSK_STRATEGY_RANDOM;
+	if (!rusk_cands_reserve_(&a->group, &a->group_cap, m) ||
+	    (random && !rusk_cands_reserve_(&a->cands, &a->cap, hi - lo)))
+		return RUSK_ENOMEM;
+	bool live =
+	        t->placement == RUSK_PLACE_MACHINE && live_pref(d) && rusk_is_preferred_(c, t, lo);
+	const uint64_t *bits = live ? c->free_bits : rusk_view_bits_(a->v);
+	if (!random) {
+		pl->samples = rusk_scan_range_(c, d, bits, live, lo, hi, m, a->group, &got);
+	} else {
+		uint32_t n = 0;
+		pl->samples = rusk_scan_range_(c, d, bits, live, lo, hi, hi - lo, a->cands, &n);
+		for (uint32_t i = 0; i < n; i++)
+			a->cands[i] = (rusk_cand){a->cands[i].ru, 0, rusk_rng_next(&a->rng)};
+		got = select_top(a->cands, n, m, a->group);
+	}
+	if (got == 0 || (t->gang && got < m))
+		return RUSK_EAGAIN;
+	report_choice(a, d, a->group, got, rus, pl);
+	return (int)got;
+}
+
+/* Drops from x[0..n) the candidates on machines a spread remainder must avoid; returns how
+ * many are left, in their order. */
+static size_t drop_excluded(const rusk_agent *a, const rusk_dctx *d, rusk_cand *x, size_t n)
+{
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!rusk_dctx_excluded_(a->c, d, a->c->ru_machine[x[i].ru]))
+			x[u++] = x[i];
+	return u;
+}
+
+/*
+ * A spread remainder beside held RUs (d->excl; rusk/sched.h "Held RUs"): the candidates
+ * drawn (a->cands[0..n)), less those on machines the task holds or won earlier in this
+ * place() call, then the best m on distinct machines (pick_spread). Where the draws leave
+ * fewer than m machines, every free RU of the view's partitions is added, a partition at a
+ * time in the strategy's order, until they do (gather_more's last resort): the remainder is
+ * not refused while the view knows of room on machines it may use. Returns RUs chosen,
+ * RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_spread_beside(rusk_agent *a, const rusk_dctx *d, rusk_strategy s,
+                                uint32_t n_parts, size_t n, bool deduped, uint32_t *rus,
+                                rusk_placement *pl)
+{
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus;
+	rusk_cand *best = a->group;
+	if (!deduped)
+		n = dedup_sorted(a->cands, n);
+	n = drop_excluded(a, d, a->cands, n);
+	value_cands(a, d, s, n);
+	uint32_t got = pick_spread(a, n, m, best);
+	for (uint32_t i = 0; got < m && i < n_parts; i++) {
+		uint32_t pf = rusk_view_free_(a->v, a->order[i]);
+		if (pf == 0)
+			continue;
+		if (!rusk_cands_reserve_(&a->cands, &a->cap, n + pf))
+			return RUSK_ENOMEM;
+		size_t k = enum_free(a, a->order[i], a->cands + n);
+		pl->samples += (uint32_t)k;
+		n += drop_excluded(a, d, a->cands + n, k);
+		n = dedup_sorted(a->cands, n);
+		value_cands(a, d, s, n);
+		got = pick_spread(a, n, m, best);
+	}
+	if (got == 0 || (t->gang && got < m))
+		return RUSK_EAGAIN;
+	report_choice(a, d, best, got, rus, pl);
+	return (int)got;
+}
+
+/* A decision's first steps, the general one's and a vector task's: room for the task's RUs
+ * in the view, R from the guarantee, the partitions in the strategy's order, the
+ * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. */
+static int decision_start(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, rusk_placement *pl,
+                          uint64_t now, uint32_t *R, uint32_t *n_parts)
+{
+	uint64_t view_free = rusk_view_total_free_(a->v);
+	/* Room for the whole task, or for one RU of a reserving one. */
+	if (view_free < (d->t->reserve && !d->t->gang ? 1 : d->t->rus))
+		return RUSK_EAGAIN;
+	*R = sample_r(a, s, view_free);
+	pl->sample_size = *R;
+	*n_parts = partition_order(a, d, s);
+	if (*n_parts == 0)
+		return RUSK_EAGAIN;
+	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	return RUSK_OK;
+}
+
+/*
+ * The general decision on the view (any strategy, size and placement): R from the
+ * guarantee, partitions in the strategy's order, the preferred machines, candidates drawn
+ * (R per RU, R per group for locality), then the best one, the best m, the best m on
+ * distinct machines or the best group. Returns RUs chosen, RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_view(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
+                       rusk_placement *pl, uint64_t now)
+{
+	const rusk_task *t = d->t;
+	if (RUSK_UNLIKELY(d->anchored))
+		return choose_anchored(a, d, s, rus, pl, now);
+	uint32_t m = t->rus, R, n_parts;
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	if (rc != RUSK_OK)
+		return rc;
+	uint8_t place = t->placement;
+	bool grouped = place == RUSK_PLACE_MACHINE || place == RUSK_PLACE_RACK;
+	size_t want = grouped ? R : (size_t)R * m;
+	if (!rusk_cands_reserve_(&a->cands, &a->cap, want) ||
+	    !rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
+		return RUSK_ENOMEM;
+	size_t n = 0;
+	if (uses_preferred(a, d, s)) {
+		int rc = add_preferred(a, d, s == RUSK_STRATEGY_QUALITY, &want, &n);
+		if (rc != RUSK_OK)
+			return rc;
+	}
+	uint32_t drawn = 0;
+	bool deduped;
+	long k = collect(a, d, s, n_parts, R, grouped, want, n, &drawn, &deduped);
+	if (k < 0)
+		return (int)k;
+	n = (size_t)k;
+	pl->samples = drawn;
+	if (RUSK_UNLIKELY(d->excl))
+		return choose_spread_beside(a, d, s, n_parts, n, deduped, rus, pl);
+	if (n == 0)
+		return RUSK_EAGAIN;
+	if (m == 1 && !grouped && s != RUSK_STRATEGY_RANDOM)
+		return choose_best1(a, d, n, rus, pl);
+	if (!deduped)
+		n = dedup_sorted(a->cands, n); /* locality walks them in RU order */
+	value_cands(a, d, s, n);
+	rusk_cand *best = a->group;
+	uint32_t got = place == RUSK_PLACE_ANY      ? select_top(a->cands, n, m, best)
+	               : place == RUSK_PLACE_SPREAD ? pick_spread(a, n, m, best)
+	                                            : pick_group(a, d, place, n, m, best);
+	if (got < (t->gang ? m : 1))
+		return RUSK_EAGAIN;
+	report_choice(a, d, best, got, rus, pl);
+	return (int)got;
+}
+
+/* Whether machine mi was found short of memory or GPUs earlier in this place() call, or is
+ * already among the machines this decision judged. */
+static bool machine_listed(const uint32_t *list, uint32_t n, uint32_t mi)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (list[i] == mi)
+			return true;
+	return false;
+}
+
+static inline void swap16(uint16_t *x, uint32_t i, uint32_t j)
+{
+	uint16_t t = x[i];
+	x[i] = x[j];
+	x[j] = t;
+}
+
+/* Moves the k largest of x[0..n) to x[0..k) (0 < k <= n): quickselect with a three-way
+ * partition around the median of three, so equal scores cannot make it quadratic.
+ * Deterministic. */
+static void select_scores(uint16_t *x, uint32_t n, uint32_t k)
+{
+	uint32_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		uint16_t a = x[lo], b = x[lo + (hi - lo) / 2], c = x[hi - 1];
+		uint16_t piv =
+		        a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+		/* [lo, lt) > piv, [lt, i) == piv, [gt, hi) < piv */
+		uint32_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (x[i] > piv)
+				swap16(x, lt++, i++);
+			else if (x[i] < piv)
+				swap16(x, i, --gt);
+			else
+				i++;
+		}
+		if (k <= lt)
+			hi = lt;
+		else if (k <= gt)
+			return;
+		else
+			lo = gt;
+	}
+}
+
+/* Sum of the k largest (largest) or k smallest of x[0..n) by insertion into a sorted
+ * list of k: one compare for most values when k is small. */
+static uint64_t extreme_sum(const uint16_t *x, uint32_t n, uint32_t k, bool largest)
+{
+	uint16_t keep[16];
+	uint32_t got = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t v = x[i];
+		if (got == k && (largest ? v <= keep[k - 1] : v >= keep[k - 1]))
+			continue;
+		uint32_t j = got < k ? got++ : k - 1;
+		while (j > 0 && (largest ? v > keep[j - 1] : v < keep[j - 1])) {
+			keep[j] = keep[j - 1];
+			j--;
+		}
+		keep[j] = v;
+	}
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < got; i++)
+		sum += keep[i];
+	return sum;
+}
+
+/* Sum of the m largest of x[0..n) (0 < m <= n; x may be reordered): insertion when m or
+ * n - m is small, else a quickselect. */
+static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
+{
+	uint64_t sum = 0;
+	if (m <= 16)
+		return extreme_sum(x, n, m, true);
+	if (n - m <= 16) {
+		for (uint32_t i = 0; i < n; i++)
+			sum += x[i];
+		return n == m ? sum : sum - extreme_sum(x, n, n - m, false);
+	}
+	select_scores(x, n, m);
+	for (uint32_t i = 0; i < m; i++)
+		sum += x[i];
+	return sum;
+}
+
+/*
+ * The slot-score model's value of a machine for an m-RU task: the mean score of its best m
+ * free RUs in the view, by selection over the scores (O(free RUs)) rather than an ordered
+ * top-m list; -inf when fewer than m are free. *n_free: its free RUs in the view.
+ */
+static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                              uint32_t m, uint32_t *n_free)
+{
+	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
+	uint32_t n = 0;
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
+	/* Free RUs first, by popcount: a machine without m of them costs no score load. */
+	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
+		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
+		if (b_end < (b / 64 + 1) * 64)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		n += (uint32_t)__builtin_popcountll(w);
+	}
+	*n_free = n;
+	if (n < m)
+		return -INFINITY;
+	n = 0;
+	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
+		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
+		if (b_end < (b / 64 + 1) * 64)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		for (; w != 0; w &= w - 1)
+			sc[n++] =
+			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
+	}
+	return (double)top_sum(sc, n, m) / m / 1000.0;
+}
+
+/*
+ * A candidate machine for a vector task: false when it cannot hold the task now as far as
+ * the view and its live capacities tell; else its value in *v (the mean value of its best
+ * m free RUs, or the packing value) and its RU range. Its RUs are chosen only for the
+ * winner (choose_vec), so a candidate costs a pass over its free bits.
+ */
+static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, rusk_cand *tmp,
+                          double *v, uint32_t *lo, uint32_t *hi)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t mi = c->ru_machine[ru], gid, n_free, k = 0;
+	if (!rusk_vec_shape_fits_(c, mi, &t->vec) || !rusk_vec_free_fits_(c, mi, &t->vec))
+		return false;
+	rusk_group_range_(c, RUSK_PLACE_MACHINE, ru, &gid, lo, hi);
+	if (!d->interf && t->n_preferred == 0) {
+		*v = top_mean_scores(c, rusk_view_bits_(a->v), *lo, *hi, t->rus, &n_free);
+		if (n_free < t->rus)
+			return false;
+	} else {
+		n_free = rusk_scan_range_(c, d, rusk_view_bits_(a->v), false, *lo, *hi, t->rus, tmp,
+		                          &k);
+		if (k < t->rus)
+			return false;
+		*v = rusk_mean_q_(tmp, k);
+	}
+	if (d->pack)
+		*v = rusk_vec_pack_value_(c, mi, n_free, t);
+	return true;
+}
+
+/*
+ * choose_vec for one RU judged by its own value (not packing): the RUs drawn in batches, a
+ * candidate kept when its machine could hold the task now, as choose_latency1 keeps the
+ * best drawn RU. An infeasible draw costs one load of the machine's packed static shape
+ * (cluster.mshape, cached) unless its model, memory and GPU count fit; then the live
+ * capacities are read.
+ */
+static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n_parts,
+                       uint32_t *rus, rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_vec_demand *vd = &d->t->vec;
+	/* The accepted models' RU bitmaps (cluster.plat_bits): a draw of another model is
+	 * ruled out by one bit, before any per-machine load. */
+	const uint64_t *acc[RUSK_MAX_PLATFORMS];
+	uint32_t n_acc = 0;
+	for (uint32_t k = 0; vd->gpus > 0 && vd->gpu_models != 0 && k < c->n_platforms; k++)
+		if ((vd->gpu_models >> k) & 1u)
+			acc[n_acc++] = c->plat_bits + (size_t)k * c->n_words;
+	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
+	rusk_cand bc = {0, -INFINITY, 0};
+	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
+		uint32_t p = a->order[i];
+		if (rusk_view_free_(a->v, p) == 0)
+			continue;
+		const rusk_vrange vr = rusk_view_range_(a->v, p);
+		uint32_t bit0 = c->parts[p].first_bit - c->parts[p].first_ru;
+		for (uint32_t k = 0; k < 4 * R + 16 && kept < R;) {
+			/* What is still wanted, twice that once draws have missed: few wasted
+			 * draws when most machines fit, few batches when half do not. */
+			uint32_t want = k == 0 ? R - kept : 2 * (R - kept);
+			uint32_t n = rusk_view_pick_n_(&vr, &a->rng, buf, want < 16 ? want : 16);
+			if (n == 0)
+				break;
+			/* Draws of a model the task does not accept go first, by one bit each;
+			 * then the others' machines and state are fetched before any is used: the
+			 * loads overlap instead of forming one chain of misses per draw. */
+			uint32_t f = 0;
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t b = bit0 + buf[j];
+				bool model = n_acc == 0;
+				for (uint32_t q = 0; q < n_acc && !model; q++)
+					model = (acc[q][b / 64] >> (b % 64)) & 1u;
+				buf[f] = buf[j];
+				f += model;
+			}
+			drawn += n;
+			k += n;
+			uint32_t mis[16 + RUSK_PICK_BATCH];
+			for (uint32_t j = 0; j < f; j++)
+				mis[j] = c->ru_machine[buf[j]];
+			for (uint32_t j = 0; j < f; j++) {
+				__builtin_prefetch(&c->mshape[mis[j]]);
+				__builtin_prefetch(&c->mvec[mis[j]]);
+				__builtin_prefetch(&c->ru_score[buf[j]]);
+			}
+			for (uint32_t j = 0; j < f && kept < R; j++) {
+				uint32_t ru = buf[j], mi = mis[j];
+				if (!rusk_vec_shape_fits_(c, mi, vd) ||
+				    machine_listed(a->vskip, a->n_vskip, mi) ||
+				    !rusk_vec_free_fits_(c, mi, vd))
+					continue;
+				kept++;
+				/* Slot scores compare as integers (choose_latency1's order); Q
+				 * and preferred machines go through value(). Keys only on a tie. */
+				rusk_cand x = {ru,
+				               d->interf || d->t->n_preferred ? value(c, d, ru)
+				                                              : c->ru_score[ru],
+				               0};
+				if (kept == 1 || x.q > bc.q ||
+				    (x.q == bc.q && ru != bc.ru && tie_key(ru) > tie_key(bc.ru))) {
+					x.key = tie_key(ru);
+					bc = x;
+				}
+			}
+		}
+	}
+	pl->samples = drawn;
+	if (kept == 0)
+		return RUSK_EAGAIN;
+	report_choice(a, d, &bc, 1, rus, pl);
+	return 1;
+}
+
+/*
+ * A vector task's preferred machines under the interference model, read live as
+ * add_preferred reads an RU task's: the best that can hold it now (shape, free memory and
+ * GPU shares, m free RUs in the master array) by the mean Q of its best m free RUs (or the
+ * packing value), then tie key, gives its best m RUs; 0 when none can, and the decision
+ * samples as usual. Returns m or 0.
+ */
+static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus,
+                                rusk_placement *pl)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus, got = 0;
+	rusk_cand *best = a->group, *tmp = a->group + m;
+	double best_v = -INFINITY;
+	uint64_t best_key = 0;
+	for (uint32_t i = 0; i < t->n_preferred; i++) {
+		uint32_t mi = t->preferred[i];
+		if (mi >= c->n_machines || machine_listed(a->vskip, a->n_vskip, mi) ||
+		    !rusk_vec_shape_fits_(c, mi, &t->vec) || !rusk_vec_free_fits_(c, mi, &t->vec))
+			continue;
+		const rusk_machine *pm = &c->machines[mi];
+		uint32_t k = 0, lo = pm->first_ru, hi = lo + pm->n_rus;
+		uint32_t n_free = rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
+		if (k < m)
+			continue;
+		double v = d->pack ? rusk_vec_pack_value_(c, mi, n_free, t) : rusk_mean_q_(tmp, k);
+		uint64_t key = tie_key(lo);
+		if (v > best_v || (v == best_v && key > best_key)) {
+			best_v = v;
+			best_key = key;
+			memcpy(best, tmp, sizeof *best * m);
+			got = m;
+		}
+	}
+	if (got == 0)
+		return 0;
+	pl->samples = 0;
+	report_choice(a, d, best, m, rus, pl);
+	if (d->pack)
+		pl->quality = best_v;
+	return (int)m;
+}
+
+/*
+ * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
+ * RUs, partitions in the strategy's order, and a draw counts only when its machine could
+ * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
+ * That is rejection sampling: the R machines kept are drawn uniformly over the feasible
+ * free RUs, so Tarcil's x^R guarantee holds over the feasible set, at the cost of more
+ * draws where few machines fit (at most 4R + 16 per partition). The best machine by value
+ * (then tie key) gives its best m RUs. Returns m, RUSK_EAGAIN or RUSK_ENOMEM.
+ */
+static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
+                      rusk_placement *pl, uint64_t now)
+{
+	const rusk_task *t = d->t;
+	uint32_t m = t->rus, R, n_parts;
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	if (rc != RUSK_OK)
+		return rc;
+	if (live_pref(d) && uses_preferred(a, d, s)) {
+		if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
+			return RUSK_ENOMEM;
+		if ((rc = choose_vec_preferred(a, d, rus, pl)) > 0)
+			return rc;
+	}
+	if (m == 1 && !d->pack && s != RUSK_STRATEGY_QUALITY)
+		return choose_vec1(a, d, R, n_parts, rus, pl);
+	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
+		return RUSK_ENOMEM;
+	rusk_cand *best = a->group, *tmp = a->group + m;
+	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
+	double best_v = -INFINITY;
+	uint64_t best_key = 0;
+	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
+		uint32_t p = a->order[i];
+		for (uint32_t k = 0; k < 4 * R + 16 && kept < R; k++) {
+			uint32_t ru;
+			if (!draw(a, d, p, s == RUSK_STRATEGY_QUALITY, &ru))
+				break;
+			drawn++;
+			uint32_t mi = a->c->ru_machine[ru], lo, hi;
+			double v;
+			if (machine_listed(a->vskip, a->n_vskip, mi) ||
+			    machine_listed(seen, kept, mi) ||
+			    !judge_machine(a, d, ru, tmp, &v, &lo, &hi))
+				continue;
+			seen[kept++] = mi;
+			uint64_t key = tie_key(lo);
+			if (v > best_v || (v == best_v && key > best_key)) {
+				best_v = v;
+				best_key = key;
+				best_lo = lo;
+				best_hi = hi;
+			}
+		}
+	}
+	pl->samples = drawn;
+	if (kept == 0)
+		return RUSK_EAGAIN;
+	uint32_t got = 0; /* the winner's best m free RUs */
+	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, best_lo, best_hi, m, best, &got);
+	if (got < m)
+		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
+	report_choice(a, d, best, m, rus, pl);
+	if (d->pack)
+		pl->quality = best_v;
+	return (int)m;
+}
+
+/* The strategy in force, then Latency-first's one-RU fast path or the general decision. */
+int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
+{
+	rusk_strategy s = rusk_agent_current_strategy(a);
+	pl->strategy = s;
+	const rusk_task *t = d->t;
+	if (RUSK_UNLIKELY(rusk_vec_any(&t->vec)))
+		return choose_vec(a, d, s, rus, pl, now);
+	if (s == RUSK_STRATEGY_LATENCY && t->rus == 1 && !d->interf && t->n_preferred == 0 &&
+	    (t->placement == RUSK_PLACE_ANY || (t->placement == RUSK_PLACE_SPREAD && !d->excl))) {
+		uint64_t view_free = rusk_view_total_free_(a->v);
+		if (view_free == 0)
+			return RUSK_EAGAIN;
+		uint32_t R = sample_r(a, s, view_free);
+		pl->sample_size = R;
+		return choose_latency1(a, R, now, rus, pl);
+	}
+	return choose_view(a, d, s, rus, pl, now);
+}

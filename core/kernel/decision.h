@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A decision's state (not installed): the agent's layout, the per-decision context and the
+ * candidates, which agent.c (lifecycle, the commit/retry loop, releases), choose.c (the
+ * strategies: where a decision samples and how it ranks candidates), commit.c (the commit
+ * step) and central.c (the serialised baselines) share. Types and inline helpers only, so
+ * those files call one another downward: agent -> central -> choose, commit. One thread
+ * uses an agent at a time.
+ */
+#ifndef RUSK_KERNEL_DECISION_H
+#define RUSK_KERNEL_DECISION_H
+
+#include <math.h>
+
+#include "base/rng.h"
+#include "kernel/layout.h"
+#include "kernel/quality.h"
+#include "kernel/view.h"
+
+/* A candidate RU, its value for the task and its tie-break key. */
+typedef struct rusk_cand {
+	uint32_t ru;
+	double q;
+	uint64_t key; /* tie-break */
+} rusk_cand;
+
+struct rusk_agent {
+	rusk_cluster *c;
+	rusk_view *v;
+	rusk_agent_params p;
+	rusk_rng rng;
+	double ema_ns;
+	bool ema_set;
+	uint32_t *order;  /* [P] */
+	rusk_cand *cands; /* candidate buffer */
+	size_t cap;
+	rusk_cand *group; /* best-in-range scratch */
+	size_t group_cap;
+	uint64_t *seen; /* a bit per RU, all clear between decisions (choose.c, dedup_cands) */
+	/* Machines whose memory or GPUs a vector commit found short during this place()
+	 * call: the retries skip them (choose_vec). */
+	uint32_t vskip[8];
+	uint32_t n_vskip;
+};
+
+/*
+ * Per-decision context: the task, how to value an RU for it, and where its RUs may go
+ * beside those it holds (rusk/sched.h "Held RUs": t->held, and the leases this place()
+ * call won before, won[0..n_won)). Both limits are off for a task that holds nothing,
+ * which then decides exactly as before they existed.
+ */
+typedef struct rusk_dctx {
+	const rusk_task *t;
+	rusk_qtask qt;
+	bool interf;
+	bool pack;     /* RUSK_QUALITY_PACKING */
+	bool anchored; /* MACHINE or RACK with RUs held: only RUs of [alo, ahi), the anchor
+	                * group's range (choose.c choose_anchored, central.c) */
+	bool excl;     /* SPREAD with RUs held: not on their machines (rusk_dctx_excluded_) */
+	uint32_t alo, ahi;
+	const rusk_lease *won; /* this place() call's earlier wins (SPREAD excludes them) */
+	uint32_t n_won;
+} rusk_dctx;
+
+/* Whether ru lies on one of the task's preferred machines. */
+static inline bool rusk_is_preferred_(const rusk_cluster *c, const rusk_task *t, uint32_t ru)
+{
+	if (t->n_preferred == 0)
+		return false;
+	uint32_t m = c->ru_machine[ru];
+	for (uint32_t i = 0; i < t->n_preferred; i++)
+		if (t->preferred[i] == m)
+			return true;
+	return false;
+}
+
+/* The quality a placement reports for ru: Q, or the slot score in [0, max_score / 1000]. */
+static inline double rusk_reported_quality_(const rusk_cluster *c, const rusk_dctx *d, uint32_t ru)
+{
+	return d->interf ? rusk_qtask_eval(c, &d->qt, ru) : c->ru_score[ru] / 1000.0;
+}
+
+/* Mean value of x[0..n); -inf when empty (never the best group). */
+static inline double rusk_mean_q_(const rusk_cand *x, uint32_t n)
+{
+	double s = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s += x[i].q;
+	return n ? s / n : -INFINITY;
+}
+
+/* The designs whose every change of the shared state goes under the cluster's one mutex. */
+static inline bool rusk_agent_serialised_(const rusk_agent *a)
+{
+	return a->p.global_lock || a->p.strategy == RUSK_STRATEGY_CENTRAL;
+}
+
+#endif /* RUSK_KERNEL_DECISION_H */

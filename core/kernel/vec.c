@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Vector resources: memory and GPU shares of a machine, committed with the task's RUs
+ * (rusk/vec.h). The openb traces (Weng et al., ATC'23, "Beware of fragmentation") are a
+ * GPU-sharing workload: a pod asks for cores, memory and either a share of one GPU or
+ * several whole GPUs of accepted models, on one machine.
+ *
+ * Algorithm. A vector task's commit is a gang of its RUs on one machine (ru.c, held: C set),
+ * then take(): the machine's free-memory word by a CAS that checks the capacity, then each
+ * GPU word with chosen lanes by a CAS that checks each lane; a failed step gives back the
+ * earlier ones and the gang is unheld. On success the shares go into the record of the
+ * task's lowest RU there (ru_vec, vec_impl.h) before the lease is published. Whoever ends
+ * that RU's tenure returns them (rusk_vec_end_): release_owned in ru.c (a release or an
+ * unhold) or rusk_machine_fail (a revocation).
+ *
+ * GPU choice. A share (gpus 1, milli < 1000) goes to the fullest GPU it still fits
+ * (best fit: it leaves whole GPUs whole for multi-GPU tasks and keeps free pieces few);
+ * whole GPUs are the lowest-numbered idle ones.
+ *
+ * Orders. Every edge, what it pairs with and why:
+ *   take's CAS on mem_free / gpu_used  relaxed: the counters are exact because each change
+ *                                      is one RMW of one word that checks the capacity it
+ *                                      consumes; no other data is published through them
+ *   record write (holder, C set)       ordered before the lease's publish store (release,
+ *                                      ru.c) that pairs with the acquire of the R CAS of a
+ *                                      release or the settle() of a failure: the ender
+ *                                      reads the record the holder wrote
+ *   give-back (faa, relaxed)           after the ender owns the word; before its final
+ *                                      store, so the next holder of the RU never sees the
+ *                                      record of the previous tenure
+ * Invariants:
+ *  1. mem_free + the mem of every live record on the machine = its capacity; per GPU lane,
+ *     the milli in use = the sum over live records that name that GPU (rusk_vec_verify_).
+ *  2. A lane is never above 1000 and mem_free never below 0 nor above capacity: a take
+ *     checks the value it replaces, a give-back returns only what a record proves taken.
+ *  3. A record is non-zero only on an RU held by its task: written while C is set, cleared
+ *     by whoever ends the tenure, once (the word's ownership rules).
+ *  4. A machine's shares are all free when it comes up again: failure returns every
+ *     revoked record (topology.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/atomic.h"
+#include "kernel/vec_impl.h"
+#include "kernel/word.h"
+
+static inline uint32_t lane_get(const uint64_t *w, uint32_t g)
+{
+	return (uint32_t)(w[g / RUSK_GPU_LANES] >> (16 * (g % RUSK_GPU_LANES))) & 0xffffu;
+}
+
+static inline uint64_t rec_make(uint32_t mem, uint32_t mask, uint32_t milli)
+{
+	return RUSK_REC_VALID | ((uint64_t)milli << 40) | ((uint64_t)mask << 32) | mem;
+}
+static inline uint32_t rec_mem(uint64_t r)
+{
+	return (uint32_t)r;
+}
+static inline uint32_t rec_mask(uint64_t r)
+{
+	return (uint32_t)(r >> 32) & 0xffu;
+}
+static inline uint32_t rec_milli(uint64_t r)
+{
+	return (uint32_t)(r >> 40) & 0x7ffu;
+}
+
+/* ---- build --------------------------------------------------------------------------- */
+
+static void add_shape(rusk_cluster *c, const rusk_machine *mm)
+{
+	for (uint32_t i = 0; i < c->n_shapes; i++) {
+		const rusk_shape *s = &c->shapes[i];
+		if (s->rus == mm->n_rus && s->mem_mib == mm->mem_mib && s->gpus == mm->gpus &&
+		    s->platform == mm->platform)
+			return;
+	}
+	c->shapes[c->n_shapes++] = (rusk_shape){mm->n_rus, mm->mem_mib, mm->gpus, mm->platform};
+}
+
+int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
+{
+	size_t mb = sizeof(rusk_mvec) * c->n_machines, rb = sizeof(uint64_t) * c->n_rus;
+	c->mvec = rusk_alloc_zeroed(mb, RUSK_CACHELINE);
+	c->ru_vec = rusk_alloc_zeroed(rb, RUSK_CACHELINE);
+	c->shapes = calloc(c->n_machines, sizeof *c->shapes);
+	c->mshape = calloc(c->n_machines, sizeof *c->mshape);
+	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL || c->mshape == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the vector state");
+	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines;
+	for (uint32_t m = 0; m < c->n_machines; m++) {
+		const rusk_machine *mm = &c->machines[m];
+		if (mm->gpus > RUSK_MAX_GPUS_PER_MACHINE)
+			return rusk_errf(err, errlen, RUSK_ESHAPE,
+			                 "machine %u has %u GPUs, more than the %u one machine may "
+			                 "have",
+			                 m, mm->gpus, RUSK_MAX_GPUS_PER_MACHINE);
+		c->mvec[m].mem_mib = mm->mem_mib;
+		c->mvec[m].mem_free = mm->mem_mib;
+		c->mvec[m].n_gpus = (uint8_t)mm->gpus;
+		c->mshape[m] =
+		        mm->mem_mib | (uint64_t)mm->gpus << 32 | (uint64_t)mm->platform << 40;
+		add_shape(c, mm);
+	}
+	return RUSK_OK;
+}
+
+void rusk_vec_free_(rusk_cluster *c)
+{
+	rusk_alloc_free(c->mvec, sizeof(rusk_mvec) * c->n_machines, RUSK_CACHELINE);
+	rusk_alloc_free(c->ru_vec, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
+	free(c->shapes);
+	free(c->mshape);
+}
+
+/* ---- take and give back ---------------------------------------------------------------- */
+
+static bool mem_take(rusk_mvec *v, uint32_t need)
+{
+	if (need == 0)
+		return true;
+	uint64_t cur = rusk_load64(&v->mem_free, RUSK_RELAXED);
+	while (cur >= need)
+		if (rusk_cas64(&v->mem_free, &cur, cur - need, RUSK_RELAXED))
+			return true;
+	return false;
+}
+
+/* The lanes vec would take given lane values w (best fit for a share, the lowest idle GPUs
+ * for whole ones), as a mask; 0 when they do not fit. */
+static uint32_t gpu_pick(const uint64_t *w, uint32_t n_gpus, const rusk_vec_demand *vec)
+{
+	if (vec->gpus == 1 && vec->gpu_milli < RUSK_GPU_MILLI) {
+		uint32_t best = UINT32_MAX, best_used = 0;
+		for (uint32_t g = 0; g < n_gpus; g++) {
+			uint32_t used = lane_get(w, g);
+			if (used + vec->gpu_milli <= RUSK_GPU_MILLI &&
+			    (best == UINT32_MAX || used > best_used)) {
+				best = g;
+				best_used = used;
+			}
+		}
+		return best == UINT32_MAX ? 0 : 1u << best;
+	}
+	uint32_t mask = 0, got = 0;
+	for (uint32_t g = 0; g < n_gpus && got < vec->gpus; g++)
+		if (lane_get(w, g) == 0) {
+			mask |= 1u << g;
+			got++;
+		}
+	return got == vec->gpus ? mask : 0;
+}
+
+/* The packed delta that adds `milli` to each lane of `mask` within word k. */
+static inline uint64_t lanes_delta(uint32_t mask, uint32_t k, uint32_t milli)
+{
+	uint64_t d = 0;
+	for (uint32_t j = 0; j < RUSK_GPU_LANES; j++)
+		if (mask & (1u << (k * RUSK_GPU_LANES + j)))
+			d |= (uint64_t)milli << (16 * j);
+	return d;
+}
+
+/* Takes the GPU shares: pick on a read of both words, then one CAS per word that has
+ * picked lanes; a word that changed meanwhile undoes the first and picks again. A CAS
+ * fails only when another take or give-back succeeded: lock-free. */
+static uint32_t gpu_take(rusk_mvec *v, const rusk_vec_demand *vec)
+{
+	for (;;) {
+		uint64_t w[RUSK_GPU_WORDS];
+		for (int k = 0; k < RUSK_GPU_WORDS; k++)
+			w[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+		uint32_t mask = gpu_pick(w, v->n_gpus, vec);
+		if (mask == 0)
+			return 0;
+		int done = 0;
+		for (; done < RUSK_GPU_WORDS; done++) {
+			uint64_t d = lanes_delta(mask, (uint32_t)done, vec->gpu_milli);
+			if (d == 0)
+				continue;
+			uint64_t cur = w[done];
+			if (!rusk_cas64(&v->gpu_used[done], &cur, cur + d, RUSK_RELAXED))
+				break;
+		}
+		if (done == RUSK_GPU_WORDS)
+			return mask;
+		for (int k = 0; k < done; k++) /* undo, then look again */
+			rusk_faa64(&v->gpu_used[k],
+			           (uint64_t)0 - lanes_delta(mask, (uint32_t)k, vec->gpu_milli),
+			           RUSK_RELAXED);
+	}
+}
+
+int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec)
+{
+	rusk_mvec *v = &c->mvec[m];
+	if (!mem_take(v, vec->mem_mib))
+		return RUSK_ECONFLICT;
+	uint32_t mask = 0;
+	if (vec->gpus > 0 && (mask = gpu_take(v, vec)) == 0) {
+		if (vec->mem_mib)
+			rusk_faa64(&v->mem_free, vec->mem_mib, RUSK_RELAXED);
+		return RUSK_ECONFLICT;
+	}
+	*rec = rec_make(vec->mem_mib, mask, vec->gpus ? vec->gpu_milli : 0);
+	return RUSK_OK;
+}
+
+void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec)
+{
+	rusk_mvec *v = &c->mvec[c->ru_machine[ru]];
+	c->ru_vec[ru] = 0;
+	if (rec_mem(rec))
+		rusk_faa64(&v->mem_free, rec_mem(rec), RUSK_RELAXED);
+	for (uint32_t k = 0; k < RUSK_GPU_WORDS; k++) {
+		uint64_t d = lanes_delta(rec_mask(rec), k, rec_milli(rec));
+		if (d != 0)
+			rusk_faa64(&v->gpu_used[k], (uint64_t)0 - d, RUSK_RELAXED);
+	}
+}
+
+/* ---- verify ----------------------------------------------------------------------------- */
+
+int rusk_vec_verify_(const rusk_cluster *c, uint32_t m, char *err, size_t errlen)
+{
+	const rusk_machine *mm = &c->machines[m];
+	const rusk_mvec *v = &c->mvec[m];
+	uint64_t mem = 0, lanes[RUSK_MAX_GPUS_PER_MACHINE] = {0};
+	for (uint32_t ru = mm->first_ru; ru < mm->first_ru + mm->n_rus; ru++) {
+		uint64_t rec = c->ru_vec[ru], owner = rusk_w_owner(c->ru_word[ru]);
+		if (rec == 0)
+			continue;
+		if (owner == 0 || owner == RUSK_OWNER_OFFLINE)
+			return rusk_errf(err, errlen, RUSK_ECORRUPT,
+			                 "RU %u is not held but carries a share record", ru);
+		mem += rec_mem(rec);
+		for (uint32_t g = 0; g < RUSK_MAX_GPUS_PER_MACHINE; g++)
+			if (rec_mask(rec) & (1u << g))
+				lanes[g] += rec_milli(rec);
+	}
+	uint64_t mf = rusk_load64(&v->mem_free, RUSK_RELAXED);
+	if (mf + mem != v->mem_mib)
+		return rusk_errf(err, errlen, RUSK_ECORRUPT,
+		                 "machine %u: %llu MiB free + %llu held by records != %u capacity",
+		                 m, (unsigned long long)mf, (unsigned long long)mem, v->mem_mib);
+	uint64_t w[RUSK_GPU_WORDS];
+	for (int k = 0; k < RUSK_GPU_WORDS; k++)
+		w[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+	for (uint32_t g = 0; g < RUSK_MAX_GPUS_PER_MACHINE; g++)
+		if (lane_get(w, g) != lanes[g] || lanes[g] > RUSK_GPU_MILLI ||
+		    (g >= v->n_gpus && lanes[g] != 0))
+			return rusk_errf(
+			        err, errlen, RUSK_ECORRUPT,
+			        "machine %u: GPU %u has %u milli in use, records hold %llu", m, g,
+			        lane_get(w, g), (unsigned long long)lanes[g]);
+	return RUSK_OK;
+}
+
+/* ---- public ------------------------------------------------------------------------------ */
+
+RUSK_EXPORT int rusk_machine_vec_get(const rusk_cluster *c, uint32_t m, rusk_machine_vec *out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	if (m >= c->n_machines)
+		return RUSK_ERANGE;
+	const rusk_mvec *v = &c->mvec[m];
+	memset(out, 0, sizeof *out);
+	out->mem_mib = v->mem_mib;
+	out->mem_free_mib = (uint32_t)rusk_load64(&v->mem_free, RUSK_RELAXED);
+	out->gpus = v->n_gpus;
+	out->gpu_model = c->machines[m].platform;
+	uint64_t w[RUSK_GPU_WORDS];
+	for (int k = 0; k < RUSK_GPU_WORDS; k++)
+		w[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+	for (uint32_t g = 0; g < v->n_gpus; g++)
+		out->gpu_free_milli[g] = (uint16_t)(RUSK_GPU_MILLI - lane_get(w, g));
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_cluster_vec_get(const rusk_cluster *c, rusk_cluster_vec *out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	memset(out, 0, sizeof *out);
+	for (uint32_t m = 0; m < c->n_machines; m++) {
+		if (rusk_load32(&c->machines[m].state, RUSK_RELAXED) == RUSK_M_DOWN)
+			continue;
+		rusk_machine_vec v;
+		rusk_machine_vec_get(c, m, &v);
+		out->mem_mib += v.mem_mib;
+		out->mem_used_mib += v.mem_mib - v.mem_free_mib;
+		out->gpus += v.gpus;
+		out->gpu_milli += (uint64_t)v.gpus * RUSK_GPU_MILLI;
+		for (uint32_t g = 0; g < v.gpus; g++) {
+			out->gpu_used_milli += RUSK_GPU_MILLI - v.gpu_free_milli[g];
+			out->gpus_busy += v.gpu_free_milli[g] < RUSK_GPU_MILLI;
+		}
+	}
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_gpu_model(const rusk_cluster *c, const char *name, uint32_t *index)
+{
+	if (c == NULL || name == NULL || index == NULL)
+		return RUSK_EINVAL;
+	for (uint32_t i = 0; i < c->n_platforms; i++)
+		if (strcmp(c->platforms[i].name, name) == 0) {
+			*index = i;
+			return RUSK_OK;
+		}
+	return RUSK_ERANGE;
+}
+
+RUSK_EXPORT size_t rusk_cluster_vec_bytes(const rusk_cluster *c)
+{
+	if (c == NULL)
+		return 0;
+	return (sizeof(rusk_mvec) + sizeof *c->mshape) * c->n_machines +
+	       sizeof(uint64_t) * c->n_rus;
+}
+
+/* ---- packing quality -------------------------------------------------------------------- */
+
+/* Free milli-GPU left in pieces: on GPUs partly in use, which no whole-GPU task can take. */
+static uint32_t frag_milli(const uint64_t *w, uint32_t n_gpus)
+{
+	uint32_t f = 0;
+	for (uint32_t g = 0; g < n_gpus; g++) {
+		uint32_t used = lane_get(w, g);
+		f += used > 0 && used < RUSK_GPU_MILLI ? RUSK_GPU_MILLI - used : 0;
+	}
+	return f;
+}
+
+/*
+ * RUSK_QUALITY_PACKING's value of machine m for vector task t, in [0, 1]: half from best
+ * fit (1 - the mean share of each of the machine's dimensions the task would leave free),
+ * and up to a half from GPU fragmentation: (1 - the change in free milli-GPU left in
+ * pieces, per GPU of the machine) / 4, where a task without GPUs on a machine with idle
+ * GPUs is also charged the share of those GPUs its cores would strand. free_rus: the
+ * machine's free RUs in the view.
+ */
+double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
+                            const rusk_task *t)
+{
+	const rusk_mvec *v = &c->mvec[m];
+	const rusk_machine *mm = &c->machines[m];
+	double left = (double)(free_rus - t->rus) / mm->n_rus;
+	int dims = 1;
+	if (v->mem_mib > 0) {
+		uint64_t mf = rusk_load64(&v->mem_free, RUSK_RELAXED);
+		left += mf > t->vec.mem_mib ? (double)(mf - t->vec.mem_mib) / v->mem_mib : 0;
+		dims++;
+	}
+	double dfrag = 0;
+	if (v->n_gpus > 0) {
+		uint64_t w[RUSK_GPU_WORDS], after[RUSK_GPU_WORDS];
+		for (int k = 0; k < RUSK_GPU_WORDS; k++)
+			w[k] = after[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+		uint32_t mask = t->vec.gpus ? gpu_pick(w, v->n_gpus, &t->vec) : 0;
+		for (uint32_t k = 0; k < RUSK_GPU_WORDS; k++)
+			after[k] += lanes_delta(mask, k, t->vec.gpu_milli);
+		double cap = (double)v->n_gpus * RUSK_GPU_MILLI;
+		double used_after = 0;
+		for (uint32_t g = 0; g < v->n_gpus; g++)
+			used_after += lane_get(after, g);
+		dfrag = ((double)frag_milli(after, v->n_gpus) - frag_milli(w, v->n_gpus)) / cap;
+		if (t->vec.gpus == 0) /* cores taken from beside idle GPUs strand them */
+			dfrag += (double)t->rus / mm->n_rus * (1.0 - used_after / cap);
+		left += 1.0 - used_after / cap;
+		dims++;
+	}
+	if (dfrag > 1)
+		dfrag = 1;
+	return 0.5 * (1.0 - left / dims) + 0.25 * (1.0 - dfrag);
+}

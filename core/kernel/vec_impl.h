@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Vector capacities (core/kernel/vec.c): per machine free memory and GPU shares beside its
+ * RUs, the share record of each tenure, the distinct machine shapes. Not installed.
+ */
+#ifndef RUSK_KERNEL_VEC_IMPL_H
+#define RUSK_KERNEL_VEC_IMPL_H
+
+#include "kernel/layout.h"
+
+/*
+ * Vector capacities of one machine (vec.c): free memory and the milli-GPU in use on each
+ * GPU, beside the RUs. One cache line. The live words change only by CAS (a take, which
+ * checks the capacity) and fetch-and-add (a give-back of shares a record proves held).
+ * GPU g is the 16-bit lane g % 4 of gpu_used[g / 4]; a lane stays in 0..1000, so no
+ * give-back borrows across lanes.
+ */
+#define RUSK_GPU_WORDS 2
+#define RUSK_GPU_LANES 4
+typedef struct rusk_mvec {
+	uint64_t mem_free;                 /* live: MiB */
+	uint64_t gpu_used[RUSK_GPU_WORDS]; /* live: milli-GPU in use, per GPU */
+	uint32_t mem_mib;                  /* capacity, static */
+	uint8_t n_gpus;                    /* static */
+	uint8_t pad_[35];
+} RUSK_ALIGNED(RUSK_CACHELINE) rusk_mvec;
+_Static_assert(sizeof(rusk_mvec) == RUSK_CACHELINE, "one machine's vector per cache line");
+
+/*
+ * Share record of one tenure (rusk_cluster.ru_vec, one per RU): 0, or what the task holds on
+ * the RU's machine besides RUs, kept on the lowest RU of its placement there:
+ *   bit 63 set | gpu_milli (bits 40..50) | GPU mask (bits 32..39) | mem_mib (bits 0..31).
+ * Written by the holder while its word has C; read and zeroed by whoever ends the tenure
+ * (release, unhold, revocation), which owns the word through R, C or its CAS to OFFLINE.
+ */
+#define RUSK_REC_VALID (UINT64_C(1) << 63)
+
+/* A distinct machine shape (vec.c): what rusk_task_check tests vector tasks against. */
+typedef struct rusk_shape {
+	uint32_t rus, mem_mib;
+	uint16_t gpus;
+	uint8_t platform;
+} rusk_shape;
+
+/* Vector state (vec.c). build_ after the layout; give_back_ by whoever ends the tenure of
+ * ru (release, unhold, revocation) with the word owned, before the word is stored. */
+int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen);
+void rusk_vec_free_(rusk_cluster *c);
+int rusk_vec_verify_(const rusk_cluster *c, uint32_t m, char *err, size_t errlen);
+void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec);
+/* Takes vec's memory and GPU shares on machine m; *rec = the record. RUSK_OK, or
+ * RUSK_ECONFLICT (short now) holding nothing. */
+int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec);
+/* Whether vec could ever fit machine m's shape (model, GPUs, memory). Inline: a decision
+ * calls it for every candidate drawn. */
+static inline bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m,
+                                        const rusk_vec_demand *vec)
+{
+	uint64_t s = c->mshape[m];
+	uint32_t mem = (uint32_t)s, gpus = (uint32_t)(s >> 32) & 0xffu, plat = (uint32_t)(s >> 40);
+	if (mem < vec->mem_mib || gpus < vec->gpus)
+		return false;
+	return vec->gpus == 0 || vec->gpu_models == 0 || ((vec->gpu_models >> plat) & 1u);
+}
+
+/* Whether vec fits machine m's free memory and GPUs now: a lane with room for a share, or
+ * enough idle lanes (relaxed loads: a guess that the commit checks). */
+static inline bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m,
+                                       const rusk_vec_demand *vec)
+{
+	const rusk_mvec *v = &c->mvec[m];
+	/* Relaxed: a guess here; vec.c's take validates by CAS. */
+	if (rusk_load64(&v->mem_free, RUSK_RELAXED) < vec->mem_mib)
+		return false;
+	if (vec->gpus == 0)
+		return true;
+	uint32_t limit = vec->gpus == 1 ? 1000u - vec->gpu_milli : 0, fit = 0, n = v->n_gpus;
+	for (uint32_t k = 0; k * RUSK_GPU_LANES < n; k++) {
+		uint64_t w = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+		uint32_t base = k * RUSK_GPU_LANES;
+		/* Four lanes without branches; lanes past the machine's GPUs do not count. */
+		for (uint32_t j = 0; j < RUSK_GPU_LANES; j++)
+			fit += (((w >> (16 * j)) & 0xffffu) <= limit) & (base + j < n);
+	}
+	return fit >= vec->gpus;
+}
+/* RUSK_QUALITY_PACKING's value of machine m for vector task t (free_rus: in the view). */
+double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
+                            const rusk_task *t);
+
+/* Ends the share record of ru's tenure, if any (see rusk_vec_give_back_). Plain load: the
+ * caller owns the word, and the holder's write is ordered before by the word's edges. */
+static inline void rusk_vec_end_(rusk_cluster *c, uint32_t ru)
+{
+	uint64_t rec = c->ru_vec[ru];
+	if (RUSK_UNLIKELY(rec != 0))
+		rusk_vec_give_back_(c, ru, rec);
+}
+
+#endif /* RUSK_KERNEL_VEC_IMPL_H */

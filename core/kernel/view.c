@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Agents' local views (ParSync §5.1-5.2; Omega's per-scheduler cell state).
+ *
+ * A view holds, for every partition, a copy of that partition's free bitmap as of the
+ * agent's last sync of it, when that data was taken (its staleness is now - taken), the
+ * snapshot summaries, and the agent's own marks since: an RU it committed or lost to a
+ * conflict is marked taken at once ("it also updates the status of the slot in its local
+ * partition to taken", §5.2), so it is not sampled again before the next sync.
+ *
+ * Syncing partition p copies p's snapshot (published with RCU, snapshot.c) into the view;
+ * unless the published one is younger than the cluster's reuse window, the syncing agent
+ * publishes a fresh one first, so a sync sees the master state as of the sync (ParSync's
+ * semantics). The copy is a few KB per partition (80,000 RUs -> 10 KB at 100K x 16 / 20).
+ *
+ * Picking a free RU draws uniformly among the partition's free RUs (rusk_view_pick_, view.h):
+ * a uniform position kept if free (rejection sampling), and after 16 misses the k-th free
+ * RU for a uniform k. Uniform candidates are what Tarcil's x^R guarantee (eq. 6) assumes; the
+ * "first free RU after a random position" rule this replaced drew a free RU after a long
+ * busy run (a full machine, a full rack) up to run-length times more often, and its best
+ * of R strayed from x^R by a K-S distance of 0.39 at 95% load. The select walks two summary
+ * levels built by the snapshot's publisher and kept by the marks: one bit per word (does
+ * it hold a free RU?) and one count per 64 words (how many?), so it costs at most 64 word
+ * popcounts plus one count per 4,096 RUs, however full the partition. Each partition's
+ * summary starts on a word of its own (nz_off); a sync copies it with the words.
+ *
+ * Freshness ties. Partitions synced in one rusk_view_tick step (all of them under
+ * StateSync) are one round: they order by the oldest snapshot time of the round, then by
+ * a rank drawn at each sync from the view's generator, seeded per agent. So each agent's
+ * Latency-first works a partition of the round chosen at random for that round, and
+ * agents rarely share one. Breaking the tie by index, or by the nanoseconds between the
+ * round's snapshots, sent every agent to the same partition (herding: in ParSync's Fig. 5
+ * StateSync case, 94% of commits lost and a mean delay of 48 s, against 49% and 0.42 s
+ * with ranks). A fresh random partition per decision was worse than per round (73%, 18 s):
+ * it spreads each agent over every partition, where all agents go for the same best RUs.
+ *
+ * Invariants: free[p] = popcount of p's words in the view; plat_free[p][k] likewise per
+ * platform type; p's summary bit j is set iff p's word j is not 0, and cnt[j / 64] is the
+ * popcount of the 64 words under summary word j / 64; order is sorted by fresher(); a view
+ * is used by one thread at a time (its owner agent).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "kernel/snapshot_impl.h"
+#include "kernel/view.h"
+
+RUSK_EXPORT int rusk_view_create(rusk_cluster *c, rusk_view **out)
+{
+	if (c == NULL || out == NULL)
+		return RUSK_EINVAL;
+	rusk_view *v = calloc(1, sizeof *v);
+	if (v == NULL)
+		return RUSK_ENOMEM;
+	v->c = c;
+	v->bits = calloc(c->n_words ? c->n_words : 1, sizeof *v->bits);
+	v->nz_off = calloc(c->n_parts, sizeof *v->nz_off);
+	uint32_t n_nz = 0;
+	for (uint32_t p = 0; v->nz_off != NULL && p < c->n_parts; p++) {
+		v->nz_off[p] = n_nz;
+		n_nz += (c->parts[p].n_rus + 4095) / 4096; /* 64 words of 64 RUs per summary word */
+	}
+	v->nz = calloc(n_nz ? n_nz : 1, sizeof *v->nz);
+	v->cnt = calloc(n_nz ? n_nz : 1, sizeof *v->cnt);
+	v->parts = calloc(c->n_parts, sizeof *v->parts);
+	v->plat_free = calloc((size_t)c->n_parts * c->n_platforms, sizeof *v->plat_free);
+	v->scratch = calloc(c->n_parts, sizeof *v->scratch);
+	v->order = calloc(c->n_parts, sizeof *v->order);
+	if (!v->bits || !v->nz || !v->cnt || !v->nz_off || !v->parts || !v->plat_free ||
+	    !v->scratch || !v->order) {
+		rusk_view_destroy(v);
+		return RUSK_ENOMEM;
+	}
+	for (uint32_t p = 0; p < c->n_parts; p++)
+		v->order[p] = p;
+	/* A distinct, repeatable stream per view until an agent seeds it (rusk_view_seed_). */
+	rusk_rng_seed(&v->tie, 0, rusk_faa64(&c->views_made, 1, RUSK_RELAXED));
+	*out = v;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT void rusk_view_destroy(rusk_view *v)
+{
+	if (v == NULL)
+		return;
+	free(v->bits);
+	free(v->nz);
+	free(v->cnt);
+	free(v->nz_off);
+	free(v->parts);
+	free(v->plat_free);
+	free(v->scratch);
+	free(v->order);
+	free(v);
+}
+
+void rusk_view_seed_(rusk_view *v, uint64_t seed, uint64_t stream)
+{
+	rusk_rng_seed(&v->tie, seed, 0x7469650000000000ull /* "tie" */ + stream);
+}
+
+/* Order: synced before unsynced, newer round first, then the rank drawn at the sync. */
+static bool fresher(const rusk_view *v, uint32_t a, uint32_t b)
+{
+	const vpart *x = &v->parts[a], *y = &v->parts[b];
+	if (x->synced != y->synced)
+		return x->synced;
+	if (x->round_ns != y->round_ns)
+		return x->round_ns > y->round_ns;
+	if (x->rank != y->rank)
+		return x->rank > y->rank;
+	return a < b;
+}
+
+/* Moves p to its place in order after its sync: O(P) per sync instead of a sort per
+ * decision (the sort was a third of a whole `rusk run` task under callgrind). */
+static void reorder(rusk_view *v, uint32_t p)
+{
+	uint32_t P = v->c->n_parts, i = 0;
+	while (v->order[i] != p)
+		i++;
+	memmove(v->order + i, v->order + i + 1, sizeof *v->order * (P - 1 - i));
+	uint32_t j = 0;
+	while (j < P - 1 && fresher(v, v->order[j], p))
+		j++;
+	memmove(v->order + j + 1, v->order + j, sizeof *v->order * (P - 1 - j));
+	v->order[j] = p;
+}
+
+RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
+{
+	if (v == NULL)
+		return RUSK_EINVAL;
+	rusk_cluster *c = v->c;
+	if (p >= c->n_parts)
+		return RUSK_ERANGE;
+	uint64_t t0 = rusk_now_(c);
+	bool fresh_enough = false;
+	if (c->snap_reuse_ns > 0) {
+		urcu_memb_read_lock();
+		const rusk_snap *s = rusk_snap_get_(c, p);
+		fresh_enough =
+		        s != NULL && t0 >= s->taken_ns && t0 - s->taken_ns < c->snap_reuse_ns;
+		if (s != NULL)
+			rusk_snap_reader_done_(s);
+		urcu_memb_read_unlock();
+	}
+	if (!fresh_enough) {
+		int rc = rusk_snap_publish_(c, p);
+		if (rc != RUSK_OK)
+			return rc;
+		v->st.publishes++;
+	}
+	urcu_memb_read_lock();
+	const rusk_snap *s = rusk_snap_get_(c, p);
+	/* Non-NULL: published above or earlier; snapshots are never unpublished. */
+	const rusk_partition *pp = &c->parts[p];
+	memcpy(v->bits + pp->first_bit / 64, s->words, sizeof(uint64_t) * s->n_words);
+	memcpy(v->nz + v->nz_off[p], s->nz, sizeof(uint64_t) * ((s->n_words + 63) / 64));
+	memcpy(v->cnt + v->nz_off[p], s->cnt, sizeof(uint16_t) * ((s->n_words + 63) / 64));
+	vpart *vp = &v->parts[p];
+	v->total_free += (uint64_t)s->free_rus - vp->free_rus;
+	vp->taken_ns = s->taken_ns;
+	vp->round_ns = s->taken_ns;
+	vp->rank = (uint32_t)(rusk_rng_next(&v->tie) >> 32);
+	vp->version = s->version;
+	vp->free_rus = s->free_rus;
+	vp->mean_free_score = s->mean_free_score;
+	vp->synced = true;
+	reorder(v, p);
+	memcpy(v->plat_free + (size_t)p * c->n_platforms, s->platform_free,
+	       sizeof(uint32_t) * c->n_platforms);
+	rusk_snap_reader_done_(s);
+	urcu_memb_read_unlock();
+	v->st.syncs++;
+	v->st.sync_ns += rusk_now_(c) - t0;
+	return RUSK_OK;
+}
+
+RUSK_EXPORT int rusk_view_set_policy(rusk_view *v, const rusk_sync_params *p, uint32_t agent,
+                                     char *err, size_t errlen)
+{
+	if (v == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "view is NULL");
+	int rc = rusk_sync_check(p, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	if (p->partitions != v->c->n_parts)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "sync params have %u partitions, the cluster %u", p->partitions,
+		                 v->c->n_parts);
+	if (agent >= p->agents)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "agent %u of %u", agent, p->agents);
+	v->sp = *p;
+	v->agent = agent;
+	v->step_ns = rusk_sync_step_ns(p);
+	v->base_ns = p->start_ns + rusk_sync_offset_ns(p, agent);
+	v->next_k = 0;
+	v->has_policy = true;
+	return RUSK_OK;
+}
+
+/*
+ * The n partitions of one tick step are one round: they take the round's oldest snapshot
+ * time as their freshness and order among themselves by their drawn ranks. Without this a
+ * real clock makes the last-synced partition the freshest in every agent's view.
+ */
+static void same_round(rusk_view *v, const uint32_t *ps, size_t n)
+{
+	uint64_t oldest = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (v->parts[ps[i]].taken_ns < oldest)
+			oldest = v->parts[ps[i]].taken_ns;
+	for (size_t i = 0; i < n; i++) {
+		v->parts[ps[i]].round_ns = oldest;
+		reorder(v, ps[i]);
+	}
+}
+
+RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
+{
+	if (v == NULL || !v->has_policy)
+		return RUSK_EINVAL;
+	if (now < v->base_ns)
+		return 0;
+	uint64_t last = (now - v->base_ns) / v->step_ns;
+	if (last < v->next_k)
+		return 0;
+	/* Steps repeat their partitions with period N (1 for StateSync): of a longer overdue
+	 * run only the last period matters. */
+	uint64_t period = v->sp.policy == RUSK_SYNC_STATE ? 1 : v->sp.agents;
+	uint64_t k = v->next_k;
+	if (last - k >= period)
+		k = last - period + 1;
+	int synced = 0;
+	for (; k <= last; k++) {
+		size_t n = rusk_sync_partitions(&v->sp, v->agent, k, v->scratch, v->c->n_parts);
+		for (size_t i = 0; i < n; i++) {
+			int rc = rusk_view_sync(v, v->scratch[i]);
+			if (rc != RUSK_OK)
+				return rc;
+			synced++;
+		}
+		if (n > 1)
+			same_round(v, v->scratch, n);
+	}
+	v->next_k = last + 1;
+	return synced;
+}
+
+RUSK_EXPORT uint64_t rusk_view_next_sync_ns(const rusk_view *v)
+{
+	if (v == NULL || !v->has_policy)
+		return UINT64_MAX;
+	return v->base_ns + v->next_k * v->step_ns;
+}
+
+RUSK_EXPORT uint64_t rusk_view_staleness_ns(const rusk_view *v, uint32_t p, uint64_t now)
+{
+	if (v == NULL)
+		return UINT64_MAX;
+	return rusk_view_staleness_(v, p, now);
+}
+
+RUSK_EXPORT double rusk_view_avg_staleness_ns(const rusk_view *v, uint64_t now)
+{
+	if (v == NULL)
+		return INFINITY;
+	double sum = 0;
+	for (uint32_t p = 0; p < v->c->n_parts; p++) {
+		uint64_t s = rusk_view_staleness_ns(v, p, now);
+		if (s == UINT64_MAX)
+			return INFINITY;
+		sum += (double)s;
+	}
+	return sum / v->c->n_parts;
+}
+
+RUSK_EXPORT size_t rusk_view_freshest(const rusk_view *v, uint32_t *out, size_t n)
+{
+	if (v == NULL || out == NULL)
+		return 0;
+	uint32_t P = v->c->n_parts;
+	size_t k = n < P ? n : P;
+	memcpy(out, v->order, k * sizeof *out);
+	return k;
+}
+
+RUSK_EXPORT bool rusk_view_is_free(const rusk_view *v, uint32_t ru)
+{
+	if (v == NULL)
+		return false;
+	const rusk_cluster *c = v->c;
+	if (ru >= c->n_rus)
+		return false;
+	uint32_t b = rusk_ru_bit(c, ru, &c->machines[c->ru_machine[ru]]);
+	return (v->bits[b / 64] >> (b % 64)) & 1;
+}
+
+RUSK_EXPORT void rusk_view_mark_taken(rusk_view *v, uint32_t ru)
+{
+	if (v != NULL)
+		rusk_view_mark_taken_(v, ru);
+}
+
+RUSK_EXPORT void rusk_view_mark_free(rusk_view *v, uint32_t ru)
+{
+	if (v == NULL)
+		return;
+	uint64_t *w, mask;
+	const rusk_machine *m = rusk_view_locate_(v, ru, &w, &mask);
+	if (m == NULL || (*w & mask))
+		return;
+	if (*w == 0)
+		rusk_view_nz_set_(v, m->partition, w, true);
+	*w |= mask;
+	rusk_view_count_(v, m, w, 1);
+}
+
+/* k-th set bit of w (k < popcount(w)). */
+static inline uint32_t select64(uint64_t w, uint32_t k)
+{
+	for (; k > 0; k--)
+		w &= w - 1;
+	return (uint32_t)__builtin_ctzll(w);
+}
+
+/* got plus bit b % 64 of word: on x86-64 one bt and one adc (compilers emit a shift by
+ * %cl, a move and a mask instead, three instructions in a loop of about fourteen). */
+static inline uint32_t add_bit(uint32_t got, uint64_t word, uint32_t b)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__asm__("btq %2, %1\n\tadcl $0, %0" : "+r"(got) : "r"(word), "r"((uint64_t)b) : "cc");
+	return got;
+#else
+	return got + ((uint32_t)(word >> (b % 64)) & 1);
+#endif
+}
+
+/* Out of line: on its own, the batch loop keeps the generator, the positions and the count
+ * in registers; inlined into a decision it spilled them (about a third more instructions). */
+RUSK_NOINLINE uint32_t rusk_vrange_reject_n_(const rusk_vrange *r, rusk_rng *rng, uint32_t *out,
+                                             uint32_t n)
+{
+	uint32_t batches = (n * RUSK_PICK_TRIES + RUSK_PICK_BATCH - 1) / RUSK_PICK_BATCH, got = 0;
+	const uint64_t *w = r->w, n_rus = r->n_rus;
+	const uint32_t first = r->first_ru;
+	rusk_rng g = *rng; /* in registers: out[] stores cannot alias it */
+	for (uint32_t k = 0; k < batches && got < n; k++)
+		for (int j = 0; j < RUSK_PICK_BATCH; j += 2) {
+			uint64_t u = rusk_rng_next(&g);
+			uint32_t p0 = (uint32_t)(((u >> 32) * n_rus) >> 32);
+			uint32_t p1 = (uint32_t)(((u & 0xffffffffu) * n_rus) >> 32);
+			uint64_t w0 = w[p0 / 64], w1 = w[p1 / 64];
+			out[got] = first + p0;
+			got = add_bit(got, w0, p0);
+			out[got] = first + p1;
+			got = add_bit(got, w1, p1);
+		}
+	*rng = g;
+	return got < n ? got : n;
+}
+
+bool rusk_vrange_select_(const rusk_vrange *r, uint32_t k, uint32_t *ru)
+{
+	uint32_t n_blocks = (r->n_words + 63) / 64, b = 0;
+	while (b < n_blocks && k >= r->cnt[b])
+		k -= r->cnt[b++];
+	if (b == n_blocks)
+		return false; /* k >= free: counts and bits disagree, which they never do */
+	for (uint64_t s = r->nz[b]; s != 0; s &= s - 1) {
+		uint32_t wi = b * 64 + (uint32_t)__builtin_ctzll(s);
+		uint32_t pc = (uint32_t)__builtin_popcountll(r->w[wi]);
+		if (k < pc) {
+			*ru = r->first_ru + wi * 64 + select64(r->w[wi], k);
+			return true;
+		}
+		k -= pc;
+	}
+	return false;
+}
+
+RUSK_EXPORT bool rusk_view_pick_free(const rusk_view *v, uint32_t p, uint64_t rnd, uint32_t *ru)
+{
+	if (v == NULL || ru == NULL)
+		return false;
+	const rusk_cluster *c = v->c;
+	if (p >= c->n_parts || v->parts[p].free_rus == 0)
+		return false;
+	rusk_vrange r = rusk_view_range_(v, p);
+	return rusk_view_pick_(&r, rnd, ru);
+}
+
+RUSK_EXPORT uint32_t rusk_view_free(const rusk_view *v, uint32_t p)
+{
+	return v != NULL ? rusk_view_free_(v, p) : 0;
+}
+
+RUSK_EXPORT uint32_t rusk_view_platform_free(const rusk_view *v, uint32_t p, uint32_t k)
+{
+	if (v == NULL || p >= v->c->n_parts || k >= v->c->n_platforms)
+		return 0;
+	return v->plat_free[(size_t)p * v->c->n_platforms + k];
+}
+
+RUSK_EXPORT double rusk_view_mean_free_score(const rusk_view *v, uint32_t p)
+{
+	return v != NULL && p < v->c->n_parts ? v->parts[p].mean_free_score : 0.0;
+}
+
+RUSK_EXPORT void rusk_view_stats_get(const rusk_view *v, rusk_view_stats *out)
+{
+	if (out != NULL)
+		*out = v != NULL ? v->st : (rusk_view_stats){0};
+}

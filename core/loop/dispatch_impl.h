@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher's insides (dispatch.c), for the library and for drivers in this
+ * repository that step it themselves: `rusk sim` drives the same queues, admission,
+ * preemption and completions on its virtual clock, one event at a time, instead of
+ * running the threads of rusk_dispatch_start.
+ *
+ * Task life: submitted -> an agent's ring -> its local queues (high priority, retry list,
+ * admission wait heap, normal queue; the aside list while its view has no room for it) ->
+ * placed (RUNNING, tenure t) -> ended (DONE), or preempted by a high-priority task or
+ * revoked by a machine failure (QUEUED with tenure t + 1, at the front of a retry list),
+ * or cancelled while queued (CANCEL, then REJECTED by its agent), or still queued at a
+ * stop (REJECTED). The state word st = use << 32 | tenure << 3 | state is the one place
+ * where an ending, a preemption, a revocation, a cancellation and a placement race: a CAS
+ * decides who ends or changes the tenure. `use` is the slot's use (the handle's), so a
+ * stale handle can never match a later task's word; the tenure key st >> 3 only grows
+ * across uses, so a stale completion entry can never end a later tenure.
+ *
+ * Ordering edges (every atomic names its pair):
+ *   E1 rusk_dispatch_placed_: the CAS st QUEUED -> PLACING (acq_rel: it decides against a
+ *        cancellation), PLACED delivered, then leases, end_ns and st = RUNNING (release)
+ *        -> acquire of st in the completer, a preemptor (rusk_dispatch_preempt_), a revocation
+ *        and rusk_dispatch_complete
+ *   E2 end / preempt / revoke / cancel / place CAS on st (acq_rel): one winner per tenure
+ *   E3 submit: job fields, then ring enqueue (CK's release) + TSAN_RELEASE
+ *        -> ring dequeue + TSAN_ACQUIRE on the agent
+ *   E4 (gone: each agent ends the tasks it placed, from its own timing wheel)
+ *   E5 stop flags: store release -> load acquire in the threads; each park is woken
+ *   E6 submit: its agent's in-flight count (locked add: a full barrier), then the stop
+ *      flag; stop: the flag, a full fence, then waits for no submission in flight to any
+ *      agent; an agent: sees the flag, a full fence, no submission in flight to it, and
+ *      only then takes its ring for the last time (or finds it empty and stops after close)
+ *   E7 revocation vs placement: the callback stores lost, full fence, loads st; the agent
+ *      stores st = RUNNING, full fence, loads lost; whoever sees the other takes the
+ *      tenure back by E2's CAS
+ *   E8 job slots: a chunk of slots is made by the first submission that reaches it and
+ *      published by a CAS (release) -> acquire loads of the chunk pointer by handle
+ *      lookups (complete, cancel, revoked, preempt); a slot's reuse: slot_put's push on
+ *      its agent's free stack (CAS, release) -> slot_get's pop (CAS, acquire)
+ *   E9 cancel: the CAS to CANCEL, then the agent's cancel count (release) and a wake ->
+ *      the agent's acquire of the count, then its sweep of its queues
+ *   E10 wake only a parked agent (Dekker): the agent stores parked = 1, a full fence, then
+ *      looks at its ring; a submission enqueues, its in-flight decrement (locked: a full
+ *      barrier), then loads parked and wakes only when it is set. At least one of the two
+ *      sees the other, so no wake-up is lost, and a busy agent's line is never written by
+ *      its producers (the event count's add was one shared write per task)
+ */
+#ifndef RUSK_CORE_DISPATCH_IMPL_H
+#define RUSK_CORE_DISPATCH_IMPL_H
+
+#include <ck_ring.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rusk/dispatch.h>
+
+#include "base/atomic.h"
+#include "base/compiler.h"
+#include "base/heap.h"
+#include "base/hist.h"
+#include "base/rng.h"
+#include "loop/park.h"
+#include "loop/wheel.h"
+
+/* States: QUEUED (on a ring or a queue of its agent, or being placed), PLACING (placed,
+ * its PLACED callback running: neither cancellable nor completable yet), RUNNING, DONE
+ * (ended: terminal event delivered or on its way), CANCEL (queued, cancel asked). */
+/* A task of the dispatcher (its handle, rusk_dtask_id, names one of these and its use). */
+typedef struct rusk_dtask rusk_dtask;
+
+enum {
+	RUSK_JS_QUEUED = 0,
+	RUSK_JS_RUNNING = 1,
+	RUSK_JS_DONE = 2,
+	RUSK_JS_CANCEL = 3,
+	RUSK_JS_PLACING = 4
+};
+#define RUSK_JS_STATE_BITS 3
+
+/* The state word's fields (see "Task life"): use << 32 | tenure << 3 | state. */
+static inline uint32_t rusk_js_state(uint64_t st)
+{
+	return (uint32_t)(st & ((1u << RUSK_JS_STATE_BITS) - 1));
+}
+static inline uint32_t rusk_js_use(uint64_t st)
+{
+	return (uint32_t)(st >> 32);
+}
+/* The tenure key: use and tenure, growing across uses. */
+static inline uint64_t rusk_js_key(uint64_t st)
+{
+	return st >> RUSK_JS_STATE_BITS;
+}
+static inline uint64_t rusk_js_make(uint64_t key, uint32_t state)
+{
+	return key << RUSK_JS_STATE_BITS | state;
+}
+
+/* Leases kept in the job itself; a larger task gets an array at submission. */
+#define RUSK_JOB_INLINE_LEASES 2
+
+/* Slots come in chunks made on first use (E8), so a dispatcher costs what it used. */
+#define RUSK_JOB_CHUNK_SHIFT 12
+#define RUSK_JOB_CHUNK       (1u << RUSK_JOB_CHUNK_SHIFT)
+
+struct rusk_dtask {
+	uint64_t id; /* its handle and lease owner id: RUSK_DISPATCH_ID_BASE + slot + use x cap */
+	uint64_t submit_ns, dur_ns;
+	uint64_t st;           /* use << 32 | tenure << 3 | RUSK_JS_*; atomic (E1, E2) */
+	uint64_t end_ns;       /* end of the current tenure; atomic (a stale reader) */
+	uint64_t wait_from_ns; /* admission: first told to wait (0: never) */
+	uint64_t ready_ns;     /* admission: next check (or the driver's own key) */
+	uint64_t requeue_ns;   /* preempted: when; its next delay counts from here */
+	rusk_lease *l;         /* its leases (l_in, or an array of rus) */
+	const uint32_t *pref;  /* preferred machines, n_pref of them (the embedder's) */
+	void *user;
+	rusk_profile prof;
+	rusk_vec_demand vec; /* memory and GPUs on its machine (rusk/vec.h) */
+	uint32_t rus, placed, n_pref, slot;
+	uint32_t agent;       /* the agent whose ring or queues hold it; atomic (E9) */
+	uint32_t next_free;   /* free: the slot below it on its agent's free stack, + 1;
+	                       * atomic (E8) */
+	uint32_t aside_syncs; /* view syncs it came back from aside without fitting */
+	uint32_t resv_idle;   /* reservation: syncs it came back from aside without growing */
+	uint32_t resv_held;   /* reservation: RUs it held at the last of those */
+	uint8_t prio;
+	uint8_t place; /* rusk_placement_pref */
+	bool gang;     /* its commit mode, resolved (rusk_commit_mode) */
+	bool dequeued, admitted;
+	bool received; /* taken from a ring once: counted as submitted (agent-only) */
+	bool resv;     /* its agent's reservation: placed incrementally within its kind */
+	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
+	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
+};
+
+/* A deque of jobs (an agent's local queues); capacity reserved ahead (rusk_dispatch_reserve_)
+ * so that moving a job between queues never allocates. */
+typedef struct rusk_dtaskq {
+	rusk_dtask **a;
+	size_t head, n, cap;
+} rusk_dtaskq;
+
+static inline bool rusk_ready_before(rusk_dtask *const *x, rusk_dtask *const *y)
+{
+	return (*x)->ready_ns < (*y)->ready_ns;
+}
+/* Admission waiters by their next check. */
+HEAP_DEFINE(rusk_waitq, rusk_dtask *, rusk_ready_before)
+
+/* The timed ends of one agent (wheel.c). */
+
+/* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
+typedef struct rusk_dagent_stats {
+	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost:
+	 * the RUs those lost (a multi-RU commit may lose several) */
+	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
+	        pref_tasks;
+	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
+	uint64_t refused;             /* the kernel refused the task outright: rejected */
+	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
+	uint64_t aside, reservations; /* put aside for want of room; reservations made */
+	uint64_t resv_dropped;        /* reservations given up: they stopped growing */
+	uint64_t dry;                 /* times its view had no free RU for a task (until a sync) */
+	uint64_t received;            /* submissions it took from its ring (E3) */
+	uint64_t released;            /* tenures of its tasks ended with their RUs released:
+	                               * atomic adds (it, or an embedder's complete) */
+	uint64_t qmode_tasks;  /* tasks placed by a Quality-first decision (Adaptive's mode) */
+	uint64_t last_done_ns; /* latest placement (makespan) */
+	uint64_t tet_us;       /* sum of task run times */
+	uint64_t q_micro;      /* sum of placed quality x 1e6 (score or Q) */
+	rusk_hist queue, place, stale, sample, commit, admission;
+	rusk_hist delay_hi, delay_lo; /* scheduling delay by priority */
+} rusk_dagent_stats;
+
+typedef struct rusk_dagent {
+	rusk_dispatch *d;
+	uint32_t index;
+	rusk_agent *ag;
+	ck_ring_t in; /* submissions (MPSC) */
+	ck_ring_buffer_t *in_buf;
+	rusk_park park;   /* parked while idle (E5, E10) */
+	rusk_wheel *ends; /* its placed tasks' timed ends (wheel.c) */
+	rusk_dtaskq hi, retry, lo;
+	rusk_dtaskq aside; /* tasks its view had no room for, until its next sync */
+	rusk_waitq wait;
+	size_t held; /* jobs in the five queues above */
+	/* The smallest RU count (remaining) that failed for room since the last sync, per
+	 * room class (dispatch.c, room_class: the placement kind, and for ANY whether it is
+	 * a gang): a task of that class needing as many or more goes aside without a try.
+	 * UINT32_MAX: none failed. room[RUSK_ROOM_ANY_INCR] == 1: the view has no free RU. */
+	uint32_t room[5];
+	uint32_t max_retries; /* its kernel agent's (a placement that gave up before it: room) */
+	rusk_dtask *resv;     /* its reservation (one at a time), or NULL */
+	uint32_t cancels, cancels_seen; /* cancellations asked (atomic, E9) and handled */
+	rusk_dagent_stats st;
+	/* The lines its producers touch, each its own: submissions in flight to it (E6,
+	 * written by its producers), the stack of slots given back by its tasks (head = tag
+	 * << 32 | (slot + 1), 0: empty; the tag grows with every push and pop against ABA;
+	 * popped by its producers, pushed by whoever ends its tasks), and whether it is
+	 * parked (E10: written by it, read by its producers). */
+	uint32_t inflight RUSK_ALIGNED(RUSK_CACHELINE);
+	uint64_t free_head RUSK_ALIGNED(RUSK_CACHELINE);
+	uint32_t parked RUSK_ALIGNED(RUSK_CACHELINE);
+	/* Published each round for submitters balancing their load (rusk_dispatch_load;
+	 * relaxed: a hint): what it holds, and the free RUs its view shows. */
+	uint64_t held_pub, room_pub;
+	rusk_view_stats vs RUSK_ALIGNED(RUSK_CACHELINE); /* at exit (threads) */
+	rusk_rng prng;   /* victim sampling (rusk_dispatch_preempt_) */
+	double cpu_s;    /* CPU time of its thread (threads) */
+	uint64_t n_left; /* held at the end */
+	pthread_t tid;
+	uint32_t exited; /* its thread has drained and ends (release) */
+	bool started;
+} rusk_dagent;
+
+struct rusk_dispatch {
+	rusk_cluster *c;
+	rusk_dispatch_params p;
+	rusk_dagent *ag;
+	rusk_dtask **chunks; /* cap / RUSK_JOB_CHUNK chunk pointers, made on first use (E8) */
+	uint64_t n_chunks;
+	uint64_t cap;  /* job slots */
+	uint64_t bump; /* slots never used so far (atomic) */
+	/* Rare events, counted where they happen (any thread; atomic, relaxed): rejected (at
+	 * submission or by an agent), revoked, cancelled, and refused at submission. */
+	uint64_t rejected, revoked, cancelled, refused_at_submit;
+	uint32_t stop; /* 1: no more submissions, agents stop when drained; 2: agents
+	                * stop now (E5) */
+	uint32_t fail; /* an allocation failed in a thread */
+	bool started, stopped, attached;
+};
+
+/* Slot `slot`'s job; its chunk must exist (a slot below bump). */
+static inline rusk_dtask *rusk_dispatch_slot_(const rusk_dispatch *d, uint64_t slot)
+{
+	rusk_dtask *ch = rusk_loadp((void *const *)&d->chunks[slot >> RUSK_JOB_CHUNK_SHIFT],
+	                            RUSK_ACQUIRE); /* E8 */
+	return &ch[slot & (RUSK_JOB_CHUNK - 1)];
+}
+
+/* The job a handle (or lease owner id) names now, with its use in *use; NULL when it names
+ * no slot of d that was ever used. Its task may have ended: the caller compares use with
+ * the state word's. */
+static inline rusk_dtask *rusk_dispatch_lookup_(const rusk_dispatch *d, uint64_t job, uint32_t *use)
+{
+	if (job < RUSK_DISPATCH_ID_BASE || job > RUSK_TASK_ID_MAX)
+		return NULL;
+	uint64_t n = job - RUSK_DISPATCH_ID_BASE, slot = n % d->cap;
+	if (slot >= rusk_load64((uint64_t *)&d->bump, RUSK_ACQUIRE))
+		return NULL;
+	rusk_dtask *ch = rusk_loadp((void *const *)&d->chunks[slot >> RUSK_JOB_CHUNK_SHIFT],
+	                            RUSK_ACQUIRE); /* E8 */
+	if (ch == NULL)
+		return NULL; /* bumped, chunk not made yet: no handle names it so far */
+	*use = (uint32_t)(n / d->cap);
+	return &ch[slot & (RUSK_JOB_CHUNK - 1)];
+}
+
+/* The cluster's clock (the simulator's virtual one under rusk sim). */
+static inline uint64_t rusk_dispatch_now_(const rusk_dispatch *d)
+{
+	return rusk_clock_now(rusk_cluster_clock(d->c));
+}
+
+/* Sleeps ns of real time (the dispatcher's threads only run under a real clock). */
+static inline void rusk_dispatch_sleep_(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL);
+}
+
+static inline void rusk_dispatch_add_(uint64_t *p, uint64_t d)
+{
+	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
+}
+
+/* ---- steps, for drivers of their own (the simulator) and for the agent threads ------- */
+
+/* A job for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
+ * yet on any: NULL with *rc set (the REJECTED event is the caller's to deliver:
+ * rusk_dispatch_reject_). */
+rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
+                               uint64_t now, int *rc);
+/* Delivers REJECTED for j (or for spec s when j is NULL), counts it rejected and frees j's
+ * slot. */
+void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,
+                           const rusk_dtask_spec *s, int err, uint64_t now);
+/* Room in a's local queues for `more` jobs beyond what it holds; false: out of memory. */
+bool rusk_dispatch_reserve_(rusk_dagent *a, size_t more);
+/* Queues j on a (high or normal queue); room reserved first. */
+void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j);
+/* j goes back on a's retry list (high priority: its queue), counted as re-queued. */
+void rusk_dispatch_gave_back_(rusk_dagent *a, rusk_dtask *j);
+/* Puts j at the back of a's high queue (prio) or retry list, not counted as re-queued (a
+ * driver that kept it aside itself, e.g. until its view's next sync). Room reserved. */
+void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j);
+/* Next job to try at `now`: high priority, then retries (at most *retries), then due
+ * admission waiters, then the normal queue. NULL: nothing to do now. A job cancelled
+ * meanwhile is rejected (RUSK_ECANCELED) on the way, never returned. */
+rusk_dtask *rusk_dispatch_next_(rusk_dagent *a, uint64_t now, size_t *retries);
+/* Earliest time an admission waiter is due (UINT64_MAX: none). */
+uint64_t rusk_dispatch_next_wake_(const rusk_dagent *a);
+/* Jobs whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
+uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus);
+/* First dequeue of j: its queueing time. */
+void rusk_dispatch_dequeued_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+/* Admission: true to place now; false: parked among a's admission waiters. */
+bool rusk_dispatch_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+/* The rusk_task to place for j: its remaining RUs, beside those it holds (rusk_task.held),
+ * incremental within its kind when it is its agent's reservation. */
+rusk_task rusk_dispatch_task_(const rusk_dispatch *d, const rusk_dtask *j);
+/* Counts a placement call's commit attempts and conflicts. */
+void rusk_dispatch_count_(rusk_dagent *a, const rusk_placement *pl);
+/* What rusk_dispatch_placed_ made of a placement. */
+typedef enum rusk_dtask_outcome {
+	RUSK_DISP_RUNNING = 0,  /* PLACED was delivered: hand it to completion at j->end_ns */
+	RUSK_DISP_PARTIAL = 1,  /* an incremental task waits for the rest (on the retry list) */
+	RUSK_DISP_CANCELED = 2, /* cancelled meanwhile: its RUs went back, REJECTED delivered */
+} rusk_dtask_outcome;
+/* Accounts a placement of pl->placed RUs of j at t_done (decided from t_deq). */
+rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
+                                         uint64_t t_deq, uint64_t t_done);
+/* The kernel refused j (RUSK_EINVAL / RUSK_EINFEASIBLE): released, REJECTED, slot freed. */
+void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now);
+/* High-priority j found no room: preempts normal running tasks of d (found by sampling the
+ * master array, each proven d's by the lease it holds) until j's RUs are free in a's view;
+ * victims go to the front of a's retry list (PREEMPTED). Returns RUs freed: 0 while the
+ * view shows room for j. */
+uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
+/* Ends tenure `key` (rusk_js_key) of j (E2), releases its RUs, delivers DONE and frees the
+ * slot; false if it was preempted (or ended) first. */
+bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
+/* The tenure key of j now (acquire). */
+uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
+/* End of a's life: each job it still holds gives back the RUs it won and gets REJECTED
+ * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
+void rusk_dispatch_drain_(rusk_dagent *a);
+/* Jobs in a's local queues. */
+static inline size_t rusk_dispatch_held_(const rusk_dagent *a)
+{
+	return a->held;
+}
+
+#endif
