@@ -27,6 +27,7 @@
 
 #include <rusk/rusk.h>
 
+#include "args.h"
 #include "base/rng.h"
 #include "kernel/ru_impl.h"
 
@@ -194,27 +195,14 @@ int main(int argc, char **argv)
 	hot = 2048;
 	stall_ms = 20;
 	seed = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		char *end = NULL;
-		if (i + 1 >= argc)
-			return usage(a);
-		const char *v = argv[++i];
-		if (strcmp(a, "--threads") == 0)
-			nthreads = (int)strtol(v, &end, 10);
-		else if (strcmp(a, "--seconds") == 0)
-			seconds = strtod(v, &end);
-		else if (strcmp(a, "--hot") == 0)
-			hot = (uint32_t)strtoul(v, &end, 10);
-		else if (strcmp(a, "--stall-ms") == 0)
-			stall_ms = (int)strtol(v, &end, 10);
-		else if (strcmp(a, "--seed") == 0)
-			seed = strtoull(v, &end, 10);
-		else
-			return usage(a);
-		if (end == v || *end != '\0')
-			return usage(a);
-	}
+	const stress_arg opts[] = {{"--threads", STRESS_INT, &nthreads},
+	                           {"--seconds", STRESS_DOUBLE, &seconds},
+	                           {"--hot", STRESS_U32, &hot},
+	                           {"--stall-ms", STRESS_INT, &stall_ms},
+	                           {"--seed", STRESS_U64, &seed}};
+	const char *bad = stress_args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
+	if (bad)
+		return usage(bad);
 	if (nthreads < 3 || nthreads > 64 || seconds <= 0 || hot < 64 || stall_ms < 0 ||
 	    stall_ms > 1000)
 		return usage("an option (range)");

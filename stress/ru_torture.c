@@ -23,6 +23,7 @@
 
 #include <rusk/rusk.h>
 
+#include "args.h"
 #include "base/rng.h"
 
 #define MAX_RUS  4
@@ -217,27 +218,14 @@ int main(int argc, char **argv)
 	hot = 256;
 	seed = 1;
 	yield_pct = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		char *end = NULL;
-		if (i + 1 >= argc)
-			return usage(a);
-		const char *v = argv[++i];
-		if (strcmp(a, "--threads") == 0)
-			nthreads = (int)strtol(v, &end, 10);
-		else if (strcmp(a, "--seconds") == 0)
-			seconds = strtod(v, &end);
-		else if (strcmp(a, "--hot") == 0)
-			hot = (uint32_t)strtoul(v, &end, 10);
-		else if (strcmp(a, "--seed") == 0)
-			seed = strtoull(v, &end, 10);
-		else if (strcmp(a, "--yield") == 0)
-			yield_pct = (int)strtol(v, &end, 10);
-		else
-			return usage(a);
-		if (end == v || *end != '\0')
-			return usage(a);
-	}
+	const stress_arg opts[] = {{"--threads", STRESS_INT, &nthreads},
+	                           {"--seconds", STRESS_DOUBLE, &seconds},
+	                           {"--hot", STRESS_U32, &hot},
+	                           {"--seed", STRESS_U64, &seed},
+	                           {"--yield", STRESS_INT, &yield_pct}};
+	const char *bad = stress_args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
+	if (bad)
+		return usage(bad);
 	if (nthreads < 1 || nthreads > 256 || seconds <= 0 || hot < MAX_RUS || yield_pct < 0 ||
 	    yield_pct > 100)
 		return usage("an option (range)");

@@ -30,6 +30,7 @@
 
 #include <rusk/rusk.h>
 
+#include "args.h"
 #include "base/rng.h"
 #include "kernel/ru_impl.h"
 #include "kernel/vec_impl.h"
@@ -256,20 +257,17 @@ int main(int argc, char **argv)
 	uint32_t machines = 100000, agents = 4;
 	seconds = 10;
 	seed = 1;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "--machines") == 0)
-			machines = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-		else if (strcmp(argv[i], "--agents") == 0)
-			agents = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-		else if (strcmp(argv[i], "--seconds") == 0)
-			seconds = strtod(argv[i + 1], NULL);
-		else if (strcmp(argv[i], "--seed") == 0)
-			seed = strtoull(argv[i + 1], NULL, 10);
-		else {
-			fprintf(stderr, "usage: soak [--machines N] [--agents N] [--seconds S] "
-			                "[--seed N]\n");
-			return 2;
-		}
+	const stress_arg opts[] = {{"--machines", STRESS_U32, &machines},
+	                           {"--agents", STRESS_U32, &agents},
+	                           {"--seconds", STRESS_DOUBLE, &seconds},
+	                           {"--seed", STRESS_U64, &seed}};
+	const char *bad = stress_args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
+	if (bad) {
+		fprintf(stderr,
+		        "soak: bad or missing value for %s\n"
+		        "usage: soak [--machines N] [--agents N] [--seconds S] [--seed N]\n",
+		        bad);
+		return 2;
 	}
 	if (machines < 400 || agents < 1 || agents > 64 || seconds <= 0) {
 		fprintf(stderr, "soak: --machines >= 400, --agents 1..64, --seconds > 0\n");

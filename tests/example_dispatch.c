@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The README's dispatcher example, built and run as a test: an embedder hands tasks to
- * rusk's scheduling loop and is told what happens to them. Timed tasks end by themselves;
- * "service" tasks run until the embedder ends them; a task no machine could hold is
- * refused at once. Every task is accounted for at the end.
+ * The dispatcher example of docs/dispatcher.md, built and run as a test: an embedder hands
+ * tasks to rusk's scheduling loop and is told what happens to them. Timed tasks end by
+ * themselves; "service" tasks run until the embedder ends them; a task no machine could
+ * hold is refused at once. Every task is accounted for at the end.
  */
 #include <stdatomic.h>
 #include <stdio.h>

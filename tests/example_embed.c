@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The README's embedding example, built and run as a test so it cannot rot. */
+/* The embedding example of README.md and docs/embedding.md, built and run as a test so it
+ * cannot rot. */
 #include <stdio.h>
 
 #include <rusk/rusk.h>

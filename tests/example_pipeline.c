@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The README's pipeline example, built and run as a test: the four parts of rusk an
+ * The pipeline example of docs/dispatcher.md, built and run as a test: the four parts of rusk an
  * embedder puts together to run deadline-aware work on a cluster.
  *
  *   classifier (Quasar)  a job class's interference profile, from two profiled entries

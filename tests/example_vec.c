@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The README's vector-resources example, built and run as a test so it cannot rot. */
+/* The vector-resources example of docs/vector.md, built and run as a test so it cannot rot. */
 #include <stdio.h>
 
 #include <rusk/rusk.h>

@@ -17,6 +17,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 static uint64_t now_ns;
 static uint64_t fake_now(void *ctx)
 {
@@ -27,18 +29,13 @@ static const rusk_clock vclock = {fake_now, NULL};
 
 static rusk_cluster *make(uint32_t machines, uint32_t rus, const rusk_clock *clk)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.machines_per_rack = 10;
-	p.racks_per_cell = 2;
-	p.partitions = 2;
-	p.spare_machines = 4;
-	p.clock = clk;
-	rusk_cluster *c = NULL;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = rus,
+	                             .per_rack = 10,
+	                             .per_cell = 2,
+	                             .partitions = 2,
+	                             .spare = 4,
+	                             .clock = clk});
 }
 
 static void assert_counts_exact(rusk_admit *a)

@@ -18,23 +18,15 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #define ERR_LEN 256
 
 /* 8 machines x 4 RUs, 2 per rack, 2 racks per cell: 2 cells, 2 partitions. */
 static rusk_cluster *small_cluster(void)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 8;
-	p.rus_per_machine = 4;
-	p.machines_per_rack = 2;
-	p.racks_per_cell = 2;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	char err[ERR_LEN] = "";
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("cluster: %s", err);
-	return c;
+	return fx_cluster(
+	        (fx_shape){.machines = 8, .rus = 4, .per_rack = 2, .per_cell = 2, .partitions = 2});
 }
 
 static int setup(void **state)

@@ -18,22 +18,15 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #define MACHINES 400u
 #define RUS      8u
 #define PARTS    2u
 
 static rusk_cluster *make(void)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = MACHINES;
-	p.rus_per_machine = RUS;
-	p.partitions = PARTS;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = MACHINES, .rus = RUS, .partitions = PARTS});
 }
 
 static rusk_agent *agent(rusk_cluster *c, rusk_strategy s)

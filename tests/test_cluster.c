@@ -12,19 +12,11 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 static rusk_cluster *make(uint32_t machines, uint32_t rus, uint32_t parts)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.partitions = parts;
-	rusk_cluster *c = NULL;
-	char err[256];
-	int rc = rusk_cluster_create(&p, &c, err, sizeof err);
-	if (rc != RUSK_OK)
-		fail_msg("create: %s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines, .rus = rus, .partitions = parts});
 }
 
 /* Every machine lies in exactly one partition, partitions are whole cells and contiguous
@@ -70,10 +62,7 @@ static void check_topology(rusk_cluster *c)
 static void test_default_100k(void **state)
 {
 	(void)state;
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	rusk_cluster *c = NULL;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){0}); /* every default */
 	assert_int_equal(rusk_cluster_machines(c), 100000);
 	assert_int_equal(rusk_cluster_rus(c), 1600000);
 	assert_int_equal(rusk_cluster_racks(c), 2500);

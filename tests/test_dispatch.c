@@ -18,6 +18,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 typedef struct counts {
 	atomic_ulong placed, done, rejected, preempted, placed_hi, revoked, waiting;
 	atomic_ulong stopped;   /* REJECTED, RUSK_ESTOPPED, still queued at the stop */
@@ -50,16 +52,11 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 
 static rusk_cluster *cluster(uint32_t machines, uint32_t rus, uint32_t parts)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.partitions = parts;
-	p.machines_per_rack = 1;
-	p.racks_per_cell = 1;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = rus,
+	                             .partitions = parts,
+	                             .per_rack = 1,
+	                             .per_cell = 1});
 }
 
 static rusk_dispatch *dispatcher(rusk_cluster *c, uint32_t agents, uint64_t max_jobs, counts *n)
@@ -564,17 +561,12 @@ static const rusk_clock manual_clock = {manual_now, NULL};
 
 static rusk_cluster *manual_cluster(uint32_t machines, uint32_t rus, uint32_t per_rack)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.partitions = 1;
-	p.machines_per_rack = per_rack;
-	p.racks_per_cell = 1;
-	p.clock = &manual_clock;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = rus,
+	                             .partitions = 1,
+	                             .per_rack = per_rack,
+	                             .per_cell = 1,
+	                             .clock = &manual_clock});
 }
 
 /* One agent whose view syncs every second of the manual clock, from its current time. */
@@ -1220,15 +1212,8 @@ static void *mix_main(void *arg)
 static void test_mixed_shapes_stress(void **state)
 {
 	(void)state;
-	rusk_cluster_params cp;
-	rusk_cluster_params_init(&cp);
-	cp.machines = 64;
-	cp.rus_per_machine = 4;
-	cp.partitions = 4;
-	cp.machines_per_rack = 4;
-	cp.racks_per_cell = 2;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&cp, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){
+	        .machines = 64, .rus = 4, .partitions = 4, .per_rack = 4, .per_cell = 2});
 	static shapes k;
 	memset(&k, 0, sizeof k);
 	k.c = c;

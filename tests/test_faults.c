@@ -12,6 +12,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/alloc.h"
 
 static void test_cluster_create_fails_cleanly(void **state)
@@ -48,12 +50,7 @@ static void test_cluster_create_fails_cleanly(void **state)
 static void test_snapshot_publish_fails_cleanly(void **state)
 {
 	(void)state;
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 400;
-	p.partitions = 2;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){.machines = 400, .partitions = 2});
 	rusk_thread_register();
 	rusk_view *v;
 	assert_int_equal(rusk_view_create(c, &v), RUSK_OK);

@@ -22,6 +22,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #define OTHER 1000 /* another scheduler's task for RU r: OTHER + r */
 
 static const rusk_strategy lock_free[] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,
@@ -31,18 +33,11 @@ static const rusk_strategy lock_free[] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_Q
 /* machines x rus, racks of per_rack machines, one rack per cell, one partition. */
 static rusk_cluster *make(uint32_t machines, uint32_t rus, uint32_t per_rack)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.machines_per_rack = per_rack;
-	p.racks_per_cell = 1;
-	p.partitions = 1;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = rus,
+	                             .per_rack = per_rack,
+	                             .per_cell = 1,
+	                             .partitions = 1});
 }
 
 static void sync_all(rusk_agent *a, const rusk_cluster *c)
@@ -366,16 +361,12 @@ static void test_held_central_and_gang(void **state)
 static void test_held_check(void **state)
 {
 	(void)state;
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 40;
-	p.spare_machines = 10;
-	p.rus_per_machine = 4;
-	p.machines_per_rack = 10;
-	p.racks_per_cell = 1;
-	p.partitions = 1;
-	rusk_cluster *c = NULL;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){.machines = 40,
+	                                        .spare = 10,
+	                                        .rus = 4,
+	                                        .per_rack = 10,
+	                                        .per_cell = 1,
+	                                        .partitions = 1});
 	rusk_agent *a = agent(c, RUSK_STRATEGY_LATENCY);
 	const rusk_lease m0[] = {{.ru = 0}, {.ru = 3}};       /* machine 0, rack 0 */
 	const rusk_lease two_m[] = {{.ru = 0}, {.ru = 4}};    /* machines 0, 1; rack 0 */

@@ -23,6 +23,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 #define THREADS  4
@@ -52,17 +54,8 @@ typedef struct worker {
 
 static rusk_cluster *make(void)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = MACHINES;
-	p.rus_per_machine = RUS;
-	p.machines_per_rack = 4;
-	p.racks_per_cell = 2;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	if (rusk_cluster_create(&p, &c, NULL, 0) != RUSK_OK)
-		fail_msg("create");
-	return c;
+	return fx_cluster((fx_shape){
+	        .machines = MACHINES, .rus = RUS, .per_rack = 4, .per_cell = 2, .partitions = 2});
 }
 
 /* Whether leases l[0..n) keep placement kind `place`. */

@@ -16,6 +16,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 #define THREADS 4
@@ -34,17 +36,11 @@ typedef struct racer {
 
 static rusk_cluster *make(uint32_t machines)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = 16;
-	p.machines_per_rack = 8;
-	p.racks_per_cell = 2;
-	p.partitions = machines >= 64 ? 4 : 1;
-	rusk_cluster *c = NULL;
-	if (rusk_cluster_create(&p, &c, NULL, 0) != RUSK_OK)
-		fail_msg("create");
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = 16,
+	                             .per_rack = 8,
+	                             .per_cell = 2,
+	                             .partitions = machines >= 64 ? 4 : 1});
 }
 
 /* Every thread tries to commit every RU of [0, SET), each in its own random order, then

@@ -30,6 +30,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "kernel/ru_impl.h"
 
 #define TASK_RUS     4
@@ -50,18 +52,11 @@ static uint64_t now_ns(void)
 
 static rusk_cluster *make(uint32_t machines, uint32_t rus, uint32_t per_rack, uint32_t parts)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.machines_per_rack = per_rack;
-	p.racks_per_cell = 2;
-	p.partitions = parts;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = rus,
+	                             .per_rack = per_rack,
+	                             .per_cell = 2,
+	                             .partitions = parts});
 }
 
 static rusk_agent *make_agent(rusk_cluster *c, uint32_t index, uint32_t n_agents)

@@ -11,17 +11,12 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 static int setup(void **state)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 400; /* 10 racks, 2 cells */
-	p.rus_per_machine = 16;
-	p.partitions = 2;
-	rusk_cluster *c;
-	if (rusk_cluster_create(&p, &c, NULL, 0) != RUSK_OK)
-		return -1;
-	*state = c;
+	/* 400 machines: 10 racks, 2 cells */
+	*state = fx_cluster((fx_shape){.machines = 400, .rus = 16, .partitions = 2});
 	return 0;
 }
 
@@ -256,13 +251,7 @@ static void test_interference_sums(void **state)
 static void test_generation_wraps(void **state)
 {
 	(void)state;
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 1;
-	p.rus_per_machine = 1;
-	p.partitions = 1;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){.machines = 1, .rus = 1, .partitions = 1});
 	rusk_lease l = {0, 0};
 	for (uint32_t i = 0; i <= RUSK_GEN_MASK; i++) {
 		if (rusk_ru_commit(c, 1, 0, NULL, &l) != RUSK_OK || l.gen != i)
@@ -296,13 +285,7 @@ static void test_virtual_clock(void **state)
 	(void)state;
 	uint64_t t = 12345;
 	rusk_clock vc = {fake_now, &t};
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 40;
-	p.partitions = 1;
-	p.clock = &vc;
-	rusk_cluster *c;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){.machines = 40, .partitions = 1, .clock = &vc});
 	assert_int_equal(rusk_clock_now(rusk_cluster_clock(c)), 12345);
 	t = 99;
 	assert_int_equal(rusk_clock_now(rusk_cluster_clock(c)), 99);

@@ -31,6 +31,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 static uint64_t vnow;
@@ -45,19 +47,12 @@ static const rusk_clock tclock = {ticking_now, NULL};
 /* 2 partitions of 1,250 machines x 16 RUs, racks of 20 machines. */
 static rusk_cluster *make_cluster(uint32_t parts, const rusk_clock *clk)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 2500;
-	p.rus_per_machine = 16;
-	p.machines_per_rack = 20;
-	p.racks_per_cell = 5;
-	p.partitions = parts;
-	p.clock = clk;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = 2500,
+	                             .rus = 16,
+	                             .per_rack = 20,
+	                             .per_cell = 5,
+	                             .partitions = parts,
+	                             .clock = clk});
 }
 
 /*

@@ -13,20 +13,13 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 static rusk_cluster *make(uint32_t machines, uint32_t rus, uint32_t parts)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = rus;
-	p.partitions = parts;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines, .rus = rus, .partitions = parts});
 }
 
 static rusk_agent *agent(rusk_cluster *c, rusk_strategy s, uint32_t sample)
@@ -488,15 +481,9 @@ static void test_latency_fast_path_matches_ties(void **state)
 {
 	(void)state;
 	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 1000;
-	p.rus_per_machine = 8;
-	p.partitions = 5;
+	fx_params(&p, (fx_shape){.machines = 1000, .rus = 8, .partitions = 5});
 	p.score_variance = 1e-7; /* sd 0.0003: scores of 9.999, 10.000 and 10.001 */
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
+	rusk_cluster *c = fx_create(&p);
 	fast_path_matches(c);
 }
 
@@ -691,16 +678,12 @@ static void test_conflict_units(void **state)
 static void test_infeasible_and_invalid_field(void **state)
 {
 	(void)state;
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = 40;
-	p.spare_machines = 10;
-	p.rus_per_machine = 4;
-	p.machines_per_rack = 10;
-	p.racks_per_cell = 1;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	assert_int_equal(rusk_cluster_create(&p, &c, NULL, 0), RUSK_OK);
+	rusk_cluster *c = fx_cluster((fx_shape){.machines = 40,
+	                                        .spare = 10,
+	                                        .rus = 4,
+	                                        .per_rack = 10,
+	                                        .per_cell = 1,
+	                                        .partitions = 2});
 	rusk_agent *a = agent(c, RUSK_STRATEGY_LATENCY, 0);
 	struct {
 		uint8_t placement;

@@ -18,6 +18,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 static uint64_t vnow;
@@ -31,19 +33,12 @@ static const rusk_clock vclock = {fake_now, NULL};
 /* One machine per cell, so P can be anything up to `machines`. */
 static rusk_cluster *make(uint32_t machines, uint32_t parts, const rusk_clock *clk)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.rus_per_machine = 4;
-	p.machines_per_rack = 1;
-	p.racks_per_cell = 1;
-	p.partitions = parts;
-	p.clock = clk;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .rus = 4,
+	                             .per_rack = 1,
+	                             .per_cell = 1,
+	                             .partitions = parts,
+	                             .clock = clk});
 }
 
 static rusk_sync_params sp(rusk_sync_policy pol, uint32_t P, uint32_t N, uint64_t G)

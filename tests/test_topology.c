@@ -14,23 +14,18 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 #include "base/rng.h"
 
 static rusk_cluster *make(uint32_t machines, uint32_t spare)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.machines = machines;
-	p.spare_machines = spare;
-	p.rus_per_machine = 8;
-	p.machines_per_rack = 2;
-	p.racks_per_cell = 1;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create(&p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_cluster((fx_shape){.machines = machines,
+	                             .spare = spare,
+	                             .rus = 8,
+	                             .per_rack = 2,
+	                             .per_cell = 1,
+	                             .partitions = 2});
 }
 
 static void verify(rusk_cluster *c)

@@ -15,7 +15,7 @@
  * grace period, i.e. once no reader that could hold it is inside a read-side section.
  * Readers use rcu_dereference inside rcu_read_lock. Nobody waits for anybody.
  *
- * Flavour: liburcu memb (urcu-memb), without _LGPL_SOURCE, chosen once for rusk (README).
+ * Flavour: liburcu memb (urcu-memb), without _LGPL_SOURCE, chosen once for rusk (docs/design.md).
  *
  * ThreadSanitizer: liburcu 0.13's barriers are inline assembly that TSan cannot see, so in
  * TSan builds the publish/read pair and the reader/reclaimer pair are annotated with

@@ -33,7 +33,8 @@
  *
  * Ground truth. rusk_cls_truth_generate builds the four matrices from a documented, seeded
  * generative model of workload families (core/learn/classify_gen.c); rusk_cls_matrix_load_csv
- * reads a measured matrix instead. Figures quoted for rusk (README) are on the generator.
+ * reads a measured matrix instead. Figures quoted for rusk (docs/classification.md) are on
+ * the generator.
  *
  * Allocation (Quasar §3.3, core/learn/classify_alloc.c): rusk_cls_alloc_size turns a job's
  * classified rows and a performance target into a size (RUs and memory blocks per machine,

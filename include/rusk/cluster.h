@@ -12,6 +12,28 @@
  * and every rusk_ru_* call may be made from any number of threads at once, without
  * registration. Queries of counters return values that are exact at quiescence and may
  * lag in-flight commits by at most one operation per thread otherwise.
+ *
+ *   call                                from                    concurrently with
+ *   rusk_cluster_params_init            any thread              everything
+ *   rusk_cluster_create(_openb)         any thread              everything (the cluster is
+ *                                                               new; the caller owns it)
+ *   rusk_cluster_destroy                the owner               nothing on c: every other
+ *                                                               thread is done with it
+ *   rusk_cluster_machines/_rus/...,     any thread              every call but destroy; counters
+ *     _clock, _memory_bytes, _machine,                          lag commits in flight
+ *     _partition, _platform, _free_rus,
+ *     _ru_machine, rusk_ru_score
+ *   rusk_machine_fail / _drain / _up    any thread (fail: a     commits, releases,
+ *                                       registered one while    rusk_agent_place and queries;
+ *                                       a dispatcher is         not another change of the
+ *                                       attached: it delivers   same machine, not
+ *                                       REVOKED there)          rusk_dispatch_create on c
+ *   rusk_cluster_verify                 a thread that           nothing that commits, releases
+ *                                       happens-after the last  or changes the topology
+ *                                       commit and release      (quiescence)
+ *
+ * A rusk_revoke_fn runs on the thread that called rusk_machine_fail (or rusk_ru_reclaim).
+ * rusk/ru.h has the commit and release calls, rusk/vec.h the vector ones.
  */
 #ifndef RUSK_CLUSTER_H
 #define RUSK_CLUSTER_H

@@ -54,6 +54,7 @@
  * rare events (refusals, revocations, cancellations) use shared atomic counters.
  *
  *   call                          from                     concurrently with
+ *   rusk_dispatch_params_init     any thread               everything
  *   rusk_dispatch_create/destroy  any thread               nothing else on d (destroy);
  *                                                          no rusk_machine_fail on c
  *   rusk_dispatch_submit(_batch)  any thread               every call but destroy
@@ -64,6 +65,10 @@
  *   rusk_dispatch_stats_get       any thread               every call but destroy
  *   rusk_dispatch_load            any thread               every call but destroy
  *   rusk_dispatch_check           after stop               (exact only then)
+ *   rusk_dispatch_revoked         registered thread (the   every call but destroy
+ *                                 one in rusk_machine_fail)
+ *   from the event callback       its thread (below)       submit, complete, cancel only;
+ *                                                          never stop or destroy
  *
  * Events are delivered on: the agent thread (PLACED, PREEMPTED, WAITING, REJECTED by the
  * kernel, by a cancellation or at a stop, DONE at a timed end or a stop), the submitting

@@ -14,6 +14,20 @@
  * cluster, with no registration and no lock. A successful commit is an acquire operation
  * and a release a release operation on the RU's record: whatever the previous holder wrote
  * before releasing is visible to the next holder after its commit.
+ *
+ *   call                                from                    concurrently with
+ *   rusk_ru_commit, _commit_gang,       any thread; no          every rusk_ru_* call, every
+ *     _commit_incremental, _commit_vec  registration, no lock   query of rusk/cluster.h and
+ *                                                               topology change (a change
+ *                                                               waits for a commit in flight)
+ *   rusk_ru_release, _release_many      any thread              the same
+ *   rusk_ru_reclaim                     any thread              commits and releases of other
+ *                                                               tasks; no thread may act for
+ *                                                               the tasks dead() names
+ *   rusk_ru_state                       any thread              everything (a relaxed read)
+ *
+ * Overlapping gangs committed at once should list their RUs in ascending order
+ * (rusk_ru_commit_gang). The cluster itself must outlive every call (rusk/cluster.h).
  */
 #ifndef RUSK_RU_H
 #define RUSK_RU_H

@@ -2,7 +2,7 @@
 /*
  * Umbrella header: everything public in rusk.
  *
- * Linking (README, "Installing and linking"). librusk comes as librusk.a and librusk.so;
+ * Linking (docs/embedding.md, "Installing and linking"). librusk comes as librusk.a and librusk.so;
  * `pkg-config --libs rusk` links the shared one, `--static` lists what the archive needs.
  * Allocator: a librusk built with jemalloc (the default, -DRUSK_WITH_JEMALLOC=ON) takes its
  * large arrays from jemalloc's mallocx. Debian's libjemalloc has no prefixed API, so a

@@ -9,6 +9,37 @@
  * task's quality, commits them to the master array, and on a conflict marks the lost RU
  * in its view and samples again, a bounded number of times; then it gives the task back
  * (RUSK_EAGAIN) holding nothing, for the caller to re-queue with its submission time.
+ *
+ * Threads. R: the caller is registered (rusk_thread_register, rusk/sync.h). An agent, like
+ * its view, is used by one thread at a time ("the agent's thread").
+ *
+ *   call                                from                    concurrently with
+ *   rusk_quality_target, rusk_sample_   any thread              everything (pure functions)
+ *     size, rusk_strategy_parse/_name,
+ *     rusk_agent_params_init
+ *   rusk_quality_q                      any thread              everything (relaxed reads of
+ *                                                               the live interference sums)
+ *   rusk_task_check                     any thread              everything
+ *   rusk_agent_create                   any thread              everything; the caller owns it
+ *   rusk_agent_choose                   R, the agent's thread   other agents, commits, releases,
+ *                                                               publishes, topology changes
+ *   rusk_agent_place                    R, the agent's thread   the same; one call at a time per
+ *                                                               task id; rusk_machine_fail may
+ *                                                               revoke what it returns at once
+ *                                                               ("Revocations" below)
+ *   rusk_agent_release                  any thread              every call, the agent's own
+ *                                                               included (it reads only the
+ *                                                               agent's parameters, which never
+ *                                                               change)
+ *   rusk_agent_observe_delay,           the agent's thread      other agents
+ *     _current_strategy, _delay_ema_ns,
+ *     rusk_agent_view and its view's
+ *     calls
+ *   rusk_agent_destroy                  the agent's owner       nothing on that agent,
+ *                                                               rusk_agent_release included
+ *
+ * The `central` and `global-lock` baselines take the cluster's one mutex inside
+ * rusk_agent_place and rusk_agent_release; every other strategy is lock-free.
  */
 #ifndef RUSK_SCHED_H
 #define RUSK_SCHED_H

@@ -27,6 +27,34 @@
  * (TSAN_OPTIONS=suppressions=<prefix>/share/rusk/tsan.supp); they name only liburcu's and
  * ck's functions.
  *
+ * Threads. R: the caller is registered (rusk_thread_register). A view is owned by one
+ * thread at a time (its agent's); handing it to another thread needs the embedder's own
+ * synchronisation (a join, a mutex, a queue).
+ *
+ *   call                                from                    concurrently with
+ *   rusk_thread_register / _unregister  the thread itself, not  everything
+ *                                       in a read-side section
+ *   rusk_thread_registered              any thread              everything
+ *   rusk_read_lock / _unlock            R                       everything (nestable)
+ *   rusk_rcu_barrier                    any thread, not in a    everything (waits for every
+ *                                       read-side section       replaced snapshot to be freed)
+ *   rusk_snapshot_publish               R                       publishes (a newer one wins),
+ *                                                               readers, commits, releases
+ *   rusk_snapshot_get, _info_get,       R, inside the           publishes: the snapshot stays
+ *     _is_free, _recount                rusk_read_lock that     valid and unchanged until the
+ *                                       got the snapshot        matching rusk_read_unlock
+ *   rusk_snapshot_counts                any thread              everything (relaxed reads)
+ *   rusk_snapshot_set_reuse_ns          any thread, before      nothing that syncs a view of c
+ *                                       agents run
+ *   rusk_sync_policy_*, rusk_sync_*     any thread              everything (pure functions)
+ *   rusk_view_create                    any thread              everything; the caller owns it
+ *   rusk_view_sync, _tick               R, the view's owner,    publishes, commits, releases and
+ *                                       outside a read-side     other views' calls
+ *                                       section
+ *   rusk_view_set_policy                R, the view's owner     the same
+ *   the other rusk_view_* calls,        the view's owner        other views' calls; nothing
+ *     rusk_view_destroy                                         else on this view
+ *
  * Arguments. A NULL or out-of-range argument never crashes a call here: calls that return
  * an int return RUSK_EINVAL / RUSK_ERANGE, getters return the neutral value their comment
  * names (0, false, UINT64_MAX, +inf, NULL) and void calls do nothing (or zero *out).

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* The cmocka tests' cluster fixture (fixture.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+void fx_params(rusk_cluster_params *p, fx_shape s)
+{
+	rusk_cluster_params_init(p);
+	if (s.machines)
+		p->machines = s.machines;
+	if (s.rus)
+		p->rus_per_machine = s.rus;
+	if (s.per_rack)
+		p->machines_per_rack = s.per_rack;
+	if (s.per_cell)
+		p->racks_per_cell = s.per_cell;
+	if (s.partitions)
+		p->partitions = s.partitions;
+	if (s.spare)
+		p->spare_machines = s.spare;
+	if (s.clock)
+		p->clock = s.clock;
+}
+
+rusk_cluster *fx_create(const rusk_cluster_params *p)
+{
+	rusk_cluster *c = NULL;
+	char err[256] = "";
+	int rc = rusk_cluster_create(p, &c, err, sizeof err);
+	if (rc != RUSK_OK || c == NULL)
+		fail_msg("rusk_cluster_create: %s (%s)", err, rusk_strerror(rc));
+	return c;
+}
+
+rusk_cluster *fx_cluster(fx_shape s)
+{
+	rusk_cluster_params p;
+	fx_params(&p, s);
+	return fx_create(&p);
+}
