@@ -212,7 +212,7 @@ static void add_result(drv_apred *p, double obs, const ap_wait *w)
 	p->res[p->n_res++] = (ap_res){obs, w->est_k, w->est_p};
 }
 
-static void on_placed(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask *j)
+static void on_placed(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask_info *j)
 {
 	if (j == NULL || j->slot >= p->n_slots || p->pos[j->slot] != 0)
 		return;
@@ -226,7 +226,7 @@ static void on_placed(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dt
  * it off the running set: the preemptor takes its RUs at once, a failed machine's are
  * gone, and neither ran its course. After drv_apred_close (the run's stop ends what still
  * runs) nothing is learned or resolved. */
-static void on_end(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask *j, bool done)
+static void on_end(drv_apred *p, const rusk_dispatch_event *ev, const rusk_dtask_info *j, bool done)
 {
 	if (j == NULL || j->slot >= p->n_slots || p->pos[j->slot] == 0)
 		return;
@@ -283,12 +283,13 @@ void drv_apred_close(run *R)
 void drv_apred_event(run *R, const rusk_dispatch_event *ev)
 {
 	drv_apred *p = R->apred;
+	rusk_dtask_info jb;
 	pthread_mutex_lock(&p->mu);
 	switch (ev->kind) {
-	case RUSK_EV_PLACED: on_placed(p, ev, drv_task(R->d, ev)); break;
-	case RUSK_EV_DONE: on_end(p, ev, drv_task(R->d, ev), true); break; /* and: */
+	case RUSK_EV_PLACED: on_placed(p, ev, drv_task(R->d, ev, &jb)); break;
+	case RUSK_EV_DONE: on_end(p, ev, drv_task(R->d, ev, &jb), true); break; /* and: */
 	case RUSK_EV_PREEMPTED:
-	case RUSK_EV_REVOKED: on_end(p, ev, drv_task(R->d, ev), false); break;
+	case RUSK_EV_REVOKED: on_end(p, ev, drv_task(R->d, ev, &jb), false); break;
 	case RUSK_EV_WAITING: on_waiting(p, ev); break;
 	default: break;
 	}

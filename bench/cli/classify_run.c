@@ -699,7 +699,8 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 	if (u == 0 || u > k->cap)
 		return;
 	uint64_t id = u - 1;
-	const rusk_dtask *j = drv_task(R->d, ev);
+	rusk_dtask_info jb;
+	const rusk_dtask_info *j = drv_task(R->d, ev, &jb);
 	double caused[RUSK_N_RESOURCES];
 	truth_caused(k, k->row[id], caused);
 	if (ev->kind == RUSK_EV_PLACED) {
@@ -752,7 +753,7 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 		}
 	} else if (ev->kind == RUSK_EV_DONE || ev->kind == RUSK_EV_PREEMPTED) {
 		/* The leases are still the task's (the dispatcher frees the slot after). */
-		shadow_add(k, R->c, j->l, k->held[id], caused, true);
+		shadow_add(k, R->c, j->leases, k->held[id], caused, true);
 		k->held[id] = 0;
 	}
 	if (ev->kind == RUSK_EV_DONE && k->srow != NULL && k->alloc_blocks[id] > 0)

@@ -579,7 +579,8 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (R->ru_dbin != NULL)
 			for (uint32_t k = 0; k < ev->n_leases; k++)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
-		const rusk_dtask *j = drv_task(R->d, ev);
+		rusk_dtask_info jb;
+		const rusk_dtask_info *j = drv_task(R->d, ev, &jb);
 		if (R->vec != NULL)
 			drv_vec_placed(R, a, j);
 		const rusk_placement *pl = ev->placement;
@@ -624,25 +625,25 @@ int drv_dispatch(run *R, const char *cmd)
 		         "out of memory making the dispatcher (%" PRIu64
 		         " task slots of %zu bytes, "
 		         "%u agents; --rate, --duration-s, --agents)",
-		         R->n_tasks_cap, sizeof(rusk_dtask), cfg->agents);
+		         R->n_tasks_cap, rusk_dtask_size_(), cfg->agents);
 	else if (err[0] == '\0')
 		snprintf(err, sizeof err, "cannot make the dispatcher (%s)", rusk_strerror(rc));
 	if (rc != RUSK_OK) {
 		/* No dispatcher, so no agents: the report (which still runs, to say so) reads
 		 * zeroed ones. */
-		static rusk_dagent none;
+		static rusk_dagent_stats none;
 		for (uint32_t i = 0; i < cfg->agents; i++) {
-			R->ag[i].da = &none;
-			R->ag[i].st = &none.st;
+			R->ag[i].da = NULL;
+			R->ag[i].st = &none;
 		}
 		fprintf(stderr, "rusk %s: %s\n", cmd, err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_FAIL;
 	}
 	for (uint32_t i = 0; i < cfg->agents; i++) {
 		run_agent *a = &R->ag[i];
-		a->da = &R->d->ag[i];
-		a->st = &a->da->st;
-		a->handle = a->da->ag;
+		a->da = rusk_dispatch_agent_(R->d, i);
+		a->st = rusk_dagent_stats_(a->da);
+		a->handle = rusk_dagent_kernel_(a->da);
 	}
 	return 0;
 }

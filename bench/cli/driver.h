@@ -5,7 +5,8 @@
  * queues, admission control, priorities and preemption, placement accounting, ends), the
  * per-second series and the summary (text, JSON, CSV). Only the clock and the
  * interleaving differ: run starts the dispatcher's threads, sim steps the same queues on
- * its virtual clock (core/loop/dispatch_impl.h).
+ * its virtual clock through the dispatcher's step API (core/loop/step.h), which is all of
+ * the dispatcher this tool includes.
  * Accounting: submitted = placed - preempted + rejected + backlog, released = placed -
  * preempted; the summary checks both.
  */
@@ -23,7 +24,7 @@
 #include "base/hist.h"
 #include "base/rng.h"
 #include "cli.h"
-#include "loop/dispatch_impl.h"
+#include "loop/step.h"
 #include "outfile.h"
 #include "workload/loadgen.h"
 
@@ -122,12 +123,16 @@ static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
 	rusk_hist_merge(dst, &s->delay_lo);
 }
 
-/* The task an event names (valid while its callback runs: its slot is not reused before
- * the event returns); NULL for a REJECTED at submission. */
-static inline const rusk_dtask *drv_task(rusk_dispatch *d, const rusk_dispatch_event *ev)
+/* What the CLI reads of the task an event names (step.h: its slot is not reused before the
+ * event returns), copied into *buf; NULL for a REJECTED at submission. */
+static inline const rusk_dtask_info *drv_task(rusk_dispatch *d, const rusk_dispatch_event *ev,
+                                              rusk_dtask_info *buf)
 {
-	uint32_t use;
-	return rusk_dispatch_lookup_(d, ev->job, &use);
+	const rusk_dtask *j = rusk_dispatch_find_(d, ev->job);
+	if (j == NULL)
+		return NULL;
+	rusk_dtask_info_(j, buf);
+	return buf;
 }
 
 typedef struct run_agent {
@@ -323,7 +328,7 @@ int drv_dispatch(run *R, const char *cmd);
 rusk_trace_models *drv_vec_models(run *R);
 int drv_vec_setup(run *R, const char *trace_path);
 bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
-void drv_vec_placed(run *R, run_agent *a, const rusk_dtask *j);
+void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j);
 void drv_vec_second(run *R, bool idle);
 const char *drv_vec_csv_header(void);
 void drv_vec_csv(const run *R, FILE *f);

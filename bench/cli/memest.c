@@ -162,7 +162,7 @@ int drv_memory_check(const run *R, const cli_cluster *cc, uint64_t machines, uin
 	double live = fmin((double)cap, peak * (cfg->task_ms / 1000.0 + 1.0) + 1024);
 	if (trace) /* its tasks' rate and durations vary: every task, to be safe */
 		live = (double)cap;
-	double slot = (double)sizeof(rusk_dtask) + 8;
+	double slot = (double)rusk_dtask_size_() + 8;
 	double parts[4] = {
 	        live * slot + (double)cap * 4.0 * pref,
 	        (double)machines * MEM_PER_MACHINE + (double)rus * MEM_PER_RU,

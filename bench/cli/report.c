@@ -225,7 +225,7 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 			tot->last_done_ns = s->last_done_ns;
 		if (s->r_max > tot->r_max)
 			tot->r_max = s->r_max;
-		*left += R->ag[i].da->n_left;
+		*left += R->ag[i].da != NULL ? rusk_dagent_left_(R->ag[i].da) : 0;
 		rusk_hist_merge(&tot->admission, &s->admission);
 		rusk_hist_merge(&tot->delay_hi, &s->delay_hi);
 		rusk_hist_merge(&tot->delay_lo, &s->delay_lo);

@@ -175,7 +175,7 @@ static void *gen_main(void *arg)
 			 * time, the agent gets this core now (with two cores for the generator
 			 * and two agents, the woken agent otherwise waited for the generator's
 			 * next burst: median delay 22 us; 3-4 us). */
-			bool parked = nb > 0 && rusk_park_parked(&R->ag[dest[0]].da->park);
+			bool parked = nb > 0 && rusk_dagent_parked_(R->ag[dest[0]].da);
 			flush_burst(R, G, burst, dest, &nb);
 			if (parked)
 				sched_yield();
@@ -382,8 +382,8 @@ static void stop_threads(run *R, threads *th)
 		drv_apred_close(R);
 	rusk_dispatch_stop(R->d, false);
 	for (uint32_t i = 0; R->d != NULL && i < R->cfg.agents; i++) {
-		R->ag[i].vs = R->ag[i].da->vs;
-		R->ag[i].busy_s = R->ag[i].da->cpu_s;
+		R->ag[i].vs = rusk_dagent_view_stats_(R->ag[i].da);
+		R->ag[i].busy_s = rusk_dagent_cpu_s_(R->ag[i].da);
 	}
 }
 
@@ -439,7 +439,7 @@ int rusk_cmd_run(int argc, char **argv)
 		if (!sleep_sampling(&R, next))
 			break;
 		uint64_t backlog = drv_second(&R, tty);
-		if (rusk_load32(&R.d->fail, RUSK_RELAXED))
+		if (rusk_dispatch_failed_(R.d))
 			drv_fail(&R, "in the dispatcher's threads");
 		bool drained = rusk_load32((uint32_t *)&R.gen_done, RUSK_ACQUIRE) && backlog == 0 &&
 		               (R.sched == NULL || drv_sched_live(&R) == 0);

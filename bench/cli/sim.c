@@ -48,7 +48,7 @@ enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PL
 typedef struct event {
 	uint64_t t, seq;
 	rusk_dtask *tk;
-	uint64_t tenure; /* EV_COMPLETE: the tenure key it ends (dispatch_impl.h) */
+	uint64_t tenure; /* EV_COMPLETE: the tenure key it ends (step.h) */
 	uint32_t agent;
 	uint8_t kind;
 } event;
@@ -60,12 +60,17 @@ static inline bool ev_before(const event *x, const event *y)
 
 HEAP_DEFINE(ev_heap, event, ev_before)
 
-static inline bool ready_before(rusk_dtask *const *x, rusk_dtask *const *y)
+/* A task that found no room and when it is tried again (defer()). */
+typedef struct deferred {
+	uint64_t ready_ns;
+	rusk_dtask *tk;
+} deferred;
+static inline bool ready_before(const deferred *x, const deferred *y)
 {
-	return (*x)->ready_ns < (*y)->ready_ns;
+	return x->ready_ns < y->ready_ns;
 }
 /* Tasks that found no room, by when they are tried again (defer()). */
-HEAP_DEFINE(defer_heap, rusk_dtask *, ready_before)
+HEAP_DEFINE(defer_heap, deferred, ready_before)
 
 typedef struct evq {
 	ev_heap h;
@@ -147,8 +152,8 @@ static void defer(sim *S, uint32_t i, rusk_dtask *tk, uint64_t t)
 	} else {
 		ready = next_sync(S, i, t);
 	}
-	tk->ready_ns = ready > t + S->min_ns ? ready : t + S->min_ns;
-	if (!defer_heap_push(&S->deferred[i], tk))
+	deferred e = {ready > t + S->min_ns ? ready : t + S->min_ns, tk};
+	if (!defer_heap_push(&S->deferred[i], e))
 		drv_oom_exit("growing an agent's deferred tasks");
 }
 
@@ -158,8 +163,8 @@ static void undefer(sim *S, uint32_t i, uint64_t t, bool all)
 {
 	run_agent *a = &S->R->ag[i];
 	defer_heap *h = &S->deferred[i];
-	while (h->n > 0 && (all || h->a[0]->ready_ns <= t)) {
-		rusk_dtask *tk = defer_heap_pop(h);
+	while (h->n > 0 && (all || h->a[0].ready_ns <= t)) {
+		rusk_dtask *tk = defer_heap_pop(h).tk;
 		if (!rusk_dispatch_reserve_(a->da, 1))
 			drv_oom_exit("growing an agent's queue");
 		rusk_dispatch_retry_(a->da, tk);
@@ -194,7 +199,8 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 		return true;
 	}
 	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
-	if (rc == RUSK_EAGAIN && a->cur->prio > 0 && rusk_dispatch_preempt_(a->da, a->cur, t) > 0)
+	if (rc == RUSK_EAGAIN && rusk_dtask_prio_(a->cur) > 0 &&
+	    rusk_dispatch_preempt_(a->da, a->cur, t) > 0)
 		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
 	S->busy_ns[i] += (double)cost;
 	a->dec_ns += cost;
@@ -215,10 +221,10 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 		if (S->round_left[i] == 0) {
 			/* A round of --batch tasks visits the retry list once (as rusk run). */
 			S->round_left[i] = R->cfg.batch;
-			S->retries_left[i] = a->da->retry.n;
+			S->retries_left[i] = rusk_dagent_retries_(a->da);
 		}
 		rusk_dtask *tk = rusk_dispatch_next_(a->da, t, &S->retries_left[i]);
-		if (tk == NULL && a->da->retry.n > 0) {
+		if (tk == NULL && rusk_dagent_retries_(a->da) > 0) {
 			/* This round's visits of the retry list are spent, not the list: a new
 			 * round (each visit places the task or defers it: this ends). */
 			S->round_left[i] = 0;
@@ -231,8 +237,8 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 			a->idle = true;
 			S->round_left[i] = 0;
 			uint64_t w = rusk_dispatch_next_wake_(a->da);
-			if (S->deferred[i].n > 0 && S->deferred[i].a[0]->ready_ns < w)
-				w = S->deferred[i].a[0]->ready_ns;
+			if (S->deferred[i].n > 0 && S->deferred[i].a[0].ready_ns < w)
+				w = S->deferred[i].a[0].ready_ns;
 			if (w != UINT64_MAX)
 				ev_push(&S->q, w, EV_AGENT, i, NULL, 0);
 			return;
@@ -263,8 +269,10 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 	run_agent *a = &R->ag[i];
 	rusk_dtask *tk = a->cur;
 	rusk_view *v = rusk_agent_view(S->ag[i]);
-	uint32_t n = tk->rus - tk->placed;
-	rusk_lease *out = tk->l + tk->placed;
+	rusk_dtask_info ti;
+	rusk_dtask_info_(tk, &ti);
+	uint32_t n = ti.rus - ti.placed;
+	rusk_lease *out = rusk_dtask_leases_(tk) + ti.placed;
 	uint32_t won = 0;
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		rusk_task tt = rusk_dispatch_task_(R->d, tk);
@@ -278,7 +286,7 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 			pl.commit_ns = S->commit_ns;
 			if (rusk_dispatch_placed_(a->da, tk, &pl, a->t_start, t) ==
 			    RUSK_DISP_RUNNING)
-				ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk,
+				ev_push(&S->q, rusk_dtask_end_ns_(tk), EV_COMPLETE, i, tk,
 				        rusk_dispatch_tenure_(tk));
 		} else {
 			defer(S, i, tk, t); /* the master has no room for it */
@@ -287,13 +295,12 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		return;
 	}
 	a->st->attempts++;
-	bool vec = rusk_vec_any(&tk->vec); /* RUs, memory and GPUs of one machine */
+	bool vec = rusk_vec_any(&ti.vec); /* RUs, memory and GPUs of one machine */
 	if (R->cfg.gang || n == 1 || vec) {
 		size_t lost = 0;
-		int rc = vec ? rusk_ru_commit_vec(R->c, tk->id, a->chosen, n, &tk->vec, &tk->prof,
-		                                  out, &lost)
-		             : rusk_ru_commit_gang(R->c, tk->id, a->chosen, n, &tk->prof, out,
-		                                   &lost);
+		int rc = vec ? rusk_ru_commit_vec(R->c, ti.id, a->chosen, n, &ti.vec, &ti.prof, out,
+		                                  &lost)
+		             : rusk_ru_commit_gang(R->c, ti.id, a->chosen, n, &ti.prof, out, &lost);
 		if (rc == RUSK_OK) {
 			won = n;
 		} else {
@@ -304,7 +311,7 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		}
 	} else {
 		size_t w = 0;
-		rusk_ru_commit_incremental(R->c, tk->id, a->chosen, n, &tk->prof, out, &w);
+		rusk_ru_commit_incremental(R->c, ti.id, a->chosen, n, &ti.prof, out, &w);
 		won = (uint32_t)w;
 		a->st->conflicts += won < n; /* one commit attempt that lost RUs */
 		a->st->rus_lost += n - won;
@@ -318,7 +325,8 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		pl.sample_ns = a->dec_ns;
 		pl.commit_ns = S->commit_ns * a->tries;
 		if (rusk_dispatch_placed_(a->da, tk, &pl, a->t_start, t) == RUSK_DISP_RUNNING)
-			ev_push(&S->q, tk->end_ns, EV_COMPLETE, i, tk, rusk_dispatch_tenure_(tk));
+			ev_push(&S->q, rusk_dtask_end_ns_(tk), EV_COMPLETE, i, tk,
+			        rusk_dispatch_tenure_(tk));
 		a->cur = NULL;
 		agent_step(S, i, t);
 		return;
@@ -359,7 +367,9 @@ static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 		drv_oom_exit("growing an agent's queue");
 	rusk_dispatch_enqueue_(a->da, tk);
 	wake(ctx, agent, t);
-	return tk->id;
+	rusk_dtask_info ti;
+	rusk_dtask_info_(tk, &ti);
+	return ti.id;
 }
 
 /* --sched: the planner stopped job tk at t: ended now if it runs (its pending completion

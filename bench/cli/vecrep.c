@@ -160,7 +160,7 @@ bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
 	return false;
 }
 
-void drv_vec_placed(run *R, run_agent *a, const rusk_dtask *j)
+void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j)
 {
 	stat_add(&a->alloc_cpu_milli, (uint64_t)j->rus * R->cfg.ru_milli);
 	stat_add(&a->alloc_mem, j->vec.mem_mib);

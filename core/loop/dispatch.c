@@ -197,6 +197,99 @@ static inline bool spec_gang(const rusk_dispatch *d, const rusk_dtask_spec *s)
 	return s->commit == RUSK_COMMIT_INCREMENTAL ? false : d->p.gang;
 }
 
+/* ---- the step API's accessors (step.h) ------------------------------------------------- */
+
+void rusk_dtask_info_(const rusk_dtask *j, rusk_dtask_info *out)
+{
+	*out = (rusk_dtask_info){
+	        .id = j->id,
+	        .submit_ns = j->submit_ns,
+	        .end_ns = rusk_load64((uint64_t *)&j->end_ns, RUSK_RELAXED),
+	        .slot = j->slot,
+	        .state = rusk_js_state(rusk_load64((uint64_t *)&j->st, RUSK_ACQUIRE)), /* E1 */
+	        .rus = j->rus,
+	        .placed = j->placed,
+	        .n_pref = j->n_pref,
+	        .prio = j->prio,
+	        .place = j->place,
+	        .gang = j->gang,
+	        .vec = j->vec,
+	        .prof = j->prof,
+	        .leases = j->l,
+	        .user = j->user};
+}
+
+rusk_lease *rusk_dtask_leases_(rusk_dtask *j)
+{
+	return j->l;
+}
+
+uint8_t rusk_dtask_prio_(const rusk_dtask *j)
+{
+	return j->prio;
+}
+
+uint64_t rusk_dtask_end_ns_(const rusk_dtask *j)
+{
+	return rusk_load64((uint64_t *)&j->end_ns, RUSK_RELAXED);
+}
+
+size_t rusk_dtask_size_(void)
+{
+	return sizeof(rusk_dtask);
+}
+
+const rusk_dtask *rusk_dispatch_find_(const rusk_dispatch *d, rusk_dtask_id id)
+{
+	uint32_t use;
+	return rusk_dispatch_lookup_(d, id, &use);
+}
+
+rusk_dagent *rusk_dispatch_agent_(rusk_dispatch *d, uint32_t i)
+{
+	return &d->ag[i];
+}
+
+bool rusk_dispatch_failed_(const rusk_dispatch *d)
+{
+	return rusk_load32((uint32_t *)&d->fail, RUSK_RELAXED) != 0;
+}
+
+rusk_dagent_stats *rusk_dagent_stats_(rusk_dagent *a)
+{
+	return &a->st;
+}
+
+rusk_agent *rusk_dagent_kernel_(rusk_dagent *a)
+{
+	return a->ag;
+}
+
+size_t rusk_dagent_retries_(const rusk_dagent *a)
+{
+	return a->retry.n;
+}
+
+uint64_t rusk_dagent_left_(const rusk_dagent *a)
+{
+	return a->n_left;
+}
+
+bool rusk_dagent_parked_(rusk_dagent *a)
+{
+	return rusk_park_parked(&a->park);
+}
+
+rusk_view_stats rusk_dagent_view_stats_(const rusk_dagent *a)
+{
+	return a->vs;
+}
+
+double rusk_dagent_cpu_s_(const rusk_dagent *a)
+{
+	return a->cpu_s;
+}
+
 /* The use that follows `prev` for slot `slot`: ids stay <= RUSK_TASK_ID_MAX by wrapping
  * to use 0 (see "Handles" in rusk/dispatch.h). */
 static uint64_t next_use(const rusk_dispatch *d, uint64_t slot, uint64_t prev)

@@ -62,21 +62,9 @@
 #include "base/hist.h"
 #include "base/rng.h"
 #include "loop/park.h"
+#include "loop/step.h"
 #include "loop/wheel.h"
 
-/* States: QUEUED (on a ring or a queue of its agent, or being placed), PLACING (placed,
- * its PLACED callback running: neither cancellable nor completable yet), RUNNING, DONE
- * (ended: terminal event delivered or on its way), CANCEL (queued, cancel asked). */
-/* A task of the dispatcher (its handle, rusk_dtask_id, names one of these and its use). */
-typedef struct rusk_dtask rusk_dtask;
-
-enum {
-	RUSK_JS_QUEUED = 0,
-	RUSK_JS_RUNNING = 1,
-	RUSK_JS_DONE = 2,
-	RUSK_JS_CANCEL = 3,
-	RUSK_JS_PLACING = 4
-};
 #define RUSK_JS_STATE_BITS 3
 
 /* The state word's fields (see "Task life"): use << 32 | tenure << 3 | state. */
@@ -151,30 +139,7 @@ HEAP_DEFINE(rusk_waitq, rusk_dtask *, rusk_ready_before)
 
 /* The timed ends of one agent (wheel.c). */
 
-/* Per-agent counters and histograms: one writer (the agent), relaxed readers. */
-typedef struct rusk_dagent_stats {
-	/* conflicts: commit attempts that lost at least one RU, of `attempts`; rus_lost:
-	 * the RUs those lost (a multi-RU commit may lose several) */
-	uint64_t placed, conflicts, rus_lost, attempts, requeued, r_sum, r_max, rus_placed,
-	        pref_tasks;
-	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
-	uint64_t refused;             /* the kernel refused the task outright: rejected */
-	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
-	uint64_t aside, reservations; /* put aside for want of room; reservations made */
-	uint64_t resv_dropped;        /* reservations given up: they stopped growing */
-	uint64_t dry;                 /* times its view had no free RU for a task (until a sync) */
-	uint64_t received;            /* submissions it took from its ring (E3) */
-	uint64_t released;            /* tenures of its tasks ended with their RUs released:
-	                               * atomic adds (it, or an embedder's complete) */
-	uint64_t qmode_tasks;  /* tasks placed by a Quality-first decision (Adaptive's mode) */
-	uint64_t last_done_ns; /* latest placement (makespan) */
-	uint64_t tet_us;       /* sum of task run times */
-	uint64_t q_micro;      /* sum of placed quality x 1e6 (score or Q) */
-	rusk_hist queue, place, stale, sample, commit, admission;
-	rusk_hist delay_hi, delay_lo; /* scheduling delay by priority */
-} rusk_dagent_stats;
-
-typedef struct rusk_dagent {
+struct rusk_dagent {
 	rusk_dispatch *d;
 	uint32_t index;
 	rusk_agent *ag;
@@ -213,7 +178,7 @@ typedef struct rusk_dagent {
 	pthread_t tid;
 	uint32_t exited; /* its thread has drained and ends (release) */
 	bool started;
-} rusk_dagent;
+};
 
 struct rusk_dispatch {
 	rusk_cluster *c;
@@ -276,67 +241,6 @@ static inline void rusk_dispatch_add_(uint64_t *p, uint64_t d)
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
 }
 
-/* ---- steps, for drivers of their own (the simulator) and for the agent threads ------- */
-
-/* A job for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
- * yet on any: NULL with *rc set (the REJECTED event is the caller's to deliver:
- * rusk_dispatch_reject_). */
-rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
-                               uint64_t now, int *rc);
-/* Delivers REJECTED for j (or for spec s when j is NULL), counts it rejected and frees j's
- * slot. */
-void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,
-                           const rusk_dtask_spec *s, int err, uint64_t now);
-/* Room in a's local queues for `more` jobs beyond what it holds; false: out of memory. */
-bool rusk_dispatch_reserve_(rusk_dagent *a, size_t more);
-/* Queues j on a (high or normal queue); room reserved first. */
-void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j);
-/* j goes back on a's retry list (high priority: its queue), counted as re-queued. */
-void rusk_dispatch_gave_back_(rusk_dagent *a, rusk_dtask *j);
-/* Puts j at the back of a's high queue (prio) or retry list, not counted as re-queued (a
- * driver that kept it aside itself, e.g. until its view's next sync). Room reserved. */
-void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j);
-/* Next job to try at `now`: high priority, then retries (at most *retries), then due
- * admission waiters, then the normal queue. NULL: nothing to do now. A job cancelled
- * meanwhile is rejected (RUSK_ECANCELED) on the way, never returned. */
-rusk_dtask *rusk_dispatch_next_(rusk_dagent *a, uint64_t now, size_t *retries);
-/* Earliest time an admission waiter is due (UINT64_MAX: none). */
-uint64_t rusk_dispatch_next_wake_(const rusk_dagent *a);
-/* Jobs whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
-uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus);
-/* First dequeue of j: its queueing time. */
-void rusk_dispatch_dequeued_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
-/* Admission: true to place now; false: parked among a's admission waiters. */
-bool rusk_dispatch_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
-/* The rusk_task to place for j: its remaining RUs, beside those it holds (rusk_task.held),
- * incremental within its kind when it is its agent's reservation. */
-rusk_task rusk_dispatch_task_(const rusk_dispatch *d, const rusk_dtask *j);
-/* Counts a placement call's commit attempts and conflicts. */
-void rusk_dispatch_count_(rusk_dagent *a, const rusk_placement *pl);
-/* What rusk_dispatch_placed_ made of a placement. */
-typedef enum rusk_dtask_outcome {
-	RUSK_DISP_RUNNING = 0,  /* PLACED was delivered: hand it to completion at j->end_ns */
-	RUSK_DISP_PARTIAL = 1,  /* an incremental task waits for the rest (on the retry list) */
-	RUSK_DISP_CANCELED = 2, /* cancelled meanwhile: its RUs went back, REJECTED delivered */
-} rusk_dtask_outcome;
-/* Accounts a placement of pl->placed RUs of j at t_done (decided from t_deq). */
-rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const rusk_placement *pl,
-                                         uint64_t t_deq, uint64_t t_done);
-/* The kernel refused j (RUSK_EINVAL / RUSK_EINFEASIBLE): released, REJECTED, slot freed. */
-void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now);
-/* High-priority j found no room: preempts normal running tasks of d (found by sampling the
- * master array, each proven d's by the lease it holds) until j's RUs are free in a's view;
- * victims go to the front of a's retry list (PREEMPTED). Returns RUs freed: 0 while the
- * view shows room for j. */
-uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
-/* Ends tenure `key` (rusk_js_key) of j (E2), releases its RUs, delivers DONE and frees the
- * slot; false if it was preempted (or ended) first. */
-bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
-/* The tenure key of j now (acquire). */
-uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
-/* End of a's life: each job it still holds gives back the RUs it won and gets REJECTED
- * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
-void rusk_dispatch_drain_(rusk_dagent *a);
 /* Jobs in a's local queues. */
 static inline size_t rusk_dispatch_held_(const rusk_dagent *a)
 {
