@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "driver.h"
+#include "runstate.h"
 
 /* Calls fn(argc, argv, arg) on `cmd` and `args` (NULL-terminated, after the command name)
  * with stderr and stdout captured (stderr kept in err); returns what fn returned. */

@@ -39,7 +39,7 @@
 
 #include "base/heap.h"
 #include "base/rng.h"
-#include "driver.h"
+#include "runstate.h"
 
 #define AP_SAMPLE  256 /* running tasks an estimate reads at most */
 #define AP_KEYS    64  /* distinct RU counts with their own cached distribution */
@@ -428,3 +428,24 @@ void drv_apred_free(run *R)
 	free(p);
 	R->apred = NULL;
 }
+
+/* ---- the feature (runstate.h) ------------------------------------------------------------ */
+
+static bool apred_on(const run *R)
+{
+	return R->apred != NULL;
+}
+
+static void apred_event(run *R, rusk_dispatch_event *ev)
+{
+	drv_apred_event(R, ev);
+}
+
+const drv_feature drv_feature_apred = {
+        .name = "admission prediction",
+        .on = apred_on,
+        .event = apred_event,
+        .json = drv_apred_json,
+        .print = drv_apred_print,
+        .free = drv_apred_free,
+};

@@ -76,7 +76,7 @@
 #include <rusk/classify.h>
 #include <rusk/vec.h>
 
-#include "driver.h"
+#include "runstate.h"
 
 #define CLS_TRAIN    1000u
 #define CLS_OFFLINE  100u
@@ -999,3 +999,29 @@ void drv_cls_free(run *R)
 	free(k);
 	R->cls = NULL;
 }
+
+/* ---- the feature (runstate.h) ------------------------------------------------------------ */
+
+static bool cls_on(const run *R)
+{
+	return R->cls != NULL;
+}
+
+static void cls_json(FILE *f, run *R)
+{
+	drv_cls_json(f, R);
+}
+
+static void cls_print(run *R)
+{
+	drv_cls_print(R);
+}
+
+const drv_feature drv_feature_cls = {
+        .name = "classification",
+        .on = cls_on,
+        .event = drv_cls_event,
+        .json = cls_json,
+        .print = cls_print,
+        .free = drv_cls_free,
+};

@@ -16,27 +16,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "driver.h"
-
-/* ---- failures ------------------------------------------------------------------------ */
-
-void drv_fail(run *R, const char *what)
-{
-	uint32_t was = rusk_faa32(&R->fail, 1, RUSK_ACQ_REL);
-	if (was == 0)
-		fprintf(stderr, "rusk: out of memory %s: stopping the run\n", what);
-	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE);
-}
-
-_Noreturn void drv_oom_exit(const char *what)
-{
-	char msg[160];
-	int n = snprintf(msg, sizeof msg, "rusk: out of memory %s: exiting\n", what);
-	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
-		n = 0;
-	cli_out_unlink_pending(); /* the outputs' temporary files: the targets stay as they were */
-	_exit(RUSK_EXIT_NOMEM);
-}
+#include "runstate.h"
 
 void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap)
 {
@@ -46,11 +26,6 @@ void drv_agent_params(const run *R, uint32_t index, rusk_agent_params *ap)
 	cli_agent_params(&ca, &sp, index, ap);
 	ap->quality = cfg->quality;
 	ap->latency_preferred = !cfg->latency_ignores_pref;
-}
-
-uint32_t drv_group_size(const run_cfg *cfg, int k)
-{
-	return (cfg->agents - (uint32_t)k + (uint32_t)cfg->n_groups - 1) / (uint32_t)cfg->n_groups;
 }
 
 static int d_bin(const run *R, uint32_t ru)
@@ -581,8 +556,6 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 				stat_add(&a->d_bins[R->ru_dbin[ev->leases[k].ru]], 1);
 		rusk_dtask_info jb;
 		const rusk_dtask_info *j = drv_task(R->d, ev, &jb);
-		if (R->vec != NULL)
-			drv_vec_placed(R, a, j);
 		const rusk_placement *pl = ev->placement;
 		if (R->cfg.alpha > 0 && j->n_pref > 0 && pl->preferred == pl->placed)
 			ev->run_ns = (uint64_t)(ev->run_ns * R->cfg.alpha);
@@ -591,12 +564,12 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		if (k >= 0) /* one writer: the placing agent */
 			rusk_hist_record(&a->mix_delay[k], ev->delay_ns);
 	}
-	if (R->cls != NULL) /* --classify: true-profile Q, shadow sums, feedback */
-		drv_cls_event(R, ev);
-	if (R->sched != NULL) /* --sched: placements and completions for the planner */
-		drv_sched_event(R, ev);
-	if (R->apred != NULL) /* --admit-predict: running tasks, frees, waits */
-		drv_apred_event(R, ev);
+	/* The features (features.c): vector shares placed, classification's true-profile Q
+	 * and feedback, the planner's placements and completions, admission prediction's
+	 * running tasks, frees and waits. */
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->on(R))
+			(*f)->event(R, ev);
 }
 
 int drv_dispatch(run *R, const char *cmd)
@@ -671,10 +644,8 @@ void drv_free(run *R)
 	free(R->gen);
 	R->gen = NULL;
 	R->n_gen = 0;
-	drv_vec_free(R);
-	drv_cls_free(R);
-	drv_sched_free(R);
-	drv_apred_free(R);
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		(*f)->free(R);
 	rusk_rcu_barrier();
 	rusk_cluster_destroy(R->c); /* detaches admission control too */
 }

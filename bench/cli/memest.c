@@ -37,7 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "driver.h"
+#include "runstate.h"
 
 #define MEM_BASE        (16.0 * 1048576)
 #define MEM_PER_MACHINE 140.0

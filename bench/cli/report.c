@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
+#include "runstate.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -702,15 +702,13 @@ static void write_json(run *R, const summary *S)
 	json_tasks(f, R, S);
 	if (R->cfg.n_mix > 0)
 		json_mix(f, R, S->mix);
-	if (R->vec != NULL)
-		drv_vec_json(f, R);
+	for (const drv_feature *const *ft = drv_features; *ft != NULL; ft++)
+		if ((*ft)->json_early && (*ft)->on(R))
+			(*ft)->json(f, R);
 	json_quality(f, R, S);
-	if (R->cls != NULL)
-		drv_cls_json(f, R);
-	if (R->sched != NULL)
-		drv_sched_json(f, R);
-	if (R->apred != NULL)
-		drv_apred_json(f, R);
+	for (const drv_feature *const *ft = drv_features; *ft != NULL; ft++)
+		if (!(*ft)->json_early && (*ft)->on(R))
+			(*ft)->json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
 }
@@ -749,14 +747,9 @@ int drv_report(run *R, bool interrupted)
 	print_delays(R, &S);
 	print_mix(R, mix);
 	print_quality(R, &S);
-	if (R->vec != NULL)
-		drv_vec_print(R);
-	if (R->cls != NULL)
-		drv_cls_print(R);
-	if (R->sched != NULL)
-		drv_sched_print(R);
-	if (R->apred != NULL)
-		drv_apred_print(R);
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->on(R))
+			(*f)->print(R);
 	print_syncs_groups(R, &S);
 	print_checks(R, &S);
 	/* The summary is out before the teardown (RCU barrier, frees); a failure is reported

@@ -47,7 +47,7 @@
 
 #include "base/atomic.h"
 #include "base/compiler.h"
-#include "driver.h"
+#include "runstate.h"
 
 static uint64_t mono_ns(void)
 {

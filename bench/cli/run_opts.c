@@ -9,7 +9,7 @@
 
 #include <rusk/plan.h>
 
-#include "driver.h"
+#include "runstate.h"
 
 #define MAX_PHASES DRV_MAX_PHASES
 #define MAX_GROUPS DRV_MAX_GROUPS

@@ -65,7 +65,7 @@
 
 #include "base/heap.h"
 #include "base/rng.h"
-#include "driver.h"
+#include "runstate.h"
 #include "workload/jobtrace.h"
 
 enum { SJ_NEW, SJ_PENDING, SJ_STARTED, SJ_RUNNING, SJ_DONE, SJ_DROPPED, SJ_KILLED, SJ_REFUSED };
@@ -886,3 +886,19 @@ void drv_sched_free(run *R)
 	free(s);
 	R->sched = NULL;
 }
+
+/* ---- the feature (runstate.h) ------------------------------------------------------------ */
+
+static bool sched_on(const run *R)
+{
+	return R->sched != NULL;
+}
+
+const drv_feature drv_feature_sched = {
+        .name = "the planner",
+        .on = sched_on,
+        .event = drv_sched_event,
+        .json = drv_sched_json,
+        .print = drv_sched_print,
+        .free = drv_sched_free,
+};

@@ -41,7 +41,7 @@
 
 #include "base/atomic.h"
 #include "base/heap.h"
-#include "driver.h"
+#include "runstate.h"
 
 enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
 

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "base/atomic.h"
-#include "driver.h"
+#include "runstate.h"
 
 /* Written by the handler: lock-free atomic stores are async-signal-safe. stop_sig is read
  * by every thread (relaxed: a flag polled in loops, no data hangs off it). */

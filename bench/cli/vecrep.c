@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
+#include "runstate.h"
 
 #define VEC_TYPES 16
 
@@ -324,3 +324,40 @@ void drv_vec_free(run *R)
 	free(R->vec);
 	R->vec = NULL;
 }
+
+/* ---- the feature (runstate.h) ------------------------------------------------------------ */
+
+static bool vec_on(const run *R)
+{
+	return R->vec != NULL;
+}
+
+static void vec_event(run *R, rusk_dispatch_event *ev)
+{
+	if (ev->kind != RUSK_EV_PLACED)
+		return;
+	rusk_dtask_info jb;
+	const rusk_dtask_info *j = drv_task(R->d, ev, &jb);
+	if (j != NULL)
+		drv_vec_placed(R, &R->ag[ev->agent], j);
+}
+
+static void vec_json(FILE *f, run *R)
+{
+	drv_vec_json(f, R);
+}
+
+static void vec_print(run *R)
+{
+	drv_vec_print(R);
+}
+
+const drv_feature drv_feature_vec = {
+        .name = "vector resources",
+        .on = vec_on,
+        .event = vec_event,
+        .json = vec_json,
+        .json_early = true,
+        .print = vec_print,
+        .free = drv_vec_free,
+};

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver.h"
+#include "runstate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

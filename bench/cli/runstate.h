@@ -10,8 +10,8 @@
  * Accounting: submitted = placed - preempted + rejected + backlog, released = placed -
  * preempted; the summary checks both.
  */
-#ifndef RUSK_CLI_DRIVER_H
-#define RUSK_CLI_DRIVER_H
+#ifndef RUSK_CLI_RUNSTATE_H
+#define RUSK_CLI_RUNSTATE_H
 
 #include <ck_ring.h>
 #include <pthread.h>
@@ -190,12 +190,37 @@ typedef struct drv_gen_counts {
 	uint64_t submitted, rejected, too_large, pool, refused;
 } drv_gen_counts;
 
+typedef struct run run;
+
+/*
+ * A feature of a run, registered in drv_features (features.c): vector reports (vecrep.c),
+ * classification (classify_run.c), the planner (sched_run.c), admission prediction
+ * (admit_pred.c). The driver calls `event` for every dispatcher event (after its own
+ * accounting, in the table's order) and `free` at the end; the report calls `json` (before
+ * the quality section when json_early, else after it) and `print`, each only while `on`.
+ * Setting up and the per-task hooks stay explicit calls in driver.c: their order and
+ * arguments differ (a trace's vector columns are read before the task cap is known,
+ * classification trains after it, the planner's arrivals come from sim.c and run.c).
+ */
+typedef struct drv_feature {
+	const char *name;
+	bool (*on)(const run *R);
+	void (*event)(run *R, rusk_dispatch_event *ev); /* any thread that delivers events */
+	void (*json)(FILE *f, run *R);
+	bool json_early;
+	void (*print)(run *R);
+	void (*free)(run *R); /* also when it never started */
+} drv_feature;
+extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred;
+/* The features, NULL-terminated. */
+extern const drv_feature *const drv_features[];
+
 typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
 typedef struct drv_sched drv_sched;
 typedef struct drv_apred drv_apred;
 
-typedef struct run {
+struct run {
 	run_cfg cfg;
 	drv_vec *vec;     /* vector resources of the trace (vecrep.c); NULL: RUs only */
 	drv_cls *cls;     /* --classify on|oracle (classify_run.c); NULL: off */
@@ -241,7 +266,7 @@ typedef struct run {
 	double wall_s; /* sim: wall time of the simulation */
 	uint64_t events;
 	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
-} run;
+};
 
 /* Flags of run and sim (run_opts.c). Returns 0 to go on, or an exit status (help printed:
  * -1). Refuses (RUSK_EXIT_USAGE, naming both flags) --json and --csv naming one file, or
