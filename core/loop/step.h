@@ -5,7 +5,9 @@
  * and completions on its virtual clock, one event at a time, through these calls and
  * nothing else of the dispatcher: its tasks and agents are opaque here (dispatch_impl.h,
  * which only the dispatcher's own files include, has their layout and ordering edges E1-E10),
- * and what a driver reads of them comes through the accessors below.
+ * and what a driver reads of them comes through the accessors below. With the header-only
+ * toolkit of core/base (atomics, histograms, the seeded generator, heaps) this is all of core/
+ * that the tool (bench/) includes; tests/layers.py checks it.
  *
  * Threads: a driver keeps each agent to one thread, as the library's agent threads do (every
  * call on `a` from a's thread; the simulator steps all of them from one); rusk_dispatch_end_
