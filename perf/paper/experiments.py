@@ -45,17 +45,24 @@ _memo, _memo_lock = {}, threading.Lock()
 
 
 # ---- running ----------------------------------------------------------------------------
+def _run(cmd):
+    """Runs cmd (a list); its CompletedProcess. Every runner goes through here: a non-zero
+    exit status stops the experiment with the command and its output (issue 29, item 5),
+    never a row computed from a failed run."""
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed (exit {out.returncode}):\n"
+                           f"{out.stdout}\n{out.stderr}")
+    return out
+
+
 def _run_sim(args, seed):
     key = hashlib.sha1(" ".join(args + ["--seed", str(seed)]).encode()).hexdigest()[:16]
     with _memo_lock:
         if key in _memo:
             return _memo[key]
     js, cs = os.path.join(TMP, key + ".json"), os.path.join(TMP, key + ".csv")
-    out = subprocess.run([RUSK, "sim", *args, "--seed", str(seed), "--quiet", "--json", js,
-                          "--csv", cs], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk sim {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "sim", *args, "--seed", str(seed), "--quiet", "--json", js, "--csv", cs])
     with open(js) as f:
         j = json.load(f)
     with open(cs) as f:
@@ -189,20 +196,21 @@ def eq2():
 
     def one(seed):
         path = os.path.join(TMP, f"eq2_{seed}.csv")
-        out = subprocess.run([RUSK, "experiment", "eq2", "--rounds", str(rounds), "--seed",
-                              str(seed), "--csv", path], capture_output=True, text=True)
-        return out.returncode, out.stderr, list(csv.DictReader(open(path)))
+        # A slot won twice in any round makes the subcommand exit non-zero: _run stops
+        # the experiment then, so no row comes from such a run.
+        _run([RUSK, "experiment", "eq2", "--rounds", str(rounds), "--seed", str(seed),
+              "--csv", path])
+        return list(csv.DictReader(open(path)))
 
     def rows():
         res = {s: POOL.submit(one, s) for s in seeds()}
         out = []
         for s, f in res.items():
-            rc, err, rr = f.result()
-            for r in rr:
-                out.append([s, int("won twice" in err), r["s_idle"], r["n"], r["k"], rounds,
-                            r["measured_mean"], r["measured_se"], r["eq2"]])
+            for r in f.result():
+                out.append([s, r["s_idle"], r["n"], r["k"], rounds, r["measured_mean"],
+                            r["measured_se"], r["eq2"]])
         return out
-    data = record("eq2", ["seed", "won_twice", "s_idle", "n", "k", "rounds", "measured_mean",
+    data = record("eq2", ["seed", "s_idle", "n", "k", "rounds", "measured_mean",
                           "measured_se", "eq2"], rows)
     pts = {}
     for r in data:
@@ -219,13 +227,14 @@ def eq2():
         if f >= 1:
             worst = max(worst, abs(m - f) / f)
         table.append([s, n, k, f"{f:.3f}", fmt(ms, 3), f"{se:.3f}", "yes" if ok else "no"])
-    no_double = all(r["won_twice"] == "0" for r in data)
     c = Checks()
+    # Margin: 4 standard errors of the measured mean (the larger of the measured one and
+    # the Poisson sqrt(f / rounds)), so that 25 points pass together by chance with
+    # probability above 0.998 when eq. 2 is right; +1% of eq. 2 for the rounding of its
+    # (1 - K/S_idle)^N at large N. The paper gives no tolerance: eq. 2 is exact.
     c.add(n_ok == len(table), f"{n_ok} of {len(table)} points within 4 standard errors "
           f"(+1%) of eq. 2; the largest relative error where eq. 2 expects at least one "
           f"conflict is {worst:.2%}")
-    c.add(no_double, "no slot was won twice in any round (the subcommand checks "
-          "every round and fails otherwise)")
     plot("eq2", "set logscale xy\nset xlabel 'eq. 2'\nset ylabel 'measured'\n"
          "plot 'eq2.csv' every ::1 using 9:7 with points pt 7 title 'rusk', x title 'y = x'")
     report("eq2", "ParSync §4.1 eq. 2: conflicts of one synchronous round",
@@ -234,7 +243,9 @@ def eq2():
            f"Each round every scheduler draws its K slots from the same fresh state; then "
            f"four threads commit all N x K picks concurrently on rusk's master array (real "
            f"CASes, interleaved pick by pick); a lost CAS is a conflict. {rounds} rounds per "
-           f"point and seed.",
+           f"point and seed. The subcommand checks every round that no slot was won twice "
+           f"and exits non-zero otherwise, which stops this experiment (not a check: a run "
+           f"that fails it leaves no data).",
            ["S_idle", "N", "K", "eq. 2", "rusk conflicts per round", "se", "agree"], table, c,
            f"{n_ok}/{len(table)} points agree; max rel. err {worst:.1%}")
 
@@ -690,8 +701,8 @@ def tarcil_cdf():
 
     def one(seed):
         path = os.path.join(TMP, f"cdf_{seed}.csv")
-        out = subprocess.run([RUSK, "experiment", "tarcil-cdf", "--rounds", str(rounds),
-                              "--seed", str(seed), "--csv", path], capture_output=True, text=True)
+        out = _run([RUSK, "experiment", "tarcil-cdf", "--rounds", str(rounds), "--seed",
+                    str(seed), "--csv", path])
         return [(int(l.split()[2].rstrip(":")), float(l.split()[7]))
                 for l in out.stderr.splitlines() if "KS" in l]
     def rows():
@@ -958,11 +969,7 @@ def _quasar_run(args, seed):
         if key in _memo:
             return _memo[key]
     js = os.path.join(TMP, key + ".json")
-    out = subprocess.run([RUSK, "classify", *args, "--seed", str(seed), "--json", js],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk classify {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "classify", *args, "--seed", str(seed), "--json", js])
     with open(js) as f:
         j = json.load(f)
     with _memo_lock:
@@ -1319,11 +1326,7 @@ SIGMA_FIELDS = ["slo_jobs", "slo_miss_pct", "goodput_mh", "goodput_slo_mh", "goo
 def _run_plan(args, seed):
     js = os.path.join(TMP, hashlib.sha1(" ".join(args + [str(seed)]).encode())
                       .hexdigest()[:16] + ".plan.json")
-    out = subprocess.run([RUSK, "plan", *args, "--seed", str(seed), "--quiet", "--json", js],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk plan {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "plan", *args, "--seed", str(seed), "--quiet", "--json", js])
     with open(js) as f:
         return json.load(f)
 
