@@ -254,13 +254,13 @@ static void summarize(run *R, uint64_t left, summary *S)
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	S->rej_queue = gc.rejected - gc.too_large - gc.pool - drv_vec_refused(R);
 	int sig = drv_stop_signal();
-	S->end = R->fail                              ? "out of memory"
-	         : !S->interrupted && R->drain_capped ? "drain_cap"
-	         : !S->interrupted                    ? "completed"
-	         : sig == SIGTERM                     ? "SIGTERM"
-	         : sig == SIGINT                      ? "SIGINT"
-	         : sig == SIGHUP                      ? "SIGHUP"
-	                                              : "interrupted";
+	S->end = R->fail                                          ? "out of memory"
+	         : !S->interrupted && R->drain_capped && left > 0 ? "drain_cap"
+	         : !S->interrupted                                ? "completed"
+	         : sig == SIGTERM                                 ? "SIGTERM"
+	         : sig == SIGINT                                  ? "SIGINT"
+	         : sig == SIGHUP                                  ? "SIGHUP"
+	                                                          : "interrupted";
 	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
 	rusk_dispatch_stats ds;
 	rusk_dispatch_stats_get(R->d, &ds); /* zeroed when there is no dispatcher */
@@ -300,7 +300,7 @@ static void drain_rates(const run *R, double *offered, double *capacity)
 /* A run that ended at its drain cap with tasks queued: says so, and why when it can. */
 static void print_drain_cap(const run *R, const summary *S)
 {
-	if (!R->drain_capped || S->interrupted)
+	if (!R->drain_capped || S->interrupted || S->backlog == 0)
 		return;
 	double offered, capacity;
 	drain_rates(R, &offered, &capacity);
@@ -621,6 +621,9 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	const agent_stats *tot = S->tot;
 	double offered, capacity;
 	drain_rates(R, &offered, &capacity);
+	/* Ended at the cap with tasks still queued (a cap reached with none queued, tasks
+	 * only running on, is an ordinary end). */
+	bool capped = R->drain_capped && !S->interrupted && S->backlog > 0;
 	char off[32] = "null", cap[32] = "null";
 	if (offered > 0)
 		snprintf(off, sizeof off, "%.1f", offered);
@@ -630,9 +633,8 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        "  \"run\": {\"end\": \"%s\", \"interrupted\": %s, \"elapsed_s\": %.3f, "
 	        "\"drain_cap\": {\"reached\": %s, \"drain_s\": %.3f, \"queued\": %" PRIu64
 	        ", \"offered_peak_per_s\": %s, \"decision_capacity_per_s\": %s}},\n",
-	        S->end, S->interrupted ? "true" : "false", R->elapsed_s,
-	        R->drain_capped && !S->interrupted ? "true" : "false", R->drain_s,
-	        R->drain_capped && !S->interrupted ? S->backlog : 0, off, cap);
+	        S->end, S->interrupted ? "true" : "false", R->elapsed_s, capped ? "true" : "false",
+	        R->drain_s, capped ? S->backlog : 0, off, cap);
 	fprintf(f,
 	        "  \"tasks\": {\"submitted\": %" PRIu64 ", \"committed\": %" PRIu64
 	        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64 ", \"preempted\": %" PRIu64

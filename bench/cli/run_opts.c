@@ -309,9 +309,13 @@ static void usage_flags(void)
 	     "                        (2 noisy entries per classification) and its caused\n"
 	     "                        interference classified by a model trained at setup;\n"
 	     "                        oracle: the same tasks placed by their true profiles;\n"
-	     "                        none: placed with zero profiles. The summary adds Q\n"
-	     "                        under the true profiles, the classification time and\n"
-	     "                        error, feedback (default off)\n"
+	     "                        none: placed with zero profiles. With any of them a\n"
+	     "                        task runs its duration times its slowdown where it\n"
+	     "                        lands, from its co-runners' true profiles. The summary\n"
+	     "                        adds Q under the true profiles, that slowdown, the\n"
+	     "                        classification time and error, feedback (default: on\n"
+	     "                        with --quality interference and no --sched, else off;\n"
+	     "                        off: profiles seen exactly, run times fixed)\n"
 	     "  --cls-feedback observed|full  with --classify on: at completion a task feeds\n"
 	     "                        back its measured caused intensities and, with --target\n"
 	     "                        on, the scale-up, scale-out and heterogeneity entries of\n"
@@ -545,6 +549,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
 	const char *task_rus = NULL, *mix = NULL, *generators = NULL, *agents = NULL;
+	const char *classify = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0, cost_flat = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -581,7 +586,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--buckets", 2, RUSK_ADMIT_MAX_BUCKETS, &cfg.buckets)},
 	        {CLI_DOUBLE_OPT("--priority-share", 0, 1, &cfg.priority_share)},
 	        {CLI_DOUBLE_OPT("--alpha", 0.01, 1, &cfg.alpha)},
-	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify)},
+	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify), .given = &classify},
 	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
 	        {CLI_CHOICE_OPT("--cls-feedback", cls_feedbacks, &fb_full)},
 	        {CLI_CHOICE_OPT("--sched", sched_modes, &cfg.sched)},
@@ -626,6 +631,12 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.quality = (rusk_quality_model)quality;
 	cfg.rus_only = rus_only != 0;
 	cfg.cost_flat = cost_flat != 0;
+	/* Issue 29, item 1: under interference the scheduler sees classified profiles by
+	 * default (Quasar §3.2), and a task's run time is what it meets where it lands
+	 * (classify_run.c, true_slowdown); --classify oracle is the comparison arm, off the old
+	 * score-only model. Not with --sched, which takes no --classify. */
+	if (classify == NULL && cfg.quality == RUSK_QUALITY_INTERFERENCE && cfg.sched < 0)
+		cfg.classify = DRV_CLS_ON;
 	/* rusk sim's default is the paper's 20 schedulers (ParSync §6.1), which DiffSync
 	 * allows only with as many partitions (P >= N): fewer partitions, as many agents. */
 	if (sim && agents == NULL && cfg.sync == RUSK_SYNC_DIFF &&
