@@ -12,7 +12,9 @@ Writes two marked blocks into README (default: the repository's README.md):
       generated from), so the headline and the table cannot drift apart;
   <!-- sigma-budget:begin --> ... <!-- sigma-budget:end -->
       3Sigma Figs. 6/7's SLO miss rates and the share of planning cycles that hit the
-      solver's budget, from perf/paper/sigma_fig6_7.csv.
+      solver's budget, from perf/paper/sigma_fig6_7.csv;
+  <!-- sigma-sim:begin --> ... <!-- sigma-sim:end -->
+      the same through the kernel's agents (sigma_sim.csv) and its computed verdict.
 
 --check writes nothing: it exits 1, naming the block, when README's blocks differ from what
 the data gives (ctest paper_headline). experiments.py runs this after every experiment.
@@ -81,7 +83,32 @@ def sigma_block():
             "so the same on any machine): " + ex.sigma_budget(data) + ".")
 
 
-BLOCKS = {"paper-verdicts": verdicts_block, "sigma-budget": sigma_block}
+def sigma_sim_block():
+    """sigma_sim's table (through the agents, the same jobs in rusk plan's pool, the
+    hand-off) and its computed verdict, from sigma_sim.csv, sigma_fig6_7.csv and
+    sigma_sim.json."""
+    data, own = ex.read_csv("sigma_sim"), ex.read_csv("sigma_fig6_7")
+
+    def col(m, f):
+        return [float(x[f]) for x in data if x["sched"] == m]
+    names = [ex.SIGMA_NAMES[m] for m in ex.SIGMA_SCHEDS]
+    rows = [["SLO miss rate, through the agents"] +
+            [ex.fmt(col(m, "slo_miss_pct"), 1) + "%" for m in ex.SIGMA_SCHEDS],
+            ["the same jobs in `rusk plan`'s own pool"] +
+            [f"{ex.mean(ex._sigma_col(own, 'mix', m, 'slo_miss_pct')):.1f}%"
+             for m in ex.SIGMA_SCHEDS],
+            ["start -> placed, mean / max (virtual)"] +
+            [f"{ex.mean(col(m, 'handoff_ms_mean')):.1f} / {max(col(m, 'handoff_ms_max')):.0f} ms"
+             for m in ex.SIGMA_SCHEDS]]
+    s = _summary("sigma_sim")
+    lines = ["| figure (mean (min..max)) | " + " | ".join(names) + " |",
+             "|---|" + "---|" * len(names)] + ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines + ["", f"Verdict (computed, `perf/paper/sigma_sim.md`): "
+                                   f"**{s['verdict']}**: {s['why'].split(': ', 1)[1]}"])
+
+
+BLOCKS = {"paper-verdicts": verdicts_block, "sigma-budget": sigma_block,
+          "sigma-sim": sigma_sim_block}
 
 
 def render(text):
