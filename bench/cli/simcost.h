@@ -43,7 +43,8 @@
 
 #define RUSK_SIMCOST_REF_EXAMINED 32
 
-/* perf/cost_fit.py perf/bench/bench_cost.json (CPU ns; see perf/RESULTS.md for the run). */
+/* perf/cost_fit.py perf/bench/bench_cost.json (CPU ns; `make bench` writes the JSON: medians
+ * of 5 repetitions of bench/bench_cost.c on the 2-core development machine). */
 #define RUSK_SIMCOST_COMMIT_NS                          39.812
 #define RUSK_SIMCOST_TASK_NS                            172.525
 #define RUSK_SIMCOST_SCORE_LATENCY_FIXED_NS             60.551
