@@ -74,6 +74,8 @@ bench: build
 	./build/bench/bench_classify --benchmark_out=perf/bench/bench_classify.json --benchmark_out_format=json
 	./build/bench/bench_predict --benchmark_out=perf/bench/bench_predict.json --benchmark_out_format=json
 	./build/rusk bench --json perf/bench/rusk_bench.json --png perf/figures/rusk_bench.png
+	./build/bench/bench_cost --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out=perf/bench/bench_cost.json --benchmark_out_format=json
+	python3 perf/cost_fit.py perf/bench/bench_cost.json
 
 stress: build
 	./build/stress/ru_torture --threads 4 --seconds $(STRESS_SECONDS) --hot 256

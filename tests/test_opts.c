@@ -104,6 +104,15 @@ static void test_defaults(void **state)
 	assert_int_equal(p.cfg.quality, RUSK_QUALITY_SCORE);
 	assert_false(p.cfg.quiet || p.cfg.gang || p.cfg.admission || p.cfg.latency_ignores_pref);
 	assert_false(p.cfg.sim);
+	/* rusk sim: ParSync §6.1's 20 schedulers, with work-based decision costs; fewer
+	 * partitions than 20 (diff sync: P >= N) give as many agents as partitions. */
+	parse(&p, true, (const char *const[]){NULL});
+	assert_int_equal(p.rc, 0);
+	assert_true(p.cfg.agents == 20 && p.cfg.sim && !p.cfg.cost_flat);
+	parse(&p, true, ARGS("--partitions", "4"));
+	assert_int_equal(p.cfg.agents, 4);
+	parse(&p, true, ARGS("--partitions", "4", "--sync", "same"));
+	assert_int_equal(p.cfg.agents, 20);
 }
 
 /* Every kind of table entry: integers (32 and 64 bits), numbers, choices, on|off, files,
@@ -203,7 +212,7 @@ static void test_shape_rules(void **state)
 	assert_int_equal(p.rc, 0);
 	assert_int_equal(p.cfg.n_groups, 2);
 	assert_int_equal(p.cfg.n_phases, 3);
-	assert_refused(true, ARGS("--groups", "50;60;70"),
+	assert_refused(true, ARGS("--groups", "50;60;70", "--agents", "2"),
 	               "rusk: --groups: 3 groups need at least 3 agents (--agents 2)\n");
 	assert_refused(true, ARGS("--groups", "50;60", "--trace", "x.csv"),
 	               "rusk: --groups and --trace cannot be combined\n");

@@ -6,9 +6,12 @@
  * greedy is suboptimal, preemption, under-estimate handling, the baselines, and the E2E
  * generator's deadlines and load scaling.
  */
+#include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -268,6 +271,80 @@ static void test_budget_solver(void **state)
 	assert_true(info.utility >= info.greedy_utility - 1e-9);
 	free(acts);
 	rusk_plan_destroy(pl);
+}
+
+/* Issue 29: a modelled budget (iteration_s > 0) stops the solver on its work, not on the
+ * clock: the mid-size instance above, planned twice with a budget of a few hundred
+ * iterations, stops at the budget both times with the same plan, the same work counted
+ * and the same modelled time; a CPU-bound thread beside the second run changes nothing. */
+static void *spin(void *arg)
+{
+	volatile uint64_t x = 0;
+	while (!*(volatile bool *)arg)
+		x++;
+	return NULL;
+}
+
+static void plan_mid(double iteration_s, rusk_plan_action *acts, size_t *na,
+                     rusk_plan_tick_info *info)
+{
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 256);
+	p.max_jobs = 200;
+	p.mip_gap = 0;
+	p.budget_s = 0.01;
+	p.iteration_s = iteration_s;
+	p.node_s = iteration_s;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_rng r;
+	rusk_rng_seed(&r, 9, 1);
+	const int n = 200;
+	for (int i = 0; i < n; i++) {
+		rusk_dist d;
+		double med = 60 + 1200 * rusk_rng_unit(&r);
+		uniform_dist(&d, med * 0.3, med * 2, 40);
+		rusk_plan_job j = {.id = (uint64_t)i,
+		                   .cores = 1 + rusk_rng_below(&r, 64),
+		                   .submit_s = 0,
+		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2.5 : 0,
+		                   .dist = &d};
+		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+	}
+	assert_int_equal(rusk_plan_tick(pl, 0, 256, acts, (size_t)n, na, info), RUSK_OK);
+	rusk_plan_destroy(pl);
+}
+
+static void test_budget_modelled(void **state)
+{
+	(void)state;
+	rusk_plan_action *a1 = malloc(201 * sizeof *a1), *a2 = malloc(201 * sizeof *a2);
+	size_t n1, n2;
+	rusk_plan_tick_info i1, i2;
+	plan_mid(25e-6, a1, &n1, &i1); /* 10 ms at 25 us a unit: 400 units */
+	bool stop = false;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, spin, &stop), 0);
+	plan_mid(25e-6, a2, &n2, &i2);
+	stop = true;
+	pthread_join(th, NULL);
+	printf("modelled budget 10 ms: %s plan, %" PRIu64 " iterations, %" PRIu64
+	       " nodes, %.3f ms modelled\n",
+	       i1.how == RUSK_PLAN_HOW_MILP        ? "MILP"
+	       : i1.how == RUSK_PLAN_HOW_MILP_TIME ? "MILP (budget)"
+	                                           : "greedy",
+	       i1.iterations, i1.nodes, i1.solve_s * 1e3);
+	assert_true(i1.how == RUSK_PLAN_HOW_MILP_TIME || i1.how == RUSK_PLAN_HOW_GREEDY_TIME);
+	assert_int_equal(i1.how, i2.how);
+	assert_true(i1.iterations == i2.iterations && i1.nodes == i2.nodes);
+	assert_true(i1.solve_s == i2.solve_s && i1.utility == i2.utility);
+	/* Stopped at the budget: no more than a node's LP past it. */
+	assert_true(i1.solve_s >= 0.01 - 1e-3 && i1.solve_s < 0.05);
+	assert_int_equal(n1, n2);
+	for (size_t k = 0; k < n1; k++) /* field by field: the struct has padding */
+		assert_true(a1[k].id == a2[k].id && a1[k].act == a2[k].act);
+	free(a1);
+	free(a2);
 }
 
 /* Capacity 2, one slot: A wants both cores, B and C one each, all sure to meet their
@@ -547,6 +624,7 @@ int main(void)
 	        cmocka_unit_test(test_determinism),
 	        cmocka_unit_test(test_budget),
 	        cmocka_unit_test(test_budget_solver),
+	        cmocka_unit_test(test_budget_modelled),
 	        cmocka_unit_test(test_milp_beats_greedy),
 	        cmocka_unit_test(test_preemption),
 	        cmocka_unit_test(test_cancel),

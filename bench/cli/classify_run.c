@@ -109,6 +109,7 @@ struct drv_cls {
 	uint32_t *cand_idx;
 	/* PLACED, any agent: atomic */
 	uint64_t placed, q_true_micro, q_bel_micro;
+	uint64_t slowed, slow_micro; /* tasks whose run time the interference set; sum of it */
 	/* the generator's */
 	rusk_hist time_ns;
 	uint64_t classified;
@@ -634,6 +635,38 @@ static double true_q(const drv_cls *k, const double *caused, uint32_t m, const r
 }
 
 /*
+ * A task's run time as an outcome (issue 29, item 1): the slowdown against running alone
+ * of its RUs where it landed, from the TRUE caused intensities of its co-runners there,
+ * whatever profiles the scheduler saw. Per RU's machine m, the pressure is Tarcil eq. 3's
+ * C_i (the other tenants' caused intensity per RU, the shadow sums before the task's own
+ * join them), the task tolerates t_i = 99 - c_i (Tarcil §3: "we assume t_i = 99 - c_i"),
+ * and it runs at rusk_cls_interference_factor(t, C) = 1 / (1 + 0.05 sum_i (C_i / t_i)^2)
+ * of its speed alone (rusk's model, include/rusk/classify.h; the papers give none). A
+ * task on several machines runs at its slowest RU's speed. The co-runners at placement set
+ * it (Tarcil §2: "for short jobs, the initial scheduling decision determines performance");
+ * tenants that arrive later do not slow it.
+ */
+static double true_slowdown(const drv_cls *k, const double *caused, const rusk_lease *l, uint32_t n,
+                            const rusk_cluster *c)
+{
+	double tol[RUSK_N_RESOURCES], worst = 1;
+	for (int r = 0; r < RUSK_N_RESOURCES; r++)
+		tol[r] = fmax(99 - fmin(fmax(caused[r], 0), 99), 1);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = rusk_cluster_ru_machine(c, l[i].ru);
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, m, &mi);
+		double others = mi.rus > 1 ? mi.rus - 1 : 1, p[RUSK_N_RESOURCES];
+		for (int r = 0; r < RUSK_N_RESOURCES; r++)
+			p[r] = rusk_load32((uint32_t *)&k->shadow[m][r], RUSK_RELAXED) / others;
+		double f = rusk_cls_interference_factor(tol, p);
+		if (f > 0 && 1 / f > worst)
+			worst = 1 / f;
+	}
+	return worst;
+}
+
+/*
  * True throughput of a sized task as placed: its RUs per machine where it landed (at most
  * su_rus counted a machine), each machine's platform and true pressure (the shadow sums
  * per RU before the task's own join them), the scale-out efficiency of that many machines
@@ -740,6 +773,12 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 			if (pp > 0)
 				ev->run_ns = (uint64_t)fmin(k->tgt_s[id] / pp * 1e9,
 				                            RUSK_TRACE_MAX_S * 1e9);
+		} else if (ev->run_ns != RUSK_RUN_UNTIL_COMPLETE && ev->n_leases > 0) {
+			/* Its run time is what it meets where it landed (true_slowdown). */
+			double sd = true_slowdown(k, caused, ev->leases, ev->n_leases, R->c);
+			ev->run_ns = (uint64_t)fmin(ev->run_ns * sd, RUSK_TRACE_MAX_S * 1e9);
+			rusk_faa64(&k->slowed, 1, RUSK_RELAXED);
+			rusk_faa64(&k->slow_micro, (uint64_t)(sd * 1e6), RUSK_RELAXED);
 		}
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
@@ -807,6 +846,7 @@ void drv_cls_second(run *R)
 /* The figures both outputs print. */
 typedef struct cls_fig {
 	double q_true, q_bel, t_mean_us, t_p99_us;
+	double slowdown; /* mean run time over run time alone, of the tasks it set */
 	uint64_t placed;
 	bool sums_zero; /* the true caused sums are back to zero (a drained run) */
 } cls_fig;
@@ -821,6 +861,7 @@ static cls_fig figures(const run *R, const drv_cls *k)
 			f.sums_zero &= k->shadow[m][r] == 0;
 	f.q_true = k->placed ? k->q_true_micro / 1e6 / k->placed : 0;
 	f.q_bel = k->placed ? k->q_bel_micro / 1e6 / k->placed : 0;
+	f.slowdown = k->slowed ? k->slow_micro / 1e6 / k->slowed : 0;
 	f.t_mean_us = rusk_hist_mean(&k->time_ns) / 1e3;
 	f.t_p99_us = rusk_hist_quantile(&k->time_ns, 0.99) / 1e3;
 	return f;
@@ -836,6 +877,11 @@ void drv_cls_print(const run *R)
 	        : k->mode == DRV_CLS_ORACLE ? "oracle: true profiles"
 	                                    : "none: zero profiles",
 	        f.q_bel);
+	if (k->slowed > 0)
+		fprintf(R->out,
+		        "  %-28s run time %.4f x alone on average (%" PRIu64 " tasks: true "
+		        "profiles of their co-runners where they landed)\n",
+		        "  slowdown (outcome)", f.slowdown, k->slowed);
 	if (!f.sums_zero)
 		fprintf(R->out, "  %-28s true caused sums not zero after the run\n", "  NO:");
 	if (k->mode == DRV_CLS_ON) {
@@ -896,9 +942,9 @@ void drv_cls_json(FILE *f, const run *R)
 	fprintf(f,
 	        "  \"classification\": {\"mode\": \"%s\", \"workloads\": %u, \"trained_on\": %u, "
 	        "\"placed\": %" PRIu64 ", \"q_true_mean\": %.6f, \"q_placed_mean\": %.6f, "
-	        "\"true_sums_zero\": %s",
+	        "\"true_sums_zero\": %s, \"slowed\": %" PRIu64 ", \"slowdown_mean\": %.6f",
 	        mode_name(k->mode), CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed, g.q_true, g.q_bel,
-	        g.sums_zero ? "true" : "false");
+	        g.sums_zero ? "true" : "false", k->slowed, g.slowdown);
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(f,
 		        ", \"classified\": %" PRIu64

@@ -16,6 +16,21 @@
 #define RUSK_EXIT_INTERRUPTED 3
 #define RUSK_EXIT_NOMEM       4
 
+/*
+ * The planner's solver in virtual time (`rusk plan`, `rusk sim --sched`; issue 29): its
+ * budget is spent in modelled time, this much per simplex iteration and per branch-and-cut
+ * node (rusk_plan_params.iteration_s, node_s), so a run is byte-identical for a seed on
+ * any machine under any load. Measured with `rusk plan --solver-clock wall --budget-ms 2000
+ * --jobs 300` (no cycle reached that budget), 3sigma and point-real, seeds 1-3, on the
+ * 2-core development machine (shared, load about 2): the planners' time over their
+ * simplex iterations plus branch-and-cut nodes was 14.1-20.8 us per unit in the six runs,
+ * 18.1 us pooled (iterations and nodes rise together, ~1.2 iterations a node, so a fit
+ * cannot tell their costs apart: one cost for each). The valuation and the greedy plan
+ * are not charged (they are not the solver's, and took no measurable share).
+ */
+#define RUSK_PLAN_ITERATION_S 18e-6
+#define RUSK_PLAN_NODE_S      18e-6
+
 /* Parses an unsigned integer option value in [min, max]; on error prints
  * "rusk: FLAG: 'VALUE' ..." to stderr and returns -1. */
 int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out);

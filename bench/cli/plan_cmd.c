@@ -54,7 +54,8 @@ typedef struct plan_opts {
 	double load, tick_s, slot_s, budget_ms, drain_s, max_run_s;
 	uint64_t slots, max_jobs;
 	bool greedy_only, quiet;
-	int oe; /* -1: each mode's default (3Sigma Table 1); else a rusk_plan_oe */
+	int wall; /* --solver-clock wall: the budget in wall time (not reproducible) */
+	int oe;   /* -1: each mode's default (3Sigma Table 1); else a rusk_plan_oe */
 	const char *json;
 } plan_opts;
 
@@ -96,7 +97,12 @@ static void plan_usage(void)
 	     "  --slot-s T       plan-ahead slot (default 60)\n"
 	     "  --slots K        plan-ahead window in slots (default 16)\n"
 	     "  --max-jobs K     pending jobs planned per cycle (default 32)\n"
-	     "  --budget-ms B    solver time budget per cycle (default 100)\n"
+	     "  --budget-ms B    solver time budget per cycle (default 100), spent in modelled\n"
+	     "                   time: each simplex iteration and branch-and-cut node costs\n"
+	     "                   what it took on average on the development machine, so a\n"
+	     "                   seed gives the same bytes on any machine under any load\n"
+	     "  --solver-clock modelled|wall  wall: spend the budget in wall time instead\n"
+	     "                   (the plan then depends on the machine and its load)\n"
 	     "  --greedy         never the MILP, always the greedy plan\n"
 	     "  --oe off|adaptive|always  over-estimate handling in every planning mode\n"
 	     "                   (default: adaptive for 3sigma, off for the point modes, as\n"
@@ -299,6 +305,10 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	pp.slots = (uint32_t)o->slots;
 	pp.max_jobs = (uint32_t)o->max_jobs;
 	pp.budget_s = o->budget_ms / 1e3;
+	if (!o->wall) { /* virtual time: the solver's work, not the clock, spends it */
+		pp.iteration_s = RUSK_PLAN_ITERATION_S;
+		pp.node_s = RUSK_PLAN_NODE_S;
+	}
 	pp.milp = !o->greedy_only;
 	if (o->oe >= 0)
 		pp.oe = (rusk_plan_oe)o->oe;
@@ -413,7 +423,8 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 		       r->st.ticks ? 1e3 * r->st.solve_s_sum / r->st.ticks : 0.0, fallbacks(r));
 	}
 	printf("\n  goodput: machine-hours (cores x runtime) of SLO jobs done by their deadline "
-	       "and of BE jobs done;\n  solve ms: planner wall time per cycle (mean); fallbacks: "
+	       "and of BE jobs done;\n  solve ms: planner time per cycle (mean; modelled unless "
+	       "--solver-clock wall); fallbacks: "
 	       "cycles that used the greedy plan\n  because the solver's budget (%.0f ms) ran out "
 	       "or it failed.\n",
 	       o->budget_ms);
@@ -434,10 +445,12 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 	        w->load, w->slo_load, w->span, w->scale);
 	fprintf(f,
 	        "  \"params\": {\"cores\": %" PRIu64 ", \"tick_s\": %g, \"slot_s\": %g, \"slots\": "
-	        "%" PRIu64 ", \"max_jobs\": %" PRIu64 ", \"budget_ms\": %g, \"milp\": %s, "
+	        "%" PRIu64 ", \"max_jobs\": %" PRIu64 ", \"budget_ms\": %g, \"solver_clock\": "
+	        "\"%s\", \"milp\": %s, "
 	        "\"drain_s\": %g, \"max_run_s\": %g, \"oe\": \"%s\"},\n  \"modes\": [\n",
 	        o->cores, o->tick_s, o->slot_s, o->slots, o->max_jobs, o->budget_ms,
-	        o->greedy_only ? "false" : "true", o->drain_s, o->max_run_s,
+	        o->wall ? "wall" : "modelled", o->greedy_only ? "false" : "true", o->drain_s,
+	        o->max_run_s,
 	        o->oe < 0    ? "default"
 	        : o->oe == 0 ? "off"
 	        : o->oe == 1 ? "adaptive"
@@ -464,13 +477,14 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 		        ", \"greedy\": %" PRIu64 ", \"fallbacks\": %" PRIu64
 		        ", \"starts\": %" PRIu64 ", \"preempts\": %" PRIu64 ", \"drops\": %" PRIu64
 		        ", \"kills\": %" PRIu64 ", \"ue_steps\": %" PRIu64 ", \"oe_jobs\": %" PRIu64
-		        ", \"solve_ms_mean\": %.4f, \"solve_ms_max\": %.4f}}%s\n",
+		        ", \"solve_ms_mean\": %.4f, \"solve_ms_max\": %.4f, \"iterations\": "
+		        "%" PRIu64 ", \"nodes\": %" PRIu64 "}}%s\n",
 		        st->ticks, st->planned_ticks, st->how[RUSK_PLAN_HOW_MILP],
 		        st->how[RUSK_PLAN_HOW_MILP_TIME], st->how[RUSK_PLAN_HOW_GREEDY_TIME],
 		        st->how[RUSK_PLAN_HOW_GREEDY_FAIL], st->how[RUSK_PLAN_HOW_GREEDY],
 		        fallbacks(r), st->starts, st->preempts, st->drops, st->kills, st->ue_steps,
 		        st->oe_jobs, st->ticks ? 1e3 * st->solve_s_sum / st->ticks : 0.0,
-		        1e3 * st->solve_s_max, k + 1 < n ? "," : "");
+		        1e3 * st->solve_s_max, st->iterations, st->nodes, k + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 }
@@ -502,6 +516,7 @@ int rusk_cmd_plan(int argc, char **argv)
 	                                 {"adaptive", RUSK_PLAN_OE_ADAPTIVE},
 	                                 {"always", RUSK_PLAN_OE_ALWAYS},
 	                                 {NULL, 0}};
+	static const cli_choice clocks[] = {{"modelled", 0}, {"wall", 1}, {NULL, 0}};
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
 	        {CLI_CHOICE_OPT("--sched", scheds, &sched)},
@@ -516,6 +531,7 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_U64_OPT("--slots", 1, 256, &o.slots)},
 	        {CLI_U64_OPT("--max-jobs", 1, 4096, &o.max_jobs)},
 	        {CLI_DOUBLE_OPT("--budget-ms", 1, 600000, &o.budget_ms)},
+	        {CLI_CHOICE_OPT("--solver-clock", clocks, &o.wall)},
 	        {CLI_FLAG_OPT("--greedy", &o.greedy_only)},
 	        {CLI_CHOICE_OPT("--oe", oes, &o.oe)},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e9, &o.drain_s)},

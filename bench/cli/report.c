@@ -254,12 +254,13 @@ static void summarize(run *R, uint64_t left, summary *S)
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	S->rej_queue = gc.rejected - gc.too_large - gc.pool - drv_vec_refused(R);
 	int sig = drv_stop_signal();
-	S->end = R->fail           ? "out of memory"
-	         : !S->interrupted ? "completed"
-	         : sig == SIGTERM  ? "SIGTERM"
-	         : sig == SIGINT   ? "SIGINT"
-	         : sig == SIGHUP   ? "SIGHUP"
-	                           : "interrupted";
+	S->end = R->fail                                          ? "out of memory"
+	         : !S->interrupted && R->drain_capped && left > 0 ? "drain_cap"
+	         : !S->interrupted                                ? "completed"
+	         : sig == SIGTERM                                 ? "SIGTERM"
+	         : sig == SIGINT                                  ? "SIGINT"
+	         : sig == SIGHUP                                  ? "SIGHUP"
+	                                                          : "interrupted";
 	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
 	rusk_dispatch_stats ds;
 	rusk_dispatch_stats_get(R->d, &ds); /* zeroed when there is no dispatcher */
@@ -280,6 +281,40 @@ static void summarize(run *R, uint64_t left, summary *S)
 	/* Tasks that fit left queued while the cluster sat idle at the end: the scheduler
 	 * stopped trying (an interrupted run may stop anywhere). */
 	S->stuck = S->interrupted ? 0 : R->stuck;
+}
+
+/* The workload's peak offered rate (tasks/s; the generator's, 0 for a trace) and, in rusk
+ * sim, how many tasks/s the agents could decide at their mean decision cost (0 in rusk run). */
+static void drain_rates(const run *R, double *offered, double *capacity)
+{
+	const run_cfg *cfg = &R->cfg;
+	double top = 0;
+	for (int k = 0; k < cfg->n_phases; k++)
+		top = cfg->phases[k] > top ? cfg->phases[k] : top;
+	*offered = R->trace == NULL && R->sched == NULL ? cfg->rate * top / 100.0 : 0.0;
+	*capacity = cfg->sim && R->decisions > 0 && R->dec_cost_ns > 0
+	                    ? cfg->agents * 1e9 * R->decisions / R->dec_cost_ns
+	                    : 0.0;
+}
+
+/* A run that ended at its drain cap with tasks queued: says so, and why when it can. */
+static void print_drain_cap(const run *R, const summary *S)
+{
+	if (!R->drain_capped || S->interrupted || S->backlog == 0)
+		return;
+	double offered, capacity;
+	drain_rates(R, &offered, &capacity);
+	fprintf(R->out,
+	        "  %-28s the run stopped at its drain cap, %.0f s after the workload, with "
+	        "%" PRIu64 " tasks still queued",
+	        "DRAIN CAP", R->drain_s, S->backlog);
+	if (offered > 0 && capacity > 0)
+		fprintf(R->out,
+		        ": the offered load (peak %.0f tasks/s) %s what the agents could decide "
+		        "(about %.0f tasks/s: %u agents at %.1f us a decision)",
+		        offered, offered > capacity ? "exceeded" : "was within", capacity,
+		        R->cfg.agents, R->dec_cost_ns / 1e3 / R->decisions);
+	fprintf(R->out, "\n");
 }
 
 /* Tasks: counts, how the run ended, and the reasons for rejections that occurred. */
@@ -442,11 +477,17 @@ static void print_quality(const run *R, const summary *S)
 static void print_syncs_groups(const run *R, const summary *S)
 {
 	const run_cfg *cfg = &R->cfg;
-	if (cfg->sim)
+	if (cfg->sim) {
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " partition syncs; agents busy %.1f%% of the time\n",
 		        "view syncs", S->syncs, 100.0 * S->busy / (S->elapsed * cfg->agents));
-	else
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " decisions, %.1f us each on average (%s; %.0f us a "
+		        "Latency-first decision of 32 RUs)\n",
+		        "decision cost", R->decisions,
+		        R->decisions ? R->dec_cost_ns / 1e3 / R->decisions : 0.0,
+		        cfg->cost_flat ? "flat" : "charged for their work", cfg->decision_us);
+	} else
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " partition syncs, %.3f s (%.1f%% of the agents' CPU "
 		        "time)\n",
@@ -567,9 +608,10 @@ static void json_config(FILE *f, const run *R)
 		json_trace(f, cfg, R->n_trace);
 	if (cfg->sim)
 		fprintf(f,
-		        ", \"decision_us\": %.3f, \"sync_latency_us\": %.3f, "
+		        ", \"cost\": \"%s\", \"decision_us\": %.3f, \"sync_latency_us\": %.3f, "
 		        "\"commit_latency_us\": %.3f",
-		        cfg->decision_us, cfg->sync_latency_us, cfg->commit_latency_us);
+		        cfg->cost_flat ? "flat" : "work", cfg->decision_us, cfg->sync_latency_us,
+		        cfg->commit_latency_us);
 	fprintf(f, "},\n");
 }
 
@@ -577,8 +619,22 @@ static void json_config(FILE *f, const run *R)
 static void json_tasks(FILE *f, const run *R, const summary *S)
 {
 	const agent_stats *tot = S->tot;
-	fprintf(f, "  \"run\": {\"end\": \"%s\", \"interrupted\": %s, \"elapsed_s\": %.3f},\n",
-	        S->end, S->interrupted ? "true" : "false", R->elapsed_s);
+	double offered, capacity;
+	drain_rates(R, &offered, &capacity);
+	/* Ended at the cap with tasks still queued (a cap reached with none queued, tasks
+	 * only running on, is an ordinary end). */
+	bool capped = R->drain_capped && !S->interrupted && S->backlog > 0;
+	char off[32] = "null", cap[32] = "null";
+	if (offered > 0)
+		snprintf(off, sizeof off, "%.1f", offered);
+	if (capacity > 0)
+		snprintf(cap, sizeof cap, "%.1f", capacity);
+	fprintf(f,
+	        "  \"run\": {\"end\": \"%s\", \"interrupted\": %s, \"elapsed_s\": %.3f, "
+	        "\"drain_cap\": {\"reached\": %s, \"drain_s\": %.3f, \"queued\": %" PRIu64
+	        ", \"offered_peak_per_s\": %s, \"decision_capacity_per_s\": %s}},\n",
+	        S->end, S->interrupted ? "true" : "false", R->elapsed_s, capped ? "true" : "false",
+	        R->drain_s, capped ? S->backlog : 0, off, cap);
 	fprintf(f,
 	        "  \"tasks\": {\"submitted\": %" PRIu64 ", \"committed\": %" PRIu64
 	        ", \"rejected\": %" PRIu64 ", \"backlog_end\": %" PRIu64 ", \"preempted\": %" PRIu64
@@ -650,8 +706,10 @@ static void json_costs(FILE *f, const run *R, const summary *S)
 	if (R->cfg.sim) /* modelled time only: identical bytes for identical seeds */
 		fprintf(f,
 		        "  \"sync\": {\"partitions_synced\": %" PRIu64
-		        ", \"agent_busy_share\": %.5f},\n",
-		        S->syncs, S->busy / (S->elapsed * R->cfg.agents));
+		        ", \"agent_busy_share\": %.5f, \"decisions\": %" PRIu64
+		        ", \"decision_us_mean\": %.3f},\n",
+		        S->syncs, S->busy / (S->elapsed * R->cfg.agents), R->decisions,
+		        R->decisions ? R->dec_cost_ns / 1e3 / R->decisions : 0.0);
 	else
 		fprintf(f,
 		        "  \"sync\": {\"partitions_synced\": %" PRIu64
@@ -744,6 +802,7 @@ int drv_report(run *R, bool interrupted)
 		status = RUSK_EXIT_FAIL;
 	drv_stop_writing(false);
 	print_tasks(R, &S);
+	print_drain_cap(R, &S);
 	print_delays(R, &S);
 	print_mix(R, mix);
 	print_quality(R, &S);

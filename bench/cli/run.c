@@ -443,13 +443,18 @@ int rusk_cmd_run(int argc, char **argv)
 			drv_fail(&R, "in the dispatcher's threads");
 		bool drained = rusk_load32((uint32_t *)&R.gen_done, RUSK_ACQUIRE) && backlog == 0 &&
 		               (R.sched == NULL || drv_sched_live(&R) == 0);
-		if (drained || R.secs > total_s + drain_s)
+		if (drained)
 			break;
+		if (R.secs > total_s + drain_s) {
+			R.drain_capped = true; /* the report says what was left */
+			break;
+		}
 	}
 	bool interrupted = drv_stop_signal() != 0;
 	if (tty)
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
+	R.drain_s = drain_s;
 	uint64_t now = mono_ns();
 	if ((interrupted || R.fail) && now > R.t0 && (now - R.t0) / 1e9 > R.elapsed_s)
 		R.elapsed_s = (now - R.t0) / 1e9; /* the part of a second that ran counts */

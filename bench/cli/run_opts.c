@@ -240,7 +240,8 @@ static int check_sched(const run_cfg *cfg, const char *sched_only, const char *e
 /* The flags both commands take, then the cluster options. */
 static void usage_flags(void)
 {
-	puts("  --agents N            agent threads (default 2)\n"
+	puts("  --agents N            agent threads (default 2; rusk sim: 20, ParSync §6.1's\n"
+	     "                        schedulers, at most --partitions with diff sync)\n"
 	     "  --sync diff|same|state  sync policy (default diff)\n"
 	     "  --gap-ms G            sync gap (default 500)\n"
 	     "  --strategy NAME       latency|quality|adaptive|random|central (default latency)\n"
@@ -308,9 +309,13 @@ static void usage_flags(void)
 	     "                        (2 noisy entries per classification) and its caused\n"
 	     "                        interference classified by a model trained at setup;\n"
 	     "                        oracle: the same tasks placed by their true profiles;\n"
-	     "                        none: placed with zero profiles. The summary adds Q\n"
-	     "                        under the true profiles, the classification time and\n"
-	     "                        error, feedback (default off)\n"
+	     "                        none: placed with zero profiles. With any of them a\n"
+	     "                        task runs its duration times its slowdown where it\n"
+	     "                        lands, from its co-runners' true profiles. The summary\n"
+	     "                        adds Q under the true profiles, that slowdown, the\n"
+	     "                        classification time and error, feedback (default: on\n"
+	     "                        with --quality interference and no --sched, else off;\n"
+	     "                        off: profiles seen exactly, run times fixed)\n"
 	     "  --cls-feedback observed|full  with --classify on: at completion a task feeds\n"
 	     "                        back its measured caused intensities and, with --target\n"
 	     "                        on, the scale-up, scale-out and heterogeneity entries of\n"
@@ -340,7 +345,10 @@ static void usage_flags(void)
 	     "  --plan-slot-s S       plan-ahead slot in trace seconds (default 60; the\n"
 	     "                        generator: 2 x --task-ms); --plan-tick-s T: planning\n"
 	     "                        cycle (default 10; the generator: a twentieth of the slot)\n"
-	     "  --plan-budget-ms B    the MILP's time budget per cycle (default 100)\n"
+	     "  --plan-budget-ms B    the MILP's time budget per cycle (default 100): wall\n"
+	     "                        time in rusk run; in rusk sim modelled solver time (a\n"
+	     "                        cost per simplex iteration and branch-and-cut node), so\n"
+	     "                        a seed gives the same bytes on any machine\n"
 	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
 	     "                        (trace seconds; default 14400; the generator: 30)\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
@@ -386,9 +394,10 @@ static void sim_usage(void)
 	     "\n"
 	     "Virtual time: the same kernel, flags and metrics as rusk run, but agents "
 	     "are\n"
-	     "simulated actors on a discrete-event clock. An agent spends --decision-us "
-	     "per\n"
-	     "decision and --sync-latency-us per partition sync; its commit reaches the "
+	     "simulated actors on a discrete-event clock. An agent spends what each "
+	     "decision's\n"
+	     "work costs (--cost) and --sync-latency-us per partition sync; its commit "
+	     "reaches the "
 	     "master\n"
 	     "array --commit-latency-us later, so commits of different agents interleave "
 	     "in\n"
@@ -396,6 +405,14 @@ static void sim_usage(void)
 	     "and\n"
 	     "--csv bytes (--classify on: but for the wall-clock classification time_us).\n"
 	     "\n"
+	     "  --cost work|flat      what a decision costs in virtual time. work (default):\n"
+	     "                        its work, at the real kernel's measured cost per RU\n"
+	     "                        examined, per partition scanned and per commit attempt\n"
+	     "                        (bench/bench_cost.c), scaled so that a Latency-first\n"
+	     "                        decision examining 32 RUs in one partition costs\n"
+	     "                        --decision-us: Quality-first, ranking every partition\n"
+	     "                        and rejecting weighted draws, costs more. flat: every\n"
+	     "                        decision costs --decision-us (central: always flat)\n"
 	     "  --decision-us D       per-task decision time of an agent (default 250; 0 "
 	     "is\n"
 	     "                        allowed: a task that finds no room is tried again "
@@ -470,7 +487,7 @@ cli_agents drv_cli_agents(const run_cfg *cfg, uint64_t seed)
 /* Defaults: ParSync §6.1's shape (see the usage text). */
 static void cfg_defaults(run_cfg *cfg, bool sim)
 {
-	*cfg = (run_cfg){.agents = 2,
+	*cfg = (run_cfg){.agents = sim ? 20 : 2,
 	                 .batch = 100,
 	                 .spin_us = 2,
 	                 .task_rus = 1,
@@ -522,6 +539,7 @@ static const cli_choice sched_modes[] = {{"off", -1},
                                          {"fifo", RUSK_PLAN_FIFO},
                                          {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
+static const cli_choice costs[] = {{"work", 0}, {"flat", 1}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 {
@@ -530,13 +548,14 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	run_cfg cfg;
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
-	const char *task_rus = NULL, *mix = NULL, *generators = NULL;
-	int quality = cfg.quality, rus_only = 0, fb_full = 0;
+	const char *task_rus = NULL, *mix = NULL, *generators = NULL, *agents = NULL;
+	const char *classify = NULL;
+	int quality = cfg.quality, rus_only = 0, fb_full = 0, cost_flat = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
 	cli_choice_strategy strategy = {&cfg.strategy, NULL};
 	const cli_opt opts[] = {
-	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents)},
+	        {CLI_U32_OPT("--agents", 1, 1024, &cfg.agents), .given = &agents},
 	        {CLI_U32_OPT("--generators", 1, DRV_MAX_GENERATORS, &cfg.generators),
 	         .given = &generators},
 	        {CLI_U32_OPT("--batch", 1, DRV_RING_SIZE / 2, &cfg.batch)},
@@ -567,7 +586,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--buckets", 2, RUSK_ADMIT_MAX_BUCKETS, &cfg.buckets)},
 	        {CLI_DOUBLE_OPT("--priority-share", 0, 1, &cfg.priority_share)},
 	        {CLI_DOUBLE_OPT("--alpha", 0.01, 1, &cfg.alpha)},
-	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify)},
+	        {CLI_CHOICE_OPT("--classify", classify_modes, &cfg.classify), .given = &classify},
 	        {CLI_ON_OFF_OPT("--target", &cfg.target)},
 	        {CLI_CHOICE_OPT("--cls-feedback", cls_feedbacks, &fb_full)},
 	        {CLI_CHOICE_OPT("--sched", sched_modes, &cfg.sched)},
@@ -591,12 +610,13 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--reserve-syncs", 0, 1000000, &cfg.reserve_syncs)},
 	        {CLI_FILE_OPT("--json", &cfg.json)},
 	        {CLI_FILE_OPT("--csv", &cfg.csv)},
-	        /* rusk sim's cost model: the last three, unknown to rusk run */
+	        /* rusk sim's cost model: the last four, unknown to rusk run */
+	        {CLI_CHOICE_OPT("--cost", costs, &cost_flat)},
 	        {CLI_DOUBLE_OPT("--decision-us", 0, 1e9, &cfg.decision_us)},
 	        {CLI_DOUBLE_OPT("--sync-latency-us", 0, 1e9, &cfg.sync_latency_us)},
 	        {CLI_DOUBLE_OPT("--commit-latency-us", 0, 1e9, &cfg.commit_latency_us)},
 	};
-	size_t n = sizeof opts / sizeof *opts - (sim ? 0 : 3);
+	size_t n = sizeof opts / sizeof *opts - (sim ? 0 : 4);
 	int pr = cli_parse(sim ? "sim" : "run", argc, argv, cc, opts, n,
 	                   sim ? sim_usage : run_usage);
 	if (pr != 0)
@@ -610,6 +630,18 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.rate_set = rate != NULL;
 	cfg.quality = (rusk_quality_model)quality;
 	cfg.rus_only = rus_only != 0;
+	cfg.cost_flat = cost_flat != 0;
+	/* Issue 29, item 1: under interference the scheduler sees classified profiles by
+	 * default (Quasar §3.2), and a task's run time is what it meets where it lands
+	 * (classify_run.c, true_slowdown); --classify oracle is the comparison arm, off the old
+	 * score-only model. Not with --sched, which takes no --classify. */
+	if (classify == NULL && cfg.quality == RUSK_QUALITY_INTERFERENCE && cfg.sched < 0)
+		cfg.classify = DRV_CLS_ON;
+	/* rusk sim's default is the paper's 20 schedulers (ParSync §6.1), which DiffSync
+	 * allows only with as many partitions (P >= N): fewer partitions, as many agents. */
+	if (sim && agents == NULL && cfg.sync == RUSK_SYNC_DIFF &&
+	    cc->params.partitions < cfg.agents)
+		cfg.agents = cc->params.partitions;
 	cfg.cls_fb_full = fb_full != 0;
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;

@@ -103,6 +103,7 @@ typedef struct run_cfg {
 	/* Virtual time (rusk sim): the cost model. */
 	bool sim;
 	double decision_us, sync_latency_us, commit_latency_us;
+	bool cost_flat; /* --cost flat: every decision --decision-us (else work, simcost.h) */
 	uint32_t max_retries;
 	/* Trace replay, for the report: the file's tasks and span, the time scale applied
 	 * (times divided by it) and the shifted copies laid over it. */
@@ -265,7 +266,14 @@ struct run {
 	double elapsed_s;
 	double wall_s; /* sim: wall time of the simulation */
 	uint64_t events;
+	/* sim: decisions made and the virtual time they cost (without view syncs) */
+	uint64_t decisions;
+	double dec_cost_ns;
 	uint64_t stuck; /* tasks left queued that fit an idle cluster at the end (a check) */
+	/* The run ended at its drain cap (the workload's length + drain_s) rather than with
+	 * every task resolved: the report says so, with the tasks still queued. */
+	bool drain_capped;
+	double drain_s;
 };
 
 /* Flags of run and sim (run_opts.c). Returns 0 to go on, or an exit status (help printed:

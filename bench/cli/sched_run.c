@@ -269,6 +269,10 @@ int drv_sched_setup(run *R)
 	                                   : 2 * cfg->task_ms / 1e3;
 	s->pp.slot_s = slot;
 	s->pp.budget_s = cfg->plan_budget_ms / 1e3;
+	if (cfg->sim) { /* virtual time: the budget in modelled solver time (cli.h) */
+		s->pp.iteration_s = RUSK_PLAN_ITERATION_S;
+		s->pp.node_s = RUSK_PLAN_NODE_S;
+	}
 	char err[256];
 	int rc = rusk_plan_create(&s->pp, &s->pl, err, sizeof err);
 	if (rc != RUSK_OK) {
@@ -835,13 +839,14 @@ void drv_sched_json(FILE *f, run *R)
 	        ", \"cycles_planned\": %" PRIu64 ", \"milp\": %" PRIu64
 	        ", \"milp_at_budget\": %" PRIu64 ", \"greedy_fallbacks\": %" PRIu64
 	        ", \"pred_expert\": %" PRIu64 ", \"pred_global\": %" PRIu64
-	        ", \"pred_none\": %" PRIu64 "},\n",
+	        ", \"pred_none\": %" PRIu64 ", \"solver_iterations\": %" PRIu64
+	        ", \"solver_nodes\": %" PRIu64 "},\n",
 	        r->starts, r->preempts, r->slo_killed, r->orphans,
 	        r->handoffs ? r->handoff_sum / (double)r->handoffs : 0, r->handoff_max, st.ticks,
 	        s->cy.skipped, st.planned_ticks, st.how[RUSK_PLAN_HOW_MILP],
 	        st.how[RUSK_PLAN_HOW_MILP_TIME],
 	        st.how[RUSK_PLAN_HOW_GREEDY_TIME] + st.how[RUSK_PLAN_HOW_GREEDY_FAIL],
-	        r->pred_expert, r->pred_global, r->pred_none);
+	        r->pred_expert, r->pred_global, r->pred_none, st.iterations, st.nodes);
 	pthread_mutex_unlock(&s->mu);
 }
 

@@ -42,6 +42,7 @@
 #include "base/atomic.h"
 #include "base/heap.h"
 #include "runstate.h"
+#include "simcost.h"
 
 enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
 
@@ -119,7 +120,9 @@ typedef struct sim {
 	uint64_t *backoff_ns;           /* central: the next wait after no room */
 	bool *flush;                    /* central: a release made room; retry all now */
 	uint64_t min_ns;                /* the shortest retry wait: never zero */
-	uint64_t idle_since;            /* every RU free since then; UINT64_MAX: not now */
+	bool work;                      /* --cost work: decisions cost their work (simcost.h) */
+	simcost cost;
+	uint64_t idle_since; /* every RU free since then; UINT64_MAX: not now */
 } sim;
 
 /* A task whose decision found no room is tried again no sooner than this: virtual time
@@ -188,20 +191,36 @@ static bool decide(sim *S, uint32_t i, uint64_t t)
 	run_agent *a = &R->ag[i];
 	rusk_view *v = rusk_agent_view(S->ag[i]);
 	int synced = rusk_view_tick(v, t); /* partitions synced now: each costs sync latency */
-	uint64_t cost = S->dec_ns + (synced > 0 ? (uint64_t)synced : 0) * S->sync_ns;
+	uint64_t sync_cost = (synced > 0 ? (uint64_t)synced : 0) * S->sync_ns;
+	uint64_t cost = S->dec_ns + sync_cost;
 	rusk_task tt = rusk_dispatch_task_(R->d, a->cur);
 	if (R->cfg.strategy == RUSK_STRATEGY_CENTRAL) {
 		/* The central baseline scans the master state and commits under its lock in
-		 * one step: both happen at the commit event (commit()). */
+		 * one step: both happen at the commit event (commit()). Its decision keeps the
+		 * flat --decision-us (simcost.h). */
+		R->dec_cost_ns += (double)S->dec_ns;
+		R->decisions++;
 		S->busy_ns[i] += (double)cost;
 		a->dec_ns += cost;
 		ev_push(&S->q, t + cost + S->commit_ns, EV_COMMIT, i, a->cur, 0);
 		return true;
 	}
 	int rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
+	uint32_t examined = a->pl.examined, parts = a->pl.partitions;
 	if (rc == RUSK_EAGAIN && rusk_dtask_prio_(a->cur) > 0 &&
-	    rusk_dispatch_preempt_(a->da, a->cur, t) > 0)
+	    rusk_dispatch_preempt_(a->da, a->cur, t) > 0) {
 		rc = rusk_agent_choose(S->ag[i], &tt, a->chosen, &a->pl);
+		examined += a->pl.examined; /* both decisions' work */
+		parts += a->pl.partitions;
+	}
+	uint64_t dcost = S->dec_ns;
+	if (S->work) /* what its work costs (simcost.h): Latency-first's family or sampling */
+		dcost = (uint64_t)llround(simcost_decision(&S->cost, a->tries == 1,
+		                                           a->pl.strategy != RUSK_STRATEGY_LATENCY,
+		                                           examined, parts, rc == RUSK_OK));
+	cost = dcost + sync_cost;
+	R->dec_cost_ns += (double)dcost;
+	R->decisions++;
 	S->busy_ns[i] += (double)cost;
 	a->dec_ns += cost;
 	if (rc != RUSK_OK)
@@ -481,6 +500,8 @@ int rusk_cmd_sim(int argc, char **argv)
 	S.backoff_ns = calloc(N, sizeof *S.backoff_ns);
 	S.flush = calloc(N, sizeof *S.flush);
 	S.min_ns = S.dec_ns > SIM_MIN_RETRY_NS ? S.dec_ns : SIM_MIN_RETRY_NS;
+	S.work = !cfg->cost_flat;
+	S.cost = simcost_make(cfg->quality == RUSK_QUALITY_INTERFERENCE, (double)S.dec_ns);
 	if (S.ag == NULL || S.retries_left == NULL || S.round_left == NULL || S.busy_ns == NULL ||
 	    S.deferred == NULL || S.sync_base == NULL || S.backoff_ns == NULL || S.flush == NULL) {
 		fprintf(stderr, "rusk sim: out of memory\n");
@@ -594,11 +615,17 @@ int rusk_cmd_sim(int argc, char **argv)
 		case EV_SECOND: {
 			uint64_t backlog = drv_second(&R, tty);
 			bool resolved = R.sched == NULL || drv_sched_live(&R) == 0;
-			if ((R.gen_done && backlog == 0 && resolved) || R.secs > total_s + drain_s)
+			if (R.gen_done && backlog == 0 && resolved)
 				goto done;
+			if (R.secs > total_s + drain_s) {
+				R.drain_capped = true; /* the report says what was left */
+				goto done;
+			}
 			uint64_t next = skip_quiet(&S, e.t, total_s + drain_s, tty);
-			if (next == 0)
+			if (next == 0) {
+				R.drain_capped = true;
 				goto done;
+			}
 			ev_push(&S.q, next, EV_SECOND, 0, NULL, 0);
 			break;
 		}
@@ -609,6 +636,7 @@ done:;
 	if (tty)
 		fprintf(stderr, "\n");
 	R.elapsed_s = R.secs;
+	R.drain_s = drain_s;
 	/* A cluster idle (nothing runs, nothing is held) for longer than an agent takes to
 	 * react (its next view sync, or the central baseline's longest backoff, plus a
 	 * decision, its syncs and a commit) -- or for half the drain window when that is

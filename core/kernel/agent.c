@@ -241,8 +241,11 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		int n = rusk_choose_(a, &d, rus, dst, t0);
 		t1 = rusk_now_(a->c);
 		pl->sample_ns += t1 - t0;
-		if (attempt > 0)
+		if (attempt > 0) {
 			pl->samples += one.samples;
+			pl->examined += one.examined;
+			pl->partitions += one.partitions;
+		}
 		if (n == RUSK_ENOMEM)
 			return rusk_agent_finish_(a->c, leases, placed, RUSK_ENOMEM);
 		if (n <= 0)

@@ -158,6 +158,8 @@ int rusk_place_central_(rusk_agent *a, const rusk_dctx *d, rusk_lease *leases, r
 		pl->samples = scan_groups(c, d, t->placement, m, best, tmp, &got);
 	int rc = commit_best(a, d, best, got, leases, pl);
 	pthread_mutex_unlock(&c->central_lock);
+	pl->examined = pl->samples; /* the full scan: every RU it looked at */
+	pl->partitions = c->n_parts;
 	pl->end_ns = rusk_now_(c);
 	return rusk_agent_finish_(c, leases, pl->placed, rc);
 }

@@ -259,8 +259,11 @@ static uint32_t partition_order(rusk_agent *a, const rusk_dctx *d, rusk_strategy
 		 * (filtering here cost a view_free call per partition per decision). */
 		return (uint32_t)rusk_view_freshest(a->v, a->order, P);
 	}
-	/* quality / random: expected value per partition, then sort (P is small). */
+	/* quality / random: expected value per partition, then sort (P is small). Every
+	 * partition is scanned (the work rusk sim charges: ParSync §6.2, Quality-first "checks
+	 * all partitions"). */
 	double *score = alloca(sizeof(double) * P);
+	a->wk_parts += P;
 	for (uint32_t p = 0; p < P; p++) {
 		if (rusk_view_free(a->v, p) == 0)
 			continue;
@@ -283,6 +286,7 @@ static uint32_t partition_order(rusk_agent *a, const rusk_dctx *d, rusk_strategy
 					break;
 				sum += rusk_qtask_eval(c, &d->qt, ru);
 			}
+			a->wk_examined += (uint32_t)k; /* probes */
 			e = k ? sum / k : 0;
 		}
 		uint32_t i = n++;
@@ -329,6 +333,7 @@ static bool draw(rusk_agent *a, const rusk_dctx *d, uint32_t p, bool weighted, u
 		double q = rusk_reported_quality_(a->c, d, *ru);
 		if (rusk_rng_unit(&a->rng) * bound <= q || rusk_is_preferred_(a->c, d->t, *ru))
 			return true;
+		a->wk_examined += k < 15; /* rejected: examined, not a candidate */
 	}
 	return true; /* keep the last draw rather than spin at low quality */
 }
@@ -408,6 +413,7 @@ static int choose_latency1(rusk_agent *a, uint32_t R, uint64_t now, uint32_t *ru
 		}
 		k += n;
 	}
+	a->wk_parts = i + 1; /* the partitions looked at, the one drawn from included */
 	if (k == 0) {
 		a->rng = rng;
 		return RUSK_EAGAIN;
@@ -488,6 +494,7 @@ static uint32_t gather(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint3
 		uint32_t p = a->order[i];
 		uint32_t pf = rusk_view_free_(a->v, p);
 		size_t take = want - *n;
+		a->wk_parts++;
 		if (s == RUSK_STRATEGY_LATENCY && i + 1 < n_parts && pf < m)
 			take = take < pf ? take : pf;
 		if (exact && pf > 0 && pf <= take) {
@@ -535,6 +542,7 @@ static long gather_more(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint
 	}
 	for (uint32_t i = 0; n < m && i < n_parts; i++) {
 		uint32_t pf = rusk_view_free_(a->v, a->order[i]);
+		a->wk_parts++;
 		if (!rusk_cands_reserve_(&a->cands, &a->cap, n + pf))
 			return RUSK_ENOMEM;
 		size_t k = enum_free(a, a->order[i], a->cands + n);
@@ -679,6 +687,7 @@ static int add_preferred(rusk_agent *a, const rusk_dctx *d, bool weighted, size_
 		const rusk_machine *pm = &c->machines[t->preferred[k]];
 		if (!weighted && rusk_view_taken_ns_(a->v, pm->partition) != newest)
 			continue;
+		a->wk_examined += pm->n_rus; /* each RU looked up */
 		size_t n0 = *n;
 		for (uint32_t ru = pm->first_ru; ru < pm->first_ru + pm->n_rus; ru++)
 			if (live ? live_free(c, pm, ru) : rusk_view_is_free(a->v, ru))
@@ -1349,7 +1358,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 }
 
 /* The strategy in force, then Latency-first's one-RU fast path or the general decision. */
-int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
+static int choose_any(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl,
+                      uint64_t now)
 {
 	rusk_strategy s = rusk_agent_current_strategy(a);
 	pl->strategy = s;
@@ -1366,4 +1376,14 @@ int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placemen
 		return choose_latency1(a, R, now, rus, pl);
 	}
 	return choose_view(a, d, s, rus, pl, now);
+}
+
+/* One decision (choose_any) and its work: pl->examined and pl->partitions. */
+int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl, uint64_t now)
+{
+	a->wk_examined = a->wk_parts = 0;
+	int rc = choose_any(a, d, rus, pl, now);
+	pl->examined = pl->samples + a->wk_examined;
+	pl->partitions = a->wk_parts;
+	return rc;
 }

@@ -41,6 +41,9 @@ struct rusk_agent {
 	 * call: the retries skip them (choose_vec). */
 	uint32_t vskip[8];
 	uint32_t n_vskip;
+	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
+	 * examined that pl->samples does not count, and partitions scanned. */
+	uint32_t wk_examined, wk_parts;
 };
 
 /*

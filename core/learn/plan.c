@@ -38,7 +38,12 @@
  *     optimality); a greedy plan already within mip_gap of the LP relaxation's bound skips
  *     the branch-and-cut, and otherwise is handed to it as its first incumbent (§4.3.6
  *     seeds the solver with a feasible plan). If the budget runs out, the better of the solver's
- * incumbent and the greedy plan is used; if the solver fails, the greedy plan. The greedy plan:
+ * incumbent and the greedy plan is used; if the solver fails, the greedy plan. With a
+ *     modelled budget (iteration_s > 0, issue 29) the same budget is spent in modelled
+ *     time: iteration_s per simplex iteration and node_s per branch-and-cut node, counted
+ *     by GLPK (glp_get_it_cnt, glp_ios_tree_size) and checked at the root LP (it_lim) and
+ *     at every branch-and-cut callback, so where the solver stops depends on its work only,
+ *     never on the machine's speed or load. The greedy plan:
  *     jobs by their best U_js, each given its best option that fits what the jobs before
  *     it left, no preemption.
  *
@@ -65,10 +70,12 @@
  * are at most free_cores plus those preempted and killed (slot 0's capacity row holds it
  * for the MILP, the greedy and the baselines check it directly); a job id is live once;
  * the planner's results depend only on its inputs (no clock is read to decide anything,
- * but the solver's time budget: a budget that runs out may change the plan).
+ * but the solver's time budget: a wall-clock budget that runs out may change the plan; a
+ * modelled one, iteration_s > 0, reads no clock at all).
  */
 #include <float.h>
 #include <glpk.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +165,9 @@ static int check_params(const rusk_plan_params *p, char *err, size_t errlen)
 		BAD("max_jobs %u is not in 1..4096", p->max_jobs);
 	if (!(p->budget_s >= 0.001) || !isfinite(p->budget_s))
 		BAD("budget_s must be >= 0.001");
+	if (!(p->iteration_s >= 0) || !isfinite(p->iteration_s) || !(p->node_s >= 0) ||
+	    !isfinite(p->node_s))
+		BAD("iteration_s and node_s must be >= 0 and finite");
 	if (!(p->mip_gap >= 0 && p->mip_gap < 1))
 		BAD("mip_gap must be in [0, 1)");
 	if (!(p->be_utility > 0 && p->be_utility < 1))
@@ -578,15 +588,46 @@ static int greedy(const rusk_plan *p, const plan_in *in, int *slot)
 	return RUSK_OK;
 }
 
+/*
+ * A tick's solver budget: wall time since t0, or (modelled, iteration_s > 0) the work
+ * counted so far at iteration_s per simplex iteration and node_s per branch-and-cut node.
+ */
+typedef struct budget {
+	const rusk_plan_params *pp;
+	double t0;             /* wall_s() at the tick's start (wall mode) */
+	uint64_t iters_done;   /* simplex iterations of the finished solver calls */
+	uint64_t iters, nodes; /* the tick's totals so far */
+} budget;
+
+static bool budget_modelled(const budget *b)
+{
+	return b->pp->iteration_s > 0;
+}
+
+/* Seconds of the budget spent. */
+static double budget_used_s(const budget *b)
+{
+	if (budget_modelled(b))
+		return (double)b->iters * b->pp->iteration_s + (double)b->nodes * b->pp->node_s;
+	return wall_s() - b->t0;
+}
+
+/* Milliseconds of the budget left (may be negative). */
+static double budget_left_ms(const budget *b)
+{
+	return (b->pp->budget_s - budget_used_s(b)) * 1e3;
+}
+
 typedef struct heur_ctx {
 	const double *x; /* 1-based column values of the greedy plan */
 	bool given;
-	double end; /* wall_s() when the budget is spent */
+	budget *b;
 } heur_ctx;
 
-/* Branch-and-cut callback: hands the greedy plan over as the first incumbent, and stops
- * the search once the budget is spent. GLPK's own tm_lim is only looked at between some
- * of its steps: measured, it let cycles run 0.6-1.5 s over a 100 ms budget. */
+/* Branch-and-cut callback: hands the greedy plan over as the first incumbent, counts the
+ * solver's work, and stops the search once the budget is spent. GLPK's own tm_lim is only
+ * looked at between some of its steps: measured, it let cycles run 0.6-1.5 s over a 100 ms
+ * budget. */
 static void heur_cb(glp_tree *tree, void *info)
 {
 	heur_ctx *h = info;
@@ -594,14 +635,18 @@ static void heur_cb(glp_tree *tree, void *info)
 		h->given = true;
 		glp_ios_heur_sol(tree, h->x);
 	}
-	if (wall_s() >= h->end)
+	int t_cnt = 0;
+	glp_ios_tree_size(tree, NULL, NULL, &t_cnt);
+	h->b->nodes = (uint64_t)t_cnt;
+	h->b->iters = h->b->iters_done + (uint64_t)glp_get_it_cnt(glp_ios_get_prob(tree));
+	if (budget_left_ms(h->b) <= 0)
 		glp_ios_terminate(tree);
 }
 
 /* Solves the MILP; fills slot/pre from the solver when it did better than greedy.
  * Returns the rusk_plan_how. */
 static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int *gslot, int *slot,
-                                bool *pre, uint32_t *n_opts, double t0)
+                                bool *pre, uint32_t *n_opts, budget *bg)
 {
 	size_t T = p->p.slots, nj = in->nj, nr = in->nr;
 	/* Columns: options with U > 0, then preemptions. */
@@ -613,7 +658,7 @@ static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int
 	if (ncol == 0)
 		return RUSK_PLAN_HOW_MILP; /* nothing worth starting: the empty plan (greedy's) */
 	ncol += nr;
-	if (p->p.budget_s * 1e3 - (wall_s() - t0) * 1e3 < 1)
+	if (budget_left_ms(bg) < 1)
 		return RUSK_PLAN_HOW_GREEDY_TIME; /* valuing and the greedy plan took it all */
 	size_t nnz_max = ncol * (T + 1) + 1;
 	int *ia = malloc(nnz_max * sizeof *ia), *ja = malloc(nnz_max * sizeof *ja);
@@ -674,7 +719,7 @@ static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int
 	}
 	glp_load_matrix(lp, (int)nz, ia, ja, ar);
 
-	double budget_ms = p->p.budget_s * 1e3 - (wall_s() - t0) * 1e3;
+	double budget_ms = budget_left_ms(bg);
 	if (budget_ms < 1) {
 		how = RUSK_PLAN_HOW_GREEDY_TIME;
 		goto out;
@@ -682,9 +727,16 @@ static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int
 	glp_smcp sm;
 	glp_init_smcp(&sm);
 	sm.msg_lev = GLP_MSG_OFF;
-	sm.tm_lim = (int)budget_ms;
+	if (budget_modelled(bg)) /* the iterations the budget pays for; no clock */
+		sm.it_lim = (int)fmin(budget_ms / 1e3 / p->p.iteration_s, INT_MAX - 1.0);
+	else
+		sm.tm_lim = (int)budget_ms;
+	glp_set_it_cnt(lp, 0);
 	int rc = glp_simplex(lp, &sm);
-	if (rc == GLP_ETMLIM) {
+	bg->iters_done += (uint64_t)glp_get_it_cnt(lp);
+	bg->iters = bg->iters_done;
+	glp_set_it_cnt(lp, 0);
+	if (rc == GLP_ETMLIM || rc == GLP_EITLIM) {
 		how = RUSK_PLAN_HOW_GREEDY_TIME;
 		goto out;
 	}
@@ -700,20 +752,25 @@ static rusk_plan_how solve_milp(const rusk_plan *p, const plan_in *in, const int
 		how = RUSK_PLAN_HOW_MILP;
 		goto out;
 	}
-	budget_ms = p->p.budget_s * 1e3 - (wall_s() - t0) * 1e3;
+	budget_ms = budget_left_ms(bg);
 	if (budget_ms < 1) {
 		how = RUSK_PLAN_HOW_GREEDY_TIME;
 		goto out;
 	}
-	heur_ctx h = {.x = x0, .given = false, .end = t0 + p->p.budget_s};
+	heur_ctx h = {.x = x0, .given = false, .b = bg};
 	glp_iocp io;
 	glp_init_iocp(&io);
 	io.msg_lev = GLP_MSG_OFF;
-	io.tm_lim = (int)budget_ms;
+	if (!budget_modelled(bg)) /* modelled: heur_cb alone stops it, on its work */
+		io.tm_lim = (int)budget_ms;
 	io.mip_gap = p->p.mip_gap;
 	io.cb_func = heur_cb;
 	io.cb_info = &h;
 	rc = glp_intopt(lp, &io);
+	uint64_t after = bg->iters_done + (uint64_t)glp_get_it_cnt(lp);
+	if (after > bg->iters) /* else heur_cb saw more (on the tree's problem) */
+		bg->iters = after;
+	bg->iters_done = bg->iters;
 	int ms = glp_mip_status(lp);
 	bool timed = rc == GLP_ETMLIM || rc == GLP_ESTOP;
 	if ((rc != 0 && !timed && rc != GLP_EMIPGAP) || (ms != GLP_OPT && ms != GLP_FEAS)) {
@@ -773,12 +830,12 @@ out:
  * alone, with whatever objects it holds. Out of memory for it: the greedy plan.
  */
 static rusk_plan_how solve_milp_env(const rusk_plan *p, const plan_in *in, const int *gslot,
-                                    int *slot, bool *pre, uint32_t *n_opts, double t0)
+                                    int *slot, bool *pre, uint32_t *n_opts, budget *bg)
 {
 	int env = glp_init_env(); /* 0: made now; 1: there already; else failed */
 	if (env != 0 && env != 1)
 		return RUSK_PLAN_HOW_GREEDY_FAIL;
-	rusk_plan_how how = solve_milp(p, in, gslot, slot, pre, n_opts, t0);
+	rusk_plan_how how = solve_milp(p, in, gslot, slot, pre, n_opts, bg);
 	if (env == 0)
 		glp_free_env();
 	return how;
@@ -885,7 +942,7 @@ static int tick_simple(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_
 
 /* The planning modes: values, MILP or greedy, then the actions. */
 static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_action *out,
-                     size_t *n, rusk_plan_tick_info *info, double t0)
+                     size_t *n, rusk_plan_tick_info *info, budget *bg)
 {
 	size_t T = p->p.slots;
 	for (size_t t = 0; t < T; t++)
@@ -941,7 +998,7 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 	rusk_plan_how how = RUSK_PLAN_HOW_NONE;
 	uint32_t nopt = 0;
 	if (nj > 0 && p->p.milp)
-		how = solve_milp_env(p, &in, gslot, slot, pre, &nopt, t0);
+		how = solve_milp_env(p, &in, gslot, slot, pre, &nopt, bg);
 	else if (nj > 0)
 		how = RUSK_PLAN_HOW_GREEDY;
 	if (info != NULL) {
@@ -983,7 +1040,9 @@ RUSK_EXPORT int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, ru
 		return RUSK_ERANGE;
 	if (grow_scratch(p) != RUSK_OK)
 		return RUSK_ENOMEM;
-	double t0 = wall_s();
+	budget bg = {.pp = &p->p};
+	if (!budget_modelled(&bg))
+		bg.t0 = wall_s();
 	p->last_now = now;
 	p->st.ticks++;
 	if (info != NULL)
@@ -996,12 +1055,17 @@ RUSK_EXPORT int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, ru
 		rc = tick_simple(p, now, free_cores, out, n);
 		p->st.how[RUSK_PLAN_HOW_NONE]++;
 	} else {
-		rc = tick_plan(p, now, free_cores, out, n, info, t0);
+		rc = tick_plan(p, now, free_cores, out, n, info, &bg);
 	}
-	double dt = wall_s() - t0;
+	double dt = budget_used_s(&bg); /* wall, or the solver's modelled time */
 	p->st.solve_s_sum += dt;
 	p->st.solve_s_max = fmax(p->st.solve_s_max, dt);
-	if (info != NULL)
+	p->st.iterations += bg.iters;
+	p->st.nodes += bg.nodes;
+	if (info != NULL) {
 		info->solve_s = dt;
+		info->iterations = bg.iters;
+		info->nodes = bg.nodes;
+	}
 	return rc;
 }

@@ -91,6 +91,14 @@ typedef struct rusk_plan_params {
 	bool kill_late;      /* running SLO jobs past their deadline (with over-estimate
 	                      * handling: past the end of their decay) are stopped (default
 	                      * true: they can no longer earn anything) */
+	/* A deterministic budget (issue 29): with iteration_s > 0 the solver's work is charged
+	 * in modelled time, iteration_s per simplex iteration (the branch-and-cut's included)
+	 * and node_s per branch-and-cut node, and budget_s is spent in that time instead of
+	 * wall time: the plan then depends only on the planner's inputs, on any machine under
+	 * any load (virtual time: rusk plan, rusk sim). solve_s and the stats report the
+	 * modelled time. 0 (default): wall time (rusk run). Both >= 0, finite. */
+	double iteration_s;
+	double node_s;
 } rusk_plan_params;
 
 /* rusk_plan_params_init: the defaults above for mode m and `capacity` cores (NULL: nothing). */
@@ -156,7 +164,11 @@ typedef struct rusk_plan_tick_info {
 	uint32_t options;      /* start options with a non-zero utility (MILP columns) */
 	double utility;        /* the plan's total expected utility (minus preemption costs) */
 	double greedy_utility; /* the greedy plan's, for comparison */
-	double solve_s;        /* wall time spent planning (valuation, solver, greedy) */
+	double solve_s;        /* wall time spent planning (valuation, solver, greedy); with a
+	                        * modelled budget (iteration_s > 0) the solver's modelled time */
+	uint64_t iterations;   /* simplex iterations of this tick's solver (branch-and-cut's
+	                        * included) */
+	uint64_t nodes;        /* branch-and-cut nodes of this tick */
 } rusk_plan_tick_info;
 
 /*
@@ -196,7 +208,8 @@ typedef struct rusk_plan_stats {
 	uint64_t starts, preempts, drops, kills;
 	uint64_t ue_steps;               /* under-estimate extensions (§4.2.1) */
 	uint64_t oe_jobs;                /* SLO jobs given over-estimate handling */
-	double solve_s_sum, solve_s_max; /* planning wall time */
+	double solve_s_sum, solve_s_max; /* planning time: wall, or modelled (iteration_s) */
+	uint64_t iterations, nodes;      /* the solver's simplex iterations and B&C nodes */
 } rusk_plan_stats;
 
 /* rusk_plan_stats_get: counters since creation (zeros for a NULL planner). */

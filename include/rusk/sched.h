@@ -178,12 +178,18 @@ typedef struct rusk_placement {
 	                        * callers timing the whole call need no clock read of their own */
 	uint32_t commits_lost; /* commit attempts that lost at least one RU (<= attempts;
 	                        * conflicts counts the RUs) */
-	const char *invalid;   /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
-	                        * task's field at fault ("task", "id", "rus", "placement",
-	                        * "preferred", "profile", "held"; for a vector task "mem_mib",
-	                        * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
-	                        * some machine, none holds them together), a static string;
-	                        * NULL otherwise */
+	/* The decision's work, all attempts (what rusk sim's work-based cost charges): RUs
+	 * examined (candidates drawn, weighted draws rejected, preferred RUs looked up,
+	 * probes of a partition's quality) and partitions scanned (ranked by expected
+	 * quality, or visited for candidates). */
+	uint32_t examined;
+	uint32_t partitions;
+	const char *invalid; /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
+	                      * task's field at fault ("task", "id", "rus", "placement",
+	                      * "preferred", "profile", "held"; for a vector task "mem_mib",
+	                      * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
+	                      * some machine, none holds them together), a static string;
+	                      * NULL otherwise */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */

@@ -45,17 +45,24 @@ _memo, _memo_lock = {}, threading.Lock()
 
 
 # ---- running ----------------------------------------------------------------------------
+def _run(cmd):
+    """Runs cmd (a list); its CompletedProcess. Every runner goes through here: a non-zero
+    exit status stops the experiment with the command and its output (issue 29, item 5),
+    never a row computed from a failed run."""
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed (exit {out.returncode}):\n"
+                           f"{out.stdout}\n{out.stderr}")
+    return out
+
+
 def _run_sim(args, seed):
     key = hashlib.sha1(" ".join(args + ["--seed", str(seed)]).encode()).hexdigest()[:16]
     with _memo_lock:
         if key in _memo:
             return _memo[key]
     js, cs = os.path.join(TMP, key + ".json"), os.path.join(TMP, key + ".csv")
-    out = subprocess.run([RUSK, "sim", *args, "--seed", str(seed), "--quiet", "--json", js,
-                          "--csv", cs], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk sim {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "sim", *args, "--seed", str(seed), "--quiet", "--json", js, "--csv", cs])
     with open(js) as f:
         j = json.load(f)
     with open(cs) as f:
@@ -189,20 +196,21 @@ def eq2():
 
     def one(seed):
         path = os.path.join(TMP, f"eq2_{seed}.csv")
-        out = subprocess.run([RUSK, "experiment", "eq2", "--rounds", str(rounds), "--seed",
-                              str(seed), "--csv", path], capture_output=True, text=True)
-        return out.returncode, out.stderr, list(csv.DictReader(open(path)))
+        # A slot won twice in any round makes the subcommand exit non-zero: _run stops
+        # the experiment then, so no row comes from such a run.
+        _run([RUSK, "experiment", "eq2", "--rounds", str(rounds), "--seed", str(seed),
+              "--csv", path])
+        return list(csv.DictReader(open(path)))
 
     def rows():
         res = {s: POOL.submit(one, s) for s in seeds()}
         out = []
         for s, f in res.items():
-            rc, err, rr = f.result()
-            for r in rr:
-                out.append([s, int("won twice" in err), r["s_idle"], r["n"], r["k"], rounds,
-                            r["measured_mean"], r["measured_se"], r["eq2"]])
+            for r in f.result():
+                out.append([s, r["s_idle"], r["n"], r["k"], rounds, r["measured_mean"],
+                            r["measured_se"], r["eq2"]])
         return out
-    data = record("eq2", ["seed", "won_twice", "s_idle", "n", "k", "rounds", "measured_mean",
+    data = record("eq2", ["seed", "s_idle", "n", "k", "rounds", "measured_mean",
                           "measured_se", "eq2"], rows)
     pts = {}
     for r in data:
@@ -219,13 +227,14 @@ def eq2():
         if f >= 1:
             worst = max(worst, abs(m - f) / f)
         table.append([s, n, k, f"{f:.3f}", fmt(ms, 3), f"{se:.3f}", "yes" if ok else "no"])
-    no_double = all(r["won_twice"] == "0" for r in data)
     c = Checks()
+    # Margin: 4 standard errors of the measured mean (the larger of the measured one and
+    # the Poisson sqrt(f / rounds)), so that 25 points pass together by chance with
+    # probability above 0.998 when eq. 2 is right; +1% of eq. 2 for the rounding of its
+    # (1 - K/S_idle)^N at large N. The paper gives no tolerance: eq. 2 is exact.
     c.add(n_ok == len(table), f"{n_ok} of {len(table)} points within 4 standard errors "
           f"(+1%) of eq. 2; the largest relative error where eq. 2 expects at least one "
           f"conflict is {worst:.2%}")
-    c.add(no_double, "no slot was won twice in any round (the subcommand checks "
-          "every round and fails otherwise)")
     plot("eq2", "set logscale xy\nset xlabel 'eq. 2'\nset ylabel 'measured'\n"
          "plot 'eq2.csv' every ::1 using 9:7 with points pt 7 title 'rusk', x title 'y = x'")
     report("eq2", "ParSync §4.1 eq. 2: conflicts of one synchronous round",
@@ -234,7 +243,9 @@ def eq2():
            f"Each round every scheduler draws its K slots from the same fresh state; then "
            f"four threads commit all N x K picks concurrently on rusk's master array (real "
            f"CASes, interleaved pick by pick); a lost CAS is a conflict. {rounds} rounds per "
-           f"point and seed.",
+           f"point and seed. The subcommand checks every round that no slot was won twice "
+           f"and exits non-zero otherwise, which stops this experiment (not a check: a run "
+           f"that fails it leaves no data).",
            ["S_idle", "N", "K", "eq. 2", "rusk conflicts per round", "se", "agree"], table, c,
            f"{n_ok}/{len(table)} points agree; max rel. err {worst:.1%}")
 
@@ -358,7 +369,9 @@ PAPER_PHASES = [50, 80, 95, 80, 50]  # % of 40K tasks/s, 60 s each (§6.2)
 PAPER_TAU_FIG5 = 2000                 # ms, §6.2
 PAPER_TAUS = [1000, 2000, 3000]       # ms, §6.3
 PAPER_TAU_T1 = 1000                   # ms, Table 1's Adaptive
-TAU_TOL = 1.1                         # "bounded by tau": median within 10% of tau
+# "Bounded by tau": the paper gives no margin. Adaptive switches on an EMA of the delay, so a
+# phase's median can pass tau by what accumulates before the EMA catches up; 10% is ours.
+TAU_TOL = 1.1
 
 
 def five(extra, phase_s):
@@ -422,9 +435,12 @@ def five_setting(ps):
     return (f"ParSync §6.2's five phases: " + "/".join(map(str, PAPER_PHASES)) +
             f"% of 40K tasks/s, {ps} s each (paper: 60 s), 200K slots, 20 schedulers, "
             "P = 20, G = 0.5 s, 5 s tasks, 4 preferred machines per task (quality = share of "
-            "tasks placed on a preferred machine), 0.25 ms a decision for every strategy "
-            "(the paper's Quality-first costs more per decision; our cost model does not "
-            "charge it). Latency-first ignores preferences, as ParSync's "
+            "tasks placed on a preferred machine). Each decision is charged for its work "
+            "(`--cost work`: the kernel's measured cost per RU examined, per partition "
+            "scanned and per commit attempt, bench/bench_cost.c), scaled so that a "
+            "Latency-first decision of 32 RUs in one partition costs 0.25 ms (§4.3: "
+            "\"a scheduler takes 0.25ms to schedule a single task\"); Quality-first, which "
+            "ranks every partition and rejects weighted draws, costs more. Latency-first ignores preferences, as ParSync's "
             "(`--latency-preferred off`). Per phase: the median delay of each second, "
             "averaged over the phase's seconds weighted by throughput.")
 
@@ -445,7 +461,9 @@ def fig5():
     c = Checks()
     lows = [p + 1 for p in range(n) if d["latency"][p] <= min(d[l][p] for l in labels[1:])]
     c.add(len(lows) == n, f"Latency-first has the lowest median delay in phases "
-          f"{', '.join(map(str, lows)) or 'none'} of {n}")
+          f"{', '.join(map(str, lows)) or 'none'} of {n} (each decision costs its work, so "
+          f"Latency-first's delay is not a fixed cost: a retry or a costlier decision raises "
+          f"it)")
     s = d["stateSync"]
     c.add(s[1] > s[0] and s[2] > s[1], "StateSync's delay rises from phase 2: "
           + " -> ".join(f"{x:.1f}" for x in s[:3]) + " ms in phases 1-3")
@@ -455,20 +473,35 @@ def fig5():
     c.add(max(a) <= TAU_TOL * PAPER_TAU_FIG5, f"Adaptive's median delay is bounded by tau = "
           f"{PAPER_TAU_FIG5} ms (+{TAU_TOL - 1:.0%}): its largest phase median is "
           f"{max(a):.1f} ms")
-    c.add(d["quality"][2] > d["latency"][2], f"Quality-first's delay rises faster than "
-          f"Latency-first's at the peak (phase 3: {d['quality'][2]:.1f} vs "
-          f"{d['latency'][2]:.1f} ms)")
-    c.add(pref["stateSync"] > pref["latency"], f"StateSync's quality is good: "
-          f"{pref['stateSync']:.1%} of tasks on preferred machines against ParSync "
-          f"Latency-first's {pref['latency']:.1%} (Quality-first: {pref['quality']:.1%})")
+    ad = f"adaptive tau {PAPER_TAU_FIG5}"
+    rise = {l: d[l][2] - d[l][1] for l in ("quality", "latency", ad)}
+    # "Much faster": the paper gives no factor, so any larger rise counts; phase 2 -> 3 is
+    # the rise into the peak (80% -> 95%).
+    c.add(rise["quality"] > rise["latency"] and rise["quality"] > rise[ad],
+          f"Quality-first's delay increases faster than Latency-first's and Adaptive's into "
+          f"the peak (phase 2 -> 3: +{rise['quality']:.1f} vs +{rise['latency']:.1f} and "
+          f"+{rise[ad]:.1f} ms)")
+    c.add(d["quality"][2] < d["stateSync"][2], f"Quality-first's delay is still smaller than "
+          f"StateSync's at the peak (phase 3: {d['quality'][2]:.1f} vs "
+          f"{d['stateSync'][2]:.1f} ms)")
+    # "Quite good" against ParSync's own quality-seeking strategy: StateSync sees the whole
+    # state, so it should place at least as many tasks on preferred machines; no margin.
+    c.add(pref["stateSync"] >= pref["quality"], f"StateSync's quality is good: "
+          f"{pref['stateSync']:.1%} of tasks on preferred machines, at least ParSync "
+          f"Quality-first's {pref['quality']:.1%} (Latency-first, which ignores preferences: "
+          f"{pref['latency']:.1%})")
     plot("fig5", "set xlabel 'phase'\nset ylabel 'median delay (ms)'\nset logscale y\nplot " +
          ", ".join(f"'fig5.csv' every ::1 using ((strcol(1) eq '{l}' && $2 == 1) ? $3 : 1/0):4 "
                    f"with linespoints title '{l}'" for l in labels))
     report("fig5", "ParSync Fig. 5: ParSync vs StateSync over five phases",
-           "ParSync's Latency-first has the lowest delay in every phase; Adaptive "
-           f"(tau = {PAPER_TAU_FIG5} ms) is bounded by tau; Quality-first's delay rises much "
-           "faster at the peak; StateSync's delay rises from phase 2 and drops only in "
-           "phase 5, while its quality is quite good (§6.1, Fig. 5).",
+           "\"the average scheduling delay of ParSync using Latency-first is significantly "
+           "smaller than the other approaches throughout the five phases. The delay of "
+           "ParSync using Adaptive is bounded by τ. The delay of Quality-first increases much "
+           "faster than Latency-first and Adaptive during the peak periods (e.g., Phase 3), "
+           "but is still much smaller than that of StateSync. Starting from Phase 2, "
+           "StateSync's delay increases rapidly [...] The high delay starts to drop only in "
+           "Phase 5 [...] the scheduling quality of StateSync is actually quite good\" "
+           f"(§6.1, Fig. 5; Adaptive with tau = {PAPER_TAU_FIG5} ms; we compare medians).",
            five_setting(phase_s()) + " StateSync synchronises the whole state every G and "
            "picks slots by weighted sampling on quality (§4's StateSync: rusk's "
            "Quality-first with `--sync state`).",
@@ -504,8 +537,11 @@ def fig6_8():
           "Quality-first's delay rises in phases 2-3 and is still high in phase 4 (Fig. 7b): "
           + " / ".join(f"{x:.1f}" for x in dq) + " ms")
     dl = d["latency"]
-    c.add(dl[2] > 1.01 * dl[0], f"Latency-first's delay follows the submission rate (Fig. 6b): phase 3 "
-          f"{dl[2]:.3f} ms vs phase 1 {dl[0]:.3f} ms (rise: over 1%)")
+    # "Roughly follow the task submission rate": no number in the paper, so the check is the
+    # order of the rates: phase 3 (95%) above phases 2 and 4 (80%), above phases 1 and 5 (50%).
+    c.add(dl[2] > max(dl[1], dl[3]) and min(dl[1], dl[3]) > max(dl[0], dl[4]),
+          "Latency-first's delay follows the submission rate (Fig. 6b; phases at 50 / 80 / 95 "
+          "/ 80 / 50%): " + " / ".join(f"{x:.3f}" for x in dl) + " ms")
     for t in PAPER_TAUS:
         l = f"adaptive tau {t}"
         hot = [p for p in range(n) if dq[p] > t]
@@ -556,6 +592,10 @@ PAPER_T1 = {0.9: ((922, 914, 904), (0.4, 0.8, 3.7), (10.3, 10.6, 12.7)),
             0.4: ((762, 600, 542), (0.4, 0.7, 1.5), (10.1, 8.6, 8.4))}
 SWITCHED = 0.99  # Adaptive counts as switched when under this share of its tasks are Quality-first
 PAPER_T1_JCT_ALPHA = 0.6  # "Quality-first starts to achieve a smaller JCT ... when alpha <= 0.6"
+# "The JCT of Adaptive always closely follows the best one of Quality-first and
+# Latency-first": the margin is the paper's own largest gap in Table 1 (alpha = 0.5: 9.5 s
+# against 9.1 s, 4.4%).
+PAPER_T1_FOLLOW = max(j[1] / min(j[0], j[2]) - 1 for _, _, j in PAPER_T1.values())
 
 
 def table1():
@@ -612,10 +652,11 @@ def table1():
           + ", ".join(map(str, alphas)) + f" (tau = {PAPER_TAU_T1} ms; Quality-first's largest "
           f"per-second median delay {qmax:.0f} ms: Adaptive leaves Quality-first only when "
           "its delay EMA reaches tau)")
-    follow = [a for a in alphas if m(a, "adaptive", "jct_mean_s") <= 1.05 * min(
+    follow = [a for a in alphas if m(a, "adaptive", "jct_mean_s") <= (1 + PAPER_T1_FOLLOW) * min(
         m(a, "latency", "jct_mean_s"), m(a, "quality", "jct_mean_s"))]
-    c.add(len(follow) == len(alphas), f"Adaptive's JCT is within 5% of the better of the two "
-          f"at alpha = {', '.join(map(str, follow)) or 'none'}")
+    c.add(len(follow) == len(alphas), f"Adaptive's JCT is within {PAPER_T1_FOLLOW:.1%} of the "
+          f"better of the two (the paper's own largest gap in Table 1) at alpha = "
+          f"{', '.join(map(str, follow)) or 'none'}")
     plot("table1", "set xlabel 'alpha'\nset ylabel 'mean JCT (s)'\n"
          "plot 'table1.csv' every ::1 using ((strcol(2) eq 'latency') ? $1 : 1/0):6 w p t 'latency', "
          "'' every ::1 using ((strcol(2) eq 'adaptive') ? $1 : 1/0):6 w p t 'adaptive', "
@@ -641,6 +682,11 @@ def table1():
 
 # ---- ParSync Table 2: scale -----------------------------------------------------------
 PAPER_T2 = {1: (64.11, 70.79), 2: (64.64, 70.84), 3: (64.81, 70.95), 4: (65.11, 70.94)}
+PAPER_T2_WINDOW = 60  # s of submissions in the paper's runs
+# "Flat": the paper's own TST beyond its 60 s of submissions varies across scales by at most
+# (5.11 - 4.11) / 4.11 = 24% (Latency-first; Quality-first 1.5%): the margin for ours.
+PAPER_T2_FLAT = max((max(v[i] for v in PAPER_T2.values()) - min(v[i] for v in PAPER_T2.values()))
+                    / (min(v[i] for v in PAPER_T2.values()) - PAPER_T2_WINDOW) for i in (0, 1))
 
 
 def table2():
@@ -663,9 +709,11 @@ def table2():
               fmt(col(k, "quality", "conflict_rate"), 2)] for k in ks]
     c = Checks()
     for s in ("latency", "quality"):
-        v = [mean(col(k, s)) for k in ks]
-        c.add(max(v) - min(v) <= 0.05 * min(v), f"{s}: TST flat within 5% from scale "
-              f"{ks[0]} to {ks[-1]} (" + ", ".join(f"{x:.2f}" for x in v) + " s)")
+        v = [mean(col(k, s)) - dur for k in ks]
+        c.add(max(v) - min(v) <= PAPER_T2_FLAT * min(v), f"{s}: TST beyond the {dur} s of "
+              f"submissions flat from scale {ks[0]} to {ks[-1]} within {PAPER_T2_FLAT:.0%} (the "
+              f"paper's own largest spread beyond its 60 s): " + ", ".join(f"{x:.2f}" for x in v)
+              + " s")
     gap = [mean(col(k, "quality")) - mean(col(k, "latency")) for k in ks]
     c.add(all(g > 0 for g in gap), "Quality-first's TST above Latency-first's at every scale "
           "(by " + ", ".join(f"{g:.2f}" for g in gap) + " s; paper: by " +
@@ -690,8 +738,8 @@ def tarcil_cdf():
 
     def one(seed):
         path = os.path.join(TMP, f"cdf_{seed}.csv")
-        out = subprocess.run([RUSK, "experiment", "tarcil-cdf", "--rounds", str(rounds),
-                              "--seed", str(seed), "--csv", path], capture_output=True, text=True)
+        out = _run([RUSK, "experiment", "tarcil-cdf", "--rounds", str(rounds), "--seed",
+                    str(seed), "--csv", path])
         return [(int(l.split()[2].rstrip(":")), float(l.split()[7]))
                 for l in out.stderr.splitlines() if "KS" in l]
     def rows():
@@ -701,8 +749,13 @@ def tarcil_cdf():
     rs = sorted({int(r["r"]) for r in data})
     ks = {r: [float(x["ks"]) for x in data if int(x["r"]) == r] for r in rs}
     c = Checks()
-    c.add(bool(rs) and all(max(ks[r]) < 0.02 for r in rs), "largest K-S distance to x^R over "
-          "seeds: " + ", ".join(f"R = {r}: {max(ks[r]):.4f}" for r in rs) + " (bound 0.02)")
+    # Margin: the K-S test's critical distance at significance 0.001 for `rounds` decisions,
+    # 1.95 / sqrt(n) (the paper's Fig. 3/4 give the law, not a tolerance).
+    bound = 1.95 / math.sqrt(rounds)
+    c.add(bool(rs) and all(max(ks[r]) < bound for r in rs), "largest K-S distance to x^R over "
+          "seeds: " + ", ".join(f"R = {r}: {max(ks[r]):.4f}" for r in rs) +
+          f" (bound {bound:.4f}: the K-S critical distance at significance 0.001 for {rounds} "
+          "decisions)")
     plot("tarcil_cdf", "set logscale x 2\nset xlabel 'R'\nset ylabel 'K-S distance to x^R'\n"
          "set xrange [6:84]\nset yrange [0:0.02]\nplot 'tarcil_cdf.csv' every ::1 using 2:3 with points pt 7 "
          "title 'one seed'")
@@ -727,7 +780,12 @@ PAPER_FIG9_RISE_R = 64
 PAPER_FIG11_P95_MS = 250
 PAPER_FIG11_P95_LOAD = 80
 PAPER_FIG11_FLAT_LOAD = 85
-DECISION_BASE_US, DECISION_PER_R_US, COMMIT_US = 100, 4, 500
+# A decision costs its work (rusk sim --cost work): the reference decision (Latency-first,
+# 32 RUs examined in one partition) costs TARCIL_DECISION_US, what the earlier flat model
+# (100 us + 4 us per candidate) charged at R = 32; smaller R costs less, larger R more.
+TARCIL_DECISION_US, COMMIT_US = 228, 500
+# "Marginal": the paper gives no number; a tenth of a task's 100 ms is ours.
+TARCIL_MARGINAL = 0.1
 
 
 def rate_for(load):
@@ -740,14 +798,17 @@ def tarcil_overhead():
     dur = pick(10, 4)
     specs = {(l, r): TARCIL + ["--sync", "diff", "--gap-ms", "20", "--rate",
                                f"{rate_for(l):.0f}", "--duration-s", str(dur), "--sample", str(r),
-                               "--decision-us", str(DECISION_BASE_US + DECISION_PER_R_US * r),
+                               "--decision-us", str(TARCIL_DECISION_US),
                                "--commit-latency-us", str(COMMIT_US)]
              for l in loads for r in Rs}
     res = sims(specs)
     data = record("tarcil_overhead", ["load_pct", "r", "seed", "delay_mean_ms",
-                                      "delay_p95_ms", "conflict_rate", "q_mean"],
+                                      "delay_p95_ms", "conflict_rate", "q_mean", "resp_mean_ms",
+                                      "slowdown"],
                   lambda: [[l, r, s, j["delay_us"]["mean"] / 1e3, j["delay_us"]["p95"] / 1e3,
-                            j["conflicts"]["rate"], j["quality"]["q_mean"]]
+                            j["conflicts"]["rate"], j["quality"]["q_mean"],
+                            j["execution"]["jct_mean_s"] * 1e3,
+                            j["classification"]["slowdown_mean"]]
                            for ((l, r), s), (j, _) in sorted(res.items())])
 
     def col(l, r, k):
@@ -756,10 +817,11 @@ def tarcil_overhead():
     def m(l, r, k):
         return mean(col(l, r, k))
     table = [[f"{l}%", r, fmt(col(l, r, "delay_mean_ms"), 2), fmt(col(l, r, "delay_p95_ms"), 2),
-              fmt(col(l, r, "conflict_rate"), 3), fmt(col(l, r, "q_mean"), 4)]
+              fmt(col(l, r, "conflict_rate"), 3), fmt(col(l, r, "q_mean"), 4),
+              fmt(col(l, r, "slowdown"), 4), fmt(col(l, r, "resp_mean_ms"), 1)]
              for l in loads for r in Rs]
     c = Checks()
-    marg = 0.1 * TARCIL_TASK_MS
+    marg = TARCIL_MARGINAL * TARCIL_TASK_MS
     lo_r = Rs[0]
     c.add(all(m(l, PAPER_FIG9_MARGINAL_R, "delay_mean_ms") - m(l, lo_r, "delay_mean_ms") <= marg
               for l in loads),
@@ -771,23 +833,31 @@ def tarcil_overhead():
     big = [r for r in Rs if r >= PAPER_FIG9_RISE_R]
     seq = [PAPER_FIG9_MARGINAL_R] + big
     dv = [m(hl, r, "delay_mean_ms") for r in seq]
-    c.add(all(x < y for x, y in zip(dv, dv[1:])) and dv[-1] > 1.5 * dv[0],
-          f"overheads rise from R = {PAPER_FIG9_RISE_R} at {hl}% load: mean delay "
+    # "Increase substantially for R >= 64": no number in the paper; substantial here means
+    # that the one doubling from R = 32 to 64 adds more delay than the four doublings from
+    # R = 2 to 32 together, and every larger R adds more.
+    below = m(hl, PAPER_FIG9_MARGINAL_R, "delay_mean_ms") - m(hl, lo_r, "delay_mean_ms")
+    c.add(all(x < y for x, y in zip(dv, dv[1:])) and len(dv) > 1 and dv[1] - dv[0] > below,
+          f"overheads rise substantially from R = {PAPER_FIG9_RISE_R} at {hl}% load: mean delay "
           + " -> ".join(f"{x:.2f}" for x in dv) + " ms for R = " + ", ".join(map(str, seq)) +
-          " (rise: each larger, the last over 1.5x R = 32's)")
+          f" (substantially: R = {PAPER_FIG9_MARGINAL_R} -> {PAPER_FIG9_RISE_R} adds "
+          f"{dv[1] - dv[0] if len(dv) > 1 else 0:.2f} ms, more than R = {lo_r} -> "
+          f"{PAPER_FIG9_MARGINAL_R}'s {below:.2f} ms)")
     cv = [m(hl, r, "conflict_rate") for r in Rs]
     c.add(cv[-1] > cv[Rs.index(PAPER_FIG9_BEST_R)], f"conflicts between the agents grow with R "
           f"at {hl}% load: " + ", ".join(f"R {r}: {x:.3f}" for r, x in zip(Rs, cv)))
+    # Quality's knee at R = 8 is no check: the x^R law guarantees it (reported in the setting).
     qv = {r: m(hl, r, "q_mean") for r in Rs}
-    c.add(qv[PAPER_FIG9_BEST_R] - qv[lo_r] > qv[PAPER_FIG9_MARGINAL_R] - qv[PAPER_FIG9_BEST_R],
-          f"quality's knee at R = {PAPER_FIG9_BEST_R}: mean Q gains "
-          f"{qv[PAPER_FIG9_BEST_R] - qv[lo_r]:+.4f} from R = {lo_r} to {PAPER_FIG9_BEST_R} and "
-          f"{qv[PAPER_FIG9_MARGINAL_R] - qv[PAPER_FIG9_BEST_R]:+.4f} from "
-          f"{PAPER_FIG9_BEST_R} to {PAPER_FIG9_MARGINAL_R} at {hl}% load")
-    best = min(Rs, key=lambda r: m(hl, r, "delay_mean_ms"))
-    c.add(None, f"R = {PAPER_FIG9_BEST_R} best for response time: not reproducible here, the "
-          f"simulator runs every task {TARCIL_TASK_MS} ms whatever its placement quality, so "
-          f"response time is delay + {TARCIL_TASK_MS} ms and R = {best} is fastest")
+    # Response time = delay + run time, the run time the task's slowdown where it landed
+    # (issue 29, item 1); "R = 8 is optimal for both low and high cluster loads".
+    ll = loads[0]
+    bests = {l: min(Rs, key=lambda r: m(l, r, "resp_mean_ms")) for l in (ll, hl)}
+    c.add(all(b == PAPER_FIG9_BEST_R for b in bests.values()),
+          f"R = {PAPER_FIG9_BEST_R} best for response time at low and high load: the lowest "
+          f"mean response time is at " + ", ".join(
+              f"R = {bests[l]} at {l}% (" + ", ".join(
+                  f"R {r}: {m(l, r, 'resp_mean_ms'):.1f}" for r in Rs) + " ms)"
+              for l in (ll, hl)))
     plot("tarcil_overhead", "set logscale x 2\nset xlabel 'R'\nset ylabel 'mean delay (ms)'\n"
          "plot " + ", ".join(f"'tarcil_overhead.csv' every ::1 using (($1=={l}) ? $2 : 1/0):4 "
                              f"w p t '{l}% load'" for l in loads))
@@ -797,13 +867,24 @@ def tarcil_overhead():
            f"the 10 agents; R = {PAPER_FIG9_BEST_R} is best for response time at low and "
            "high load (§6.1, Fig. 9; a figure).",
            f"Tarcil's cluster in virtual time: 100 servers x 8 RUs, 10 agents, "
-           f"{TARCIL_TASK_MS} ms tasks with random interference profiles, load as a share "
-           f"of the RUs, {dur} s. Cost model (ours, not the paper's): a decision costs "
-           f"{DECISION_BASE_US} us + {DECISION_PER_R_US} us per candidate, a commit reaches "
+           f"{TARCIL_TASK_MS} ms tasks alone, with random interference profiles that the "
+           f"agents see classified (`--classify on`: 2 noisy profiling entries each), each "
+           f"running {TARCIL_TASK_MS} ms times its slowdown where it lands (1 + 0.05 sum_i "
+           f"(C_i / t_i)^2 from its co-runners' true caused pressure C, Tarcil eq. 3, and "
+           f"t_i = 99 - c_i, Tarcil §3; rusk's model); response time = delay + run time; "
+           f"load as a share "
+           f"of the RUs, {dur} s. Cost model: each decision costs its work (the kernel's "
+           f"measured cost per RU examined, per partition and per commit, `--cost work`), "
+           f"scaled so that R = 32 costs {TARCIL_DECISION_US} us; a commit reaches "
            f"the master {COMMIT_US} us later (so agents' commits interleave and conflict), "
            "ParSync-style sync of each partition every 20 ms (paper: whole state every 5-10 s, too stale for 100 ms tasks in a simulator whose agents see nothing between syncs). Overhead "
-           "= scheduling delay (queue, decision, commit, retries after conflicts).",
-           ["load", "R", "mean delay ms", "p95 delay ms", "conflict rate", "mean Q"], table, c,
+           "= scheduling delay (queue, decision, commit, retries after conflicts). Not a check "
+           f"(the x^R law guarantees it): mean Q at {hl}% load gains "
+           f"{qv[PAPER_FIG9_BEST_R] - qv[lo_r]:+.4f} from R = {lo_r} to {PAPER_FIG9_BEST_R} and "
+           f"{qv[PAPER_FIG9_MARGINAL_R] - qv[PAPER_FIG9_BEST_R]:+.4f} from {PAPER_FIG9_BEST_R} "
+           f"to {PAPER_FIG9_MARGINAL_R}.",
+           ["load", "R", "mean delay ms", "p95 delay ms", "conflict rate", "mean Q",
+            "slowdown (outcome)", "mean response ms"], table, c,
            f"at {hl}% load mean delay (ms) per R: " + "; ".join(
                f"R {r}: {fmt(col(hl, r, 'delay_mean_ms'), 2)}" for r in Rs))
 
@@ -842,8 +923,10 @@ def tarcil_admission():
     flat = [l for l in loads if l <= PAPER_FIG11_FLAT_LOAD]
     base = mean(col(loads[0], "on", "resp_mean_ms"))
     fm = {l: mean(col(l, "on", "resp_mean_ms")) for l in flat}
+    # "Almost constant until loads over 85%": no number in the paper; 10% is ours.
     c.add(all(v <= 1.1 * base for v in fm.values()),
-          f"mean response time flat (within 10% of {loads[0]}% load's) up to "
+          f"mean response time flat (within 10% of {loads[0]}% load's; the paper gives no "
+          f"margin) up to "
           f"{PAPER_FIG11_FLAT_LOAD}%: " + ", ".join(f"{fm[l]:.1f} ms at {l}%" for l in flat))
     hot = [l for l in loads if l >= PAPER_FIG11_FLAT_LOAD] or [loads[-1]]
     gains = {}
@@ -958,11 +1041,7 @@ def _quasar_run(args, seed):
         if key in _memo:
             return _memo[key]
     js = os.path.join(TMP, key + ".json")
-    out = subprocess.run([RUSK, "classify", *args, "--seed", str(seed), "--json", js],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk classify {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "classify", *args, "--seed", str(seed), "--json", js])
     with open(js) as f:
         j = json.load(f)
     with _memo_lock:
@@ -1136,9 +1215,13 @@ def quasar_s6():
     c.add(order, "target achieved ordered Quasar > reservation+Paragon > reservation+LL in "
           f"every seed: {a['quasar+adjust']:.1%} / {a['res+paragon']:.1%} / {a['res+ll']:.1%} "
           "(paper: " + " / ".join(f"{v:.0%}" for v in PAPER_QUASAR_S6.values()) + ")")
+    # 5 points: the paper prints whole percents for 1,200 workloads on real servers; ours is
+    # a model of them, so a tenth of the range between its best and worst policy (98 - 62 =
+    # 36 points, rounded up) is the margin (ours, not the paper's).
     for p, v in PAPER_QUASAR_S6.items():
         c.add(abs(a[p] - v) <= 0.05, f"{p}: {a[p]:.1%} of the target achieved, within 5 "
-              f"points of the paper's {v:.0%}")
+              f"points of the paper's {v:.0%} (a tenth of the paper's 36-point spread between "
+              f"policies, rounded up)")
     u = {p: mean(col(p, "util")) for p in pols}
     gap = PAPER_QUASAR_UTIL["quasar+adjust"] - PAPER_QUASAR_UTIL["res+ll"]
     c.add(u["quasar+adjust"] - u["res+ll"] >= gap / 2,
@@ -1146,6 +1229,7 @@ def quasar_s6():
           f"{u['quasar+adjust']:.1%} vs {u['res+ll']:.1%} (paper: "
           f"{PAPER_QUASAR_UTIL['quasar+adjust']:.0%} vs {PAPER_QUASAR_UTIL['res+ll']:.0%})")
     ov = mean(col("quasar+adjust", "overprov"))
+    # "Roughly 10%": twice that is ours, for "roughly" (no margin in the paper).
     c.add(ov <= 2 * PAPER_QUASAR_OVERPROV,
           f"Quasar's overprovisioning (1 - used / allocated) low, at most twice the paper's "
           f"roughly {PAPER_QUASAR_OVERPROV:.0%}: {ov:.1%} (the oracle's own: "
@@ -1231,7 +1315,7 @@ QUASAR_SIM_NAMES = {"oracle": "oracle (true)", "on": "classified", "none": "none
 
 def _quasar_sim_args(mode):
     return ["--machines", str(pick(2000, 1000)), "--rus-per-machine", "4", "--partitions",
-            "4", "--rate", str(pick(3000, 1500)), "--duration-s", str(pick(20, 10)),
+            "4", "--agents", "2", "--rate", str(pick(3000, 1500)), "--duration-s", str(pick(20, 10)),
             "--task-ms", "2000", "--task-dist", "exp", "--quality", "interference",
             "--classify", mode]
 
@@ -1242,11 +1326,13 @@ def quasar_sim_quality():
     def row(s, m):
         c = res[(m, s)][0]["classification"]
         ev = c.get("error_by_version") or [{"error": ""}]
+        j = res[(m, s)][0]
         return [s, m, c["placed"], c["q_true_mean"], c["q_placed_mean"], ev[0]["error"],
-                ev[-1]["error"], c.get("feedback", "")]
+                ev[-1]["error"], c.get("feedback", ""), c["slowdown_mean"],
+                j["execution"]["jct_mean_s"]]
     data = record("quasar_sim_quality", ["seed", "profiles", "placed", "q_true", "q_placed",
                                          "caused_error_first", "caused_error_last",
-                                         "feedback"],
+                                         "feedback", "slowdown", "jct_s"],
                   lambda: [row(s, m) for s in seeds() for m in QUASAR_SIM_PROFILES])
 
     def col(m, k):
@@ -1255,7 +1341,8 @@ def quasar_sim_quality():
     table = [[QUASAR_SIM_NAMES[m], fmt(q[m], 3), fmt(col(m, "q_placed"), 3),
               fmt(col(m, "placed"), 0),
               (fmt(col(m, "caused_error_first"), 1, 100) + " -> " +
-               fmt(col(m, "caused_error_last"), 1, 100)) if m == "on" else "-"]
+               fmt(col(m, "caused_error_last"), 1, 100)) if m == "on" else "-",
+              fmt(col(m, "slowdown"), 4), fmt(col(m, "jct_s"), 3)]
              for m in QUASAR_SIM_PROFILES]
     per_seed = list(zip(q["oracle"], q["on"], q["none"]))
     c = Checks()
@@ -1266,6 +1353,14 @@ def quasar_sim_quality():
           "classified profiles recover at least half of what oracle profiles gain over none "
           "in every seed (share recovered: " +
           ", ".join(f"{(k - n) / (o - n):.0%}" for o, k, n in per_seed) + ")")
+    # Quality as an outcome (issue 29, item 1): run time over run time alone, from the true
+    # profiles of the co-runners where each task landed.
+    sd = {m: col(m, "slowdown") for m in QUASAR_SIM_PROFILES}
+    c.add(all(o < k < n for o, k, n in zip(sd["oracle"], sd["on"], sd["none"])),
+          "tasks run slower with worse profiles: slowdown against running alone ordered "
+          "oracle < classified < none in every seed: " + ", ".join(
+              f"{o:.4f} / {k:.4f} / {n:.4f}" for o, k, n in
+              zip(sd["oracle"], sd["on"], sd["none"])))
     dev = max(abs(a - b) for a, b in zip(q["oracle"], col("oracle", "q_placed")))
     c.add(dev < 0.01, "the measure is the kernel's own: with oracle profiles, Q under true "
           f"profiles equals Q as placed in every seed (largest difference {dev:.4f})")
@@ -1287,11 +1382,16 @@ def quasar_sim_quality():
            "task's TRUE profile against the machines' TRUE tenants (the driver's shadow "
            "sums). With on, a finished task feeds back its caused intensities (observed "
            "feedback) and the model is retrained every 250 rows; caused error: mean "
-           "relative error of the classified caused intensities, first -> last model.",
+           "relative error of the classified caused intensities, first -> last model. A "
+           "task runs its duration times its slowdown where it lands (run time over run time "
+           "alone: 1 + 0.05 sum_i (C_i / t_i)^2 over its co-runners' true caused pressure C "
+           "(Tarcil eq. 3) and what it tolerates, t_i = 99 - c_i (Tarcil §3); rusk's model, "
+           "the papers give none); JCT = delay + run time.",
            ["profiles", "Q under true profiles", "Q as placed (kernel)", "tasks placed",
-            "caused error (%)"], table, c,
+            "caused error (%)", "slowdown (outcome)", "JCT s"], table, c,
            "Q under true profiles oracle / classified / none " + " / ".join(
-               fmt(q[m], 3) for m in QUASAR_SIM_PROFILES))
+               fmt(q[m], 3) for m in QUASAR_SIM_PROFILES) + "; slowdown " + " / ".join(
+               fmt(sd[m], 3) for m in QUASAR_SIM_PROFILES))
 
 
 EXPERIMENTS.update({"quasar_table2": quasar_table2, "quasar_fig3": quasar_fig3,
@@ -1308,22 +1408,49 @@ EXPERIMENTS.update({"quasar_table2": quasar_table2, "quasar_fig3": quasar_fig3,
 PAPER_SIGMA_MISS = {"point-real": 18.0, "prio": 12.0}
 PAPER_SIGMA_X = {"point-real": 4.0, "prio": 2.3}
 PAPER_SIGMA_GOODPUT_LOWER = 5.4
+# §5: "SLO jobs have soft placement constraints (preferred resources set to a random 75% of
+# the cluster, as observed in the original trace). SLO jobs run 1.5x longer if scheduled on
+# non-preferred resources"; default slacks "20%, 40%, 60%, and 80%".
+PAPER_SIGMA_PREFERRED, PAPER_SIGMA_SLOWDOWN = 0.75, 1.5
+PAPER_SIGMA_SLACKS = [20, 40, 60, 80]
+
+
+def sigma_prio_note(miss):
+    """Why 3Sigma and Prio come out close here (issue 29, item 7), from the data and the
+    paper's §5 setting: the share of SLO jobs a placement-blind scheduler loses to the
+    paper's soft constraints alone, which rusk's workload does not model."""
+    tight = [s for s in PAPER_SIGMA_SLACKS if s < 100 * (PAPER_SIGMA_SLOWDOWN - 1)]
+    blind = (1 - PAPER_SIGMA_PREFERRED) * len(tight) / len(PAPER_SIGMA_SLACKS)
+    return (f"Why 3Sigma only ties Prio here: PointPerfEst, with every runtime known, still "
+            f"misses {miss['point-perfect']:.1f}%, and Prio {miss['prio']:.1f}%, only "
+            f"{miss['prio'] - miss['point-perfect']:.1f} points more, so most misses are jobs no "
+            f"scheduler can save at this load and slack, and 3Sigma ({miss['3sigma']:.1f}%) has "
+            f"little room to beat Prio. The paper's workload has a cause of misses that ours "
+            f"lacks: SLO jobs prefer a random {PAPER_SIGMA_PREFERRED:.0%} of the cluster and run "
+            f"{PAPER_SIGMA_SLOWDOWN}x longer elsewhere (§5), and the paper names \"missing "
+            f"opportunities to wait for preferred resources\" as a reason Prio misses. A "
+            f"job with slack {' or '.join(f'{x}%' for x in tight)} (half of them) misses its "
+            f"deadline when run {PAPER_SIGMA_SLOWDOWN}x longer even if started at once, so a "
+            f"placement-blind scheduler loses about {1 - PAPER_SIGMA_PREFERRED:.0%} x "
+            f"{len(tight)}/{len(PAPER_SIGMA_SLACKS)} = {blind:.1%} of SLO jobs to that alone, "
+            f"the paper's 12% for Prio. rusk's planner plans one pool of identical cores and "
+            f"its E2E-like jobs have no placement preferences: a modelling shortcut (not "
+            f"fixed here), not a disagreement about scheduling. The other differences checked "
+            f"are not it: the share of SLO jobs (1/2), the load (1.4, SLO 0.7), the slacks "
+            f"(20-80%) and the pre-trained predictor follow §5.")
 SIGMA_SCHEDS = ["3sigma", "point-perfect", "point-real", "prio", "fifo"]
 SIGMA_NAMES = {"3sigma": "3Sigma", "point-perfect": "PointPerfEst",
                "point-real": "PointRealEst", "prio": "Prio", "fifo": "FIFO"}
 SIGMA_FIELDS = ["slo_jobs", "slo_miss_pct", "goodput_mh", "goodput_slo_mh", "goodput_be_mh",
                 "be_latency_s", "be_unfinished", "preempts", "ticks", "solve_ms_mean",
-                "solve_ms_max", "fallbacks", "load", "slo_load"]
+                "solve_ms_max", "fallbacks", "load", "slo_load", "at_budget", "iterations",
+                "nodes"]
 
 
 def _run_plan(args, seed):
     js = os.path.join(TMP, hashlib.sha1(" ".join(args + [str(seed)]).encode())
                       .hexdigest()[:16] + ".plan.json")
-    out = subprocess.run([RUSK, "plan", *args, "--seed", str(seed), "--quiet", "--json", js],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"rusk plan {' '.join(args)} --seed {seed} failed "
-                           f"(exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
+    _run([RUSK, "plan", *args, "--seed", str(seed), "--quiet", "--json", js])
     with open(js) as f:
         return json.load(f)
 
@@ -1343,7 +1470,8 @@ def _sigma_rows(key, seed, j):
         yield [key, seed, m["sched"], m["slo_jobs"], 100 * m["slo_miss_rate"], m["goodput_mh"],
                m["goodput_slo_mh"], m["goodput_be_mh"], m["be_latency_s"], m["be_unfinished"],
                p["preempts"], p["ticks"], p["solve_ms_mean"], p["solve_ms_max"],
-               p["fallbacks"], w["load"], w["slo_load"]]
+               p["fallbacks"], w["load"], w["slo_load"],
+               p["milp_budget"] + p["greedy_budget"], p["iterations"], p["nodes"]]
 
 
 def _sigma_col(data, key, sched, field):
@@ -1358,7 +1486,10 @@ def _sigma_setting(jobs, extra=""):
             f"deadlines submit + runtime x (1 + slack); submissions scaled to an offered load "
             f"of 1.4 (SLO about 0.7) on 256 cores (3Sigma §5: RC256/SC256, load 1.4, SLO load "
             f"0.7). Virtual time, a planning cycle every 10 s, plan-ahead window 16 x 60 s, "
-            f"solver budget 100 ms a cycle (GLPK), the predictor learning at each completion. "
+            f"solver budget 100 ms a cycle (GLPK) in modelled solver time (18 us per simplex "
+            f"iteration and per branch-and-cut node, measured on the development machine), "
+            f"so every run is byte-identical for its seed on any machine under any load; "
+            f"the predictor learning at each completion. "
             f"Goodput: machine-hours of SLO jobs done by their deadline plus BE jobs done "
             f"(the run goes on at most 4 h after the last arrival: BE jobs still queued then "
             f"do not count). "
@@ -1373,6 +1504,39 @@ def _sigma_agg(name, rows):
     return path
 
 
+def nearly(x, perfect, others):
+    """"Nearly matching" PointPerfEst: the paper prints no gap (3Sigma's own rate is only
+    implied, 18 / 4.0 = 4.5%), so the margin is the baselines': x is closer to perfect's miss
+    rate than to the best of the others'."""
+    return x - perfect < min(others) - x
+
+
+def paired_worse(a, b):
+    """a larger than b beyond chance: the mean of the paired differences a - b exceeds two
+    of its standard errors (about 95% one-sided under normal noise; no margin in the
+    paper)."""
+    d = [x - y for x, y in zip(a, b)]
+    if len(d) < 2:
+        return bool(d) and d[0] > 0
+    m = sum(d) / len(d)
+    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1))
+    return m > 2 * sd / math.sqrt(len(d))
+
+
+def sigma_budget(data, key="mix"):
+    """'3Sigma 13.9% (7.5% greedy), ...': each planning mode's share of its cycles that hit
+    the solver's budget (the MILP's incumbent or the greedy plan used) and of those that fell
+    back to the greedy plan, over every seed (from the CSV)."""
+    out = []
+    for m in SIGMA_SCHEDS[:3]:
+        t = sum(_sigma_col(data, key, m, "ticks"))
+        b = sum(_sigma_col(data, key, m, "at_budget"))
+        g = sum(_sigma_col(data, key, m, "fallbacks"))
+        out.append(f"{SIGMA_NAMES[m]} {100 * b / max(t, 1):.1f}% ({100 * g / max(t, 1):.1f}% "
+                   f"on the greedy fallback)")
+    return ", ".join(out)
+
+
 def sigma_fig6_7():
     jobs = pick(600, 200)
     res = plans({"mix": ["--jobs", str(jobs)]})
@@ -1385,7 +1549,8 @@ def sigma_fig6_7():
               fmt(col(m, "goodput_slo_mh"), 0), fmt(col(m, "goodput_be_mh"), 0),
               fmt(col(m, "be_latency_s"), 0), fmt(col(m, "preempts"), 0),
               fmt(col(m, "solve_ms_mean"), 1), fmt(col(m, "solve_ms_max"), 0),
-              int(sum(col(m, "fallbacks")))] for m in SIGMA_SCHEDS]
+              int(sum(col(m, "at_budget"))), int(sum(col(m, "fallbacks")))]
+             for m in SIGMA_SCHEDS]
     miss = {m: mean(col(m, "slo_miss_pct")) for m in SIGMA_SCHEDS}
     good = {m: mean(col(m, "goodput_mh")) for m in SIGMA_SCHEDS}
     lat = {m: mean(col(m, "be_latency_s")) for m in SIGMA_SCHEDS}
@@ -1401,9 +1566,11 @@ def sigma_fig6_7():
               f"seeds: {miss['3sigma']:.1f}% vs {miss[m]:.1f}% "
               f"({miss[m] / max(miss['3sigma'], 1e-9):.1f}x; paper: {PAPER_SIGMA_MISS[m]:.0f}%, "
               f"{PAPER_SIGMA_X[m]}x 3Sigma's)")
-    c.add(miss["3sigma"] <= miss["point-perfect"] + 3,
-          f"3Sigma nearly matches PointPerfEst (within 3 points): {miss['3sigma']:.1f}% vs "
-          f"{miss['point-perfect']:.1f}%")
+    c.add(nearly(miss["3sigma"], miss["point-perfect"], [miss["point-real"], miss["prio"]]),
+          f"3Sigma nearly matches PointPerfEst (closer to its miss rate than to PointRealEst's "
+          f"and Prio's; the paper gives no margin): {miss['3sigma']:.1f}% vs "
+          f"{miss['point-perfect']:.1f}% (PointRealEst {miss['point-real']:.1f}%, Prio "
+          f"{miss['prio']:.1f}%)")
     for m in ["point-real", "prio"]:
         k = per_seed("3sigma", m, "goodput_mh", lambda u, v: u > v)
         c.add(k == n, f"3Sigma's goodput above {SIGMA_NAMES[m]}'s in {k} of {n} seeds: "
@@ -1412,8 +1579,9 @@ def sigma_fig6_7():
               + (f"; paper: {PAPER_SIGMA_GOODPUT_LOWER}% lower)" if m == "point-real" else ")"))
     four = ["3sigma", "point-perfect", "point-real", "prio"]
     spread = max(lat[m] for m in four) / max(min(lat[m] for m in four), 1e-9)
+    # "Similar": the paper gives no number; 1.5x is ours.
     c.add(spread <= 1.5, "BE latency similar across the four systems (largest within 1.5x the "
-          "smallest): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
+          "smallest; the paper gives no margin): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
     agg = _sigma_agg("sigma_fig6_7", [[SIGMA_NAMES[m], miss[m], good[m] / 10] for m in four])
     plot("sigma_fig6_7", "set style data histogram\nset style histogram clustered\n"
          "set style fill solid 0.6\nset yrange [0:*]\n"
@@ -1424,9 +1592,12 @@ def sigma_fig6_7():
            "while nearly matching PointPerfEst; PointRealEst misses 18% of SLO deadlines "
            "(4.0x 3Sigma) with 5.4% lower goodput, Prio 12% (2.3x); BE latency is similar "
            "across all systems (§6.1, Figs. 6-7).",
-           _sigma_setting(jobs, "FIFO (arrival order, first fit) is rusk's own baseline."),
+           _sigma_setting(jobs, "FIFO (arrival order, first fit) is rusk's own baseline. "
+                          "Cycles at the solver budget, all seeds: " + sigma_budget(data)
+                          + ". " + sigma_prio_note(miss)),
            ["scheduler", "SLO miss %", "goodput mh", "SLO mh", "BE mh", "BE latency s",
-            "preemptions", "solve ms mean", "solve ms max", "budget fallbacks"], table, c,
+            "preemptions", "solve ms mean", "solve ms max", "cycles at budget",
+            "greedy fallbacks"], table, c,
            "SLO miss " + ", ".join(f"{SIGMA_NAMES[m]} {fmt(col(m, 'slo_miss_pct'), 1)}%"
                                    for m in SIGMA_SCHEDS[:4]))
 
@@ -1492,9 +1663,14 @@ def sigma_fig8():
 
     def near_perfect(line):
         near = [sl for sl in slacks
-                if m_(sl, line, "slo_miss_pct") <= m_(sl, "point-perfect", "slo_miss_pct") + 3]
-        c.add(len(near) * 2 > len(slacks), f"{name[line]} within 3 points of PointPerfEst at "
-              f"most slacks: at {len(near)} of {len(slacks)}")
+                if nearly(m_(sl, line, "slo_miss_pct"), m_(sl, "point-perfect", "slo_miss_pct"),
+                          [m_(sl, "point-real", "slo_miss_pct")])]
+        c.add(len(near) * 2 > len(slacks), f"{name[line]} at the level of PointPerfEst at most "
+              f"slacks (closer to its miss rate than to PointRealEst's; the paper gives no "
+              f"margin): at {len(near)} of {len(slacks)}: " + ", ".join(
+                  f"{sl}%: {m_(sl, line, 'slo_miss_pct'):.1f} vs "
+                  f"{m_(sl, 'point-perfect', 'slo_miss_pct'):.1f} / "
+                  f"{m_(sl, 'point-real', 'slo_miss_pct'):.1f}" for sl in slacks))
     near_perfect("3sigma")
     # §6.2, the attribution lines, claim by claim.
     below_at_every("nodist", "point-real", "over-estimate handling lowers SLO misses: "
@@ -1519,11 +1695,17 @@ def sigma_fig8():
              f"{lat['noadapt']:.0f} vs {lat['3sigma']:.0f} s" if same_be else ""))
     miss = {m: mean([m_(sl, m, "slo_miss_pct") for sl in slacks]) for m in lines}
     good = {m: mean([m_(sl, m, "goodput_mh") for sl in slacks]) for m in lines}
+    def every(line, f):
+        """(slack, seed) pairs in one order, for paired differences."""
+        return [v for sl in slacks for v in col(sl, line, f)]
     costly = [v for v in SIGMA_VARIANTS
-              if miss[v] > miss["3sigma"] or good[v] < good["3sigma"]]
+              if paired_worse(every(v, "slo_miss_pct"), every("3sigma", "slo_miss_pct")) or
+              paired_worse(every("3sigma", "goodput_mh"), every(v, "goodput_mh"))]
     c.add(len(costly) == len(SIGMA_VARIANTS),
           "each technique needed: every variant worse than 3Sigma in SLO misses or goodput "
-          "(means over slacks; 3Sigma " f"{miss['3sigma']:.1f}%, {good['3sigma']:.0f} mh): "
+          "beyond chance (paired over slacks and seeds, mean difference above two standard "
+          "errors; the paper gives no margin) (means over slacks; 3Sigma "
+          f"{miss['3sigma']:.1f}%, {good['3sigma']:.0f} mh): "
           + ", ".join(f"{name[v]} {miss[v]:.1f}%, {good[v]:.0f} mh" for v in SIGMA_VARIANTS))
     agg = _sigma_agg("sigma_fig8", [[sl] + [m_(sl, m, "slo_miss_pct") for m in lines]
                                     for sl in slacks])
@@ -1566,7 +1748,9 @@ EXPERIMENTS.update({"sigma_fig6_7": sigma_fig6_7, "sigma_fig8": sigma_fig8})
 # starts are placed by rusk's agents on 256 machines x 1 RU (ParSync sync, 500 ms gap).
 SIGMA_SIM = ["--machines", "256", "--rus-per-machine", "1", "--machines-per-rack", "16",
              "--racks-per-cell", "8", "--partitions", "2", "--trace", "e2e"]
-SIGMA_SIM_NEAR = 3  # points of SLO miss: "the agents change the outcome little"
+# Points of SLO miss: "the agents change the outcome little" (rusk's own claim, not the
+# paper's): 3 points is about the seed-to-seed range of 3Sigma's rate in rusk plan's pool.
+SIGMA_SIM_NEAR = 3
 
 
 def sigma_sim():
@@ -1599,8 +1783,9 @@ def sigma_sim():
         c.add(k == n, f"through the agents, 3Sigma misses fewer SLO deadlines than "
               f"{SIGMA_NAMES[m]} in {k} of {n} seeds: {miss['3sigma']:.1f}% vs {miss[m]:.1f}% "
               f"(paper: {PAPER_SIGMA_MISS[m]:.0f}%, {PAPER_SIGMA_X[m]}x 3Sigma's)")
-    c.add(miss["3sigma"] <= miss["point-perfect"] + 3,
-          f"3Sigma nearly matches PointPerfEst (within 3 points): {miss['3sigma']:.1f}% vs "
+    c.add(nearly(miss["3sigma"], miss["point-perfect"], [miss["point-real"], miss["prio"]]),
+          f"3Sigma nearly matches PointPerfEst (closer to its miss rate than to PointRealEst's "
+          f"and Prio's; the paper gives no margin): {miss['3sigma']:.1f}% vs "
           f"{miss['point-perfect']:.1f}%")
     # The same jobs in `rusk plan`'s own pool of cores (sigma_fig6_7.csv, same seeds).
     own = {}
@@ -1684,6 +1869,17 @@ def index():
                      f"**{s['verdict']}**: {s['why'].split(': ', 1)[1]} | `{s['command']}` |")
     with open(os.path.join(HERE, "README.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    # README's headline of verdicts and docs/planner.md's 3Sigma blocks, from the same data
+    # (perf/paper/headline.py; ctest paper_headline checks they match).
+    import headline
+    for rel, names in headline.FILES.items():
+        path = os.path.join(ROOT, rel)
+        with open(path) as f:
+            text = f.read()
+        new = headline.render(text, names)
+        if new != text:
+            with open(path, "w") as f:
+                f.write(new)
 
 
 def main():

@@ -184,7 +184,8 @@ def cli_classify_bad_flags():
     classification, an unknown --target: each names the flag, exit 2."""
     for args, regex in (("sim --classify maybe", r"--classify[^\n]*'maybe'"),
                         ("sim --classify on", r"--classify on needs --quality interference"),
-                        ("run --target on --quality interference", r"--target on needs --classify"),
+                        ("run --target on --quality interference --classify none",
+                         r"--target on needs --classify"),
                         ("sim --target sometimes", r"--target[^\n]*'sometimes'")):
         match(regex, last_line(rusk(args, status=2).out))
 

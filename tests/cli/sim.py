@@ -9,14 +9,15 @@ from rusk_cli import (CASES, case, cmp, grep, last_line, load, main, match, need
 
 SIM_FLAGS = ("--machines 2000 --partitions 4 --agents 4 --rate 3000 --phases 60,95 --phase-s 2 "
              "--task-ms 1000 --task-dist lognormal --task-rus 2 --quality interference "
-             "--admission on --priority-share 0.2 --decision-us 300 --commit-latency-us 50 "
+             "--classify oracle --admission on --priority-share 0.2 --decision-us 300 --commit-latency-us 50 "
              "--sync-latency-us 20")
 
 
 @case
 def cli_sim_deterministic():
     """Identical bytes for identical flags and seed (a busy configuration: admission,
-    priorities with preemption, incremental multi-RU tasks, commit latency, 4 agents)."""
+    priorities with preemption, incremental multi-RU tasks, commit latency, 4 agents; run
+    times from the true profiles where tasks land, --classify oracle: no wall-clock field)."""
     rusk("sim %s --json s1.json --csv s1.csv" % SIM_FLAGS)
     rusk("sim %s --json s2.json --csv s2.csv" % SIM_FLAGS)
     cmp("s1.json", "s2.json")
@@ -31,7 +32,7 @@ def cli_sim_event_order():
     """One agent, no conflicts: every delay is its wait in the queue plus exactly one
     decision (250 us) and one commit latency (100 us), so the means differ by 350 us."""
     rusk("sim --machines 2000 --partitions 4 --agents 1 --rate 400 --duration-s 2 --task-ms 100 "
-         "--decision-us 250 --commit-latency-us 100 --sample 8 --json order.json")
+         "--cost flat --decision-us 250 --commit-latency-us 100 --sample 8 --json order.json")
     d = load("order.json")
     q = d["phases_us"]
     x = d["delay_us"]["mean"] - q["queue"]["mean"]
@@ -205,6 +206,33 @@ def cli_run_admit_predict():
 
 refusal("cli_admit_predict_needs_admission", "sim --admit-predict on",
         r"--admit-predict on needs --admission on")
+
+
+@case
+def cli_sim_default_agents():
+    """Issue 29, item 8: rusk sim's default is ParSync's 20 schedulers (as many as the
+    partitions allow with diff sync)."""
+    rusk("sim --machines 4000 --rate 100 --duration-s 0.2 --json da20.json")
+    rusk("sim --machines 2000 --partitions 4 --rate 100 --duration-s 0.2 --json da4.json")
+    a, b = load("da20.json")["config"], load("da4.json")["config"]
+    assert a["agents"] == 20 and a["partitions"] == 20 and b["agents"] == 4, (a, b)
+
+
+@case
+def cli_sim_drain_cap():
+    """Issue 29, item 8: a run that ends at its drain cap with tasks queued says so, in the
+    summary and the JSON; one that completes does not."""
+    r = rusk("sim --machines 2000 --partitions 4 --agents 1 --cost flat --decision-us 10000 "
+             "--rate 5000 --duration-s 1 --json dc.json")
+    match(r"DRAIN CAP.*still queued: the offered load \(peak 5000 tasks/s\) exceeded what the "
+          r"agents could decide \(about 100 tasks/s", r.out)
+    d = load("dc.json")["run"]
+    assert d["end"] == "drain_cap" and d["drain_cap"]["reached"] and \
+        d["drain_cap"]["queued"] > 1000 and d["drain_cap"]["decision_capacity_per_s"] == 100.0, d
+    r = rusk("sim --machines 2000 --partitions 4 --rate 100 --duration-s 1 --json dc2.json")
+    assert "DRAIN CAP" not in r.out, r.out
+    d = load("dc2.json")["run"]
+    assert d["end"] == "completed" and not d["drain_cap"]["reached"], d
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Issue 29, item 1: under --quality interference a task's run time is an outcome, its
+duration times its slowdown where it lands (from its co-runners' true profiles), reported
+as the mean slowdown against running alone and in the JCT. The scheduler sees classified
+profiles by default (--classify on); oracle and none are comparison arms; off keeps run
+times fixed. Virtual time stays byte-identical for a seed.
+Usage: sim_outcome.py RUSK_BINARY (writes into the current directory)."""
+import json
+import subprocess
+import sys
+
+rusk = sys.argv[1]
+BASE = ["sim", "--machines", "100", "--rus-per-machine", "8", "--machines-per-rack", "10",
+        "--racks-per-cell", "1", "--partitions", "10", "--agents", "10", "--task-ms", "100",
+        "--task-dist", "fixed", "--quality", "interference", "--rate", "4000",
+        "--duration-s", "2", "--sample", "8"]
+
+
+def run(name, extra):
+    subprocess.run([rusk, *BASE, *extra, "--json", name], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(name) as f:
+        return json.load(f)
+
+
+out = {c: run(f"oc_{c}.json", ["--classify", c]) for c in ("oracle", "none", "off")}
+out["default"] = run("oc_default.json", [])
+for c in ("oracle", "none", "default"):
+    cl, ex = out[c]["classification"], out[c]["execution"]
+    sd = cl["slowdown_mean"]
+    print(f"{c}: mode {cl['mode']}, slowdown {sd:.4f}, TET {ex['tet_mean_s']:.6f} s, "
+          f"JCT {ex['jct_mean_s']:.6f} s")
+    # Every task ran 100 ms times its slowdown: the mean run time says the same.
+    assert sd > 1.0 and cl["slowed"] == cl["placed"] > 0, cl
+    assert abs(ex["tet_mean_s"] - 0.1 * sd) <= 2e-6, (ex, sd)
+    assert ex["jct_mean_s"] > ex["tet_mean_s"], ex
+assert out["default"]["classification"]["mode"] == "on", out["default"]["classification"]
+# off: the score-only model, run times exactly the duration, no classification section.
+assert "classification" not in out["off"] and out["off"]["execution"]["tet_mean_s"] == 0.1
+# Deterministic: the oracle arm (no wall-clock classification time) twice, same bytes.
+run("oc_oracle2.json", ["--classify", "oracle"])
+assert open("oc_oracle.json", "rb").read() == open("oc_oracle2.json", "rb").read()
