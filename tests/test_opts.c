@@ -149,7 +149,7 @@ static void test_refusals(void **state)
 	assert_refused(false, ARGS("--task-dist", "gamma"),
 	               "rusk: --task-dist: 'gamma' is not exp, lognormal or fixed\n");
 	assert_refused(false, ARGS("--quality"),
-	               "rusk: --quality: '' is not score, interference or packing\n");
+	               "rusk: --quality: '' is not score, interference, packing or fgd\n");
 	assert_refused(false, ARGS("--trace-format", "swf"),
 	               "rusk: --trace-format: 'swf' is not openb or csv\n");
 	assert_refused(false, ARGS("--admission", "yes"),

@@ -41,6 +41,8 @@ struct rusk_agent {
 	 * call: the retries skip them (choose_vec). */
 	uint32_t vskip[8];
 	uint32_t n_vskip;
+	/* RUSK_QUALITY_FGD: the GPU task types this agent has decided (quality.c). */
+	rusk_fgd_mix mix;
 };
 
 /*
@@ -54,6 +56,7 @@ typedef struct rusk_dctx {
 	rusk_qtask qt;
 	bool interf;
 	bool pack;     /* RUSK_QUALITY_PACKING */
+	bool fgd;      /* RUSK_QUALITY_FGD */
 	bool anchored; /* MACHINE or RACK with RUs held: only RUs of [alo, ahi), the anchor
 	                * group's range (choose.c choose_anchored, central.c) */
 	bool excl;     /* SPREAD with RUs held: not on their machines (rusk_dctx_excluded_) */
