@@ -158,7 +158,7 @@ static void test_refusals(void **state)
 	assert_refused(false, ARGS("--task-dist", "gamma"),
 	               "rusk: --task-dist: 'gamma' is not exp, lognormal or fixed\n");
 	assert_refused(false, ARGS("--quality"),
-	               "rusk: --quality: '' is not score, interference or packing\n");
+	               "rusk: --quality: '' is not score, interference, packing or fgd\n");
 	assert_refused(false, ARGS("--trace-format", "swf"),
 	               "rusk: --trace-format: 'swf' is not openb or csv\n");
 	assert_refused(false, ARGS("--admission", "yes"),
@@ -365,8 +365,12 @@ static void test_experiment_plot(void **state)
 	        {ARGS("--rounds", "5"),
 	         "rusk experiment: missing NAME (try: rusk experiment --help)\n"},
 	        {ARGS("fig99"),
-	         "rusk: experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead or "
-	         "list\n"},
+	         "rusk: experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead, fgd "
+	         "or list\n"},
+	        /* fgd's options belong to fgd only. */
+	        {ARGS("eq2", "--seeds", "2"),
+	         "rusk experiment: --cluster, --trace, --seeds and --sample are options of "
+	         "`rusk experiment fgd` only\n"},
 	        {ARGS("eq2", "more"),
 	         "rusk experiment: unexpected argument 'more' (try: rusk experiment --help)\n"},
 	        {ARGS("eq2", "--bogus"),

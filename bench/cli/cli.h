@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rusk/rusk.h>
 
@@ -188,13 +189,21 @@ typedef enum cli_experiment_name {
 	CLI_EXP_EQ2,
 	CLI_EXP_TARCIL_CDF,
 	CLI_EXP_TARCIL_OVERHEAD,
+	CLI_EXP_FGD,
 } cli_experiment_name;
 typedef struct cli_experiment {
 	int name; /* a cli_experiment_name */
 	uint64_t rounds, seed;
-	const char *csv; /* NULL: stdout */
+	const char *csv;        /* NULL: stdout */
+	const char *cluster;    /* fgd: node list (NULL or "openb": the public one) */
+	const char *trace;      /* fgd: pod list (NULL or "openb") */
+	uint64_t seeds, sample; /* fgd: seeds seed..seed+seeds-1 (default 3); fixed R (0: auto) */
 } cli_experiment;
 int cli_experiment_parse(int argc, char **argv, cli_experiment *o);
+/* `rusk experiment fgd` (fgd_exp.c): the fill-until-full runs of every quality model, the
+ * CSV to out, a summary per model to stderr. Returns an exit status. */
+int cli_experiment_fgd(FILE *out, const char *nodes, const char *trace, uint64_t seed,
+                       uint32_t seeds, uint32_t sample);
 /* `rusk plot RUN.csv -o DIR`'s table: both required. Returns as cli_parse does. */
 typedef struct cli_plot {
 	const char *in, *dir;

@@ -12,6 +12,9 @@
  *   tarcil-cdf       Tarcil §3.3 Fig. 3/4: the CDF of the rank D of the RU that sampling
  *                    with R candidates picks, against x^R, for R = 8, 16, 32, 64.
  *   tarcil-overhead  Tarcil Fig. 9's trend: decision time of one agent against R.
+ *   fgd              FGD's fill-until-full experiment (Weng et al., ATC'23) per quality
+ *                    model: unallocated and fragmented GPU share as the openb cluster
+ *                    fills with pods drawn from a pod list (fgd_exp.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -318,11 +321,18 @@ static int tarcil_overhead(FILE *out, uint32_t decisions, uint64_t seed)
 static void usage(void)
 {
 	puts("usage: rusk experiment NAME [--rounds N] [--seed S] [--csv FILE]\n"
+	     "       rusk experiment fgd [--cluster openb|PATH] [--trace openb|PATH] [--seeds N]\n"
+	     "                           [--sample R] [--seed S] [--csv FILE]\n"
 	     "\n"
 	     "  eq2              ParSync §4.1 eq. 2: conflicts of synchronous rounds of uniform\n"
 	     "                   random choices on the real master array, against the formula\n"
 	     "  tarcil-cdf       Tarcil Fig. 3/4: CDF of the picked RU's rank D against x^R\n"
 	     "  tarcil-overhead  Tarcil Fig. 9 trend: decision time against R\n"
+	     "  fgd              FGD (ATC'23) fill-until-full: unallocated and fragmented GPU\n"
+	     "                   share per quality model (score, packing, fgd) as pods drawn\n"
+	     "                   from the pod list fill the node list, nothing departing; a\n"
+	     "                   pod without a machine is dropped, the fill ends after 64 in a\n"
+	     "                   row (or at 3x the GPU capacity asked); seeds S..S+N-1 (N 3)\n"
 	     "  list             these names\n"
 	     "\n"
 	     "The `rusk sim` reproductions (ParSync Figs. 3, 5-8, Tables 1-2) run from\n"
@@ -334,6 +344,7 @@ static void usage(void)
 static const cli_choice experiments[] = {{"eq2", CLI_EXP_EQ2},
                                          {"tarcil-cdf", CLI_EXP_TARCIL_CDF},
                                          {"tarcil-overhead", CLI_EXP_TARCIL_OVERHEAD},
+                                         {"fgd", CLI_EXP_FGD},
                                          {"list", EXP_LIST},
                                          {NULL, 0}};
 
@@ -345,8 +356,18 @@ int cli_experiment_parse(int argc, char **argv, cli_experiment *o)
 	        {CLI_U64_OPT("--rounds", 1, 100000000, &o->rounds)},
 	        {CLI_U64_OPT("--seed", 0, (double)UINT64_MAX, &o->seed)}, /* the whole range */
 	        {CLI_FILE_OPT("--csv", &o->csv)},
+	        {CLI_FILE_OPT("--cluster", &o->cluster)},
+	        {CLI_FILE_OPT("--trace", &o->trace)},
+	        {CLI_U64_OPT("--seeds", 1, 64, &o->seeds)},
+	        {CLI_U64_OPT("--sample", 1, 4096, &o->sample)},
 	};
 	int r = cli_parse("experiment", argc, argv, NULL, opts, sizeof opts / sizeof *opts, usage);
+	if (r == 0 && o->name != CLI_EXP_FGD && o->name != EXP_LIST &&
+	    (o->cluster || o->trace || o->seeds || o->sample)) {
+		fprintf(stderr, "rusk experiment: --cluster, --trace, --seeds and --sample are "
+		                "options of `rusk experiment fgd` only\n");
+		return -1;
+	}
 	if (r == 0 && o->name == EXP_LIST) {
 		usage();
 		return 1;
@@ -373,6 +394,10 @@ int rusk_cmd_experiment(int argc, char **argv)
 	case CLI_EXP_TARCIL_CDF: rc = tarcil_cdf(out, rounds ? rounds : 100000, o.seed); break;
 	case CLI_EXP_TARCIL_OVERHEAD:
 		rc = tarcil_overhead(out, rounds ? rounds : 20000, o.seed);
+		break;
+	case CLI_EXP_FGD:
+		rc = cli_experiment_fgd(out, o.cluster, o.trace, o.seed,
+		                        o.seeds ? (uint32_t)o.seeds : 3, (uint32_t)o.sample);
 		break;
 	}
 	rusk_thread_unregister();

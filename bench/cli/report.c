@@ -458,7 +458,9 @@ static void print_quality(const run *R, const summary *S)
 	fprintf(R->out, "  %-28s %s %.3f", "quality",
 	        R->cfg.quality == RUSK_QUALITY_SCORE          ? "mean slot score"
 	        : R->cfg.quality == RUSK_QUALITY_INTERFERENCE ? "mean Tarcil Q"
-	                                                      : "mean packing value (vector tasks; "
+	        : R->cfg.quality == RUSK_QUALITY_PACKING      ? "mean packing value (vector tasks; "
+	                                                        "slot score for RU-only ones)"
+	                                                      : "mean FGD value (vector tasks; "
 	                                                        "slot score for RU-only ones)",
 	        S->q_mean);
 	if (R->cfg.preferred > 0)
@@ -679,7 +681,8 @@ static void json_quality(FILE *f, const run *R, const summary *S)
 	        "\"sample_size_mean\": %.2f, \"sample_size_max\": %" PRIu64 ", \"d_cdf\": ",
 	        score                                         ? "score"
 	        : R->cfg.quality == RUSK_QUALITY_INTERFERENCE ? "interference"
-	                                                      : "packing",
+	        : R->cfg.quality == RUSK_QUALITY_PACKING      ? "packing"
+	                                                      : "fgd",
 	        score ? qbuf : "null", score ? "null" : qbuf, S->pref_frac,
 	        tot->placed ? (double)tot->qmode_tasks / tot->placed : 0.0,
 	        tot->placed ? (double)tot->r_sum / tot->placed : 0.0, tot->r_max);

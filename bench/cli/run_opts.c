@@ -275,10 +275,12 @@ static void usage_flags(void)
 	     "  --batch B             tasks an agent takes per round (default 100, ParSync §4.3)\n"
 	     "  --spin-us S           an idle agent polls its queue S us before it parks until\n"
 	     "                        the next submission wakes it (default 2; rusk run only)\n"
-	     "  --quality score|interference|packing  placement quality model (default score:\n"
-	     "                        slot scores; interference: Tarcil Q, tasks get random\n"
-	     "                        profiles; packing: a vector task's machine by least GPU\n"
-	     "                        fragmentation and best fit of what it leaves)\n"
+	     "  --quality score|interference|packing|fgd  placement quality model (default\n"
+	     "                        score: slot scores; interference: Tarcil Q, tasks get\n"
+	     "                        random profiles; packing: a vector task's machine by least\n"
+	     "                        GPU fragmentation and best fit of what it leaves; fgd: by\n"
+	     "                        the least rise of the GPU capacity the workload's GPU\n"
+	     "                        tasks could not use, after FGD)\n"
 	     "  --resources vec|rus   a trace's memory and GPUs (openb; csv mem_mib, gpus,\n"
 	     "                        gpu_milli, gpu_models): vec, the default, commits them\n"
 	     "                        with the RUs, one machine per task; rus: RUs only\n"
@@ -523,6 +525,7 @@ static const cli_choice trace_formats[] = {
 static const cli_choice qualities[] = {{"score", RUSK_QUALITY_SCORE},
                                        {"interference", RUSK_QUALITY_INTERFERENCE},
                                        {"packing", RUSK_QUALITY_PACKING},
+                                       {"fgd", RUSK_QUALITY_FGD},
                                        {NULL, 0}};
 static const cli_choice resources[] = {{"vec", 0}, {"rus", 1}, {NULL, 0}};
 static const cli_choice classify_modes[] = {{"off", DRV_CLS_OFF},

@@ -89,7 +89,7 @@ RUSK_EXPORT int rusk_agent_create(rusk_cluster *c, const rusk_agent_params *ap, 
 	if ((unsigned)ap->strategy > RUSK_STRATEGY_CENTRAL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown strategy %d",
 		                 (int)ap->strategy);
-	if ((unsigned)ap->quality > RUSK_QUALITY_PACKING)
+	if ((unsigned)ap->quality > RUSK_QUALITY_FGD)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "unknown quality model %d",
 		                 (int)ap->quality);
 	if (!(ap->eps > 0 && ap->eps < 1))
@@ -145,6 +145,7 @@ static void dctx_init(rusk_dctx *d, const rusk_agent *a, const rusk_task *t)
 	d->t = t;
 	d->interf = a->p.quality == RUSK_QUALITY_INTERFERENCE;
 	d->pack = a->p.quality == RUSK_QUALITY_PACKING;
+	d->fgd = a->p.quality == RUSK_QUALITY_FGD;
 	d->anchored = d->excl = false;
 	d->won = NULL;
 	d->n_won = 0;
@@ -212,6 +213,8 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	rusk_dctx d;
 	dctx_init(&d, a, t);
 	a->n_vskip = 0;
+	if (RUSK_UNLIKELY(d.fgd)) /* the mix learns from each task placed, once */
+		rusk_fgd_observe(&a->mix, t);
 	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
 		return rusk_place_central_(a, &d, leases, pl);
 	uint32_t *rus = alloca(sizeof *rus * t->rus);
@@ -254,8 +257,9 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 		t0 = rusk_now_(a->c); /* the next attempt starts here */
 		pl->commit_ns += t0 - t1;
 		t1 = t0;
-		/* Packing judges a vector task's machine as a whole: its decision's value. */
-		bool whole = d.pack && rusk_vec_any(&t->vec);
+		/* Packing and FGD judge a vector task's machine as a whole: its decision's
+		 * value. */
+		bool whole = (d.pack || d.fgd) && rusk_vec_any(&t->vec);
 		for (uint32_t i = 0; i < won; i++) {
 			qsum += whole ? dst->quality
 			              : rusk_reported_quality_(a->c, &d, leases[placed + i].ru);

@@ -1131,6 +1131,14 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 	return (double)top_sum(sc, n, m) / m / 1000.0;
 }
 
+/* The quality a placement reports for a machine judged whole: the packing value (in
+ * [0, 1]), or for FGD the logistic of its value -Delta (0.5 when the placement leaves the
+ * expected unusable GPU capacity as it was, towards 1 as it lowers it). */
+static inline double whole_quality(const rusk_dctx *d, double v)
+{
+	return d->fgd ? 1.0 / (1.0 + exp(-v)) : v;
+}
+
 /*
  * A candidate machine for a vector task: false when it cannot hold the task now as far as
  * the view and its live capacities tell; else its value in *v (the mean value of its best
@@ -1159,6 +1167,8 @@ static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, 
 	}
 	if (d->pack)
 		*v = rusk_vec_pack_value_(c, mi, n_free, t);
+	else if (d->fgd)
+		*v = rusk_vec_fgd_value_(c, mi, n_free, t, &a->mix);
 	return true;
 }
 
@@ -1272,7 +1282,9 @@ static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus
 		uint32_t n_free = rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
 		if (k < m)
 			continue;
-		double v = d->pack ? rusk_vec_pack_value_(c, mi, n_free, t) : rusk_mean_q_(tmp, k);
+		double v = d->pack  ? rusk_vec_pack_value_(c, mi, n_free, t)
+		           : d->fgd ? rusk_vec_fgd_value_(c, mi, n_free, t, &a->mix)
+		                    : rusk_mean_q_(tmp, k);
 		uint64_t key = tie_key(lo);
 		if (v > best_v || (v == best_v && key > best_key)) {
 			best_v = v;
@@ -1285,8 +1297,8 @@ static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus
 		return 0;
 	pl->samples = 0;
 	report_choice(a, d, best, m, rus, pl);
-	if (d->pack)
-		pl->quality = best_v;
+	if (d->pack || d->fgd)
+		pl->quality = whole_quality(d, best_v);
 	return (int)m;
 }
 
@@ -1313,7 +1325,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 		if ((rc = choose_vec_preferred(a, d, rus, pl)) > 0)
 			return rc;
 	}
-	if (m == 1 && !d->pack && s != RUSK_STRATEGY_QUALITY)
+	if (m == 1 && !d->pack && !d->fgd && s != RUSK_STRATEGY_QUALITY)
 		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
@@ -1352,8 +1364,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	if (got < m)
 		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
 	report_choice(a, d, best, m, rus, pl);
-	if (d->pack)
-		pl->quality = best_v;
+	if (d->pack || d->fgd)
+		pl->quality = whole_quality(d, best_v);
 	return (int)m;
 }
 

@@ -44,6 +44,8 @@ struct rusk_agent {
 	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
 	 * examined that pl->samples does not count, and partitions scanned. */
 	uint32_t wk_examined, wk_parts;
+	/* RUSK_QUALITY_FGD: the GPU task types this agent has decided (quality.c). */
+	rusk_fgd_mix mix;
 };
 
 /*
@@ -57,6 +59,7 @@ typedef struct rusk_dctx {
 	rusk_qtask qt;
 	bool interf;
 	bool pack;     /* RUSK_QUALITY_PACKING */
+	bool fgd;      /* RUSK_QUALITY_FGD */
 	bool anchored; /* MACHINE or RACK with RUs held: only RUs of [alo, ahi), the anchor
 	                * group's range (choose.c choose_anchored, central.c) */
 	bool excl;     /* SPREAD with RUs held: not on their machines (rusk_dctx_excluded_) */

@@ -378,3 +378,38 @@ double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus
 		dfrag = 1;
 	return 0.5 * (1.0 - left / dims) + 0.25 * (1.0 - dfrag);
 }
+
+/* ---- fragmentation-aware quality ----------------------------------------------------------- */
+
+/*
+ * RUSK_QUALITY_FGD's value of machine m for vector task t (quality.c has the model): minus
+ * Delta, the rise of the machine's expected unusable GPU capacity F, in GPUs, when t takes
+ * its cores, memory and the GPUs gpu_pick gives it; plus 1e-9 times the share of the
+ * machine's cores t would fill (best fit on cores), which only breaks ties of Delta, e.g.
+ * between CPU-only machines (where F is 0 before and after). free_rus: in the view.
+ */
+double rusk_vec_fgd_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus, const rusk_task *t,
+                           const rusk_fgd_mix *mx)
+{
+	const rusk_mvec *v = &c->mvec[m];
+	const rusk_machine *mm = &c->machines[m];
+	double fit = 1.0 - (double)(free_rus - t->rus) / mm->n_rus;
+	if (v->n_gpus == 0 || mx->total == 0)
+		return 1e-9 * fit;
+	uint64_t w[RUSK_GPU_WORDS];
+	for (int k = 0; k < RUSK_GPU_WORDS; k++)
+		w[k] = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
+	uint64_t mf = rusk_load64(&v->mem_free, RUSK_RELAXED);
+	rusk_fgd_node before = {free_rus, (uint32_t)mf, mm->platform, v->n_gpus, {0}}, after;
+	for (uint32_t g = 0; g < v->n_gpus; g++)
+		before.free[g] = (uint16_t)(RUSK_GPU_MILLI - lane_get(w, g));
+	after = before;
+	after.free_rus = free_rus - t->rus;
+	after.mem_free = mf > t->vec.mem_mib ? (uint32_t)(mf - t->vec.mem_mib) : 0;
+	uint32_t mask = t->vec.gpus ? gpu_pick(w, v->n_gpus, &t->vec) : 0;
+	for (uint32_t g = 0; g < v->n_gpus; g++)
+		if (mask & (1u << g))
+			after.free[g] = (uint16_t)(after.free[g] - t->vec.gpu_milli);
+	double delta = rusk_fgd_frag(mx, &after) - rusk_fgd_frag(mx, &before);
+	return -delta / RUSK_GPU_MILLI + 1e-9 * fit;
+}

@@ -7,6 +7,7 @@
 #define RUSK_KERNEL_VEC_IMPL_H
 
 #include "kernel/layout.h"
+#include "kernel/quality.h"
 
 /*
  * Vector capacities of one machine (vec.c): free memory and the milli-GPU in use on each
@@ -87,6 +88,10 @@ static inline bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m,
 /* RUSK_QUALITY_PACKING's value of machine m for vector task t (free_rus: in the view). */
 double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
                             const rusk_task *t);
+
+/* RUSK_QUALITY_FGD's value of machine m for vector task t: -Delta F in GPUs (vec.c). */
+double rusk_vec_fgd_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus, const rusk_task *t,
+                           const rusk_fgd_mix *mx);
 
 /* Ends the share record of ru's tenure, if any (see rusk_vec_give_back_). Plain load: the
  * caller owns the word, and the holder's write is ordered before by the word's edges. */

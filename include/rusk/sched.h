@@ -74,6 +74,11 @@ typedef enum rusk_quality_model {
 	 * (best fit), in the spirit of the openb trace's study of GPU fragmentation. RU-only
 	 * tasks are ranked by slot score, as under SCORE. */
 	RUSK_QUALITY_PACKING = 2,
+	/* Fragmentation-aware (after FGD, Weng et al., ATC'23): a vector task goes to the
+	 * candidate machine where it raises least the expected free GPU capacity that a task
+	 * drawn from the workload could not use (the workload's GPU task types learned online
+	 * by each agent from the tasks it decides). RU-only tasks by slot score. */
+	RUSK_QUALITY_FGD = 3,
 } rusk_quality_model;
 
 /* Tarcil eq. 1-2: the target quality T_W in [0, 1] of a task that causes `prof` (NULL:

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 """rusk experiment and rusk plot: the PNGs of a run's CSV (cli_run_short's), and the
 refusals of both commands' arguments (they read them through cli_parse)."""
+import csv
 import os
 
-from rusk_cli import case, main, refusal, rusk
+from rusk_cli import case, data, main, match, refusal, rusk
 
 
 @case
@@ -22,11 +23,67 @@ refusal("cli_plot_extra_csv", "plot a.csv b.csv -o plots_extra",
         r"rusk plot: unexpected argument 'b.csv'")
 refusal("cli_plot_no_dir", "plot run.csv", r"rusk plot: missing -o DIR")
 refusal("cli_experiment_unknown", "experiment fig99",
-        r"experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead or list")
+        r"experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead, fgd or list")
 refusal("cli_experiment_bad_option", "experiment eq2 --machines 5",
         r"rusk experiment: unknown option '--machines' \(try: rusk experiment --help\)")
 refusal("cli_experiment_no_name", "experiment --rounds 5", r"rusk experiment: missing NAME")
 refusal("cli_bad_rounds", "experiment eq2 --rounds 0", r"--rounds: '0' is not an integer")
+
+FGD_SMALL = "experiment fgd --cluster {data}/nodes_gpu.csv --trace {data}/pods_fgd.csv"
+FGD_HEADER = ("model,seed,point,arrived_gpu_demand,placed,failed,gpu_allocated,"
+              "unallocated_gpu_share,fragmented_share,fragmented_of_capacity")
+
+
+@case
+def cli_experiment_fgd_small():
+    """rusk experiment fgd on the 4-machine node list and a 10-pod list (no public trace):
+    every model and seed fills until the bound, byte-identical twice; the fill rows are
+    5% steps of arrived GPU demand with allocation that only grows; until a pod first
+    finds no machine every model has placed the same pods (one draw sequence per seed)."""
+    args = FGD_SMALL.format(data=data("").rstrip(os.sep))
+    r1 = rusk(args + " --csv fgd1.csv", merge=False)
+    rusk(args + " --csv fgd2.csv", merge=False)
+    assert open("fgd1.csv").read() == open("fgd2.csv").read(), "two runs differ"
+    for m in ("score", "packing", "fgd"):
+        match(r"fgd %-8s filled: unallocated GPU share [0-9.]+%% \(" % m, r1.stderr)
+    assert open("fgd1.csv").readline().strip() == FGD_HEADER
+    rows = list(csv.DictReader(open("fgd1.csv")))
+    runs = {(x["model"], x["seed"]) for x in rows}
+    assert runs == {(m, s) for m in ("score", "packing", "fgd") for s in ("1", "2", "3")}, runs
+    for run in runs:
+        mine = [x for x in rows if (x["model"], x["seed"]) == run]
+        assert [x["point"] for x in mine].count("end") == 1, run
+        assert mine[-1]["point"] == "end", run
+        fills = [x for x in mine if x["point"] == "fill"]
+        for k, x in enumerate(fills):
+            assert abs(float(x["arrived_gpu_demand"]) - 0.05 * (k + 1)) < 1e-3, x
+        prev = -1.0
+        for x in mine:
+            a, u = float(x["gpu_allocated"]), float(x["unallocated_gpu_share"])
+            assert 0 <= a <= 1 and abs(a + u - 1) < 2e-4, x
+            assert 0 <= float(x["fragmented_share"]) <= 1, x
+            assert a >= prev - 1e-9, (run, "allocation fell", x)
+            prev = a
+        # The bound: 64 pods in a row without a machine, or 300% arrived demand.
+        assert float(mine[-1]["arrived_gpu_demand"]) >= 3.0 or int(mine[-1]["failed"]) >= 64
+    for s in ("1", "2", "3"):
+        clean = {m: [x["gpu_allocated"] for x in rows if x["model"] == m and x["seed"] == s
+                     and x["point"] == "fill" and x["failed"] == "0"]
+                 for m in ("score", "packing", "fgd")}
+        n = min(len(v) for v in clean.values())
+        assert n > 0 and clean["score"][:n] == clean["packing"][:n] == clean["fgd"][:n], clean
+
+
+refusal("cli_experiment_fgd_bad_seeds", "experiment fgd --seeds 0",
+        r"rusk: --seeds: '0' is not an integer in 1..64")
+refusal("cli_experiment_fgd_only", "experiment eq2 --seeds 2",
+        r"--cluster, --trace, --seeds and --sample are options of `rusk experiment fgd` only")
+refusal("cli_experiment_fgd_no_nodes",
+        "experiment fgd --cluster {data}/no_such_nodes.csv --trace {data}/pods_fgd.csv",
+        r"rusk: --cluster: .*no_such_nodes.csv: cannot open")
+refusal("cli_experiment_fgd_bad_pods",
+        "experiment fgd --cluster {data}/nodes_gpu.csv --trace {data}/pods_bad_gpus.csv",
+        r"rusk: --trace: .*pods_bad_gpus.csv:2: num_gpu")
 
 if __name__ == "__main__":
     raise SystemExit(main())
