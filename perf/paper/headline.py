@@ -36,6 +36,7 @@ PAPERS = [("ParSync (ATC '21)", ["eq2", "fig2", "fig3", "fig5", "fig6_8", "table
                                  "tarcil_fig12"]),
           ("Quasar (ASPLOS '14)", ["quasar_table2", "quasar_fig3", "quasar_s6"]),
           ("3Sigma (EuroSys '18)", ["sigma_fig6_7", "sigma_fig8", "sigma_sim"]),
+          ("FGD (ATC '23)", ["fgd"]),
           ("rusk's own questions with Quasar's classification (no paper figure)",
            ["quasar_quality", "quasar_sim_quality"])]
 WORDS = ["agrees", "partly", "disagrees"]
