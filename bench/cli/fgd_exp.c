@@ -319,7 +319,7 @@ int cli_experiment_fgd(FILE *out, const char *nodes, const char *trace, uint64_t
 	for (size_t k = 0; rc == 0 && k < sizeof models / sizeof *models; k++) {
 		double u[64], f[64], ff[64];
 		for (uint32_t s = 0; rc == 0 && s < seeds; s++) {
-			fgd_end e;
+			fgd_end e = {0};
 			rc = fill(out, x, nodes, models[k].q, models[k].name, seed + s, sample, &e);
 			if (s < 64) {
 				u[s] = e.unalloc;
