@@ -280,7 +280,7 @@ static void test_budget_solver(void **state)
 static void *spin(void *arg)
 {
 	volatile uint64_t x = 0;
-	while (!*(volatile bool *)arg)
+	while (!__atomic_load_n((bool *)arg, __ATOMIC_ACQUIRE)) /* main's release store */
 		x++;
 	return NULL;
 }
@@ -326,7 +326,7 @@ static void test_budget_modelled(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, spin, &stop), 0);
 	plan_mid(25e-6, a2, &n2, &i2);
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE); /* the spinner's acquire load */
 	pthread_join(th, NULL);
 	printf("modelled budget 10 ms: %s plan, %" PRIu64 " iterations, %" PRIu64
 	       " nodes, %.3f ms modelled\n",
