@@ -202,6 +202,17 @@ typedef struct cli_experiment {
 int cli_experiment_parse(int argc, char **argv, cli_experiment *o);
 /* `rusk experiment fgd` (fgd_exp.c): the fill-until-full runs of every quality model, the
  * CSV to out, a summary per model to stderr. Returns an exit status. */
+/* A GPU task type of a workload: RUs, MiB, GPU models (cluster platform mask, 0: any), GPUs,
+ * milli-GPU each, and its weight. */
+typedef struct cli_gpu_type {
+	uint32_t rus, mem, models;
+	uint16_t gpus, milli;
+	double w;
+} cli_gpu_type;
+/* Free milli-GPU of machine state (mi, mv) that a task of type t could not use (FGD's
+ * fragmentation measure; fgd_exp.c, also vecrep.c's fragmented share). */
+uint32_t cli_gpu_unusable(const rusk_machine_info *mi, const rusk_machine_vec *mv,
+                          const cli_gpu_type *t);
 int cli_experiment_fgd(FILE *out, const char *nodes, const char *trace, uint64_t seed,
                        uint32_t seeds, uint32_t sample);
 /* `rusk plot RUN.csv -o DIR`'s table: both required. Returns as cli_parse does. */

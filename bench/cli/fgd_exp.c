@@ -36,11 +36,7 @@
 #define FGD_TYPES      256
 #define FGD_MAX_RUS    1024 /* a pod's leases buffer */
 
-typedef struct gtype {
-	uint32_t rus, mem, models;
-	uint16_t gpus, milli;
-	double w;
-} gtype;
+typedef cli_gpu_type gtype;
 
 typedef struct fgd_ctx {
 	rusk_arrival *pods;
@@ -70,8 +66,10 @@ static rusk_task pod_task(const fgd_ctx *x, const rusk_arrival *p, uint64_t id)
 	return t;
 }
 
-/* Free milli-GPU of machine state (mi, mv) that a pod of shape t could not use. */
-static uint32_t unusable(const rusk_machine_info *mi, const rusk_machine_vec *mv, const gtype *t)
+/* FGD's measure (cli.h): free milli-GPU of machine state (mi, mv) that a task of shape t
+ * could not use. Also vecrep.c's fragmented share. */
+uint32_t cli_gpu_unusable(const rusk_machine_info *mi, const rusk_machine_vec *mv,
+                          const cli_gpu_type *t)
 {
 	uint32_t all = 0, idle = 0, pieces = 0, small = 0;
 	for (uint32_t g = 0; g < mv->gpus; g++) {
@@ -124,7 +122,8 @@ static fgd_point measure(const fgd_ctx *x, const rusk_cluster *c)
 		for (uint32_t g = 0; g < mv.gpus; g++)
 			pt.gpu_free += mv.gpu_free_milli[g];
 		for (uint32_t k = 0; k < x->n_types; k++)
-			pt.frag += x->types[k].w / x->wsum * unusable(&mi, &mv, &x->types[k]);
+			pt.frag +=
+			        x->types[k].w / x->wsum * cli_gpu_unusable(&mi, &mv, &x->types[k]);
 	}
 	return pt;
 }

@@ -23,11 +23,7 @@
 
 #define VEC_TYPES 16
 
-typedef struct vtype {
-	uint32_t rus, mem, models; /* models: cluster platform mask (0: any) */
-	uint16_t gpus, milli;
-	double w;
-} vtype;
+typedef cli_gpu_type vtype;
 
 struct drv_vec {
 	rusk_trace_models tm;
@@ -167,25 +163,6 @@ void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j)
 	stat_add(&a->alloc_gpu_milli, (uint64_t)j->vec.gpus * j->vec.gpu_milli);
 }
 
-/* Free milli-GPU of machine state m that a task of shape t could not use. */
-static uint32_t unusable(const rusk_machine_info *mi, const rusk_machine_vec *mv, const vtype *t)
-{
-	uint32_t free_total = 0, idle = 0, pieces = 0, small = 0;
-	for (uint32_t g = 0; g < mv->gpus; g++) {
-		uint32_t f = mv->gpu_free_milli[g];
-		free_total += f;
-		idle += f == RUSK_GPU_MILLI;
-		pieces += f < RUSK_GPU_MILLI ? f : 0;
-		small += f < t->milli ? f : 0;
-	}
-	bool model_ok = t->models == 0 || (t->models >> mv->gpu_model) & 1u;
-	if (mi->free_rus < t->rus || mv->mem_free_mib < t->mem || !model_ok)
-		return free_total;
-	if (t->gpus == 1 && t->milli < RUSK_GPU_MILLI)
-		return small;
-	return idle < t->gpus ? free_total : pieces;
-}
-
 /* This second's memory and GPU use and fragmented share. */
 static void measure(run *R, drv_vec *v)
 {
@@ -204,7 +181,7 @@ static void measure(run *R, drv_vec *v)
 		for (uint32_t g = 0; g < mv.gpus; g++)
 			free_gpu += mv.gpu_free_milli[g];
 		for (uint32_t k = 0; k < v->n_types; k++)
-			frag += v->types[k].w / wsum * unusable(&mi, &mv, &v->types[k]);
+			frag += v->types[k].w / wsum * cli_gpu_unusable(&mi, &mv, &v->types[k]);
 	}
 	v->mem_now = cv.mem_mib ? (double)cv.mem_used_mib / cv.mem_mib : 0;
 	v->gpu_now = cv.gpu_milli ? (double)cv.gpu_used_milli / cv.gpu_milli : 0;
