@@ -1366,6 +1366,40 @@ static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus
 	return (int)m;
 }
 
+/* The static bound of machine-range lo's slot-score value for m RUs (cluster.mtop). */
+static inline double top_bound(const rusk_cluster *c, uint32_t lo, uint32_t m)
+{
+	return (double)c->mtop[lo + m - 1] / m / 1000.0;
+}
+
+/* choose_vec's partly free candidates (machine ranges starting at lo[0..n)): by bound,
+ * highest first, each valued exactly while its bound can reach the best (value, then tie
+ * key) and kept when it beats it. */
+static void lazy_scores(const rusk_agent *a, uint32_t m, uint32_t *lo, uint32_t n, double *best_v,
+                        uint64_t *best_key, uint32_t *best_lo, uint32_t *best_hi)
+{
+	const rusk_cluster *c = a->c;
+	for (uint32_t i = 1; i < n; i++) { /* insertion sort by bound, decreasing (n <= R) */
+		uint32_t x = lo[i], j = i;
+		double bx = top_bound(c, x, m);
+		for (; j > 0 && top_bound(c, lo[j - 1], m) < bx; j--)
+			lo[j] = lo[j - 1];
+		lo[j] = x;
+	}
+	for (uint32_t i = 0; i < n && top_bound(c, lo[i], m) >= *best_v; i++) {
+		const rusk_machine *mm = &c->machines[c->ru_machine[lo[i]]];
+		uint32_t nf, hi = lo[i] + mm->n_rus;
+		double v = top_mean_scores(c, rusk_view_bits_(a->v), lo[i], hi, m, &nf, *best_v);
+		uint64_t key = tie_key(lo[i]);
+		if (v > *best_v || (v == *best_v && key > *best_key)) {
+			*best_v = v;
+			*best_key = key;
+			*best_lo = lo[i];
+			*best_hi = hi;
+		}
+	}
+}
+
 /*
  * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
  * RUs, partitions in the strategy's order, and a draw counts only when its machine could
@@ -1399,6 +1433,11 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
 	double best_v = -INFINITY;
 	uint64_t best_key = 0;
+	/* Slot scores, lazily: a wholly free machine's value is its static top sum; a partly
+	 * free one's is bounded by it and computed after the draws, best bound first, only
+	 * while the bound can still reach the best (same choice, fewer selections). */
+	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
+	uint32_t *part_lo = lazy ? alloca(sizeof *part_lo * R) : NULL, n_part = 0;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = a->order[i];
 		for (uint32_t k = 0; k < 4 * R + 16 && kept < R; k++) {
@@ -1410,9 +1449,13 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 			double v;
 			if (machine_listed(a->vskip, a->n_vskip, mi) ||
 			    machine_listed(seen, kept, mi) ||
-			    !judge_machine(a, d, ru, tmp, best_v, &v, &lo, &hi))
+			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : best_v, &v, &lo, &hi))
 				continue;
 			seen[kept++] = mi;
+			if (lazy && v == -INFINITY) { /* partly free: later */
+				part_lo[n_part++] = lo;
+				continue;
+			}
 			uint64_t key = tie_key(lo);
 			if (v > best_v || (v == best_v && key > best_key)) {
 				best_v = v;
@@ -1427,6 +1470,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 		vfail_note(a, d);
 		return RUSK_EAGAIN;
 	}
+	if (n_part > 0)
+		lazy_scores(a, m, part_lo, n_part, &best_v, &best_key, &best_lo, &best_hi);
 	uint32_t got = 0; /* the winner's best m free RUs */
 	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, best_lo, best_hi, m, best, &got);
 	if (got < m)
