@@ -240,14 +240,52 @@ static void test_agent_descends(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* A vector demand no drawn machine could hold is remembered until the view syncs: a
+ * demand needing as much in every dimension is refused without a draw, a smaller one is
+ * still sampled, and a sync forgets. */
+static void test_failed_demand_memo(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make();
+	/* 4 whole GPUs of m3 (8 T4) taken: no machine has 5 idle GPUs now. */
+	rusk_vec_demand d4 = {.gpus = 4, .gpu_milli = 1000};
+	uint32_t ru = first_ru(c, 3);
+	rusk_lease l;
+	size_t lost;
+	assert_int_equal(rusk_ru_commit_vec(c, 1000, &ru, 1, &d4, NULL, &l, &lost), RUSK_OK);
+	rusk_agent *a = agent(c, RUSK_QUALITY_SCORE);
+	uint32_t rus[2];
+	rusk_placement pl;
+	rusk_task five = gpu_task(1, 2, 5, 1000);
+	assert_int_equal(rusk_agent_choose(a, &five, rus, &pl), RUSK_EAGAIN);
+	assert_true(pl.samples > 0);
+	rusk_task six = gpu_task(2, 2, 6, 1000); /* needs more: refused without drawing */
+	assert_int_equal(rusk_agent_choose(a, &six, rus, &pl), RUSK_EAGAIN);
+	assert_int_equal(pl.samples, 0);
+	rusk_task t4only = gpu_task(3, 2, 5, 1000); /* fewer models accepted: dominated too */
+	t4only.vec.gpu_models = 1u << T4;
+	assert_int_equal(rusk_agent_choose(a, &t4only, rus, &pl), RUSK_EAGAIN);
+	assert_int_equal(pl.samples, 0);
+	rusk_task fewer_rus = gpu_task(4, 1, 5, 1000); /* fewer cores: not dominated */
+	assert_int_equal(rusk_agent_choose(a, &fewer_rus, rus, &pl), RUSK_EAGAIN);
+	assert_true(pl.samples > 0);
+	rusk_task four = gpu_task(5, 2, 4, 1000); /* fits m3's 4 idle GPUs or m1, m2 */
+	assert_int_equal(rusk_agent_choose(a, &four, rus, &pl), RUSK_OK);
+	/* A sync is a new view: the demand is sampled again. */
+	assert_int_equal(rusk_view_sync(rusk_agent_view(a), 0), RUSK_OK);
+	assert_int_equal(rusk_agent_choose(a, &six, rus, &pl), RUSK_EAGAIN);
+	assert_true(pl.samples > 0);
+	rusk_agent_destroy(a);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_frag_by_hand),
-	        cmocka_unit_test(test_mix_learning),
-	        cmocka_unit_test(test_delta_by_hand),
-	        cmocka_unit_test(test_agent_descends),
+	        cmocka_unit_test(test_frag_by_hand),       cmocka_unit_test(test_mix_learning),
+	        cmocka_unit_test(test_delta_by_hand),      cmocka_unit_test(test_agent_descends),
+	        cmocka_unit_test(test_failed_demand_memo),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

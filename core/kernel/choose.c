@@ -36,6 +36,17 @@
  * of a whole-machine task found "anywhere" was the bug. A task holding nothing never takes
  * these paths (rusk_dctx.anchored and rusk_dctx.excl are false), so it decides exactly as before.
  *
+ * Failed vector demands (issue 32). A vector task's decision that keeps no machine (no draw
+ * of at most 4R + 16 per partition could hold it) is remembered by the agent with its view's
+ * sync count; until the view syncs again, a vector task whose demand dominates a remembered
+ * one (at least as many RUs, memory, GPUs and milli per GPU, and no model it does not
+ * accept) is refused at once, without drawing (RUSK_VFAIL entries, round robin). Between
+ * syncs the view gains no free RU (the agent's own commits only mark RUs taken); memory
+ * and GPU shares freed live meanwhile are seen from the next sync on, the staleness the
+ * view already has for RUs. A queue of tasks that cannot fit now, retried at each sync,
+ * then costs one sampling per distinct shape rather than one per task: that retry storm
+ * was most of a saturated vector replay's time (perf/RESULTS.md). Agent-private state.
+ *
  * Invariants:
  *  - A decision only reads the view and the cluster's static shape, and changes nothing
  *    but the agent's generator and scratch buffers: the commit (agent.c) is the only step
@@ -1098,12 +1109,15 @@ static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
 }
 
 /*
- * The slot-score model's value of a machine for an m-RU task: the mean score of its best m
- * free RUs in the view, by selection over the scores (O(free RUs)) rather than an ordered
- * top-m list; -inf when fewer than m are free. *n_free: its free RUs in the view.
+ * The slot-score model's value of a machine [lo, hi) for an m-RU task: the mean score of
+ * its best m free RUs in the view, by selection over the scores (O(free RUs)) rather than
+ * an ordered top-m list; -inf when fewer than m are free. *n_free: its free RUs in the
+ * view. From the static top sums (cluster.mtop): O(1) when every RU is free, and, when even
+ * its m best RUs of all would score below `floor`, -inf at once (it cannot win a ranking
+ * whose best is floor: the choice is the same, only cheaper).
  */
 static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
-                              uint32_t m, uint32_t *n_free)
+                              uint32_t m, uint32_t *n_free, double floor)
 {
 	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
 	uint32_t n = 0;
@@ -1119,6 +1133,11 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 	*n_free = n;
 	if (n < m)
 		return -INFINITY;
+	if (lo == mm->first_ru && hi - lo == mm->n_rus) {
+		double best = (double)c->mtop[lo + m - 1] / m / 1000.0;
+		if (n == mm->n_rus || best < floor)
+			return n == mm->n_rus ? best : -INFINITY;
+	}
 	n = 0;
 	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
 		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
@@ -1129,6 +1148,56 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
 	}
 	return (double)top_sum(sc, n, m) / m / 1000.0;
+}
+
+/* The per-GPU milli of a vector demand: its share, 1000 for whole GPUs, 0 without GPUs. */
+static inline uint32_t per_gpu(const rusk_vec_demand *v)
+{
+	return v->gpus == 0 ? 0 : v->gpus == 1 ? v->gpu_milli : RUSK_GPU_MILLI;
+}
+
+/* Whether a task of (rus, v) needs at least what (frus, f) needs in every dimension: at
+ * least as many cores, memory, GPUs and milli per GPU, of no model f does not accept. */
+static bool vec_dominates(uint32_t rus, const rusk_vec_demand *v, uint32_t frus,
+                          const rusk_vec_demand *f)
+{
+	if (rus < frus || v->mem_mib < f->mem_mib || v->gpus < f->gpus || per_gpu(v) < per_gpu(f))
+		return false;
+	if (f->gpus == 0 || f->gpu_models == 0)
+		return true;
+	return v->gpu_models != 0 && (v->gpu_models & ~f->gpu_models) == 0;
+}
+
+/* Whether the memo of failed demands applies to this decision: a plain vector task (no
+ * preferred machines, nothing held, no machines skipped by this place() call). */
+static inline bool vfail_applies(const rusk_agent *a, const rusk_dctx *d)
+{
+	return d->t->n_preferred == 0 && !d->anchored && !d->excl && a->n_vskip == 0;
+}
+
+/* Whether a demand that this one dominates found no machine on the current view. */
+static bool vfail_known(rusk_agent *a, const rusk_dctx *d)
+{
+	uint64_t gen = a->v->st.syncs;
+	if (a->vfail_gen != gen) {
+		a->vfail_gen = gen;
+		a->n_vfail = 0;
+		return false;
+	}
+	for (uint32_t i = 0; i < a->n_vfail; i++)
+		if (vec_dominates(d->t->rus, &d->t->vec, a->vfail_rus[i], &a->vfail[i]))
+			return true;
+	return false;
+}
+
+/* Records that the task found no machine (kept == 0): round robin over RUSK_VFAIL. */
+static void vfail_note(rusk_agent *a, const rusk_dctx *d)
+{
+	if (!vfail_applies(a, d) || a->vfail_gen != a->v->st.syncs)
+		return;
+	uint32_t i = a->n_vfail < RUSK_VFAIL ? a->n_vfail++ : (uint32_t)(d->t->id % RUSK_VFAIL);
+	a->vfail[i] = d->t->vec;
+	a->vfail_rus[i] = d->t->rus;
 }
 
 /* The quality a placement reports for a machine judged whole: the packing value (in
@@ -1143,10 +1212,11 @@ static inline double whole_quality(const rusk_dctx *d, double v)
  * A candidate machine for a vector task: false when it cannot hold the task now as far as
  * the view and its live capacities tell; else its value in *v (the mean value of its best
  * m free RUs, or the packing value) and its RU range. Its RUs are chosen only for the
- * winner (choose_vec), so a candidate costs a pass over its free bits.
+ * winner (choose_vec), so a candidate costs a pass over its free bits. floor: the best
+ * value so far; a slot-score value that cannot reach it may come back as -inf.
  */
 static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, rusk_cand *tmp,
-                          double *v, uint32_t *lo, uint32_t *hi)
+                          double floor, double *v, uint32_t *lo, uint32_t *hi)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_task *t = d->t;
@@ -1155,7 +1225,8 @@ static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, 
 		return false;
 	rusk_group_range_(c, RUSK_PLACE_MACHINE, ru, &gid, lo, hi);
 	if (!d->interf && t->n_preferred == 0) {
-		*v = top_mean_scores(c, rusk_view_bits_(a->v), *lo, *hi, t->rus, &n_free);
+		*v = top_mean_scores(c, rusk_view_bits_(a->v), *lo, *hi, t->rus, &n_free,
+		                     d->pack || d->fgd ? INFINITY : floor); /* n_free only */
 		if (n_free < t->rus)
 			return false;
 	} else {
@@ -1250,8 +1321,10 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 		}
 	}
 	pl->samples = drawn;
-	if (kept == 0)
+	if (kept == 0) {
+		vfail_note(a, d);
 		return RUSK_EAGAIN;
+	}
 	report_choice(a, d, &bc, 1, rus, pl);
 	return 1;
 }
@@ -1302,6 +1375,40 @@ static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus
 	return (int)m;
 }
 
+/* The static bound of machine-range lo's slot-score value for m RUs (cluster.mtop). */
+static inline double top_bound(const rusk_cluster *c, uint32_t lo, uint32_t m)
+{
+	return (double)c->mtop[lo + m - 1] / m / 1000.0;
+}
+
+/* choose_vec's partly free candidates (machine ranges starting at lo[0..n)): by bound,
+ * highest first, each valued exactly while its bound can reach the best (value, then tie
+ * key) and kept when it beats it. */
+static void lazy_scores(const rusk_agent *a, uint32_t m, uint32_t *lo, uint32_t n, double *best_v,
+                        uint64_t *best_key, uint32_t *best_lo, uint32_t *best_hi)
+{
+	const rusk_cluster *c = a->c;
+	for (uint32_t i = 1; i < n; i++) { /* insertion sort by bound, decreasing (n <= R) */
+		uint32_t x = lo[i], j = i;
+		double bx = top_bound(c, x, m);
+		for (; j > 0 && top_bound(c, lo[j - 1], m) < bx; j--)
+			lo[j] = lo[j - 1];
+		lo[j] = x;
+	}
+	for (uint32_t i = 0; i < n && top_bound(c, lo[i], m) >= *best_v; i++) {
+		const rusk_machine *mm = &c->machines[c->ru_machine[lo[i]]];
+		uint32_t nf, hi = lo[i] + mm->n_rus;
+		double v = top_mean_scores(c, rusk_view_bits_(a->v), lo[i], hi, m, &nf, *best_v);
+		uint64_t key = tie_key(lo[i]);
+		if (v > *best_v || (v == *best_v && key > *best_key)) {
+			*best_v = v;
+			*best_key = key;
+			*best_lo = lo[i];
+			*best_hi = hi;
+		}
+	}
+}
+
 /*
  * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
  * RUs, partitions in the strategy's order, and a draw counts only when its machine could
@@ -1325,6 +1432,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 		if ((rc = choose_vec_preferred(a, d, rus, pl)) > 0)
 			return rc;
 	}
+	if (vfail_applies(a, d) && vfail_known(a, d))
+		return RUSK_EAGAIN; /* pl->samples 0: nothing drawn */
 	if (m == 1 && !d->pack && !d->fgd && s != RUSK_STRATEGY_QUALITY)
 		return choose_vec1(a, d, R, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
@@ -1333,6 +1442,11 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
 	double best_v = -INFINITY;
 	uint64_t best_key = 0;
+	/* Slot scores, lazily: a wholly free machine's value is its static top sum; a partly
+	 * free one's is bounded by it and computed after the draws, best bound first, only
+	 * while the bound can still reach the best (same choice, fewer selections). */
+	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
+	uint32_t *part_lo = lazy ? alloca(sizeof *part_lo * R) : NULL, n_part = 0;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = a->order[i];
 		for (uint32_t k = 0; k < 4 * R + 16 && kept < R; k++) {
@@ -1344,9 +1458,13 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 			double v;
 			if (machine_listed(a->vskip, a->n_vskip, mi) ||
 			    machine_listed(seen, kept, mi) ||
-			    !judge_machine(a, d, ru, tmp, &v, &lo, &hi))
+			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : best_v, &v, &lo, &hi))
 				continue;
 			seen[kept++] = mi;
+			if (lazy && v == -INFINITY) { /* partly free: later */
+				part_lo[n_part++] = lo;
+				continue;
+			}
 			uint64_t key = tie_key(lo);
 			if (v > best_v || (v == best_v && key > best_key)) {
 				best_v = v;
@@ -1357,8 +1475,12 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 		}
 	}
 	pl->samples = drawn;
-	if (kept == 0)
+	if (kept == 0) {
+		vfail_note(a, d);
 		return RUSK_EAGAIN;
+	}
+	if (n_part > 0)
+		lazy_scores(a, m, part_lo, n_part, &best_v, &best_key, &best_lo, &best_hi);
 	uint32_t got = 0; /* the winner's best m free RUs */
 	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, best_lo, best_hi, m, best, &got);
 	if (got < m)

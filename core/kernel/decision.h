@@ -17,6 +17,8 @@
 #include "kernel/quality.h"
 #include "kernel/view.h"
 
+#define RUSK_VFAIL 16
+
 /* A candidate RU, its value for the task and its tie-break key. */
 typedef struct rusk_cand {
 	uint32_t ru;
@@ -46,6 +48,13 @@ struct rusk_agent {
 	uint32_t wk_examined, wk_parts;
 	/* RUSK_QUALITY_FGD: the GPU task types this agent has decided (quality.c). */
 	rusk_fgd_mix mix;
+	/* Vector demands no drawn machine could hold on the view as of vfail_gen (its
+	 * syncs count): a demand that needs as much in every dimension is refused without
+	 * drawing until the view syncs again (choose.c, choose_vec). */
+	rusk_vec_demand vfail[RUSK_VFAIL];
+	uint32_t vfail_rus[RUSK_VFAIL];
+	uint32_t n_vfail;
+	uint64_t vfail_gen;
 };
 
 /*

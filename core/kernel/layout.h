@@ -124,6 +124,9 @@ struct rusk_cluster {
 	uint64_t *mshape; /* [n_machines] static shape, packed: mem_mib | gpus << 32 | platform
 	                   * << 40 (vec.c): 8 bytes a machine, so a feasibility check of a
 	                   * drawn candidate stays in cache at 100K machines */
+	uint32_t *mtop;   /* [n_rus] static: mtop[first_ru + k - 1] = the sum of machine's k best
+	                   * slot scores (vec.c), the slot-score value of a wholly free machine
+	                   * and a bound on any other (choose.c, top_mean_scores) */
 	const struct rusk_machine_spec *specs; /* build only: per-RU scores (cluster.c) */
 	uint32_t n_shapes;
 	rusk_machine *machines; /* [n_machines] */

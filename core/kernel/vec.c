@@ -81,6 +81,21 @@ static void add_shape(rusk_cluster *c, const rusk_machine *mm)
 	c->shapes[c->n_shapes++] = (rusk_shape){mm->n_rus, mm->mem_mib, mm->gpus, mm->platform};
 }
 
+/* mtop over machine mm's RUs: its slot scores sorted in decreasing order (insertion: at
+ * most RUSK_MAX_RUS_PER_MACHINE), then prefix sums. */
+static void top_sums(rusk_cluster *c, const rusk_machine *mm)
+{
+	uint32_t *t = c->mtop + mm->first_ru;
+	for (uint32_t k = 0; k < mm->n_rus; k++) {
+		uint32_t v = c->ru_score[mm->first_ru + k], j = k;
+		for (; j > 0 && t[j - 1] < v; j--)
+			t[j] = t[j - 1];
+		t[j] = v;
+	}
+	for (uint32_t k = 1; k < mm->n_rus; k++)
+		t[k] += t[k - 1];
+}
+
 int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 {
 	size_t mb = sizeof(rusk_mvec) * c->n_machines, rb = sizeof(uint64_t) * c->n_rus;
@@ -88,9 +103,11 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 	c->ru_vec = rusk_alloc_zeroed(rb, RUSK_CACHELINE);
 	c->shapes = calloc(c->n_machines, sizeof *c->shapes);
 	c->mshape = calloc(c->n_machines, sizeof *c->mshape);
-	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL || c->mshape == NULL)
+	c->mtop = calloc(c->n_rus ? c->n_rus : 1, sizeof *c->mtop);
+	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL || c->mshape == NULL ||
+	    c->mtop == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the vector state");
-	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines;
+	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines + sizeof *c->mtop * c->n_rus;
 	for (uint32_t m = 0; m < c->n_machines; m++) {
 		const rusk_machine *mm = &c->machines[m];
 		if (mm->gpus > RUSK_MAX_GPUS_PER_MACHINE)
@@ -104,6 +121,7 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 		c->mshape[m] =
 		        mm->mem_mib | (uint64_t)mm->gpus << 32 | (uint64_t)mm->platform << 40;
 		add_shape(c, mm);
+		top_sums(c, mm);
 	}
 	return RUSK_OK;
 }
@@ -114,6 +132,7 @@ void rusk_vec_free_(rusk_cluster *c)
 	rusk_alloc_free(c->ru_vec, sizeof(uint64_t) * c->n_rus, RUSK_CACHELINE);
 	free(c->shapes);
 	free(c->mshape);
+	free(c->mtop);
 }
 
 /* ---- take and give back ---------------------------------------------------------------- */
