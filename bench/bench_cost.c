@@ -132,7 +132,7 @@ static void bm_task(rusk_gb_state *st, void *ctx)
 	rusk_dispatch_params p;
 	rusk_dispatch_params_init(&p, 20);
 	p.agent_params = task_agent_params;
-	p.max_jobs = 1024;
+	p.max_tasks = 1024;
 	rusk_dispatch *d;
 	char err[128];
 	if (rusk_dispatch_create(c, &p, &d, err, sizeof err) != RUSK_OK) {

@@ -28,7 +28,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		atomic_fetch_add(&a->placed, 1);
 		if (ev->user != NULL) { /* a service: remember its handle to end it later */
 			int k = atomic_fetch_add(&a->n_services, 1);
-			atomic_store(&a->services[k], ev->job);
+			atomic_store(&a->services[k], ev->task);
 		}
 		break;
 	case RUSK_EV_DONE: atomic_fetch_add(&a->done, 1); break;

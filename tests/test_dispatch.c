@@ -37,7 +37,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 		break;
 	case RUSK_EV_DONE: atomic_fetch_add(&n->done, 1); break;
 	case RUSK_EV_REJECTED:
-		if (ev->error == RUSK_ESTOPPED && ev->job != 0)
+		if (ev->error == RUSK_ESTOPPED && ev->task != 0)
 			atomic_fetch_add(&n->stopped, 1);
 		else
 			atomic_fetch_add(&n->rejected, 1);
@@ -59,11 +59,11 @@ static rusk_cluster *cluster(uint32_t machines, uint32_t rus, uint32_t parts)
 	                             .per_cell = 1});
 }
 
-static rusk_dispatch *dispatcher(rusk_cluster *c, uint32_t agents, uint64_t max_jobs, counts *n)
+static rusk_dispatch *dispatcher(rusk_cluster *c, uint32_t agents, uint64_t max_tasks, counts *n)
 {
 	rusk_dispatch_params p;
 	rusk_dispatch_params_init(&p, agents);
-	p.max_jobs = max_jobs;
+	p.max_tasks = max_tasks;
 	p.on_event = on_event;
 	p.arg = n;
 	rusk_dispatch *d;
@@ -370,7 +370,7 @@ static void test_preempted_tenure_keeps_its_end(void **state)
 	p.agent_params = fast_sync;
 	p.on_event = on_tenure;
 	p.arg = &t;
-	p.max_jobs = 64;
+	p.max_tasks = 64;
 	assert_int_equal(rusk_dispatch_create(c, &p, &t.d, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_dispatch_start(t.d), RUSK_OK);
 	for (intptr_t i = 1; i <= 8; i++) {
@@ -590,7 +590,7 @@ static rusk_dispatch *manual_dispatcher(rusk_cluster *c, bool gang,
 	p.gang = gang;
 	p.on_event = cb;
 	p.arg = arg;
-	p.max_jobs = 4096;
+	p.max_tasks = 4096;
 	rusk_dispatch *d;
 	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
 	return d;
@@ -691,7 +691,7 @@ static void test_cancel_and_terminal_events(void **state)
 	rusk_dispatch_params_init(&p, 1);
 	p.on_event = on_cancel_event;
 	p.arg = &k;
-	p.max_jobs = 64;
+	p.max_tasks = 64;
 	rusk_dispatch *d;
 	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
@@ -887,11 +887,11 @@ static void test_misuse(void **state)
 	rusk_dispatch_params p;
 	rusk_dispatch_params_init(&p, 1);
 	assert_int_equal(rusk_dispatch_create(NULL, &p, &none, NULL, 0), RUSK_EINVAL);
-	p.max_jobs = 1ull << 32;
+	p.max_tasks = 1ull << 32;
 	rusk_dispatch_destroy(d); /* frees the cluster for the next one */
 	char err[128] = "";
 	assert_int_equal(rusk_dispatch_create(c, &p, &none, err, sizeof err), RUSK_EINVAL);
-	assert_non_null(strstr(err, "max_jobs"));
+	assert_non_null(strstr(err, "max_tasks"));
 	d = dispatcher(c, 1, 64, &n);
 	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
 	uint64_t ahead = rusk_clock_now(rusk_cluster_clock(c)) + 3600000000000ull;
@@ -906,7 +906,7 @@ static void test_misuse(void **state)
 	rusk_cluster_destroy(c);
 }
 
-/* Creating and destroying a dispatcher costs what it used, not max_jobs: with 2^32 - 1
+/* Creating and destroying a dispatcher costs what it used, not max_tasks: with 2^32 - 1
  * slots reserved (this used to touch every slot's page at destroy: seconds, gigabytes). */
 static void test_destroy_costs_what_was_used(void **state)
 {
@@ -926,7 +926,7 @@ static void test_destroy_costs_what_was_used(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	printf("# destroy after 1000 tasks with 2^32 - 1 slots: %.3f ms\n", s * 1e3);
-	assert_true(s < 2.0); /* a bound no loaded machine misses; was unbounded in max_jobs */
+	assert_true(s < 2.0); /* a bound no loaded machine misses; was unbounded in max_tasks */
 	assert_all_ended(&n, 1000);
 	rusk_cluster_destroy(c);
 }
@@ -1114,7 +1114,7 @@ static void on_starve(void *arg, rusk_dispatch_event *ev)
 	}
 	uint32_t m = rusk_cluster_ru_machine(s->k.c, ev->leases[0].ru);
 	pthread_mutex_lock(&s->mu);
-	s->on[m][s->n_on[m]++] = ev->job;
+	s->on[m][s->n_on[m]++] = ev->task;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1221,7 +1221,7 @@ static void test_mixed_shapes_stress(void **state)
 	rusk_dispatch_params_init(&p, 2);
 	p.on_event = on_shape;
 	p.arg = &k;
-	p.max_jobs = 4096;
+	p.max_tasks = 4096;
 	rusk_dispatch *d;
 	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
 	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);

@@ -93,8 +93,9 @@ struct drv_apred {
 	bool closed; /* drv_apred_close: the stop's forced ends teach and resolve nothing */
 };
 
-int drv_apred_setup(run *R)
+static int apred_setup(run *R, const drv_setup_in *in)
 {
+	(void)in;
 	if (!R->cfg.admit_predict)
 		return 0;
 	drv_apred *p = R->apred = calloc(1, sizeof *p);
@@ -444,6 +445,7 @@ static void apred_event(run *R, rusk_dispatch_event *ev)
 const drv_feature drv_feature_apred = {
         .name = "admission prediction",
         .on = apred_on,
+        .setup = apred_setup,
         .event = apred_event,
         .json = drv_apred_json,
         .print = drv_apred_print,

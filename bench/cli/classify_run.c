@@ -245,8 +245,9 @@ static uint32_t median_shape(const rusk_cluster *c, uint32_t *block_mib)
 	return su;
 }
 
-int drv_cls_setup(run *R, const cli_cluster *cc)
+static int cls_setup(run *R, const drv_setup_in *in)
 {
+	const cli_cluster *cc = in->cc;
 	const run_cfg *cfg = &R->cfg;
 	if (cfg->classify == DRV_CLS_OFF)
 		return 0;
@@ -559,7 +560,7 @@ static void sizing_feedback(run *R, drv_cls *k, uint64_t id)
 		rusk_faa64(&k->sfb_done, 1, RUSK_RELAXED);
 }
 
-void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
+static bool cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec)
 {
 	drv_cls *k = R->cls;
 	uint32_t row = CLS_TRAIN + rusk_rng_below(&k->rng, CLS_POOL);
@@ -572,13 +573,13 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		true_rows(k, row, &truth);
 	if (k->mode == DRV_CLS_NONE) { /* no profile: the kernel's Q sees nothing */
 		memset(&spec->profile, 0, sizeof spec->profile);
-		return;
+		return true;
 	}
 	if (k->mode == DRV_CLS_ORACLE) {
 		to_profile(truth_c, &spec->profile);
 		if (sized(k, spec))
 			size_task(R, k, id, x, &truth, &truth, spec);
-		return;
+		return true;
 	}
 	/* Profiling: 2 noisy entries per classification (its own seed per task). */
 	rusk_cls_entry e[RUSK_CLS_KINDS][2];
@@ -621,6 +622,7 @@ void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *s
 		sizing_rows(k, id, &jp, &est, &truth);
 	if (sized(k, spec))
 		size_task(R, k, id, x, &est, &truth, spec);
+	return true;
 }
 
 /* The true sums of machine m per RU, then Q of the true profile against them. */
@@ -1066,6 +1068,8 @@ static void cls_print(run *R)
 const drv_feature drv_feature_cls = {
         .name = "classification",
         .on = cls_on,
+        .setup = cls_setup,
+        .task = cls_task,
         .event = drv_cls_event,
         .json = cls_json,
         .print = cls_print,

@@ -246,20 +246,17 @@ int drv_setup(run *R, cli_cluster *cc)
 		fprintf(stderr, "rusk: --trace: %s\n", err);
 		return RUSK_EXIT_USAGE;
 	}
-	if (R->trace != NULL) {
+	if (R->trace != NULL)
 		arrival_rus(R);
-		int vrc = drv_vec_setup(R, trace_path);
-		if (vrc != 0)
-			return vrc;
-	}
+	/* The features (features.c): a trace's vector columns before the task cap; then
+	 * classification's workloads and model, the planner and admission prediction. */
+	const drv_setup_in in = {.cc = cc, .trace_path = trace_path};
+	int frc = drv_features_setup(R, DRV_STAGE_TRACE, &in);
+	if (frc != 0)
+		return frc;
 	R->n_tasks_cap = drv_task_cap(R, NULL); /* drv_memory_check refused more than 2^32 */
-	int crc = drv_cls_setup(R, cc);         /* --classify: workloads and model, off the run */
-	if (crc != 0)
-		return crc;
-	if ((crc = drv_sched_setup(R)) != 0) /* --sched: planner and predictor */
-		return crc;
-	if ((crc = drv_apred_setup(R)) != 0) /* --admit-predict: estimates beside admission */
-		return crc;
+	if ((frc = drv_features_setup(R, DRV_STAGE_RUN, &in)) != 0)
+		return frc;
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
 	uint32_t pref_per_task = R->trace != NULL ? RUSK_TRACE_MAX_PREF : cfg.preferred;
 	if (pref_per_task > 0)
@@ -468,12 +465,15 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 	const run_cfg *cfg = &R->cfg;
 	const drv_mix *mix = cfg->n_mix > 0 && R->trace == NULL ? mix_draw(cfg, G) : NULL;
 	uint32_t rus = mix != NULL ? mix->rus : x->rus;
-	if (R->vec != NULL && x->vec) {
-		memset(spec, 0, sizeof *spec);
-		spec->rus = x->rus;
-		if (!drv_vec_task(R, x, spec))
-			return false; /* refused as infeasible, counted by dimension */
-	} else if (rus > rusk_cluster_rus(R->c) || rus > DRV_MAX_TASK_RUS) {
+	memset(spec, 0, sizeof *spec);
+	spec->rus = x->rus;
+	drv_admit judged = DRV_ADMIT_NONE; /* a feature's (a trace's vector demand) */
+	for (const drv_feature *const *f = drv_features; *f != NULL && !judged; f++)
+		if ((*f)->admit != NULL && (*f)->on(R))
+			judged = (*f)->admit(R, x, spec);
+	if (judged == DRV_ADMIT_REFUSED)
+		return false; /* refused as infeasible, counted by the feature */
+	if (judged == DRV_ADMIT_NONE && (rus > rusk_cluster_rus(R->c) || rus > DRV_MAX_TASK_RUS)) {
 		/* The kernel refuses it (rusk_agent_place: RUSK_EINFEASIBLE); queued, it would
 		 * be retried until the run ends. (More than DRV_MAX_TASK_RUS: a --ru-milli
 		 * small enough to make a trace's cores that many RUs.) */
@@ -486,9 +486,9 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 	}
 	uint64_t id = G->id;
 	G->id += G->id_step;
-	rusk_dtask_spec keep = *spec; /* the vector part, if any */
+	rusk_dtask_spec keep = *spec; /* the vector part, if a feature set one */
 	memset(spec, 0, sizeof *spec);
-	if (R->vec != NULL && x->vec) {
+	if (judged == DRV_ADMIT_FITS) {
 		spec->placement = keep.placement;
 		spec->vec = keep.vec;
 	}
@@ -511,9 +511,11 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		spec->preferred = pref;
 		spec->n_preferred = cfg->preferred;
 	}
-	if (R->cls != NULL) /* --classify: Quasar's profile (and --target's size) */
-		drv_cls_task(R, id, x, spec);
-	else if (cfg->quality == RUSK_QUALITY_INTERFERENCE)
+	bool profiled = false; /* --classify: Quasar's profile (and --target's size) */
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->task != NULL && (*f)->on(R))
+			profiled |= (*f)->task(R, id, x, spec);
+	if (!profiled && cfg->quality == RUSK_QUALITY_INTERFERENCE)
 		for (int k = 0; k < RUSK_N_RESOURCES; k++)
 			spec->profile.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
 	spec->priority = x->priority;
@@ -580,7 +582,7 @@ int drv_dispatch(run *R, const char *cmd)
 	p.batch = cfg->batch;
 	p.spin_ns = (uint32_t)(cfg->spin_us * 1e3);
 	p.ring = DRV_RING_SIZE;
-	p.max_jobs = R->n_tasks_cap;
+	p.max_tasks = R->n_tasks_cap;
 	p.agent_params = agent_params_cb;
 	p.admit = R->adm;
 	p.quality = cfg->quality;

@@ -129,7 +129,7 @@ static inline void drv_delay_merge(rusk_hist *dst, const agent_stats *s)
 static inline const rusk_dtask_info *drv_task(rusk_dispatch *d, const rusk_dispatch_event *ev,
                                               rusk_dtask_info *buf)
 {
-	const rusk_dtask *j = rusk_dispatch_find_(d, ev->job);
+	const rusk_dtask *j = rusk_dispatch_find_(d, ev->task);
 	if (j == NULL)
 		return NULL;
 	rusk_dtask_info_(j, buf);
@@ -196,22 +196,48 @@ typedef struct run run;
 /*
  * A feature of a run, registered in drv_features (features.c): vector reports (vecrep.c),
  * classification (classify_run.c), the planner (sched_run.c), admission prediction
- * (admit_pred.c). The driver calls `event` for every dispatcher event (after its own
- * accounting, in the table's order) and `free` at the end; the report calls `json` (before
- * the quality section when json_early, else after it) and `print`, each only while `on`.
- * Setting up and the per-task hooks stay explicit calls in driver.c: their order and
- * arguments differ (a trace's vector columns are read before the task cap is known,
- * classification trains after it, the planner's arrivals come from sim.c and run.c).
+ * (admit_pred.c). The driver (driver.c) and the report (report.c) call every feature only
+ * through this table, in the table's order:
+ *   setup   once, in its stage: DRV_STAGE_TRACE right after the trace is read (before the
+ *           task cap is known: a trace's vector columns decide it), DRV_STAGE_RUN after
+ *           the task cap (classification trains, the planner and admission prediction
+ *           start). Returns 0 or the exit code of a refused run; a feature that the run's
+ *           options leave off returns 0 and stays off (`on` false).
+ *   admit   for each arrival before it gets an id: DRV_ADMIT_FITS when the feature judged
+ *           it (and set spec's placement and vector part), DRV_ADMIT_REFUSED when the kernel
+ *           would refuse it (counted by the feature, e.g. a vector demand no machine can
+ *           hold), DRV_ADMIT_NONE when it is not the feature's (the driver's RU check).
+ *   task    for each task whose spec is built, before it is submitted (e.g. Quasar's
+ *           profile); returns whether it set spec->profile.
+ *   event   for every dispatcher event, after the driver's own accounting (any thread
+ *           that delivers events).
+ *   json    in the report (before the quality section when json_early, else after it);
+ *   print   the text report; both only while `on`.
+ *   free    at the end, also when it never started.
+ * Any hook may be NULL. The planner's arrivals do not go through `task`: sim.c and run.c
+ * hand them to it (drv_sched_arrive) instead of to the agents.
  */
+typedef enum drv_stage { DRV_STAGE_RUN = 0, DRV_STAGE_TRACE } drv_stage;
+typedef enum drv_admit { DRV_ADMIT_NONE = 0, DRV_ADMIT_FITS, DRV_ADMIT_REFUSED } drv_admit;
+typedef struct drv_setup_in {
+	const cli_cluster *cc;
+	const char *trace_path; /* the --trace argument, for errors naming file:line */
+} drv_setup_in;
 typedef struct drv_feature {
 	const char *name;
 	bool (*on)(const run *R);
+	drv_stage stage;
+	int (*setup)(run *R, const drv_setup_in *in);
+	drv_admit (*admit)(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
+	bool (*task)(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
 	void (*event)(run *R, rusk_dispatch_event *ev); /* any thread that delivers events */
 	void (*json)(FILE *f, run *R);
 	bool json_early;
 	void (*print)(run *R);
 	void (*free)(run *R); /* also when it never started */
 } drv_feature;
+/* Runs the setup hooks of stage st in the table's order: 0 or the first exit code. */
+int drv_features_setup(run *R, drv_stage st, const drv_setup_in *in);
 extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred;
 /* The features, NULL-terminated. */
 extern const drv_feature *const drv_features[];
@@ -355,12 +381,10 @@ int drv_dispatch(run *R, const char *cmd);
  * of memory). drv_vec_setup, after the cluster is built: resolves the trace's GPU models
  * (an unknown one: FILE:LINE, exit status) and keeps R->vec only if the run has vector
  * tasks. drv_vec_task (generator): the spec's demand, false when the kernel would refuse it
- * as infeasible (counted by dimension). drv_vec_placed (PLACED event, agent a's thread).
- * drv_vec_second (sampler): this second's figures (idle: the last ones again, nothing
- * having been allocated or freed since). The rest write them. */
+ * as infeasible (counted by dimension): its feature's setup and admit hooks. drv_vec_placed (PLACED
+ * event, agent a's thread). drv_vec_second (sampler): this second's figures (idle: the last ones
+ * again, nothing having been allocated or freed since). The rest write them. */
 rusk_trace_models *drv_vec_models(run *R);
-int drv_vec_setup(run *R, const char *trace_path);
-bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
 void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j);
 void drv_vec_second(run *R, bool idle);
 const char *drv_vec_csv_header(void);
@@ -380,8 +404,6 @@ void drv_vec_free(run *R);
  * drv_cls_second (the sampler, a registered thread): retrains once enough rows came back.
  * drv_cls_print / drv_cls_json (report), drv_cls_free. */
 enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2, DRV_CLS_NONE = 3 };
-int drv_cls_setup(run *R, const cli_cluster *cc);
-void drv_cls_task(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
 void drv_cls_event(run *R, rusk_dispatch_event *ev);
 void drv_cls_second(run *R);
 void drv_cls_print(const run *R);
@@ -404,7 +426,6 @@ typedef rusk_dtask_id (*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint3
                                             uint64_t now, void *ctx);
 typedef void (*drv_sched_stop_fn)(run *R, rusk_dtask_id j, bool placed, uint64_t now, void *ctx);
 int drv_sched_e2e(run *R, rusk_arrival **out, size_t *n, char *err, size_t errlen);
-int drv_sched_setup(run *R);
 void drv_sched_arrival(run *R, const rusk_arrival *x, rusk_dtask_spec *spec, uint32_t agent,
                        uint64_t now);
 uint64_t drv_sched_tick_ns(const run *R);
@@ -426,7 +447,6 @@ void drv_sched_free(run *R);
 /* The predictor's estimates beside admission control's (admit_pred.c: its design note).
  * drv_apred_setup after the dispatcher's size is known; drv_apred_event: every dispatcher
  * event (any thread); print / json / ok / free: the report. */
-int drv_apred_setup(run *R);
 void drv_apred_event(run *R, const rusk_dispatch_event *ev);
 /* The run is over: the stop's ends of what still runs are not completions. */
 void drv_apred_close(run *R);

@@ -241,8 +241,9 @@ static void features(const rusk_arrival *x, bool slo, rusk_job *f)
 	f->queue = slo ? 0 : 1;
 }
 
-int drv_sched_setup(run *R)
+static int sched_setup(run *R, const drv_setup_in *in)
 {
+	(void)in;
 	const run_cfg *cfg = &R->cfg;
 	if (cfg->sched < 0)
 		return 0;
@@ -662,12 +663,12 @@ void drv_sched_event(run *R, rusk_dispatch_event *ev)
 		pthread_mutex_unlock(&s->mu);
 		return;
 	}
-	bool current = j->tk == ev->job && j->tk != 0;
+	bool current = j->tk == ev->task && j->tk != 0;
 	switch (ev->kind) {
 	case RUSK_EV_PLACED:
 		if (j->state == SJ_STARTED && j->tk == 0)
-			j->tk = ev->job; /* placed before its submission returned */
-		current = j->tk == ev->job && j->state == SJ_STARTED;
+			j->tk = ev->task; /* placed before its submission returned */
+		current = j->tk == ev->task && j->state == SJ_STARTED;
 		if (!current) {
 			ev->run_ns = 0; /* an orphan: stopped before it was placed */
 			break;
@@ -902,6 +903,7 @@ static bool sched_on(const run *R)
 const drv_feature drv_feature_sched = {
         .name = "the planner",
         .on = sched_on,
+        .setup = sched_setup,
         .event = drv_sched_event,
         .json = drv_sched_json,
         .print = drv_sched_print,

@@ -102,8 +102,9 @@ static bool model_has_gpus(const rusk_cluster *c, uint32_t model)
 	return false;
 }
 
-int drv_vec_setup(run *R, const char *trace_path)
+static int vec_setup(run *R, const drv_setup_in *in)
 {
+	const char *trace_path = in->trace_path;
 	drv_vec *v = R->vec;
 	bool any = false;
 	for (size_t i = 0; i < R->n_trace && !any; i++)
@@ -127,9 +128,11 @@ int drv_vec_setup(run *R, const char *trace_path)
 	return 0;
 }
 
-bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
+static drv_admit vec_admit(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
 {
 	drv_vec *v = R->vec;
+	if (!x->vec)
+		return DRV_ADMIT_NONE;
 	uint32_t ru_milli = R->cfg.ru_milli;
 	v->req_cpu_milli += x->cpu_milli ? x->cpu_milli : (uint64_t)x->rus * ru_milli;
 	v->req_mem += x->mem_mib;
@@ -145,7 +148,7 @@ bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
 	               .vec = spec->vec};
 	char err[256], pat[24];
 	if (rusk_task_check(R->c, &t, err, sizeof err) == RUSK_OK)
-		return true;
+		return DRV_ADMIT_FITS;
 	/* The kernel's message for a vector task names the field: "task ID: FIELD: ..."; a
 	 * row whose vector columns are all 0 is an RU-only task, refused for its RUs. */
 	int k = 0;
@@ -153,7 +156,7 @@ bool drv_vec_task(run *R, const rusk_arrival *x, rusk_dtask_spec *spec)
 	       (snprintf(pat, sizeof pat, ": %s:", dims[k]), strstr(err, pat) == NULL))
 		k++;
 	v->refused[k]++;
-	return false;
+	return DRV_ADMIT_REFUSED;
 }
 
 void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j)
@@ -332,6 +335,9 @@ static void vec_print(run *R)
 const drv_feature drv_feature_vec = {
         .name = "vector resources",
         .on = vec_on,
+        .stage = DRV_STAGE_TRACE,
+        .setup = vec_setup,
+        .admit = vec_admit,
         .event = vec_event,
         .json = vec_json,
         .json_early = true,

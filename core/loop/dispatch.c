@@ -51,13 +51,13 @@
  * the kernel task id its leases carry; the state word holds the same use (modulo 2^32),
  * so every call with a handle checks it against the word it then CASes. Slots are made
  * in chunks of RUSK_JOB_CHUNK on first use (E8): creating and destroying a dispatcher
- * cost what its run used, not max_jobs.
+ * cost what its run used, not max_tasks.
  *
  * Timed ends: each agent's own wheel (core/loop/wheel.c), turned in its loop; an agent
  * parks no longer than until its earliest end.
  *
- * Invariants: (1) a job is in at most one place: a ring, one local queue, RUNNING, or
- * free; (2) every job submitted ends with exactly one terminal event, DONE or REJECTED,
+ * Invariants: (1) a task is in at most one place: a ring, one local queue, RUNNING, or
+ * free; (2) every task submitted ends with exactly one terminal event, DONE or REJECTED,
  * and is accounted once as placed-and-running, queued at the end, rejected or ended;
  * (3) a slot is reused only after its terminal event returned; (4) at most one
  * reservation per agent, and only a task of that agent's queues.
@@ -78,7 +78,7 @@
 /* Round robin of a submitting thread (agent UINT32_MAX, revocations): per thread, so that
  * no word is shared by the submitters. */
 static _Thread_local uint32_t next_agent;
-#define DEFAULT_MAX_JOBS (1u << 20)
+#define DEFAULT_MAX_TASKS (1u << 20)
 
 static inline uint64_t now_ns(const rusk_dispatch *d)
 {
@@ -91,7 +91,7 @@ static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
 		d->p.on_event(d->p.arg, ev);
 }
 
-/* ---- job slots ------------------------------------------------------------------------ */
+/* ---- task slots ------------------------------------------------------------------------ */
 
 /* Chunk i of the slots, made by the first caller that needs it (E8); NULL: out of memory. */
 static rusk_dtask *chunk_get(rusk_dispatch *d, uint64_t i)
@@ -171,7 +171,7 @@ static rusk_dtask *slot_get(rusk_dispatch *d, uint32_t agent, uint64_t *slot, bo
 	return NULL;
 }
 
-/* Invariant 3: called after the job's last event; back on the stack of the agent that
+/* Invariant 3: called after the task's last event; back on the stack of the agent that
  * held it last. */
 static void slot_put(rusk_dispatch *d, rusk_dtask *j)
 {
@@ -377,7 +377,7 @@ static void end_rejected(rusk_dispatch *d, uint32_t agent, rusk_dtask *j, const 
 	rusk_dispatch_event ev = {.kind = RUSK_EV_REJECTED,
 	                          .agent = agent,
 	                          .error = err,
-	                          .job = j ? j->id : 0,
+	                          .task = j ? j->id : 0,
 	                          .user = j ? j->user : s->user,
 	                          .time_ns = now};
 	if (j != NULL) /* DONE before the event: a handle used from the callback is stale */
@@ -422,7 +422,8 @@ static bool jobq_room(rusk_dtaskq *q, size_t n)
 
 static void jobq_push(rusk_dtaskq *q, rusk_dtask *j, bool front)
 {
-	/* Room was reserved (rusk_dispatch_reserve_): every queue holds all of the agent's jobs. */
+	/* Room was reserved (rusk_dispatch_reserve_): every queue holds all of the agent's tasks.
+	 */
 	if (front) {
 		q->head = (q->head + q->cap - 1) & (q->cap - 1);
 		q->a[q->head] = j;
@@ -564,7 +565,7 @@ uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus)
 	return n;
 }
 
-/* Removes from q every job that keep() refuses: each is dropped as cancelled. */
+/* Removes from q every task that keep() refuses: each is dropped as cancelled. */
 static void jobq_filter(rusk_dagent *a, rusk_dtaskq *q, bool (*keep)(const rusk_dtask *),
                         uint64_t now)
 {
@@ -586,7 +587,7 @@ static bool not_cancelled(const rusk_dtask *j)
 	return !cancelled(j);
 }
 
-/* E9: cancellations were asked since the last look: every cancelled job in a's queues
+/* E9: cancellations were asked since the last look: every cancelled task in a's queues
  * leaves now (REJECTED, RUSK_ECANCELED). Cancels are rare; the sweep is O(held). */
 static void sweep_cancelled(rusk_dagent *a, uint64_t now)
 {
@@ -671,7 +672,7 @@ bool rusk_dispatch_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		j->wait_from_ns = now;
 		rusk_dispatch_event ev = {.kind = RUSK_EV_WAITING,
 		                          .agent = a->index,
-		                          .job = j->id,
+		                          .task = j->id,
 		                          .user = j->user,
 		                          .time_ns = now,
 		                          .admit = &dec};
@@ -747,7 +748,7 @@ rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const ru
 	rusk_dispatch_add_(&s->placed_hi, j->prio > 0);
 	rusk_dispatch_event ev = {.kind = RUSK_EV_PLACED,
 	                          .agent = a->index,
-	                          .job = j->id,
+	                          .task = j->id,
 	                          .user = j->user,
 	                          .leases = j->l,
 	                          .n_leases = j->placed,
@@ -844,7 +845,7 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 		rusk_dispatch_add_(&a->st.preempted, 1);
 		rusk_dispatch_event ev = {.kind = RUSK_EV_PREEMPTED,
 		                          .agent = a->index,
-		                          .job = vt->id,
+		                          .task = vt->id,
 		                          .user = vt->user,
 		                          .time_ns = now};
 		emit(d, &ev);
@@ -866,7 +867,7 @@ bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t 
 		rusk_faa64(&d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents].st.released,
 		           1, RUSK_RELAXED);
 	rusk_dispatch_event ev = {
-	        .kind = RUSK_EV_DONE, .job = j->id, .user = j->user, .time_ns = now};
+	        .kind = RUSK_EV_DONE, .task = j->id, .user = j->user, .time_ns = now};
 	emit(d, &ev);
 	slot_put(d, j);
 	return true;
@@ -874,7 +875,7 @@ bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t 
 
 void rusk_dispatch_drain_(rusk_dagent *a)
 {
-	/* Every job still held ends here (invariant 2): REJECTED with RUSK_ESTOPPED, counted
+	/* Every task still held ends here (invariant 2): REJECTED with RUSK_ESTOPPED, counted
 	 * as held at the end, or RUSK_ECANCELED; an incremental task gives back what it won. */
 	rusk_dtaskq *qs[] = {&a->hi, &a->retry, &a->lo, &a->aside};
 	uint64_t now = now_ns(a->d);
@@ -963,7 +964,7 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 	rusk_faa64(&d->revoked, 1, RUSK_RELAXED);
 	rusk_dispatch_event ev = {.kind = RUSK_EV_REVOKED,
 	                          .error = RUSK_EOFFLINE,
-	                          .job = j->id,
+	                          .task = j->id,
 	                          .user = j->user,
 	                          .time_ns = now};
 	emit(d, &ev);
@@ -1303,7 +1304,7 @@ RUSK_EXPORT void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t age
 	p->batch = 100;
 	p->ring = 1u << 16;
 	p->spin_ns = 2000;
-	p->max_jobs = DEFAULT_MAX_JOBS;
+	p->max_tasks = DEFAULT_MAX_TASKS;
 	p->reserve_syncs = 2;
 }
 
@@ -1322,8 +1323,8 @@ static int check_params(const rusk_dispatch_params *p, char *err, size_t len)
 		return bad(err, len, "batch: 0");
 	if (p->ring < 2 || (p->ring & (p->ring - 1)) != 0 || p->ring > (1u << 30))
 		return bad(err, len, "ring: not a power of two in 2..2^30");
-	if (p->max_jobs == 0 || p->max_jobs >= (1ull << 32))
-		return bad(err, len, "max_jobs: not in 1..2^32-1");
+	if (p->max_tasks == 0 || p->max_tasks >= (1ull << 32))
+		return bad(err, len, "max_tasks: not in 1..2^32-1");
 	return RUSK_OK;
 }
 
@@ -1377,7 +1378,7 @@ RUSK_EXPORT int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params
 	}
 	d->c = c;
 	d->p = *p;
-	d->cap = p->max_jobs;
+	d->cap = p->max_tasks;
 	if (rusk_cluster_attach_loop_(c, rusk_dispatch_revoked, d) != RUSK_OK) {
 		free(d);
 		bad(err, errlen, "the cluster has a dispatcher already (one per cluster)");
@@ -1391,7 +1392,7 @@ RUSK_EXPORT int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params
 		memset(d->ag, 0, p->agents * sizeof *d->ag);
 	if (d->chunks == NULL || d->ag == NULL) {
 		rusk_dispatch_destroy(d);
-		bad(err, errlen, "out of memory for the dispatcher's job table and agents");
+		bad(err, errlen, "out of memory for the dispatcher's task table and agents");
 		return RUSK_ENOMEM;
 	}
 	for (uint32_t i = 0; i < p->agents; i++)
@@ -1424,7 +1425,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	for (uint32_t i = 0; d->ag != NULL && i < d->p.agents; i++) {
 		rusk_dagent *a = &d->ag[i];
 		if (!d->stopped && a->in_buf != NULL)
-			take_ring(a); /* never started nor stopped: its ring may hold jobs */
+			take_ring(a); /* never started nor stopped: its ring may hold tasks */
 		rusk_dispatch_drain_(a);
 		if (a->ag != NULL)
 			rusk_agent_destroy(a->ag);
@@ -1445,7 +1446,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	free(d);
 }
 
-/* One submission to agent a, in flight (E6): its job on a's ring, or REJECTED. */
+/* One submission to agent a, in flight (E6): its task on a's ring, or REJECTED. */
 static int submit_one(rusk_dispatch *d, rusk_dagent *a, const rusk_dtask_spec *s, uint64_t now,
                       rusk_dtask_id *out)
 {
@@ -1591,10 +1592,10 @@ RUSK_EXPORT void rusk_dispatch_revoked(uint64_t task, rusk_lease lease, void *ar
 	take_back(d, j, st, NULL);
 }
 
-RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
+RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id task)
 {
 	uint32_t use;
-	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, job, &use) : NULL;
+	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, task, &use) : NULL;
 	if (j == NULL)
 		return RUSK_EINVAL; /* never a handle of d */
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
@@ -1614,10 +1615,10 @@ RUSK_EXPORT int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job)
 	}
 }
 
-RUSK_EXPORT int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job)
+RUSK_EXPORT int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id task)
 {
 	uint32_t use;
-	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, job, &use) : NULL;
+	rusk_dtask *j = d != NULL ? rusk_dispatch_lookup_(d, task, &use) : NULL;
 	if (j == NULL)
 		return RUSK_EINVAL;
 	uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);

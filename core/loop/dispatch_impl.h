@@ -22,7 +22,7 @@
  *        -> acquire of st in the completer, a preemptor (rusk_dispatch_preempt_), a revocation
  *        and rusk_dispatch_complete
  *   E2 end / preempt / revoke / cancel / place CAS on st (acq_rel): one winner per tenure
- *   E3 submit: job fields, then ring enqueue (CK's release) + TSAN_RELEASE
+ *   E3 submit: task fields, then ring enqueue (CK's release) + TSAN_RELEASE
  *        -> ring dequeue + TSAN_ACQUIRE on the agent
  *   E4 (gone: each agent ends the tasks it placed, from its own timing wheel)
  *   E5 stop flags: store release -> load acquire in the threads; each park is woken
@@ -33,7 +33,7 @@
  *   E7 revocation vs placement: the callback stores lost, full fence, loads st; the agent
  *      stores st = RUNNING, full fence, loads lost; whoever sees the other takes the
  *      tenure back by E2's CAS
- *   E8 job slots: a chunk of slots is made by the first submission that reaches it and
+ *   E8 task slots: a chunk of slots is made by the first submission that reaches it and
  *      published by a CAS (release) -> acquire loads of the chunk pointer by handle
  *      lookups (complete, cancel, revoked, preempt); a slot's reuse: slot_put's push on
  *      its agent's free stack (CAS, release) -> slot_get's pop (CAS, acquire)
@@ -86,7 +86,7 @@ static inline uint64_t rusk_js_make(uint64_t key, uint32_t state)
 	return key << RUSK_JS_STATE_BITS | state;
 }
 
-/* Leases kept in the job itself; a larger task gets an array at submission. */
+/* Leases kept in the task itself; a larger task gets an array at submission. */
 #define RUSK_JOB_INLINE_LEASES 2
 
 /* Slots come in chunks made on first use (E8), so a dispatcher costs what it used. */
@@ -123,8 +123,8 @@ struct rusk_dtask {
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 
-/* A deque of jobs (an agent's local queues); capacity reserved ahead (rusk_dispatch_reserve_)
- * so that moving a job between queues never allocates. */
+/* A deque of tasks (an agent's local queues); capacity reserved ahead (rusk_dispatch_reserve_)
+ * so that moving a task between queues never allocates. */
 typedef struct rusk_dtaskq {
 	rusk_dtask **a;
 	size_t head, n, cap;
@@ -150,7 +150,7 @@ struct rusk_dagent {
 	rusk_dtaskq hi, retry, lo;
 	rusk_dtaskq aside; /* tasks its view had no room for, until its next sync */
 	rusk_waitq wait;
-	size_t held; /* jobs in the five queues above */
+	size_t held; /* tasks in the five queues above */
 	/* The smallest RU count (remaining) that failed for room since the last sync, per
 	 * room class (dispatch.c, room_class: the placement kind, and for ANY whether it is
 	 * a gang): a task of that class needing as many or more goes aside without a try.
@@ -186,7 +186,7 @@ struct rusk_dispatch {
 	rusk_dagent *ag;
 	rusk_dtask **chunks; /* cap / RUSK_JOB_CHUNK chunk pointers, made on first use (E8) */
 	uint64_t n_chunks;
-	uint64_t cap;  /* job slots */
+	uint64_t cap;  /* task slots */
 	uint64_t bump; /* slots never used so far (atomic) */
 	/* Rare events, counted where they happen (any thread; atomic, relaxed): rejected (at
 	 * submission or by an agent), revoked, cancelled, and refused at submission. */
@@ -197,7 +197,7 @@ struct rusk_dispatch {
 	bool started, stopped, attached;
 };
 
-/* Slot `slot`'s job; its chunk must exist (a slot below bump). */
+/* Slot `slot`'s task; its chunk must exist (a slot below bump). */
 static inline rusk_dtask *rusk_dispatch_slot_(const rusk_dispatch *d, uint64_t slot)
 {
 	rusk_dtask *ch = rusk_loadp((void *const *)&d->chunks[slot >> RUSK_JOB_CHUNK_SHIFT],
@@ -205,14 +205,15 @@ static inline rusk_dtask *rusk_dispatch_slot_(const rusk_dispatch *d, uint64_t s
 	return &ch[slot & (RUSK_JOB_CHUNK - 1)];
 }
 
-/* The job a handle (or lease owner id) names now, with its use in *use; NULL when it names
+/* The task a handle (or lease owner id) names now, with its use in *use; NULL when it names
  * no slot of d that was ever used. Its task may have ended: the caller compares use with
  * the state word's. */
-static inline rusk_dtask *rusk_dispatch_lookup_(const rusk_dispatch *d, uint64_t job, uint32_t *use)
+static inline rusk_dtask *rusk_dispatch_lookup_(const rusk_dispatch *d, uint64_t task,
+                                                uint32_t *use)
 {
-	if (job < RUSK_DISPATCH_ID_BASE || job > RUSK_TASK_ID_MAX)
+	if (task < RUSK_DISPATCH_ID_BASE || task > RUSK_TASK_ID_MAX)
 		return NULL;
-	uint64_t n = job - RUSK_DISPATCH_ID_BASE, slot = n % d->cap;
+	uint64_t n = task - RUSK_DISPATCH_ID_BASE, slot = n % d->cap;
 	if (slot >= rusk_load64((uint64_t *)&d->bump, RUSK_ACQUIRE))
 		return NULL;
 	rusk_dtask *ch = rusk_loadp((void *const *)&d->chunks[slot >> RUSK_JOB_CHUNK_SHIFT],
@@ -241,7 +242,7 @@ static inline void rusk_dispatch_add_(uint64_t *p, uint64_t d)
 	rusk_store64(p, rusk_load64(p, RUSK_RELAXED) + d, RUSK_RELAXED);
 }
 
-/* Jobs in a's local queues. */
+/* Tasks in a's local queues. */
 static inline size_t rusk_dispatch_held_(const rusk_dagent *a)
 {
 	return a->held;

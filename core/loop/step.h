@@ -72,7 +72,7 @@ typedef struct rusk_dtask_info {
 	rusk_dtask_id id;         /* its handle, the owner id of its leases */
 	uint64_t submit_ns;       /* when submitted */
 	uint64_t end_ns;          /* end of its current tenure (RUNNING) */
-	uint32_t slot;            /* its slot: < max_jobs, reused after its end */
+	uint32_t slot;            /* its slot: < max_tasks, reused after its end */
 	uint32_t state;           /* RUSK_JS_* */
 	uint32_t rus, placed;     /* RUs asked for, RUs it holds */
 	uint32_t n_pref;          /* preferred machines */
@@ -104,7 +104,7 @@ bool rusk_dispatch_failed_(const rusk_dispatch *d);
 rusk_dagent_stats *rusk_dagent_stats_(rusk_dagent *a);
 /* a's kernel agent (rusk/sched.h). */
 rusk_agent *rusk_dagent_kernel_(rusk_dagent *a);
-/* Jobs on a's retry list. */
+/* Tasks on a's retry list. */
 size_t rusk_dagent_retries_(const rusk_dagent *a);
 /* Tasks a rejected as stopped at its end (rusk_dispatch_drain_). */
 uint64_t rusk_dagent_left_(const rusk_dagent *a);
@@ -116,7 +116,7 @@ double rusk_dagent_cpu_s_(const rusk_dagent *a);
 
 /* ---- steps ------------------------------------------------------------------------------ */
 
-/* A job for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
+/* A task for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
  * yet on any: NULL with *rc set (the REJECTED event is the caller's to deliver:
  * rusk_dispatch_reject_). */
 rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
@@ -125,7 +125,7 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
  * slot. */
 void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,
                            const rusk_dtask_spec *s, int err, uint64_t now);
-/* Room in a's local queues for `more` jobs beyond what it holds; false: out of memory. */
+/* Room in a's local queues for `more` tasks beyond what it holds; false: out of memory. */
 bool rusk_dispatch_reserve_(rusk_dagent *a, size_t more);
 /* Queues j on a (high or normal queue); room reserved first. */
 void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j);
@@ -134,13 +134,13 @@ void rusk_dispatch_gave_back_(rusk_dagent *a, rusk_dtask *j);
 /* Puts j at the back of a's high queue (prio) or retry list, not counted as re-queued (a
  * driver that kept it aside itself, e.g. until its view's next sync). Room reserved. */
 void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j);
-/* Next job to try at `now`: high priority, then retries (at most *retries), then due
- * admission waiters, then the normal queue. NULL: nothing to do now. A job cancelled
+/* Next task to try at `now`: high priority, then retries (at most *retries), then due
+ * admission waiters, then the normal queue. NULL: nothing to do now. A task cancelled
  * meanwhile is rejected (RUSK_ECANCELED) on the way, never returned. */
 rusk_dtask *rusk_dispatch_next_(rusk_dagent *a, uint64_t now, size_t *retries);
 /* Earliest time an admission waiter is due (UINT64_MAX: none). */
 uint64_t rusk_dispatch_next_wake_(const rusk_dagent *a);
-/* Jobs whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
+/* Tasks whose remaining RUs are <= free_rus, in a's queues (a check at the end). */
 uint64_t rusk_dispatch_placeable_(const rusk_dagent *a, uint64_t free_rus);
 /* First dequeue of j: its queueing time. */
 void rusk_dispatch_dequeued_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
@@ -172,7 +172,7 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
 /* The tenure key of j now (acquire). */
 uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
-/* End of a's life: each job it still holds gives back the RUs it won and gets REJECTED
+/* End of a's life: each task it still holds gives back the RUs it won and gets REJECTED
  * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
 void rusk_dispatch_drain_(rusk_dagent *a);
 #endif /* RUSK_LOOP_STEP_H */

@@ -37,7 +37,7 @@
 #define WHEEL_LATE_MIN (1ull << 20)
 #define WHEEL_LATE_MAX (1ull << 24)
 
-/* A placed tenure on its way to its end: the job may be preempted and placed again
+/* A placed tenure on its way to its end: the task may be preempted and placed again
  * meanwhile, so the entry keeps its own copy of the end time and tenure. */
 typedef struct rusk_tenure {
 	uint64_t end_ns;

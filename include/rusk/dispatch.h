@@ -25,7 +25,7 @@
  * scheduler's reservation, held in the master state where every agent respects it). It
  * runs only once it holds all its RUs (PLACED), whatever its commit mode says.
  *
- * Handles. A submitted task is named by a rusk_dtask_id: its job slot and that slot's use.
+ * Handles. A submitted task is named by a rusk_dtask_id: its task slot and that slot's use.
  * The value is also the owner id of its leases in the master array (rusk/ru.h). A handle
  * stays valid until the task's terminal event (DONE or REJECTED); afterwards every call
  * with it returns RUSK_ESTALE and touches nothing, even once its slot serves another
@@ -47,7 +47,7 @@
  *
  * Shared words on the per-task path (what scales with cores): per agent, its submission
  * ring (written by its submitters and by it), its in-flight count (its submitters), its
- * free-slot stack (its submitters pop, whoever ends its tasks pushes), the job slot itself
+ * free-slot stack (its submitters pop, whoever ends its tasks pushes), the task slot itself
  * (the submitter writes it, the agent reads it); in the kernel, the RU words, per-machine
  * and per-partition counters (rusk/ru.h). Nothing is shared by all submitters or all
  * agents: statistics are per agent and summed on read, a round robin is per thread, and
@@ -76,7 +76,7 @@
  * (REVOKED),
  * the stopping or destroying thread (REJECTED with RUSK_ESTOPPED for a dispatcher never
  * started, DONE). The callback must not block; it may call rusk_dispatch_submit,
- * rusk_dispatch_complete and rusk_dispatch_cancel (a job runs only once its PLACED
+ * rusk_dispatch_complete and rusk_dispatch_cancel (a task runs only once its PLACED
  * callback has returned: completing it from there gets RUSK_ENOTRUNNING; set ev->run_ns =
  * 0 to end it at once).
  *
@@ -165,15 +165,15 @@ typedef enum rusk_dispatch_event_kind {
 
 typedef struct rusk_dispatch_event {
 	rusk_dispatch_event_kind kind;
-	uint32_t agent;    /* the agent that placed, preempted or refused it (REVOKED: 0;
-	                    * REJECTED after a revocation: UINT32_MAX) */
-	int error;         /* REJECTED: RUSK_EINVAL / RUSK_EINFEASIBLE (the kernel's verdict,
-	                    * see rusk_task_check), RUSK_EFULL (its agent's queue or the job
-	                    * slots were full), RUSK_ENOMEM, RUSK_ECANCELED (rusk_dispatch_cancel),
-	                    * RUSK_ESTOPPED (submitted after stop began, or still queued when
-	                    * the agents stopped); REVOKED: RUSK_EOFFLINE; else RUSK_OK */
-	rusk_dtask_id job; /* its handle, also the owner id of its leases (0: REJECTED at
-	                    * submission, before it had one) */
+	uint32_t agent;     /* the agent that placed, preempted or refused it (REVOKED: 0;
+	                     * REJECTED after a revocation: UINT32_MAX) */
+	int error;          /* REJECTED: RUSK_EINVAL / RUSK_EINFEASIBLE (the kernel's verdict,
+	                     * see rusk_task_check), RUSK_EFULL (its agent's queue or the task
+	                     * slots were full), RUSK_ENOMEM, RUSK_ECANCELED (rusk_dispatch_cancel),
+	                     * RUSK_ESTOPPED (submitted after stop began, or still queued when
+	                     * the agents stopped); REVOKED: RUSK_EOFFLINE; else RUSK_OK */
+	rusk_dtask_id task; /* its handle, also the owner id of its leases (0: REJECTED at
+	                     * submission, before it had one) */
 	void *user;
 	const rusk_lease *leases; /* PLACED: its leases, valid while it runs */
 	uint32_t n_leases;
@@ -194,7 +194,7 @@ typedef struct rusk_dispatch_params {
 	uint32_t ring;          /* per-agent submission queue, a power of two (default 65536) */
 	uint32_t spin_ns;       /* an idle agent polls its queue this long before it parks
 	                         * (default 2000: a longer spin buys a little delay with CPU) */
-	uint64_t max_jobs;      /* job slots: tasks submitted and not yet ended (default 1 << 20);
+	uint64_t max_tasks;     /* task slots: tasks submitted and not yet ended (default 1 << 20);
 	                         * memory for them is taken as they are first used */
 	uint32_t reserve_syncs; /* a multi-RU task aside for this many of its agent's view
 	                         * syncs becomes the agent's reservation (default 2; 0: never) */
@@ -223,7 +223,7 @@ int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params *p, rusk_di
                          char *err, size_t errlen);
 /* Stops it if running (rusk_dispatch_stop), ends the tasks still running until completed
  * (their RUs go back to the cluster; DONE on this thread), detaches it from its cluster and
- * frees it. It costs what the run used, not max_jobs. Not concurrently with any other
+ * frees it. It costs what the run used, not max_tasks. Not concurrently with any other
  * call on d. NULL is ignored. */
 void rusk_dispatch_destroy(rusk_dispatch *d);
 
@@ -231,7 +231,7 @@ void rusk_dispatch_destroy(rusk_dispatch *d);
  * rusk_dispatch_submit: queues a task on agent `agent` (UINT32_MAX: round robin). Any
  * thread, lock-free. Returns RUSK_OK (and its handle in *out, which may be NULL);
  * RUSK_EINVAL or RUSK_EINFEASIBLE for a task the kernel could never place
- * (rusk_task_check), RUSK_EFULL when the agent's queue or the job slots are full,
+ * (rusk_task_check), RUSK_EFULL when the agent's queue or the task slots are full,
  * RUSK_ENOMEM, RUSK_ESTOPPED after stop began; in each of these cases a REJECTED event
  * was delivered on this thread first and the task counts as rejected. d or s NULL, an
  * unknown commit mode, or `agent` out of range: RUSK_EINVAL, nothing delivered nor
@@ -254,14 +254,14 @@ int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent, const rusk_dtas
                                rusk_dtask_id *out, int *rcs, size_t *accepted);
 
 /*
- * rusk_dispatch_complete: the embedder says `job` has ended (any run_ns): its RUs are
+ * rusk_dispatch_complete: the embedder says `task` has ended (any run_ns): its RUs are
  * released and DONE is delivered on this thread. RUSK_OK; RUSK_ENOTRUNNING if it is
  * queued (not placed yet, or preempted or revoked and not placed again: call again after
  * its next PLACED, or cancel it); RUSK_ESTALE if it has ended (DONE or REJECTED) — also
  * when its slot now serves another task, which is left alone; RUSK_EINVAL for d NULL or a
  * value that was never a handle of d. Any registered thread (rusk_thread_register).
  */
-int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job);
+int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id task);
 
 /*
  * rusk_dispatch_cancel: withdraws a queued task. RUSK_OK: it will not run; its agent
@@ -272,7 +272,7 @@ int rusk_dispatch_complete(rusk_dispatch *d, rusk_dtask_id job);
  * both. RUSK_ERUNNING if it runs (complete it instead), RUSK_ESTALE if it has ended or
  * was cancelled before, RUSK_EINVAL as for complete. Any thread, lock-free.
  */
-int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id job);
+int rusk_dispatch_cancel(rusk_dispatch *d, rusk_dtask_id task);
 
 /*
  * rusk_dispatch_revoked: a rusk_revoke_fn for rusk_machine_fail. Since the dispatcher

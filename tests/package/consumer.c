@@ -120,7 +120,7 @@ static void check_cluster_and_agents(void)
 	rusk_dispatch_params dp;
 	rusk_dispatch_params_init(&dp, 1);
 	dp.ring = 1024;
-	dp.max_jobs = 1024;
+	dp.max_tasks = 1024;
 	rusk_dispatch *d = NULL;
 	if (rusk_dispatch_create(c, &dp, &d, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "dispatch: %s\n", err);
