@@ -79,6 +79,7 @@ int rusk_loadgen_next(rusk_loadgen *g, rusk_arrival *out)
 #define TRACE_STREAM_MAX (1ull << 32) /* bytes read from a pipe or a device (no end known) */
 #define TRACE_FIELDS     16           /* fields kept per line; more are counted, not kept */
 #define OPENB_COLS       11
+#define OPENB_SHAPE_COLS 5 /* the shapes only: name .. gpu_milli (openb_pod_list_multigpu*) */
 
 static const char *const openb_cols[OPENB_COLS] = {
         "name", "cpu_milli", "memory_mib",    "num_gpu",       "gpu_milli",     "gpu_spec",
@@ -280,10 +281,12 @@ static int rd_line(trace_reader *r, char *err, size_t errlen)
 }
 
 /* The openb header: every column by name, in order; an error names the first wrong one or
- * every missing one. */
-static int openb_header(char **fl, int nf, const char *path, unsigned line, char *err,
-                        size_t errlen)
+ * every missing one. With shapes, the first OPENB_SHAPE_COLS alone are a header too (*cols:
+ * how many the rows have). */
+static int openb_header(char **fl, int nf, bool shapes, int *cols, const char *path, unsigned line,
+                        char *err, size_t errlen)
 {
+	*cols = OPENB_COLS;
 	char want[256] = "", missing[160] = "";
 	for (int i = 0; i < OPENB_COLS; i++)
 		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
@@ -294,14 +297,21 @@ static int openb_header(char **fl, int nf, const char *path, unsigned line, char
 			                 "%s:%u: not an openb pod list header: column %d is '%s', "
 			                 "expected '%s' (the expected header: %s)",
 			                 path, line, i + 1, fl[i], openb_cols[i], want);
+	if (nf == OPENB_SHAPE_COLS && shapes) {
+		*cols = OPENB_SHAPE_COLS;
+		return RUSK_OK;
+	}
 	for (int i = nf; i < OPENB_COLS; i++)
 		snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
 		         i > nf ? ", " : "", openb_cols[i]);
 	if (nf < OPENB_COLS)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: not an openb pod list header: missing column%s %s "
-		                 "(the expected header: %s)",
-		                 path, line, OPENB_COLS - nf > 1 ? "s" : "", missing, want);
+		                 "(the expected header: %s)%s",
+		                 path, line, OPENB_COLS - nf > 1 ? "s" : "", missing, want,
+		                 nf == OPENB_SHAPE_COLS ? "; a list of pod shapes without times "
+		                                          "is read by `rusk experiment fgd` only"
+		                                        : "");
 	if (nf > OPENB_COLS)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: not an openb pod list header: %d columns, expected %d "
@@ -408,13 +418,13 @@ static int row_gpus(rusk_arrival *x, uint64_t gpus, uint64_t milli, const char *
 }
 
 /* An openb pod row: arrival, lifetime, RUs, priority from the qos class. */
-static int openb_row(char **fl, rusk_arrival *x, rusk_trace_models *tm, const char *path,
+static int openb_row(char **fl, int nf, rusk_arrival *x, rusk_trace_models *tm, const char *path,
                      unsigned line, char *err, size_t errlen)
 {
 	static const char *const qos[4] = {"LS", "Guaranteed", "BE", "Burstable"};
 	static const char *const phases[5] = {"Running", "Succeeded", "Failed", "Pending",
 	                                      "Unknown"};
-	double cpu, t0, t1, ts;
+	double cpu, t0, t1, ts = 0;
 	if (num(fl[1], &cpu) || cpu <= 0 || cpu > RUSK_MAX_RUS_PER_MACHINE * 1000.0)
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: cpu_milli '%s' is not a number in 1..%u000", path, line,
@@ -434,12 +444,17 @@ static int openb_row(char **fl, rusk_arrival *x, rusk_trace_models *tm, const ch
 		                 "share of each GPU)",
 		                 path, line, fl[4]);
 	int grc = row_gpus(x, gpus, milli, path, line, err, errlen);
-	if (grc == RUSK_OK && gpus > 0)
+	if (grc == RUSK_OK && gpus > 0 && nf > OPENB_SHAPE_COLS)
 		grc = parse_models(fl[5], tm, &x->gpu_models, "gpu_spec", path, line, err, errlen);
 	if (grc != RUSK_OK)
 		return grc;
 	x->mem_mib = (uint32_t)mem;
 	x->cpu_milli = (uint32_t)ceil(cpu);
+	if (nf == OPENB_SHAPE_COLS) { /* a shape: no time, any GPU model, normal priority */
+		x->duration_s = 0.001;
+		x->rus = (uint32_t)ceil(cpu / 1000.0);
+		return RUSK_OK;
+	}
 	if (!one_of(fl[6], qos, 4))
 		return rusk_errf(err, errlen, RUSK_EPARSE,
 		                 "%s:%u: qos '%s' is not LS, Guaranteed, BE or Burstable", path,
@@ -643,6 +658,7 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 	rusk_trace_models *tm = models != NULL ? models : &local;
 	tm->n = 0;
 	trace_reader r;
+	bool openb = format == RUSK_TRACE_OPENB || format == RUSK_TRACE_OPENB_SHAPES;
 	int rc = rd_open(&r, path, format == RUSK_TRACE_CSV, err, errlen);
 	if (rc != RUSK_OK)
 		return rc;
@@ -658,9 +674,9 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 		int nf = split(r.buf, fl, TRACE_FIELDS);
 		if (!header) {
 			header = true;
-			rc = format == RUSK_TRACE_OPENB
-			             ? openb_header(fl, nf, path, r.line, err, errlen)
-			             : csv_header(fl, nf, col, path, r.line, err, errlen);
+			rc = openb ? openb_header(fl, nf, format == RUSK_TRACE_OPENB_SHAPES, &want,
+			                          path, r.line, err, errlen)
+			           : csv_header(fl, nf, col, path, r.line, err, errlen);
 			if (rc != RUSK_OK)
 				goto out;
 			if (format == RUSK_TRACE_CSV)
@@ -674,9 +690,8 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 			goto out;
 		}
 		rusk_arrival x = {.line = r.line};
-		rc = format == RUSK_TRACE_OPENB
-		             ? openb_row(fl, &x, tm, path, r.line, err, errlen)
-		             : csv_row(fl, col, &x, tm, path, r.line, err, errlen);
+		rc = openb ? openb_row(fl, nf, &x, tm, path, r.line, err, errlen)
+		           : csv_row(fl, col, &x, tm, path, r.line, err, errlen);
 		if (rc != RUSK_OK)
 			goto out;
 		if (n == cap) {

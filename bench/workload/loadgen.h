@@ -79,7 +79,7 @@ int rusk_loadgen_next(rusk_loadgen *g, rusk_arrival *out);
  * within 10 s, ParSync Fig. 1b, where the mean allows it) or fixed. */
 double rusk_duration_draw(rusk_rng *r, int dist, double mean_s);
 
-enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
+enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1, RUSK_TRACE_OPENB_SHAPES = 2 };
 
 /*
  * rusk_trace_load: reads a trace, sorted by arrival (rows with equal times in file order),
@@ -93,6 +93,10 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1 };
  *          a row without scheduled_time is marked never_ran. Each pod is a vector task:
  *          memory_mib, num_gpu GPUs of gpu_milli (1..1000; 1000 when num_gpu > 1), the
  *          models of gpu_spec ('|'-separated names, empty: any), on one machine.
+ *   openb shapes (RUSK_TRACE_OPENB_SHAPES): the openb format, or its first five columns
+ *          alone (name,cpu_milli,memory_mib,num_gpu,gpu_milli: the published multigpu
+ *          variants), whose rows are shapes with arrival 0 and any GPU model: for a
+ *          reader that draws pods rather than replaying them (rusk experiment fgd).
  *   csv    a header naming its columns, in any order: arrival_s and duration_s, then
  *          either rus or cpu_milli (RUs = ceil(cpu_milli / 1000)); optional priority (0 or
  *          1) and preferred (up to 4 machine ids separated by '|'); optional mem_mib, gpus,

@@ -74,6 +74,26 @@ def cli_experiment_fgd_small():
         assert n > 0 and clean["score"][:n] == clean["packing"][:n] == clean["fgd"][:n], clean
 
 
+@case
+def cli_experiment_fgd_shapes():
+    """A pod list of shapes only (the five columns of the published multigpu variants:
+    no gpu_spec, no times) fills exactly as the full list with gpu_spec left empty; `rusk
+    sim` refuses it, naming the file, the missing columns and who reads such a list."""
+    full = [ln.rstrip("\n").split(",") for ln in open(data("pods_fgd.csv"))]
+    with open("nospec.csv", "w") as f:
+        for k, row in enumerate(full):
+            f.write(",".join(row if k == 0 else row[:5] + [""] + row[6:]) + "\n")
+    base = "experiment fgd --cluster {d}/nodes_gpu.csv --trace ".format(
+        d=data("").rstrip(os.sep))
+    rusk(base + data("pods_fgd_shapes.csv") + " --seeds 2 --csv shapes.csv", merge=False)
+    rusk(base + "nospec.csv --seeds 2 --csv nospec_out.csv", merge=False)
+    assert open("shapes.csv").read() == open("nospec_out.csv").read(), "shapes differ"
+    r = rusk("sim --trace " + data("pods_fgd_shapes.csv") + " --trace-format openb --cluster "
+             + data("nodes_gpu.csv"), status=2)
+    match(r"pods_fgd_shapes.csv:1: not an openb pod list header: missing columns gpu_spec.*"
+          r"read by `rusk experiment fgd` only", r.out)
+
+
 refusal("cli_experiment_fgd_bad_seeds", "experiment fgd --seeds 0",
         r"rusk: --seeds: '0' is not an integer in 1..64")
 refusal("cli_experiment_fgd_only", "experiment eq2 --seeds 2",
