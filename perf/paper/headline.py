@@ -109,11 +109,19 @@ def sigma_sim_block():
                                    f"**{s['verdict']}**: {s['why'].split(': ', 1)[1]}"])
 
 
+def sigma_fig8_block():
+    """sigma_fig8's figures (SLO miss per line and slack, mean over seeds) and its computed
+    verdict, from sigma_fig8.json."""
+    s = _summary("sigma_fig8")
+    return (f"{s['figure'][0].upper()}{s['figure'][1:]}.\n\nVerdict (computed, "
+            f"`perf/paper/sigma_fig8.md`): **{s['verdict']}**: {s['why'].split(': ', 1)[1]}")
+
+
 BLOCKS = {"paper-verdicts": verdicts_block, "sigma-budget": sigma_block,
-          "sigma-sim": sigma_sim_block}
+          "sigma-sim": sigma_sim_block, "sigma-fig8": sigma_fig8_block}
 # The file (from the repository's root) that holds each block.
 FILES = {"README.md": ["paper-verdicts"], os.path.join("docs", "planner.md"):
-         ["sigma-budget", "sigma-sim"]}
+         ["sigma-budget", "sigma-fig8", "sigma-sim"]}
 
 
 def render(text, names):
