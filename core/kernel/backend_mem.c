@@ -40,13 +40,23 @@ static int mem_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n,
 	size_t off = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t lost = 0;
-		if (rusk_vec_any(&cl[i].vec))
+		bool one = cl[i].n > 0 && cl[i].rus != NULL && cl[i].machine < c->n_machines &&
+		           c->machines[cl[i].machine].partition == p;
+		for (uint32_t k = 0; one && k < cl[i].n; k++)
+			one = cl[i].rus[k] < c->n_rus &&
+			      c->ru_machine[cl[i].rus[k]] == cl[i].machine;
+		if (!one) /* as the Redis backend: RUs of the claim's machine, in partition p */
+			rcs[i] = cl[i].machine < c->n_machines &&
+			                         c->machines[cl[i].machine].partition == p
+			                 ? RUSK_EINVAL
+			                 : RUSK_ERANGE;
+		else if (rusk_vec_any(&cl[i].vec))
 			rcs[i] = rusk_ru_commit_vec(c, cl[i].task, cl[i].rus, cl[i].n, &cl[i].vec,
 			                            NULL, leases + off, &lost);
 		else
 			rcs[i] = rusk_ru_commit_gang(c, cl[i].task, cl[i].rus, cl[i].n, NULL,
 			                             leases + off, &lost);
-		if (rcs[i] == RUSK_EOFFLINE)
+		if (one && rcs[i] == RUSK_EOFFLINE)
 			rcs[i] = RUSK_ECONFLICT;
 		off += cl[i].n;
 	}

@@ -7,6 +7,7 @@
 #                                   bus ports are all free (bind-checked)
 #   cluster.sh start DIR PORT       starts the 6 servers, `redis-cli --cluster create`,
 #                                   waits (at most 60 s) until every node says cluster_state:ok
+#                                   and every replica's link is up
 #   cluster.sh stop DIR             stops every server started in DIR (SIGTERM, then SIGKILL
 #                                   after 10 s); safe to call twice or after a failed start
 #   cluster.sh kill DIR PORT        SIGKILLs the server on PORT (a master dying)
@@ -59,10 +60,15 @@ start)
     for i in 0 1 2 3 4 5; do
       redis-cli -p $((port + i)) cluster info 2>/dev/null | grep -q 'cluster_state:ok' && ok=$((ok + 1))
     done
-    [ "$ok" = 6 ] && exit 0
+    # ... and every replica's link to its master is up (a failover test needs it)
+    linked=0
+    for i in 0 1 2 3 4 5; do
+      redis-cli -p $((port + i)) role 2>/dev/null | sed -n 4p | grep -qx connected && linked=$((linked + 1))
+    done
+    [ "$ok" = 6 ] && [ "$linked" = 3 ] && exit 0
     sleep 0.1
   done
-  echo "cluster at 127.0.0.1:$port not ok after 60 s"; exit 1
+  echo "cluster at 127.0.0.1:$port not ok (or replicas not linked) after 60 s"; exit 1
   ;;
 stop)
   dir=$2
