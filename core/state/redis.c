@@ -978,9 +978,12 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	r->failover_ms = 30000;
 	snprintf(r->url, sizeof r->url, "%s", url);
-	rc = rusk_redis_parse_url_(url, r->seed_host, r->seed_port, &r->n_seeds, err, errlen);
-	if (rc != RUSK_OK)
+	rc = rusk_redis_parse_url_(url, r->seed_host, r->seed_port, &r->n_seeds, r->err,
+	                           sizeof r->err);
+	if (rc != RUSK_OK) {
+		rc = rusk_errf(err, errlen, rc, "--backend %s", r->err);
 		goto fail;
+	}
 	if (copy_shape(r, shape) != RUSK_OK) {
 		rc = rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 		goto fail;
