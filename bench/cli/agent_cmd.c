@@ -47,7 +47,7 @@ typedef struct agent_opts {
 	bool init, recount;
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
-	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms;
+	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms;
 	double rate, duration_s, task_ms;
 	rusk_sync_policy policy;
 } agent_opts;
@@ -98,6 +98,8 @@ static void agent_usage(void)
 	     "  --wait N             WAIT for N replicas after each batch (default 0: none)\n"
 	     "  --wait-ms MS         WAIT's timeout (default 100)\n"
 	     "  --failover-ms MS     how long a shard may be unserved before calls fail (30000)\n"
+	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
+	     "                       each reconnect and at the end (default 1000; 0: not)\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
 	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold\n"
 	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
@@ -378,6 +380,7 @@ static int run_loop(agent_run *a)
 		step_ns = 1;
 	uint64_t task_ns = (uint64_t)(a->o.task_ms * 1e6), step = 0, next_sync = t0;
 	uint64_t arrived = 0, backlog = 0, last_commit = t0, reconnects = 0;
+	uint64_t ledger_ns = a->o.ledger_ms * 1000000u, next_ledger = t0 + ledger_ns;
 	for (uint32_t p = 0; p < a->np; p++) /* a first full view */
 		a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], NULL);
 	for (uint32_t p = 0; p < a->np; p++)
@@ -463,9 +466,11 @@ static int run_loop(agent_run *a)
 		}
 		if (a->st.redis != NULL) {
 			rusk_redis_stats s = rusk_redis_stats_(a->st.redis);
-			if (s.reconnects != reconnects) {
-				/* A shard failed over: what did it lose? */
+			if (s.reconnects != reconnects || (ledger_ns > 0 && c1 >= next_ledger)) {
+				/* A shard failed over (or the periodic check is due): what did the
+				 * state lose of what it acknowledged? */
 				reconnects = s.reconnects;
+				next_ledger = c1 + ledger_ns;
 				uint64_t replace = 0;
 				ledger_check(a, &replace);
 				a->replaced += replace;
@@ -503,6 +508,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->task_ms = 100;
 	o->wait_ms = 100;
 	o->failover_ms = 30000;
+	o->ledger_ms = 1000;
 	o->reclaim_agent = -1;
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
@@ -526,6 +532,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U64_OPT("--wait", 0, 16, &o->wait)},
 	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms)},
 	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
+	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
 	};
 	int pr = cli_parse("agent", argc, argv, &cc, opts, sizeof opts / sizeof *opts, agent_usage);

@@ -11,7 +11,9 @@
 #   cluster.sh stop DIR             stops every server started in DIR (SIGTERM, then SIGKILL
 #                                   after 10 s); safe to call twice or after a failed start
 #   cluster.sh kill DIR PORT        SIGKILLs the server on PORT (a master dying)
-#   cluster.sh master-of DIR PORT SLOT   prints the port of the master serving SLOT
+#   cluster.sh replica-of DIR PORT  prints the port of the (first) replica of master PORT
+#   cluster.sh pause DIR PORT       SIGSTOPs the server on PORT (a replica falling behind:
+#   cluster.sh resume DIR PORT      what its master acknowledges meanwhile is not replicated)
 #
 # Exit 0 on success; 77 (skip) from start when redis-server or redis-cli are missing.
 set -euo pipefail
@@ -75,7 +77,8 @@ stop)
   pids=()
   for f in "$dir"/*/redis.pid; do
     [ -f "$f" ] || continue
-    pid=$(cat "$f"); kill "$pid" 2>/dev/null && pids+=("$pid") || true
+    pid=$(cat "$f"); kill -CONT "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null && pids+=("$pid") || true
   done
   for _ in $(seq 100); do
     alive=0
@@ -89,21 +92,19 @@ kill)
   dir=$2 port=$3
   kill -9 "$(cat "$dir/$port/redis.pid")"
   ;;
-master-of)
-  port=$3 slot=$4
-  redis-cli -p "$port" cluster slots | python3 -c '
-import sys
-slot = int(sys.argv[1]); lines = [l.strip() for l in sys.stdin]
-# CLUSTER SLOTS in redis-cli raw form: start, end, ip, port, id, (replicas...) per range
-i = 0
-while i + 3 < len(lines):
-    if lines[i].isdigit() and lines[i + 1].isdigit() and int(lines[i]) <= slot <= int(lines[i + 1]):
-        print(lines[i + 3]); break
-    i += 1
-' "$slot"
+replica-of)
+  port=$3
+  # ROLE of a master: master, offset, then ip, port, offset of each replica
+  redis-cli -p "$port" role | sed -n 4p
+  ;;
+pause)
+  kill -STOP "$(cat "$2/$3/redis.pid")"
+  ;;
+resume)
+  kill -CONT "$(cat "$2/$3/redis.pid")"
   ;;
 *)
-  echo "usage: cluster.sh free-port | start DIR PORT | stop DIR | kill DIR PORT | master-of DIR PORT SLOT" >&2
+  echo "usage: cluster.sh free-port | start DIR PORT | stop DIR | kill|pause|resume|replica-of DIR PORT" >&2
   exit 2
   ;;
 esac
