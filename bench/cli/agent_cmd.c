@@ -44,10 +44,10 @@ typedef struct held {
 
 typedef struct agent_opts {
 	const char *backend;
-	bool init, recount;
+	bool init, recount, reclaim_expired;
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
-	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms;
+	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms;
 	double rate, duration_s, task_ms;
 	rusk_sync_policy policy;
 } agent_opts;
@@ -100,8 +100,12 @@ static void agent_usage(void)
 	     "  --failover-ms MS     how long a shard may be unserved before calls fail (30000)\n"
 	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
 	     "                       each reconnect and at the end (default 1000; 0: not)\n"
+	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
+	     "                       (default 5000; 0: none)\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
 	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold\n"
+	     "  --reclaim-expired    with --recount: release the RUs of every agent whose lease\n"
+	     "                       expired (a process that died)\n"
 	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
 	     "  process of a run must give the same ones\n"
 	     "\n"
@@ -272,13 +276,34 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 {
 	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
-	if (reclaim >= 0 && a->st.redis != NULL) {
+	if ((reclaim >= 0 || a->o.reclaim_expired) && a->st.redis != NULL) {
 		uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 		uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
+		/* 0: not asked yet, 1: reclaim (named, or its lease expired), 2: keep */
+		uint8_t verdict[256] = {0};
 		if (owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK)
-			for (uint32_t ru = 0; ru < n_rus; ru++)
-				if (owner[ru] != 0 && (owner[ru] >> 32) == (uint64_t)reclaim + 1)
+			for (uint32_t ru = 0; ru < n_rus; ru++) {
+				if (owner[ru] == 0)
+					continue;
+				uint64_t ag =
+				        (owner[ru] >> 32) - 1; /* ids are (agent + 1) << 32 | seq */
+				if (ag > 254)
+					continue;
+				if (verdict[ag] == 0) {
+					int alive = 1;
+					bool named = (uint64_t)reclaim == ag && reclaim >= 0;
+					if (!named && a->o.reclaim_expired &&
+					    rusk_redis_lease_alive_(a->st.redis, (uint32_t)ag,
+					                            &alive) == RUSK_OK &&
+					    !alive)
+						printf("recount: agent %" PRIu64
+						       "'s lease expired\n",
+						       ag);
+					verdict[ag] = named || !alive ? 1 : 2;
+				}
+				if (verdict[ag] == 1)
 					reclaimed += release_one(a, owner[ru], ru, gen[ru]);
+			}
 		free(owner);
 		free(gen);
 	}
@@ -381,6 +406,8 @@ static int run_loop(agent_run *a)
 	uint64_t task_ns = (uint64_t)(a->o.task_ms * 1e6), step = 0, next_sync = t0;
 	uint64_t arrived = 0, backlog = 0, last_commit = t0, reconnects = 0;
 	uint64_t ledger_ns = a->o.ledger_ms * 1000000u, next_ledger = t0 + ledger_ns;
+	/* The lease is renewed three times per period: one late renewal is not a death. */
+	uint64_t lease_ns = a->o.lease_ms * 1000000u / 3, next_lease = t0;
 	for (uint32_t p = 0; p < a->np; p++) /* a first full view */
 		a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], NULL);
 	for (uint32_t p = 0; p < a->np; p++)
@@ -389,6 +416,11 @@ static int run_loop(agent_run *a)
 		uint64_t now = mono_ns();
 		if (now >= end)
 			break;
+		if (a->st.redis != NULL && lease_ns > 0 && now >= next_lease) {
+			rusk_redis_lease_renew_(a->st.redis, a->o.agent_id,
+			                        (uint32_t)a->o.lease_ms);
+			next_lease = now + lease_ns;
+		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
 			next_sync += step_ns;
@@ -509,6 +541,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->wait_ms = 100;
 	o->failover_ms = 30000;
 	o->ledger_ms = 1000;
+	o->lease_ms = 5000;
 	o->reclaim_agent = -1;
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
@@ -533,6 +566,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms)},
 	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
 	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
+	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
+	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
 	};
 	int pr = cli_parse("agent", argc, argv, &cc, opts, sizeof opts / sizeof *opts, agent_usage);
@@ -551,8 +586,9 @@ int rusk_cmd_agent(int argc, char **argv)
 		        o->agent_id, o->agents);
 		return RUSK_EXIT_USAGE;
 	}
-	if (o->reclaim_agent >= 0 && !o->recount) {
-		fprintf(stderr, "rusk agent: --reclaim-agent needs --recount\n");
+	if ((o->reclaim_agent >= 0 || o->reclaim_expired) && !o->recount) {
+		fprintf(stderr, "rusk agent: %s needs --recount\n",
+		        o->reclaim_expired ? "--reclaim-expired" : "--reclaim-agent");
 		return RUSK_EXIT_USAGE;
 	}
 	double build_s = 0;

@@ -115,4 +115,14 @@ void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	(void)r, (void)ms;
 }
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+{
+	(void)r, (void)agent, (void)ttl_ms;
+	return RUSK_EINVAL;
+}
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
+{
+	(void)r, (void)agent, (void)alive;
+	return RUSK_EINVAL;
+}
 #endif

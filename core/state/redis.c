@@ -764,6 +764,50 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	return rc;
 }
 
+/* An agent's lease key: all in the slot of the tag {meta}. */
+static void lease_key(char *buf, size_t len, uint32_t agent)
+{
+	snprintf(buf, len, "rusk:{meta}:alive:%u", agent);
+}
+
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+{
+	if (r == NULL || ttl_ms == 0)
+		return RUSK_EINVAL;
+	char key[48], ttl[16];
+	lease_key(key, sizeof key, agent);
+	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+	const char *av[5] = {"SET", key, "1", "PX", ttl};
+	size_t al[5] = {3, strlen(key), 1, 2, strlen(ttl)};
+	rcmd cmd = {5, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = set_err(r, RUSK_EIO, "SET %s: %s", key, y->str);
+	free_replies(&y, 1);
+	return rc;
+}
+
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
+{
+	if (r == NULL || alive == NULL)
+		return RUSK_EINVAL;
+	char key[48];
+	lease_key(key, sizeof key, agent);
+	const char *av[2] = {"EXISTS", key};
+	size_t al[2] = {6, strlen(key)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_INTEGER)
+		rc = set_err(r, RUSK_EIO, "EXISTS %s: %s", key,
+		             y->type == REDIS_REPLY_ERROR ? y->str : "no integer");
+	if (rc == RUSK_OK)
+		*alive = y->integer > 0;
+	free_replies(&y, 1);
+	return rc;
+}
+
 /* ---- opening: checks, then the state ------------------------------------------------ */
 
 static int copy_shape(rusk_redis *r, const rusk_redis_shape *s)

@@ -127,6 +127,15 @@ const char *rusk_redis_last_error_(const rusk_redis *r);
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n);
 
+/*
+ * Agent leases: rusk_redis_lease_renew_ sets rusk:{meta}:alive:AGENT to expire in ttl_ms
+ * (an agent renews it well within that); rusk_redis_lease_alive_ tells whether it is still
+ * there. A recount reclaims the RUs of agents whose lease expired (rusk agent --recount
+ * --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms);
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive);
+
 /* rusk_redis_slot_of_: the hash slot partition p's keys live in. */
 uint16_t rusk_redis_slot_of_(uint32_t p);
 

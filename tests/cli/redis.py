@@ -207,22 +207,55 @@ def cli_redis_agents():
 
 @case
 def cli_redis_agent_killed():
-    """An agent process killed mid-run: its RUs are reclaimed by the recount."""
+    """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
+    (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
-        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
-                             ["--agents", "2", "--agent-id", "1", "--duration-s", "60",
-                              "--task-ms", "600000", "--rate", "2000"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(2)
-        p.send_signal(signal.SIGKILL)
-        p.wait(10)
-        r = recount(cl)
-        held = last_json(r.out)["held"]
-        assert held > 100, "the killed agent held only %d RUs" % held
-        r = recount(cl, "--reclaim-agent 1")
-        match(r"reclaimed %d" % held, r.out)
+
+        def start(i, secs):
+            return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                    ["--agents", "2", "--agent-id", str(i), "--duration-s",
+                                     str(secs), "--task-ms", "600000", "--rate", "1000",
+                                     "--lease-ms", "1500"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        victim, live = start(1, 60), start(0, 8)
+        try:
+            time.sleep(2.5)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            held = last_json(recount(cl).out)["held"]
+            time.sleep(2)  # the victim's lease (1.5 s) expires; the live agent renews its own
+            r = recount(cl, "--reclaim-expired")
+            match(r"agent 1's lease expired", r.out)
+            left = last_json(r.out)["held"]
+            reclaimed = int(re_search(r"reclaimed (\d+)", r.out))
+            assert reclaimed > 100, "reclaimed only %d" % reclaimed
+            assert left > 0, "the live agent's RUs were reclaimed too"
+            assert reclaimed + left >= held, (held, reclaimed, left)
+        finally:
+            if victim.poll() is None:
+                victim.kill()
+        out = live.communicate(timeout=60)[0]
+        print(out)
+        assert live.returncode == 0
+        j = last_json(out)
+        assert j["refused"] == 0, "the live agent's releases were refused: %s" % j
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # --reclaim-agent: a named agent, lease or not
+        p = start(1, 60)
+        time.sleep(2)
+        p.kill()
+        p.wait(10)
+        r = recount(cl, "--reclaim-agent 1")
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+def re_search(regex, text):
+    import re
+    m = re.search(regex, text)
+    if not m:
+        raise Fail("no %r in output" % regex)
+    return m.group(1)
 
 
 def failover(wait, lag=False):
