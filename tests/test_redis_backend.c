@@ -13,7 +13,8 @@
  *    reported with the key's name and writes nothing;
  *  - state of another shape is refused on open, naming both shapes;
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
- *    old master answer MOVED: the client follows it and the commit lands.
+ *    old master answer MOVED: the client follows it and the commit lands; a master without
+ *    the scripts answers NOSCRIPT once, then has them again.
  */
 #include <hiredis/hiredis.h>
 #include <setjmp.h>
@@ -325,6 +326,23 @@ static void test_moved_after_manual_failover(void **state)
 	assert_int_equal(red.bk.ops->recount(red.bk.self, 0, &k), RUSK_OK);
 	assert_int_equal(k.held, 2); /* the first commit was replicated before the handover */
 	assert_int_equal(k.mismatch, 0);
+	/* a master without the scripts (flushed, as a promoted replica may be): NOSCRIPT, the
+	 * scripts are loaded again there, and only the first call pays for it */
+	rep = redisConnect("127.0.0.1", rport);
+	assert_non_null(rep);
+	r = redisCommand(rep, "SCRIPT FLUSH");
+	assert_non_null(r);
+	freeReplyObject(r);
+	redisFree(rep);
+	uint32_t rus3[] = {2}, rus4[] = {3};
+	rusk_bk_claim c3 = claim(3, 0, rus3, 1, 0, 0, 0), c4 = claim(4, 0, rus4, 1, 0, 0, 0);
+	before = rusk_redis_stats_(red.redis);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &c3, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &c4, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	after = rusk_redis_stats_(red.redis);
+	assert_int_equal(after.noscript, before.noscript + 1);
 	rusk_state_close_(&red);
 	rusk_cluster_destroy(c);
 }

@@ -305,7 +305,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 		if (r->wait_replicas > 0)
 			redisAppendCommand(c, "WAIT %d %d", r->wait_replicas, r->wait_ms);
-		bool broken = false, again = false;
+		bool broken = false, again = false, need_load = false;
 		for (size_t i = 0; i < n && !broken; i++) {
 			if (!pending[i])
 				continue;
@@ -341,11 +341,10 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				else if (to >= 0)
 					r->slot_node[s] = (int16_t)to;
 			} else if (is_err(y, "NOSCRIPT")) {
+				/* A promoted replica has no script cache: load them there once the
+				 * replies are read, and send the script again. */
 				r->st.noscript++;
-				cmds[i].argv[0] = "EVAL";
-				cmds[i].len[0] = 4;
-				cmds[i].argv[1] = scripts[cmds[i].script];
-				cmds[i].len[1] = strlen(scripts[cmds[i].script]);
+				need_load = true;
 			} else {
 				outage = true;
 				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
@@ -386,6 +385,16 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			continue;
 		}
 		(void)again;
+		if (need_load && load_scripts(r, ni) != RUSK_OK) {
+			/* Cannot load them: send the bodies (EVAL) instead. */
+			for (size_t i = 0; i < n; i++)
+				if (pending[i] && strcmp(cmds[i].argv[0], "EVALSHA") == 0) {
+					cmds[i].argv[0] = "EVAL";
+					cmds[i].len[0] = 4;
+					cmds[i].argv[1] = scripts[cmds[i].script];
+					cmds[i].len[1] = strlen(scripts[cmds[i].script]);
+				}
+		}
 	}
 	if (outage)
 		r->st.outage_ns += now_ns() - t0;
@@ -466,13 +475,6 @@ static void free_replies(redisReply **rep, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (rep[i] != NULL)
 			freeReplyObject(rep[i]);
-}
-
-uint16_t rusk_redis_slot_of_(uint32_t p)
-{
-	char tag[16];
-	int k = snprintf(tag, sizeof tag, "{p%u}", p);
-	return rusk_redis_keyslot_(tag, (size_t)k);
 }
 
 /* ---- the backend ----------------------------------------------------------------- */

@@ -122,3 +122,10 @@ int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n
 	*n = k;
 	return RUSK_OK;
 }
+
+uint16_t rusk_redis_slot_of_(uint32_t p)
+{
+	char tag[16];
+	int k = snprintf(tag, sizeof tag, "{p%u}", p);
+	return rusk_redis_keyslot_(tag, (size_t)k);
+}
