@@ -349,5 +349,57 @@ def cli_redis_lost_commit_repair():
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 
+def sh(*argv, check=True):
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=120, check=check)
+
+
+@case
+def cli_redis_slow_link():
+    """A slow link: a network namespace of its own whose loopback delays every packet by
+    2 ms (tc netem), the cluster and an agent inside it; the round trip, staleness and
+    conflicts are reported and the recount is clean. Skipped (77) where namespaces or netem
+    are not permitted (not root, no `ip`, no sch_netem module)."""
+    need_redis()
+    ns = "rusk-slow-%d" % os.getpid()
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        print("needs root, ip and tc: skipped")
+        raise SystemExit(SKIP)
+    made = sh("ip", "netns", "add", ns, check=False)
+    if made.returncode != 0:
+        print("ip netns add: %s: skipped" % made.stderr.strip())
+        raise SystemExit(SKIP)
+    d = tempfile.mkdtemp(prefix="rusk-slow.")
+    try:
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+        q = sh("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+               "delay", "2ms", check=False)
+        if q.returncode != 0:
+            print("tc qdisc add ... netem: %s: skipped" % q.stderr.strip())
+            raise SystemExit(SKIP)
+        inside = ["ip", "netns", "exec", ns]
+        subprocess.run(inside + [script(), "start", d, "7000"], check=True, timeout=180)
+        url = "redis://127.0.0.1:7000"
+        r = run_in(inside, ["agent", "--backend", url, "--init", "--duration-s", "3",
+                            "--rate", "2000", "--task-ms", "200"] + SHAPE.split())
+        j = last_json(r)
+        print(r)
+        assert j["rtt_p50_ms"] >= 3.5, "a 2 ms link each way, round trip %.3f ms" % j["rtt_p50_ms"]
+        assert j["placed"] > 100 and j["refused"] == 0, j
+        r = run_in(inside, ["agent", "--backend", url, "--recount"] + SHAPE.split())
+        match(r"held 0, free 32000, mismatch 0", r)
+    finally:
+        subprocess.run(["ip", "netns", "exec", ns, script(), "stop", d], timeout=60)
+        sh("ip", "netns", "del", ns, check=False)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_in(prefix, args):
+    p = subprocess.run(prefix + [ARGS.rusk] + args, capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    if p.returncode != 0:
+        raise Fail("rusk %s: exit %d\n%s" % (" ".join(args), p.returncode, out))
+    return out
+
+
 if __name__ == "__main__":
     raise SystemExit(main())
