@@ -16,7 +16,9 @@
  * next batch); tasks end after --task-ms and are released in batches per partition.
  *
  * Task ids are (agent + 1) << 32 | sequence: the owner of an RU tells which agent holds it,
- * so a recount can reclaim the RUs of an agent process that died (--recount --reclaim-agent).
+ * so a recount can reclaim the RUs of an agent process that died: each agent renews a lease
+ * key (--lease-ms), and --recount --reclaim-expired releases the RUs of agents whose lease
+ * expired (--reclaim-agent names one).
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an

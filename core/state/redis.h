@@ -21,6 +21,9 @@
  * "again" flag: a commit whose RUs the task already holds answers its leases, a release
  * that finds the next generation answers OK, so an unknown outcome never doubles a grant.
  *
+ * Leases: rusk:{meta}:alive:AGENT, set with an expiry by each agent process, tell a recount
+ * which agents are dead (their RUs are reclaimed); see rusk_redis_lease_renew_.
+ *
  * Threads: a rusk_redis is used by one thread at a time (hiredis contexts are not
  * thread-safe); open one per agent thread or process.
  */
