@@ -109,6 +109,14 @@ def cli_redis_bad_url():
 
 
 @case
+def cli_redis_run_backend():
+    """rusk run keeps its state in memory: another backend is refused, pointing at rusk agent."""
+    r = rusk("run --backend redis://127.0.0.1:7000 --duration-s 0.1", status=2)
+    match(r"--backend 'redis://127.0.0.1:7000': rusk run and rusk sim keep the master state "
+          r"in this process \(memory\); .*`rusk agent --backend redis://127.0.0.1:7000`", r.out)
+
+
+@case
 def cli_redis_refused():
     """A wrong address: nothing listens there."""
     need_redis()
