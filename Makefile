@@ -16,7 +16,8 @@ STRESS_SEED ?= 1
 FUZZ_SECONDS ?= 30
 FUZZERS := fuzz_trace fuzz_openb fuzz_cli
 DEBS := cmake pkg-config gcc g++ make gnuplot-nox python3 liburcu-dev libck-dev libjemalloc-dev \
-        libcmocka-dev libbenchmark-dev liblapacke-dev libopenblas-serial-dev libglpk-dev libltdl-dev
+        libcmocka-dev libbenchmark-dev liblapacke-dev libopenblas-serial-dev libglpk-dev libltdl-dev \
+        redis-server redis-tools libhiredis-dev
 SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc' 2>/dev/null || find include core bench stress tests -name '*.[ch]' -o -name '*.cc')
 # gcc's TSan runtime maps fixed ranges that newer kernels' ASLR can collide with;
 # running the TSan tests without address randomisation avoids "unexpected memory mapping".

@@ -8,7 +8,8 @@ toolkit of core/base/ and the dispatcher's step API (core/loop/step.h).
     core/kernel  base, kernel
     core/loop    base, kernel, loop
     core/learn   base, and kernel/quality.h (Tarcil's equations, nothing of the cluster)
-    bench/       base, loop/step.h
+    core/state   base, kernel/backend.h (the seam it implements), state (issue 30)
+    bench/       base, loop/step.h, state/open.h (opening a master-state backend by name)
 
 Usage: layers.py SOURCE_DIR. Prints "layers ok" or every include that breaks a rule, exit 1.
 """
@@ -21,9 +22,10 @@ ALLOWED = {
     "kernel": lambda h: h.startswith(("base/", "kernel/")),
     "loop": lambda h: h.startswith(("base/", "kernel/", "loop/")),
     "learn": lambda h: h.startswith(("base/", "learn/")) or h == "kernel/quality.h",
-    "bench": lambda h: h.startswith("base/") or h == "loop/step.h",
+    "state": lambda h: h.startswith(("base/", "state/")) or h == "kernel/backend.h",
+    "bench": lambda h: h.startswith("base/") or h in ("loop/step.h", "state/open.h"),
 }
-LAYERED = re.compile(r'^\s*#\s*include\s+"((?:base|kernel|loop|learn)/[^"]+)"')
+LAYERED = re.compile(r'^\s*#\s*include\s+"((?:base|kernel|loop|learn|state)/[^"]+)"')
 
 
 def check(path, rule, bad):

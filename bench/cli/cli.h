@@ -233,5 +233,6 @@ int rusk_cmd_classify(int argc, char **argv);
 int rusk_cmd_classify_alloc(int argc, char **argv);
 int rusk_cmd_predict(int argc, char **argv);
 int rusk_cmd_plan(int argc, char **argv);
+int rusk_cmd_agent(int argc, char **argv);
 
 #endif

@@ -35,6 +35,9 @@ static void usage(void)
 	     "           1..8 profiling entries, timing against training size, feedback; --json\n"
 	     "  predict  TRACE|--generate N: runtime-distribution predictor's accuracy (3Sigma)\n"
 	     "  plan     3σSched against point-estimate, priority and FIFO schedulers (3Sigma)\n"
+	     "  agent    one scheduling agent process against a shared master state: memory, or\n"
+	     "           Redis Cluster (--backend redis://HOST:PORT,...); --recount "
+	     "(docs/redis.md)\n"
 	     "  help     this text; `rusk COMMAND --help` for a command's options\n"
 	     "\n"
 	     "exit status: 0 ok, 1 an invariant check failed or an output could not be written\n"
@@ -76,6 +79,8 @@ static int dispatch(int argc, char **argv)
 		return rusk_cmd_predict(argc - 1, argv + 1);
 	if (strcmp(argv[1], "plan") == 0)
 		return rusk_cmd_plan(argc - 1, argv + 1);
+	if (strcmp(argv[1], "agent") == 0)
+		return rusk_cmd_agent(argc - 1, argv + 1);
 	fprintf(stderr, "rusk: unknown command '%s' (try: rusk help)\n", argv[1]);
 	return RUSK_EXIT_USAGE;
 }

@@ -54,6 +54,21 @@ static int opt_phases(const char *flag, const char *v, void *out)
 }
 
 /* --mix: SHAPE@SHARE,... with SHAPE = RUS[:machine|rack|spread|any][:gang|incremental]. */
+/* --backend (issue 30): run and sim keep the master state in this process; a shared state
+ * on Redis Cluster is for agent processes (rusk agent). "memory" is accepted. */
+static int opt_backend(const char *flag, const char *v, void *out)
+{
+	(void)out;
+	if (strcmp(v, "memory") == 0)
+		return 0;
+	fprintf(stderr,
+	        "rusk: %s '%s': rusk run and rusk sim keep the master state in this process "
+	        "(memory); agent processes sharing a state on Redis Cluster are `rusk agent "
+	        "--backend %s` (docs/redis.md)\n",
+	        flag, v, v);
+	return -1;
+}
+
 static int opt_mix(const char *flag, const char *v, void *out)
 {
 	run_cfg *cfg = out;
@@ -353,6 +368,8 @@ static void usage_flags(void)
 	     "                        a seed gives the same bytes on any machine\n"
 	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
 	     "                        (trace seconds; default 14400; the generator: 30)\n"
+	     "  --backend memory      where the master state is: this process (the only choice\n"
+	     "                        here; Redis Cluster is for `rusk agent`, docs/redis.md)\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
 	     "                        admission wait, also estimate when its missing RUs free\n"
 	     "                        up from the running tasks' remaining-runtime\n"
@@ -607,6 +624,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	         .given = &sched_only},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s), .given = &sched_only},
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
+	        {CLI_CUSTOM_OPT("--backend", opt_backend, NULL)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},

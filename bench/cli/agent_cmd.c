@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rusk agent`: one scheduling agent in its own process against a shared master state
+ * (issue 30; ParSync §7: schedulers on many machines, resource managers holding the master
+ * state in partitions). Several `rusk agent --backend redis://...` processes, on one host
+ * or several, share one Redis Cluster; `--backend memory` runs the same loop on the
+ * process's own RU array, for comparison.
+ *
+ * The loop (one thread): keep a local view (each partition's free bitmap as of its last
+ * sync, ParSync §5.1) synced by DiffSync / SameSync / StateSync (§5.2: agent i refreshes
+ * block B_(i+k mod N) at step k, every G/N; SameSync B_(k mod N); StateSync all every G);
+ * take tasks from an open-loop arrival stream (--rate) or a closed loop (--rate 0); place a
+ * batch of them in the freshest partition of the view that has free RUs (Latency-first),
+ * on uniformly drawn free RUs, and commit the batch in one pipeline (one round trip); a
+ * lost claim is a conflict (its RU is marked taken in the view, the task waits for the
+ * next batch); tasks end after --task-ms and are released in batches per partition.
+ *
+ * Task ids are (agent + 1) << 32 | sequence: the owner of an RU tells which agent holds it,
+ * so a recount can reclaim the RUs of an agent process that died: each agent renews a lease
+ * key (--lease-ms), and --recount --reclaim-expired releases the RUs of agents whose lease
+ * expired (--reclaim-agent names one).
+ * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
+ * end it compares the ledger with the state: a task whose RU the state does not show as its
+ * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
+ * RU the state shows as its own but the ledger does not (a commit whose answer was lost) is
+ * released. No RU ever has two holders: the state has one owner field per RU, and the
+ * ledger drops what the state does not confirm.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/rng.h"
+#include "cli.h"
+#include "state/open.h"
+
+typedef struct held {
+	uint64_t id, end_ns;
+	uint32_t part;
+	rusk_lease l;
+} held;
+
+typedef struct agent_opts {
+	const char *backend;
+	bool init, recount, reclaim_expired;
+	uint32_t agent_id, agents, batch, task_mem;
+	int reclaim_agent;
+	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms;
+	double rate, duration_s, task_ms;
+	rusk_sync_policy policy;
+} agent_opts;
+
+typedef struct agent_run {
+	agent_opts o;
+	rusk_cluster *c;
+	rusk_state st;
+	uint32_t np;
+	uint64_t **words;
+	uint32_t *n_words;
+	uint64_t *synced_ns;
+	held *h; /* FIFO: tasks end in order (one duration) */
+	size_t h_head, h_n, h_cap;
+	uint64_t seq;
+	rusk_rng rng;
+	/* results */
+	uint64_t placed, conflicts, released, rejected, unknown, syncs, batches, claims;
+	uint64_t lost, orphans, replaced, regranted;
+	double stale_sum_ms, max_gap_s, sync_s;
+	double *rtt;
+	size_t n_rtt, cap_rtt;
+} agent_run;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void agent_usage(void)
+{
+	puts("usage: rusk agent --backend memory|redis://HOST:PORT[,HOST:PORT...] [options]\n"
+	     "\n"
+	     "One scheduling agent process against a shared master state (docs/redis.md).\n"
+	     "  --init               write the empty state first (the first process of a run)\n"
+	     "  --agent-id I         this agent's index, 0..agents-1 (default 0)\n"
+	     "  --agents N           agent processes in the run, for DiffSync's blocks (default "
+	     "1)\n"
+	     "  --sync diff|same|state  sync policy (default diff)\n"
+	     "  --gap-ms G           sync gap G (default 10)\n"
+	     "  --rate R             task arrivals per second (0: closed loop, default 0)\n"
+	     "  --duration-s D       how long to place tasks (default 3)\n"
+	     "  --task-ms T          each task's run time (default 100)\n"
+	     "  --task-mem-mib M     memory each task takes on its machine (default 0)\n"
+	     "  --batch B            claims committed in one pipeline (default 32)\n"
+	     "  --wait N             WAIT for N replicas after each batch (default 0: none)\n"
+	     "  --wait-ms MS         WAIT's timeout (default 100)\n"
+	     "  --failover-ms MS     how long a shard may be unserved before calls fail (30000)\n"
+	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
+	     "                       each reconnect and at the end (default 1000; 0: not)\n"
+	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
+	     "                       (default 5000; 0: none)\n"
+	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
+	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold\n"
+	     "  --reclaim-expired    with --recount: release the RUs of every agent whose lease\n"
+	     "                       expired (a process that died)\n"
+	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
+	     "  process of a run must give the same ones\n"
+	     "\n"
+	     "Prints a summary and one JSON line; exit 0, 1 when a recount finds a mismatch or\n"
+	     "an RU held twice, 2 on bad input (the message names the flag or address).");
+}
+
+/* DiffSync / SameSync / StateSync: the partitions agent i refreshes at step k. */
+static void sync_step(agent_run *a, uint64_t k, uint64_t now)
+{
+	uint32_t n = a->o.agents, lo = 0, hi = a->np;
+	if (a->o.policy != RUSK_SYNC_STATE) {
+		uint64_t j = a->o.policy == RUSK_SYNC_DIFF ? (a->o.agent_id + k) % n : k % n;
+		lo = (uint32_t)(j * a->np / n);
+		hi = (uint32_t)((j + 1) * a->np / n);
+	}
+	uint64_t t0 = mono_ns();
+	for (uint32_t p = lo; p < hi; p++) {
+		uint64_t ver;
+		if (a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver) ==
+		    RUSK_OK) {
+			a->synced_ns[p] = now;
+			a->syncs++;
+		}
+	}
+	a->sync_s += (double)(mono_ns() - t0) * 1e-9;
+}
+
+static int held_push(agent_run *a, held x)
+{
+	if (a->h_head + a->h_n == a->h_cap) {
+		if (a->h_head > 0) {
+			memmove(a->h, a->h + a->h_head, a->h_n * sizeof *a->h);
+			a->h_head = 0;
+		} else {
+			size_t cap = a->h_cap ? a->h_cap * 2 : 1024;
+			held *nh = realloc(a->h, cap * sizeof *nh);
+			if (nh == NULL)
+				return RUSK_ENOMEM;
+			a->h = nh;
+			a->h_cap = cap;
+		}
+	}
+	a->h[a->h_head + a->h_n++] = x;
+	return RUSK_OK;
+}
+
+static void rtt_add(agent_run *a, double ms)
+{
+	if (a->n_rtt == a->cap_rtt) {
+		size_t cap = a->cap_rtt ? a->cap_rtt * 2 : 4096;
+		double *n = realloc(a->rtt, cap * sizeof *n);
+		if (n == NULL)
+			return;
+		a->rtt = n;
+		a->cap_rtt = cap;
+	}
+	a->rtt[a->n_rtt++] = ms;
+}
+
+/* Releases held[from, to) (FIFO positions), grouped by partition, one batch each. */
+static void release_range(agent_run *a, size_t from, size_t to)
+{
+	size_t n = to - from;
+	if (n == 0)
+		return;
+	rusk_bk_lease *ls = malloc(n * sizeof *ls);
+	int *rcs = malloc(n * sizeof *rcs);
+	if (ls == NULL || rcs == NULL) {
+		free(ls);
+		free(rcs);
+		return;
+	}
+	for (uint32_t p = 0; p < a->np; p++) {
+		size_t k = 0;
+		for (size_t i = from; i < to; i++)
+			if (a->h[i].part == p && a->h[i].id != 0)
+				ls[k++] = (rusk_bk_lease){a->h[i].id, a->h[i].l};
+		if (k == 0)
+			continue;
+		if (a->st.bk.ops->release(a->st.bk.self, p, ls, k, rcs) != RUSK_OK) {
+			a->unknown += k;
+			continue;
+		}
+		for (size_t i = 0; i < k; i++) {
+			a->released += rcs[i] == RUSK_OK;
+			a->rejected += rcs[i] != RUSK_OK;
+		}
+	}
+	free(ls);
+	free(rcs);
+}
+
+/* Every held RU of the state: owner and generation per global RU (owner 0: free). */
+static int read_owners(agent_run *a, uint64_t *owner, uint32_t *gen)
+{
+	uint32_t n_rus = rusk_cluster_rus(a->c);
+	uint32_t *rus = malloc(sizeof *rus * (n_rus ? n_rus : 1));
+	uint64_t *own = malloc(sizeof *own * (n_rus ? n_rus : 1));
+	uint32_t *gens = malloc(sizeof *gens * (n_rus ? n_rus : 1));
+	int rc = rus && own && gens ? RUSK_OK : RUSK_ENOMEM;
+	for (uint32_t p = 0; rc == RUSK_OK && p < a->np; p++) {
+		size_t k = 0;
+		rc = rusk_redis_owners_(a->st.redis, p, rus, own, gens, n_rus, &k);
+		for (size_t i = 0; rc == RUSK_OK && i < k; i++) {
+			owner[rus[i]] = own[i];
+			gen[rus[i]] = gens[i];
+		}
+	}
+	free(rus);
+	free(own);
+	free(gens);
+	return rc;
+}
+
+/* Releases RU ru (global) of task with generation g; whether the state took it. */
+static bool release_one(agent_run *a, uint64_t task, uint32_t ru, uint32_t g)
+{
+	uint32_t m = rusk_cluster_ru_machine(a->c, ru);
+	rusk_machine_info mi;
+	rusk_cluster_machine(a->c, m, &mi);
+	rusk_bk_lease l = {task, {ru, g}};
+	int rc = RUSK_EIO;
+	a->st.bk.ops->release(a->st.bk.self, mi.partition, &l, 1, &rc);
+	return rc == RUSK_OK;
+}
+
+/*
+ * The ledger against the state (after a failover and at the end): tasks whose RU the
+ * state does not show as theirs lost an acknowledged commit (placed again: *replace grows;
+ * `regranted` counts those whose RU another agent holds by now, which the ledger gives up,
+ * so the RU never has two holders); RUs the state shows as this agent's but the ledger does
+ * not (a commit whose answer was lost) are released (orphans).
+ */
+static void ledger_check(agent_run *a, uint64_t *replace)
+{
+	if (a->st.redis == NULL)
+		return;
+	uint32_t n_rus = rusk_cluster_rus(a->c);
+	uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
+	uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
+	if (owner == NULL || gen == NULL || read_owners(a, owner, gen) != RUSK_OK)
+		goto out;
+	uint64_t me = (uint64_t)a->o.agent_id + 1;
+	for (size_t i = a->h_head; i < a->h_head + a->h_n; i++) {
+		held *x = &a->h[i];
+		if (x->id == 0)
+			continue;
+		if (owner[x->l.ru] == x->id && gen[x->l.ru] == x->l.gen) {
+			owner[x->l.ru] = 0; /* accounted for */
+			continue;
+		}
+		a->lost++;
+		a->regranted += owner[x->l.ru] != 0 && (owner[x->l.ru] >> 32) != me;
+		x->id = 0; /* dropped from the ledger: never released, never counted twice */
+		(*replace)++;
+	}
+	for (uint32_t ru = 0; ru < n_rus; ru++)
+		if (owner[ru] != 0 && (owner[ru] >> 32) == me)
+			a->orphans += release_one(a, owner[ru], ru, gen[ru]);
+out:
+	free(owner);
+	free(gen);
+}
+
+/* Recount (and reclaim): every partition's counts; RUs of agent `reclaim` released. */
+static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
+{
+	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0;
+	uint32_t n_rus = rusk_cluster_rus(a->c);
+	if ((reclaim >= 0 || a->o.reclaim_expired) && a->st.redis != NULL) {
+		uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
+		uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
+		/* 0: not asked yet, 1: reclaim (named, or its lease expired), 2: keep */
+		uint8_t verdict[256] = {0};
+		if (owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK)
+			for (uint32_t ru = 0; ru < n_rus; ru++) {
+				if (owner[ru] == 0)
+					continue;
+				uint64_t ag =
+				        (owner[ru] >> 32) - 1; /* ids are (agent + 1) << 32 | seq */
+				if (ag > 254)
+					continue;
+				if (verdict[ag] == 0) {
+					int alive = 1;
+					bool named = (uint64_t)reclaim == ag && reclaim >= 0;
+					if (!named && a->o.reclaim_expired &&
+					    rusk_redis_lease_alive_(a->st.redis, (uint32_t)ag,
+					                            &alive) == RUSK_OK &&
+					    !alive)
+						printf("recount: agent %" PRIu64
+						       "'s lease expired\n",
+						       ag);
+					verdict[ag] = named || !alive ? 1 : 2;
+				}
+				if (verdict[ag] == 1)
+					reclaimed += release_one(a, owner[ru], ru, gen[ru]);
+			}
+		free(owner);
+		free(gen);
+	}
+	for (uint32_t p = 0; p < a->np; p++) {
+		rusk_bk_count k;
+		int rc = a->st.bk.ops->recount(a->st.bk.self, p, &k);
+		if (rc != RUSK_OK) {
+			fprintf(stderr, "rusk agent: recount of partition %u: %s\n", p,
+			        rusk_redis_last_error_(a->st.redis));
+			return rc;
+		}
+		held += k.held;
+		free_ += k.free;
+		mismatch += k.mismatch;
+	}
+	printf("recount: %u partitions: held %" PRIu64 ", free %" PRIu64 ", mismatch %" PRIu64
+	       ", reclaimed %" PRIu64 "\n",
+	       a->np, held, free_, mismatch, reclaimed);
+	if (held_out != NULL)
+		*held_out = held;
+	return mismatch == 0 ? RUSK_OK : RUSK_ECORRUPT;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+	if (n == 0)
+		return 0;
+	size_t i = (size_t)ceil(q * (double)n) - 1;
+	return v[i < n ? i : n - 1];
+}
+
+/* Picks the freshest partition with a free RU in the view (Latency-first). */
+static int pick_part(agent_run *a, uint32_t *out)
+{
+	int best = -1;
+	uint32_t start = rusk_rng_below(&a->rng, a->np);
+	for (uint32_t k = 0; k < a->np; k++) {
+		uint32_t p = (start + k) % a->np;
+		bool any = false;
+		for (uint32_t w = 0; w < a->n_words[p] && !any; w++)
+			any = a->words[p][w] != 0;
+		if (any && (best < 0 || a->synced_ns[p] > a->synced_ns[best]))
+			best = (int)p;
+	}
+	if (best < 0)
+		return -1;
+	*out = (uint32_t)best;
+	return 0;
+}
+
+/* Draws a free RU of partition p from the view and marks it taken there; -1 if none. */
+static int64_t draw(agent_run *a, uint32_t p, uint32_t n_rus)
+{
+	uint64_t *w = a->words[p];
+	for (int t = 0; t < 16; t++) {
+		uint32_t i = rusk_rng_below(&a->rng, n_rus);
+		if (w[i / 64] >> (i % 64) & 1) {
+			w[i / 64] &= ~(UINT64_C(1) << (i % 64));
+			return i;
+		}
+	}
+	uint32_t s = rusk_rng_below(&a->rng, a->n_words[p]);
+	for (uint32_t k = 0; k < a->n_words[p]; k++) {
+		uint32_t j = (s + k) % a->n_words[p];
+		if (w[j] != 0) {
+			int b = __builtin_ctzll(w[j]);
+			w[j] &= w[j] - 1;
+			return (int64_t)j * 64 + b;
+		}
+	}
+	return -1;
+}
+
+static int run_loop(agent_run *a)
+{
+	uint32_t B = a->o.batch;
+	rusk_bk_claim *cl = malloc(B * sizeof *cl);
+	uint32_t *rus = malloc(B * sizeof *rus);
+	rusk_lease *ls = malloc(B * sizeof *ls);
+	int *rcs = malloc(B * sizeof *rcs);
+	if (cl == NULL || rus == NULL || ls == NULL || rcs == NULL) {
+		free(cl);
+		free(rus);
+		free(ls);
+		free(rcs);
+		return RUSK_ENOMEM;
+	}
+	uint64_t t0 = mono_ns(), end = t0 + (uint64_t)(a->o.duration_s * 1e9);
+	uint64_t step_ns = a->o.gap_ms * 1000000u;
+	if (a->o.policy != RUSK_SYNC_STATE)
+		step_ns /= a->o.agents;
+	if (step_ns == 0)
+		step_ns = 1;
+	uint64_t task_ns = (uint64_t)(a->o.task_ms * 1e6), step = 0, next_sync = t0;
+	uint64_t arrived = 0, backlog = 0, last_commit = t0, reconnects = 0;
+	uint64_t ledger_ns = a->o.ledger_ms * 1000000u, next_ledger = t0 + ledger_ns;
+	/* The lease is renewed three times per period: one late renewal is not a death. */
+	uint64_t lease_ns = a->o.lease_ms * 1000000u / 3, next_lease = t0;
+	for (uint32_t p = 0; p < a->np; p++) /* a first full view */
+		a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], NULL);
+	for (uint32_t p = 0; p < a->np; p++)
+		a->synced_ns[p] = t0;
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= end)
+			break;
+		if (a->st.redis != NULL && lease_ns > 0 && now >= next_lease) {
+			rusk_redis_lease_renew_(a->st.redis, a->o.agent_id,
+			                        (uint32_t)a->o.lease_ms);
+			next_lease = now + lease_ns;
+		}
+		if (now >= next_sync) {
+			sync_step(a, step++, now);
+			next_sync += step_ns;
+			if (next_sync < now)
+				next_sync = now + step_ns;
+		}
+		/* Completions: the FIFO's head, in end order. */
+		size_t done = 0;
+		while (done < a->h_n && a->h[a->h_head + done].end_ns <= now)
+			done++;
+		if (done > 0) {
+			release_range(a, a->h_head, a->h_head + done);
+			a->h_head += done;
+			a->h_n -= done;
+		}
+		if (a->o.rate > 0) {
+			uint64_t due = (uint64_t)((double)(now - t0) * 1e-9 * a->o.rate);
+			backlog += due - arrived;
+			arrived = due;
+		} else {
+			backlog = B;
+		}
+		if (backlog == 0) {
+			struct timespec ts = {0, 50000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		uint32_t p;
+		if (pick_part(a, &p) != 0) {
+			struct timespec ts = {0, 200000};
+			nanosleep(&ts, NULL); /* the view is full: wait for a sync or a release */
+			next_sync = now;
+			continue;
+		}
+		rusk_partition_info pi;
+		rusk_cluster_partition(a->c, p, &pi);
+		uint32_t k = 0;
+		while (k < B && k < backlog) {
+			int64_t i = draw(a, p, pi.rus);
+			if (i < 0)
+				break;
+			rus[k] = pi.first_ru + (uint32_t)i;
+			cl[k] = (rusk_bk_claim){((uint64_t)a->o.agent_id + 1) << 32 | ++a->seq,
+			                        rusk_cluster_ru_machine(a->c, rus[k]), 1, &rus[k],
+			                        (rusk_vec_demand){0}};
+			cl[k].vec.mem_mib = a->o.task_mem;
+			k++;
+		}
+		uint64_t c0 = mono_ns();
+		int rc = a->st.bk.ops->commit(a->st.bk.self, p, cl, k, rcs, ls);
+		uint64_t c1 = mono_ns();
+		rtt_add(a, (double)(c1 - c0) * 1e-6);
+		a->batches++;
+		a->claims += k;
+		a->stale_sum_ms += (double)(c0 - a->synced_ns[p]) * 1e-6 * k;
+		uint32_t won = 0;
+		for (uint32_t j = 0; j < k; j++) {
+			if (rcs[j] == RUSK_OK) {
+				won++;
+				held_push(a, (held){cl[j].task, c1 + task_ns, p, ls[j]});
+			} else if (rcs[j] == RUSK_ECONFLICT || rcs[j] == RUSK_EDUP) {
+				a->conflicts++;
+			} else {
+				a->unknown++;
+			}
+		}
+		(void)rc;
+		a->placed += won;
+		backlog -= won;
+		if (won > 0) {
+			double gap = (double)(c1 - last_commit) * 1e-9;
+			if (gap > a->max_gap_s)
+				a->max_gap_s = gap;
+			last_commit = c1;
+		}
+		if (a->st.redis != NULL) {
+			rusk_redis_stats s = rusk_redis_stats_(a->st.redis);
+			if (s.reconnects != reconnects || (ledger_ns > 0 && c1 >= next_ledger)) {
+				/* A shard failed over (or the periodic check is due): what did the
+				 * state lose of what it acknowledged? */
+				reconnects = s.reconnects;
+				next_ledger = c1 + ledger_ns;
+				uint64_t replace = 0;
+				ledger_check(a, &replace);
+				a->replaced += replace;
+				backlog += replace;
+			}
+		}
+	}
+	free(cl);
+	free(rus);
+	free(ls);
+	free(rcs);
+	return RUSK_OK;
+}
+
+static const cli_choice sync_names[] = {
+        {"diff", RUSK_SYNC_DIFF}, {"same", RUSK_SYNC_SAME}, {"state", RUSK_SYNC_STATE}, {NULL, 0}};
+
+static const char *sync_name(int policy)
+{
+	for (const cli_choice *c = sync_names; c->name != NULL; c++)
+		if (c->value == policy)
+			return c->name;
+	return "?";
+}
+
+int rusk_cmd_agent(int argc, char **argv)
+{
+	agent_run a;
+	memset(&a, 0, sizeof a);
+	agent_opts *o = &a.o;
+	o->agents = 1;
+	o->batch = 32;
+	o->gap_ms = 10;
+	o->duration_s = 3;
+	o->task_ms = 100;
+	o->wait_ms = 100;
+	o->failover_ms = 30000;
+	o->ledger_ms = 1000;
+	o->lease_ms = 5000;
+	o->reclaim_agent = -1;
+	o->reclaim_u = UINT64_MAX;
+	int policy = RUSK_SYNC_DIFF;
+	const char *reclaim_given = NULL;
+	cli_cluster cc;
+	cli_cluster_init(&cc);
+	cc.params.machines = 1000;
+	const cli_opt opts[] = {
+	        {CLI_FILE_OPT("--backend", &o->backend)},
+	        {CLI_FLAG_OPT("--init", &o->init)},
+	        {CLI_FLAG_OPT("--recount", &o->recount)},
+	        {CLI_U32_OPT("--agent-id", 0, 254, &o->agent_id)},
+	        {CLI_U32_OPT("--agents", 1, 255, &o->agents)},
+	        {CLI_CHOICE_OPT("--sync", sync_names, &policy)},
+	        {CLI_U64_OPT("--gap-ms", 1, 3600000, &o->gap_ms)},
+	        {CLI_DOUBLE_OPT("--rate", 0, 1e7, &o->rate)},
+	        {CLI_DOUBLE_OPT("--duration-s", 0.01, 86400, &o->duration_s)},
+	        {CLI_DOUBLE_OPT("--task-ms", 0.001, 86400000, &o->task_ms)},
+	        {CLI_U32_OPT("--task-mem-mib", 0, 1u << 30, &o->task_mem)},
+	        {CLI_U32_OPT("--batch", 1, 4096, &o->batch)},
+	        {CLI_U64_OPT("--wait", 0, 16, &o->wait)},
+	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms)},
+	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
+	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
+	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
+	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
+	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
+	};
+	int pr = cli_parse("agent", argc, argv, &cc, opts, sizeof opts / sizeof *opts, agent_usage);
+	if (pr != 0)
+		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
+	o->policy = (rusk_sync_policy)policy;
+	if (reclaim_given != NULL)
+		o->reclaim_agent = (int)o->reclaim_u;
+	if (o->backend == NULL) {
+		fprintf(stderr, "rusk agent: --backend is required (memory or "
+		                "redis://HOST:PORT[,HOST:PORT...])\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (o->agent_id >= o->agents) {
+		fprintf(stderr, "rusk agent: --agent-id %u: must be below --agents %u\n",
+		        o->agent_id, o->agents);
+		return RUSK_EXIT_USAGE;
+	}
+	if ((o->reclaim_agent >= 0 || o->reclaim_expired) && !o->recount) {
+		fprintf(stderr, "rusk agent: %s needs --recount\n",
+		        o->reclaim_expired ? "--reclaim-expired" : "--reclaim-agent");
+		return RUSK_EXIT_USAGE;
+	}
+	double build_s = 0;
+	int rc = cli_cluster_build(&cc, &a.c, &build_s);
+	if (rc != RUSK_OK)
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	a.np = rusk_cluster_partitions(a.c);
+	if (o->policy != RUSK_SYNC_STATE && a.np < o->agents) {
+		fprintf(stderr,
+		        "rusk agent: --agents %u: more than the %u partitions (%s sync "
+		        "needs P >= N)\n",
+		        o->agents, a.np, o->policy == RUSK_SYNC_DIFF ? "diff" : "same");
+		rusk_cluster_destroy(a.c);
+		return RUSK_EXIT_USAGE;
+	}
+	char err[768];
+	rc = rusk_state_open_(o->backend, a.c, o->init, &a.st, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk agent: %s\n", err);
+		rusk_cluster_destroy(a.c);
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+	}
+	if (a.st.redis != NULL) {
+		rusk_redis_set_wait_(a.st.redis, (int)o->wait, (int)o->wait_ms);
+		rusk_redis_set_failover_ms_(a.st.redis, (int)o->failover_ms);
+	}
+	int exit_rc = 0;
+	if (o->recount) {
+		uint64_t held = 0;
+		rc = do_recount(&a, o->reclaim_agent, &held);
+		printf("{\"recount\":true,\"held\":%" PRIu64 ",\"ok\":%s}\n", held,
+		       rc == RUSK_OK ? "true" : "false");
+		exit_rc = rc == RUSK_OK ? 0 : RUSK_EXIT_FAIL;
+		goto out;
+	}
+	a.words = calloc(a.np, sizeof *a.words);
+	a.n_words = calloc(a.np, sizeof *a.n_words);
+	a.synced_ns = calloc(a.np, sizeof *a.synced_ns);
+	rusk_rng_seed(&a.rng, cc.params.seed, 0x6167656e74ull + o->agent_id); /* "agent" */
+	bool oom = a.words == NULL || a.n_words == NULL || a.synced_ns == NULL;
+	for (uint32_t p = 0; !oom && p < a.np; p++) {
+		rusk_partition_info pi;
+		rusk_cluster_partition(a.c, p, &pi);
+		a.n_words[p] = (pi.rus + 63) / 64;
+		a.words[p] = calloc(a.n_words[p] ? a.n_words[p] : 1, sizeof(uint64_t));
+		oom = a.words[p] == NULL;
+	}
+	if (oom || run_loop(&a) != RUSK_OK) {
+		fprintf(stderr, "rusk agent: out of memory\n");
+		exit_rc = RUSK_EXIT_NOMEM;
+		goto out;
+	}
+	double elapsed = o->duration_s;
+	/* The end: compare the ledger with the state, then give everything back. */
+	uint64_t replace = 0;
+	ledger_check(&a, &replace);
+	a.replaced += replace;
+	release_range(&a, a.h_head, a.h_head + a.h_n);
+	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
+	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
+	double mean_claims = a.batches ? (double)a.claims / (double)a.batches : 0;
+	rusk_redis_stats s = rusk_redis_stats_(a.st.redis);
+	printf("rusk agent %u/%u: backend %s, %u partitions, sync %s every %" PRIu64
+	       " ms, batch %u%s\n",
+	       o->agent_id, o->agents, a.st.bk.ops->name, a.np, sync_name(policy), o->gap_ms,
+	       o->batch, o->wait ? ", WAIT" : "");
+	printf("placed %" PRIu64 " tasks in %.2f s: %.0f tasks/s; conflicts %" PRIu64
+	       " (%.2f%% of claims); released %" PRIu64 ", refused %" PRIu64 ", unknown %" PRIu64
+	       "\n",
+	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
+	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.released,
+	       a.rejected, a.unknown);
+	printf("commit round trip per batch: p50 %.3f ms, p99 %.3f ms over %" PRIu64
+	       " batches of %.1f claims; staleness at commit %.2f ms; %" PRIu64
+	       " partition syncs (%.3f s)\n",
+	       p50, p99, a.batches, mean_claims, a.claims ? a.stale_sum_ms / (double)a.claims : 0,
+	       a.syncs, a.sync_s);
+	if (a.st.redis != NULL)
+		printf("redis: %" PRIu64 " round trips, %" PRIu64 " redirects, %" PRIu64
+		       " reconnects, %" PRIu64 " resent, %" PRIu64 " short WAITs, outage %.2f s; "
+		       "longest gap between commits %.2f s; acknowledged commits lost %" PRIu64
+		       " (re-placed %" PRIu64 ", RU since granted to another agent %" PRIu64
+		       "); orphans %" PRIu64 "\n",
+		       s.round_trips, s.redirects, s.reconnects, s.resent, s.wait_short,
+		       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted,
+		       a.orphans);
+	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
+	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"claims\":%" PRIu64
+	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unknown\":%" PRIu64
+	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
+	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
+	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
+	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64 "}\n",
+	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
+	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
+	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
+	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
+	       s.wait_short);
+	exit_rc = 0;
+out:
+	for (uint32_t p = 0; a.words != NULL && p < a.np; p++)
+		free(a.words[p]);
+	free(a.words);
+	free(a.n_words);
+	free(a.synced_ns);
+	free(a.h);
+	free(a.rtt);
+	rusk_state_close_(&a.st);
+	rusk_cluster_destroy(a.c);
+	return exit_rc;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Opens a backend by name (open.h). The Redis shape is read from the cluster through the
+ * public queries (rusk_cluster_partition, rusk_cluster_machine), so the remote state is
+ * laid out exactly as the in-memory one: same partitions, machines, RU numbers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "state/open.h"
+
+int rusk_state_have_redis_(void)
+{
+#ifdef RUSK_HAVE_REDIS
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+#ifdef RUSK_HAVE_REDIS
+static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
+                      size_t errlen)
+{
+	uint32_t np = rusk_cluster_partitions(c), nm = rusk_cluster_machines(c);
+	uint32_t *buf = calloc((size_t)4 * np + (size_t)4 * nm, sizeof *buf);
+	if (buf == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	uint32_t *pf = buf, *pn = pf + np, *pfm = pn + np, *pnm = pfm + np;
+	uint32_t *mf = pnm + np, *mn = mf + nm, *mm = mn + nm, *mg = mm + nm;
+	for (uint32_t p = 0; p < np; p++) {
+		rusk_partition_info pi;
+		rusk_cluster_partition(c, p, &pi);
+		pf[p] = pi.first_ru;
+		pn[p] = pi.rus;
+		pfm[p] = pi.first_machine;
+		pnm[p] = pi.machines;
+	}
+	for (uint32_t m = 0; m < nm; m++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(c, m, &mi);
+		mf[m] = mi.first_ru;
+		mn[m] = mi.rus;
+		mm[m] = mi.mem_mib;
+		mg[m] = mi.gpus;
+	}
+	rusk_redis_shape sh = {np, nm, pf, pn, pfm, pnm, mf, mn, mm, mg};
+	int rc = rusk_redis_open_(spec, &sh, init, &out->redis, err, errlen);
+	free(buf);
+	if (rc == RUSK_OK)
+		rusk_redis_backend_(out->redis, &out->bk);
+	return rc;
+}
+#endif
+
+int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
+                     size_t errlen)
+{
+	if (spec == NULL || c == NULL || out == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no backend");
+	memset(out, 0, sizeof *out);
+	if (strcmp(spec, "memory") == 0)
+		return rusk_backend_memory_(c, &out->bk);
+	if (strncmp(spec, "redis://", 8) == 0) {
+#ifdef RUSK_HAVE_REDIS
+		return open_redis(spec, c, init, out, err, errlen);
+#else
+		(void)init;
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "--backend %s: this rusk was built without Redis support "
+		                 "(RUSK_WITH_REDIS=OFF, or libhiredis-dev missing)",
+		                 spec);
+#endif
+	}
+	return rusk_errf(err, errlen, RUSK_EINVAL,
+	                 "--backend '%s' is neither 'memory' nor redis://HOST:PORT[,HOST:PORT...]",
+	                 spec);
+}
+
+void rusk_state_close_(rusk_state *s)
+{
+	if (s == NULL)
+		return;
+#ifdef RUSK_HAVE_REDIS
+	rusk_redis_close_(s->redis);
+#endif
+	s->redis = NULL;
+}
+
+#ifndef RUSK_HAVE_REDIS
+/* Without RUSK_WITH_REDIS no rusk_redis exists (rusk_state_open_ refuses redis://): the
+ * queries the tool makes on one answer as for a NULL connection. */
+int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
+                       size_t cap, size_t *n)
+{
+	(void)r, (void)p, (void)rus, (void)owners, (void)gens, (void)cap, (void)n;
+	return RUSK_EINVAL;
+}
+rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
+{
+	(void)r;
+	return (rusk_redis_stats){0};
+}
+const char *rusk_redis_last_error_(const rusk_redis *r)
+{
+	(void)r;
+	return "no connection";
+}
+void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
+{
+	(void)r, (void)replicas, (void)timeout_ms;
+}
+void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
+{
+	(void)r, (void)ms;
+}
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+{
+	(void)r, (void)agent, (void)ttl_ms;
+	return RUSK_EINVAL;
+}
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
+{
+	(void)r, (void)agent, (void)alive;
+	return RUSK_EINVAL;
+}
+#endif

@@ -1,0 +1,1106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Redis Cluster backend (redis.h has the layout and the contracts; redis_lua.h the
+ * scripts; redis_slot.c the routing arithmetic).
+ *
+ * Routing. r->slot_node[s] is the index of the node serving slot s (-1: none), filled from
+ * CLUSTER SLOTS. Every call routes one partition's commands, so one slot and one node: a
+ * batch is appended to that node's hiredis context and its replies read back, one round
+ * trip (pipelining). Replies that did not execute are sent again, bounded by failover_ms:
+ * MOVED (the map is updated, the slot follows its new master), ASK (sent once to the named
+ * node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN,
+ * CLUSTERDOWN and LOADING (after a short sleep and a map refresh). A broken connection
+ * (a master killed) leaves the outcome of the whole batch unknown: the map is refreshed
+ * until the slot is served by a reachable node (the promoted replica), and the batch is
+ * sent again with the scripts' "again" flag set, which makes a commit that already took
+ * its RUs for its task, and a release already done, answer success (redis_lua.h). What the
+ * old master acknowledged but had not replicated is lost: a later recount against the
+ * run's ledger finds those tasks (rusk agent re-places them) and no RU has two holders.
+ *
+ * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
+ * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
+ */
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+#include "state/redis.h"
+#include "state/redis_lua.h"
+
+#define MAX_NODES 64
+#define N_KEYS    8
+enum { K_OWN, K_GEN, K_FREE, K_MEM, K_GPU, K_REC, K_VER, K_MACH };
+static const char *const key_suffix[N_KEYS] = {"own", "gen", "free", "mem",
+                                               "gpu", "rec", "ver",  "mach"};
+enum { S_COMMIT, S_RELEASE, S_RECOUNT, S_OWNERS, N_SCRIPTS };
+static const char *const scripts[N_SCRIPTS] = {rusk_lua_commit, rusk_lua_release, rusk_lua_recount,
+                                               rusk_lua_owners};
+/* Leases per release script call: a script blocks its shard while it runs. */
+#define RELEASE_CHUNK 256
+
+typedef struct node {
+	char host[64];
+	int port;
+	redisContext *ctx;
+} node;
+
+/* One command of a batch: argv strings (borrowed) and, for scripts, the argv index of the
+ * "again" flag (-1: none) and which script (for NOSCRIPT). */
+typedef struct rcmd {
+	int argc;
+	const char **argv;
+	size_t *len;
+	int again_at;
+	int script;
+} rcmd;
+
+struct rusk_redis {
+	char seed_host[RUSK_REDIS_MAX_SEEDS][64];
+	int seed_port[RUSK_REDIS_MAX_SEEDS];
+	int n_seeds;
+	char url[512];
+	node nodes[MAX_NODES];
+	int n_nodes;
+	int16_t slot_node[RUSK_REDIS_SLOTS];
+	uint32_t n_parts, n_machines;
+	uint32_t *p_first_ru, *p_n_rus, *p_first_m, *p_n_m;
+	uint32_t *m_first_ru, *m_n_rus, *m_mem, *m_gpus;
+	char (*keys)[N_KEYS][32];
+	char sha[N_SCRIPTS][41];
+	int wait_replicas, wait_ms, failover_ms;
+	rusk_redis_stats st;
+	char err[512];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int set_err(rusk_redis *r, int code, const char *fmt, ...) RUSK_PRINTF(3, 4);
+static int set_err(rusk_redis *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int find_node(rusk_redis *r, const char *host, int port)
+{
+	for (int i = 0; i < r->n_nodes; i++)
+		if (r->nodes[i].port == port && strcmp(r->nodes[i].host, host) == 0)
+			return i;
+	if (r->n_nodes == MAX_NODES)
+		return -1;
+	node *n = &r->nodes[r->n_nodes];
+	snprintf(n->host, sizeof n->host, "%s", host);
+	n->port = port;
+	n->ctx = NULL;
+	return r->n_nodes++;
+}
+
+static void drop_ctx(node *n)
+{
+	if (n->ctx != NULL)
+		redisFree(n->ctx);
+	n->ctx = NULL;
+}
+
+/* Connects node i if needed; NULL and r->err on failure. */
+static redisContext *node_ctx(rusk_redis *r, int i)
+{
+	node *n = &r->nodes[i];
+	if (n->ctx != NULL)
+		return n->ctx;
+	struct timeval tv = {0, 500000};
+	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+	if (c == NULL || c->err) {
+		set_err(r, RUSK_EIO, "cannot connect to %s:%d (%s)", n->host, n->port,
+		        c ? c->errstr : "out of memory");
+		if (c != NULL)
+			redisFree(c);
+		return NULL;
+	}
+	int ms = r->wait_ms + 2000;
+	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
+	redisSetTimeout(c, rt);
+	n->ctx = c;
+	return c;
+}
+
+/* Reads CLUSTER SLOTS from node i into r->slot_node. RUSK_OK, RUSK_EIO (unreachable or
+ * broken), RUSK_EPARSE (the node answered with an error: r->err has it). */
+static int map_from(rusk_redis *r, int i)
+{
+	redisContext *c = node_ctx(r, i);
+	if (c == NULL)
+		return RUSK_EIO;
+	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
+	if (rep == NULL) {
+		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
+		drop_ctx(&r->nodes[i]);
+		return RUSK_EIO;
+	}
+	if (rep->type == REDIS_REPLY_ERROR) {
+		set_err(r, RUSK_EPARSE, "%s:%d is not a Redis Cluster node (CLUSTER SLOTS: %s)",
+		        r->nodes[i].host, r->nodes[i].port, rep->str);
+		freeReplyObject(rep);
+		return RUSK_EPARSE;
+	}
+	int rc = RUSK_OK;
+	if (rep->type != REDIS_REPLY_ARRAY) {
+		rc = set_err(r, RUSK_EPARSE, "%s:%d: CLUSTER SLOTS answered no array",
+		             r->nodes[i].host, r->nodes[i].port);
+		goto out;
+	}
+	for (int s = 0; s < RUSK_REDIS_SLOTS; s++)
+		r->slot_node[s] = -1;
+	for (size_t k = 0; k < rep->elements; k++) {
+		redisReply *e = rep->element[k];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+		    e->element[0]->type != REDIS_REPLY_INTEGER ||
+		    e->element[1]->type != REDIS_REPLY_INTEGER ||
+		    e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2)
+			continue;
+		redisReply *m = e->element[2];
+		const char *host =
+		        m->element[0]->type == REDIS_REPLY_STRING && m->element[0]->len > 0
+		                ? m->element[0]->str
+		                : r->nodes[i].host;
+		int ni = find_node(r, host, (int)m->element[1]->integer);
+		long long a = e->element[0]->integer, b = e->element[1]->integer;
+		for (long long s = a; s <= b && s < RUSK_REDIS_SLOTS && ni >= 0; s++)
+			if (s >= 0)
+				r->slot_node[s] = (int16_t)ni;
+	}
+out:
+	freeReplyObject(rep);
+	return rc;
+}
+
+/* A fresh map from any reachable node (connected ones first, then every known node, then
+ * the seeds). RUSK_OK or the last failure. */
+static int refresh_map(rusk_redis *r)
+{
+	int rc = RUSK_EIO;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < r->n_nodes; i++) {
+			if ((pass == 0) != (r->nodes[i].ctx != NULL))
+				continue;
+			rc = map_from(r, i);
+			if (rc == RUSK_OK)
+				return RUSK_OK;
+		}
+	for (int k = 0; k < r->n_seeds; k++) {
+		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+		if (i >= 0 && (rc = map_from(r, i)) == RUSK_OK)
+			return RUSK_OK;
+	}
+	return rc;
+}
+
+/* Loads every script on node i (SCRIPT LOAD answers the same SHA1 everywhere). */
+static int load_scripts(rusk_redis *r, int i)
+{
+	redisContext *c = node_ctx(r, i);
+	if (c == NULL)
+		return RUSK_EIO;
+	for (int s = 0; s < N_SCRIPTS; s++) {
+		redisReply *rep = redisCommand(c, "SCRIPT LOAD %s", scripts[s]);
+		if (rep == NULL) {
+			drop_ctx(&r->nodes[i]);
+			return set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: connection lost",
+			               r->nodes[i].host, r->nodes[i].port);
+		}
+		int bad = rep->type != REDIS_REPLY_STRING || rep->len != 40;
+		if (bad)
+			set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD failed: %s", r->nodes[i].host,
+			        r->nodes[i].port, rep->type == REDIS_REPLY_ERROR ? rep->str : "?");
+		else
+			memcpy(r->sha[s], rep->str, 41);
+		freeReplyObject(rep);
+		if (bad)
+			return RUSK_EIO;
+	}
+	return RUSK_OK;
+}
+
+static bool is_err(const redisReply *rep, const char *prefix)
+{
+	return rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether reply rep says the command did not execute and should go again. */
+static bool retryable(const redisReply *rep)
+{
+	return is_err(rep, "MOVED ") || is_err(rep, "ASK ") || is_err(rep, "NOSCRIPT") ||
+	       is_err(rep, "TRYAGAIN") || is_err(rep, "CLUSTERDOWN") || is_err(rep, "LOADING") ||
+	       is_err(rep, "MASTERDOWN");
+}
+
+/*
+ * Sends cmds[0..n) for slot `slot` and stores each final reply in rep[i] (the caller frees
+ * them). One round trip when nothing redirects. RUSK_OK, or RUSK_EIO once failover_ms has
+ * passed without the slot being served (r->err says why; rep[] entries may be NULL).
+ */
+static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisReply **rep)
+{
+	bool pending_buf[64];
+	bool *pending = n <= 64 ? pending_buf : malloc(n * sizeof *pending);
+	if (pending == NULL)
+		return set_err(r, RUSK_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		pending[i] = true;
+		rep[i] = NULL;
+	}
+	size_t left = n;
+	uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)r->failover_ms * 1000000u;
+	int ask_node = -1, rc = RUSK_OK;
+	bool outage = false;
+	while (left > 0) {
+		if (now_ns() > deadline) {
+			rc = RUSK_EIO;
+			if (r->err[0] == '\0')
+				set_err(r, RUSK_EIO, "slot %u not served", slot);
+			break;
+		}
+		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
+		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
+		if (c == NULL) {
+			if (ni < 0)
+				set_err(r, RUSK_EIO, "no node serves slot %u (cluster down?)",
+				        slot);
+			outage = true;
+			sleep_ms(100);
+			refresh_map(r);
+			ask_node = -1;
+			continue;
+		}
+		bool asking = ask_node >= 0;
+		ask_node = -1;
+		size_t sent = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!pending[i])
+				continue;
+			if (asking)
+				redisAppendCommand(c, "ASKING");
+			redisAppendCommandArgv(c, cmds[i].argc, cmds[i].argv, cmds[i].len);
+			sent++;
+		}
+		if (r->wait_replicas > 0)
+			redisAppendCommand(c, "WAIT %d %d", r->wait_replicas, r->wait_ms);
+		bool broken = false, again = false, need_load = false;
+		for (size_t i = 0; i < n && !broken; i++) {
+			if (!pending[i])
+				continue;
+			void *x = NULL;
+			if (asking && (redisGetReply(c, &x) != REDIS_OK || x == NULL)) {
+				broken = true;
+				break;
+			}
+			if (x != NULL)
+				freeReplyObject(x);
+			x = NULL;
+			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
+				broken = true;
+				break;
+			}
+			redisReply *y = x;
+			if (!retryable(y)) {
+				rep[i] = y;
+				pending[i] = false;
+				left--;
+				continue;
+			}
+			again = true;
+			char host[64];
+			int ask = 0, port = 0;
+			uint16_t s = 0;
+			if (rusk_redis_parse_redirect_(y->str, &ask, &s, host, sizeof host,
+			                               &port) == RUSK_OK) {
+				r->st.redirects++;
+				int to = find_node(r, host, port);
+				if (ask)
+					ask_node = to;
+				else if (to >= 0)
+					r->slot_node[s] = (int16_t)to;
+			} else if (is_err(y, "NOSCRIPT")) {
+				/* A promoted replica has no script cache: load them there once the
+				 * replies are read, and send the script again. */
+				r->st.noscript++;
+				need_load = true;
+			} else {
+				outage = true;
+				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
+				        r->nodes[ni].port, y->str);
+				sleep_ms(50);
+				refresh_map(r);
+			}
+			freeReplyObject(y);
+		}
+		if (!broken && r->wait_replicas > 0) {
+			void *x = NULL;
+			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
+				broken = true;
+			} else {
+				redisReply *y = x;
+				if (y->type != REDIS_REPLY_INTEGER || y->integer < r->wait_replicas)
+					r->st.wait_short++;
+				freeReplyObject(y);
+			}
+		}
+		r->st.round_trips++;
+		r->st.commands += sent;
+		if (broken) {
+			/* The outcome of everything still pending is unknown: send it again with
+			 * the "again" flag once the slot is served (redis.h). */
+			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
+			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
+			drop_ctx(&r->nodes[ni]);
+			r->st.reconnects++;
+			r->st.resent++;
+			outage = true;
+			for (size_t i = 0; i < n; i++)
+				if (pending[i] && cmds[i].again_at >= 0) {
+					cmds[i].argv[cmds[i].again_at] = "1";
+					cmds[i].len[cmds[i].again_at] = 1;
+				}
+			refresh_map(r);
+			continue;
+		}
+		(void)again;
+		if (need_load && load_scripts(r, ni) != RUSK_OK) {
+			/* Cannot load them: send the bodies (EVAL) instead. */
+			for (size_t i = 0; i < n; i++)
+				if (pending[i] && strcmp(cmds[i].argv[0], "EVALSHA") == 0) {
+					cmds[i].argv[0] = "EVAL";
+					cmds[i].len[0] = 4;
+					cmds[i].argv[1] = scripts[cmds[i].script];
+					cmds[i].len[1] = strlen(scripts[cmds[i].script]);
+				}
+		}
+	}
+	if (outage)
+		r->st.outage_ns += now_ns() - t0;
+	if (pending != pending_buf)
+		free(pending);
+	return rc;
+}
+
+/* ---- command building ---------------------------------------------------------- */
+
+/* A batch's argument storage: argv/len slots and a text arena for the numbers. */
+typedef struct arena {
+	const char **argv;
+	size_t *len;
+	char *text;
+	size_t n_args, cap_args, used, cap_text;
+} arena;
+
+static int arena_init(arena *a, size_t args)
+{
+	a->argv = malloc(args * sizeof *a->argv);
+	a->len = malloc(args * sizeof *a->len);
+	a->text = malloc(args * 24);
+	a->n_args = a->used = 0;
+	a->cap_args = args;
+	a->cap_text = args * 24;
+	if (a->argv == NULL || a->len == NULL || a->text == NULL) {
+		free(a->argv);
+		free(a->len);
+		free(a->text);
+		return RUSK_ENOMEM;
+	}
+	return RUSK_OK;
+}
+
+static void arena_free(arena *a)
+{
+	free(a->argv);
+	free(a->len);
+	free(a->text);
+}
+
+static void arg_str(arena *a, const char *s)
+{
+	a->argv[a->n_args] = s;
+	a->len[a->n_args++] = strlen(s);
+}
+
+static void arg_u64(arena *a, uint64_t v)
+{
+	char *t = a->text + a->used;
+	int k = snprintf(t, 24, "%" PRIu64, v);
+	a->used += (size_t)k + 1;
+	a->argv[a->n_args] = t;
+	a->len[a->n_args++] = (size_t)k;
+}
+
+/* Starts an EVALSHA of script s on partition p's keys; returns the command's first arg. */
+static size_t arg_script(rusk_redis *r, arena *a, int s, uint32_t p)
+{
+	size_t at = a->n_args;
+	arg_str(a, "EVALSHA");
+	arg_str(a, r->sha[s]);
+	arg_str(a, "8");
+	for (int k = 0; k < N_KEYS; k++)
+		arg_str(a, r->keys[p][k]);
+	return at;
+}
+
+static rcmd cmd_at(arena *a, size_t at, int again_at, int script)
+{
+	return (rcmd){(int)(a->n_args - at), a->argv + at, a->len + at,
+	              again_at < 0 ? -1 : again_at - (int)at, script};
+}
+
+static void free_replies(redisReply **rep, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rep[i] != NULL)
+			freeReplyObject(rep[i]);
+}
+
+/* ---- the backend ----------------------------------------------------------------- */
+
+/* A script's error reply as a rusk code (the message kept in r->err). */
+static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
+{
+	set_err(r, RUSK_EIO, "partition %u (%s): %s", p, r->keys[p][K_MACH], y->str);
+	if (strncmp(y->str, "RUSKRANGE", 9) == 0)
+		return RUSK_ERANGE;
+	if (strncmp(y->str, "RUSKINFEASIBLE", 14) == 0)
+		return RUSK_EINFEASIBLE;
+	return RUSK_EIO;
+}
+
+static int rd_snapshot(void *self, uint32_t p, uint64_t *words, uint32_t n_words, uint64_t *version)
+{
+	rusk_redis *r = self;
+	if (p >= r->n_parts)
+		return RUSK_ERANGE;
+	uint32_t nr = r->p_n_rus[p], need = (nr + 63) / 64;
+	if (words == NULL || n_words < need)
+		return RUSK_EINVAL;
+	const char *a1[2] = {"GET", r->keys[p][K_FREE]}, *a2[2] = {"GET", r->keys[p][K_VER]};
+	size_t l1[2] = {3, strlen(a1[1])}, l2[2] = {3, strlen(a2[1])};
+	rcmd cmds[2] = {{2, a1, l1, -1, 0}, {2, a2, l2, -1, 0}};
+	redisReply *rep[2];
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), cmds, 2, rep);
+	if (rc == RUSK_OK && (rep[0]->type != REDIS_REPLY_STRING)) {
+		rc = set_err(r, RUSK_EIO, "partition %u: %s is missing (no rusk state)", p,
+		             r->keys[p][K_FREE]);
+	}
+	if (rc == RUSK_OK) {
+		memset(words, 0, sizeof(uint64_t) * need);
+		const unsigned char *b = (const unsigned char *)rep[0]->str;
+		size_t nb = rep[0]->len < (nr + 7) / 8 ? rep[0]->len : (nr + 7) / 8;
+		for (size_t i = 0; i < nb; i++)
+			for (int k = 0; k < 8; k++)
+				if (b[i] & (0x80u >> k)) {
+					size_t bit = i * 8 + (size_t)k;
+					if (bit < nr)
+						words[bit / 64] |= UINT64_C(1) << (bit % 64);
+				}
+		if (version != NULL)
+			*version = rep[1]->type == REDIS_REPLY_STRING
+			                   ? strtoull(rep[1]->str, NULL, 10)
+			                   : 0;
+	}
+	free_replies(rep, 2);
+	return rc;
+}
+
+static int rd_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, int *rcs,
+                     rusk_lease *leases)
+{
+	rusk_redis *r = self;
+	if (p >= r->n_parts || (n > 0 && (cl == NULL || rcs == NULL || leases == NULL)))
+		return RUSK_EINVAL;
+	if (n == 0)
+		return RUSK_OK;
+	size_t args = 0;
+	for (size_t i = 0; i < n; i++)
+		args += 17 + cl[i].n;
+	arena a;
+	rcmd *cmds = malloc(n * sizeof *cmds);
+	redisReply **rep = calloc(n, sizeof *rep);
+	size_t *idx = malloc(n * sizeof *idx); /* claim of each command sent */
+	if (cmds == NULL || rep == NULL || idx == NULL || arena_init(&a, args) != RUSK_OK) {
+		free(cmds);
+		free(rep);
+		free(idx);
+		return RUSK_ENOMEM;
+	}
+	size_t nc = 0;
+	for (size_t i = 0; i < n; i++) {
+		const rusk_bk_claim *c = &cl[i];
+		uint32_t m = c->machine;
+		rcs[i] = RUSK_EIO;
+		if (c->task == 0 || c->task > RUSK_TASK_ID_MAX || c->n == 0 || c->rus == NULL) {
+			rcs[i] = RUSK_EINVAL;
+			continue;
+		}
+		if (m < r->p_first_m[p] || m >= r->p_first_m[p] + r->p_n_m[p]) {
+			rcs[i] = RUSK_ERANGE;
+			continue;
+		}
+		bool in = true;
+		for (uint32_t k = 0; k < c->n; k++)
+			in &= c->rus[k] >= r->m_first_ru[m] &&
+			      c->rus[k] < r->m_first_ru[m] + r->m_n_rus[m];
+		if (!in) {
+			rcs[i] = RUSK_EINVAL; /* RUs of another machine, as rusk_ru_commit_vec */
+			continue;
+		}
+		uint32_t milli = c->vec.gpus == 0 ? 0 : c->vec.gpu_milli ? c->vec.gpu_milli : 1000;
+		size_t at = arg_script(r, &a, S_COMMIT, p);
+		arg_u64(&a, c->task);
+		arg_u64(&a, m - r->p_first_m[p]);
+		arg_u64(&a, c->vec.mem_mib);
+		arg_u64(&a, c->vec.gpus);
+		arg_u64(&a, milli);
+		int again_at = (int)a.n_args;
+		arg_str(&a, "0");
+		for (uint32_t k = 0; k < c->n; k++)
+			arg_u64(&a, c->rus[k] - r->p_first_ru[p]);
+		cmds[nc] = cmd_at(&a, at, again_at, S_COMMIT);
+		idx[nc++] = i;
+	}
+	int rc = nc ? exec_slot(r, rusk_redis_slot_of_(p), cmds, nc, rep) : RUSK_OK;
+	for (size_t j = 0; j < nc; j++) {
+		size_t i = idx[j];
+		redisReply *y = rep[j];
+		if (y == NULL)
+			continue; /* RUSK_EIO: unknown outcome */
+		if (y->type == REDIS_REPLY_ERROR) {
+			rcs[i] = script_error(r, p, y);
+			continue;
+		}
+		if (y->type != REDIS_REPLY_ARRAY || y->elements < 1 ||
+		    y->element[0]->type != REDIS_REPLY_INTEGER)
+			continue;
+		long long code = y->element[0]->integer;
+		if (code == 0 && y->elements == 1 + cl[i].n) {
+			size_t o = 0;
+			for (size_t k = 0; k < i; k++)
+				o += cl[k].n;
+			for (uint32_t k = 0; k < cl[i].n; k++)
+				leases[o + k] = (rusk_lease){cl[i].rus[k],
+				                             (uint32_t)y->element[1 + k]->integer};
+			rcs[i] = RUSK_OK;
+		} else {
+			rcs[i] = code == 1 || code == 3 ? RUSK_ECONFLICT
+			         : code == 2            ? RUSK_EDUP
+			                                : RUSK_EIO;
+		}
+	}
+	free_replies(rep, nc);
+	arena_free(&a);
+	free(cmds);
+	free(rep);
+	free(idx);
+	return rc;
+}
+
+static int rd_release(void *self, uint32_t p, const rusk_bk_lease *ls, size_t n, int *rcs)
+{
+	rusk_redis *r = self;
+	if (p >= r->n_parts || (n > 0 && (ls == NULL || rcs == NULL)))
+		return RUSK_EINVAL;
+	if (n == 0)
+		return RUSK_OK;
+	size_t nchunks = (n + RELEASE_CHUNK - 1) / RELEASE_CHUNK;
+	arena a;
+	rcmd *cmds = malloc(nchunks * sizeof *cmds);
+	redisReply **rep = calloc(nchunks, sizeof *rep);
+	size_t *pos = malloc(n * sizeof *pos); /* lease i's place in its chunk, or SIZE_MAX */
+	if (cmds == NULL || rep == NULL || pos == NULL ||
+	    arena_init(&a, nchunks * 13 + 3 * n) != RUSK_OK) {
+		free(cmds);
+		free(rep);
+		free(pos);
+		return RUSK_ENOMEM;
+	}
+	for (size_t ch = 0; ch < nchunks; ch++) {
+		size_t at = arg_script(r, &a, S_RELEASE, p);
+		int again_at = (int)a.n_args;
+		arg_str(&a, "0");
+		size_t k = 0;
+		for (size_t i = ch * RELEASE_CHUNK; i < n && i < (ch + 1) * RELEASE_CHUNK; i++) {
+			const rusk_bk_lease *l = &ls[i];
+			pos[i] = SIZE_MAX;
+			if (l->task == 0 || l->task > RUSK_TASK_ID_MAX ||
+			    l->lease.gen > RUSK_GEN_MASK) {
+				rcs[i] = RUSK_EINVAL;
+				continue;
+			}
+			if (l->lease.ru < r->p_first_ru[p] ||
+			    l->lease.ru >= r->p_first_ru[p] + r->p_n_rus[p]) {
+				rcs[i] = RUSK_ERANGE;
+				continue;
+			}
+			rcs[i] = RUSK_EIO;
+			pos[i] = k++;
+			arg_u64(&a, l->task);
+			arg_u64(&a, l->lease.ru - r->p_first_ru[p]);
+			arg_u64(&a, l->lease.gen);
+		}
+		cmds[ch] = cmd_at(&a, at, again_at, S_RELEASE);
+	}
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), cmds, nchunks, rep);
+	static const int code_rc[4] = {RUSK_OK, RUSK_EFREE, RUSK_ENOTOWNER, RUSK_ESTALE};
+	for (size_t i = 0; i < n; i++) {
+		redisReply *y = rep[i / RELEASE_CHUNK];
+		if (pos[i] == SIZE_MAX || y == NULL)
+			continue;
+		if (y->type == REDIS_REPLY_ERROR) {
+			rcs[i] = script_error(r, p, y);
+		} else if (y->type == REDIS_REPLY_ARRAY && pos[i] < y->elements &&
+		           y->element[pos[i]]->type == REDIS_REPLY_INTEGER) {
+			long long c = y->element[pos[i]]->integer;
+			rcs[i] = c >= 0 && c < 4 ? code_rc[c] : RUSK_EIO;
+		}
+	}
+	free_replies(rep, nchunks);
+	arena_free(&a);
+	free(cmds);
+	free(rep);
+	free(pos);
+	return rc;
+}
+
+static int rd_recount(void *self, uint32_t p, rusk_bk_count *out)
+{
+	rusk_redis *r = self;
+	if (p >= r->n_parts)
+		return RUSK_ERANGE;
+	if (out == NULL)
+		return RUSK_EINVAL;
+	arena a;
+	if (arena_init(&a, 16) != RUSK_OK)
+		return RUSK_ENOMEM;
+	size_t at = arg_script(r, &a, S_RECOUNT, p);
+	rcmd cmd = cmd_at(&a, at, -1, S_RECOUNT);
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
+	if (rc == RUSK_OK) {
+		if (y->type == REDIS_REPLY_ERROR) {
+			rc = script_error(r, p, y);
+		} else if (y->type != REDIS_REPLY_ARRAY || y->elements < 4) {
+			rc = set_err(r, RUSK_EIO, "partition %u: recount answered no array", p);
+		} else {
+			out->held = (uint64_t)y->element[0]->integer;
+			out->free = (uint64_t)y->element[1]->integer;
+			out->mismatch = (uint64_t)y->element[2]->integer;
+			out->version = (uint64_t)y->element[3]->integer;
+		}
+	}
+	free_replies(&y, 1);
+	arena_free(&a);
+	return rc;
+}
+
+static const rusk_backend_ops redis_ops = {
+        .name = "redis",
+        .snapshot = rd_snapshot,
+        .commit = rd_commit,
+        .release = rd_release,
+        .recount = rd_recount,
+};
+
+int rusk_redis_backend_(rusk_redis *r, rusk_backend *out)
+{
+	if (r == NULL || out == NULL)
+		return RUSK_EINVAL;
+	out->ops = &redis_ops;
+	out->self = r;
+	return RUSK_OK;
+}
+
+int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
+                       size_t cap, size_t *n)
+{
+	if (r == NULL || n == NULL || (cap > 0 && (rus == NULL || owners == NULL)))
+		return RUSK_EINVAL;
+	if (p >= r->n_parts)
+		return RUSK_ERANGE;
+	arena a;
+	if (arena_init(&a, 16) != RUSK_OK)
+		return RUSK_ENOMEM;
+	size_t at = arg_script(r, &a, S_OWNERS, p);
+	rcmd cmd = cmd_at(&a, at, -1, S_OWNERS);
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
+	size_t k = 0;
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ARRAY) {
+		for (size_t i = 0; i + 2 < y->elements && k < cap; i += 3, k++) {
+			rus[k] = r->p_first_ru[p] + (uint32_t)strtoul(y->element[i]->str, NULL, 10);
+			owners[k] = strtoull(y->element[i + 1]->str, NULL, 10);
+			if (gens != NULL)
+				gens[k] = (uint32_t)strtoul(y->element[i + 2]->str, NULL, 10);
+		}
+	} else if (rc == RUSK_OK) {
+		rc = set_err(r, RUSK_EIO, "partition %u: reading owners of %s: %s", p,
+		             r->keys[p][K_OWN], y->type == REDIS_REPLY_ERROR ? y->str : "no array");
+	}
+	free_replies(&y, 1);
+	arena_free(&a);
+	*n = k;
+	return rc;
+}
+
+/* An agent's lease key: all in the slot of the tag {meta}. */
+static void lease_key(char *buf, size_t len, uint32_t agent)
+{
+	snprintf(buf, len, "rusk:{meta}:alive:%u", agent);
+}
+
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+{
+	if (r == NULL || ttl_ms == 0)
+		return RUSK_EINVAL;
+	char key[48], ttl[16];
+	lease_key(key, sizeof key, agent);
+	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+	const char *av[5] = {"SET", key, "1", "PX", ttl};
+	size_t al[5] = {3, strlen(key), 1, 2, strlen(ttl)};
+	rcmd cmd = {5, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = set_err(r, RUSK_EIO, "SET %s: %s", key, y->str);
+	free_replies(&y, 1);
+	return rc;
+}
+
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
+{
+	if (r == NULL || alive == NULL)
+		return RUSK_EINVAL;
+	char key[48];
+	lease_key(key, sizeof key, agent);
+	const char *av[2] = {"EXISTS", key};
+	size_t al[2] = {6, strlen(key)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_INTEGER)
+		rc = set_err(r, RUSK_EIO, "EXISTS %s: %s", key,
+		             y->type == REDIS_REPLY_ERROR ? y->str : "no integer");
+	if (rc == RUSK_OK)
+		*alive = y->integer > 0;
+	free_replies(&y, 1);
+	return rc;
+}
+
+/* ---- opening: checks, then the state ------------------------------------------------ */
+
+static int copy_shape(rusk_redis *r, const rusk_redis_shape *s)
+{
+	r->n_parts = s->n_parts;
+	r->n_machines = s->n_machines;
+	uint32_t **pa[4] = {&r->p_first_ru, &r->p_n_rus, &r->p_first_m, &r->p_n_m};
+	const uint32_t *ps[4] = {s->part_first_ru, s->part_n_rus, s->part_first_machine,
+	                         s->part_n_machines};
+	uint32_t **ma[4] = {&r->m_first_ru, &r->m_n_rus, &r->m_mem, &r->m_gpus};
+	const uint32_t *ms[4] = {s->m_first_ru, s->m_n_rus, s->m_mem_mib, s->m_gpus};
+	for (int k = 0; k < 4; k++) {
+		*pa[k] = malloc(sizeof(uint32_t) * s->n_parts);
+		*ma[k] = malloc(sizeof(uint32_t) * s->n_machines);
+		if (*pa[k] == NULL || *ma[k] == NULL)
+			return RUSK_ENOMEM;
+		memcpy(*pa[k], ps[k], sizeof(uint32_t) * s->n_parts);
+		memcpy(*ma[k], ms[k], sizeof(uint32_t) * s->n_machines);
+	}
+	r->keys = malloc(sizeof *r->keys * s->n_parts);
+	if (r->keys == NULL)
+		return RUSK_ENOMEM;
+	for (uint32_t p = 0; p < s->n_parts; p++)
+		for (int k = 0; k < N_KEYS; k++)
+			snprintf(r->keys[p][k], sizeof r->keys[p][k], "rusk:{p%u}:%s", p,
+			         key_suffix[k]);
+	return RUSK_OK;
+}
+
+static int check_shape(const rusk_redis_shape *s, char *err, size_t errlen)
+{
+	if (s == NULL || s->n_parts == 0 || s->n_machines == 0 || s->part_first_ru == NULL ||
+	    s->part_n_rus == NULL || s->part_first_machine == NULL || s->part_n_machines == NULL ||
+	    s->m_first_ru == NULL || s->m_n_rus == NULL || s->m_mem_mib == NULL ||
+	    s->m_gpus == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "empty cluster shape");
+	for (uint32_t p = 0; p < s->n_parts; p++)
+		if (s->part_first_machine[p] + s->part_n_machines[p] > s->n_machines ||
+		    s->part_n_machines[p] == 0)
+			return rusk_errf(err, errlen, RUSK_EINVAL,
+			                 "partition %u: bad machine range", p);
+	return RUSK_OK;
+}
+
+static void part_desc(const rusk_redis *r, uint32_t p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u,%u,%u,%u", r->p_first_ru[p], r->p_n_rus[p], r->p_first_m[p],
+	         r->p_n_m[p]);
+}
+
+/* Writes partition p's empty state: one pipeline (one round trip) to its shard. */
+static int init_part(rusk_redis *r, uint32_t p)
+{
+	uint32_t nm = r->p_n_m[p], nr = r->p_n_rus[p], fm = r->p_first_m[p];
+	size_t gpus = 0;
+	for (uint32_t m = fm; m < fm + nm; m++)
+		gpus += r->m_gpus[m];
+	arena a;
+	if (arena_init(&a, 32 + 4 * (size_t)nm + 2 * gpus) != RUSK_OK)
+		return RUSK_ENOMEM;
+	size_t nbytes = (nr + 7) / 8;
+	char *bits = malloc(nbytes ? nbytes : 1);
+	char(*vals)[48] = malloc(sizeof *vals * (nm + 1));
+	if (bits == NULL || vals == NULL) {
+		free(bits);
+		free(vals);
+		arena_free(&a);
+		return RUSK_ENOMEM;
+	}
+	memset(bits, 0xff, nbytes);
+	if (nr % 8)
+		bits[nbytes - 1] = (char)(0xffu << (8 - nr % 8));
+	rcmd cmds[6];
+	size_t at = a.n_args;
+	arg_str(&a, "DEL");
+	for (int k = 0; k < N_KEYS; k++)
+		arg_str(&a, r->keys[p][k]);
+	cmds[0] = cmd_at(&a, at, -1, 0);
+	at = a.n_args;
+	arg_str(&a, "SET");
+	arg_str(&a, r->keys[p][K_FREE]);
+	a.argv[a.n_args] = bits;
+	a.len[a.n_args++] = nbytes;
+	cmds[1] = cmd_at(&a, at, -1, 0);
+	at = a.n_args;
+	arg_str(&a, "SET");
+	arg_str(&a, r->keys[p][K_VER]);
+	arg_str(&a, "0");
+	cmds[2] = cmd_at(&a, at, -1, 0);
+	at = a.n_args;
+	arg_str(&a, "HSET");
+	arg_str(&a, r->keys[p][K_MACH]);
+	arg_str(&a, "part");
+	part_desc(r, p, vals[nm], sizeof vals[nm]);
+	arg_str(&a, vals[nm]);
+	for (uint32_t m = fm; m < fm + nm; m++) {
+		arg_u64(&a, m - fm);
+		snprintf(vals[m - fm], sizeof vals[0], "%u,%u,%u,%u",
+		         r->m_first_ru[m] - r->p_first_ru[p], r->m_n_rus[m], r->m_mem[m],
+		         r->m_gpus[m]);
+		arg_str(&a, vals[m - fm]);
+	}
+	cmds[3] = cmd_at(&a, at, -1, 0);
+	at = a.n_args;
+	arg_str(&a, "HSET");
+	arg_str(&a, r->keys[p][K_MEM]);
+	for (uint32_t m = fm; m < fm + nm; m++) {
+		arg_u64(&a, m - fm);
+		arg_u64(&a, r->m_mem[m]);
+	}
+	cmds[4] = cmd_at(&a, at, -1, 0);
+	size_t ncmd = 5;
+	if (gpus > 0) {
+		at = a.n_args;
+		arg_str(&a, "HSET");
+		arg_str(&a, r->keys[p][K_GPU]);
+		for (uint32_t m = fm; m < fm + nm; m++)
+			for (uint32_t k = 0; k < r->m_gpus[m]; k++) {
+				char *t = a.text + a.used;
+				int w = snprintf(t, 24, "%u.%u", m - fm, k);
+				a.used += (size_t)w + 1;
+				a.argv[a.n_args] = t;
+				a.len[a.n_args++] = (size_t)w;
+				arg_str(&a, "1000");
+			}
+		cmds[5] = cmd_at(&a, at, -1, 0);
+		ncmd = 6;
+	}
+	redisReply *rep[6] = {0};
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), cmds, ncmd, rep);
+	for (size_t i = 0; rc == RUSK_OK && i < ncmd; i++)
+		if (rep[i]->type == REDIS_REPLY_ERROR)
+			rc = set_err(r, RUSK_EIO, "partition %u: writing the state: %s", p,
+			             rep[i]->str);
+	free_replies(rep, ncmd);
+	free(bits);
+	free(vals);
+	arena_free(&a);
+	return rc;
+}
+
+/* Checks that partition p's state is there with this run's shape. */
+static int check_part(rusk_redis *r, uint32_t p)
+{
+	const char *av[3] = {"HGET", r->keys[p][K_MACH], "part"};
+	size_t al[3] = {4, strlen(av[1]), 4};
+	rcmd cmd = {3, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
+	char want[64];
+	part_desc(r, p, want, sizeof want);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_STRING)
+		rc = set_err(r, RUSK_EIO,
+		             "no rusk state for partition %u at %s (key %s missing): start "
+		             "`rusk run --backend %s` first, or pass --init",
+		             p, r->url, r->keys[p][K_MACH], r->url);
+	else if (rc == RUSK_OK && strcmp(y->str, want) != 0)
+		rc = set_err(r, RUSK_EIO,
+		             "the rusk state at %s is for another cluster shape: partition %u is "
+		             "%s there (first RU, RUs, first machine, machines), %s here",
+		             r->url, p, y->str, want);
+	free_replies(&y, 1);
+	return rc;
+}
+
+/* Slot ranges no node serves, as "a-b, c-d" (empty: none). */
+static void missing_slots(const rusk_redis *r, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	size_t used = 0;
+	for (int s = 0; s < RUSK_REDIS_SLOTS && used + 24 < len;) {
+		if (r->slot_node[s] >= 0) {
+			s++;
+			continue;
+		}
+		int e = s;
+		while (e + 1 < RUSK_REDIS_SLOTS && r->slot_node[e + 1] < 0)
+			e++;
+		used += (size_t)snprintf(buf + used, len - used, "%s%d-%d", used ? ", " : "", s, e);
+		s = e + 1;
+	}
+}
+
+void rusk_redis_close_(rusk_redis *r)
+{
+	if (r == NULL)
+		return;
+	for (int i = 0; i < r->n_nodes; i++)
+		drop_ctx(&r->nodes[i]);
+	free(r->p_first_ru);
+	free(r->p_n_rus);
+	free(r->p_first_m);
+	free(r->p_n_m);
+	free(r->m_first_ru);
+	free(r->m_n_rus);
+	free(r->m_mem);
+	free(r->m_gpus);
+	free(r->keys);
+	free(r);
+}
+
+int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
+                     char *err, size_t errlen)
+{
+	if (url == NULL || out == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no URL");
+	int rc = check_shape(shape, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	rusk_redis *r = calloc(1, sizeof *r);
+	if (r == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	r->failover_ms = 30000;
+	snprintf(r->url, sizeof r->url, "%s", url);
+	rc = rusk_redis_parse_url_(url, r->seed_host, r->seed_port, &r->n_seeds, r->err,
+	                           sizeof r->err);
+	if (rc != RUSK_OK) {
+		rc = rusk_errf(err, errlen, rc, "--backend %s", r->err);
+		goto fail;
+	}
+	if (copy_shape(r, shape) != RUSK_OK) {
+		rc = rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* The first seed that answers CLUSTER SLOTS gives the map. */
+	rc = RUSK_EIO;
+	for (int k = 0; k < r->n_seeds && rc != RUSK_OK; k++) {
+		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+		rc = map_from(r, i);
+		if (rc == RUSK_EPARSE) /* answered, but not as a cluster node: say so */
+			break;
+	}
+	if (rc != RUSK_OK) {
+		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
+		goto fail;
+	}
+	char miss[256];
+	missing_slots(r, miss, sizeof miss);
+	if (miss[0] != '\0') {
+		rc = rusk_errf(err, errlen, RUSK_EIO,
+		               "--backend %s: the cluster serves no node for slots %s (CLUSTER "
+		               "SLOTS); every slot must be served (redis-cli --cluster fix)",
+		               url, miss);
+		goto fail;
+	}
+	for (int i = 0; i < r->n_nodes; i++) {
+		bool master = false;
+		for (int s = 0; s < RUSK_REDIS_SLOTS && !master; s++)
+			master = r->slot_node[s] == i;
+		if (master && load_scripts(r, i) != RUSK_OK) {
+			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
+			goto fail;
+		}
+	}
+	for (uint32_t p = 0; p < r->n_parts; p++) {
+		rc = init ? init_part(r, p) : check_part(r, p);
+		if (rc != RUSK_OK) {
+			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
+			goto fail;
+		}
+	}
+	r->err[0] = '\0';
+	*out = r;
+	return RUSK_OK;
+fail:
+	rusk_redis_close_(r);
+	return rc;
+}
+
+void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
+{
+	if (r == NULL)
+		return;
+	r->wait_replicas = replicas > 0 ? replicas : 0;
+	r->wait_ms = timeout_ms > 0 ? timeout_ms : 0;
+	for (int i = 0; i < r->n_nodes; i++)
+		drop_ctx(&r->nodes[i]); /* read timeouts follow wait_ms */
+}
+
+void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
+{
+	if (r != NULL)
+		r->failover_ms = ms > 0 ? ms : 1;
+}
+
+rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
+{
+	return r != NULL ? r->st : (rusk_redis_stats){0};
+}
+
+const char *rusk_redis_last_error_(const rusk_redis *r)
+{
+	return r != NULL ? r->err : "no connection";
+}

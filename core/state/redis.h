@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master state on Redis Cluster (issue 30; ParSync §7's resource managers): a client of
+ * hiredis 0.14 that routes by key slot itself, and the backend of kernel/backend.h over it.
+ *
+ * Layout. Partition p's keys all carry the hash tag {pN}, so they live in one hash slot and
+ * one shard: rusk:{pN}:own (hash: local RU -> owner task), :gen (local RU -> generation),
+ * :free (bitmap, bit i = local RU i free), :mem (local machine -> free MiB), :gpu ("m.k" ->
+ * free milli-GPU of GPU k), :rec (anchor RU -> the shares it carries), :ver (version, +1
+ * per change), :mach (local machine -> "first,n,mem,gpus"; field "part" -> the partition's
+ * shape, checked at connect). A snapshot is one round trip (GET :free, GET :ver pipelined);
+ * a commit or release is a Lua script that checks every RU's owner and generation and the
+ * machine's memory and GPUs before it writes anything (a script's writes are not rolled
+ * back on error, so nothing after the checks can fail), the rules of ru.c.
+ *
+ * Routing. hiredis 0.14 has no cluster support: CRC16 key slots (the cluster spec's
+ * XMODEM variant), the slot map from CLUSTER SLOTS, and MOVED / ASK redirection are here
+ * (redis_slot.c, unit-tested against the spec's vectors). A broken connection (a master
+ * killed) refreshes the map from any reachable node until the slot is served again
+ * (bounded: failover_ms); the batch in flight is then sent again with the scripts'
+ * "again" flag: a commit whose RUs the task already holds answers its leases, a release
+ * that finds the next generation answers OK, so an unknown outcome never doubles a grant.
+ *
+ * Leases: rusk:{meta}:alive:AGENT, set with an expiry by each agent process, tell a recount
+ * which agents are dead (their RUs are reclaimed); see rusk_redis_lease_renew_.
+ *
+ * Threads: a rusk_redis is used by one thread at a time (hiredis contexts are not
+ * thread-safe); open one per agent thread or process.
+ */
+#ifndef RUSK_STATE_REDIS_H
+#define RUSK_STATE_REDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/backend.h"
+
+#define RUSK_REDIS_SLOTS     16384
+#define RUSK_REDIS_MAX_SEEDS 16
+
+typedef struct rusk_redis rusk_redis;
+
+/* The shape the state is laid out for (filled from a rusk_cluster by the caller; arrays
+ * indexed by partition and by machine, global numbering, borrowed for the call). */
+typedef struct rusk_redis_shape {
+	uint32_t n_parts, n_machines;
+	const uint32_t *part_first_ru, *part_n_rus, *part_first_machine, *part_n_machines;
+	const uint32_t *m_first_ru, *m_n_rus, *m_mem_mib, *m_gpus;
+} rusk_redis_shape;
+
+/* Counters of one connection (plain: one thread). */
+typedef struct rusk_redis_stats {
+	uint64_t round_trips; /* pipelines sent and answered */
+	uint64_t commands;    /* commands in them */
+	uint64_t redirects;   /* MOVED and ASK answers followed */
+	uint64_t reconnects;  /* slot-map refreshes after a broken connection */
+	uint64_t resent;      /* batches sent again after an unknown outcome */
+	uint64_t wait_short;  /* WAIT answers with fewer replicas than asked */
+	uint64_t noscript;    /* EVALSHA answered NOSCRIPT (sent again as EVAL) */
+	uint64_t outage_ns;   /* time spent waiting for a slot to be served again */
+} rusk_redis_stats;
+
+/*
+ * rusk_redis_crc16_ / rusk_redis_keyslot_: the cluster spec's CRC16 (XMODEM) and key slot
+ * (CRC16 of the hash tag, the part between the first '{' and the next '}' when not empty,
+ * else of the whole key, mod 16384). Pure; any thread.
+ */
+uint16_t rusk_redis_crc16_(const char *buf, size_t len);
+uint16_t rusk_redis_keyslot_(const char *key, size_t len);
+
+/*
+ * rusk_redis_parse_redirect_: parses "MOVED 3999 127.0.0.1:6381" or "ASK 3999 host:port".
+ * RUSK_OK and *ask, *slot, host (NUL-terminated, truncated to hostlen: RUSK_EPARSE if it
+ * does not fit), *port; RUSK_EPARSE for anything else (NULL arguments: RUSK_EINVAL).
+ */
+int rusk_redis_parse_redirect_(const char *msg, int *ask, uint16_t *slot, char *host,
+                               size_t hostlen, int *port);
+
+/*
+ * rusk_redis_parse_url_: "redis://HOST:PORT[,HOST:PORT...]" into hosts[i] (64 bytes each)
+ * and ports[i], at most RUSK_REDIS_MAX_SEEDS. RUSK_OK and *n, or RUSK_EINVAL with a message
+ * naming the URL in err. Pure; any thread.
+ */
+int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n, char *err,
+                          size_t errlen);
+
+/*
+ * rusk_redis_open_: connects to the cluster of url for the given shape. Checks that the
+ * seeds answer, that they are cluster nodes, that every slot is served (CLUSTER SLOTS),
+ * and loads the scripts. With init != 0 writes the empty state of every partition
+ * (replacing any rusk state there); else checks that each partition's state is there and
+ * has the shape. Returns RUSK_OK and *out, or RUSK_EINVAL (bad URL or shape), RUSK_EIO
+ * (cannot connect; not a cluster; slots missing; state absent or of another shape) with
+ * a one-line message naming the address or key in err; nothing is written on failure
+ * before the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
+ */
+int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
+                     char *err, size_t errlen);
+
+/* rusk_redis_close_: closes every connection and frees r (NULL: nothing). */
+void rusk_redis_close_(rusk_redis *r);
+
+/*
+ * rusk_redis_set_wait_: with replicas > 0 every commit and release batch ends with
+ * WAIT replicas timeout_ms on its shard (acknowledged by that many replicas, or counted in
+ * stats.wait_short). 0: asynchronous replication (the default). Owner thread.
+ */
+void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms);
+
+/* rusk_redis_set_failover_ms_: how long a slot may go unserved before calls fail with
+ * RUSK_EIO (default 30000). Owner thread. */
+void rusk_redis_set_failover_ms_(rusk_redis *r, int ms);
+
+/* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
+int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);
+
+/* rusk_redis_stats_: a copy of r's counters. */
+rusk_redis_stats rusk_redis_stats_(const rusk_redis *r);
+
+/* rusk_redis_last_error_: the message of the last RUSK_EIO / script error (never NULL). */
+const char *rusk_redis_last_error_(const rusk_redis *r);
+
+/*
+ * rusk_redis_owners_: reads partition p's owners: for each held RU, rus[k] (global),
+ * owners[k] and its generation gens[k] (gens may be NULL), at most cap entries; *n the
+ * count. One round trip (a script: the three are read together). RUSK_OK / RUSK_EIO /
+ * RUSK_ERANGE / RUSK_EINVAL. Used by recounts that compare the state with a run's ledger
+ * and by reclaims (a release with the owner and generation read here).
+ */
+int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
+                       size_t cap, size_t *n);
+
+/*
+ * Agent leases: rusk_redis_lease_renew_ sets rusk:{meta}:alive:AGENT to expire in ttl_ms
+ * (an agent renews it well within that); rusk_redis_lease_alive_ tells whether it is still
+ * there. A recount reclaims the RUs of agents whose lease expired (rusk agent --recount
+ * --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms);
+int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive);
+
+/* rusk_redis_slot_of_: the hash slot partition p's keys live in. */
+uint16_t rusk_redis_slot_of_(uint32_t p);
+
+#endif /* RUSK_STATE_REDIS_H */

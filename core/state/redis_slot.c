@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Redis Cluster routing arithmetic (the cluster specification, "Keys distribution model"
+ * and "Redirection and resharding"), written once because hiredis 0.14 has none:
+ * CRC16/XMODEM (poly 0x1021, init 0, no reflection; "123456789" -> 0x31C3), the key slot
+ * with hash tags, and the parse of MOVED / ASK error replies. Pure functions, no state;
+ * tests/test_redis_slot.c checks them against the spec's vectors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "state/redis.h"
+
+uint16_t rusk_redis_crc16_(const char *buf, size_t len)
+{
+	uint16_t crc = 0;
+	for (size_t i = 0; i < len; i++) {
+		crc ^= (uint16_t)((uint8_t)buf[i] << 8);
+		for (int b = 0; b < 8; b++)
+			crc = (uint16_t)((crc & 0x8000) ? (crc << 1) ^ 0x1021 : crc << 1);
+	}
+	return crc;
+}
+
+uint16_t rusk_redis_keyslot_(const char *key, size_t len)
+{
+	size_t s = 0;
+	while (s < len && key[s] != '{')
+		s++;
+	if (s < len) {
+		size_t e = s + 1;
+		while (e < len && key[e] != '}')
+			e++;
+		if (e < len && e > s + 1) /* a non-empty tag: hash only it */
+			return rusk_redis_crc16_(key + s + 1, e - s - 1) & (RUSK_REDIS_SLOTS - 1);
+	}
+	return rusk_redis_crc16_(key, len) & (RUSK_REDIS_SLOTS - 1);
+}
+
+int rusk_redis_parse_redirect_(const char *msg, int *ask, uint16_t *slot, char *host,
+                               size_t hostlen, int *port)
+{
+	if (msg == NULL || ask == NULL || slot == NULL || host == NULL || port == NULL ||
+	    hostlen == 0)
+		return RUSK_EINVAL;
+	const char *p;
+	if (strncmp(msg, "MOVED ", 6) == 0) {
+		*ask = 0;
+		p = msg + 6;
+	} else if (strncmp(msg, "ASK ", 4) == 0) {
+		*ask = 1;
+		p = msg + 4;
+	} else {
+		return RUSK_EPARSE;
+	}
+	char *end;
+	if (*p < '0' || *p > '9')
+		return RUSK_EPARSE;
+	unsigned long s = strtoul(p, &end, 10);
+	if (end == p || *end != ' ' || s >= RUSK_REDIS_SLOTS)
+		return RUSK_EPARSE;
+	p = end + 1;
+	const char *colon = strrchr(p, ':'); /* the last one: an IPv6 host has colons */
+	if (colon == NULL || colon == p || (size_t)(colon - p) >= hostlen)
+		return RUSK_EPARSE;
+	if (colon[1] < '0' || colon[1] > '9')
+		return RUSK_EPARSE;
+	unsigned long pt = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || pt == 0 || pt > 65535)
+		return RUSK_EPARSE;
+	memcpy(host, p, (size_t)(colon - p));
+	host[colon - p] = '\0';
+	*slot = (uint16_t)s;
+	*port = (int)pt;
+	return RUSK_OK;
+}
+
+int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n, char *err,
+                          size_t errlen)
+{
+	if (url == NULL || hosts == NULL || ports == NULL || n == NULL)
+		return RUSK_EINVAL;
+	if (strncmp(url, "redis://", 8) != 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "'%s' is not redis://HOST:PORT[,HOST:PORT...]", url);
+	const char *p = url + 8;
+	int k = 0;
+	while (*p != '\0') {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *colon = memchr(p, ':', len);
+		if (k == RUSK_REDIS_MAX_SEEDS)
+			return rusk_errf(err, errlen, RUSK_EINVAL, "'%s': more than %d addresses",
+			                 url, RUSK_REDIS_MAX_SEEDS);
+		if (colon == NULL || colon == p || (size_t)(colon - p) >= 64)
+			return rusk_errf(err, errlen, RUSK_EINVAL,
+			                 "'%s': address '%.*s' is not HOST:PORT", url, (int)len, p);
+		char num[8] = {0};
+		size_t nl = len - (size_t)(colon - p) - 1;
+		char *end = NULL;
+		long pt = -1;
+		if (nl > 0 && nl < sizeof num) {
+			memcpy(num, colon + 1, nl);
+			pt = num[0] >= '0' && num[0] <= '9' ? strtol(num, &end, 10) : -1;
+		}
+		if (pt <= 0 || pt > 65535 || (end != NULL && *end != '\0'))
+			return rusk_errf(err, errlen, RUSK_EINVAL,
+			                 "'%s': address '%.*s' has no port 1..65535", url, (int)len,
+			                 p);
+		memcpy(hosts[k], p, (size_t)(colon - p));
+		hosts[k][colon - p] = '\0';
+		ports[k++] = (int)pt;
+		p += len + (e != NULL);
+		if (e != NULL && *p == '\0')
+			return rusk_errf(err, errlen, RUSK_EINVAL, "'%s': empty address after ','",
+			                 url);
+	}
+	if (k == 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "'%s': no HOST:PORT", url);
+	*n = k;
+	return RUSK_OK;
+}
+
+uint16_t rusk_redis_slot_of_(uint32_t p)
+{
+	char tag[16];
+	int k = snprintf(tag, sizeof tag, "{p%u}", p);
+	return rusk_redis_keyslot_(tag, (size_t)k);
+}

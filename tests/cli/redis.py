@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""rusk agent --backend redis://...: agent processes sharing one Redis Cluster (issue 30).
+
+Every case that needs a cluster starts its own (tests/redis/cluster.sh: 3 masters + 3
+replicas on free 127.0.0.1 ports, in a temporary folder) and stops it at the end, also on
+failure; every wait is bounded. Cases exit 77 (skipped) where redis-server is missing or
+rusk was built without RUSK_WITH_REDIS."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from rusk_cli import ARGS, Fail, SKIP, case, main, match, rusk
+
+SHAPE = "--machines 2000 --partitions 10"
+
+
+def need_redis():
+    if not shutil.which("redis-server") or not shutil.which("redis-cli"):
+        print("redis-server / redis-cli not installed: skipped")
+        raise SystemExit(SKIP)
+    r = rusk("agent --backend redis://127.0.0.1:1", status=None, show=False)
+    if "without Redis support" in r.out:
+        print("rusk built without RUSK_WITH_REDIS: skipped")
+        raise SystemExit(SKIP)
+
+
+def script():
+    return os.path.join(ARGS.src, "tests", "redis", "cluster.sh")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Cluster:
+    """A 3+3 cluster for the with-block; .url, .port, .dir."""
+
+    def __enter__(self):
+        need_redis()
+        self.dir = tempfile.mkdtemp(prefix="rusk-redis.")
+        self.port = int(subprocess.check_output([script(), "free-port"], timeout=30))
+        try:
+            subprocess.run([script(), "start", self.dir, str(self.port)], check=True,
+                           timeout=120)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        self.url = "redis://127.0.0.1:%d,127.0.0.1:%d" % (self.port, self.port + 1)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run([script(), "stop", self.dir], timeout=60)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def master_of_partition(self, p):
+        """The port of the master serving partition p's slot."""
+        slot = int(subprocess.check_output(
+            ["redis-cli", "-p", str(self.port), "cluster", "keyslot", "{p%d}" % p],
+            timeout=10))
+        for i in range(6):
+            out = subprocess.run(["redis-cli", "-p", str(self.port + i), "role"],
+                                 capture_output=True, text=True, timeout=10).stdout
+            if not out.startswith("master"):
+                continue
+            nodes = subprocess.run(["redis-cli", "-p", str(self.port + i), "cluster",
+                                    "myshards" if False else "slots"],
+                                   capture_output=True, text=True, timeout=10).stdout.split()
+            # start end ip port id ... per range: find the range of our slot
+            for k in range(len(nodes) - 3):
+                if (nodes[k].isdigit() and nodes[k + 1].isdigit() and
+                        int(nodes[k]) <= slot <= int(nodes[k + 1]) and nodes[k + 3].isdigit()):
+                    return int(nodes[k + 3])
+        raise Fail("no master for partition %d" % p)
+
+
+def last_json(out):
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise Fail("no JSON line in the output")
+
+
+def recount(cl, extra="", status=0):
+    r = rusk("agent --backend %s %s --recount %s" % (cl.url, SHAPE, extra), status=status)
+    match(r"recount: 10 partitions: held [0-9]+, free [0-9]+, mismatch 0", r.out)
+    return r
+
+
+@case
+def cli_redis_bad_url():
+    match(r"--backend 'nowhere' is neither 'memory' nor redis://", rusk(
+        "agent --backend nowhere", status=2).out)
+    match(r"--backend 'redis://127.0.0.1': address '127.0.0.1' is not HOST:PORT",
+          rusk("agent --backend redis://127.0.0.1", status=2).out)
+    match(r"--backend is required", rusk("agent " + SHAPE, status=2).out)
+    match(r"--agent-id 3: must be below --agents 2",
+          rusk("agent --backend memory --agents 2 --agent-id 3", status=2).out)
+
+
+@case
+def cli_redis_run_backend():
+    """rusk run keeps its state in memory: another backend is refused, pointing at rusk agent."""
+    r = rusk("run --backend redis://127.0.0.1:7000 --duration-s 0.1", status=2)
+    match(r"--backend 'redis://127.0.0.1:7000': rusk run and rusk sim keep the master state "
+          r"in this process \(memory\); .*`rusk agent --backend redis://127.0.0.1:7000`", r.out)
+
+
+@case
+def cli_redis_refused():
+    """A wrong address: nothing listens there."""
+    need_redis()
+    p = free_port()
+    r = rusk("agent --backend redis://127.0.0.1:%d %s" % (p, SHAPE), status=2)
+    match(r"--backend redis://127.0.0.1:%d: cannot connect to 127.0.0.1:%d" % (p, p), r.out)
+
+
+def standalone(extra):
+    """A lone redis-server on a free port (cluster mode per extra); (proc, port, dir)."""
+    p = free_port()
+    d = tempfile.mkdtemp(prefix="rusk-redis1.")
+    proc = subprocess.Popen(["redis-server", "--port", str(p), "--bind", "127.0.0.1",
+                             "--save", "", "--dir", d] + extra,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if subprocess.run(["redis-cli", "-p", str(p), "ping"], capture_output=True,
+                          timeout=5).returncode == 0:
+            break
+        time.sleep(0.1)
+    return proc, p, d
+
+
+def stop(proc, d):
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@case
+def cli_redis_not_cluster():
+    need_redis()
+    proc, p, d = standalone([])
+    try:
+        r = rusk("agent --backend redis://127.0.0.1:%d %s --init" % (p, SHAPE), status=2)
+        match(r"127.0.0.1:%d is not a Redis Cluster node \(CLUSTER SLOTS: ERR This instance "
+              r"has cluster support disabled\)" % p, r.out)
+        keys = subprocess.run(["redis-cli", "-p", str(p), "dbsize"], capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+        assert keys == "0", "a refused --init wrote %s keys" % keys
+    finally:
+        stop(proc, d)
+
+
+@case
+def cli_redis_missing_slots():
+    need_redis()
+    proc, p, d = standalone(["--cluster-enabled", "yes", "--cluster-config-file",
+                             "nodes.conf"])
+    try:
+        subprocess.run(["redis-cli", "-p", str(p), "cluster", "addslotsrange", "0", "8000"],
+                       capture_output=True, timeout=10)
+        r = rusk("agent --backend redis://127.0.0.1:%d %s --init" % (p, SHAPE), status=2)
+        match(r"the cluster serves no node for slots 8001-16383 \(CLUSTER SLOTS\)", r.out)
+    finally:
+        stop(proc, d)
+
+
+@case
+def cli_redis_no_state():
+    """An agent that joins a cluster nobody initialised, or of another shape."""
+    with Cluster() as cl:
+        r = rusk("agent --backend %s %s" % (cl.url, SHAPE), status=2)
+        match(r"no rusk state for partition 0 at redis://.* \(key rusk:\{p0\}:mach missing\)",
+              r.out)
+        rusk("agent --backend %s %s --init --duration-s 0.2" % (cl.url, SHAPE))
+        r = rusk("agent --backend %s --machines 4000 --partitions 10" % cl.url, status=2)
+        match(r"the rusk state at redis://.* is for another cluster shape: partition 0", r.out)
+
+
+@case
+def cli_redis_agents():
+    """Two agent processes at once on one cluster, DiffSync; then a recount."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.2" % (cl.url, SHAPE))
+        procs = [subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                  ["--agents", "2", "--agent-id", str(i), "--duration-s", "2",
+                                   "--task-ms", "200"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for i in range(2)]
+        outs = [p.communicate(timeout=60)[0] for p in procs]
+        for p, out in zip(procs, outs):
+            print(out)
+            assert p.returncode == 0, "an agent exited %d" % p.returncode
+            j = last_json(out)
+            assert j["placed"] > 100, "agent placed %d" % j["placed"]
+            assert j["released"] == j["placed"] - j["replaced"], j
+            assert j["refused"] == 0 and j["unknown"] == 0, j
+        r = recount(cl)
+        match(r"held 0, free 32000, mismatch 0", r.out)
+
+
+@case
+def cli_redis_agent_killed():
+    """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
+    (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+
+        def start(i, secs):
+            return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                    ["--agents", "2", "--agent-id", str(i), "--duration-s",
+                                     str(secs), "--task-ms", "600000", "--rate", "1000",
+                                     "--lease-ms", "1500"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        victim, live = start(1, 60), start(0, 8)
+        try:
+            time.sleep(2.5)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            held = last_json(recount(cl).out)["held"]
+            time.sleep(2)  # the victim's lease (1.5 s) expires; the live agent renews its own
+            r = recount(cl, "--reclaim-expired")
+            match(r"agent 1's lease expired", r.out)
+            left = last_json(r.out)["held"]
+            reclaimed = int(re_search(r"reclaimed (\d+)", r.out))
+            assert reclaimed > 100, "reclaimed only %d" % reclaimed
+            assert left > 0, "the live agent's RUs were reclaimed too"
+            assert reclaimed + left >= held, (held, reclaimed, left)
+        finally:
+            if victim.poll() is None:
+                victim.kill()
+        out = live.communicate(timeout=60)[0]
+        print(out)
+        assert live.returncode == 0
+        j = last_json(out)
+        assert j["refused"] == 0, "the live agent's releases were refused: %s" % j
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # --reclaim-agent: a named agent, lease or not
+        p = start(1, 60)
+        time.sleep(2)
+        p.kill()
+        p.wait(10)
+        r = recount(cl, "--reclaim-agent 1")
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+def re_search(regex, text):
+    import re
+    m = re.search(regex, text)
+    if not m:
+        raise Fail("no %r in output" % regex)
+    return m.group(1)
+
+
+def failover(wait, lag=False):
+    """A master killed 3 s into a 10 s run; with lag, its replica is paused 1 s before and
+    resumed after, so the commits the master acknowledged meanwhile are lost on failover."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        args = [ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() + [
+            "--duration-s", "10", "--task-ms", "300", "--rate", "5000"]
+        if wait:
+            args += ["--wait", "1", "--wait-ms", "200"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        replica = subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                          text=True, timeout=10).strip()
+        if lag:
+            time.sleep(2)
+            subprocess.run([script(), "pause", cl.dir, replica], check=True, timeout=10)
+            time.sleep(1)
+        else:
+            time.sleep(3)
+        subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+        if lag:
+            subprocess.run([script(), "resume", cl.dir, replica], check=True, timeout=10)
+        out = p.communicate(timeout=90)[0]
+        print(out)
+        assert p.returncode == 0, "the agent exited %d" % p.returncode
+        j = last_json(out)
+        assert j["reconnects"] >= 1, "no reconnect after the master %d died" % victim
+        assert j["placed"] > 1000, j
+        assert j["replaced"] == j["lost"], j
+        # whatever was lost was re-placed, and nothing stays held: every RU once
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        return j
+
+
+@case
+def cli_redis_failover():
+    """Kill a master mid-run: its replica takes over, the agent goes on; the ledger check
+    re-places tasks whose acknowledged commits the failover lost; the recount is clean."""
+    failover(False)
+
+
+@case
+def cli_redis_failover_wait():
+    """The same with WAIT 1 after each batch (synchronous to one replica)."""
+    failover(True)
+
+
+@case
+def cli_redis_failover_lag():
+    """The replica paused 1 s before its master dies (on loopback the replication stream
+    waits in the socket buffers, so this rarely loses anything: perf/RESULTS.md); the
+    recount must be clean whatever was lost."""
+    failover(False, lag=True)
+
+
+# What an acknowledged commit lost on failover looks like in the state: the RU free again,
+# its owner gone, its generation unchanged (the replica never saw the commit).
+LOSE = ("local own = redis.call('HGETALL', KEYS[1]) local n = 0 "
+        "for i = 1, math.min(#own, 40), 2 do redis.call('HDEL', KEYS[1], own[i]) "
+        "redis.call('SETBIT', KEYS[3], tonumber(own[i]), 1) n = n + 1 end "
+        "redis.call('INCR', KEYS[7]) return n")
+
+
+@case
+def cli_redis_lost_commit_repair():
+    """20 acknowledged commits of a running agent removed from the state as a failover
+    would lose them: the agent's periodic ledger check finds exactly those, places the
+    tasks again, and at the end everything is released once (recount clean)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--duration-s", "5", "--task-ms", "600000", "--rate", "1000",
+                              "--ledger-ms", "500"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(2)
+        keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec", "ver",
+                                             "mach")]
+        r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", LOSE, "8"] + keys,
+                           capture_output=True, text=True, timeout=10)
+        print("lost injected:", r.stdout.strip())
+        n = int(r.stdout.strip())
+        out = p.communicate(timeout=60)[0]
+        print(out)
+        assert p.returncode == 0, "the agent exited %d" % p.returncode
+        j = last_json(out)
+        assert n == 20, "injected %d" % n
+        assert j["lost"] == n and j["replaced"] == n, j
+        assert j["refused"] == 0, j
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+def sh(*argv, check=True):
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=120, check=check)
+
+
+@case
+def cli_redis_slow_link():
+    """A slow link: a network namespace of its own whose loopback delays every packet by
+    2 ms (tc netem), the cluster and an agent inside it; the round trip, staleness and
+    conflicts are reported and the recount is clean. Skipped (77) where namespaces or netem
+    are not permitted (not root, no `ip`, no sch_netem module)."""
+    need_redis()
+    ns = "rusk-slow-%d" % os.getpid()
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        print("needs root, ip and tc: skipped")
+        raise SystemExit(SKIP)
+    made = sh("ip", "netns", "add", ns, check=False)
+    if made.returncode != 0:
+        print("ip netns add: %s: skipped" % made.stderr.strip())
+        raise SystemExit(SKIP)
+    d = tempfile.mkdtemp(prefix="rusk-slow.")
+    try:
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+        q = sh("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+               "delay", "2ms", check=False)
+        if q.returncode != 0:
+            print("tc qdisc add ... netem: %s: skipped" % q.stderr.strip())
+            raise SystemExit(SKIP)
+        inside = ["ip", "netns", "exec", ns]
+        subprocess.run(inside + [script(), "start", d, "7000"], check=True, timeout=180)
+        url = "redis://127.0.0.1:7000"
+        r = run_in(inside, ["agent", "--backend", url, "--init", "--duration-s", "3",
+                            "--rate", "2000", "--task-ms", "200"] + SHAPE.split())
+        j = last_json(r)
+        print(r)
+        assert j["rtt_p50_ms"] >= 3.5, "a 2 ms link each way, round trip %.3f ms" % j["rtt_p50_ms"]
+        assert j["placed"] > 100 and j["refused"] == 0, j
+        r = run_in(inside, ["agent", "--backend", url, "--recount"] + SHAPE.split())
+        match(r"held 0, free 32000, mismatch 0", r)
+    finally:
+        subprocess.run(["ip", "netns", "exec", ns, script(), "stop", d], timeout=60)
+        sh("ip", "netns", "del", ns, check=False)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_in(prefix, args):
+    p = subprocess.run(prefix + [ARGS.rusk] + args, capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    if p.returncode != 0:
+        raise Fail("rusk %s: exit %d\n%s" % (" ".join(args), p.returncode, out))
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A throwaway Redis Cluster for rusk's backend tests (issue 30): 3 masters + 3 replicas on
+# 127.0.0.1 ports PORT..PORT+5 (cluster bus PORT+10000..), data and logs under DIR.
+#
+#   cluster.sh free-port            prints a base port in 17000..27000 whose 6 ports and
+#                                   bus ports are all free (bind-checked)
+#   cluster.sh start DIR PORT       starts the 6 servers, `redis-cli --cluster create`,
+#                                   waits (at most 60 s) until every node says cluster_state:ok
+#                                   and every replica's link is up
+#   cluster.sh stop DIR             stops every server started in DIR (SIGTERM, then SIGKILL
+#                                   after 10 s); safe to call twice or after a failed start
+#   cluster.sh kill DIR PORT        SIGKILLs the server on PORT (a master dying)
+#   cluster.sh replica-of DIR PORT  prints the port of the (first) replica of master PORT
+#   cluster.sh pause DIR PORT       SIGSTOPs the server on PORT (a replica falling behind:
+#   cluster.sh resume DIR PORT      what its master acknowledges meanwhile is not replicated)
+#
+# Exit 0 on success; 77 (skip) from start when redis-server or redis-cli are missing.
+set -euo pipefail
+cmd=${1:-}
+case "$cmd" in
+free-port)
+  exec python3 - <<'PY'
+import socket, random
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+bases = list(range(17000, 27000, 10)); random.shuffle(bases)
+for b in bases:
+    if all(free(b + i) and free(b + 10000 + i) for i in range(6)):
+        print(b); break
+else:
+    raise SystemExit("no free port range in 17000..27000")
+PY
+  ;;
+start)
+  dir=$2 port=$3
+  command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
+    echo "redis-server or redis-cli missing (apt-get install redis-server)"; exit 77; }
+  mkdir -p "$dir"
+  addrs=()
+  for i in 0 1 2 3 4 5; do
+    p=$((port + i)); d="$dir/$p"; mkdir -p "$d"
+    redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$d/nodes.conf" --cluster-node-timeout 2000 \
+      --dir "$d" --save "" --appendonly no --daemonize yes \
+      --pidfile "$d/redis.pid" --logfile "$d/redis.log" >/dev/null
+    addrs+=("127.0.0.1:$p")
+  done
+  for i in 0 1 2 3 4 5; do   # every server answers before the cluster is made (<= 10 s)
+    for _ in $(seq 100); do redis-cli -p $((port + i)) ping >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 || {
+    echo "redis-cli --cluster create failed:"; tail -5 "$dir/create.log"; exit 1; }
+  for _ in $(seq 600); do
+    ok=0
+    for i in 0 1 2 3 4 5; do
+      redis-cli -p $((port + i)) cluster info 2>/dev/null | grep -q 'cluster_state:ok' && ok=$((ok + 1))
+    done
+    # ... and every replica's link to its master is up (a failover test needs it)
+    linked=0
+    for i in 0 1 2 3 4 5; do
+      redis-cli -p $((port + i)) role 2>/dev/null | sed -n 4p | grep -qx connected && linked=$((linked + 1))
+    done
+    [ "$ok" = 6 ] && [ "$linked" = 3 ] && exit 0
+    sleep 0.1
+  done
+  echo "cluster at 127.0.0.1:$port not ok (or replicas not linked) after 60 s"; exit 1
+  ;;
+stop)
+  dir=$2
+  pids=()
+  for f in "$dir"/*/redis.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f"); kill -CONT "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null && pids+=("$pid") || true
+  done
+  for _ in $(seq 100); do
+    alive=0
+    for pid in "${pids[@]:-}"; do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && exit 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  ;;
+kill)
+  dir=$2 port=$3
+  kill -9 "$(cat "$dir/$port/redis.pid")"
+  ;;
+replica-of)
+  port=$3
+  # ROLE of a master: master, offset, then ip, port, offset of each replica
+  redis-cli -p "$port" role | sed -n 4p
+  ;;
+pause)
+  kill -STOP "$(cat "$2/$3/redis.pid")"
+  ;;
+resume)
+  kill -CONT "$(cat "$2/$3/redis.pid")"
+  ;;
+*)
+  echo "usage: cluster.sh free-port | start DIR PORT | stop DIR | kill|pause|resume|replica-of DIR PORT" >&2
+  exit 2
+  ;;
+esac

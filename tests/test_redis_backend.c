@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master-state seam over a real Redis Cluster (issue 30): run by tests/redis/
+ * with_cluster.sh, which starts 3 masters + 3 replicas on free ports and passes their
+ * address in RUSK_REDIS_URL (no URL: skipped, exit 77).
+ *
+ *  - one sequence of commits and releases (ownership, generations, double and foreign
+ *    releases, memory and GPU shares, duplicates, a pipelined batch with collisions) gives
+ *    the same answers, leases and bitmaps on the in-memory array and on Redis: the
+ *    backend does not change a decision;
+ *  - a recount finds every RU held once and the bitmaps consistent;
+ *  - a script error (the partition's shape key deleted behind the client's back) is
+ *    reported with the key's name and writes nothing;
+ *  - state of another shape is refused on open, naming both shapes;
+ *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
+ *    old master answer MOVED: the client follows it and the commit lands; a master without
+ *    the scripts answers NOSCRIPT once, then has them again.
+ */
+#include <hiredis/hiredis.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "state/open.h"
+
+static const char *url;
+
+static rusk_cluster *make_cluster(uint32_t machines)
+{
+	rusk_cluster_params p;
+	fx_params(&p, (fx_shape){.machines = machines, .rus = 8, .partitions = 2});
+	p.gpus_per_machine = 2;
+	return fx_create(&p);
+}
+
+/* One claim of n RUs starting at ru on machine m. */
+static rusk_bk_claim claim(uint64_t task, uint32_t m, const uint32_t *rus, uint32_t n, uint32_t mem,
+                           uint16_t gpus, uint16_t milli)
+{
+	rusk_bk_claim c = {task, m, n, rus, {0}};
+	c.vec.mem_mib = mem;
+	c.vec.gpus = gpus;
+	c.vec.gpu_milli = milli;
+	return c;
+}
+
+#define MAX_CODES 128
+typedef struct trace {
+	int rc[MAX_CODES];
+	uint32_t gen[MAX_CODES];
+	int n;
+	uint64_t words[2][64];
+	rusk_bk_count count[2];
+} trace;
+
+static void note(trace *t, int rc, uint32_t gen)
+{
+	assert_true(t->n < MAX_CODES);
+	t->rc[t->n] = rc;
+	t->gen[t->n++] = gen;
+}
+
+static int commit1(const rusk_backend *b, trace *t, rusk_bk_claim c, rusk_lease *out)
+{
+	rusk_cluster *dummy = NULL;
+	(void)dummy;
+	int rc = RUSK_EIO;
+	rusk_lease ls[8] = {{0, 0}};
+	assert_int_equal(b->ops->commit(b->self, 0, &c, 1, &rc, ls), RUSK_OK);
+	note(t, rc, rc == RUSK_OK ? ls[0].gen : 0);
+	if (out != NULL)
+		memcpy(out, ls, sizeof(rusk_lease) * c.n);
+	return rc;
+}
+
+static int release1(const rusk_backend *b, trace *t, uint64_t task, rusk_lease l)
+{
+	rusk_bk_lease x = {task, l};
+	int rc = RUSK_EIO;
+	assert_int_equal(b->ops->release(b->self, 0, &x, 1, &rc), RUSK_OK);
+	note(t, rc, 0);
+	return rc;
+}
+
+/* The sequence, on partition 0 (machines 0..199, RUs 0..1599) and a batch on 1. */
+static void sequence(rusk_cluster *c, const rusk_backend *b, trace *t)
+{
+	memset(t, 0, sizeof *t);
+	uint32_t r0[] = {0};
+	rusk_lease l, lv[2];
+	assert_int_equal(commit1(b, t, claim(1, 0, r0, 1, 0, 0, 0), &l), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(2, 0, r0, 1, 0, 0, 0), NULL), RUSK_ECONFLICT);
+	assert_int_equal(release1(b, t, 2, l), RUSK_ENOTOWNER); /* a non-owner is refused */
+	assert_int_equal(release1(b, t, 1, l), RUSK_OK);
+	assert_int_equal(release1(b, t, 1, l), RUSK_EFREE); /* double release */
+	rusk_lease l2;
+	assert_int_equal(commit1(b, t, claim(1, 0, r0, 1, 0, 0, 0), &l2), RUSK_OK);
+	assert_int_equal(l2.gen, l.gen + 1);                 /* a new tenure, a new generation */
+	assert_int_equal(release1(b, t, 1, l), RUSK_ESTALE); /* the old lease */
+	assert_int_equal(release1(b, t, 1, l2), RUSK_OK);
+	/* memory and GPUs: machine 1 has 65536 MiB and 2 GPUs */
+	uint32_t r89[] = {8, 9}, r10[] = {10}, r11[] = {11}, r12[] = {12}, r13[] = {13},
+	         r14[] = {14}, r16[] = {16, 16}, r_x[] = {16, 24};
+	assert_int_equal(commit1(b, t, claim(3, 1, r89, 2, 60000, 1, 1000), lv), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(4, 1, r10, 1, 10000, 0, 0), NULL), RUSK_ECONFLICT);
+	assert_int_equal(commit1(b, t, claim(5, 1, r11, 1, 0, 2, 1000), NULL), RUSK_ECONFLICT);
+	assert_int_equal(commit1(b, t, claim(6, 1, r12, 1, 0, 1, 500), NULL), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(7, 1, r13, 1, 0, 1, 500), NULL), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(8, 1, r14, 1, 0, 1, 100), NULL), RUSK_ECONFLICT);
+	assert_int_equal(release1(b, t, 3, lv[0]), RUSK_OK); /* the anchor: shares come back */
+	assert_int_equal(release1(b, t, 3, lv[1]), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(4, 1, r10, 1, 10000, 0, 0), NULL), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(8, 1, r14, 1, 0, 1, 100), NULL), RUSK_OK);
+	assert_int_equal(commit1(b, t, claim(9, 2, r16, 2, 0, 0, 0), NULL), RUSK_EDUP);
+	assert_int_equal(commit1(b, t, claim(10, 2, r_x, 2, 0, 0, 0), NULL), RUSK_EINVAL);
+	assert_int_equal(commit1(b, t, claim(11, 250, r0, 1, 0, 0, 0), NULL), RUSK_ERANGE);
+	/* a pipelined batch on partition 1 with collisions inside it */
+	rusk_partition_info pi;
+	rusk_cluster_partition(c, 1, &pi);
+	uint32_t rus[32];
+	rusk_bk_claim cl[32];
+	for (uint32_t i = 0; i < 32; i++) {
+		rus[i] = pi.first_ru + (i * 7) % 24; /* 24 distinct RUs for 32 claims */
+		cl[i] = claim(100 + i, rusk_cluster_ru_machine(c, rus[i]), &rus[i], 1, 0, 0, 0);
+	}
+	int rcs[32];
+	rusk_lease ls[32];
+	assert_int_equal(b->ops->commit(b->self, 1, cl, 32, rcs, ls), RUSK_OK);
+	int won = 0;
+	for (int i = 0; i < 32; i++) {
+		note(t, rcs[i], rcs[i] == RUSK_OK ? ls[i].gen : 0);
+		won += rcs[i] == RUSK_OK;
+	}
+	assert_int_equal(won, 24);
+	for (uint32_t p = 0; p < 2; p++) {
+		assert_int_equal(b->ops->snapshot(b->self, p, t->words[p], 64, NULL), RUSK_OK);
+		assert_int_equal(b->ops->recount(b->self, p, &t->count[p]), RUSK_OK);
+		assert_int_equal(t->count[p].mismatch, 0);
+	}
+	assert_int_equal(t->count[0].held, 4); /* RUs 12, 13, 10, 14 */
+	assert_int_equal(t->count[1].held, 24);
+	assert_int_equal(t->count[0].held + t->count[0].free, 1600);
+}
+
+static void test_same_decisions(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400);
+	rusk_state mem, red;
+	char err[512];
+	assert_int_equal(rusk_state_open_("memory", c, 1, &mem, err, sizeof err), RUSK_OK);
+	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
+	if (rc != RUSK_OK)
+		fail_msg("%s", err);
+	trace a, b;
+	sequence(c, &mem.bk, &a);
+	rusk_cluster *c2 = make_cluster(400); /* the Redis run's own shape source */
+	sequence(c2, &red.bk, &b);
+	assert_int_equal(a.n, b.n);
+	/* Generations are compared where no failed commit touched the RUs first: the kernel
+	 * takes a vector claim's RUs before it checks the shares and rolls them back (the
+	 * generation advances), Redis checks first. Both are valid ABA tokens; the answers
+	 * (who holds what) are the same everywhere. */
+	for (int i = 0; i < a.n; i++) {
+		bool cmp_gen = i < 8 || i >= a.n - 32;
+		if (a.rc[i] != b.rc[i] || (cmp_gen && a.gen[i] != b.gen[i]))
+			fail_msg("step %d: memory %d gen %u, redis %d gen %u", i, a.rc[i], a.gen[i],
+			         b.rc[i], b.gen[i]);
+	}
+	assert_memory_equal(a.words, b.words, sizeof a.words);
+	assert_int_equal(a.count[0].held, b.count[0].held);
+	assert_int_equal(a.count[1].free, b.count[1].free);
+	/* versions move with changes on Redis */
+	uint64_t v0 = 0, v1 = 0;
+	uint64_t words[64];
+	assert_int_equal(red.bk.ops->snapshot(red.bk.self, 0, words, 64, &v0), RUSK_OK);
+	uint32_t r100[] = {100};
+	rusk_bk_claim cl = claim(77, rusk_cluster_ru_machine(c2, 100), r100, 1, 0, 0, 0);
+	rusk_lease l;
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &cl, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	assert_int_equal(red.bk.ops->snapshot(red.bk.self, 0, words, 64, &v1), RUSK_OK);
+	assert_int_equal(v1, v0 + 1);
+	assert_false(words[100 / 64] >> (100 % 64) & 1);
+	/* bad arguments: codes, no crash */
+	assert_int_equal(red.bk.ops->snapshot(red.bk.self, 2, words, 64, NULL), RUSK_ERANGE);
+	assert_int_equal(red.bk.ops->snapshot(red.bk.self, 0, words, 1, NULL), RUSK_EINVAL);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, NULL, 1, &rc, &l), RUSK_EINVAL);
+	rusk_bk_lease bad = {0, {0, 0}};
+	assert_int_equal(red.bk.ops->release(red.bk.self, 0, &bad, 1, &rc), RUSK_OK);
+	assert_int_equal(rc, RUSK_EINVAL);
+	rusk_state_close_(&mem);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+	rusk_cluster_destroy(c2);
+}
+
+/* A hiredis connection to the master serving partition p's slot, and its replica's port
+ * (from the master's ROLE: CLUSTER SLOTS of redis 7.0 leaves out replicas that have not
+ * replicated anything yet). */
+static redisContext *master_of(uint32_t p, int *replica_port)
+{
+	const char *colon = strrchr(url, ':');
+	int port = atoi(colon + 1);
+	redisContext *x = redisConnect("127.0.0.1", port);
+	assert_non_null(x);
+	assert_int_equal(x->err, 0);
+	redisReply *r = redisCommand(x, "CLUSTER SLOTS");
+	assert_non_null(r);
+	uint16_t s = rusk_redis_slot_of_(p);
+	int mport = -1;
+	for (size_t i = 0; i < r->elements; i++) {
+		redisReply *e = r->element[i];
+		if (e->element[0]->integer <= s && s <= e->element[1]->integer)
+			mport = (int)e->element[2]->element[1]->integer;
+	}
+	freeReplyObject(r);
+	redisFree(x);
+	assert_true(mport > 0);
+	x = redisConnect("127.0.0.1", mport);
+	assert_non_null(x);
+	assert_int_equal(x->err, 0);
+	*replica_port = -1;
+	r = redisCommand(x, "ROLE"); /* master, offset, [[ip, port, offset], ...] */
+	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+	    r->element[2]->type == REDIS_REPLY_ARRAY && r->element[2]->elements > 0)
+		*replica_port = atoi(r->element[2]->element[0]->element[1]->str);
+	if (r != NULL)
+		freeReplyObject(r);
+	return x;
+}
+
+static void test_script_error_writes_nothing(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400);
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	int rport;
+	redisContext *x = master_of(0, &rport);
+	redisReply *r = redisCommand(x, "HDEL rusk:{p0}:mach 3");
+	freeReplyObject(r);
+	uint32_t rus[] = {24};
+	rusk_bk_claim cl = claim(5, 3, rus, 1, 100, 0, 0);
+	int rc = RUSK_OK;
+	rusk_lease l;
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &cl, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_EIO);
+	assert_non_null(strstr(rusk_redis_last_error_(red.redis), "rusk:{p0}:mach"));
+	rusk_bk_count k;
+	assert_int_equal(red.bk.ops->recount(red.bk.self, 0, &k), RUSK_OK);
+	assert_int_equal(k.held, 0); /* nothing half-committed */
+	assert_int_equal(k.mismatch, 0);
+	r = redisCommand(x, "HGET rusk:{p0}:mem 3");
+	assert_string_equal(r->str, "65536");
+	freeReplyObject(r);
+	redisFree(x);
+	rusk_state_close_(&red);
+	/* a run of another shape is refused, naming both */
+	rusk_cluster *c2 = make_cluster(600);
+	int rc2 = rusk_state_open_(url, c2, 0, &red, err, sizeof err);
+	assert_int_equal(rc2, RUSK_EIO);
+	assert_non_null(strstr(err, "another cluster shape"));
+	assert_non_null(strstr(err, url));
+	rusk_cluster_destroy(c2);
+	rusk_cluster_destroy(c);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void test_moved_after_manual_failover(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400);
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	uint32_t rus[] = {0};
+	rusk_bk_claim cl = claim(1, 0, rus, 1, 0, 0, 0);
+	int rc;
+	rusk_lease l;
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &cl, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	int rport = -1;
+	redisContext *m = master_of(0, &rport);
+	redisFree(m);
+	assert_true(rport > 0);
+	redisContext *rep = redisConnect("127.0.0.1", rport);
+	assert_non_null(rep);
+	redisReply *r = redisCommand(rep, "CLUSTER FAILOVER");
+	assert_non_null(r);
+	freeReplyObject(r);
+	int promoted = 0;
+	for (int i = 0; i < 150 && !promoted; i++) { /* at most 15 s */
+		r = redisCommand(rep, "ROLE");
+		promoted = r != NULL && r->type == REDIS_REPLY_ARRAY &&
+		           strcmp(r->element[0]->str, "master") == 0;
+		if (r != NULL)
+			freeReplyObject(r);
+		if (!promoted)
+			sleep_ms(100);
+	}
+	redisFree(rep);
+	assert_true(promoted);
+	rusk_redis_stats before = rusk_redis_stats_(red.redis);
+	uint32_t rus2[] = {1};
+	rusk_bk_claim c2 = claim(2, 0, rus2, 1, 0, 0, 0);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &c2, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	rusk_redis_stats after = rusk_redis_stats_(red.redis);
+	assert_true(after.redirects > before.redirects); /* the old master said MOVED */
+	rusk_bk_count k;
+	assert_int_equal(red.bk.ops->recount(red.bk.self, 0, &k), RUSK_OK);
+	assert_int_equal(k.held, 2); /* the first commit was replicated before the handover */
+	assert_int_equal(k.mismatch, 0);
+	/* a master without the scripts (flushed, as a promoted replica may be): NOSCRIPT, the
+	 * scripts are loaded again there, and only the first call pays for it */
+	rep = redisConnect("127.0.0.1", rport);
+	assert_non_null(rep);
+	r = redisCommand(rep, "SCRIPT FLUSH");
+	assert_non_null(r);
+	freeReplyObject(r);
+	redisFree(rep);
+	uint32_t rus3[] = {2}, rus4[] = {3};
+	rusk_bk_claim c3 = claim(3, 0, rus3, 1, 0, 0, 0), c4 = claim(4, 0, rus4, 1, 0, 0, 0);
+	before = rusk_redis_stats_(red.redis);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &c3, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &c4, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	after = rusk_redis_stats_(red.redis);
+	assert_int_equal(after.noscript, before.noscript + 1);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
+int main(void)
+{
+	url = getenv("RUSK_REDIS_URL");
+	if (url == NULL || url[0] == '\0') {
+		puts("RUSK_REDIS_URL not set (run through tests/redis/with_cluster.sh): skipped");
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_same_decisions),
+	        cmocka_unit_test(test_script_error_writes_nothing),
+	        cmocka_unit_test(test_moved_after_manual_failover),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
