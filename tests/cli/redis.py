@@ -126,8 +126,10 @@ def cli_redis_refused():
 
 
 def standalone(extra):
-    """A lone redis-server on a free port (cluster mode per extra); (proc, port, dir)."""
-    p = free_port()
+    """A lone redis-server on a free port (cluster mode per extra); (proc, port, dir). The
+    port comes from cluster.sh's range, whose bus ports (port + 10000) are free too: an
+    ephemeral port above 55535 has no bus port, and redis-server in cluster mode exits."""
+    p = int(subprocess.check_output([script(), "free-port"], timeout=30))
     d = tempfile.mkdtemp(prefix="rusk-redis1.")
     proc = subprocess.Popen(["redis-server", "--port", str(p), "--bind", "127.0.0.1",
                              "--save", "", "--dir", d] + extra,
