@@ -432,6 +432,40 @@ static void test_preemption(void **state)
 	}
 }
 
+/* keep_late (issue 29, item 7): PRIO and FIFO neither drop nor kill a late SLO job, as a
+ * scheduler that knows no deadlines; the planning modes refuse it. */
+static void test_keep_late(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan *pl;
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 4);
+	p.keep_late = true;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_EINVAL);
+	rusk_plan_params_init(&p, RUSK_PLAN_PRIO, 4);
+	p.keep_late = true;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	rusk_plan_job a = {.id = 1, .cores = 4, .deadline_s = 100, .true_run_s = 500};
+	rusk_plan_job b = {.id = 2, .cores = 4, .deadline_s = 100, .true_run_s = 50};
+	assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+	assert_int_equal(rusk_plan_submit(pl, &b), RUSK_OK);
+	rusk_plan_action acts[4];
+	size_t n;
+	assert_int_equal(rusk_plan_tick(pl, 0, 4, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(acts[0].act, RUSK_PLAN_START);
+	assert_int_equal(acts[0].id, 1);
+	/* Past both deadlines: job 1 runs on, job 2 stays pending. */
+	assert_int_equal(rusk_plan_tick(pl, 200, 0, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(rusk_plan_complete(pl, 1, 500), RUSK_OK);
+	assert_int_equal(rusk_plan_tick(pl, 500, 4, acts, 4, &n, NULL), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(acts[0].act, RUSK_PLAN_START);
+	assert_int_equal(acts[0].id, 2);
+	rusk_plan_destroy(pl);
+}
+
 /* Over-estimate handling (§4.2.2) values completion after the deadline (decaying over one
  * more window, deadline - submit): such a job is not dropped or killed at its deadline,
  * only once that decay is over; a job without it is, at the deadline. */
@@ -628,6 +662,7 @@ int main(void)
 	        cmocka_unit_test(test_milp_beats_greedy),
 	        cmocka_unit_test(test_preemption),
 	        cmocka_unit_test(test_cancel),
+	        cmocka_unit_test(test_keep_late),
 	        cmocka_unit_test(test_oe_not_killed_at_deadline),
 	        cmocka_unit_test(test_under_estimate),
 	        cmocka_unit_test(test_params),

@@ -35,6 +35,7 @@
 
 #include <rusk/plan.h>
 
+#include "base/rng.h"
 #include "cli.h"
 #include "outfile.h"
 #include "workload/jobtrace.h"
@@ -52,6 +53,9 @@ typedef struct plan_opts {
 	uint64_t seed, jobs, train, cores;
 	double slack; /* < 0: mix of 20/40/60/80 */
 	double load, tick_s, slot_s, budget_ms, drain_s, max_run_s;
+	double high_cov;         /* --high-cov-share: classes with CoV > 1 */
+	int keep_late;           /* --late keep: prio and fifo run late SLO jobs on */
+	double prefer, slowdown; /* --prefer F: SLO jobs prefer F of the cores (0: one pool) */
 	uint64_t slots, max_jobs;
 	bool greedy_only, quiet;
 	int wall; /* --solver-clock wall: the budget in wall time (not reproducible) */
@@ -64,6 +68,8 @@ typedef struct result {
 	uint64_t slo_jobs, slo_met, slo_dropped, slo_killed, slo_late;
 	uint64_t be_jobs, be_done, be_unfinished;
 	double be_lat_sum, good_slo_mh, good_be_mh, wasted_mh, end_s;
+	uint64_t est_n, est_over2, est_under2; /* point estimates off by 2x or more */
+	uint64_t slo_starts, slo_slow; /* --prefer: SLO starts, those on non-preferred cores */
 	rusk_plan_stats st;
 } result;
 
@@ -111,6 +117,16 @@ static void plan_usage(void)
 	     "                   3SigmaNoDist)\n"
 	     "  --drain-s T      run at most this long after the last arrival (default 14400)\n"
 	     "  --max-run-s T    leave out jobs running longer (default 3600, see below)\n"
+	     "  --late drop|keep prio and fifo: drop (default) SLO jobs past their deadline,\n"
+	     "                   as the planners do, or keep them running to completion as\n"
+	     "                   a scheduler that knows no deadlines would\n"
+	     "  --high-cov-share X  share of the generator's job classes with CoV > 1\n"
+	     "                   (default 0.4; lower: fewer badly mis-estimated jobs)\n"
+	     "  --prefer F       SLO jobs prefer a random share F of the cores and run\n"
+	     "                   --slowdown x longer on any other (3Sigma §5: 0.75, 1.5);\n"
+	     "                   the pool places them on preferred free cores first, the\n"
+	     "                   planners do not know (default 0: one pool of equal cores)\n"
+	     "  --slowdown X     runtime factor off the preferred cores (default 1.5)\n"
 	     "  --json FILE      results as JSON\n"
 	     "  --quiet          no table on stdout\n"
 	     "\n"
@@ -125,7 +141,8 @@ static void plan_usage(void)
 static int build_workload(const plan_opts *o, workload *w, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof *w);
-	int rc = rusk_e2e_generate(o->train + o->jobs, o->seed, &w->all, err, errlen);
+	int rc = rusk_e2e_generate_cov(o->train + o->jobs, o->seed, o->high_cov, &w->all, err,
+	                               errlen);
 	if (rc != RUSK_OK)
 		return rc;
 	w->first = o->train;
@@ -199,7 +216,60 @@ typedef struct sim {
 	uint64_t free_cores;
 	size_t live;
 	result *r;
+	int64_t *owner; /* --prefer: the job on each core, -1 free */
+	uint32_t *perm; /* --prefer: scratch, a permutation of the cores */
+	uint8_t *pref;  /* --prefer: scratch, the starting job's preferred cores */
 } sim;
+
+/* --prefer (3Sigma §5: "SLO jobs have soft placement constraints (preferred resources set
+ * to a random 75% of the cluster ...). SLO jobs run 1.5x longer if scheduled on
+ * non-preferred resources"). The planners here plan one pool and do not know about it: the
+ * pool places a starting job on free cores, an SLO job on its preferred ones first, then
+ * on any; a job given any non-preferred core runs --slowdown x longer (a gang job runs at
+ * its slowest task's pace). An SLO job's preferred set is round(F x cores) cores drawn
+ * from (seed, job id), so it is the same in every mode. Returns the runtime factor. */
+static double place(sim *s, size_t id)
+{
+	const rusk_tjob *t = s->jobs[id].t;
+	uint64_t C = s->o->cores, k = (uint64_t)t->procs, got = 0;
+	bool slo = t->deadline_s > 0, slow = false;
+	memset(s->pref, 0, C);
+	if (slo) {
+		rusk_rng r;
+		rusk_rng_seed(&r, s->o->seed, 0x70726566u ^ (uint64_t)t->id); /* "pref" */
+		for (uint64_t c = 0; c < C; c++)
+			s->perm[c] = (uint32_t)c;
+		uint64_t np = (uint64_t)llround(s->o->prefer * (double)C);
+		for (uint64_t c = 0; c < np; c++) { /* partial Fisher-Yates */
+			uint64_t d = c + rusk_rng_below(&r, (uint32_t)(C - c));
+			uint32_t x = s->perm[c];
+			s->perm[c] = s->perm[d];
+			s->perm[d] = x;
+			s->pref[s->perm[c]] = 1;
+		}
+	}
+	for (int pass = slo ? 0 : 1; pass < 2 && got < k; pass++)
+		for (uint64_t c = 0; c < C && got < k; c++)
+			if (s->owner[c] < 0 && (pass == 1 || s->pref[c])) {
+				s->owner[c] = (int64_t)id;
+				slow |= slo && !s->pref[c];
+				got++;
+			}
+	if (slo) {
+		s->r->slo_starts++;
+		s->r->slo_slow += slow;
+	}
+	return slow ? s->o->slowdown : 1;
+}
+
+static void unplace(sim *s, size_t id)
+{
+	if (s->owner == NULL)
+		return;
+	for (uint64_t c = 0; c < s->o->cores; c++)
+		if (s->owner[c] == (int64_t)id)
+			s->owner[c] = -1;
+}
 
 static int apply(sim *s, const rusk_plan_action *a, double now)
 {
@@ -211,7 +281,7 @@ static int apply(sim *s, const rusk_plan_action *a, double now)
 			return -1;
 		j->state = ST_RUNNING;
 		j->start = now;
-		j->end = now + j->t->run_s;
+		j->end = now + j->t->run_s * (s->owner != NULL ? place(s, a->id) : 1);
 		s->free_cores -= k;
 		break;
 	case RUSK_PLAN_PREEMPT:
@@ -220,6 +290,7 @@ static int apply(sim *s, const rusk_plan_action *a, double now)
 		j->state = ST_PENDING;
 		j->preempts++;
 		s->free_cores += k;
+		unplace(s, a->id);
 		s->r->wasted_mh += (double)k * (now - j->start) / 3600;
 		break;
 	case RUSK_PLAN_DROP:
@@ -234,6 +305,7 @@ static int apply(sim *s, const rusk_plan_action *a, double now)
 			return -1;
 		j->state = ST_KILLED;
 		s->free_cores += k;
+		unplace(s, a->id);
 		s->r->wasted_mh += (double)k * (now - j->start) / 3600;
 		s->r->slo_killed++;
 		s->live--;
@@ -250,6 +322,9 @@ static int submit(sim *s, size_t i)
 	rusk_prediction pr;
 	rusk_dist d;
 	rusk_predict(s->pred, &jb, &pr, &d);
+	s->r->est_n++;
+	s->r->est_over2 += pr.estimate_s >= 2 * t->run_s;
+	s->r->est_under2 += 2 * pr.estimate_s <= t->run_s;
 	rusk_plan_job pj = {.id = i,
 	                    .cores = (uint32_t)t->procs,
 	                    .submit_s = t->submit_s,
@@ -275,6 +350,7 @@ static int complete_due(sim *s, double now)
 		size_t id = (size_t)(best - s->jobs);
 		best->state = ST_DONE;
 		s->free_cores += (uint64_t)best->t->procs;
+		unplace(s, id);
 		s->live--;
 		account_done(s->r, best);
 		if (rusk_plan_complete(s->pl, id, best->end) != RUSK_OK)
@@ -310,6 +386,7 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 		pp.node_s = RUSK_PLAN_NODE_S;
 	}
 	pp.milp = !o->greedy_only;
+	pp.keep_late = o->keep_late && (m == RUSK_PLAN_PRIO || m == RUSK_PLAN_FIFO);
 	if (o->oe >= 0)
 		pp.oe = (rusk_plan_oe)o->oe;
 	rusk_predict_params qp;
@@ -320,6 +397,15 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	int rc = RUSK_ENOMEM;
 	s.jobs = calloc(w->n + 1, sizeof *s.jobs);
 	s.acts = malloc((w->n + 1) * sizeof *s.acts);
+	if (o->prefer > 0) {
+		s.owner = malloc(o->cores * sizeof *s.owner);
+		s.perm = malloc(o->cores * sizeof *s.perm);
+		s.pref = malloc(o->cores);
+		if (s.owner == NULL || s.perm == NULL || s.pref == NULL)
+			goto out;
+		for (uint64_t c = 0; c < o->cores; c++)
+			s.owner[c] = -1;
+	}
 	if (s.jobs == NULL || s.acts == NULL || rusk_plan_create(&pp, &s.pl, err, sizeof err) ||
 	    rusk_predict_create(&qp, &s.pred, err, sizeof err))
 		goto out;
@@ -385,6 +471,9 @@ out:
 	rusk_predict_destroy(s.pred);
 	free(s.jobs);
 	free(s.acts);
+	free(s.owner);
+	free(s.perm);
+	free(s.pref);
 	return rc;
 }
 
@@ -428,6 +517,14 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 	       "cycles that used the greedy plan\n  because the solver's budget (%.0f ms) ran out "
 	       "or it failed.\n",
 	       o->budget_ms);
+	if (o->prefer > 0) {
+		printf("  --prefer %g: SLO starts on non-preferred cores (%gx longer):", o->prefer,
+		       o->slowdown);
+		for (size_t k = 0; k < n; k++)
+			printf(" %s %" PRIu64 "/%" PRIu64, rusk_plan_mode_name(rs[k].mode),
+			       rs[k].slo_slow, rs[k].slo_starts);
+		printf("\n");
+	}
 }
 
 static void write_json(FILE *f, const plan_opts *o, const workload *w, const result *rs, size_t n)
@@ -447,10 +544,12 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 	        "  \"params\": {\"cores\": %" PRIu64 ", \"tick_s\": %g, \"slot_s\": %g, \"slots\": "
 	        "%" PRIu64 ", \"max_jobs\": %" PRIu64 ", \"budget_ms\": %g, \"solver_clock\": "
 	        "\"%s\", \"milp\": %s, "
-	        "\"drain_s\": %g, \"max_run_s\": %g, \"oe\": \"%s\"},\n  \"modes\": [\n",
+	        "\"drain_s\": %g, \"max_run_s\": %g, \"prefer\": %g, \"slowdown\": %g, "
+	        "\"high_cov_share\": %g, \"late\": \"%s\", "
+	        "\"oe\": \"%s\"},\n  \"modes\": [\n",
 	        o->cores, o->tick_s, o->slot_s, o->slots, o->max_jobs, o->budget_ms,
 	        o->wall ? "wall" : "modelled", o->greedy_only ? "false" : "true", o->drain_s,
-	        o->max_run_s,
+	        o->max_run_s, o->prefer, o->slowdown, o->high_cov, o->keep_late ? "keep" : "drop",
 	        o->oe < 0    ? "default"
 	        : o->oe == 0 ? "off"
 	        : o->oe == 1 ? "adaptive"
@@ -465,11 +564,14 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 		        ", \"be_jobs\": %" PRIu64 ", \"be_done\": %" PRIu64
 		        ", \"be_unfinished\": %" PRIu64 ", \"be_latency_s\": %.3f, "
 		        "\"goodput_mh\": %.6f, \"goodput_slo_mh\": %.6f, \"goodput_be_mh\": %.6f, "
-		        "\"wasted_mh\": %.6f, \"end_s\": %.3f,\n",
+		        "\"wasted_mh\": %.6f, \"end_s\": %.3f, \"slo_starts\": %" PRIu64
+		        ", \"slo_slow\": %" PRIu64 ", \"est_n\": %" PRIu64
+		        ", \"est_over2\": %" PRIu64 ", \"est_under2\": %" PRIu64 ",\n",
 		        rusk_plan_mode_name(r->mode), r->slo_jobs, r->slo_met, miss_rate(r) / 100,
 		        r->slo_dropped, r->slo_killed, r->slo_late, r->be_jobs, r->be_done,
 		        r->be_unfinished, be_latency(r), r->good_slo_mh + r->good_be_mh,
-		        r->good_slo_mh, r->good_be_mh, r->wasted_mh, r->end_s);
+		        r->good_slo_mh, r->good_be_mh, r->wasted_mh, r->end_s, r->slo_starts,
+		        r->slo_slow, r->est_n, r->est_over2, r->est_under2);
 		fprintf(f,
 		        "     \"planner\": {\"ticks\": %" PRIu64 ", \"planned_ticks\": %" PRIu64
 		        ", \"milp\": %" PRIu64 ", \"milp_budget\": %" PRIu64
@@ -511,11 +613,14 @@ int rusk_cmd_plan(int argc, char **argv)
 	               .max_run_s = 3600,
 	               .slots = 16,
 	               .max_jobs = 32,
+	               .slowdown = 1.5,
+	               .high_cov = RUSK_E2E_HIGH_COV_SHARE,
 	               .oe = -1};
 	static const cli_choice oes[] = {{"off", RUSK_PLAN_OE_OFF},
 	                                 {"adaptive", RUSK_PLAN_OE_ADAPTIVE},
 	                                 {"always", RUSK_PLAN_OE_ALWAYS},
 	                                 {NULL, 0}};
+	static const cli_choice lates[] = {{"drop", 0}, {"keep", 1}, {NULL, 0}};
 	static const cli_choice clocks[] = {{"modelled", 0}, {"wall", 1}, {NULL, 0}};
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
@@ -536,6 +641,10 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_CHOICE_OPT("--oe", oes, &o.oe)},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e9, &o.drain_s)},
 	        {CLI_DOUBLE_OPT("--max-run-s", 1, 1e9, &o.max_run_s)},
+	        {CLI_DOUBLE_OPT("--high-cov-share", 0, 1, &o.high_cov)},
+	        {CLI_CHOICE_OPT("--late", lates, &o.keep_late)},
+	        {CLI_DOUBLE_OPT("--prefer", 0, 1, &o.prefer)},
+	        {CLI_DOUBLE_OPT("--slowdown", 1, 100, &o.slowdown)},
 	        {CLI_FILE_OPT("--json", &o.json)},
 	        {CLI_FLAG_OPT("--quiet", &o.quiet)},
 	};

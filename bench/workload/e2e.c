@@ -32,11 +32,10 @@
 #include "base/rng.h"
 #include "workload/jobtrace.h"
 
-#define USERS          40
-#define COMMON_NAMES   8
-#define MEAN_GAP_S     12.0
-#define ARRIVAL_CV2    4.0
-#define HIGH_COV_SHARE 0.4
+#define USERS        40
+#define COMMON_NAMES 8
+#define MEAN_GAP_S   12.0
+#define ARRIVAL_CV2  4.0
 
 typedef struct e2e_class {
 	double mu, sigma, cov;
@@ -60,10 +59,10 @@ static double normal(rusk_rng *r)
 	return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
 }
 
-static void make_class(rusk_rng *r, int k, e2e_class *c)
+static void make_class(rusk_rng *r, int k, double high_cov_share, e2e_class *c)
 {
 	double median = exp(log(30.0) + unit(r) * (log(14400.0) - log(30.0)));
-	c->cov = unit(r) < HIGH_COV_SHARE ? 1.2 + 1.8 * unit(r) : 0.05 + 0.55 * unit(r);
+	c->cov = unit(r) < high_cov_share ? 1.2 + 1.8 * unit(r) : 0.05 + 0.55 * unit(r);
 	c->sigma = sqrt(log(1 + c->cov * c->cov));
 	c->mu = log(median);
 	double pu = unit(r);
@@ -83,6 +82,12 @@ static void make_class(rusk_rng *r, int k, e2e_class *c)
 
 int rusk_e2e_generate(uint64_t n, uint64_t seed, rusk_jobtrace *out, char *err, size_t errlen)
 {
+	return rusk_e2e_generate_cov(n, seed, RUSK_E2E_HIGH_COV_SHARE, out, err, errlen);
+}
+
+int rusk_e2e_generate_cov(uint64_t n, uint64_t seed, double high_cov_share, rusk_jobtrace *out,
+                          char *err, size_t errlen)
+{
 	memset(out, 0, sizeof *out);
 	if (n == 0 || n > 100000000)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "%llu jobs is not in 1..100000000",
@@ -92,7 +97,7 @@ int rusk_e2e_generate(uint64_t n, uint64_t seed, rusk_jobtrace *out, char *err, 
 	e2e_class cls[RUSK_E2E_CLASSES];
 	double cdf[RUSK_E2E_CLASSES], tot = 0;
 	for (int k = 0; k < RUSK_E2E_CLASSES; k++) {
-		make_class(&r, k, &cls[k]);
+		make_class(&r, k, high_cov_share, &cls[k]);
 		tot += 1 / pow(k + 1, 0.8);
 		cdf[k] = tot;
 	}

@@ -46,6 +46,11 @@ int rusk_swf_read(const char *path, rusk_jobtrace *out, char *err, size_t errlen
  */
 #define RUSK_E2E_CLASSES 50
 int rusk_e2e_generate(uint64_t n, uint64_t seed, rusk_jobtrace *out, char *err, size_t errlen);
+/* The same with the share of classes with CoV > 1 given (rusk_e2e_generate: 0.4); the
+ * draws are the same for any share, so only which classes are highly variable changes. */
+#define RUSK_E2E_HIGH_COV_SHARE 0.4
+int rusk_e2e_generate_cov(uint64_t n, uint64_t seed, double high_cov_share, rusk_jobtrace *out,
+                          char *err, size_t errlen);
 
 /*
  * rusk_e2e_deadlines: chooses the SLO jobs and their deadlines. With slo_share in [0, 1]

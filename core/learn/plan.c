@@ -182,6 +182,8 @@ static int check_params(const rusk_plan_params *p, char *err, size_t errlen)
 		BAD("oe_utility must be in [0, 1)");
 	if (!(p->oe_threshold >= 0 && p->oe_threshold <= 1))
 		BAD("oe_threshold must be in [0, 1]");
+	if (p->keep_late && p->mode != RUSK_PLAN_PRIO && p->mode != RUSK_PLAN_FIFO)
+		BAD("keep_late is for prio and fifo only");
 	if (!(p->preempt_cost >= 0) || !isfinite(p->preempt_cost))
 		BAD("preempt_cost must be >= 0");
 	return RUSK_OK;
@@ -854,6 +856,8 @@ static void emit(rusk_plan_action *out, size_t *n, uint64_t id, rusk_plan_act a)
 static uint32_t drop_late(rusk_plan *p, double now, rusk_plan_action *out, size_t *n)
 {
 	uint32_t freed = 0;
+	if (p->p.keep_late)
+		return 0;
 	for (size_t i = 0; i < p->n;) {
 		pjob *j = &p->jobs[i];
 		double end = j->oe ? j->deadline + (j->deadline - j->submit) : j->deadline;

@@ -91,6 +91,10 @@ typedef struct rusk_plan_params {
 	bool kill_late;      /* running SLO jobs past their deadline (with over-estimate
 	                      * handling: past the end of their decay) are stopped (default
 	                      * true: they can no longer earn anything) */
+	bool keep_late;      /* PRIO and FIFO only: SLO jobs past their deadline are neither
+	                      * dropped nor killed but run to completion like any other, as
+	                      * a scheduler that knows no deadlines (Borg-like) would
+	                      * (default false; RUSK_EINVAL for the planning modes) */
 	/* A deterministic budget (issue 29): with iteration_s > 0 the solver's work is charged
 	 * in modelled time, iteration_s per simplex iteration (the branch-and-cut's included)
 	 * and node_s per branch-and-cut node, and budget_s is spent in that time instead of
