@@ -357,6 +357,10 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
 	j->aside_syncs = j->resv_idle = j->resv_held = 0;
 	j->prio = s->priority;
 	j->dequeued = j->admitted = j->resv = j->received = false;
+	j->group = s->group; /* spec_ok: 0 without groups */
+	j->q_in = 0;
+	j->q_agent = 0;
+	j->q_held_round = 0;
 	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
 	rusk_store32(&j->lost, 0, RUSK_RELAXED);
 	/* Tenure 1 of this use; published to other threads by the ring (E3) or, for a handle
@@ -493,6 +497,8 @@ static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
  * the view, and it gets its terminal REJECTED. ESTOPPED counts as held at the end. */
 static void drop(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 {
+	if (RUSK_UNLIKELY(j->q_in != 0))
+		rusk_dquota_return_(a->d, j); /* it leaves its group's usage */
 	if (j->placed > 0 && rusk_js_state(rusk_load64(&j->st, RUSK_RELAXED)) != RUSK_JS_RUNNING) {
 		release(a->d, j, NULL);
 		if (a->ag != NULL)
@@ -834,6 +840,7 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 		rusk_dtask *vt = rusk_dispatch_lookup_(d, info.owner, &use);
 		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
 			continue;
+		rusk_dquota_return_(d, vt); /* E2 won: its tenure's usage ends (E11) */
 		release(d, vt, NULL);
 		for (uint32_t k = 0; k < vt->placed; k++)
 			rusk_view_mark_free(v, vt->l[k].ru);
@@ -862,6 +869,8 @@ bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t 
 	/* E2: pairs with rusk_dispatch_placed_'s release and a preemptor's CAS. */
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(key, RUSK_JS_DONE), RUSK_ACQ_REL))
 		return false;
+	if (RUSK_UNLIKELY(j->q_in != 0))
+		rusk_dquota_return_(d, j);  /* E11 */
 	if (release(d, j, NULL) == RUSK_OK) /* its agent's count: the one that ends it, mostly */
 		rusk_faa64(&d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents].st.released,
 		           1, RUSK_RELAXED);
@@ -955,6 +964,7 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
 	                RUSK_ACQ_REL))
 		return false;
+	rusk_dquota_return_(d, j); /* E11: its tenure's usage ends */
 	uint64_t now = now_ns(d);
 	release(d, j, NULL); /* the revoked lease is refused, the others come back */
 	j->placed = 0;
@@ -1092,8 +1102,19 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	}
 	if (!rusk_dispatch_admit_(a, j, t_deq))
 		return STEP_PARKED;
+	/* Quota groups (dquota.c): a grouped task that holds nothing is admitted against its
+	 * agent's share of the group's allowance, or parked until the next round. One branch
+	 * on the task's own word for tasks without a group. */
+	bool q_new = false;
+	if (RUSK_UNLIKELY(j->group != 0) && j->placed == 0 && j->q_in == 0) {
+		if (!rusk_dquota_admit_(a, j, t_deq))
+			return STEP_PARKED;
+		q_new = true;
+	}
 	rusk_task t = rusk_dispatch_task_(d, j);
 	if (known_no_room(a, j, &t)) {
+		if (q_new)
+			rusk_dquota_unadmit_(a, j);
 		put_aside(a, j, &t, false);
 		return STEP_ASIDE;
 	}
@@ -1109,6 +1130,8 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 		return STEP_DONE;
 	}
 	if (rc != RUSK_OK) {
+		if (q_new && j->placed == 0)
+			rusk_dquota_unadmit_(a, j); /* it leaves unplaced: admitted again later */
 		if (rc == RUSK_ENOMEM) {
 			rusk_store32(&d->fail, 1, RUSK_RELAXED);
 			put_aside(a, j, &t, false); /* until the next sync, not in a loop */
@@ -1305,6 +1328,7 @@ RUSK_EXPORT void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t age
 	p->spin_ns = 2000;
 	p->max_jobs = DEFAULT_MAX_JOBS;
 	p->reserve_syncs = 2;
+	p->quota_period_ns = 10000000; /* 10 ms */
 }
 
 static int bad(char *err, size_t len, const char *msg)
@@ -1324,6 +1348,8 @@ static int check_params(const rusk_dispatch_params *p, char *err, size_t len)
 		return bad(err, len, "ring: not a power of two in 2..2^30");
 	if (p->max_jobs == 0 || p->max_jobs >= (1ull << 32))
 		return bad(err, len, "max_jobs: not in 1..2^32-1");
+	if (p->n_groups > RUSK_QUOTA_MAX_GROUPS)
+		return bad(err, len, "n_groups: above RUSK_QUOTA_MAX_GROUPS (64)");
 	return RUSK_OK;
 }
 
@@ -1401,6 +1427,12 @@ RUSK_EXPORT int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params
 			rusk_dispatch_destroy(d);
 			return rc;
 		}
+	if (p->n_groups > 0 && (rc = rusk_dquota_create_(d, err, errlen)) != RUSK_OK) {
+		if (rc == RUSK_ENOMEM)
+			bad(err, errlen, "out of memory for the dispatcher's quota groups");
+		rusk_dispatch_destroy(d);
+		return rc;
+	}
 	*out = d;
 	return RUSK_OK;
 }
@@ -1438,6 +1470,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	}
 	for (uint64_t i = 0; d->chunks != NULL && i < d->n_chunks; i++)
 		free(d->chunks[i]);
+	rusk_dquota_destroy_(d); /* after the drains above: they return usage */
 	if (d->attached)
 		rusk_cluster_detach_loop_(d->c, d);
 	free(d->ag);
@@ -1485,15 +1518,16 @@ static inline void submit_end(rusk_dagent *a, bool queued)
 		rusk_park_wake(&a->park);
 }
 
-static inline bool spec_ok(const rusk_dtask_spec *s)
+static inline bool spec_ok(const rusk_dispatch *d, const rusk_dtask_spec *s)
 {
-	return s != NULL && s->commit <= RUSK_COMMIT_INCREMENTAL;
+	return s != NULL && s->commit <= RUSK_COMMIT_INCREMENTAL &&
+	       s->group <= (d->q != NULL ? d->p.n_groups : 0);
 }
 
 RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
                                      rusk_dtask_id *out)
 {
-	if (d == NULL || !spec_ok(s) || (agent != UINT32_MAX && agent >= d->p.agents))
+	if (d == NULL || !spec_ok(d, s) || (agent != UINT32_MAX && agent >= d->p.agents))
 		return RUSK_EINVAL;
 	if (agent == UINT32_MAX) /* a round robin per submitting thread: no shared word */
 		agent = next_agent++ % d->p.agents;
@@ -1514,7 +1548,7 @@ RUSK_EXPORT int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent,
 	if (d == NULL || (s == NULL && n > 0) || (agent != UINT32_MAX && agent >= d->p.agents))
 		return RUSK_EINVAL;
 	for (size_t k = 0; k < n; k++)
-		if (!spec_ok(&s[k]))
+		if (!spec_ok(d, &s[k]))
 			return RUSK_EINVAL;
 	if (agent == UINT32_MAX)
 		agent = next_agent++ % d->p.agents;
@@ -1661,6 +1695,8 @@ RUSK_EXPORT int rusk_dispatch_start(rusk_dispatch *d)
 		err = pthread_create(&d->ag[i].tid, NULL, agent_main, &d->ag[i]);
 		d->ag[i].started = err == 0;
 	}
+	if (err == 0 && rusk_dquota_start_(d) != RUSK_OK)
+		err = 1;
 	if (err != 0) {
 		rusk_dispatch_stop(d, false);
 		return RUSK_ENOMEM;
@@ -1709,6 +1745,8 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 			take_ring(&d->ag[i]);
 			rusk_dispatch_drain_(&d->ag[i]);
 		}
+	/* The coordinator last: a drain's parked tasks wait for its rounds. */
+	rusk_dquota_stop_(d);
 	d->stopped = true;
 }
 
