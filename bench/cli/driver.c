@@ -258,6 +258,8 @@ int drv_setup(run *R, cli_cluster *cc)
 		return crc;
 	if ((crc = drv_sched_setup(R)) != 0) /* --sched: planner and predictor */
 		return crc;
+	if ((crc = drv_grp_setup(R)) != 0) /* --groups-file: quota groups */
+		return crc;
 	if ((crc = drv_apred_setup(R)) != 0) /* --admit-predict: estimates beside admission */
 		return crc;
 	R->ag = calloc(cfg.agents, sizeof *R->ag);
@@ -517,6 +519,7 @@ bool drv_gen_task(run *R, drv_gen *G, const rusk_arrival *x, int grp, uint64_t s
 		for (int k = 0; k < RUSK_N_RESOURCES; k++)
 			spec->profile.c[k] = (uint8_t)rusk_rng_below(&G->prng, 100);
 	spec->priority = x->priority;
+	spec->group = drv_grp_pick(R, id);
 	if (cfg->priority_share > 0 && rusk_rng_unit(&G->prng) < cfg->priority_share)
 		spec->priority = 1;
 	/* round robin over its agents of the group (a burst of rusk run's generator stays
@@ -589,6 +592,7 @@ int drv_dispatch(run *R, const char *cmd)
 	p.seed = R->seed;
 	p.on_event = on_event;
 	p.arg = R;
+	drv_grp_params(R, &p);
 	char err[256] = "";
 	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
 	/* The library may return RUSK_ENOMEM without a message (its side is the dispatcher

@@ -97,6 +97,8 @@ typedef struct run_cfg {
 	double slack, slo_share, offered_load;
 	double plan_tick_s, plan_slot_s, plan_budget_ms, drain_s;
 	bool admit_predict; /* --admit-predict on: the predictor's wait estimates (admit_pred.c) */
+	const char *groups_file; /* --groups-file: quota groups (groups_run.c); NULL: none */
+	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -212,7 +214,8 @@ typedef struct drv_feature {
 	void (*print)(run *R);
 	void (*free)(run *R); /* also when it never started */
 } drv_feature;
-extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred;
+extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred,
+        drv_feature_grp;
 /* The features, NULL-terminated. */
 extern const drv_feature *const drv_features[];
 
@@ -220,6 +223,7 @@ typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
 typedef struct drv_sched drv_sched;
 typedef struct drv_apred drv_apred;
+typedef struct drv_grp drv_grp;
 
 struct run {
 	run_cfg cfg;
@@ -227,6 +231,7 @@ struct run {
 	drv_cls *cls;     /* --classify on|oracle (classify_run.c); NULL: off */
 	drv_sched *sched; /* --sched (sched_run.c); NULL: off, arrivals go to the agents */
 	drv_apred *apred; /* --admit-predict on (admit_pred.c); NULL: off */
+	drv_grp *grp;     /* --groups-file (groups_run.c); NULL: off */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -434,6 +439,19 @@ void drv_apred_print(run *R);
 void drv_apred_json(FILE *f, run *R);
 bool drv_apred_ok(const run *R);
 void drv_apred_free(run *R);
+
+/*
+ * Quota groups (groups_run.c, --groups-file): drv_grp_setup reads the file once the cluster
+ * is built (errors name file:line; RUSK_EXIT_USAGE); drv_grp_params puts the groups in the
+ * dispatcher's parameters; drv_grp_pick is a generated task's group; drv_grp_second samples
+ * the groups' figures each second (the sampler); drv_grp_ok: every round fair and no
+ * overshoot past the bound (the run's checks).
+ */
+int drv_grp_setup(run *R);
+void drv_grp_params(run *R, rusk_dispatch_params *p);
+uint16_t drv_grp_pick(const run *R, uint64_t id);
+void drv_grp_second(run *R);
+bool drv_grp_ok(const run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -215,6 +215,7 @@ void rusk_dtask_info_(const rusk_dtask *j, rusk_dtask_info *out)
 	        .gang = j->gang,
 	        .vec = j->vec,
 	        .prof = j->prof,
+	        .group = j->group,
 	        .leases = j->l,
 	        .user = j->user};
 }

@@ -80,6 +80,7 @@ typedef struct rusk_dtask_info {
 	bool gang;                /* its commit mode, resolved */
 	rusk_vec_demand vec;      /* memory and GPUs on its machine */
 	rusk_profile prof;        /* its interference profile */
+	uint16_t group;           /* its quota group (0: none) */
 	const rusk_lease *leases; /* [placed] */
 	void *user;
 } rusk_dtask_info;
