@@ -360,6 +360,7 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
 	j->dequeued = j->admitted = j->resv = j->received = false;
 	j->group = s->group; /* spec_ok: 0 without groups */
 	j->q_in = 0;
+	j->q_wait = 0;
 	j->q_agent = 0;
 	j->q_held_round = 0;
 	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
@@ -498,8 +499,10 @@ static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
  * the view, and it gets its terminal REJECTED. ESTOPPED counts as held at the end. */
 static void drop(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 {
-	if (RUSK_UNLIKELY(j->q_in != 0))
-		rusk_dquota_return_(a->d, j); /* it leaves its group's usage */
+	if (RUSK_UNLIKELY(j->group != 0)) { /* it leaves its group's usage or waiting demand */
+		rusk_dquota_return_(a->d, j);
+		rusk_dquota_unwait_(a->d, j);
+	}
 	if (j->placed > 0 && rusk_js_state(rusk_load64(&j->st, RUSK_RELAXED)) != RUSK_JS_RUNNING) {
 		release(a->d, j, NULL);
 		if (a->ag != NULL)
@@ -842,6 +845,7 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
 			continue;
 		rusk_dquota_return_(d, vt); /* E2 won: its tenure's usage ends (E11) */
+		rusk_dquota_wait_(d, vt);   /* and it waits again */
 		release(d, vt, NULL);
 		for (uint32_t k = 0; k < vt->placed; k++)
 			rusk_view_mark_free(v, vt->l[k].ru);
@@ -946,6 +950,8 @@ static void take_ring(rusk_dagent *a)
 		if (!j->received) { /* a submission, not a revoked task queued again */
 			j->received = true;
 			rusk_dispatch_add_(&a->st.received, 1);
+			if (RUSK_UNLIKELY(j->group != 0))
+				rusk_dquota_wait_(a->d, j); /* its group's demand from now */
 		}
 		rusk_dispatch_enqueue_(a, j);
 	}
@@ -966,6 +972,7 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 	                RUSK_ACQ_REL))
 		return false;
 	rusk_dquota_return_(d, j); /* E11: its tenure's usage ends */
+	rusk_dquota_wait_(d, j);   /* and it waits again */
 	uint64_t now = now_ns(d);
 	release(d, j, NULL); /* the revoked lease is refused, the others come back */
 	j->placed = 0;

@@ -132,6 +132,7 @@ struct rusk_dtask {
 	 * held-back demand it is counted in (agent only). */
 	uint16_t group;
 	uint8_t q_in;
+	uint8_t q_wait; /* counted in its group's waiting demand (its owner of the moment) */
 	uint32_t q_agent;
 	uint64_t q_held_round;
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];

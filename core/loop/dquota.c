@@ -65,6 +65,9 @@ struct rusk_dquota_agent {
 	uint64_t round, next_ns;
 	uint64_t (*share)[D], (*spent)[D];
 	uint64_t (*returned)[D]; /* any thread, atomic adds: its own allocation */
+	/* waiting demand in and out (any thread, relaxed atomic adds: a demand estimate,
+	 * nothing is published through them); in the same allocation, after returned */
+	uint64_t (*w_in)[D], (*w_out)[D];
 };
 
 /* One published round. */
@@ -168,13 +171,16 @@ int rusk_dquota_create_(rusk_dispatch *d, char *err, size_t len)
 		qa->share = rusk_dquota_calloc_(q->n, sizeof(uint64_t[D]), &ok);
 		qa->spent = rusk_dquota_calloc_(q->n, sizeof(uint64_t[D]), &ok);
 		/* its own allocation: written by other threads, away from the agent's lines */
-		qa->returned = aligned_alloc(
-		        RUSK_CACHELINE,
-		        ((q->n * sizeof(uint64_t[D]) + RUSK_CACHELINE - 1) / RUSK_CACHELINE) *
-		                RUSK_CACHELINE);
+		size_t line =
+		        ((3 * q->n * sizeof(uint64_t[D]) + RUSK_CACHELINE - 1) / RUSK_CACHELINE) *
+		        RUSK_CACHELINE;
+		qa->returned = aligned_alloc(RUSK_CACHELINE, line);
 		ok &= qa->returned != NULL;
-		if (qa->returned != NULL)
-			memset(qa->returned, 0, q->n * sizeof(uint64_t[D]));
+		if (qa->returned != NULL) {
+			memset(qa->returned, 0, line);
+			qa->w_in = qa->returned + q->n;
+			qa->w_out = qa->returned + 2 * q->n;
+		}
 		qa->round = UINT64_MAX; /* no round seen yet */
 	}
 	if (!ok)
@@ -242,6 +248,7 @@ int rusk_dquota_round_(rusk_dispatch *d, uint64_t now)
 	uint32_t n = q->n, na = q->agents;
 	uint64_t ret[RUSK_QUOTA_MAX_GROUPS][D] = {{0}}, take[RUSK_QUOTA_MAX_GROUPS][D] = {{0}};
 	uint64_t maxt[RUSK_QUOTA_MAX_GROUPS][D] = {{0}}, held_n[RUSK_QUOTA_MAX_GROUPS] = {0};
+	uint64_t w_in[RUSK_QUOTA_MAX_GROUPS][D] = {{0}}, w_out[RUSK_QUOTA_MAX_GROUPS][D] = {{0}};
 	rusk_quota_vec usage[RUSK_QUOTA_MAX_GROUPS] = {{{0}}}, dem[RUSK_QUOTA_MAX_GROUPS] = {{{0}}};
 	rusk_quota_vec alloc[RUSK_QUOTA_MAX_GROUPS] = {{{0}}};
 	double held_sum[RUSK_QUOTA_MAX_GROUPS][D] = {{0}};
@@ -251,8 +258,16 @@ int rusk_dquota_round_(rusk_dispatch *d, uint64_t now)
 	/* E11: every "returned" first (acquire), then every "taken". */
 	for (uint32_t i = 0; i < na; i++)
 		for (uint32_t g = 0; g < n; g++)
-			for (int k = 0; k < D; k++)
+			for (int k = 0; k < D; k++) {
 				ret[g][k] += rusk_load64(&d->ag[i].q->returned[g][k], RUSK_ACQUIRE);
+				/* out before in: a task seen leaving was seen arriving (demand is
+				 * never below what waits; relaxed: an estimate) */
+				w_out[g][k] += rusk_load64(&d->ag[i].q->w_out[g][k], RUSK_RELAXED);
+			}
+	for (uint32_t i = 0; i < na; i++)
+		for (uint32_t g = 0; g < n; g++)
+			for (int k = 0; k < D; k++)
+				w_in[g][k] += rusk_load64(&d->ag[i].q->w_in[g][k], RUSK_RELAXED);
 	for (uint32_t i = 0; i < na; i++) {
 		rusk_dquota_agent *qa = d->ag[i].q;
 		for (uint32_t g = 0; g < n; g++) {
@@ -273,7 +288,9 @@ int rusk_dquota_round_(rusk_dispatch *d, uint64_t now)
 	for (uint32_t g = 0; g < n; g++)
 		for (int k = 0; k < D; k++) {
 			usage[g].v[k] = take[g][k] > ret[g][k] ? take[g][k] - ret[g][k] : 0;
-			dem[g].v[k] = usage[g].v[k] + (uint64_t)held_sum[g][k];
+			/* demand: what it holds and what waits (received, not admitted) */
+			dem[g].v[k] = usage[g].v[k] +
+			              (w_in[g][k] > w_out[g][k] ? w_in[g][k] - w_out[g][k] : 0);
 		}
 	(void)rusk_quota_allocate(&q->cap, q->groups, n, dem, alloc); /* checked at create */
 	rusk_quota_vec one = {{1, 1, 1}};                             /* rounding */
@@ -332,6 +349,7 @@ int rusk_dquota_round_(rusk_dispatch *d, uint64_t now)
 	}
 	TSAN_RELEASE(pub); /* its contents before its publication */
 	rusk_dquota_pub *was = rcu_xchg_pointer(&q->pub, pub);
+	TSAN_RELEASE(was); /* this thread's reads of it (prev above) before its reclamation */
 	urcu_memb_call_rcu(&was->rcu, rusk_dquota_pub_free_);
 	return RUSK_OK;
 }
@@ -422,6 +440,7 @@ bool rusk_dquota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		}
 		j->q_in = 1;
 		j->q_agent = a->index;
+		rusk_dquota_unwait_(a->d, j);
 		return true;
 	}
 	if (j->q_held_round != qa->round + 1) { /* its demand counts once per round */
@@ -461,6 +480,34 @@ void rusk_dquota_unadmit_(rusk_dagent *a, rusk_dtask *j)
 	for (int k = 0; k < D; k++) /* admitted in this very call: the same round */
 		a->q->spent[g][k] = a->q->spent[g][k] > dem[k] ? a->q->spent[g][k] - dem[k] : 0;
 	rusk_dquota_return_(a->d, j);
+	rusk_dquota_wait_(a->d, j); /* it waits again */
+}
+
+static void rusk_dquota_wait_add_(rusk_dispatch *d, rusk_dtask *j, bool in)
+{
+	uint64_t dem[D];
+	rusk_dquota_demand_(j, dem);
+	rusk_dquota_agent *qa = d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents].q;
+	uint64_t(*w)[D] = in ? qa->w_in : qa->w_out;
+	for (int k = 0; k < D; k++)
+		if (dem[k] != 0) /* relaxed: a demand estimate (see the round) */
+			rusk_faa64(&w[j->group - 1u][k], dem[k], RUSK_RELAXED);
+}
+
+void rusk_dquota_wait_(rusk_dispatch *d, rusk_dtask *j)
+{
+	if (j->group == 0 || j->q_wait != 0)
+		return;
+	j->q_wait = 1;
+	rusk_dquota_wait_add_(d, j, true);
+}
+
+void rusk_dquota_unwait_(rusk_dispatch *d, rusk_dtask *j)
+{
+	if (j->q_wait == 0)
+		return;
+	j->q_wait = 0;
+	rusk_dquota_wait_add_(d, j, false);
 }
 
 /* ---- the public API ------------------------------------------------------------------------ */

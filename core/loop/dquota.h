@@ -37,6 +37,11 @@ bool rusk_dquota_admit_(struct rusk_dagent *a, struct rusk_dtask *j, uint64_t no
 /* j, admitted by its agent in this placement call, leaves it unplaced (given back, aside):
  * its usage goes back. Agent thread. */
 void rusk_dquota_unadmit_(struct rusk_dagent *a, struct rusk_dtask *j);
+/* Grouped task j (just received by its agent, or back in a queue after its tenure ended)
+ * counts in its group's waiting demand until admitted or dropped. Its owner's thread. */
+void rusk_dquota_wait_(rusk_dispatch *d, struct rusk_dtask *j);
+/* j leaves the waiting demand (dropped unadmitted). No-op when not counted. */
+void rusk_dquota_unwait_(rusk_dispatch *d, struct rusk_dtask *j);
 /* j's counted usage goes back (whoever ends its tenure: the winner of its state CAS, E2,
  * or the agent dropping it). No-op when j is not counted. */
 void rusk_dquota_return_(rusk_dispatch *d, struct rusk_dtask *j);
