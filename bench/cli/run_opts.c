@@ -359,7 +359,7 @@ static void usage_flags(void)
 	     "                        distributions (3Sigma's predictor, learned from the\n"
 	     "                        run's completions); the summary scores both estimates\n"
 	     "                        against the frees observed (default off)\n"
-	     "  --groups-file FILE    quota groups (rusk run only; docs/groups.md): one a line,\n"
+	     "  --groups-file FILE    quota groups (docs/groups.md): one a line,\n"
 	     "                        NAME WEIGHT [min:DIM=N] [max:DIM=N] ..., DIM rus, mem\n"
 	     "                        (MiB) or gpu (milli-GPUs); task i is in group 1 + i mod n;\n"
 	     "                        the coordinator divides the cluster by weighted DRF\n"
@@ -656,12 +656,6 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg.cls_fb_full = fb_full != 0;
 	cfg.ru_milli = cc->params.ru_milli;
 	cfg.latency_ignores_pref = !latency_pref;
-	if (cfg.groups_file != NULL && sim) {
-		fprintf(stderr,
-		        "rusk: --groups-file: rusk sim does not drive quota groups yet (the "
-		        "coordinator runs on the wall clock): use rusk run\n");
-		return RUSK_EXIT_USAGE;
-	}
 	if (generators != NULL && sim) {
 		fprintf(stderr, "rusk: --generators: rusk sim has one generator (virtual time)\n");
 		return RUSK_EXIT_USAGE;

@@ -362,6 +362,7 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
 	j->q_in = 0;
 	j->q_wait = 0;
 	j->q_agent = 0;
+	j->q_adm_round = 0;
 	j->q_held_round = 0;
 	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
 	rusk_store32(&j->lost, 0, RUSK_RELAXED);
@@ -474,6 +475,8 @@ void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j)
 {
 	jobq_push(j->prio > 0 ? &a->hi : &a->lo, j, false);
 	a->held++;
+	if (RUSK_UNLIKELY(j->group != 0))
+		rusk_dquota_wait_(a->d, j); /* its group's waiting demand from now (idempotent) */
 }
 
 void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j)
@@ -950,8 +953,6 @@ static void take_ring(rusk_dagent *a)
 		if (!j->received) { /* a submission, not a revoked task queued again */
 			j->received = true;
 			rusk_dispatch_add_(&a->st.received, 1);
-			if (RUSK_UNLIKELY(j->group != 0))
-				rusk_dquota_wait_(a->d, j); /* its group's demand from now */
 		}
 		rusk_dispatch_enqueue_(a, j);
 	}

@@ -135,6 +135,7 @@ struct rusk_dtask {
 	uint8_t q_wait; /* counted in its group's waiting demand (its owner of the moment) */
 	uint32_t q_agent;
 	uint64_t q_held_round;
+	uint64_t q_adm_round; /* the round it was admitted in (agent only) */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 

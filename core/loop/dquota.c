@@ -440,6 +440,7 @@ bool rusk_dquota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		}
 		j->q_in = 1;
 		j->q_agent = a->index;
+		j->q_adm_round = qa->round;
 		rusk_dquota_unwait_(a->d, j);
 		return true;
 	}
@@ -477,8 +478,10 @@ void rusk_dquota_unadmit_(rusk_dagent *a, rusk_dtask *j)
 	uint64_t dem[D];
 	rusk_dquota_demand_(j, dem);
 	uint32_t g = j->group - 1u;
-	for (int k = 0; k < D; k++) /* admitted in this very call: the same round */
-		a->q->spent[g][k] = a->q->spent[g][k] > dem[k] ? a->q->spent[g][k] - dem[k] : 0;
+	if (j->q_adm_round == a->q->round) /* admitted in this round: its share back */
+		for (int k = 0; k < D; k++)
+			a->q->spent[g][k] =
+			        a->q->spent[g][k] > dem[k] ? a->q->spent[g][k] - dem[k] : 0;
 	rusk_dquota_return_(a->d, j);
 	rusk_dquota_wait_(a->d, j); /* it waits again */
 }
@@ -533,4 +536,29 @@ RUSK_EXPORT int rusk_dispatch_group_get(const rusk_dispatch *d, uint32_t k,
 	TSAN_RELEASE(p);
 	urcu_memb_read_unlock();
 	return RUSK_OK;
+}
+
+/* ---- the step API (step.h) ---------------------------------------------------------------- */
+
+bool rusk_dispatch_quota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
+{
+	if (j->group == 0 || j->placed != 0 || j->q_in != 0)
+		return true;
+	return rusk_dquota_admit_(a, j, now);
+}
+
+void rusk_dispatch_quota_unadmit_(rusk_dagent *a, rusk_dtask *j)
+{
+	if (j->q_in != 0 && j->placed == 0)
+		rusk_dquota_unadmit_(a, j);
+}
+
+int rusk_dispatch_quota_tick_(rusk_dispatch *d, uint64_t now)
+{
+	return d->q != NULL ? rusk_dquota_round_(d, now) : RUSK_OK;
+}
+
+uint64_t rusk_dispatch_quota_period_(const rusk_dispatch *d)
+{
+	return d->q != NULL ? d->q->period_ns : 0;
 }

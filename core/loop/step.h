@@ -173,6 +173,18 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
 /* The tenure key of j now (acquire). */
 uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
+/* Quota groups (dquota.c, rusk/dispatch.h "Quota groups"), for a driver that steps the
+ * dispatcher itself: rusk_dispatch_quota_admit_ admits j (a grouped task holding nothing)
+ * against its agent's share of its group's allowance: true to go on, false when it was
+ * parked among a's admission waiters until the next round (always true without a group);
+ * rusk_dispatch_quota_unadmit_: j, admitted, leaves unplaced (deferred, given back): its
+ * usage goes back; rusk_dispatch_quota_tick_: one coordinator round at `now` (the driver
+ * calls it every rusk_dispatch_quota_period_ ns of its clock; 0: no groups). Agent thread
+ * (tick: the driver's one thread). */
+bool rusk_dispatch_quota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+void rusk_dispatch_quota_unadmit_(rusk_dagent *a, rusk_dtask *j);
+int rusk_dispatch_quota_tick_(rusk_dispatch *d, uint64_t now);
+uint64_t rusk_dispatch_quota_period_(const rusk_dispatch *d);
 /* End of a's life: each job it still holds gives back the RUs it won and gets REJECTED
  * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
 void rusk_dispatch_drain_(rusk_dagent *a);
