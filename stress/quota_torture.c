@@ -13,7 +13,14 @@
  *   - nothing lost: every task submitted got exactly one terminal event (DONE or REJECTED),
  *     rusk_dispatch_check's identity holds, and the cluster verifies with every RU free.
  *
- * usage: quota_torture [--machines N] [--agents N] [--seconds S] [--seed N]
+ * usage: quota_torture [--machines N] [--agents N] [--seconds S] [--seed N] [--hi-percent P]
+ *
+ * Under ThreadSanitizer with high-priority tasks (the default 5%), TSan reports the
+ * preemptor's optimistic read of a victim slot's fields in take_victim (dispatch.c: prio,
+ * leases, read after acquiring RUNNING and validated by the CAS that follows) racing with a
+ * submitter re-initialising the slot for its next use: that pattern predates quota groups
+ * and is not suppressed here; the ctest short form runs outside the TSan phase (label
+ * "stress"), and `--hi-percent 0` runs everything else under TSan cleanly.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +38,7 @@ static atomic_ulong submitted, done, rejected, preempted, revoked, placed;
 static atomic_ulong violations, samples;
 static atomic_int running = 1;
 static double seconds = 2;
+static uint32_t hi_percent = 5; /* --hi-percent: tasks of high priority (they preempt) */
 static uint64_t seed = 1;
 
 #define NG 3
@@ -78,7 +86,7 @@ static void *submitter(void *arg)
 		rusk_dtask_spec t = {.rus = 1 + (uint32_t)(r % 3),
 		                     .run_ns = 1000000 + (r >> 8) % 4000000,
 		                     .group = (uint16_t)((r >> 20) % (NG + 1)),
-		                     .priority = (uint8_t)((r >> 30) % 20 == 0)};
+		                     .priority = (uint8_t)((r >> 30) % 100 < hi_percent)};
 		rusk_dispatch_submit(dp, UINT32_MAX, &t, NULL); /* a refusal is REJECTED: counted */
 		atomic_fetch_add(&submitted, 1);
 	}
@@ -144,9 +152,11 @@ int main(int argc, char **argv)
 	const stress_arg opts[] = {{"--machines", STRESS_U32, &machines},
 	                           {"--agents", STRESS_U32, &agents},
 	                           {"--seconds", STRESS_DOUBLE, &seconds},
-	                           {"--seed", STRESS_U64, &seed}};
+	                           {"--seed", STRESS_U64, &seed},
+	                           {"--hi-percent", STRESS_U32, &hi_percent}};
 	const char *bad = stress_args_parse(argc, argv, opts, sizeof opts / sizeof opts[0]);
-	if (bad || machines < 100 || agents < 1 || agents > 16 || seconds <= 0) {
+	if (bad || machines < 100 || agents < 1 || agents > 16 || seconds <= 0 ||
+	    hi_percent > 100) {
 		fprintf(stderr,
 		        "quota_torture: bad or missing value for %s\nusage: quota_torture "
 		        "[--machines N >= 100] [--agents 1..16] [--seconds S] [--seed N]\n",
