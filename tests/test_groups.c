@@ -196,6 +196,40 @@ static void test_idle_share(void **state)
 	finish(d, c, &n, sub);
 }
 
+/* Reclaim: group 2 fills the cluster while group 1 is absent (its share goes to group 2);
+ * then group 1 (minimum 300 RUs, equal weight) arrives with 60-second tasks. Nothing of group
+ * 2 ends by itself, so group 1 gets its minimum only by preempting group 2's tasks (at most
+ * 32 victims per agent per round): within 3 s it holds its minimum (not far above: reclaim
+ * stops there), group 2's preempted tasks are queued again, and nothing is lost. */
+static void test_minimum_reclaimed(void **state)
+{
+	(void)state;
+	rusk_cluster *c = cluster();
+	counts n = {0};
+	rusk_quota_group g[2] = {grp(1, 300), grp(1, 0)};
+	rusk_dispatch *d = dispatcher(c, g, 2, 0, &n);
+	uint64_t sub = submit(d, 2, 800, 60000);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	sleep_ms(300);
+	rounds_for(d, 600);
+	rusk_dispatch_group g1, g2;
+	print_message("before: group 2 usage %llu\n", (unsigned long long)usage(d, 2, &g2));
+	assert_true(usage(d, 2, &g2) >= 650); /* it took the idle group's share */
+	sub += submit(d, 1, 400, 60000);
+	rounds_for(d, 3000);
+	uint64_t u1 = usage(d, 1, &g1), u2 = usage(d, 2, &g2);
+	print_message("after: group 1 usage %llu (allow %llu), group 2 usage %llu (allow %llu), "
+	              "preempted %lu\n",
+	              (unsigned long long)u1, (unsigned long long)g1.allow.v[0],
+	              (unsigned long long)u2, (unsigned long long)g2.allow.v[0],
+	              atomic_load(&n.preempted));
+	assert_true(u1 + g1.bound.v[0] >= 300);
+	assert_true(u1 <= 350 + g1.bound.v[0]);
+	assert_true(atomic_load(&n.preempted) >= 250);
+	assert_int_equal(g1.fair_failures + g2.fair_failures, 0);
+	finish(d, c, &n, sub);
+}
+
 /* The coordinator thread (5 ms) with short tasks, a minimum, and ungrouped tasks beside:
  * a drain places everything; every round fair; nobody grew past its allowance beyond the
  * bound; every task ends once. */
@@ -278,9 +312,8 @@ int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_weights_converge),
-	        cmocka_unit_test(test_idle_share),
-	        cmocka_unit_test(test_coordinator_thread),
+	        cmocka_unit_test(test_weights_converge),  cmocka_unit_test(test_idle_share),
+	        cmocka_unit_test(test_minimum_reclaimed), cmocka_unit_test(test_coordinator_thread),
 	        cmocka_unit_test(test_bad_args),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

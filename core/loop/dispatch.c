@@ -813,19 +813,45 @@ static bool holds(const rusk_dtask *j, rusk_lease lease)
 
 /* Takes victim vt's tenure (E2) if it is a normal-priority task of this use running with
  * `lease` among its leases; true when taken. */
-static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease)
+static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease, const uint8_t *from)
 {
 	uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE); /* E1: its fields are ours to read */
 	if (rusk_js_use(st) != use || rusk_js_state(st) != RUSK_JS_RUNNING || vt->prio > 0 ||
 	    !holds(vt, lease))
 		return false;
+	/* Reclaim (dquota.c): only tasks of the groups this round marked as reclaimable. */
+	if (from != NULL && (vt->group == 0 || !from[vt->group - 1u]))
+		return false;
 	return rusk_cas64(&vt->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
 	                  RUSK_ACQ_REL);
 }
 
+static uint32_t preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now, const uint8_t *from,
+                        uint32_t max_victims);
+
 uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 {
+	return preempt(a, j, now, NULL, UINT32_MAX);
+}
+
+uint32_t rusk_dispatch_reclaim_(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
+{
+	uint32_t budget;
+	const uint8_t *from = rusk_dquota_reclaim_from_(a, j, &budget);
+	if (from == NULL)
+		return 0;
+	uint32_t freed = preempt(a, j, now, from, budget);
+	rusk_dquota_reclaimed_(a, freed);
+	return freed;
+}
+
+/* Preempts normal running tasks (of the groups `from` marks, when not NULL; at most
+ * max_victims of them) until j's RUs are free in a's view. */
+static uint32_t preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now, const uint8_t *from,
+                        uint32_t max_victims)
+{
 	rusk_dispatch *d = a->d;
+	uint32_t victims = 0;
 	uint32_t need = j->rus - j->placed, freed = 0, n_rus = rusk_cluster_rus(d->c);
 	/* Preempt only where the agent knows of no room: a multi-RU choice can fail on a
 	 * view with room (constraints, a stale partition), and evicting then would not make
@@ -839,14 +865,16 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 	 * stream of the agent's own (deterministic in the simulator). Only RUs held under a
 	 * handle of d by a task of d that holds that very lease: an RU the embedder holds
 	 * under its own id is never taken, whatever the id. */
-	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
+	for (uint32_t probe = 0; probe < 64 * need && freed < need && victims < max_victims;
+	     probe++) {
 		uint32_t ru = rusk_rng_below(&a->prng, n_rus), use;
 		rusk_ru_info info;
 		if (rusk_ru_state(d->c, ru, &info) != RUSK_OK)
 			continue;
 		rusk_dtask *vt = rusk_dispatch_lookup_(d, info.owner, &use);
-		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
+		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}, from))
 			continue;
+		victims++;
 		rusk_dquota_return_(d, vt); /* E2 won: its tenure's usage ends (E11) */
 		rusk_dquota_wait_(d, vt);   /* and it waits again */
 		release(d, vt, NULL);
@@ -1130,6 +1158,11 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	rusk_placement pl;
 	int rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	if (rc == RUSK_EAGAIN && j->prio > 0 && rusk_dispatch_preempt_(a, j, now_ns(d)) > 0) {
+		rusk_dispatch_count_(a, &pl);
+		rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
+	} else if (rc == RUSK_EAGAIN && RUSK_UNLIKELY(j->group != 0) &&
+	           rusk_dispatch_reclaim_(a, j, now_ns(d)) > 0) {
+		/* its group is below its minimum: tasks of groups above theirs made room */
 		rusk_dispatch_count_(a, &pl);
 		rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	}

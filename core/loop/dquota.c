@@ -55,7 +55,9 @@
 #include "base/compiler.h"
 #include "loop/dispatch_impl.h"
 
-#define D RUSK_QUOTA_DIMS
+#define D                   RUSK_QUOTA_DIMS
+/* Reclaim's bound: victims one agent may preempt per round (rusk/dispatch.h). */
+#define RUSK_DQUOTA_RECLAIM 32u
 
 struct rusk_dquota_agent {
 	uint64_t (*taken)[D], (*held)[D], (*max_task)[D];
@@ -64,6 +66,8 @@ struct rusk_dquota_agent {
 	 * it, and what it admitted in it */
 	uint64_t round, next_ns;
 	uint64_t (*share)[D], (*spent)[D];
+	uint8_t *from, *below;   /* this round: groups to reclaim from, groups below minimum */
+	uint32_t reclaim_left;   /* victims it may still take this round */
 	uint64_t (*returned)[D]; /* any thread, atomic adds: its own allocation */
 	/* waiting demand in and out (any thread, relaxed atomic adds: a demand estimate,
 	 * nothing is published through them); in the same allocation, after returned */
@@ -74,8 +78,10 @@ struct rusk_dquota_agent {
 typedef struct rusk_dquota_pub {
 	struct rcu_head rcu;
 	uint64_t round, at_ns, next_ns;
-	uint64_t (*share)[D];    /* [agent * n + g], inside this block */
-	rusk_dispatch_group g[]; /* [n] */
+	uint64_t (*share)[D];                 /* [agent * n + g], inside this block */
+	uint8_t from[RUSK_QUOTA_MAX_GROUPS];  /* above allowance and minimum: reclaimable */
+	uint8_t below[RUSK_QUOTA_MAX_GROUPS]; /* below min(min, demand): may reclaim */
+	rusk_dispatch_group g[];              /* [n] */
 } rusk_dquota_pub;
 
 struct rusk_dquota {
@@ -170,6 +176,8 @@ int rusk_dquota_create_(rusk_dispatch *d, char *err, size_t len)
 		qa->held_n = rusk_dquota_calloc_(q->n, sizeof(uint64_t), &ok);
 		qa->share = rusk_dquota_calloc_(q->n, sizeof(uint64_t[D]), &ok);
 		qa->spent = rusk_dquota_calloc_(q->n, sizeof(uint64_t[D]), &ok);
+		qa->from = rusk_dquota_calloc_(q->n, 1, &ok);
+		qa->below = rusk_dquota_calloc_(q->n, 1, &ok);
 		/* its own allocation: written by other threads, away from the agent's lines */
 		size_t line =
 		        ((3 * q->n * sizeof(uint64_t[D]) + RUSK_CACHELINE - 1) / RUSK_CACHELINE) *
@@ -227,6 +235,8 @@ void rusk_dquota_destroy_(rusk_dispatch *d)
 		free(qa->held_n);
 		free(qa->share);
 		free(qa->spent);
+		free(qa->from);
+		free(qa->below);
 		free(qa->returned);
 		free(qa);
 		d->ag[i].q = NULL;
@@ -346,6 +356,16 @@ int rusk_dquota_round_(rusk_dispatch *d, uint64_t now)
 		}
 		o->over = q->over[g];
 		o->fair_failures = q->fair_failures[g];
+		/* reclaim marks: a group below its floor (min and demand) in some dimension may
+		 * take tasks of groups above both their allowance and their minimum */
+		for (int k = 0; k < D; k++) {
+			uint64_t floor_k = q->groups[g].min.v[k] < dem[g].v[k]
+			                           ? q->groups[g].min.v[k]
+			                           : dem[g].v[k];
+			pub->below[g] |= usage[g].v[k] < floor_k;
+			pub->from[g] |= usage[g].v[k] > o->allow.v[k] &&
+			                usage[g].v[k] > q->groups[g].min.v[k];
+		}
 	}
 	TSAN_RELEASE(pub); /* its contents before its publication */
 	rusk_dquota_pub *was = rcu_xchg_pointer(&q->pub, pub);
@@ -424,6 +444,9 @@ bool rusk_dquota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		qa->next_ns = p->next_ns;
 		memcpy(qa->share, &p->share[(size_t)a->index * n], n * sizeof(uint64_t[D]));
 		memset(qa->spent, 0, n * sizeof(uint64_t[D]));
+		memcpy(qa->from, p->from, n);
+		memcpy(qa->below, p->below, n);
+		qa->reclaim_left = RUSK_DQUOTA_RECLAIM;
 	}
 	TSAN_RELEASE(p); /* our reads of it before its reclamation */
 	urcu_memb_read_unlock();
@@ -561,4 +584,22 @@ int rusk_dispatch_quota_tick_(rusk_dispatch *d, uint64_t now)
 uint64_t rusk_dispatch_quota_period_(const rusk_dispatch *d)
 {
 	return d->q != NULL ? d->q->period_ns : 0;
+}
+
+const uint8_t *rusk_dquota_reclaim_from_(rusk_dagent *a, const rusk_dtask *j, uint32_t *budget)
+{
+	rusk_dquota_agent *qa = a->q;
+	if (qa == NULL || j->group == 0 || qa->round == UINT64_MAX || !qa->below[j->group - 1u] ||
+	    qa->reclaim_left == 0)
+		return NULL;
+	*budget = qa->reclaim_left;
+	return qa->from;
+}
+
+void rusk_dquota_reclaimed_(rusk_dagent *a, uint32_t freed)
+{
+	/* RUs freed, each at least one victim's worth: the budget never goes below the
+	 * victims actually taken */
+	rusk_dquota_agent *qa = a->q;
+	qa->reclaim_left = freed >= qa->reclaim_left ? 0 : qa->reclaim_left - freed;
 }

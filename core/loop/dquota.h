@@ -42,6 +42,12 @@ void rusk_dquota_unadmit_(struct rusk_dagent *a, struct rusk_dtask *j);
 void rusk_dquota_wait_(rusk_dispatch *d, struct rusk_dtask *j);
 /* j leaves the waiting demand (dropped unadmitted). No-op when not counted. */
 void rusk_dquota_unwait_(rusk_dispatch *d, struct rusk_dtask *j);
+/* Reclaim: the groups j may take tasks from this round (NULL: j's group is not below its
+ * minimum, or a's budget for the round is spent), and the victims a may still take in
+ * *budget; rusk_dquota_reclaimed_ counts what a preemption took. Agent thread. */
+const uint8_t *rusk_dquota_reclaim_from_(struct rusk_dagent *a, const struct rusk_dtask *j,
+                                         uint32_t *budget);
+void rusk_dquota_reclaimed_(struct rusk_dagent *a, uint32_t freed);
 /* j's counted usage goes back (whoever ends its tenure: the winner of its state CAS, E2,
  * or the agent dropping it). No-op when j is not counted. */
 void rusk_dquota_return_(rusk_dispatch *d, struct rusk_dtask *j);

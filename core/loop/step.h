@@ -168,6 +168,11 @@ void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
  * victims go to the front of a's retry list (PREEMPTED). Returns RUs freed: 0 while the
  * view shows room for j. */
 uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
+/* Reclaim (dquota.c): grouped j found no room while its group is below its minimum:
+ * preempts, as rusk_dispatch_preempt_ does, normal tasks of the groups this round marked
+ * (above their allowance and their minimum), at most the agent's reclaim budget left this
+ * round. Returns RUs freed (0: nothing to reclaim for j). */
+uint32_t rusk_dispatch_reclaim_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
 /* Ends tenure `key` (rusk_js_key) of j (E2), releases its RUs, delivers DONE and frees the
  * slot; false if it was preempted (or ended) first. */
 bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);

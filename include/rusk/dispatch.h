@@ -389,8 +389,16 @@ rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i);
  * bound: a group's usage exceeds its allowance by at most one task per agent per round,
  * i.e. agents x the group's largest task demand (rusk_dispatch_group.bound), as every
  * agent checks before admitting and its shares sum to the headroom; releases between
- * rounds only lower usage. A group's minimum is met once its tasks arrive and others'
- * tasks end (no reclaim by preemption in this version).
+ * rounds only lower usage.
+ *
+ * Reclaim: a round marks the groups below min(minimum, demand) in some dimension and those
+ * above both their allowance and their minimum. An agent whose task of a marked-below
+ * group finds no room preempts normal-priority running tasks of marked-above groups (as a
+ * high-priority task does: PREEMPTED, requeued at the front of its retry list, never
+ * lost), at most 32 victims per agent per round, so a group's minimum is met within
+ * ceil(minimum / (32 x agents)) rounds of room-less tries even when others arrived first
+ * and never end. A group that took idle capacity loses it the same way only down to its
+ * allowance, and only to a group below its minimum.
  */
 typedef struct rusk_dispatch_group {
 	uint64_t round;         /* coordinator rounds so far */
