@@ -846,6 +846,29 @@ static void test_plan(void **state)
 	rusk_plan_destroy(p);
 }
 
+/* rusk/quota.h: NULL pointers and bad group counts. */
+static void test_quota(void **state)
+{
+	(void)state;
+	rusk_quota_vec cap = {{10, 10, 10}}, dem = {{1, 1, 1}}, out;
+	rusk_quota_group g = {1, {{0, 0, 0}}, {{RUSK_QUOTA_UNLIMITED, 5, 5}}};
+	char err[128];
+	assert_int_equal(rusk_quota_groups_check(NULL, &g, 1, err, sizeof err), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_groups_check(&cap, NULL, 1, err, sizeof err), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_groups_check(&cap, &g, 0, NULL, 0), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_groups_check(&cap, &g, RUSK_QUOTA_MAX_GROUPS + 1, err, 1),
+	                 RUSK_EINVAL);
+	assert_int_equal(rusk_quota_allocate(NULL, &g, 1, &dem, &out), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_allocate(&cap, &g, 1, NULL, &out), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_allocate(&cap, &g, 1, &dem, NULL), RUSK_EINVAL);
+	assert_int_equal(rusk_quota_verify(&cap, NULL, 1, &dem, &dem, NULL, err, sizeof err),
+	                 RUSK_EINVAL);
+	assert_int_equal(rusk_quota_verify(&cap, &g, 1, NULL, &dem, NULL, err, sizeof err),
+	                 RUSK_EINVAL);
+	g.weight = -0.5;
+	assert_int_equal(rusk_quota_allocate(&cap, &g, 1, &dem, &out), RUSK_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +883,7 @@ int main(void)
 	        cmocka_unit_test(test_classify),
 	        cmocka_unit_test(test_predict),
 	        cmocka_unit_test(test_plan),
+	        cmocka_unit_test(test_quota),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

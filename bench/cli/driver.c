@@ -591,6 +591,7 @@ int drv_dispatch(run *R, const char *cmd)
 	p.seed = R->seed;
 	p.on_event = on_event;
 	p.arg = R;
+	drv_grp_params(R, &p);
 	char err[256] = "";
 	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
 	/* The library may return RUSK_ENOMEM without a message (its side is the dispatcher

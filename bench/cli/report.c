@@ -134,6 +134,7 @@ static uint64_t second_step(run *R, bool tty, bool idle)
 		drv_vec_second(R, idle);
 	if (R->cls != NULL) /* --classify: retrain once enough rows came back */
 		drv_cls_second(R);
+	drv_grp_second(R); /* --groups-file: the groups' figures */
 	if (R->csv)
 		csv_row(R, &s, idle ? &none : d, !idle);
 	R->prev_q = s.q_micro;
@@ -522,7 +523,7 @@ static bool checks_pass(run *R, summary *S)
 	S->planner_ok =
 	        R->sched == NULL || drv_sched_check(R, S->planner_why, sizeof S->planner_why);
 	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && S->planner_ok &&
-	       drv_apred_ok(R);
+	       drv_apred_ok(R) && drv_grp_ok(R);
 }
 
 /* The checks line. */
@@ -540,6 +541,8 @@ static void print_checks(const run *R, const summary *S)
 	fprintf(R->out, "\n");
 	if (!drv_apred_ok(R))
 		fprintf(R->out, "  %-28s NO: out of memory recording wait estimates\n", "");
+	if (!drv_grp_ok(R))
+		fprintf(R->out, "  %-28s NO: a quota round was unfair or a group overshot\n", "");
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */

@@ -376,6 +376,11 @@ static void usage_flags(void)
 	     "                        distributions (3Sigma's predictor, learned from the\n"
 	     "                        run's completions); the summary scores both estimates\n"
 	     "                        against the frees observed (default off)\n"
+	     "  --groups-file FILE    quota groups (docs/groups.md): one a line,\n"
+	     "                        NAME WEIGHT [min:DIM=N] [max:DIM=N] ..., DIM rus, mem\n"
+	     "                        (MiB) or gpu (milli-GPUs); task i is in group 1 + i mod n;\n"
+	     "                        the coordinator divides the cluster by weighted DRF\n"
+	     "  --quota-period-ms P   the quota coordinator's period (default 10)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
@@ -511,6 +516,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .spin_us = 2,
 	                 .task_rus = 1,
 	                 .reserve_syncs = 2,
+	                 .quota_period_ms = 10,
 	                 .rate = 40000,
 	                 .phase_s = 10,
 	                 .task_ms = 5000,
@@ -625,6 +631,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s), .given = &sched_only},
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, NULL)},
+	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
+	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},

@@ -97,6 +97,8 @@ typedef struct run_cfg {
 	double slack, slo_share, offered_load;
 	double plan_tick_s, plan_slot_s, plan_budget_ms, drain_s;
 	bool admit_predict; /* --admit-predict on: the predictor's wait estimates (admit_pred.c) */
+	const char *groups_file; /* --groups-file: quota groups (groups_run.c); NULL: none */
+	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -238,7 +240,8 @@ typedef struct drv_feature {
 } drv_feature;
 /* Runs the setup hooks of stage st in the table's order: 0 or the first exit code. */
 int drv_features_setup(run *R, drv_stage st, const drv_setup_in *in);
-extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred;
+extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred,
+        drv_feature_grp;
 /* The features, NULL-terminated. */
 extern const drv_feature *const drv_features[];
 
@@ -246,6 +249,7 @@ typedef struct drv_vec drv_vec;
 typedef struct drv_cls drv_cls;
 typedef struct drv_sched drv_sched;
 typedef struct drv_apred drv_apred;
+typedef struct drv_grp drv_grp;
 
 struct run {
 	run_cfg cfg;
@@ -253,6 +257,7 @@ struct run {
 	drv_cls *cls;     /* --classify on|oracle (classify_run.c); NULL: off */
 	drv_sched *sched; /* --sched (sched_run.c); NULL: off, arrivals go to the agents */
 	drv_apred *apred; /* --admit-predict on (admit_pred.c); NULL: off */
+	drv_grp *grp;     /* --groups-file (groups_run.c); NULL: off */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -395,8 +400,8 @@ uint64_t drv_vec_refused(const run *R);
 void drv_vec_free(run *R);
 
 /* Quasar in the scheduling loop (classify_run.c: its design note says what each mode does).
- * drv_cls_setup (drv_setup, after the cluster): the generated workloads and the trained
- * model; R->cls stays NULL with --classify off. drv_cls_task (generator thread, registered
+ * Its feature's setup (after the cluster): the generated workloads and the trained
+ * model; R->cls stays NULL with --classify off. Its task hook (generator thread, registered
  * with RCU): task `id`'s workload, its placement profile (classified or true) and, with
  * --target on, its RUs, placement and planned run time. drv_cls_event (dispatcher events,
  * any thread): true-profile Q at PLACED (and with --target on the run time where it
@@ -421,7 +426,7 @@ void drv_cls_free(run *R);
  * completions to the planner and the predictor. Calls are serialised by the module's own
  * (recursive) mutex, so run's threads and sim's loop use it alike.
  * drv_sched_e2e: --trace e2e's arrivals, after the cluster is built (its RUs scale the
- * load); drv_sched_setup: the planner and predictor, once the time scale is known. */
+ * load); its feature's setup: the planner and predictor, once the time scale is known. */
 typedef rusk_dtask_id (*drv_sched_start_fn)(run *R, rusk_dtask_spec *spec, uint32_t agent,
                                             uint64_t now, void *ctx);
 typedef void (*drv_sched_stop_fn)(run *R, rusk_dtask_id j, bool placed, uint64_t now, void *ctx);
@@ -454,6 +459,18 @@ void drv_apred_print(run *R);
 void drv_apred_json(FILE *f, run *R);
 bool drv_apred_ok(const run *R);
 void drv_apred_free(run *R);
+
+/*
+ * Quota groups (groups_run.c, --groups-file): its feature's setup reads the file once the
+ * cluster is built (errors name file:line; RUSK_EXIT_USAGE) and its task hook gives a
+ * generated task its group; drv_grp_params puts the groups in the dispatcher's parameters;
+ * drv_grp_second samples
+ * the groups' figures each second (the sampler); drv_grp_ok: every round fair and no
+ * overshoot past the bound (the run's checks).
+ */
+void drv_grp_params(run *R, rusk_dispatch_params *p);
+void drv_grp_second(run *R);
+bool drv_grp_ok(const run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

@@ -44,7 +44,7 @@
 #include "runstate.h"
 #include "simcost.h"
 
-enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN };
+enum { EV_ARRIVAL, EV_AGENT, EV_COMMIT, EV_COMPLETE, EV_SECOND, EV_SAMPLE, EV_PLAN, EV_QUOTA };
 
 typedef struct event {
 	uint64_t t, seq;
@@ -266,6 +266,8 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 		rusk_dispatch_dequeued_(a->da, tk, t);
 		if (!rusk_dispatch_admit_(a->da, tk, t))
 			continue;
+		if (!rusk_dispatch_quota_admit_(a->da, tk, t)) /* its group's allowance */
+			continue;
 		S->round_left[i]--;
 		a->cur = tk;
 		a->t_start = t;
@@ -274,6 +276,7 @@ static void agent_step(sim *S, uint32_t i, uint64_t t)
 		if (decide(S, i, t))
 			return;
 		/* Nothing to choose from in its view: the decision time is spent anyway. */
+		rusk_dispatch_quota_unadmit_(a->da, tk);
 		defer(S, i, tk, t);
 		a->cur = NULL;
 		a->busy_until = t + a->dec_ns;
@@ -308,6 +311,7 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 				ev_push(&S->q, rusk_dtask_end_ns_(tk), EV_COMPLETE, i, tk,
 				        rusk_dispatch_tenure_(tk));
 		} else {
+			rusk_dispatch_quota_unadmit_(a->da, tk);
 			defer(S, i, tk, t); /* the master has no room for it */
 		}
 		agent_step(S, i, t);
@@ -350,12 +354,15 @@ static void commit(sim *S, uint32_t i, uint64_t t)
 		agent_step(S, i, t);
 		return;
 	}
-	if (a->tries++ > R->cfg.max_retries)
+	if (a->tries++ > R->cfg.max_retries) {
+		rusk_dispatch_quota_unadmit_(a->da, tk);
 		rusk_dispatch_gave_back_(a->da, tk); /* lost too often: back to the retry list */
-	else if (decide(S, i, t))
+	} else if (decide(S, i, t)) {
 		return;
-	else
+	} else {
+		rusk_dispatch_quota_unadmit_(a->da, tk);
 		defer(S, i, tk, t); /* its view has no room left */
+	}
 	a->cur = NULL;
 	agent_step(S, i, t);
 }
@@ -542,6 +549,10 @@ int rusk_cmd_sim(int argc, char **argv)
 	double drain_s = R.sched != NULL ? drv_sched_drain_s(&R) : 30;
 	if (R.sched != NULL)
 		ev_push(&S.q, R.t0, EV_PLAN, 0, NULL, 0);
+	/* Quota groups: the coordinator's rounds at exact multiples of its period. */
+	uint64_t quota_ns = rusk_dispatch_quota_period_(R.d);
+	if (quota_ns > 0)
+		ev_push(&S.q, R.t0 + quota_ns, EV_QUOTA, 0, NULL, 0);
 	bool tty = isatty(2);
 	while (S.q.h.n > 0 && drv_stop_signal() == 0) {
 		event e = ev_pop(&S.q);
@@ -607,6 +618,11 @@ int rusk_cmd_sim(int argc, char **argv)
 			drv_sched_tick(&R, e.t, sim_start, sim_stop, &S);
 			ev_push(&S.q, e.t + drv_sched_tick_ns(&R), EV_PLAN, 0, NULL, 0);
 			note_occupancy(&S, e.t); /* the planner's stops end running jobs */
+			break;
+		case EV_QUOTA:
+			if (rusk_dispatch_quota_tick_(R.d, e.t) != RUSK_OK)
+				drv_oom_exit("a quota round");
+			ev_push(&S.q, e.t + quota_ns, EV_QUOTA, 0, NULL, 0);
 			break;
 		case EV_SAMPLE:
 			drv_util_sample(&R);

@@ -215,6 +215,7 @@ void rusk_dtask_info_(const rusk_dtask *j, rusk_dtask_info *out)
 	        .gang = j->gang,
 	        .vec = j->vec,
 	        .prof = j->prof,
+	        .group = j->group,
 	        .leases = j->l,
 	        .user = j->user};
 }
@@ -357,6 +358,12 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
 	j->aside_syncs = j->resv_idle = j->resv_held = 0;
 	j->prio = s->priority;
 	j->dequeued = j->admitted = j->resv = j->received = false;
+	j->group = s->group; /* spec_ok: 0 without groups */
+	j->q_in = 0;
+	j->q_wait = 0;
+	j->q_agent = 0;
+	j->q_adm_round = 0;
+	j->q_held_round = 0;
 	rusk_store32(&j->agent, agent, RUSK_RELAXED); /* E9 */
 	rusk_store32(&j->lost, 0, RUSK_RELAXED);
 	/* Tenure 1 of this use; published to other threads by the ring (E3) or, for a handle
@@ -469,6 +476,8 @@ void rusk_dispatch_enqueue_(rusk_dagent *a, rusk_dtask *j)
 {
 	jobq_push(j->prio > 0 ? &a->hi : &a->lo, j, false);
 	a->held++;
+	if (RUSK_UNLIKELY(j->group != 0))
+		rusk_dquota_wait_(a->d, j); /* its group's waiting demand from now (idempotent) */
 }
 
 void rusk_dispatch_retry_(rusk_dagent *a, rusk_dtask *j)
@@ -494,6 +503,10 @@ static int release(rusk_dispatch *d, const rusk_dtask *j, size_t *rejected)
  * the view, and it gets its terminal REJECTED. ESTOPPED counts as held at the end. */
 static void drop(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
 {
+	if (RUSK_UNLIKELY(j->group != 0)) { /* it leaves its group's usage or waiting demand */
+		rusk_dquota_return_(a->d, j);
+		rusk_dquota_unwait_(a->d, j);
+	}
 	if (j->placed > 0 && rusk_js_state(rusk_load64(&j->st, RUSK_RELAXED)) != RUSK_JS_RUNNING) {
 		release(a->d, j, NULL);
 		if (a->ag != NULL)
@@ -793,27 +806,60 @@ static bool view_has_room(rusk_dagent *a, uint32_t need)
 /* Whether j's current placement holds `lease` (j's fields acquired through RUNNING). */
 static bool holds(const rusk_dtask *j, rusk_lease lease)
 {
+	/* A preemptor reads a victim's fields optimistically (take_victim: the CAS after it
+	 * decides): the victim may end meanwhile and slot_put clear its leases. Known gap,
+	 * older than quota groups, found by stress/quota_torture under ASan: a lease array of
+	 * more than RUSK_JOB_INLINE_LEASES RUs may be freed under this read. */
+	const rusk_lease *l = j->l;
+	if (l == NULL)
+		return false;
 	for (uint32_t k = 0; k < j->placed; k++)
-		if (j->l[k].ru == lease.ru && j->l[k].gen == lease.gen)
+		if (l[k].ru == lease.ru && l[k].gen == lease.gen)
 			return true;
 	return false;
 }
 
 /* Takes victim vt's tenure (E2) if it is a normal-priority task of this use running with
  * `lease` among its leases; true when taken. */
-static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease)
+static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease, const uint8_t *from)
 {
 	uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE); /* E1: its fields are ours to read */
 	if (rusk_js_use(st) != use || rusk_js_state(st) != RUSK_JS_RUNNING || vt->prio > 0 ||
 	    !holds(vt, lease))
 		return false;
+	/* Reclaim (dquota.c): only tasks of the groups this round marked as reclaimable. */
+	if (from != NULL && (vt->group == 0 || !from[vt->group - 1u]))
+		return false;
 	return rusk_cas64(&vt->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
 	                  RUSK_ACQ_REL);
 }
 
+static uint32_t preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now, const uint8_t *from,
+                        uint32_t max_victims);
+
 uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
 {
+	return preempt(a, j, now, NULL, UINT32_MAX);
+}
+
+uint32_t rusk_dispatch_reclaim_(rusk_dagent *a, const rusk_dtask *j, uint64_t now)
+{
+	uint32_t budget;
+	const uint8_t *from = rusk_dquota_reclaim_from_(a, j, &budget);
+	if (from == NULL)
+		return 0;
+	uint32_t freed = preempt(a, j, now, from, budget);
+	rusk_dquota_reclaimed_(a, freed);
+	return freed;
+}
+
+/* Preempts normal running tasks (of the groups `from` marks, when not NULL; at most
+ * max_victims of them) until j's RUs are free in a's view. */
+static uint32_t preempt(rusk_dagent *a, const rusk_dtask *j, uint64_t now, const uint8_t *from,
+                        uint32_t max_victims)
+{
 	rusk_dispatch *d = a->d;
+	uint32_t victims = 0;
 	uint32_t need = j->rus - j->placed, freed = 0, n_rus = rusk_cluster_rus(d->c);
 	/* Preempt only where the agent knows of no room: a multi-RU choice can fail on a
 	 * view with room (constraints, a stale partition), and evicting then would not make
@@ -827,14 +873,18 @@ uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t no
 	 * stream of the agent's own (deterministic in the simulator). Only RUs held under a
 	 * handle of d by a task of d that holds that very lease: an RU the embedder holds
 	 * under its own id is never taken, whatever the id. */
-	for (uint32_t probe = 0; probe < 64 * need && freed < need; probe++) {
+	for (uint32_t probe = 0; probe < 64 * need && freed < need && victims < max_victims;
+	     probe++) {
 		uint32_t ru = rusk_rng_below(&a->prng, n_rus), use;
 		rusk_ru_info info;
 		if (rusk_ru_state(d->c, ru, &info) != RUSK_OK)
 			continue;
 		rusk_dtask *vt = rusk_dispatch_lookup_(d, info.owner, &use);
-		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}))
+		if (vt == NULL || !take_victim(vt, use, (rusk_lease){ru, info.gen}, from))
 			continue;
+		victims++;
+		rusk_dquota_return_(d, vt); /* E2 won: its tenure's usage ends (E11) */
+		rusk_dquota_wait_(d, vt);   /* and it waits again */
 		release(d, vt, NULL);
 		for (uint32_t k = 0; k < vt->placed; k++)
 			rusk_view_mark_free(v, vt->l[k].ru);
@@ -863,6 +913,8 @@ bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t 
 	/* E2: pairs with rusk_dispatch_placed_'s release and a preemptor's CAS. */
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(key, RUSK_JS_DONE), RUSK_ACQ_REL))
 		return false;
+	if (RUSK_UNLIKELY(j->q_in != 0))
+		rusk_dquota_return_(d, j);  /* E11 */
 	if (release(d, j, NULL) == RUSK_OK) /* its agent's count: the one that ends it, mostly */
 		rusk_faa64(&d->ag[rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents].st.released,
 		           1, RUSK_RELAXED);
@@ -956,6 +1008,8 @@ static bool take_back(rusk_dispatch *d, rusk_dtask *j, uint64_t st, rusk_dagent 
 	if (!rusk_cas64(&j->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
 	                RUSK_ACQ_REL))
 		return false;
+	rusk_dquota_return_(d, j); /* E11: its tenure's usage ends */
+	rusk_dquota_wait_(d, j);   /* and it waits again */
 	uint64_t now = now_ns(d);
 	release(d, j, NULL); /* the revoked lease is refused, the others come back */
 	j->placed = 0;
@@ -1093,14 +1147,30 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 	}
 	if (!rusk_dispatch_admit_(a, j, t_deq))
 		return STEP_PARKED;
+	/* Quota groups (dquota.c): a grouped task that holds nothing is admitted against its
+	 * agent's share of the group's allowance, or parked until the next round. One branch
+	 * on the task's own word for tasks without a group. */
+	bool q_new = false;
+	if (RUSK_UNLIKELY(j->group != 0) && j->placed == 0 && j->q_in == 0) {
+		if (!rusk_dquota_admit_(a, j, t_deq))
+			return STEP_PARKED;
+		q_new = true;
+	}
 	rusk_task t = rusk_dispatch_task_(d, j);
 	if (known_no_room(a, j, &t)) {
+		if (q_new)
+			rusk_dquota_unadmit_(a, j);
 		put_aside(a, j, &t, false);
 		return STEP_ASIDE;
 	}
 	rusk_placement pl;
 	int rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	if (rc == RUSK_EAGAIN && j->prio > 0 && rusk_dispatch_preempt_(a, j, now_ns(d)) > 0) {
+		rusk_dispatch_count_(a, &pl);
+		rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
+	} else if (rc == RUSK_EAGAIN && RUSK_UNLIKELY(j->group != 0) &&
+	           rusk_dispatch_reclaim_(a, j, now_ns(d)) > 0) {
+		/* its group is below its minimum: tasks of groups above theirs made room */
 		rusk_dispatch_count_(a, &pl);
 		rc = rusk_agent_place(a->ag, &t, j->l + j->placed, &pl);
 	}
@@ -1110,6 +1180,8 @@ static int place_one(rusk_dagent *a, rusk_dtask *j)
 		return STEP_DONE;
 	}
 	if (rc != RUSK_OK) {
+		if (q_new && j->placed == 0)
+			rusk_dquota_unadmit_(a, j); /* it leaves unplaced: admitted again later */
 		if (rc == RUSK_ENOMEM) {
 			rusk_store32(&d->fail, 1, RUSK_RELAXED);
 			put_aside(a, j, &t, false); /* until the next sync, not in a loop */
@@ -1306,6 +1378,7 @@ RUSK_EXPORT void rusk_dispatch_params_init(rusk_dispatch_params *p, uint32_t age
 	p->spin_ns = 2000;
 	p->max_tasks = DEFAULT_MAX_TASKS;
 	p->reserve_syncs = 2;
+	p->quota_period_ns = 10000000; /* 10 ms */
 }
 
 static int bad(char *err, size_t len, const char *msg)
@@ -1325,6 +1398,8 @@ static int check_params(const rusk_dispatch_params *p, char *err, size_t len)
 		return bad(err, len, "ring: not a power of two in 2..2^30");
 	if (p->max_tasks == 0 || p->max_tasks >= (1ull << 32))
 		return bad(err, len, "max_tasks: not in 1..2^32-1");
+	if (p->n_groups > RUSK_QUOTA_MAX_GROUPS)
+		return bad(err, len, "n_groups: above RUSK_QUOTA_MAX_GROUPS (64)");
 	return RUSK_OK;
 }
 
@@ -1402,6 +1477,12 @@ RUSK_EXPORT int rusk_dispatch_create(rusk_cluster *c, const rusk_dispatch_params
 			rusk_dispatch_destroy(d);
 			return rc;
 		}
+	if (p->n_groups > 0 && (rc = rusk_dquota_create_(d, err, errlen)) != RUSK_OK) {
+		if (rc == RUSK_ENOMEM)
+			bad(err, errlen, "out of memory for the dispatcher's quota groups");
+		rusk_dispatch_destroy(d);
+		return rc;
+	}
 	*out = d;
 	return RUSK_OK;
 }
@@ -1442,6 +1523,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	uint64_t made = (used + RUSK_JOB_CHUNK - 1) / RUSK_JOB_CHUNK;
 	for (uint64_t i = 0; d->chunks != NULL && i < made && i < d->n_chunks; i++)
 		free(d->chunks[i]);
+	rusk_dquota_destroy_(d); /* after the drains above: they return usage */
 	if (d->attached)
 		rusk_cluster_detach_loop_(d->c, d);
 	free(d->ag);
@@ -1489,15 +1571,16 @@ static inline void submit_end(rusk_dagent *a, bool queued)
 		rusk_park_wake(&a->park);
 }
 
-static inline bool spec_ok(const rusk_dtask_spec *s)
+static inline bool spec_ok(const rusk_dispatch *d, const rusk_dtask_spec *s)
 {
-	return s != NULL && s->commit <= RUSK_COMMIT_INCREMENTAL;
+	return s != NULL && s->commit <= RUSK_COMMIT_INCREMENTAL &&
+	       s->group <= (d->q != NULL ? d->p.n_groups : 0);
 }
 
 RUSK_EXPORT int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
                                      rusk_dtask_id *out)
 {
-	if (d == NULL || !spec_ok(s) || (agent != UINT32_MAX && agent >= d->p.agents))
+	if (d == NULL || !spec_ok(d, s) || (agent != UINT32_MAX && agent >= d->p.agents))
 		return RUSK_EINVAL;
 	if (agent == UINT32_MAX) /* a round robin per submitting thread: no shared word */
 		agent = next_agent++ % d->p.agents;
@@ -1518,7 +1601,7 @@ RUSK_EXPORT int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent,
 	if (d == NULL || (s == NULL && n > 0) || (agent != UINT32_MAX && agent >= d->p.agents))
 		return RUSK_EINVAL;
 	for (size_t k = 0; k < n; k++)
-		if (!spec_ok(&s[k]))
+		if (!spec_ok(d, &s[k]))
 			return RUSK_EINVAL;
 	if (agent == UINT32_MAX)
 		agent = next_agent++ % d->p.agents;
@@ -1665,6 +1748,8 @@ RUSK_EXPORT int rusk_dispatch_start(rusk_dispatch *d)
 		err = pthread_create(&d->ag[i].tid, NULL, agent_main, &d->ag[i]);
 		d->ag[i].started = err == 0;
 	}
+	if (err == 0 && rusk_dquota_start_(d) != RUSK_OK)
+		err = 1;
 	if (err != 0) {
 		rusk_dispatch_stop(d, false);
 		return RUSK_ENOMEM;
@@ -1713,6 +1798,8 @@ RUSK_EXPORT void rusk_dispatch_stop(rusk_dispatch *d, bool drain)
 			take_ring(&d->ag[i]);
 			rusk_dispatch_drain_(&d->ag[i]);
 		}
+	/* The coordinator last: a drain's parked tasks wait for its rounds. */
+	rusk_dquota_stop_(d);
 	d->stopped = true;
 }
 

@@ -44,6 +44,11 @@
  *      barrier), then loads parked and wakes only when it is set. At least one of the two
  *      sees the other, so no wake-up is lost, and a busy agent's line is never written by
  *      its producers (the event count's add was one shared write per task)
+ *   E11 quota usage (dquota.c): an agent's "taken" store (relaxed, one writer) happens
+ *      before the task's RUNNING store (E1, release) -> the tenure's CAS winner (E2) adds
+ *      to "returned" (release) -> the coordinator loads every "returned" (acquire) before
+ *      any "taken": a return it sees has its taking seen too, so usage is never
+ *      undercounted; allowances go out by rcu_xchg_pointer -> rcu_dereference in admit
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H
@@ -61,6 +66,7 @@
 #include "base/heap.h"
 #include "base/hist.h"
 #include "base/rng.h"
+#include "loop/dquota.h"
 #include "loop/park.h"
 #include "loop/step.h"
 #include "loop/wheel.h"
@@ -120,6 +126,16 @@ struct rusk_dtask {
 	bool received; /* taken from a ring once: counted as submitted (agent-only) */
 	bool resv;     /* its agent's reservation: placed incrementally within its kind */
 	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
+	/* Quota groups (dquota.c): its group (0: none); whether its demand counts in the
+	 * group's usage, and on which agent's counters (written by its agent before RUNNING's
+	 * release store, read by the winner of the tenure's CAS: E1, E2); the round + 1 whose
+	 * held-back demand it is counted in (agent only). */
+	uint16_t group;
+	uint8_t q_in;
+	uint8_t q_wait; /* counted in its group's waiting demand (its owner of the moment) */
+	uint32_t q_agent;
+	uint64_t q_held_round;
+	uint64_t q_adm_round; /* the round it was admitted in (agent only) */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 
@@ -178,6 +194,7 @@ struct rusk_dagent {
 	pthread_t tid;
 	uint32_t exited; /* its thread has drained and ends (release) */
 	bool started;
+	rusk_dquota_agent *q; /* its quota counters (dquota.c); NULL without groups */
 };
 
 struct rusk_dispatch {
@@ -195,6 +212,7 @@ struct rusk_dispatch {
 	                * stop now (E5) */
 	uint32_t fail; /* an allocation failed in a thread */
 	bool started, stopped, attached;
+	rusk_dquota *q; /* quota groups (dquota.c); NULL without */
 };
 
 /* Slot `slot`'s task; its chunk must exist (a slot below bump). */

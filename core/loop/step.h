@@ -80,6 +80,7 @@ typedef struct rusk_dtask_info {
 	bool gang;                /* its commit mode, resolved */
 	rusk_vec_demand vec;      /* memory and GPUs on its machine */
 	rusk_profile prof;        /* its interference profile */
+	uint16_t group;           /* its quota group (0: none) */
 	const rusk_lease *leases; /* [placed] */
 	void *user;
 } rusk_dtask_info;
@@ -167,11 +168,28 @@ void rusk_dispatch_refuse_(rusk_dagent *a, rusk_dtask *j, int err, uint64_t now)
  * victims go to the front of a's retry list (PREEMPTED). Returns RUs freed: 0 while the
  * view shows room for j. */
 uint32_t rusk_dispatch_preempt_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
+/* Reclaim (dquota.c): grouped j found no room while its group is below its minimum:
+ * preempts, as rusk_dispatch_preempt_ does, normal tasks of the groups this round marked
+ * (above their allowance and their minimum), at most the agent's reclaim budget left this
+ * round. Returns RUs freed (0: nothing to reclaim for j). */
+uint32_t rusk_dispatch_reclaim_(rusk_dagent *a, const rusk_dtask *j, uint64_t now);
 /* Ends tenure `key` (rusk_js_key) of j (E2), releases its RUs, delivers DONE and frees the
  * slot; false if it was preempted (or ended) first. */
 bool rusk_dispatch_end_(rusk_dispatch *d, rusk_dtask *j, uint64_t key, uint64_t now);
 /* The tenure key of j now (acquire). */
 uint64_t rusk_dispatch_tenure_(const rusk_dtask *j);
+/* Quota groups (dquota.c, rusk/dispatch.h "Quota groups"), for a driver that steps the
+ * dispatcher itself: rusk_dispatch_quota_admit_ admits j (a grouped task holding nothing)
+ * against its agent's share of its group's allowance: true to go on, false when it was
+ * parked among a's admission waiters until the next round (always true without a group);
+ * rusk_dispatch_quota_unadmit_: j, admitted, leaves unplaced (deferred, given back): its
+ * usage goes back; rusk_dispatch_quota_tick_: one coordinator round at `now` (the driver
+ * calls it every rusk_dispatch_quota_period_ ns of its clock; 0: no groups). Agent thread
+ * (tick: the driver's one thread). */
+bool rusk_dispatch_quota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now);
+void rusk_dispatch_quota_unadmit_(rusk_dagent *a, rusk_dtask *j);
+int rusk_dispatch_quota_tick_(rusk_dispatch *d, uint64_t now);
+uint64_t rusk_dispatch_quota_period_(const rusk_dispatch *d);
 /* End of a's life: each task it still holds gives back the RUs it won and gets REJECTED
  * (RUSK_ESTOPPED, counted in n_left; RUSK_ECANCELED when cancelled). Frees the queues. */
 void rusk_dispatch_drain_(rusk_dagent *a);

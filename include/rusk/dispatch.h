@@ -100,6 +100,7 @@
 
 #include <rusk/admit.h>
 #include <rusk/cluster.h>
+#include <rusk/quota.h>
 #include <rusk/sched.h>
 
 #ifdef __cplusplus
@@ -146,6 +147,8 @@ typedef struct rusk_dtask_spec {
 	rusk_vec_demand vec;  /* memory and GPUs on its machine (rusk/vec.h): such a task is
 	                       * placed whole on one machine in one commit, whatever placement
 	                       * and commit say; all zero: RUs only */
+	uint16_t group;       /* its quota group: 0 none (never limited), k: the dispatcher's
+	                       * rusk_dispatch_params.groups[k - 1] (see "Quota groups") */
 } rusk_dtask_spec;
 
 #define RUSK_RUN_UNTIL_COMPLETE UINT64_MAX
@@ -208,6 +211,12 @@ typedef struct rusk_dispatch_params {
 	uint64_t seed;              /* victim sampling of preemption */
 	rusk_dispatch_cb on_event;  /* may be NULL */
 	void *arg;
+	/* Quota groups (see "Quota groups" below): n_groups of them (0: none, the default),
+	 * copied by rusk_dispatch_create; the coordinator runs every quota_period_ns (default
+	 * 10 ms; 0: only when the embedder calls rusk_dispatch_quota_round). */
+	const rusk_quota_group *groups;
+	uint32_t n_groups;
+	uint64_t quota_period_ns;
 } rusk_dispatch_params;
 
 /* Defaults documented above, for n agents. NULL is ignored. Any thread. */
@@ -234,8 +243,8 @@ void rusk_dispatch_destroy(rusk_dispatch *d);
  * (rusk_task_check), RUSK_EFULL when the agent's queue or the task slots are full,
  * RUSK_ENOMEM, RUSK_ESTOPPED after stop began; in each of these cases a REJECTED event
  * was delivered on this thread first and the task counts as rejected. d or s NULL, an
- * unknown commit mode, or `agent` out of range: RUSK_EINVAL, nothing delivered nor
- * counted.
+ * unknown commit mode or group, or `agent` out of range: RUSK_EINVAL, nothing
+ * delivered nor counted.
  */
 int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s,
                          rusk_dtask_id *out);
@@ -247,7 +256,7 @@ int rusk_dispatch_submit(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec
  * gets each handle (0 when refused), rcs[k] (may be NULL) each return code, *accepted (may
  * be NULL) how many were queued. Returns RUSK_OK when all were, else the first refusal's
  * code (each refused one got its REJECTED event, as with rusk_dispatch_submit). d NULL,
- * s NULL with n > 0, an unknown commit mode in any spec, or `agent` out of range:
+ * s NULL with n > 0, an unknown commit mode or group in any spec, or `agent` out of range:
  * RUSK_EINVAL, nothing submitted. Any thread, lock-free.
  */
 int rusk_dispatch_submit_batch(rusk_dispatch *d, uint32_t agent, const rusk_dtask_spec *s, size_t n,
@@ -353,6 +362,71 @@ typedef struct rusk_dispatch_agent_load {
 int rusk_dispatch_load(const rusk_dispatch *d, uint32_t i, rusk_dispatch_agent_load *out);
 /* Agent i's kernel agent (its view, parameters); NULL for d NULL or i out of range. */
 rusk_agent *rusk_dispatch_agent(rusk_dispatch *d, uint32_t i);
+
+/*
+ * Quota groups (ParSync §2 and §7; rusk/quota.h for the allocation). A dispatcher created
+ * with n_groups > 0 limits the tasks that name a group (rusk_dtask_spec.group) to the
+ * group's current allowance; tasks of group 0 are never limited, and a dispatcher without
+ * groups runs exactly as before (nothing on its per-task path looks at groups).
+ *
+ * Usage. A task counts in its group's usage, as its demand vector (RUs, memory MiB, GPU
+ * milli-shares = gpus x gpu_milli), from its agent's admission of it until its tenure ends
+ * (DONE, preempted, revoked) or it leaves unplaced (given back, cancelled, refused,
+ * stopped). Counters are per agent: "taken" written by the agent alone, "returned" by an
+ * atomic add from whichever thread ends the tenure; the coordinator merges them.
+ *
+ * The coordinator (a thread of the dispatcher, every quota_period_ns, or the embedder's
+ * rusk_dispatch_quota_round) reads usage and held-back demand, computes each group's
+ * allocation (weighted DRF max-min with minimums and maximums, rusk_quota_allocate), adds
+ * to each group the capacity nobody asked for in proportion to its weight (never above its
+ * maximum): its allowance; splits the allowance's headroom (allowance - usage) among the
+ * agents in proportion to the demand each held back (evenly when none), and publishes it
+ * all with RCU. It also checks its allocation with rusk_quota_verify each round.
+ *
+ * Enforcement, lock-free on the per-task path: an agent admits a grouped task that holds
+ * nothing yet while what it admitted of that group this round is below its share in every
+ * dimension, else parks it until the next round (its demand counted as held back). The
+ * bound: a group's usage exceeds its allowance by at most one task per agent per round,
+ * i.e. agents x the group's largest task demand (rusk_dispatch_group.bound), as every
+ * agent checks before admitting and its shares sum to the headroom; releases between
+ * rounds only lower usage.
+ *
+ * Reclaim: a round marks the groups below min(minimum, demand) in some dimension and those
+ * above both their allowance and their minimum. An agent whose task of a marked-below
+ * group finds no room preempts normal-priority running tasks of marked-above groups (as a
+ * high-priority task does: PREEMPTED, requeued at the front of its retry list, never
+ * lost), at most 32 victims per agent per round, so a group's minimum is met within
+ * ceil(minimum / (32 x agents)) rounds of room-less tries even when others arrived first
+ * and never end. A group that took idle capacity loses it the same way only down to its
+ * allowance, and only to a group below its minimum.
+ */
+typedef struct rusk_dispatch_group {
+	uint64_t round;         /* coordinator rounds so far */
+	uint64_t round_ns;      /* cluster time of the last round */
+	rusk_quota_vec usage;   /* as the last round merged it */
+	rusk_quota_vec demand;  /* usage + held back since the round before */
+	rusk_quota_vec alloc;   /* its DRF max-min allocation */
+	rusk_quota_vec allow;   /* its allowance: alloc + weighted unclaimed capacity */
+	rusk_quota_vec bound;   /* the overshoot bound (agents x its largest task) */
+	rusk_quota_vec over;    /* the largest usage - allowance seen at any round (0: never
+	                         * above), against the allowance of the round before */
+	uint64_t held_back;     /* tasks parked for want of allowance, in all */
+	uint64_t fair_failures; /* rounds whose allocation failed rusk_quota_verify (0) */
+} rusk_dispatch_group;
+
+/*
+ * rusk_dispatch_quota_round: one coordinator round now (see above). RUSK_OK; RUSK_EINVAL
+ * for d NULL or a dispatcher without groups; RUSK_ENOMEM. Registered thread
+ * (rusk_thread_register); concurrently with every call but destroy and another round
+ * (the coordinator thread's: call it only with quota_period_ns 0).
+ */
+int rusk_dispatch_quota_round(rusk_dispatch *d);
+/*
+ * rusk_dispatch_group_get: group k's (1..n_groups) figures as of the last round into *out.
+ * RUSK_OK, or RUSK_EINVAL for d or out NULL, no groups or k out of range. Registered
+ * thread (reads the RCU-published round); any time but during destroy.
+ */
+int rusk_dispatch_group_get(const rusk_dispatch *d, uint32_t k, rusk_dispatch_group *out);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include <rusk/error.h>
 #include <rusk/plan.h>
 #include <rusk/predict.h>
+#include <rusk/quota.h>
 #include <rusk/ru.h>
 #include <rusk/sched.h>
 #include <rusk/sync.h>
