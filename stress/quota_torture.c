@@ -16,19 +16,13 @@
  * usage: quota_torture [--machines N] [--agents N] [--seconds S] [--seed N] [--hi-percent P]
  *                      [--max-rus R]
  *
- * A known gap older than quota groups, found here: a preemptor's optimistic read of a
- * victim's leases (take_victim -> holds, dispatch.c) can read a lease array that the
- * victim's end just freed (slot_put) when the victim has more than RUSK_JOB_INLINE_LEASES
- * (2) RUs: `--max-rus 3` under ASan reports a heap-use-after-free within a few runs. The
- * default --max-rus 2 keeps every lease inline (slot memory, never freed while the
- * dispatcher lives), so the short form tests quota groups, not that gap.
- *
- * Under ThreadSanitizer with high-priority tasks (the default 5%), TSan reports the
- * preemptor's optimistic read of a victim slot's fields in take_victim (dispatch.c: prio,
- * leases, read after acquiring RUNNING and validated by the CAS that follows) racing with a
- * submitter re-initialising the slot for its next use: that pattern predates quota groups
- * and is not suppressed here; the ctest short form runs outside the TSan phase (label
- * "stress"), and `--hi-percent 0` runs everything else under TSan cleanly.
+ * Found here first, fixed since (dispatch_impl.h, E12): a preemptor's optimistic read of a
+ * victim's fields (take_victim) could read a lease array that the victim's end had just
+ * freed (tasks of more than RUSK_JOB_INLINE_LEASES RUs), and TSan saw the read race with a
+ * submitter re-initialising the slot. Lease arrays now live until the dispatcher is
+ * destroyed and the validated reads are outside TSan's instrumentation; the default
+ * --max-rus 4 gives tasks of 1..4 RUs, so heap lease arrays are exercised, and the short
+ * form runs in the TSan and ASan phases.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,7 +41,7 @@ static atomic_ulong violations, samples;
 static atomic_int running = 1;
 static double seconds = 2;
 static uint32_t hi_percent = 5; /* --hi-percent: tasks of high priority (they preempt) */
-static uint32_t max_rus = 2;    /* --max-rus: tasks of 1..max_rus RUs */
+static uint32_t max_rus = 4;    /* --max-rus: tasks of 1..max_rus RUs */
 static uint64_t seed = 1;
 
 #define NG 3

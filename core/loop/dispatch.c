@@ -171,13 +171,38 @@ static rusk_dtask *slot_get(rusk_dispatch *d, uint32_t agent, uint64_t *slot, bo
 	return NULL;
 }
 
+/* The leases for a task of `rus` RUs in slot j (E12): inline, the slot's array, or a new
+ * larger one (the old one retired, not freed: a preemptor may be reading it). NULL: out of
+ * memory. Submitter's thread, owning the free slot. */
+static rusk_lease *lease_array(rusk_dispatch *d, rusk_dtask *j, uint32_t rus)
+{
+	if (rus <= RUSK_JOB_INLINE_LEASES)
+		return j->l_in;
+	rusk_dleases *h = j->lh;
+	if (h != NULL && h->cap >= rus) {
+		memset(h->l, 0, sizeof(rusk_lease) * rus);
+		return h->l;
+	}
+	uint32_t cap = h != NULL && 2 * h->cap > rus ? 2 * h->cap : rus;
+	rusk_dleases *n = calloc(1, sizeof *n + sizeof(rusk_lease) * cap);
+	if (n == NULL)
+		return NULL;
+	n->cap = cap;
+	if (h != NULL) { /* E12: pushed by any submitter; read only at destroy */
+		rusk_dleases *top = rusk_loadp((void **)&d->retired, RUSK_RELAXED);
+		do
+			h->next = top;
+		while (!rusk_casp((void **)&d->retired, (void **)&top, h, RUSK_RELEASE));
+	}
+	j->lh = n;
+	return n->l;
+}
+
 /* Invariant 3: called after the task's last event; back on the stack of the agent that
  * held it last. */
 static void slot_put(rusk_dispatch *d, rusk_dtask *j)
 {
-	if (j->l != j->l_in)
-		free(j->l);
-	j->l = NULL;
+	j->l = NULL; /* a heap array stays with the slot (E12) */
 	uint32_t i = rusk_load32(&j->agent, RUSK_RELAXED) % d->p.agents;
 	stack_push(&d->ag[i].free_head, j);
 }
@@ -321,9 +346,8 @@ rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint3
 	/* The slot's use, hence its handle: one more than its last (E2: the tenure key grows
 	 * with it, so a stale completion entry never matches). */
 	uint64_t use = fresh ? 0 : next_use(d, slot, (j->id - RUSK_DISPATCH_ID_BASE) / d->cap);
-	rusk_lease *l = j->l_in;
-	if (s->rus > RUSK_JOB_INLINE_LEASES && (l = calloc(s->rus, sizeof *l)) == NULL) {
-		j->l = j->l_in; /* slot_put frees nothing */
+	rusk_lease *l = lease_array(d, j, s->rus);
+	if (l == NULL) {
 		rusk_store64(
 		        &j->st,
 		        rusk_js_make(rusk_js_key(rusk_load64(&j->st, RUSK_RELAXED)), RUSK_JS_DONE),
@@ -803,20 +827,47 @@ static bool view_has_room(rusk_dagent *a, uint32_t need)
 	return free_rus >= need;
 }
 
-/* Whether j's current placement holds `lease` (j's fields acquired through RUNNING). */
-static bool holds(const rusk_dtask *j, rusk_lease lease)
+/*
+ * Whether j's placement holds `lease`. An optimistic read (E12), as a seqlock's reader: j
+ * may end, and its slot be used again, while this reads; the caller's CAS on the state
+ * word it loaded before decides (take_victim, rusk_dispatch_revoked's take_back), and fails
+ * if anything changed. Every word read is memory of d (the slot, its inline leases, a lease
+ * array that lives until destroy), and the loop is bounded by the capacity of the array it
+ * reads, so a torn read costs a wrong guess, never a stray access. TSan cannot see the
+ * validation: these reads are left out of its instrumentation.
+ */
+__attribute__((no_sanitize("thread"))) static bool holds(const rusk_dtask *j, rusk_lease lease)
 {
-	/* A preemptor reads a victim's fields optimistically (take_victim: the CAS after it
-	 * decides): the victim may end meanwhile and slot_put clear its leases. Known gap,
-	 * older than quota groups, found by stress/quota_torture under ASan: a lease array of
-	 * more than RUSK_JOB_INLINE_LEASES RUs may be freed under this read. */
-	const rusk_lease *l = j->l;
+	const volatile rusk_dtask *v = j;
+	const rusk_lease *l = v->l;
 	if (l == NULL)
 		return false;
-	for (uint32_t k = 0; k < j->placed; k++)
-		if (l[k].ru == lease.ru && l[k].gen == lease.gen)
+	uint32_t cap = RUSK_JOB_INLINE_LEASES, n = v->placed;
+	if (l != j->l_in)
+		cap = ((const volatile rusk_dleases *)((const char *)l - offsetof(rusk_dleases, l)))
+		              ->cap;
+	for (uint32_t k = 0; k < n && k < cap; k++) {
+		const volatile rusk_lease *x = &l[k];
+		if (x->ru == lease.ru && x->gen == lease.gen)
 			return true;
+	}
 	return false;
+}
+
+/* Whether victim j looks preemptable: a normal-priority task (of a group marked in `from`,
+ * when given) holding `lease`. Optimistic reads, as holds(). */
+__attribute__((no_sanitize("thread"))) static bool victim_fits(const rusk_dtask *j,
+                                                               rusk_lease lease,
+                                                               const uint8_t *from)
+{
+	const volatile rusk_dtask *v = j;
+	if (v->prio > 0)
+		return false;
+	/* Reclaim (dquota.c): only tasks of the groups this round marked as reclaimable. */
+	uint16_t g = v->group;
+	if (from != NULL && (g == 0 || !from[g - 1u]))
+		return false;
+	return holds(j, lease);
 }
 
 /* Takes victim vt's tenure (E2) if it is a normal-priority task of this use running with
@@ -824,12 +875,10 @@ static bool holds(const rusk_dtask *j, rusk_lease lease)
 static bool take_victim(rusk_dtask *vt, uint32_t use, rusk_lease lease, const uint8_t *from)
 {
 	uint64_t st = rusk_load64(&vt->st, RUSK_ACQUIRE); /* E1: its fields are ours to read */
-	if (rusk_js_use(st) != use || rusk_js_state(st) != RUSK_JS_RUNNING || vt->prio > 0 ||
-	    !holds(vt, lease))
+	if (rusk_js_use(st) != use || rusk_js_state(st) != RUSK_JS_RUNNING ||
+	    !victim_fits(vt, lease, from))
 		return false;
-	/* Reclaim (dquota.c): only tasks of the groups this round marked as reclaimable. */
-	if (from != NULL && (vt->group == 0 || !from[vt->group - 1u]))
-		return false;
+	/* E12: the CAS validates the reads above (any end or reuse changed st). */
 	return rusk_cas64(&vt->st, &st, rusk_js_make(rusk_js_key(st) + 1, RUSK_JS_QUEUED),
 	                  RUSK_ACQ_REL);
 }
@@ -1515,8 +1564,7 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	}
 	for (uint64_t k = 0; k < used && k < d->cap; k++) {
 		rusk_dtask *j = rusk_dispatch_slot_(d, k);
-		if (j->l != NULL && j->l != j->l_in)
-			free(j->l);
+		free(j->lh); /* E12: each slot's array, then the retired ones */
 	}
 	/* Chunks exist only below the bump (E8): free(NULL) on the other 2^20 entries of a
 	 * 2^32-slot table cost TSan 2.5 s. */
@@ -1527,6 +1575,10 @@ RUSK_EXPORT void rusk_dispatch_destroy(rusk_dispatch *d)
 	if (d->attached)
 		rusk_cluster_detach_loop_(d->c, d);
 	free(d->ag);
+	for (rusk_dleases *r = d->retired, *next; r != NULL; r = next) {
+		next = r->next;
+		free(r);
+	}
 	free(d->chunks);
 	free(d);
 }

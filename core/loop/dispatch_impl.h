@@ -49,6 +49,11 @@
  *      to "returned" (release) -> the coordinator loads every "returned" (acquire) before
  *      any "taken": a return it sees has its taking seen too, so usage is never
  *      undercounted; allowances go out by rcu_xchg_pointer -> rcu_dereference in admit
+ *   E12 a preemptor's look at a victim (take_victim): acquire load of st, optimistic reads
+ *      of the victim's priority, group and leases, then the CAS on st (E2) with the value
+ *      loaded: an end or a reuse of the slot in between changed st, so the CAS fails and
+ *      the reads are discarded. The reads stay in memory of d: lease arrays are never freed
+ *      before destroy (rusk_dleases: kept by the slot, retired when outgrown)
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H
@@ -95,6 +100,20 @@ static inline uint64_t rusk_js_make(uint64_t key, uint32_t state)
 /* Leases kept in the task itself; a larger task gets an array at submission. */
 #define RUSK_JOB_INLINE_LEASES 2
 
+/*
+ * A slot's lease array for tasks of more than RUSK_JOB_INLINE_LEASES RUs (E12). It lives as
+ * long as the dispatcher: kept by the slot for its next uses, and when a larger task needs
+ * a larger one, the old one goes on the dispatcher's retired list, freed at destroy. So a
+ * preemptor's optimistic read of a victim that ends meanwhile (take_victim) reads memory
+ * that is still an array of `cap` leases, never freed memory. A slot keeps at most twice
+ * the largest array it needed (each retired one is smaller than the next).
+ */
+typedef struct rusk_dleases {
+	struct rusk_dleases *next; /* on the retired list */
+	uint32_t cap;
+	rusk_lease l[];
+} rusk_dleases;
+
 /* Slots come in chunks made on first use (E8), so a dispatcher costs what it used. */
 #define RUSK_JOB_CHUNK_SHIFT 12
 #define RUSK_JOB_CHUNK       (1u << RUSK_JOB_CHUNK_SHIFT)
@@ -136,6 +155,7 @@ struct rusk_dtask {
 	uint32_t q_agent;
 	uint64_t q_held_round;
 	uint64_t q_adm_round; /* the round it was admitted in (agent only) */
+	rusk_dleases *lh;     /* the slot's lease array, kept across uses (E12); NULL: none yet */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
 };
 
@@ -212,7 +232,8 @@ struct rusk_dispatch {
 	                * stop now (E5) */
 	uint32_t fail; /* an allocation failed in a thread */
 	bool started, stopped, attached;
-	rusk_dquota *q; /* quota groups (dquota.c); NULL without */
+	rusk_dquota *q;        /* quota groups (dquota.c); NULL without */
+	rusk_dleases *retired; /* slots' outgrown lease arrays, freed at destroy (E12; CAS) */
 };
 
 /* Slot `slot`'s task; its chunk must exist (a slot below bump). */
