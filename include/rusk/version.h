@@ -9,9 +9,9 @@
 #define RUSK_VERSION_H
 
 #define RUSK_VERSION_MAJOR  0
-#define RUSK_VERSION_MINOR  4
+#define RUSK_VERSION_MINOR  5
 #define RUSK_VERSION_PATCH  0
-#define RUSK_VERSION_STRING "0.4.0"
+#define RUSK_VERSION_STRING "0.5.0"
 /* One integer that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define RUSK_VERSION_NUMBER                                                                        \
 	(RUSK_VERSION_MAJOR * 10000 + RUSK_VERSION_MINOR * 100 + RUSK_VERSION_PATCH)
