@@ -15,7 +15,7 @@
  *   cost/commit                                   one commit attempt and its release of a
  *       free RU on the master array (rusk_ru_commit + rusk_ru_release).
  *   cost/task                                     one task through the dispatcher as rusk sim
- *       steps it (core/dispatch_impl.h): made, queued, taken, admitted, a Latency-first
+ *       steps it (core/loop/step.h): made, queued, taken, admitted, a Latency-first
  *       decision of R = 32 on the view, committed, placed (its PLACED event), ended (DONE,
  *       its RUs released); counters: the decision's examined and partitions. What it costs
  *       beyond its decision and commit is the per-task work every decision carries
@@ -52,8 +52,8 @@ typedef struct cfg {
 static rusk_agent *make_agent(const cfg *k)
 {
 	uint32_t P = parts_of[k->ci];
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = P, .agents = P, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, P, P);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
 	ap.strategy = k->s;
@@ -118,8 +118,8 @@ static void bm_commit(rusk_gb_state *st, void *ctx)
 static void task_agent_params(void *arg, uint32_t i, rusk_agent_params *ap)
 {
 	(void)arg;
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = 20, .agents = 20, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 20, 20);
 	rusk_agent_params_init(ap, &sp, i);
 	ap->sample = 32;
 }
@@ -147,7 +147,7 @@ static void bm_task(rusk_gb_state *st, void *ctx)
 	while (rusk_gb_keep_running_batch(st, 1)) {
 		rusk_dtask_spec spec = {.rus = 1, .run_ns = 1000, .submit_ns = now};
 		int rc;
-		rusk_dtask *tk = rusk_dispatch_job_(d, &spec, 0, now, &rc);
+		rusk_dtask *tk = rusk_dispatch_new_task_(d, &spec, 0, now, &rc);
 		if (tk == NULL || !rusk_dispatch_reserve_(da, 1)) {
 			bad++;
 			continue;

@@ -211,8 +211,8 @@ static void test_agent_best_of_r(void **state)
 	uint8_t *busy = malloc(pi.rus);
 	uint32_t *rank = malloc(sizeof *rank * pi.rus), *hist = malloc(sizeof *hist * pi.rus);
 	uint32_t *fr = malloc(sizeof *fr * pi.rus);
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = 1, .agents = 1, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 1, 1);
 	rusk_rng rng;
 	rusk_rng_seed(&rng, 2026, 16);
 	const double loads[] = {0.50, 0.95};
@@ -327,8 +327,9 @@ static void test_statesync_no_herding(void **state)
 	(void)state;
 	enum { N = 8, P = 10, ROUNDS = 40, PER = 32 }; /* 8 x 40 x 32 = 10,240 decisions */
 	rusk_cluster *c = make_cluster(P, &tclock);
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_STATE, .partitions = P, .agents = N, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, P, N);
+	sp.policy = RUSK_SYNC_STATE;
 	rusk_agent *ag[N];
 	for (uint32_t i = 0; i < N; i++) {
 		rusk_agent_params ap;

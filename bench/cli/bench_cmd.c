@@ -61,7 +61,7 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const r
 {
 	const cli_agents ca = {.sync = r->sync,
 	                       .agents = agents,
-	                       .gap_ms = 500,
+	                       .gap_ms = RUSK_SYNC_DEFAULT_GAP_NS / 1000000,
 	                       .strategy = r->strategy,
 	                       .global_lock = r->global_lock,
 	                       .seed = seed};

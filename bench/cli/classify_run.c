@@ -821,8 +821,9 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 	}
 }
 
-void drv_cls_second(run *R)
+static void cls_second(run *R, bool idle)
 {
+	(void)idle;
 	drv_cls *k = R->cls;
 	uint64_t sdone = rusk_load64(&k->sfb_done, RUSK_RELAXED);
 	if (k->srow != NULL && sdone - k->sfb_trained >= CLS_FB_BATCH) {
@@ -1070,6 +1071,7 @@ const drv_feature drv_feature_cls = {
         .on = cls_on,
         .setup = cls_setup,
         .task = cls_task,
+        .second = cls_second,
         .event = drv_cls_event,
         .json = cls_json,
         .print = cls_print,

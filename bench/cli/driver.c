@@ -314,13 +314,17 @@ int drv_setup(run *R, cli_cluster *cc)
 			return arc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 		}
 	}
-	if (R->csv)
+	if (R->csv) {
 		fprintf(R->csv,
 		        "second,phase,submitted,placed,throughput,rejected,backlog,utilization,"
 		        "conflicts,delay_p10_us,delay_p50_us,delay_p90_us,delay_p99_us,"
 		        "quality_mean,agent_median_p10_us,agent_median_p50_us,"
-		        "agent_median_p90_us,preferred_share,quality_mode_share%s\n",
-		        R->vec != NULL ? drv_vec_csv_header() : "");
+		        "agent_median_p90_us,preferred_share,quality_mode_share");
+		for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+			if ((*f)->csv_header != NULL && (*f)->on(R))
+				fputs((*f)->csv_header(), R->csv);
+		fputc('\n', R->csv);
+	}
 	R->per_agent = calloc(cfg.agents, sizeof *R->per_agent);
 	R->snap = calloc(4, sizeof *R->snap);
 	R->medians = calloc(cfg.agents, sizeof *R->medians);
@@ -591,7 +595,9 @@ int drv_dispatch(run *R, const char *cmd)
 	p.seed = R->seed;
 	p.on_event = on_event;
 	p.arg = R;
-	drv_grp_params(R, &p);
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->params != NULL && (*f)->on(R))
+			(*f)->params(R, &p); /* --groups-file: the quota groups */
 	char err[256] = "";
 	int rc = rusk_dispatch_create(R->c, &p, &R->d, err, sizeof err);
 	/* The library may return RUSK_ENOMEM without a message (its side is the dispatcher

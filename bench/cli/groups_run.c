@@ -174,7 +174,7 @@ static int grp_setup(run *R, const drv_setup_in *in)
 	return 0;
 }
 
-void drv_grp_params(run *R, rusk_dispatch_params *p)
+static void grp_params(run *R, rusk_dispatch_params *p)
 {
 	if (R->grp == NULL)
 		return;
@@ -211,8 +211,9 @@ static void grp_event(run *R, rusk_dispatch_event *ev)
 	rusk_faa64(&R->grp->bins[g][b], 1, RUSK_RELAXED); /* after every agent is joined */
 }
 
-void drv_grp_second(run *R)
+static void grp_second(run *R, bool idle)
 {
+	(void)idle;
 	drv_grp *G = R->grp;
 	if (G == NULL || R->d == NULL)
 		return;
@@ -344,6 +345,8 @@ const drv_feature drv_feature_grp = {
         .on = grp_on,
         .setup = grp_setup,
         .task = grp_task,
+        .params = grp_params,
+        .second = grp_second,
         .event = grp_event,
         .json = grp_json,
         .print = grp_print,

@@ -94,8 +94,9 @@ static void csv_row(run *R, const second *s, const rusk_hist *d, bool flush)
 	        n_med ? m[(size_t)(0.9 * (n_med - 1))] / 1e3 : 0.0,
 	        tput ? (double)(s->pref - R->prev_pref) / tput : 0.0,
 	        tput ? (double)(s->qmode - R->prev_qmode) / tput : 0.0);
-	if (R->vec != NULL)
-		drv_vec_csv(R, R->csv);
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->csv != NULL && (*f)->on(R))
+			(*f)->csv(R, R->csv);
 	fputc('\n', R->csv);
 	/* A row a second: what ran is on disk whatever ends the run. Rows of a skipped quiet
 	 * stretch (rusk sim, drv_second_idle) go out with the next busy second's. */
@@ -130,11 +131,11 @@ static uint64_t second_step(run *R, bool tty, bool idle)
 	s.tput = s.placed - R->prev_placed;
 	if (s.tput > R->max_tput)
 		R->max_tput = s.tput;
-	if (R->vec != NULL)
-		drv_vec_second(R, idle);
-	if (R->cls != NULL) /* --classify: retrain once enough rows came back */
-		drv_cls_second(R);
-	drv_grp_second(R); /* --groups-file: the groups' figures */
+	/* The features' figures (vector resources, the groups'); --classify retrains once
+	 * enough rows came back. */
+	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
+		if ((*f)->second != NULL && (*f)->on(R))
+			(*f)->second(R, idle);
 	if (R->csv)
 		csv_row(R, &s, idle ? &none : d, !idle);
 	R->prev_q = s.q_micro;

@@ -211,13 +211,21 @@ typedef struct run run;
  *           hold), DRV_ADMIT_NONE when it is not the feature's (the driver's RU check).
  *   task    for each task whose spec is built, before it is submitted (e.g. Quasar's
  *           profile); returns whether it set spec->profile.
+ *   params  the dispatcher's parameters, before it is made (e.g. quota groups).
  *   event   for every dispatcher event, after the driver's own accounting (any thread
  *           that delivers events).
+ *   second  each second, on the sampler's (registered) thread: the feature's figures (idle:
+ *           nothing was allocated or freed since the last second); csv_header / csv: its
+ *           columns of the per-second CSV (a header part starting with ',', then a row's).
  *   json    in the report (before the quality section when json_early, else after it);
  *   print   the text report; both only while `on`.
  *   free    at the end, also when it never started.
- * Any hook may be NULL. The planner's arrivals do not go through `task`: sim.c and run.c
- * hand them to it (drv_sched_arrive) instead of to the agents.
+ * Any hook may be NULL; every hook but setup and free runs only while `on`. What stays a
+ * call by name: the trace loader fills the vector feature's model table while it reads
+ * (drv_vec_models, before any setup), --trace e2e's generator is the planner's
+ * (drv_sched_e2e), the planner's arrivals go to it instead of to the agents (sim.c and
+ * run.c: drv_sched_arrival), and the run's checks line, which words each feature's verdict
+ * in one line (report.c: drv_sched_check, drv_apred_ok, drv_grp_ok).
  */
 typedef enum drv_stage { DRV_STAGE_RUN = 0, DRV_STAGE_TRACE } drv_stage;
 typedef enum drv_admit { DRV_ADMIT_NONE = 0, DRV_ADMIT_FITS, DRV_ADMIT_REFUSED } drv_admit;
@@ -232,7 +240,11 @@ typedef struct drv_feature {
 	int (*setup)(run *R, const drv_setup_in *in);
 	drv_admit (*admit)(run *R, const rusk_arrival *x, rusk_dtask_spec *spec);
 	bool (*task)(run *R, uint64_t id, const rusk_arrival *x, rusk_dtask_spec *spec);
+	void (*params)(run *R, rusk_dispatch_params *p);
 	void (*event)(run *R, rusk_dispatch_event *ev); /* any thread that delivers events */
+	void (*second)(run *R, bool idle);
+	const char *(*csv_header)(void);
+	void (*csv)(const run *R, FILE *f);
 	void (*json)(FILE *f, run *R);
 	bool json_early;
 	void (*print)(run *R);
@@ -387,13 +399,10 @@ int drv_dispatch(run *R, const char *cmd);
  * (an unknown one: FILE:LINE, exit status) and keeps R->vec only if the run has vector
  * tasks. drv_vec_task (generator): the spec's demand, false when the kernel would refuse it
  * as infeasible (counted by dimension): its feature's setup and admit hooks. drv_vec_placed (PLACED
- * event, agent a's thread). drv_vec_second (sampler): this second's figures (idle: the last ones
- * again, nothing having been allocated or freed since). The rest write them. */
+ * event, agent a's thread). Its second hook (sampler): this second's figures (idle: the last
+ * ones again, nothing having been allocated or freed since). The rest write them. */
 rusk_trace_models *drv_vec_models(run *R);
 void drv_vec_placed(run *R, run_agent *a, const rusk_dtask_info *j);
-void drv_vec_second(run *R, bool idle);
-const char *drv_vec_csv_header(void);
-void drv_vec_csv(const run *R, FILE *f);
 void drv_vec_print(const run *R);
 void drv_vec_json(FILE *f, const run *R);
 uint64_t drv_vec_refused(const run *R);
@@ -406,11 +415,10 @@ void drv_vec_free(run *R);
  * --target on, its RUs, placement and planned run time. drv_cls_event (dispatcher events,
  * any thread): true-profile Q at PLACED (and with --target on the run time where it
  * landed: ev->run_ns), the shadow of true caused sums, feedback at DONE.
- * drv_cls_second (the sampler, a registered thread): retrains once enough rows came back.
+ * Its second hook (the sampler, a registered thread): retrains once enough rows came back.
  * drv_cls_print / drv_cls_json (report), drv_cls_free. */
 enum { DRV_CLS_OFF = 0, DRV_CLS_ON = 1, DRV_CLS_ORACLE = 2, DRV_CLS_NONE = 3 };
 void drv_cls_event(run *R, rusk_dispatch_event *ev);
-void drv_cls_second(run *R);
 void drv_cls_print(const run *R);
 void drv_cls_json(FILE *f, const run *R);
 void drv_cls_free(run *R);
@@ -463,13 +471,10 @@ void drv_apred_free(run *R);
 /*
  * Quota groups (groups_run.c, --groups-file): its feature's setup reads the file once the
  * cluster is built (errors name file:line; RUSK_EXIT_USAGE) and its task hook gives a
- * generated task its group; drv_grp_params puts the groups in the dispatcher's parameters;
- * drv_grp_second samples
- * the groups' figures each second (the sampler); drv_grp_ok: every round fair and no
- * overshoot past the bound (the run's checks).
+ * generated task its group; its params hook puts the groups in the dispatcher's
+ * parameters; its second hook samples the groups' figures (the sampler); drv_grp_ok: every round
+ * fair and no overshoot past the bound (the run's checks).
  */
-void drv_grp_params(run *R, rusk_dispatch_params *p);
-void drv_grp_second(run *R);
 bool drv_grp_ok(const run *R);
 
 /* The per-second series and the summary: report.c. */

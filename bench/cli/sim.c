@@ -383,7 +383,7 @@ static rusk_dtask_id sim_start(run *R, rusk_dtask_spec *spec, uint32_t agent, ui
 {
 	int rc;
 	R->submitted++;
-	rusk_dtask *tk = rusk_dispatch_job_(R->d, spec, agent, t, &rc);
+	rusk_dtask *tk = rusk_dispatch_new_task_(R->d, spec, agent, t, &rc);
 	if (tk == NULL) {
 		count_refusal(R, rc);
 		return 0;
@@ -571,7 +571,8 @@ int rusk_cmd_sim(int argc, char **argv)
 			} else {
 				G->submitted++;
 				if (made)
-					tk = rusk_dispatch_job_(R.d, &spec, a->index, e.t, &rc);
+					tk = rusk_dispatch_new_task_(R.d, &spec, a->index, e.t,
+					                             &rc);
 				if (!made) {
 					G->rejected++; /* the generator's reason (drv_gen_task) */
 				} else if (tk == NULL) {

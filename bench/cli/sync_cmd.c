@@ -227,7 +227,7 @@ int rusk_cmd_sync(int argc, char **argv)
 {
 	cli_cluster cc;
 	cli_cluster_init(&cc);
-	cli_agents ca = {.agents = 4, .gap_ms = 500, .tau_ms = 1000};
+	cli_agents ca = {.agents = 4, .gap_ms = RUSK_SYNC_DEFAULT_GAP_NS / 1000000, .tau_ms = 1000};
 	double duration = 3, load = 0.9;
 	rusk_sync_policy pols[3] = {RUSK_SYNC_STATE, RUSK_SYNC_SAME, RUSK_SYNC_DIFF};
 	rusk_strategy strats[5] = {RUSK_STRATEGY_LATENCY, RUSK_STRATEGY_QUALITY,

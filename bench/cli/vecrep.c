@@ -191,7 +191,7 @@ static void measure(run *R, drv_vec *v)
 	v->frag_now = free_gpu > 0 && wsum > 0 ? frag / free_gpu : 0;
 }
 
-void drv_vec_second(run *R, bool idle)
+static void vec_second(run *R, bool idle)
 {
 	drv_vec *v = R->vec;
 	if (!idle) /* idle: nothing was allocated or freed since the last measure */
@@ -205,12 +205,12 @@ void drv_vec_second(run *R, bool idle)
 	v->frag_peak = fmax(v->frag_peak, v->frag_now);
 }
 
-const char *drv_vec_csv_header(void)
+static const char *vec_csv_header(void)
 {
 	return ",mem_utilization,gpu_allocation,gpu_fragmented_share";
 }
 
-void drv_vec_csv(const run *R, FILE *f)
+static void vec_csv(const run *R, FILE *f)
 {
 	const drv_vec *v = R->vec;
 	fprintf(f, ",%.4f,%.4f,%.4f", v->mem_now, v->gpu_now, v->frag_now);
@@ -338,6 +338,9 @@ const drv_feature drv_feature_vec = {
         .stage = DRV_STAGE_TRACE,
         .setup = vec_setup,
         .admit = vec_admit,
+        .second = vec_second,
+        .csv_header = vec_csv_header,
+        .csv = vec_csv,
         .event = vec_event,
         .json = vec_json,
         .json_early = true,

@@ -72,6 +72,7 @@
 #include "kernel/layout.h"
 #include "kernel/view.h"
 #include "loop/dispatch_impl.h"
+#include "loop/dquota.h"
 
 #define SLICE_NS 20000000ull /* the longest park without looking at the stop flag */
 
@@ -324,8 +325,8 @@ static uint64_t next_use(const rusk_dispatch *d, uint64_t slot, uint64_t prev)
 	return RUSK_DISPATCH_ID_BASE + slot + u * d->cap > RUSK_TASK_ID_MAX ? 0 : u;
 }
 
-rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
-                               uint64_t now, int *rc)
+rusk_dtask *rusk_dispatch_new_task_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
+                                    uint64_t now, int *rc)
 {
 	rusk_task t = {.id = RUSK_DISPATCH_ID_BASE,
 	               .rus = s->rus,
@@ -1590,7 +1591,7 @@ static int submit_one(rusk_dispatch *d, rusk_dagent *a, const rusk_dtask_spec *s
 	int rc = RUSK_ESTOPPED;
 	rusk_dtask *j = NULL;
 	if (rusk_load32(&d->stop, RUSK_ACQUIRE) == 0 &&
-	    (j = rusk_dispatch_job_(d, s, a->index, now, &rc)) != NULL) {
+	    (j = rusk_dispatch_new_task_(d, s, a->index, now, &rc)) != NULL) {
 		uint64_t id = j->id;
 		TSAN_RELEASE(j); /* E3 */
 		if (ck_ring_enqueue_mpsc(&a->in, a->in_buf, j)) {

@@ -71,10 +71,14 @@
 #include "base/heap.h"
 #include "base/hist.h"
 #include "base/rng.h"
-#include "loop/dquota.h"
 #include "loop/park.h"
 #include "loop/step.h"
 #include "loop/wheel.h"
+
+/* Quota groups' run-time state (loop/dquota.h), by name only: dquota.c includes this file
+ * for the dispatcher's structs, so this one does not include it back. */
+typedef struct rusk_dquota rusk_dquota;
+typedef struct rusk_dquota_agent rusk_dquota_agent;
 
 #define RUSK_JS_STATE_BITS 3
 

@@ -8,6 +8,12 @@
  * the dispatcher (or the embedder's calls of rusk_dispatch_quota_round), and the
  * calculation is rusk_quota_allocate (weighted DRF max-min, core/kernel/quota.c).
  *
+ * One module in two files, on purpose: this file works on the dispatcher's structs and
+ * inline helpers (dispatch_impl.h), and dispatch.c calls this file's functions (dquota.h);
+ * dispatch_impl.h names this file's types without including dquota.h, so no header
+ * includes another in a circle. A call-graph view shows dispatch.c and dquota.c using each
+ * other: the coordinator is part of the dispatcher, kept apart for its size.
+ *
  * Counters, per agent and group, per dimension (RUs, memory MiB, GPU milli):
  *   taken     demand of the tasks the agent admitted; the agent alone writes it (a relaxed
  *             load + store: one writer, the coordinator reads it relaxed)
@@ -19,8 +25,8 @@
  *   max_task  the largest demand it admitted (the overshoot bound)
  * Usage of g = sum taken - sum returned (E11: returned read first, with acquire, so usage is
  * never undercounted). Nothing shared is written per task but the agent's own lines: the
- * per-task path stays as lock-free and as local as without groups (PITFALLS: no shared hot
- * counter in the decision loop).
+ * per-task path stays as lock-free and as local as without groups (no shared hot counter in
+ * the decision loop: one would be a contended line per task).
  *
  * A round: usage, held-back demand since the last round; demand = usage + held back;
  * allocation (rusk_quota_allocate) checked by rusk_quota_verify (a failure counts in
@@ -54,6 +60,7 @@
 #include "base/atomic.h"
 #include "base/compiler.h"
 #include "loop/dispatch_impl.h"
+#include "loop/dquota.h"
 
 #define D                   RUSK_QUOTA_DIMS
 /* Reclaim's bound: victims one agent may preempt per round (rusk/dispatch.h). */

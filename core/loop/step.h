@@ -120,8 +120,8 @@ double rusk_dagent_cpu_s_(const rusk_dagent *a);
 /* A task for spec s (checked by rusk_task_check), QUEUED, for agent `agent`'s queues but not
  * yet on any: NULL with *rc set (the REJECTED event is the caller's to deliver:
  * rusk_dispatch_reject_). */
-rusk_dtask *rusk_dispatch_job_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
-                               uint64_t now, int *rc);
+rusk_dtask *rusk_dispatch_new_task_(rusk_dispatch *d, const rusk_dtask_spec *s, uint32_t agent,
+                                    uint64_t now, int *rc);
 /* Delivers REJECTED for j (or for spec s when j is NULL), counts it rejected and frees j's
  * slot. */
 void rusk_dispatch_reject_(rusk_dispatch *d, uint32_t agent, rusk_dtask *j,

@@ -28,6 +28,18 @@
  * "an upper bound for waiting time at mu + 2 sigma"); a task that has waited that long is
  * admitted
  * anyway. High-priority tasks bypass admission (Tarcil §5.3).
+ *
+ * Threads. No call takes a lock or needs RCU registration.
+ *
+ *   call                                    from                  concurrently with
+ *   rusk_admit_params_init                  any thread            everything
+ *   rusk_admit_attach / rusk_admit_detach   one thread, quiescent no commit, release or
+ *                                                                 topology change of c
+ *   rusk_cluster_admit, rusk_admit_buckets, any thread            everything (counts are
+ *   rusk_admit_hash, rusk_admit_counts,                           racy snapshots)
+ *   rusk_admit_recount, rusk_admit_bucket,
+ *   rusk_admit_check, rusk_admit_reason_name
+ *   rusk_admit_roll                         one thread at a time  everything but itself
  */
 #ifndef RUSK_ADMIT_H
 #define RUSK_ADMIT_H

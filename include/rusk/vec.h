@@ -21,6 +21,17 @@
  * Feasibility. A task that no machine slot of the cluster could ever hold (spares and
  * machines now down included) is refused with RUSK_EINFEASIBLE, naming the dimension
  * (rusk_task_check); a transient shortage is RUSK_EAGAIN from place().
+ *
+ * Threads. No call takes a lock or needs RCU registration; commits of vector tasks follow
+ * rusk/ru.h's rules (any number of threads at once).
+ *
+ *   call                            from         concurrently with
+ *   rusk_cluster_create_machines    any thread   nothing on the new cluster (it owns it)
+ *   rusk_machine_vec_get,           any thread   everything (a racy snapshot of the live
+ *   rusk_cluster_vec_get                         words; may lag in-flight commits)
+ *   rusk_task_fits_machine          any thread   everything (a racy answer by nature)
+ *   rusk_gpu_model,                 any thread   everything (fixed at create)
+ *   rusk_cluster_vec_bytes
  */
 #ifndef RUSK_VEC_H
 #define RUSK_VEC_H

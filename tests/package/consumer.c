@@ -93,8 +93,8 @@ static void check_cluster_and_agents(void)
 	CHECK(rusk_cluster_vec_get(c, &cv) == RUSK_OK && cv.mem_mib == 200ull * 65536);
 
 	/* sync.h and sched.h: one agent places and releases a gang of 4. */
-	rusk_sync_params sp = {
-	        .policy = RUSK_SYNC_DIFF, .partitions = 1, .agents = 1, .gap_ns = 500000000ull};
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 1, 1);
 	CHECK(rusk_sync_check(&sp, err, sizeof err) == RUSK_OK);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
