@@ -108,7 +108,9 @@ static rusk_dtask *chunk_get(rusk_dispatch *d, uint64_t i)
 	if (rusk_casp(cp, &ch, mine, RUSK_ACQ_REL)) /* E8: publishes the zeroed slots */
 		return mine;
 	free(mine); /* another submitter made it first: ch is theirs */
-	return ch;
+	/* E8: the failed CAS read ch without ordering (its failure order is relaxed): acquire
+	 * it, so the winner's zeroed slots are seen before any write to them. */
+	return rusk_loadp(cp, RUSK_ACQUIRE);
 }
 
 /* The free stacks (E8; rusk_dagent.free_head): Treiber's stack with a tag against ABA.
