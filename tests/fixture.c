@@ -38,6 +38,21 @@ rusk_cluster *fx_create(const rusk_cluster_params *p)
 	return c;
 }
 
+rusk_cluster *fx_machines(const rusk_machine_spec *specs, uint32_t n, fx_shape s,
+                          const rusk_platform *plats, uint32_t n_plats)
+{
+	rusk_cluster_params p;
+	fx_params(&p, s);
+	p.platforms = plats;
+	p.n_platforms = n_plats;
+	rusk_cluster *c = NULL;
+	char err[256] = "";
+	int rc = rusk_cluster_create_machines(specs, n, &p, &c, err, sizeof err);
+	if (rc != RUSK_OK || c == NULL)
+		fail_msg("rusk_cluster_create_machines: %s (%s)", err, rusk_strerror(rc));
+	return c;
+}
+
 rusk_cluster *fx_cluster(fx_shape s)
 {
 	rusk_cluster_params p;

@@ -37,4 +37,10 @@ rusk_cluster *fx_cluster(fx_shape s);
  * if rusk refuses them. */
 rusk_cluster *fx_create(const rusk_cluster_params *p);
 
+/* A cluster of n machines described one by one (rusk/vec.h: cores, memory, GPUs, platform)
+ * with platform table plats[0..n_plats) and shape s's topology; fails the test if rusk
+ * refuses them. */
+rusk_cluster *fx_machines(const rusk_machine_spec *specs, uint32_t n, fx_shape s,
+                          const rusk_platform *plats, uint32_t n_plats);
+
 #endif

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <rusk/rusk.h>
 
+#include "fixture.h"
 #include "kernel/decision.h"
 #include "kernel/vec_impl.h"
 
@@ -31,18 +32,8 @@ static const rusk_machine_spec specs[] = {
 
 static rusk_cluster *make(void)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.platforms = plats;
-	p.n_platforms = 3;
-	p.machines_per_rack = 2;
-	p.racks_per_cell = 1;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create_machines(specs, 4, &p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_machines(specs, 4, (fx_shape){.per_rack = 2, .per_cell = 1, .partitions = 2},
+	                   plats, 3);
 }
 
 static uint32_t first_ru(const rusk_cluster *c, uint32_t m)

@@ -14,6 +14,8 @@
 
 #include <rusk/rusk.h>
 
+#include "fixture.h"
+
 enum { CPU = 0, V100 = 1, T4 = 2 };
 
 static const rusk_platform plats[] = {{"cpu", 1.0, 1.0}, {"V100", 1.0, 1.0}, {"T4", 1.0, 1.0}};
@@ -29,18 +31,8 @@ static const rusk_machine_spec specs[] = {
 
 static rusk_cluster *make(void)
 {
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.platforms = plats;
-	p.n_platforms = 3;
-	p.machines_per_rack = 2;
-	p.racks_per_cell = 1;
-	p.partitions = 2;
-	rusk_cluster *c = NULL;
-	char err[256];
-	if (rusk_cluster_create_machines(specs, 4, &p, &c, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	return c;
+	return fx_machines(specs, 4, (fx_shape){.per_rack = 2, .per_cell = 1, .partitions = 2},
+	                   plats, 3);
 }
 
 static void verify(const rusk_cluster *c)
