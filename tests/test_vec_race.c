@@ -20,6 +20,7 @@
 #include <rusk/rusk.h>
 
 #include "base/rng.h"
+#include "fixture.h"
 
 #define WORKERS  3
 #define MACHINES 4
@@ -62,17 +63,8 @@ static rusk_cluster *make(void)
 	        {8, 8192, 8, 0, NULL, false},
 	        {8, 2048, 1, 1, NULL, false},
 	};
-	rusk_cluster_params p;
-	rusk_cluster_params_init(&p);
-	p.platforms = plats;
-	p.n_platforms = 2;
-	p.machines_per_rack = 2;
-	p.racks_per_cell = 1;
-	p.partitions = 1;
-	rusk_cluster *c = NULL;
-	if (rusk_cluster_create_machines(specs, MACHINES, &p, &c, NULL, 0) != RUSK_OK)
-		return NULL;
-	return c;
+	return fx_machines(specs, MACHINES,
+	                   (fx_shape){.per_rack = 2, .per_cell = 1, .partitions = 1}, plats, 2);
 }
 
 static void release_slot(worker *w, held *h)
