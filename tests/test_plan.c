@@ -36,6 +36,26 @@ static void uniform_dist(rusk_dist *d, double lo, double hi, int n)
 /* 3Sigma §4.3.4, scenario 1: runtime ~ U(0, 10) min, deadline 15 min after submission,
  * start options every 2.5 min: expected utility 1 up to 5 min, then 0.75, 0.5, 0.25, 0.
  * Scenario 2, U(2.5, 7.5): 1 up to 7.5 min, then falling. */
+/* n jobs submitted at 0 (seeded by seed): 1..64 cores, median runtime 60 s + U(0, span) s
+ * spread uniformly over [lo, hi] x median, half of them SLO jobs due at slack x median. */
+static void submit_random(rusk_plan *pl, uint64_t seed, int n, double span, double lo, double hi,
+                          double slack)
+{
+	rusk_rng r;
+	rusk_rng_seed(&r, seed, 1);
+	for (int i = 0; i < n; i++) {
+		rusk_dist d;
+		double med = 60 + span * rusk_rng_unit(&r);
+		uniform_dist(&d, med * lo, med * hi, 40);
+		rusk_plan_job j = {.id = (uint64_t)i,
+		                   .cores = 1 + rusk_rng_below(&r, 64),
+		                   .submit_s = 0,
+		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * slack : 0,
+		                   .dist = &d};
+		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+	}
+}
+
 static void test_expected_utility_paper(void **state)
 {
 	(void)state;
@@ -195,20 +215,8 @@ static void test_budget(void **state)
 	p.budget_s = 0.001;
 	rusk_plan *pl;
 	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
-	rusk_rng r;
-	rusk_rng_seed(&r, 5, 1);
 	const int n = 1500;
-	for (int i = 0; i < n; i++) {
-		rusk_dist d;
-		double med = 60 + 3000 * rusk_rng_unit(&r);
-		uniform_dist(&d, med * 0.2, med * 3, 40);
-		rusk_plan_job j = {.id = (uint64_t)i,
-		                   .cores = 1 + rusk_rng_below(&r, 64),
-		                   .submit_s = 0,
-		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2 : 0,
-		                   .dist = &d};
-		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
-	}
+	submit_random(pl, 5, n, 3000, 0.2, 3, 2);
 	rusk_plan_action *acts = malloc((n + 1) * sizeof *acts);
 	size_t na;
 	rusk_plan_tick_info info;
@@ -242,20 +250,8 @@ static void test_budget_solver(void **state)
 	p.budget_s = 0.02;
 	rusk_plan *pl;
 	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
-	rusk_rng r;
-	rusk_rng_seed(&r, 9, 1);
 	const int n = 200;
-	for (int i = 0; i < n; i++) {
-		rusk_dist d;
-		double med = 60 + 1200 * rusk_rng_unit(&r);
-		uniform_dist(&d, med * 0.3, med * 2, 40);
-		rusk_plan_job j = {.id = (uint64_t)i,
-		                   .cores = 1 + rusk_rng_below(&r, 64),
-		                   .submit_s = 0,
-		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2.5 : 0,
-		                   .dist = &d};
-		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
-	}
+	submit_random(pl, 9, n, 1200, 0.3, 2, 2.5);
 	rusk_plan_action *acts = malloc((n + 1) * sizeof *acts);
 	size_t na;
 	rusk_plan_tick_info info;
@@ -297,20 +293,8 @@ static void plan_mid(double iteration_s, rusk_plan_action *acts, size_t *na,
 	p.node_s = iteration_s;
 	rusk_plan *pl;
 	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
-	rusk_rng r;
-	rusk_rng_seed(&r, 9, 1);
 	const int n = 200;
-	for (int i = 0; i < n; i++) {
-		rusk_dist d;
-		double med = 60 + 1200 * rusk_rng_unit(&r);
-		uniform_dist(&d, med * 0.3, med * 2, 40);
-		rusk_plan_job j = {.id = (uint64_t)i,
-		                   .cores = 1 + rusk_rng_below(&r, 64),
-		                   .submit_s = 0,
-		                   .deadline_s = rusk_rng_unit(&r) < 0.5 ? med * 2.5 : 0,
-		                   .dist = &d};
-		assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
-	}
+	submit_random(pl, 9, n, 1200, 0.3, 2, 2.5);
 	assert_int_equal(rusk_plan_tick(pl, 0, 256, acts, (size_t)n, na, info), RUSK_OK);
 	rusk_plan_destroy(pl);
 }
