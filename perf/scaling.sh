@@ -114,13 +114,27 @@ with open(os.path.join(d, "summary.md"), "w") as m:
                 "conflicts %% |\n|---|---|---|\n" % (k, b["config"]["agents"]))
         for r in b.get("rows", []):
             m.write("| %s | %.0f | %.2f |\n" % (r["design"], r["tasks_per_s"], r["conflict_pct"]))
-        m.write("\nscaling (tasks/s):\n\n| agents | rusk | global-lock | rusk vs 1 agent |\n"
-                "|---|---|---|---|\n")
+        keys = ["rusk", "statesync", "random", "global_lock"]
         sc = b.get("scaling", [])
-        one = sc[0]["rusk"] if sc else 0
+        keys = [k for k in keys if sc and k in sc[0]]
+        m.write("\nscaling (tasks/s, %d partitions; x: vs 1 agent of the same design):\n\n"
+                "| agents | %s |\n|---|%s\n" % (b["config"]["partitions"], " | ".join(keys),
+                                                "---|" * len(keys)))
         for p in sc:
-            m.write("| %d | %.0f | %.0f | %.2fx |\n" % (p["agents"], p["rusk"], p["global_lock"],
-                                                       p["rusk"] / one if one else 0))
+            m.write("| %d | %s |\n" % (p["agents"], " | ".join(
+                "%.0f (%.1fx)" % (p[k], p[k] / sc[0][k] if sc[0][k] else 0) for k in keys)))
+        for k in keys:
+            if "work" not in sc[0] or k not in sc[0]["work"]:
+                continue
+            m.write("\n%s, per decision:\n\n| agents | choose ns | commit ns | drawn | "
+                    "partitions | attempts | gave up %% | conflict %% | p50 us | sync %% |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|\n" % k)
+            for p in sc:
+                w = p["work"][k]
+                m.write("| %d | %.0f | %.0f | %.2f | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f |\n"
+                        % (p["agents"], w["choose_ns"], w["commit_ns"], w["drawn"],
+                           w["partitions"], w["attempts"], w["gave_up_pct"],
+                           w["conflict_pct"], w["decision_p50_us"], w["sync_pct"]))
     for r in rows:
         for x in (r.get("mix") or []):
             m.write("\n%s: %d RU %s %s (%.0f%%): %d placed, delay p50 %.1f us, p99 %.1f us, max "
@@ -184,12 +198,16 @@ run() {
 OPEN="--machines 100000 --rus-per-machine 16 --task-ms 165 --gap-ms 20 --duration-s 3"
 G=$(( N >= 8 ? 2 : 1 ))
 
-# 1. the kernel, closed loop: rusk bench over 1..N agents (+ the designs at N), and at
-# every core (the 16)
-timeout 300 "$RUSK" bench --agents "$N" --duration-s 1 --rate 0 --preferred 0 \
-	--json "$OUT/bench_rusk.json" | tail -25
-[ "$N" = "$cores" ] || timeout 300 "$RUSK" bench --agents "$cores" --duration-s 1 --rate 0 \
-	--preferred 0 --json "$OUT/bench_rusk_allcores.json" | tail -25
+# 1. the kernel, closed loop: every design at N agents, then rusk, StateSync, random and
+# global-lock over 1, 2, 4, 8, 12, N and every core (the 16), with where each
+# decision's time goes; at ParSync's 20 partitions and at 100 (5 cells each), so a
+# partition count that is too small for N agents shows as such.
+SWEEP=$(printf '%s\n' 1 2 4 8 12 "$N" "$cores" | awk -v c="$cores" '$1 <= c && !seen[$1]++' |
+	paste -sd, -)
+for P in 20 100; do
+	timeout 300 "$RUSK" bench --agents "$N" --sweep "$SWEEP" --partitions "$P" --duration-s 1 \
+		--rate 0 --preferred 0 --json "$OUT/bench_p$P.json" | tail -32
+done
 
 # 2. the main job, open loop: the rate each agent count sustains
 for A in $COUNTS; do

@@ -10,8 +10,10 @@
  * with every commit and release under one mutex, as a lock-based scheduler guards its
  * state; central's releases take its lock too). Ratios are against `central` in the same run. Then
  * every design open loop at one common rate (delay), every design at one common load with
- * tasks that prefer machines (quality, ParSync §6's measure), and thread scaling 1..N
- * agents for rusk and global-lock. Writes JSON and, with gnuplot, a PNG.
+ * tasks that prefer machines (quality, ParSync §6's measure), and thread scaling over 1..N
+ * agents (or --sweep's counts) for rusk, StateSync, random and global-lock, with where each
+ * decision's time goes (choosing, committing, draws, partitions, retries, syncs): the
+ * measured reason when designs scale apart. Writes JSON and, with gnuplot, a PNG.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,14 +48,28 @@ static const bench_row rows[] = {
 
 typedef struct result {
 	double tput, p50_us, p99_us, conflict_pct, quality, pref_pct;
+	/* Where a decision's time goes, per call of rusk_agent_place (calls that gave up
+	 * included): time choosing and committing (ns), candidates drawn, partitions looked
+	 * at, commit attempts; calls that gave up (%), and the agents' time in view syncs (%
+	 * of their run). */
+	double sample_ns, commit_ns, samples, parts, attempts, gave_up_pct, sync_pct;
 } result;
 
+/* The designs of the scaling sweep (indices into rows[]): rusk's default, the two
+ * designs the issue compares it with, and the lock. */
+static const size_t sweep_rows[] = {0, 3, 5, 7};
+#define N_SWEEP   (sizeof sweep_rows / sizeof sweep_rows[0])
+#define MAX_SWEEP 64
+
 /* One row's load: each agent holds at most `window` tasks (releasing its oldest), each
- * task prefers n_pref machines; `held` RUs belong to background tenants throughout. */
+ * task prefers n_pref machines; `held` RUs belong to background tenants throughout.
+ * warm_s > 0: the windows are filled directly and the row runs warm_s uncounted first
+ * (cli_run_agents), so the counted second is at the target load with views synced. */
 typedef struct row_load {
 	size_t window;
 	uint32_t n_pref;
 	uint32_t held;
+	double warm_s;
 } row_load;
 
 static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const row_load *ld,
@@ -78,7 +94,7 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const r
 	 * would measure the sync cadence, not the design (rusk Latency-first gave up 2.5M
 	 * times in a 2 s row that way). */
 	int rc = cli_run_agents(c, &sp, &tmpl, agents, ld->window ? ld->window : 1, ld->n_pref,
-	                        true, duration, row);
+	                        true, ld->warm_s, duration, row);
 	char err[256];
 	if (rc == 0 && (row->refused != 0 || rusk_cluster_verify(c, err, sizeof err) != RUSK_OK ||
 	                rusk_cluster_free_rus(c) != rusk_cluster_rus(c) - ld->held))
@@ -89,6 +105,16 @@ static int run_row(rusk_cluster *c, const bench_row *r, uint32_t agents, const r
 	out->conflict_pct = row->attempts ? 100.0 * row->conflicts / row->attempts : 0;
 	out->quality = row->placed ? row->q_sum / row->placed : 0;
 	out->pref_pct = row->placed ? 100.0 * row->pref_placed / row->placed : 0;
+	double calls = (double)(row->placed + row->gave_up);
+	if (calls > 0) {
+		out->sample_ns = row->sample_ns / calls;
+		out->commit_ns = row->commit_ns / calls;
+		out->samples = row->samples / calls;
+		out->parts = row->parts / calls;
+		out->attempts = row->attempts / calls;
+		out->gave_up_pct = 100.0 * row->gave_up / calls;
+	}
+	out->sync_pct = row->elapsed > 0 ? 100.0 * row->sync_ns / (row->elapsed * 1e9 * agents) : 0;
 	free(row);
 	return rc;
 }
@@ -236,6 +262,40 @@ static int open_loop(int argc, char **argv, const bench_row *r, uint64_t agents,
 	return 0;
 }
 
+/* --sweep LIST: agent counts, comma-separated, each in 1..256, at most MAX_SWEEP. */
+typedef struct sweep_list {
+	uint32_t n[MAX_SWEEP];
+	size_t len;
+} sweep_list;
+
+static int opt_sweep(const char *flag, const char *val, void *out)
+{
+	sweep_list *l = out;
+	if (val == NULL) {
+		fprintf(stderr, "rusk: %s: needs a value\n", flag);
+		return -1;
+	}
+	l->len = 0;
+	const char *p = val;
+	for (;;) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p || *p == '-' || errno != 0 || v < 1 || v > 256 ||
+		    (*end != ',' && *end != '\0') || l->len == MAX_SWEEP) {
+			fprintf(stderr,
+			        "rusk: %s: '%s' is not a list of at most %d agent counts in 1..256 "
+			        "(e.g. 1,2,4,8,16)\n",
+			        flag, val, MAX_SWEEP);
+			return -1;
+		}
+		l->n[l->len++] = (uint32_t)v;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
+	}
+}
+
 static void bench_usage(void)
 {
 	puts("usage: rusk bench [options]\n"
@@ -248,12 +308,17 @@ static void bench_usage(void)
 	     "\n"
 	     "  --agents N       agents per row, and the top of the scaling sweep (default 2)\n"
 	     "  --duration-s S   seconds per row (default 2)\n"
+	     "  --warmup-s S     closed-loop rows first fill the cluster to --load and run\n"
+	     "                   S seconds uncounted (default 0.5, one sync gap: every view\n"
+	     "                   synced); 0 counts from an empty cluster\n"
 	     "  --load F         share of RUs held in steady state (default 0.8)\n"
 	     "  --rate R         common open-loop rate for the delay columns (default: half\n"
 	     "                   the slowest design's sustained rate, central excepted, at\n"
 	     "                   most 100,000/s; 0 skips them)\n"
 	     "  --preferred K    quality block: every task prefers K random machines, at\n"
 	     "                   --load with background tenants (default 4; 0 skips it)\n"
+	     "  --sweep LIST     agent counts of the scaling sweep, e.g. 1,2,4,8,16\n"
+	     "                   (default 1..--agents)\n"
 	     "  --json FILE      write the rows and the sweep as JSON\n"
 	     "  --png FILE       bar chart of tasks/s per row (needs gnuplot)");
 	cli_cluster_usage();
@@ -265,10 +330,14 @@ int rusk_cmd_bench(int argc, char **argv)
 	cli_cluster_init(&cc);
 	uint64_t agents = 2, n_pref = 4;
 	double duration = 2, load = 0.8, common = -1;
+	double warm = (double)RUSK_SYNC_DEFAULT_GAP_NS / 1e9; /* one sync gap */
 	const char *json = NULL, *png = NULL;
+	sweep_list sweep = {.len = 0};
 	const cli_opt opts[] = {
+	        {CLI_CUSTOM_OPT("--sweep", opt_sweep, &sweep)},
 	        {CLI_U64_OPT("--agents", 1, 256, &agents)},
 	        {CLI_DOUBLE_OPT("--duration-s", 0.05, 3600, &duration)},
+	        {CLI_DOUBLE_OPT("--warmup-s", 0, 3600, &warm)},
 	        {CLI_DOUBLE_OPT("--load", 0, 0.95, &load)},
 	        {CLI_DOUBLE_OPT("--rate", 0, 1e7, &common)},
 	        {CLI_U64_OPT("--preferred", 0, 64, &n_pref)},
@@ -278,11 +347,17 @@ int rusk_cmd_bench(int argc, char **argv)
 	int pr = cli_parse("bench", argc, argv, &cc, opts, sizeof opts / sizeof *opts, bench_usage);
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
-	if (cc.params.partitions < agents) {
+	if (sweep.len == 0)
+		for (uint32_t n = 1; n <= agents && sweep.len < MAX_SWEEP; n++)
+			sweep.n[sweep.len++] = n;
+	uint64_t top = agents;
+	for (size_t i = 0; i < sweep.len; i++)
+		top = sweep.n[i] > top ? sweep.n[i] : top;
+	if (cc.params.partitions < top) {
 		fprintf(stderr,
-		        "rusk: --agents %" PRIu64 " needs --partitions >= %" PRIu64
+		        "rusk: %s %" PRIu64 " needs --partitions >= %" PRIu64
 		        " (DiffSync, ParSync §5.1: P >= N)\n",
-		        agents, agents);
+		        top == agents ? "--agents" : "--sweep up to", top, top);
 		return RUSK_EXIT_USAGE;
 	}
 	/* Outputs (outfile.h) before the work: --json, the chart and its data and script
@@ -306,15 +381,16 @@ int rusk_cmd_bench(int argc, char **argv)
 		return RUSK_EXIT_USAGE;
 	}
 	printf("rusk bench: %u machines, %u RUs, %u partitions; %" PRIu64
-	       " agents per row, closed loop at %.0f%% load, %.1f s per row\n\n",
+	       " agents per row, closed loop at %.0f%% load, %.1f s per row after %.1f s "
+	       "of warm-up\n\n",
 	       rusk_cluster_machines(c), rusk_cluster_rus(c), rusk_cluster_partitions(c), agents,
-	       load * 100, duration);
+	       load * 100, duration, warm);
 	printf("  %-22s %12s %10s %10s %10s %9s %11s\n", "design", "tasks/s", "p50 (us)",
 	       "p99 (us)", "conflict%", "quality", "x central");
 	cli_stdout_flush();
 	result res[N_ROWS], qres[N_ROWS] = {{0}};
 	int status = 0;
-	row_load closed = {.window = (size_t)(load * rusk_cluster_rus(c) / agents)};
+	row_load closed = {.window = (size_t)(load * rusk_cluster_rus(c) / agents), .warm_s = warm};
 	for (size_t k = 0; k < N_ROWS; k++)
 		if (run_row(c, &rows[k], (uint32_t)agents, &closed, duration, cc.params.seed,
 		            &res[k]) != 0)
@@ -359,19 +435,45 @@ int rusk_cmd_bench(int argc, char **argv)
 	                                cc.params.seed, qres) != 0)
 		status = RUSK_EXIT_FAIL;
 	cli_stdout_flush();
-	printf("\n  thread scaling (tasks/s)\n  %-8s %14s %14s\n", "agents", "rusk latency",
-	       "global-lock");
-	double *scale = calloc(2 * agents, sizeof *scale);
-	for (uint32_t n = 1; n <= agents; n++) {
-		result r0, r1;
-		row_load ln = {.window = (size_t)(load * rusk_cluster_rus(c) / n)};
-		if (run_row(c, &rows[0], n, &ln, duration, cc.params.seed, &r0) != 0 ||
-		    run_row(c, &rows[7], n, &ln, duration, cc.params.seed, &r1) != 0)
-			status = RUSK_EXIT_FAIL;
-		scale[2 * (n - 1)] = r0.tput;
-		scale[2 * (n - 1) + 1] = r1.tput;
-		printf("  %-8u %14.0f %14.0f\n", n, r0.tput, r1.tput);
-		cli_stdout_flush();
+	printf("\n  thread scaling (tasks/s)\n  %-8s", "agents");
+	for (size_t k = 0; k < N_SWEEP; k++)
+		printf(" %20s", rows[sweep_rows[k]].name);
+	printf("\n");
+	result *scale = calloc(sweep.len * N_SWEEP, sizeof *scale);
+	if (scale == NULL) {
+		rusk_cluster_destroy(c);
+		cli_outs_discard(outs, n_outs);
+		return RUSK_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < sweep.len; i++) {
+		uint32_t n = sweep.n[i];
+		row_load ln = {.window = (size_t)(load * rusk_cluster_rus(c) / n), .warm_s = warm};
+		printf("  %-8u", n);
+		for (size_t k = 0; k < N_SWEEP; k++) {
+			result *r = &scale[i * N_SWEEP + k];
+			if (run_row(c, &rows[sweep_rows[k]], n, &ln, duration, cc.params.seed, r) !=
+			    0)
+				status = RUSK_EXIT_FAIL;
+			printf(" %20.0f", r->tput);
+			cli_stdout_flush();
+		}
+		printf("\n");
+	}
+	/* Where the decisions' time goes, rusk's default against StateSync: the measured
+	 * reason when the two scale apart. */
+	printf("\n  per decision (every call, given-up ones included): ns choosing + ns "
+	       "committing,\n  candidates drawn, partitions looked at, commit attempts, "
+	       "gave up %%, conflict %%, sync %% of agents' time\n");
+	for (size_t k = 0; k < 2; k++) {
+		printf("  %s\n  %-8s %9s %9s %7s %6s %8s %8s %9s %7s\n", rows[sweep_rows[k]].name,
+		       "agents", "choose", "commit", "drawn", "parts", "attempts", "gave up",
+		       "conflict", "sync");
+		for (size_t i = 0; i < sweep.len; i++) {
+			const result *r = &scale[i * N_SWEEP + k];
+			printf("  %-8u %9.0f %9.0f %7.2f %6.2f %8.3f %7.2f%% %8.2f%% %6.2f%%\n",
+			       sweep.n[i], r->sample_ns, r->commit_ns, r->samples, r->parts,
+			       r->attempts, r->gave_up_pct, r->conflict_pct, r->sync_pct);
+		}
 	}
 	printf("\n  tasks/s: placements per second, every agent flat out (the highest sustained\n"
 	       "  rate); p50/p99: time of one placement decision (sample + commit + retries);\n"
@@ -383,9 +485,10 @@ int rusk_cmd_bench(int argc, char **argv)
 		        "{\n  \"config\": {\"machines\": %u, \"rus\": %u, \"partitions\": "
 		        "%u, "
 		        "\"agents\": %" PRIu64 ", \"load\": %.3f, \"duration_s\": %.3f, "
+		        "\"warmup_s\": %.3f, "
 		        "\"preferred\": %" PRIu64 ", \"seed\": %" PRIu64 "},\n  \"rows\": [\n",
 		        rusk_cluster_machines(c), rusk_cluster_rus(c), rusk_cluster_partitions(c),
-		        agents, load, duration, n_pref, cc.params.seed);
+		        agents, load, duration, warm, n_pref, cc.params.seed);
 		for (size_t k = 0; k < N_ROWS; k++)
 			fprintf(f,
 			        "    {\"design\": \"%s\", \"tasks_per_s\": %.1f, "
@@ -403,11 +506,35 @@ int rusk_cmd_bench(int argc, char **argv)
 			        ol_ok[k] ? "" : "-", ol_ok[k] ? ol50[k] : 1.0, ol_ok[k] ? "" : "-",
 			        ol_ok[k] ? ol99[k] : 1.0, qres[k].tput, qres[k].pref_pct,
 			        qres[k].quality, k + 1 < N_ROWS ? "," : "");
-		fprintf(f, "  ],\n  \"scaling\": [");
-		for (uint32_t n = 1; n <= agents; n++)
-			fprintf(f, "%s{\"agents\": %u, \"rusk\": %.1f, \"global_lock\": %.1f}",
-			        n > 1 ? ", " : "", n, scale[2 * (n - 1)], scale[2 * (n - 1) + 1]);
-		fprintf(f, "]\n}\n");
+		/* "rusk" and "global_lock" as before; the other designs and each design's
+		 * per-decision work under "work", keyed like "designs". */
+		static const char *const keys[N_SWEEP] = {"rusk", "statesync", "random",
+		                                          "global_lock"};
+		fprintf(f, "  ],\n  \"scaling_designs\": [");
+		for (size_t k = 0; k < N_SWEEP; k++)
+			fprintf(f, "%s\"%s\"", k ? ", " : "", rows[sweep_rows[k]].name);
+		fprintf(f, "],\n  \"scaling\": [");
+		for (size_t i = 0; i < sweep.len; i++) {
+			fprintf(f, "%s\n    {\"agents\": %u", i ? "," : "", sweep.n[i]);
+			for (size_t k = 0; k < N_SWEEP; k++)
+				fprintf(f, ", \"%s\": %.1f", keys[k], scale[i * N_SWEEP + k].tput);
+			fprintf(f, ", \"work\": {");
+			for (size_t k = 0; k < N_SWEEP; k++) {
+				const result *r = &scale[i * N_SWEEP + k];
+				fprintf(f,
+				        "%s\"%s\": {\"choose_ns\": %.1f, \"commit_ns\": %.1f, "
+				        "\"drawn\": %.3f, \"partitions\": %.3f, \"attempts\": "
+				        "%.4f, "
+				        "\"gave_up_pct\": %.3f, \"conflict_pct\": %.3f, "
+				        "\"decision_p50_us\": %.3f, \"decision_p99_us\": %.3f, "
+				        "\"sync_pct\": %.3f}",
+				        k ? ", " : "", keys[k], r->sample_ns, r->commit_ns,
+				        r->samples, r->parts, r->attempts, r->gave_up_pct,
+				        r->conflict_pct, r->p50_us, r->p99_us, r->sync_pct);
+			}
+			fprintf(f, "}}");
+		}
+		fprintf(f, "\n  ]\n}\n");
 	}
 	if (cli_out_close(&outs[0]) != 0)
 		status = RUSK_EXIT_FAIL;

@@ -176,12 +176,14 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 /* One closed-loop row of agents (sync_cmd.c): what they did in `elapsed` seconds. */
 typedef struct cli_row {
 	uint64_t placed, attempts, conflicts, refused, r_sum, syncs, sync_ns, as_n, pref_placed;
+	/* every call's work (rusk_placement): calls that placed nothing included */
+	uint64_t gave_up, samples, examined, parts, sample_ns, commit_ns;
 	double q_sum, as_sum, elapsed;
 	rusk_hist decide;
 } cli_row;
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
                    uint32_t agents, size_t window, uint32_t n_pref, bool learn_releases,
-                   double duration, cli_row *out);
+                   double warm_s, double duration, cli_row *out);
 
 /* `rusk experiment NAME`'s table: the experiment and its options (defaults: rounds 0, the
  * experiment's own; seed 1). Returns as cli_parse does; `list` is a help (1). */

@@ -38,10 +38,13 @@ typedef struct agent {
 	uint32_t n_pref;     /* preferred machines per task, drawn uniformly */
 	bool learn_releases; /* mark its own releases free in its view */
 	double duration_s;
+	double warm_s; /* > 0: fill the window directly, then run this long untimed */
 	pthread_barrier_t *start;
 	int err;
 	/* results */
 	uint64_t placed, attempts, conflicts, gave_up, released, refused, r_sum, pref_placed;
+	/* the decisions' work, every call (placed or not): rusk_placement's fields */
+	uint64_t samples, examined, parts, sample_ns, commit_ns;
 	double q_sum, as_sum;
 	uint64_t as_n;
 	rusk_view_stats vs;
@@ -64,77 +67,123 @@ static void *agent_main(void *arg)
 	pthread_barrier_wait(a->start);
 	if (a->err == RUSK_OK && (win == NULL || pref == NULL))
 		a->err = RUSK_ENOMEM;
-	if (a->err != RUSK_OK)
+	if (a->err != RUSK_OK) {
+		if (a->warm_s > 0) { /* the others wait for every agent at both warm-up barriers */
+			pthread_barrier_wait(a->start);
+			pthread_barrier_wait(a->start);
+		}
 		goto out;
+	}
 	rusk_view *v = rusk_agent_view(ag);
 	size_t head = 0;
 	uint64_t next_id = 0;
 	uint32_t n_agents = a->ap.sync.agents;
 	rusk_task pending = {0};
 	bool has_pending = false;
-	double t0 = cli_now_s(), deadline = t0 + a->duration_s;
-	for (uint64_t step = 0;; step++) {
-		uint64_t now = rusk_clock_now(clk);
-		if ((step & 255) == 0) {
-			if (cli_now_s() >= deadline)
-				break;
-			double as = rusk_view_avg_staleness_ns(v, now);
-			if (isfinite(as)) {
-				a->as_sum += as;
-				a->as_n++;
-			}
+	rusk_view_stats vs0 = {0}; /* the view's counters when the timed run began */
+	if (a->warm_s > 0) {
+		/* Warm-up, untimed: the window filled at once by direct commits of random RUs
+		 * (its oldest released first, as in steady state), so a slow design does not
+		 * spend its timed run below the target load; then the closed loop runs warm_s
+		 * uncounted, so every view has synced what the policy syncs. */
+		uint32_t n_rus = rusk_cluster_rus(a->c);
+		for (size_t i = 0; i < a->window; i++) {
+			uint64_t id = 1 + a->ap.index + (next_id++) * n_agents;
+			for (int tries = 0; tries < 1000; tries++)
+				if (rusk_ru_commit(a->c, id, (uint32_t)rusk_rng_below(&prng, n_rus),
+				                   NULL, &win[i].l) == RUSK_OK) {
+					win[i].id = id;
+					break;
+				}
 		}
-		if (rusk_view_tick(v, now) < 0) {
-			a->err = RUSK_ENOMEM;
-			break;
-		}
-		held *h = &win[head];
-		head = head + 1 == a->window ? 0 : head + 1;
-		if (h->id != 0) {
-			/* With learn_releases the agent's view knows what it released free before
-			 * the next sync. Through the agent: the lock-based baselines release
-			 * under their lock. */
-			if (rusk_agent_release(ag, h->id, &h->l, 1, NULL) == RUSK_OK) {
-				a->released++;
-				if (a->learn_releases)
-					rusk_view_mark_free(v, h->l.ru);
-			} else {
-				a->refused++;
-			}
-			h->id = 0;
-		}
-		/* A task given back (RUSK_EAGAIN) is retried first, with its id and submission
-		 * time: nothing is dropped. */
-		if (!has_pending) {
-			pending = (rusk_task){.id = 1 + a->ap.index + (next_id++) * n_agents,
-			                      .rus = 1,
-			                      .gang = true,
-			                      .preferred = pref,
-			                      .n_preferred = a->n_pref,
-			                      .submit_ns = now};
-			for (uint32_t k = 0; k < a->n_pref; k++)
-				pref[k] = (uint32_t)rusk_rng_below(&prng, n_machines);
-			has_pending = true;
-		}
-		rusk_task t = pending;
-		rusk_placement pl;
-		int rc = rusk_agent_place(ag, &t, &h->l, &pl);
-		a->attempts += pl.attempts;
-		a->conflicts += pl.conflicts;
-		if (rc == RUSK_OK) {
-			has_pending = false;
-			h->id = t.id;
-			a->placed++;
-			a->r_sum += pl.sample_size;
-			a->q_sum += pl.quality;
-			a->pref_placed += pl.preferred == 1;
-			rusk_hist_record(&a->decide, rusk_clock_now(clk) - now);
-			rusk_agent_observe_delay(ag, rusk_clock_now(clk) - t.submit_ns);
-		} else {
-			a->gave_up++; /* nothing free in the view or retries ran out: next step */
-		}
+		pthread_barrier_wait(a->start);
 	}
-	a->elapsed_s = cli_now_s() - t0;
+	for (int timed = a->warm_s > 0 ? 0 : 1; timed < 2; timed++) {
+		if (timed && a->warm_s > 0) {
+			/* Every agent warm: the counters start from here. */
+			pthread_barrier_wait(a->start);
+			a->placed = a->attempts = a->conflicts = a->gave_up = 0;
+			a->released = a->refused = a->r_sum = a->pref_placed = 0;
+			a->samples = a->examined = a->parts = a->sample_ns = a->commit_ns = 0;
+			a->q_sum = a->as_sum = 0;
+			a->as_n = 0;
+			memset(&a->decide, 0, sizeof a->decide);
+			rusk_view_stats_get(v, &vs0);
+		}
+		if (a->err != RUSK_OK)
+			continue;
+		a->elapsed_s = 0;
+		double t0 = cli_now_s(), deadline = t0 + (timed ? a->duration_s : a->warm_s);
+		for (uint64_t step = 0;; step++) {
+			uint64_t now = rusk_clock_now(clk);
+			if ((step & 255) == 0) {
+				if (cli_now_s() >= deadline)
+					break;
+				double as = rusk_view_avg_staleness_ns(v, now);
+				if (isfinite(as)) {
+					a->as_sum += as;
+					a->as_n++;
+				}
+			}
+			if (rusk_view_tick(v, now) < 0) {
+				a->err = RUSK_ENOMEM;
+				break;
+			}
+			held *h = &win[head];
+			head = head + 1 == a->window ? 0 : head + 1;
+			if (h->id != 0) {
+				/* With learn_releases the agent's view knows what it released free
+				 * before the next sync. Through the agent: the lock-based baselines
+				 * release under their lock. */
+				if (rusk_agent_release(ag, h->id, &h->l, 1, NULL) == RUSK_OK) {
+					a->released++;
+					if (a->learn_releases)
+						rusk_view_mark_free(v, h->l.ru);
+				} else {
+					a->refused++;
+				}
+				h->id = 0;
+			}
+			/* A task given back (RUSK_EAGAIN) is retried first, with its id and
+			 * submission time: nothing is dropped. */
+			if (!has_pending) {
+				pending =
+				        (rusk_task){.id = 1 + a->ap.index + (next_id++) * n_agents,
+				                    .rus = 1,
+				                    .gang = true,
+				                    .preferred = pref,
+				                    .n_preferred = a->n_pref,
+				                    .submit_ns = now};
+				for (uint32_t k = 0; k < a->n_pref; k++)
+					pref[k] = (uint32_t)rusk_rng_below(&prng, n_machines);
+				has_pending = true;
+			}
+			rusk_task t = pending;
+			rusk_placement pl;
+			int rc = rusk_agent_place(ag, &t, &h->l, &pl);
+			a->attempts += pl.attempts;
+			a->conflicts += pl.conflicts;
+			a->samples += pl.samples;
+			a->examined += pl.examined;
+			a->parts += pl.partitions;
+			a->sample_ns += pl.sample_ns;
+			a->commit_ns += pl.commit_ns;
+			if (rc == RUSK_OK) {
+				has_pending = false;
+				h->id = t.id;
+				a->placed++;
+				a->r_sum += pl.sample_size;
+				a->q_sum += pl.quality;
+				a->pref_placed += pl.preferred == 1;
+				rusk_hist_record(&a->decide, rusk_clock_now(clk) - now);
+				rusk_agent_observe_delay(ag, rusk_clock_now(clk) - t.submit_ns);
+			} else {
+				a->gave_up++; /* nothing free in the view or retries ran out: next
+				                 step */
+			}
+		}
+		a->elapsed_s = cli_now_s() - t0;
+	}
 	for (size_t i = 0; i < a->window; i++)
 		if (win[i].id != 0) {
 			if (rusk_agent_release(ag, win[i].id, &win[i].l, 1, NULL) == RUSK_OK)
@@ -143,6 +192,10 @@ static void *agent_main(void *arg)
 				a->refused++;
 		}
 	rusk_view_stats_get(v, &a->vs);
+	a->vs.syncs -= vs0.syncs;
+	a->vs.publishes -= vs0.publishes;
+	a->vs.sync_ns -= vs0.sync_ns;
+	a->vs.marks -= vs0.marks;
 out:
 	rusk_agent_destroy(ag);
 	free(win);
@@ -153,11 +206,13 @@ out:
 
 /* Runs `agents` agent threads with params from tmpl (index set per agent) for duration
  * seconds on c, closed loop, each task preferring n_pref machines, and sums what they did;
- * with learn_releases each agent marks what it releases free in its own view. Returns 0,
- * or -1 if an agent failed. */
+ * with learn_releases each agent marks what it releases free in its own view. warm_s > 0:
+ * each agent first fills its window by direct commits and runs warm_s seconds uncounted
+ * (the counted run then starts at the target load, views synced). Returns 0, or -1 if an
+ * agent failed. */
 int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent_params *tmpl,
                    uint32_t agents, size_t window, uint32_t n_pref, bool learn_releases,
-                   double duration, cli_row *out)
+                   double warm_s, double duration, cli_row *out)
 {
 	memset(out, 0, sizeof *out);
 	agent *ag = calloc(agents, sizeof *ag);
@@ -171,6 +226,7 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 		ag[i].n_pref = n_pref;
 		ag[i].learn_releases = learn_releases;
 		ag[i].duration_s = duration;
+		ag[i].warm_s = warm_s;
 		ag[i].start = &start;
 		ag[i].ap = *tmpl;
 		ag[i].ap.sync = *sp;
@@ -189,6 +245,12 @@ int cli_run_agents(rusk_cluster *c, const rusk_sync_params *sp, const rusk_agent
 		out->r_sum += ag[i].r_sum;
 		out->pref_placed += ag[i].pref_placed;
 		out->q_sum += ag[i].q_sum;
+		out->gave_up += ag[i].gave_up;
+		out->samples += ag[i].samples;
+		out->examined += ag[i].examined;
+		out->parts += ag[i].parts;
+		out->sample_ns += ag[i].sample_ns;
+		out->commit_ns += ag[i].commit_ns;
 		out->syncs += ag[i].vs.syncs;
 		out->sync_ns += ag[i].vs.sync_ns;
 		out->as_sum += ag[i].as_sum;
@@ -292,7 +354,7 @@ int rusk_cmd_sync(int argc, char **argv)
 			rusk_agent_params tmpl;
 			cli_agent_params(&ca, &sp, 0, &tmpl);
 			cli_row row;
-			if (cli_run_agents(c, &sp, &tmpl, ca.agents, window, 0, false, duration,
+			if (cli_run_agents(c, &sp, &tmpl, ca.agents, window, 0, false, 0, duration,
 			                   &row) != 0)
 				status = RUSK_EXIT_FAIL;
 			uint64_t placed = row.placed, attempts = row.attempts,
