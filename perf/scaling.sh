@@ -6,7 +6,8 @@
 #
 #   perf/scaling.sh [--rusk BIN] [--base BIN] [--out DIR] [--agents N] [--quick]
 #       runs the sweep; writes DIR/machine.txt, DIR/*.json (one per run), DIR/summary.json,
-#       DIR/summary.md and, when gnuplot is there, DIR/scaling.png. --base BIN also runs
+#       DIR/summary.md and, when gnuplot is there, DIR/scaling.png (open loop) and
+#       DIR/closed.png (closed loop, tasks/s against agents per design). --base BIN also runs
 #       the rows marked "base" with an older rusk (the baseline of the same run).
 #   perf/scaling.sh --report DIR
 #       summary.json, summary.md and the plot from the JSON files of an earlier sweep
@@ -19,7 +20,7 @@
 # Sizes: 100,000 machines x 2 RUs (ParSync's 200K slots) for `rusk run`, 165 ms tasks, a
 # 20 ms sync gap (so a view's staleness is not what limits the rate); `rusk bench` at its
 # defaults (100,000 x 16 RUs, 80% load). Every run is short (3 s of arrivals); the whole
-# sweep takes about 4 minutes on 16 cores (--quick: about 2). A run keeps up with its
+# sweep takes about 6 minutes on 16 cores (--quick: about 4). A run keeps up with its
 # offered rate when it ends about a task's length after its arrivals (run s vs arrivals s)
 # with nothing queued; the mean is placed / run time, as `rusk run` reports it.
 set -u
@@ -160,6 +161,28 @@ set ylabel "placed (tasks/s, best 1 s window)"
 set key left top
 plot "$dir/scaling.dat" using 2:3 with points pt 7 title "rusk run, open loop", x with lines title "placed = offered"
 EOF
+		# the closed loop: tasks/s against agents, one line per design and bench run
+		python3 - "$dir" <<'PY' > "$dir/closed.dat"
+import json, os, sys
+s = json.load(open(os.path.join(sys.argv[1], "summary.json")))
+for name, b in sorted(s["bench"].items()):
+    for k in ("rusk", "statesync", "random", "global_lock"):
+        if b.get("scaling") and k in b["scaling"][0]:
+            print('"%s %s"' % (k, name))
+            for p in b["scaling"]:
+                print(p["agents"], p[k])
+            print("\n")
+PY
+		if [ -s "$dir/closed.dat" ]; then
+			gnuplot <<EOF 2>/dev/null
+set terminal png size 900,500 noenhanced
+set output "$dir/closed.png"
+set xlabel "agents"
+set ylabel "tasks/s, closed loop (rusk bench)"
+set key left top font ",8"
+plot for [i=0:*] "$dir/closed.dat" index i using 1:2 with linespoints title columnheader(1)
+EOF
+		fi
 	fi
 }
 
@@ -200,14 +223,17 @@ G=$(( N >= 8 ? 2 : 1 ))
 
 # 1. the kernel, closed loop: every design at N agents, then rusk, StateSync, random and
 # global-lock over 1, 2, 4, 8, 12, N and every core (the issue's 16), with where each
-# decision's time goes; at ParSync's 20 partitions and at 100 (5 cells each), so a
-# partition count that is too small for N agents shows as such.
+# decision's time goes; at ParSync's 20 partitions and at 100 (5 cells each). Rows start
+# warm (rusk bench --warmup-s: the cluster at its load, every view synced), and once cold.
 SWEEP=$(printf '%s\n' 1 2 4 8 12 "$N" "$cores" | awk -v c="$cores" '$1 <= c && !seen[$1]++' |
 	paste -sd, -)
 for P in 20 100; do
 	timeout 300 "$RUSK" bench --agents "$N" --sweep "$SWEEP" --partitions "$P" --duration-s 1 \
 		--rate 0 --preferred 0 --json "$OUT/bench_p$P.json" | tail -32
 done
+# the same from an empty cluster (the issue's first measure): each row fills while counted
+timeout 300 "$RUSK" bench --agents "$N" --sweep "$SWEEP" --warmup-s 0 --duration-s 1 \
+	--rate 0 --preferred 0 --json "$OUT/bench_p20_cold.json" | tail -32
 
 # 2. the main job, open loop: the rate each agent count sustains
 for A in $COUNTS; do
