@@ -14,6 +14,10 @@
 #   cluster.sh replica-of DIR PORT  prints the port of the (first) replica of master PORT
 #   cluster.sh pause DIR PORT       SIGSTOPs the server on PORT (a replica falling behind:
 #   cluster.sh resume DIR PORT      what its master acknowledges meanwhile is not replicated)
+#   cluster.sh cut DIR PORT         closes master PORT's replication links (CLIENT KILL TYPE
+#                                   replica): with its replica paused, nothing the master
+#                                   acknowledges from then on reaches it, even from socket
+#                                   buffers, so a failover loses it for certain
 #
 # Exit 0 on success; 77 (skip) from start when redis-server or redis-cli are missing.
 set -euo pipefail
@@ -103,8 +107,11 @@ pause)
 resume)
   kill -CONT "$(cat "$2/$3/redis.pid")"
   ;;
+cut)
+  redis-cli -p "$3" client kill type replica >/dev/null
+  ;;
 *)
-  echo "usage: cluster.sh free-port | start DIR PORT | stop DIR | kill|pause|resume|replica-of DIR PORT" >&2
+  echo "usage: cluster.sh free-port | start DIR PORT | stop DIR | kill|pause|resume|cut|replica-of DIR PORT" >&2
   exit 2
   ;;
 esac
