@@ -46,8 +46,9 @@
  * agents x largest task, as long as the usage the round read was not undercounted (E11).
  *
  * Determinism: a round is a function of the counters and `now`; the coordinator thread
- * runs on the wall clock. (`rusk sim` does not drive rounds yet: virtual-time runs with
- * groups are not available; without groups nothing here runs.)
+ * runs on the wall clock, while `rusk sim` drives the rounds itself through the step API
+ * (rusk_dispatch_quota_tick_ at exact multiples of the period on its virtual clock), so a
+ * seed gives the same rounds. Without groups nothing here runs.
  */
 #include <pthread.h>
 #include <stdio.h>
