@@ -66,6 +66,11 @@
 #define D                   RUSK_QUOTA_DIMS
 /* Reclaim's bound: victims one agent may preempt per round (rusk/dispatch.h). */
 #define RUSK_DQUOTA_RECLAIM 32u
+/* The coordinator's longest sleep between checks of its stop flag: a stop waits at most
+ * this long. 1 ms slices cost ten wake-ups per 10 ms round (strace of a 5 s default run:
+ * 14,276 clock_nanosleep calls with groups, 3,246 without); 10 ms is one per default
+ * round. */
+#define RUSK_DQUOTA_SLICE_NS 10000000ull
 
 struct rusk_dquota_agent {
 	uint64_t (*taken)[D], (*held)[D], (*max_task)[D];
@@ -399,9 +404,9 @@ static void *rusk_dquota_main_(void *arg)
 	uint64_t next = rusk_dquota_mono_() + q->period_ns;
 	while (rusk_load32(&q->stop, RUSK_ACQUIRE) == 0) {
 		uint64_t t = rusk_dquota_mono_();
-		if (t < next) { /* sleep in slices of at most 1 ms: a stop is seen soon */
+		if (t < next) { /* sleep in slices: a stop is seen within one */
 			uint64_t left = next - t;
-			rusk_dispatch_sleep_(left < 1000000 ? left : 1000000);
+			rusk_dispatch_sleep_(left < RUSK_DQUOTA_SLICE_NS ? left : RUSK_DQUOTA_SLICE_NS);
 			continue;
 		}
 		if (rusk_dquota_round_(d, rusk_dispatch_now_(d)) != RUSK_OK)
