@@ -63,9 +63,9 @@
 #include "loop/dispatch_impl.h"
 #include "loop/dquota.h"
 
-#define D                   RUSK_QUOTA_DIMS
+#define D                    RUSK_QUOTA_DIMS
 /* Reclaim's bound: victims one agent may preempt per round (rusk/dispatch.h). */
-#define RUSK_DQUOTA_RECLAIM 32u
+#define RUSK_DQUOTA_RECLAIM  32u
 /* The coordinator's longest sleep between checks of its stop flag: a stop waits at most
  * this long. 1 ms slices cost ten wake-ups per 10 ms round (strace of a 5 s default run:
  * 14,276 clock_nanosleep calls with groups, 3,246 without); 10 ms is one per default
@@ -406,7 +406,8 @@ static void *rusk_dquota_main_(void *arg)
 		uint64_t t = rusk_dquota_mono_();
 		if (t < next) { /* sleep in slices: a stop is seen within one */
 			uint64_t left = next - t;
-			rusk_dispatch_sleep_(left < RUSK_DQUOTA_SLICE_NS ? left : RUSK_DQUOTA_SLICE_NS);
+			rusk_dispatch_sleep_(left < RUSK_DQUOTA_SLICE_NS ? left
+			                                                 : RUSK_DQUOTA_SLICE_NS);
 			continue;
 		}
 		if (rusk_dquota_round_(d, rusk_dispatch_now_(d)) != RUSK_OK)
