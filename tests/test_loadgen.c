@@ -107,7 +107,7 @@ static void expect_trace_error(const char *f, int fmt, int code, const char *nee
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	assert_int_equal(rusk_trace_load(data(f), fmt, &a, &n, NULL, err, sizeof err), code);
+	assert_int_equal(rusk_trace_load(data(f), fmt, &a, &n, NULL, NULL, err, sizeof err), code);
 	assert_null(a);
 	if (strstr(err, needle) == NULL)
 		fail_msg("'%s' lacks '%s'", err, needle);
@@ -119,8 +119,8 @@ static void test_trace_parser(void **state)
 	rusk_arrival *a;
 	size_t n;
 	char err[512];
-	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
-	                                 sizeof err),
+	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, NULL,
+	                                 err, sizeof err),
 	                 RUSK_OK);
 	assert_int_equal(n, 3);
 	/* sorted, relative to the first arrival */
@@ -135,8 +135,8 @@ static void test_trace_parser(void **state)
 	expect_trace_error("trace_bad_cpu.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
 	                   "trace_bad_cpu.csv:2: cpu_milli 'abc'");
 	/* columns in any order; cpu_milli -> RUs; preferred machines */
-	assert_int_equal(rusk_trace_load(data("trace_cpu.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
-	                                 sizeof err),
+	assert_int_equal(rusk_trace_load(data("trace_cpu.csv"), RUSK_TRACE_CSV, &a, &n, NULL, NULL,
+	                                 err, sizeof err),
 	                 RUSK_OK);
 	assert_int_equal(n, 2);
 	assert_true(a[0].rus == 1 && a[0].n_pref == 0 && a[0].priority == 0);
@@ -165,8 +165,9 @@ static void test_trace_parser(void **state)
 		              path);
 		return;
 	}
-	assert_int_equal(rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, NULL, err, sizeof err),
-	                 RUSK_OK);
+	assert_int_equal(
+	        rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, NULL, NULL, err, sizeof err),
+	        RUSK_OK);
 	assert_int_equal(n, 8152);
 	uint32_t high = 0;
 	for (size_t i = 1; i < n; i++) {
@@ -241,7 +242,7 @@ static void expect_path_error(const char *path, int fmt, int code, const char *n
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	assert_int_equal(rusk_trace_load(path, fmt, &a, &n, NULL, err, sizeof err), code);
+	assert_int_equal(rusk_trace_load(path, fmt, &a, &n, NULL, NULL, err, sizeof err), code);
 	assert_null(a);
 	if (strstr(err, needle) == NULL)
 		fail_msg("'%s' lacks '%s'", err, needle);
@@ -252,7 +253,7 @@ static size_t expect_rows(const char *path, int fmt, rusk_arrival **out)
 	rusk_arrival *a = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	if (rusk_trace_load(path, fmt, &a, &n, NULL, err, sizeof err) != RUSK_OK)
+	if (rusk_trace_load(path, fmt, &a, &n, NULL, NULL, err, sizeof err) != RUSK_OK)
 		fail_msg("%s", err);
 	if (out != NULL)
 		*out = a;
@@ -346,6 +347,78 @@ static void test_trace_nul_and_special_files(void **state)
 /* Item 10: durations and spans beyond RUSK_TRACE_MAX_S are refused with FILE:LINE (1e308 and
  * 2^64 s became 0 through an out-of-range double-to-integer conversion); a stretching time
  * scale holds times at the bound, so they convert to nanoseconds. */
+/* Issue 31: quota groups of a trace. The csv group column: names in order of first use
+ * with that line, blanks dropped, an empty field no group, a name too long refused naming
+ * the line, the column read only when the caller asks; openb pods by qos class or by GPU
+ * model (the first of gpu_spec; gpu for any model, cpu without GPUs), none by default. */
+static void test_trace_group_column(void **state)
+{
+	(void)state;
+	rusk_arrival *a;
+	size_t n;
+	char err[512];
+	rusk_trace_groups tg = {.openb = RUSK_TRACE_GROUPS_QOS};
+	assert_int_equal(rusk_trace_load(data("trace_groups.csv"), RUSK_TRACE_CSV, &a, &n, NULL,
+	                                 &tg, err, sizeof err),
+	                 RUSK_OK);
+	assert_int_equal(n, 5);
+	assert_true(tg.given);
+	assert_int_equal(tg.n, 2);
+	assert_string_equal(tg.name[0], "batch");
+	assert_string_equal(tg.name[1], "prod");
+	assert_int_equal(tg.line[0], 3);
+	assert_int_equal(tg.line[1], 4);
+	static const uint8_t want[5] = {1, 2, 0, 1, 2};
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i].group, want[i]);
+	free(a);
+	/* Not asked for: read, never kept. */
+	assert_int_equal(rusk_trace_load(data("trace_groups.csv"), RUSK_TRACE_CSV, &a, &n, NULL,
+	                                 NULL, err, sizeof err),
+	                 RUSK_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i].group, 0);
+	free(a);
+	/* A csv without the column: not given, every row 0. */
+	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, &tg,
+	                                 err, sizeof err),
+	                 RUSK_OK);
+	assert_false(tg.given);
+	assert_int_equal(tg.n, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i].group, 0);
+	free(a);
+	const char *lng = TMP("long_group.csv", "arrival_s,duration_s,rus,group\n0,1,1,a\n"
+	                                        "1,1,1,abcdefghijabcdefghijabcdefghijxy\n");
+	assert_int_equal(rusk_trace_load(lng, RUSK_TRACE_CSV, &a, &n, NULL, &tg, err, sizeof err),
+	                 RUSK_EPARSE);
+	if (strstr(err, "long_group.csv:3: group: 'abcdefghijabcdefghijabcdefghijxy' is not a "
+	                "group name (1..31 bytes)") == NULL)
+		fail_msg("%s", err);
+	/* openb: by qos class, by GPU model, or none. */
+	static const char *const qos[5] = {"LS", "BE", "Burstable", "BE", "Guaranteed"};
+	static const char *const model[5] = {"cpu", "gpu", "V100M32", "T4", "V100M32"};
+	for (int by = RUSK_TRACE_GROUPS_NONE; by <= RUSK_TRACE_GROUPS_GPU_MODEL; by++) {
+		tg = (rusk_trace_groups){.openb = by};
+		assert_int_equal(rusk_trace_load(data("pods_groups.csv"), RUSK_TRACE_OPENB, &a, &n,
+		                                 NULL, &tg, err, sizeof err),
+		                 RUSK_OK);
+		assert_int_equal(n, 5);
+		assert_int_equal(tg.given, by != RUSK_TRACE_GROUPS_NONE);
+		assert_int_equal(tg.n, by == RUSK_TRACE_GROUPS_NONE ? 0 : 4);
+		for (size_t i = 0; i < n; i++) {
+			if (by == RUSK_TRACE_GROUPS_NONE) {
+				assert_int_equal(a[i].group, 0);
+				continue;
+			}
+			assert_true(a[i].group >= 1 && a[i].group <= tg.n);
+			assert_string_equal(tg.name[a[i].group - 1],
+			                    by == RUSK_TRACE_GROUPS_QOS ? qos[i] : model[i]);
+		}
+		free(a);
+	}
+}
+
 /* Vector columns of the generic CSV, and openb gpu_spec's model table. */
 static void test_trace_vec_columns(void **state)
 {
@@ -354,8 +427,8 @@ static void test_trace_vec_columns(void **state)
 	size_t n;
 	char err[512];
 	rusk_trace_models tm;
-	assert_int_equal(rusk_trace_load(data("trace_vec.csv"), RUSK_TRACE_CSV, &a, &n, &tm, err,
-	                                 sizeof err),
+	assert_int_equal(rusk_trace_load(data("trace_vec.csv"), RUSK_TRACE_CSV, &a, &n, &tm, NULL,
+	                                 err, sizeof err),
 	                 RUSK_OK);
 	assert_int_equal(n, 7);
 	assert_int_equal(tm.n, 2);
@@ -374,8 +447,8 @@ static void test_trace_vec_columns(void **state)
 	expect_trace_error("trace_vec_nan_gpus.csv", RUSK_TRACE_CSV, RUSK_EPARSE,
 	                   "trace_vec_nan_gpus.csv:2: gpus 'x' is not a whole number");
 	/* RU-only traces stay RU-only */
-	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
-	                                 sizeof err),
+	assert_int_equal(rusk_trace_load(data("trace_ok.csv"), RUSK_TRACE_CSV, &a, &n, NULL, NULL,
+	                                 err, sizeof err),
 	                 RUSK_OK);
 	assert_false(a[0].vec);
 	free(a);
@@ -388,8 +461,8 @@ static void test_trace_job_columns(void **state)
 	rusk_arrival *a;
 	size_t n;
 	char err[512];
-	assert_int_equal(rusk_trace_load(data("trace_jobs.csv"), RUSK_TRACE_CSV, &a, &n, NULL, err,
-	                                 sizeof err),
+	assert_int_equal(rusk_trace_load(data("trace_jobs.csv"), RUSK_TRACE_CSV, &a, &n, NULL, NULL,
+	                                 err, sizeof err),
 	                 RUSK_OK);
 	assert_int_equal(n, 3);
 	assert_true(a[0].user != 0 && a[0].user == a[2].user && a[0].user != a[1].user);
@@ -575,7 +648,7 @@ static void test_trace_target_column(void **state)
 	size_t n;
 	char err[512];
 	assert_int_equal(rusk_trace_load(data("trace_target.csv"), RUSK_TRACE_CSV, &a, &n, NULL,
-	                                 err, sizeof err),
+	                                 NULL, err, sizeof err),
 	                 RUSK_OK);
 	assert_int_equal(n, 5);
 	assert_true(a[0].target_s == 1.5 && a[1].target_s == 0 && a[2].target_s == 3);
@@ -642,6 +715,7 @@ int main(void)
 	        cmocka_unit_test(test_trace_nul_and_special_files),
 	        cmocka_unit_test(test_trace_time_bounds),
 	        cmocka_unit_test(test_trace_vec_columns),
+	        cmocka_unit_test(test_trace_group_column),
 	        cmocka_unit_test(test_trace_job_columns),
 	        cmocka_unit_test(test_trace_text_forms),
 	};

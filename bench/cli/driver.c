@@ -158,6 +158,19 @@ int drv_setup(run *R, cli_cluster *cc)
 			if (cfg.trace_format < 0)
 				cfg.trace_format = RUSK_TRACE_CSV;
 		}
+		if (cfg.openb_groups != RUSK_TRACE_GROUPS_NONE &&
+		    cfg.trace_format != RUSK_TRACE_OPENB) {
+			fprintf(stderr,
+			        "rusk: --openb-groups: applies to an openb pod list (--trace openb "
+			        "or --trace-format openb), not the csv trace %s (its group column "
+			        "names a row's group)\n",
+			        trace_path);
+			return RUSK_EXIT_USAGE;
+		}
+		/* Quota group names (groups_run.c resolves them once its file is read); a
+		 * trace's group column is not read without --groups-file. */
+		R->tgroups = (rusk_trace_groups){.openb = cfg.openb_groups};
+		rusk_trace_groups *tg = cfg.groups_file != NULL ? &R->tgroups : NULL;
 		rusk_arrival *raw;
 		size_t n_raw;
 		rusk_trace_models *tm = drv_vec_models(R);
@@ -165,7 +178,7 @@ int drv_setup(run *R, cli_cluster *cc)
 			fprintf(stderr, "rusk: --trace: out of memory\n");
 			return RUSK_EXIT_NOMEM;
 		}
-		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, tm, err,
+		int trc = rusk_trace_load(trace_path, cfg.trace_format, &raw, &n_raw, tm, tg, err,
 		                          sizeof err);
 		if (trc != RUSK_OK && drv_stop_signal() != 0) {
 			/* A signal cut a read from a pipe short: interrupted, not a bad trace. */
@@ -193,13 +206,21 @@ int drv_setup(run *R, cli_cluster *cc)
 	 * is refused before anything is opened for writing (outfile.h). */
 	const cli_in ins[] = {{"--trace", cfg.trace != NULL && !e2e ? trace_path : NULL},
 	                      {"--cluster", cc->openb_path}};
-	R->outs[0] = (cli_out){.flag = "--json", .path = cfg.json};
-	R->outs[1] = (cli_out){.flag = "--csv", .path = cfg.csv};
-	int orc = cli_files_open(ins, 2, R->outs, 2);
+	snprintf(R->groups_gp, sizeof R->groups_gp, "%s.gp",
+	         cfg.groups_png != NULL ? cfg.groups_png : "");
+	R->outs[DRV_OUT_JSON] = (cli_out){.flag = "--json", .path = cfg.json};
+	R->outs[DRV_OUT_CSV] = (cli_out){.flag = "--csv", .path = cfg.csv};
+	R->outs[DRV_OUT_GROUPS_CSV] = (cli_out){.flag = "--groups-csv", .path = cfg.groups_csv};
+	R->outs[DRV_OUT_GROUPS_PNG] =
+	        (cli_out){.flag = "--groups-png", .path = cfg.groups_png, .external = true};
+	R->outs[DRV_OUT_GROUPS_GP] =
+	        (cli_out){.flag = "--groups-png (its gnuplot script)",
+	                  .path = cfg.groups_png != NULL ? R->groups_gp : NULL};
+	int orc = cli_files_open(ins, 2, R->outs, DRV_OUTS);
 	if (orc != 0)
 		return orc;
-	R->json = R->outs[0].f;
-	R->csv = R->outs[1].f;
+	R->json = R->outs[DRV_OUT_JSON].f;
+	R->csv = R->outs[DRV_OUT_CSV].f;
 	/* The memory the run will need, stated and checked before any of it is allocated
 	 * (memest.c): what does not fit is refused naming the flags, exit 2. */
 	uint64_t machines, rus;
@@ -636,7 +657,7 @@ void drv_free(run *R)
 		fclose(R->out);
 	/* Outputs not put in place by the report (the run did not get to it): their
 	 * temporary files go, the targets keep what they held. */
-	cli_outs_discard(R->outs, 2);
+	cli_outs_discard(R->outs, DRV_OUTS);
 	rusk_dispatch_destroy(R->d); /* its agents and tasks; every thread joined */
 	for (uint32_t i = 0; R->ag != NULL && i < R->cfg.agents; i++)
 		free(R->ag[i].mix_delay);

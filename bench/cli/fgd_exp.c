@@ -249,7 +249,7 @@ static void add_type(fgd_ctx *x, const rusk_arrival *p)
 static int load(fgd_ctx *x, const char *nodes, const char *trace)
 {
 	char err[512];
-	if (rusk_trace_load(trace, RUSK_TRACE_OPENB_SHAPES, &x->pods, &x->n_pods, &x->tm, err,
+	if (rusk_trace_load(trace, RUSK_TRACE_OPENB_SHAPES, &x->pods, &x->n_pods, &x->tm, NULL, err,
 	                    sizeof err) != RUSK_OK) {
 		fprintf(stderr, "rusk: --trace: %s\n", err);
 		return RUSK_EXIT_USAGE;

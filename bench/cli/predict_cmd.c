@@ -325,7 +325,7 @@ static int openb_jobs(const char *path, rusk_jobtrace *t, char *err, size_t errl
 	rusk_trace_models *tm = calloc(1, sizeof *tm);
 	if (tm == NULL)
 		return RUSK_ENOMEM;
-	int rc = rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, tm, err, errlen);
+	int rc = rusk_trace_load(path, RUSK_TRACE_OPENB, &a, &n, tm, NULL, err, errlen);
 	free(tm);
 	if (rc != RUSK_OK)
 		return rc;

@@ -805,7 +805,9 @@ int drv_report(run *R, bool interrupted)
 	if (R->json != NULL)
 		write_json(R, &S);
 	R->json = R->csv = NULL; /* the per-second series was flushed as it went */
-	if (cli_outs_close(R->outs, 2) != 0)
+	if (cli_outs_close(R->outs, DRV_OUT_GROUPS_CSV + 1) != 0)
+		status = RUSK_EXIT_FAIL;
+	if (drv_grp_plot(R) != 0) /* from the --groups-csv, once it is in place */
 		status = RUSK_EXIT_FAIL;
 	drv_stop_writing(false);
 	print_tasks(R, &S);

@@ -169,9 +169,34 @@ static int check_outputs(const run_cfg *cfg, const cli_cluster *cc)
 	bool file = cfg->trace != NULL && strcmp(cfg->trace, "openb") != 0 &&
 	            strcmp(cfg->trace, "e2e") != 0;
 	const cli_in ins[] = {{"--trace", file ? cfg->trace : NULL}, {"--cluster", cc->openb_path}};
+	char gp[4200];
+	snprintf(gp, sizeof gp, "%s.gp", cfg->groups_png != NULL ? cfg->groups_png : "");
 	const cli_out outs[] = {{.flag = "--json", .path = cfg->json},
-	                        {.flag = "--csv", .path = cfg->csv}};
-	return cli_files_check(ins, 2, outs, 2);
+	                        {.flag = "--csv", .path = cfg->csv},
+	                        {.flag = "--groups-csv", .path = cfg->groups_csv},
+	                        {.flag = "--groups-png", .path = cfg->groups_png, .external = true},
+	                        {.flag = "--groups-png (its gnuplot script)",
+	                         .path = cfg->groups_png != NULL ? gp : NULL}};
+	return cli_files_check(ins, 2, outs, sizeof outs / sizeof *outs);
+}
+
+/* The quota groups' flags that need --groups-file, and --groups-png its --groups-csv. */
+static int check_groups(const run_cfg *cfg)
+{
+	const char *flag = cfg->groups_csv != NULL   ? "--groups-csv"
+	                   : cfg->groups_png != NULL ? "--groups-png"
+	                   : cfg->openb_groups != 0  ? "--openb-groups"
+	                                             : NULL;
+	if (cfg->groups_file == NULL && flag != NULL) {
+		fprintf(stderr, "rusk: %s: needs --groups-file (the quota groups)\n", flag);
+		return -1;
+	}
+	if (cfg->groups_png != NULL && cfg->groups_csv == NULL) {
+		fprintf(stderr,
+		        "rusk: --groups-png: needs --groups-csv (the chart draws its rows)\n");
+		return -1;
+	}
+	return 0;
 }
 
 /* The sync policy with --agents and --partitions (ParSync §5.1: P >= N for diff). */
@@ -381,6 +406,15 @@ static void usage_flags(void)
 	     "                        (MiB) or gpu (milli-GPUs); task i is in group 1 + i mod n;\n"
 	     "                        the coordinator divides the cluster by weighted DRF\n"
 	     "  --quota-period-ms P   the quota coordinator's period (default 10)\n"
+	     "  --openb-groups qos|gpu-model  with --trace openb: a pod's group is its qos\n"
+	     "                        class (LS, Guaranteed, BE, Burstable) or GPU model (the\n"
+	     "                        first of gpu_spec; gpu: any model; cpu: no GPU); default:\n"
+	     "                        task i in group 1 + i mod n (a csv trace: its group column)\n"
+	     "  --groups-csv FILE     the groups' demand, allocation, allowance, usage and delay\n"
+	     "                        over time: a row per group each second (rusk run) or\n"
+	     "                        each coordinator round (rusk sim)\n"
+	     "  --groups-png FILE     those series drawn by gnuplot (needs --groups-csv;\n"
+	     "                        FILE.gp: the script)\n"
 	     "  --quiet               no summary on stdout (--json / --csv still written)\n"
 	     "  --json FILE           write the summary as JSON\n"
 	     "  --csv FILE            write the per-second series as CSV\n"
@@ -566,6 +600,8 @@ static const cli_choice sched_modes[] = {{"off", -1},
                                          {NULL, 0}};
 static const cli_choice dists[] = {{"exp", 0}, {"lognormal", 1}, {"fixed", 2}, {NULL, 0}};
 static const cli_choice costs[] = {{"work", 0}, {"flat", 1}, {NULL, 0}};
+static const cli_choice openb_groupings[] = {
+        {"qos", RUSK_TRACE_GROUPS_QOS}, {"gpu-model", RUSK_TRACE_GROUPS_GPU_MODEL}, {NULL, 0}};
 
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 {
@@ -633,6 +669,9 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, NULL)},
 	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
 	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
+	        {CLI_CHOICE_OPT("--openb-groups", openb_groupings, &cfg.openb_groups)},
+	        {CLI_FILE_OPT("--groups-csv", &cfg.groups_csv)},
+	        {CLI_FILE_OPT("--groups-png", &cfg.groups_png)},
 	        {CLI_FLAG_OPT("--quiet", &cfg.quiet)},
 	        {CLI_FLAG_OPT("--global-lock", &cfg.global_lock)},
 	        {CLI_FLAG_OPT("--gang", &cfg.gang)},
@@ -697,7 +736,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 		return RUSK_EXIT_USAGE;
 	}
 	if (apply_shape(&cfg, shape) != 0 || check_sync(&cfg, cc->params.partitions) != 0 ||
-	    check_outputs(&cfg, cc) != 0 || check_classify(&cfg) != 0 ||
+	    check_groups(&cfg) != 0 || check_outputs(&cfg, cc) != 0 || check_classify(&cfg) != 0 ||
 	    check_sched(&cfg, sched_only, e2e_only) != 0)
 		return RUSK_EXIT_USAGE;
 	*out = cfg;

@@ -99,6 +99,10 @@ typedef struct run_cfg {
 	bool admit_predict; /* --admit-predict on: the predictor's wait estimates (admit_pred.c) */
 	const char *groups_file; /* --groups-file: quota groups (groups_run.c); NULL: none */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
+	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
+	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */
+	const char *groups_csv, *groups_png;
+	int openb_groups;
 	uint32_t buckets;
 	double priority_share;
 	double alpha; /* ParSync Table 1: run time x alpha on preferred machines (0: off) */
@@ -225,7 +229,8 @@ typedef struct run run;
  * (drv_vec_models, before any setup), --trace e2e's generator is the planner's
  * (drv_sched_e2e), the planner's arrivals go to it instead of to the agents (sim.c and
  * run.c: drv_sched_arrival), and the run's checks line, which words each feature's verdict
- * in one line (report.c: drv_sched_check, drv_apred_ok, drv_grp_ok).
+ * in one line (report.c: drv_sched_check, drv_apred_ok, drv_grp_ok), and the groups' per-round CSV
+ * rows and chart (sim.c: drv_grp_round; report.c: drv_grp_plot).
  */
 typedef enum drv_stage { DRV_STAGE_RUN = 0, DRV_STAGE_TRACE } drv_stage;
 typedef enum drv_admit { DRV_ADMIT_NONE = 0, DRV_ADMIT_FITS, DRV_ADMIT_REFUSED } drv_admit;
@@ -263,6 +268,16 @@ typedef struct drv_sched drv_sched;
 typedef struct drv_apred drv_apred;
 typedef struct drv_grp drv_grp;
 
+/* The run's output files, in R->outs (opened together, so that none names another). */
+enum {
+	DRV_OUT_JSON = 0,
+	DRV_OUT_CSV,
+	DRV_OUT_GROUPS_CSV,
+	DRV_OUT_GROUPS_PNG, /* gnuplot writes it (external) */
+	DRV_OUT_GROUPS_GP,  /* the script that draws it, kept beside it (PNG.gp) */
+	DRV_OUTS
+};
+
 struct run {
 	run_cfg cfg;
 	drv_vec *vec;     /* vector resources of the trace (vecrep.c); NULL: RUs only */
@@ -270,6 +285,9 @@ struct run {
 	drv_sched *sched; /* --sched (sched_run.c); NULL: off, arrivals go to the agents */
 	drv_apred *apred; /* --admit-predict on (admit_pred.c); NULL: off */
 	drv_grp *grp;     /* --groups-file (groups_run.c); NULL: off */
+	/* The quota group names of the trace's rows (--groups-file with a csv group column or
+	 * --openb-groups; groups_run.c resolves them); n 0 and given false: none. */
+	rusk_trace_groups tgroups;
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -291,10 +309,12 @@ struct run {
 	uint32_t fail;      /* RUSK_ENOMEM once any thread ran out of memory (drv_fail) */
 	uint64_t t0;
 	uint64_t seed;
-	/* --json and --csv (outfile.h: temporary files beside their targets, renamed into
-	 * place by drv_report once complete), opened by drv_setup before the run. csv and json
-	 * are their FILEs (NULL: not given). */
-	cli_out outs[2];
+	/* --json, --csv, --groups-csv and --groups-png with its gnuplot script (outfile.h:
+	 * temporary files beside their targets, renamed into place by drv_report once
+	 * complete), opened by drv_setup before the run, indexed by DRV_OUT_*. csv and json are
+	 * their FILEs (NULL: not given). */
+	cli_out outs[DRV_OUTS];
+	char groups_gp[4200]; /* the path of --groups-png's script: PNG.gp */
 	FILE *csv;
 	FILE *json;
 	FILE *out; /* the summary: stdout, or /dev/null with --quiet */
@@ -470,11 +490,20 @@ void drv_apred_free(run *R);
 
 /*
  * Quota groups (groups_run.c, --groups-file): its feature's setup reads the file once the
- * cluster is built (errors name file:line; RUSK_EXIT_USAGE) and its task hook gives a
- * generated task its group; its params hook puts the groups in the dispatcher's
- * parameters; its second hook samples the groups' figures (the sampler); drv_grp_ok: every round
- * fair and no overshoot past the bound (the run's checks).
+ * cluster is built (errors name file:line; RUSK_EXIT_USAGE), resolves the trace's group
+ * names against it (an unknown one names the trace's FILE:LINE) and writes the
+ * --groups-csv header; its task hook gives a task its group (the trace's, else 1 + id mod
+ * n); its params hook puts the groups in the dispatcher's parameters; its second hook
+ * samples the groups' figures (the sampler) and, in rusk run, writes a --groups-csv row per
+ * group. drv_grp_round: rusk sim, after each coordinator round at virtual time `now`, a
+ * --groups-csv row per group (main thread). drv_grp_plot: after the outputs 0 ..
+ * DRV_OUT_GROUPS_CSV are closed, draws --groups-png from the --groups-csv with gnuplot and
+ * puts the chart and its script in place; 0, or RUSK_EXIT_FAIL after saying why (main
+ * thread, no-op without --groups-png). drv_grp_ok: every round fair and no overshoot past
+ * the bound (the run's checks).
  */
+void drv_grp_round(run *R, uint64_t now);
+int drv_grp_plot(run *R);
 bool drv_grp_ok(const run *R);
 
 /* The per-second series and the summary: report.c. */

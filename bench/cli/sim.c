@@ -623,6 +623,7 @@ int rusk_cmd_sim(int argc, char **argv)
 		case EV_QUOTA:
 			if (rusk_dispatch_quota_tick_(R.d, e.t) != RUSK_OK)
 				drv_oom_exit("a quota round");
+			drv_grp_round(&R, e.t); /* --groups-csv: a row per group */
 			ev_push(&S.q, e.t + quota_ns, EV_QUOTA, 0, NULL, 0);
 			break;
 		case EV_SAMPLE:

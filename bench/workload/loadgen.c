@@ -321,14 +321,14 @@ static int openb_header(char **fl, int nf, bool shapes, int *cols, const char *p
 }
 
 /* A generic header: known names in any order; col[k] = field of names[k] or -1. */
-enum { CSV_COLS = 14 };
+enum { CSV_COLS = 15 };
 static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, unsigned line,
                       char *err, size_t errlen)
 {
 	static const char *names[CSV_COLS] = {"arrival_s", "duration_s", "rus",      "cpu_milli",
 	                                      "mem_mib",   "gpus",       "priority", "preferred",
 	                                      "gpu_milli", "gpu_models", "target_s", "user",
-	                                      "job_name",  "deadline_s"};
+	                                      "job_name",  "deadline_s", "group"};
 	for (int k = 0; k < CSV_COLS; k++)
 		col[k] = -1;
 	for (int i = 0; i < nf && i < TRACE_FIELDS; i++) {
@@ -340,7 +340,7 @@ static int csv_header(char **fl, int nf, int col[CSV_COLS], const char *path, un
 			                 "%s:%u: column '%s' is unknown or repeated (known: "
 			                 "arrival_s, duration_s, rus or cpu_milli, mem_mib, gpus, "
 			                 "gpu_milli, gpu_models, priority, preferred, target_s, "
-			                 "user, job_name, deadline_s)",
+			                 "user, job_name, deadline_s, group)",
 			                 path, line, fl[i]);
 		col[k] = i;
 	}
@@ -394,6 +394,36 @@ static int parse_models(char *s, rusk_trace_models *tm, uint32_t *mask, const ch
 	}
 }
 
+/* A row's quota group by name (csv group; openb qos or GPU model, `col` naming which):
+ * its index + 1 in the trace's group table, new names added in order of first use. Empty:
+ * 0 (no group). tg NULL: the caller reads no groups (0). */
+static int row_group(const char *name, rusk_trace_groups *tg, rusk_arrival *x, const char *col,
+                     const char *path, unsigned line, char *err, size_t errlen)
+{
+	x->group = 0;
+	if (tg == NULL || name[0] == '\0')
+		return RUSK_OK;
+	uint32_t k = 0;
+	while (k < tg->n && strcmp(tg->name[k], name) != 0)
+		k++;
+	if (strlen(name) >= sizeof tg->name[0])
+		return rusk_errf(err, errlen, RUSK_EPARSE,
+		                 "%s:%u: %s: '%s' is not a group name (1..%zu bytes)", path, line,
+		                 col, name, sizeof tg->name[0] - 1);
+	if (k == RUSK_TRACE_MAX_GROUPS)
+		return rusk_errf(err, errlen, RUSK_EPARSE,
+		                 "%s:%u: %s: '%s' is a group beyond the %d distinct groups a "
+		                 "trace may name",
+		                 path, line, col, name, RUSK_TRACE_MAX_GROUPS);
+	if (k == tg->n) {
+		snprintf(tg->name[k], sizeof tg->name[k], "%s", name);
+		tg->line[k] = line;
+		tg->n++;
+	}
+	x->group = (uint8_t)(k + 1);
+	return RUSK_OK;
+}
+
 /* GPUs of a row: num_gpu / gpus and gpu_milli, checked together. */
 static int row_gpus(rusk_arrival *x, uint64_t gpus, uint64_t milli, const char *path, unsigned line,
                     char *err, size_t errlen)
@@ -417,9 +447,11 @@ static int row_gpus(rusk_arrival *x, uint64_t gpus, uint64_t milli, const char *
 	return RUSK_OK;
 }
 
-/* An openb pod row: arrival, lifetime, RUs, priority from the qos class. */
-static int openb_row(char **fl, int nf, rusk_arrival *x, rusk_trace_models *tm, const char *path,
-                     unsigned line, char *err, size_t errlen)
+/* An openb pod row: arrival, lifetime, RUs, priority from the qos class, its quota group
+ * as tg->openb asks (tg NULL: none). */
+static int openb_row(char **fl, int nf, rusk_arrival *x, rusk_trace_models *tm,
+                     rusk_trace_groups *tg, const char *path, unsigned line, char *err,
+                     size_t errlen)
 {
 	static const char *const qos[4] = {"LS", "Guaranteed", "BE", "Burstable"};
 	static const char *const phases[5] = {"Running", "Succeeded", "Failed", "Pending",
@@ -444,6 +476,18 @@ static int openb_row(char **fl, int nf, rusk_arrival *x, rusk_trace_models *tm, 
 		                 "share of each GPU)",
 		                 path, line, fl[4]);
 	int grc = row_gpus(x, gpus, milli, path, line, err, errlen);
+	/* Its GPU model group before parse_models splits gpu_spec in place: the first name. */
+	char model[48] = "cpu"; /* a model name is at most 39 bytes (parse_models) */
+	if (gpus > 0 && nf > OPENB_SHAPE_COLS) {
+		size_t len = strcspn(fl[5], "|");
+		if (len == 0)
+			snprintf(model, sizeof model, "gpu");
+		else
+			snprintf(model, sizeof model, "%.*s", (int)(len < 47 ? len : 47), fl[5]);
+		char *end = model + strlen(model); /* blanks before a '|' */
+		while (end > model && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+	}
 	if (grc == RUSK_OK && gpus > 0 && nf > OPENB_SHAPE_COLS)
 		grc = parse_models(fl[5], tm, &x->gpu_models, "gpu_spec", path, line, err, errlen);
 	if (grc != RUSK_OK)
@@ -486,6 +530,10 @@ static int openb_row(char **fl, int nf, rusk_arrival *x, rusk_trace_models *tm, 
 	x->rus = (uint32_t)ceil(cpu / 1000.0);
 	x->priority = one_of(fl[6], qos, 2); /* LS and Guaranteed: latency-sensitive */
 	x->never_ran = fl[10][0] == '\0';
+	if (tg != NULL && tg->openb == RUSK_TRACE_GROUPS_QOS)
+		return row_group(fl[6], tg, x, "qos", path, line, err, errlen);
+	if (tg != NULL && tg->openb == RUSK_TRACE_GROUPS_GPU_MODEL)
+		return row_group(model, tg, x, "gpu_spec", path, line, err, errlen);
 	x->wait_s = !x->never_ran && ts > t0 ? fmin(ts, t1) - t0 : 0;
 	return RUSK_OK;
 }
@@ -575,7 +623,7 @@ static int csv_job(char **fl, const int col[CSV_COLS], rusk_arrival *x, const ch
 }
 
 static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_trace_models *tm,
-                   const char *path, unsigned line, char *err, size_t errlen)
+                   rusk_trace_groups *tg, const char *path, unsigned line, char *err, size_t errlen)
 {
 	double t, d, v;
 	uint64_t u;
@@ -628,6 +676,8 @@ static int csv_row(char **fl, const int col[CSV_COLS], rusk_arrival *x, rusk_tra
 		x->target_s = v;
 	}
 	int jrc = csv_job(fl, col, x, path, line, err, errlen);
+	if (jrc == RUSK_OK && col[14] >= 0)
+		jrc = row_group(fl[col[14]], tg, x, "group", path, line, err, errlen);
 	if (jrc != RUSK_OK)
 		return jrc;
 	if (col[7] >= 0 && fl[col[7]][0] != '\0')
@@ -652,11 +702,16 @@ static int trace_finish(rusk_arrival *a, size_t n, const char *path, char *err, 
 }
 
 int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_out,
-                    rusk_trace_models *models, char *err, size_t errlen)
+                    rusk_trace_models *models, rusk_trace_groups *groups, char *err, size_t errlen)
 {
 	rusk_trace_models local;
 	rusk_trace_models *tm = models != NULL ? models : &local;
 	tm->n = 0;
+	if (groups != NULL) {
+		groups->n = 0;
+		groups->given =
+		        format == RUSK_TRACE_OPENB && groups->openb != RUSK_TRACE_GROUPS_NONE;
+	}
 	trace_reader r;
 	bool openb = format == RUSK_TRACE_OPENB || format == RUSK_TRACE_OPENB_SHAPES;
 	int rc = rd_open(&r, path, format == RUSK_TRACE_CSV, err, errlen);
@@ -679,8 +734,11 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 			           : csv_header(fl, nf, col, path, r.line, err, errlen);
 			if (rc != RUSK_OK)
 				goto out;
-			if (format == RUSK_TRACE_CSV)
+			if (format == RUSK_TRACE_CSV) {
 				want = nf;
+				if (groups != NULL)
+					groups->given = col[14] >= 0;
+			}
 			continue;
 		}
 		if (nf != want) {
@@ -690,8 +748,9 @@ int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n_
 			goto out;
 		}
 		rusk_arrival x = {.line = r.line};
-		rc = openb ? openb_row(fl, nf, &x, tm, path, r.line, err, errlen)
-		           : csv_row(fl, col, &x, tm, path, r.line, err, errlen);
+		rc = openb ? openb_row(fl, nf, &x, tm, format == RUSK_TRACE_OPENB ? groups : NULL,
+		                       path, r.line, err, errlen)
+		           : csv_row(fl, col, &x, tm, groups, path, r.line, err, errlen);
 		if (rc != RUSK_OK)
 			goto out;
 		if (n == cap) {

@@ -8,6 +8,7 @@
 #ifndef RUSK_CORE_LOADGEN_H
 #define RUSK_CORE_LOADGEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,9 @@ typedef struct rusk_arrival {
 	 * and a deadline in seconds after arrival (0: best effort). */
 	uint32_t user, job_name;
 	double deadline_s;
+	/* Its quota group (csv group; openb: its qos class or GPU model, as
+	 * rusk_trace_groups.openb asks): 0 none, k: the loader's group table's name[k - 1]. */
+	uint8_t group;
 } rusk_arrival;
 
 /* GPU model names a trace's rows accept (openb gpu_spec, csv gpu_models), in order of
@@ -57,6 +61,27 @@ typedef struct rusk_trace_models {
 	char name[RUSK_TRACE_MAX_MODELS][40];
 	uint32_t line[RUSK_TRACE_MAX_MODELS];
 } rusk_trace_models;
+
+/* Quota group names the trace's rows give, in order of first use, and the line of that
+ * first use (the driver resolves them against its groups once it has read them; an unknown
+ * one is an error naming that line). `openb` is the caller's: which openb pod column names
+ * a pod's group. `given`: the csv header names a group column, or openb rows were mapped
+ * (a row's group 0 then means no group, not "not said"). */
+#define RUSK_TRACE_MAX_GROUPS 64
+#define RUSK_TRACE_GROUP_NAME 32
+enum {
+	RUSK_TRACE_GROUPS_NONE = 0, /* openb pods have no group */
+	RUSK_TRACE_GROUPS_QOS = 1,  /* the pod's qos class: LS, Guaranteed, BE or Burstable */
+	/* the first model of gpu_spec; "gpu" for a GPU pod of any model, "cpu" without GPUs */
+	RUSK_TRACE_GROUPS_GPU_MODEL = 2,
+};
+typedef struct rusk_trace_groups {
+	int openb;
+	bool given;
+	uint32_t n;
+	char name[RUSK_TRACE_MAX_GROUPS][RUSK_TRACE_GROUP_NAME];
+	uint32_t line[RUSK_TRACE_MAX_GROUPS];
+} rusk_trace_groups;
 
 /* Phased Poisson process: rate * phases[k]% during phase k, each phase_s long. */
 typedef struct rusk_loadgen {
@@ -92,7 +117,10 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1, RUSK_TRACE_OPENB_SHAPES = 2 };
  *          Failed, Pending, Unknown: how the pod fared on the traced cluster, not a request);
  *          a row without scheduled_time is marked never_ran. Each pod is a vector task:
  *          memory_mib, num_gpu GPUs of gpu_milli (1..1000; 1000 when num_gpu > 1), the
- *          models of gpu_spec ('|'-separated names, empty: any), on one machine.
+ *          models of gpu_spec ('|'-separated names, empty: any), on one machine. Its
+ *          quota group, as groups->openb asks (RUSK_TRACE_GROUPS_*): none, its qos
+ *          class, or its GPU model (the first of gpu_spec; "gpu" when gpu_spec is empty,
+ *          "cpu" for a pod without GPUs).
  *   openb shapes (RUSK_TRACE_OPENB_SHAPES): the openb format, or its first five columns
  *          alone (name,cpu_milli,memory_mib,num_gpu,gpu_milli: the published multigpu
  *          variants), whose rows are shapes with arrival 0 and any GPU model: for a
@@ -103,9 +131,13 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1, RUSK_TRACE_OPENB_SHAPES = 2 };
  *          gpu_milli (default 1000 when gpus > 0) and gpu_models ('|'-separated names):
  *          a header naming any of these makes every row a vector task, on one machine;
  *          optional user, job_name (3Sigma's features; any text, kept as a hash) and
- *          deadline_s (seconds after arrival, > 0; empty: best effort).
+ *          deadline_s (seconds after arrival, > 0; empty: best effort); optional group
+ *          (a quota group's name, 1..31 bytes; empty: none).
  *          Lines whose first non-blank byte is '#' are comments, of any length.
- * models (may be NULL) receives the GPU model names that rows' masks index.
+ * models (may be NULL) receives the GPU model names that rows' masks index; groups (may be
+ * NULL: every row's group is 0) the quota group names that rows' group fields index, at
+ * most RUSK_TRACE_MAX_GROUPS distinct (more is RUSK_EPARSE naming the line); its `openb`
+ * is read, the rest written.
  * Both: a UTF-8 byte-order mark is dropped; lines end in LF, CRLF or CR; blanks around a
  * field are dropped; blank lines are skipped; whole numbers (rus, ids, priority) are
  * decimal digits only; durations and the span are at most RUSK_TRACE_MAX_S. A directory
@@ -114,7 +146,7 @@ enum { RUSK_TRACE_OPENB = 0, RUSK_TRACE_CSV = 1, RUSK_TRACE_OPENB_SHAPES = 2 };
  * a NUL byte included), RUSK_ENOMEM. The caller frees *out.
  */
 int rusk_trace_load(const char *path, int format, rusk_arrival **out, size_t *n,
-                    rusk_trace_models *models, char *err, size_t errlen);
+                    rusk_trace_models *models, rusk_trace_groups *groups, char *err, size_t errlen);
 
 /*
  * rusk_trace_check_preferred: checks the preferred machine ids of a loaded (or expanded)

@@ -54,6 +54,11 @@
  *      loaded: an end or a reuse of the slot in between changed st, so the CAS fails and
  *      the reads are discarded. The reads stay in memory of d: lease arrays are never freed
  *      before destroy (rusk_dleases: kept by the slot, retired when outgrown)
+ *   E13 a quota round's freeze (dquota.c): the coordinator stores frozen = r + 1 (release),
+ *      then waits for a grace period (urcu_memb_synchronize_rcu) -> an admission loads
+ *      frozen (acquire) inside the read-side section that also holds its "taken" stores:
+ *      a section that missed the freeze ended before the grace period did, so its stores
+ *      are in the counters the round reads next; one that sees it admits nothing
  */
 #ifndef RUSK_CORE_DISPATCH_IMPL_H
 #define RUSK_CORE_DISPATCH_IMPL_H

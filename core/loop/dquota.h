@@ -28,8 +28,11 @@ void rusk_dquota_destroy_(rusk_dispatch *d);
 /* Starts / stops and joins the coordinator thread (quota_period_ns > 0). */
 int rusk_dquota_start_(rusk_dispatch *d);
 void rusk_dquota_stop_(rusk_dispatch *d);
-/* One round at cluster time now (the coordinator's thread, or one embedder thread). */
-int rusk_dquota_round_(rusk_dispatch *d, uint64_t now);
+/* One round at cluster time now (the coordinator's thread, or one embedder thread).
+ * concurrent: agents may be admitting meanwhile, so the published round is frozen and a
+ * grace period awaited first (E13; not from inside a read-side section); false only for
+ * rusk sim's single-threaded steps. */
+int rusk_dquota_round_(rusk_dispatch *d, uint64_t now, bool concurrent);
 
 /* Agent a (its thread) may place grouped task j, which holds nothing: true, counted in its
  * group's usage; false: parked among a's waiters until the next round (room reserved). */

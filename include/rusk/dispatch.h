@@ -417,8 +417,10 @@ typedef struct rusk_dispatch_group {
 /*
  * rusk_dispatch_quota_round: one coordinator round now (see above). RUSK_OK; RUSK_EINVAL
  * for d NULL or a dispatcher without groups; RUSK_ENOMEM. Registered thread
- * (rusk_thread_register); concurrently with every call but destroy and another round
- * (the coordinator thread's: call it only with quota_period_ns 0).
+ * (rusk_thread_register), outside any RCU read-side section (it waits for a grace period
+ * before it reads the agents' usage, so no admission under the old allowances is missed);
+ * concurrently with every call but destroy and another round (the coordinator thread's:
+ * call it only with quota_period_ns 0).
  */
 int rusk_dispatch_quota_round(rusk_dispatch *d);
 /*
