@@ -59,6 +59,10 @@
  *    one deliberate departure.
  *  - Ranking is by a strict order (value, then the RU's tie key; random keys for random),
  *    so the choice does not depend on the order candidates were drawn or de-duplicated in.
+ *  - choose_vec's shortcuts decide as its draws would: a machine's best m free RUs by a
+ *    walk in static score order (cluster.mord) give the same sum as a selection, and a
+ *    partition none of whose machines passes judge_machine's tests (vec_part_any) has its
+ *    remaining draws counted and their generator numbers consumed, not drawn.
  *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
