@@ -59,6 +59,10 @@
  *    one deliberate departure.
  *  - Ranking is by a strict order (value, then the RU's tie key; random keys for random),
  *    so the choice does not depend on the order candidates were drawn or de-duplicated in.
+ *  - choose_vec's shortcuts decide as its draws would: a machine's best m free RUs by a
+ *    walk in static score order (cluster.mord) give the same sum as a selection, and a
+ *    partition none of whose machines passes judge_machine's tests (vec_part_any) has its
+ *    remaining draws counted and their generator numbers consumed, not drawn.
  *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
@@ -1108,6 +1112,20 @@ static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
 	return sum;
 }
 
+/* Free RUs of [lo, hi) (inside one machine) in `bits`, by popcount. */
+static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo), n = 0;
+	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
+		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
+		if (b_end < (b / 64 + 1) * 64)
+			w &= (UINT64_C(1) << (b_end % 64)) - 1;
+		n += (uint32_t)__builtin_popcountll(w);
+	}
+	return n;
+}
+
 /*
  * The slot-score model's value of a machine [lo, hi) for an m-RU task: the mean score of
  * its best m free RUs in the view, by selection over the scores (O(free RUs)) rather than
@@ -1120,16 +1138,10 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
                               uint32_t m, uint32_t *n_free, double floor)
 {
 	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
-	uint32_t n = 0;
 	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
 	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
 	/* Free RUs first, by popcount: a machine without m of them costs no score load. */
-	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
-		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
-		if (b_end < (b / 64 + 1) * 64)
-			w &= (UINT64_C(1) << (b_end % 64)) - 1;
-		n += (uint32_t)__builtin_popcountll(w);
-	}
+	uint32_t n = count_free(c, bits, lo, hi);
 	*n_free = n;
 	if (n < m)
 		return -INFINITY;
@@ -1137,6 +1149,20 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 		double best = (double)c->mtop[lo + m - 1] / m / 1000.0;
 		if (n == mm->n_rus || best < floor)
 			return n == mm->n_rus ? best : -INFINITY;
+		/* The machine's RUs from the best score down (cluster.mord): the first m free
+		 * ones are its best m free, about m * n_rus / n RUs looked at. Worth it unless
+		 * few are free (then the n free scores are fewer to read). Same sum. */
+		if ((uint64_t)m * mm->n_rus < 2 * (uint64_t)n * n) {
+			const uint16_t *ord = c->mord + lo;
+			uint64_t sum = 0;
+			for (uint32_t k = 0, got = 0; got < m; k++) {
+				uint32_t b = b0 + ord[k];
+				uint32_t f = (uint32_t)(bits[b / 64] >> (b % 64)) & 1u;
+				sum += c->ru_score[lo + ord[k]] & (0u - f); /* no branch on f */
+				got += f;
+			}
+			return (double)sum / m / 1000.0;
+		}
 	}
 	n = 0;
 	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
@@ -1241,6 +1267,37 @@ static bool judge_machine(const rusk_agent *a, const rusk_dctx *d, uint32_t ru, 
 	else if (d->fgd)
 		*v = rusk_vec_fgd_value_(c, mi, n_free, t, &a->mix);
 	return true;
+}
+
+/* Draws of one partition that choose_vec makes before it asks vec_part_any whether the
+ * rest can keep anything. */
+#define VEC_PROBE 16
+
+/*
+ * Whether some machine of partition p passes judge_machine for vector task t: its shape,
+ * not skipped in this place() call, its live memory and GPUs, t's RUs free in the view (the
+ * same tests, cheapest first), over p's machines until one passes. choose_vec asks when
+ * VEC_PROBE uniform draws of p kept none: if no machine passes, every further draw of p
+ * would be rejected, so they are counted and their generator numbers consumed but not
+ * drawn (a rejected draw changes nothing else). The reads are the relaxed guesses
+ * judge_machine makes; single-threaded (rusk sim) they are the values the draws would
+ * read, so the choice and the charged work are those of drawing.
+ */
+static bool vec_part_any(const rusk_agent *a, const rusk_dctx *d, uint32_t p)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_vec_demand *vd = &d->t->vec;
+	const rusk_partition *pp = &c->parts[p];
+	const uint64_t *bits = rusk_view_bits_(a->v);
+	for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines; mi++) {
+		if (!rusk_vec_shape_fits_(c, mi, vd) || machine_listed(a->vskip, a->n_vskip, mi) ||
+		    !rusk_vec_free_fits_(c, mi, vd))
+			continue;
+		const rusk_machine *mm = &c->machines[mi];
+		if (count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus) >= d->t->rus)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -1447,16 +1504,29 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	 * while the bound can still reach the best (same choice, fewer selections). */
 	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
 	uint32_t *part_lo = lazy ? alloca(sizeof *part_lo * R) : NULL, n_part = 0;
+	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
-		uint32_t p = a->order[i];
-		for (uint32_t k = 0; k < 4 * R + 16 && kept < R; k++) {
+		uint32_t p = a->order[i], kept_p = kept, lim = 4 * R + 16;
+		for (uint32_t k = 0; k < lim && kept < R; k++) {
+			if (k == VEC_PROBE && kept == kept_p && !weighted &&
+			    !vec_part_any(a, d, p)) {
+				/* Nothing in p passes: the rest of its draws, one generator number
+				 * each (draw()), would all be rejected. */
+				for (; k < lim; k++)
+					(void)rusk_rng_next(&a->rng);
+				drawn += lim - VEC_PROBE;
+				break;
+			}
 			uint32_t ru;
-			if (!draw(a, d, p, s == RUSK_STRATEGY_QUALITY, &ru))
+			if (!draw(a, d, p, weighted, &ru))
 				break;
 			drawn++;
 			uint32_t mi = a->c->ru_machine[ru], lo, hi;
 			double v;
-			if (machine_listed(a->vskip, a->n_vskip, mi) ||
+			/* The static shape first: it rejects most draws where few machines
+			 * fit, before the lists are searched (the tests are pure: same result). */
+			if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
+			    machine_listed(a->vskip, a->n_vskip, mi) ||
 			    machine_listed(seen, kept, mi) ||
 			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : best_v, &v, &lo, &hi))
 				continue;

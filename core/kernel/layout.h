@@ -127,6 +127,9 @@ struct rusk_cluster {
 	uint32_t *mtop;   /* [n_rus] static: mtop[first_ru + k - 1] = the sum of machine's k best
 	                   * slot scores (vec.c), the slot-score value of a wholly free machine
 	                   * and a bound on any other (choose.c, top_mean_scores) */
+	uint16_t *mord;   /* [n_rus] static: mord[first_ru + k] = the offset in its machine of
+	                   * the RU with the k-th best slot score (vec.c; the order of mtop), so
+	                   * the best m free RUs are found by a walk from the best (choose.c) */
 	const struct rusk_machine_spec *specs; /* build only: per-RU scores (cluster.c) */
 	uint32_t n_shapes;
 	rusk_machine *machines; /* [n_machines] */

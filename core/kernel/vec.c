@@ -46,6 +46,9 @@
 #include "kernel/vec_impl.h"
 #include "kernel/word.h"
 
+_Static_assert(RUSK_MAX_RUS_PER_MACHINE <= UINT16_MAX + 1u,
+               "cluster.mord holds RU offsets in 16 bits");
+
 static inline uint32_t lane_get(const uint64_t *w, uint32_t g)
 {
 	return (uint32_t)(w[g / RUSK_GPU_LANES] >> (16 * (g % RUSK_GPU_LANES))) & 0xffffu;
@@ -82,15 +85,20 @@ static void add_shape(rusk_cluster *c, const rusk_machine *mm)
 }
 
 /* mtop over machine mm's RUs: its slot scores sorted in decreasing order (insertion: at
- * most RUSK_MAX_RUS_PER_MACHINE), then prefix sums. */
+ * most RUSK_MAX_RUS_PER_MACHINE; equal scores keep the lower offset first), then prefix
+ * sums; mord: the offsets in that order. */
 static void top_sums(rusk_cluster *c, const rusk_machine *mm)
 {
 	uint32_t *t = c->mtop + mm->first_ru;
+	uint16_t *o = c->mord + mm->first_ru;
 	for (uint32_t k = 0; k < mm->n_rus; k++) {
 		uint32_t v = c->ru_score[mm->first_ru + k], j = k;
-		for (; j > 0 && t[j - 1] < v; j--)
+		for (; j > 0 && t[j - 1] < v; j--) {
 			t[j] = t[j - 1];
+			o[j] = o[j - 1];
+		}
 		t[j] = v;
+		o[j] = (uint16_t)k;
 	}
 	for (uint32_t k = 1; k < mm->n_rus; k++)
 		t[k] += t[k - 1];
@@ -104,10 +112,12 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 	c->shapes = calloc(c->n_machines, sizeof *c->shapes);
 	c->mshape = calloc(c->n_machines, sizeof *c->mshape);
 	c->mtop = calloc(c->n_rus ? c->n_rus : 1, sizeof *c->mtop);
+	c->mord = calloc(c->n_rus ? c->n_rus : 1, sizeof *c->mord);
 	if (c->mvec == NULL || c->ru_vec == NULL || c->shapes == NULL || c->mshape == NULL ||
-	    c->mtop == NULL)
+	    c->mtop == NULL || c->mord == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the vector state");
-	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines + sizeof *c->mtop * c->n_rus;
+	c->bytes_total += mb + rb + sizeof *c->mshape * c->n_machines +
+	                  (sizeof *c->mtop + sizeof *c->mord) * c->n_rus;
 	for (uint32_t m = 0; m < c->n_machines; m++) {
 		const rusk_machine *mm = &c->machines[m];
 		if (mm->gpus > RUSK_MAX_GPUS_PER_MACHINE)
@@ -133,6 +143,7 @@ void rusk_vec_free_(rusk_cluster *c)
 	free(c->shapes);
 	free(c->mshape);
 	free(c->mtop);
+	free(c->mord);
 }
 
 /* ---- take and give back ---------------------------------------------------------------- */
