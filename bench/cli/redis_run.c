@@ -144,7 +144,9 @@ static void recount(const run *R)
 	X->ok = X->parts_failed == 0 && X->mismatch == 0 && X->held_run == 0;
 	if (X->ok || X->why[0] != '\0')
 		return;
-	snprintf(X->why, sizeof X->why, "%" PRIu64 " RUs whose free mark disagrees with their owner, %" PRIu64 " still held by this run's tasks",
+	snprintf(X->why, sizeof X->why,
+	         "%" PRIu64 " RUs whose free mark disagrees with their owner, %" PRIu64
+	         " still held by this run's tasks",
 	         X->mismatch, X->held_run);
 }
 
@@ -203,8 +205,7 @@ static void redis_print(run *R)
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " release round trips, %" PRIu64 " leases released, %" PRIu64
 	        " refused; %" PRIu64 " refused by the local mirror; %" PRIu64 " errors\n",
-	        "", s->release_trips, s->released, s->release_refused, s->local_refused,
-	        s->errors);
+	        "", s->release_trips, s->released, s->release_refused, s->local_refused, s->errors);
 	if (s->errors > 0 || s->open_failures > 0) {
 		char err[512];
 		rusk_remote_last_error_(R->c, err, sizeof err);

@@ -584,16 +584,18 @@ static int check_backend(const run_cfg *cfg)
 {
 	if (cfg->backend != NULL && cfg->sim) {
 		fprintf(stderr,
-		        "rusk: --backend %s: rusk sim runs in virtual time in one process and keeps "
-		        "the master state in it (memory); a state on Redis Cluster is for `rusk run "
+		        "rusk: --backend %s: rusk sim runs in virtual time in one process and "
+		        "keeps "
+		        "the master state in it (memory); a state on Redis Cluster is for `rusk "
+		        "run "
 		        "--backend` and `rusk agent --backend` (docs/redis.md)\n",
 		        cfg->backend);
 		return -1;
 	}
-	const char *why = cfg->backend == NULL                      ? NULL
+	const char *why = cfg->backend == NULL                     ? NULL
 	                  : cfg->strategy == RUSK_STRATEGY_CENTRAL ? "--strategy central"
-	                  : cfg->global_lock                        ? "--global-lock"
-	                                                            : NULL;
+	                  : cfg->global_lock                       ? "--global-lock"
+	                                                           : NULL;
 	if (why != NULL) {
 		fprintf(stderr,
 		        "rusk: --backend %s: not with %s (a baseline that serialises on this "

@@ -8,9 +8,10 @@
  *
  * Two implementations: the in-memory RU array (backend_mem.c, the default, a thin wrapper
  * of ru.c and the free bitmap) and Redis Cluster (core/state/redis.c, one hash slot per
- * partition, Lua check-and-set scripts). The in-process agents (agent.c) keep calling ru.c
- * directly: the seam is not on the in-memory hot path, so the default path is exactly as
- * fast as before; agents in other processes (rusk agent --backend) go through it.
+ * partition, Lua check-and-set scripts). The in-process agents (agent.c) call ru.c directly
+ * unless a remote master state is attached to their cluster (remote.h: then views, commits
+ * and releases go through this seam first, one connection per thread): the default path pays
+ * one NULL test; agents in other processes (rusk agent --backend) use the seam directly.
  *
  * RU numbers are the cluster's global RU indices; words[] of a snapshot hold bit i (LSB
  * first, word i / 64) = RU first_ru + i of the partition is free, the layout of the kernel's

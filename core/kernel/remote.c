@@ -50,7 +50,7 @@ struct rusk_remote {
 	rusk_cluster *c;
 	rusk_remote_opener op;
 	uint64_t serial;
-	uint32_t *rgen; /* [n_rus] remote generation of the lease held on ru (remote.h) */
+	uint32_t *rgen;       /* [n_rus] remote generation of the lease held on ru (remote.h) */
 	pthread_mutex_t lock; /* conns and err */
 	conn *conns;
 	char err[256];
@@ -78,8 +78,8 @@ static void count(uint64_t *ctr, uint64_t d)
 
 static void note_error(rusk_remote *rm, const conn *cn, const char *what)
 {
-	const char *msg = cn != NULL && rm->op.error != NULL ? rm->op.error(rm->op.arg, cn->handle)
-	                                                     : "";
+	const char *msg =
+	        cn != NULL && rm->op.error != NULL ? rm->op.error(rm->op.arg, cn->handle) : "";
 	pthread_mutex_lock(&rm->lock);
 	snprintf(rm->err, sizeof rm->err, "%s%s%s", what, msg[0] ? ": " : "", msg);
 	pthread_mutex_unlock(&rm->lock);
@@ -163,13 +163,13 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	rusk_remote *rm = c != NULL ? c->remote : NULL;
 	if (rm == NULL)
 		return;
-	uint64_t *src[] = {&rm->connections,  &rm->open_failures, &rm->snapshots,
-	                   &rm->commit_trips, &rm->claims,        &rm->claims_lost,
-	                   &rm->rollbacks,    &rm->local_refused, &rm->release_trips,
+	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
+	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
+	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
 	                   &rm->released,     &rm->release_refused, &rm->errors};
-	uint64_t *dst[] = {&out->connections,  &out->open_failures, &out->snapshots,
-	                   &out->commit_trips, &out->claims,        &out->claims_lost,
-	                   &out->rollbacks,    &out->local_refused, &out->release_trips,
+	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
+	                   &out->commit_trips, &out->claims,          &out->claims_lost,
+	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
 	                   &out->released,     &out->release_refused, &out->errors};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
@@ -276,7 +276,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 	 * the granted RUs and the remote leases to give back. */
 	size_t need = (size_t)n * (sizeof(uint32_t) * 2 + sizeof(rusk_bk_claim) + sizeof(int) +
 	                           sizeof(rusk_lease) + sizeof(rusk_bk_lease));
-	_Alignas(16) unsigned char small[64 * (8 + sizeof(rusk_bk_claim) + 4 + 8 + sizeof(rusk_bk_lease))];
+	_Alignas(16) unsigned char
+	        small[64 * (8 + sizeof(rusk_bk_claim) + 4 + 8 + sizeof(rusk_bk_lease))];
 	unsigned char *mem = need <= sizeof small ? small : malloc(need);
 	if (mem == NULL)
 		return 0;
@@ -340,8 +341,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		if (rcs[i] == RUSK_OK) {
 			for (uint32_t k = 0; k < cl[i].n; k++) {
 				won[n_won++] = s[off + k];
-				/* Pairs with the releasing thread's load through the task's hand-off
-				 * (remote.h "Remote generations"). */
+				/* Pairs with the releasing thread's load through the task's
+				 * hand-off (remote.h "Remote generations"). */
 				rusk_store32(&rm->rgen[s[off + k]], rl[off + k].gen, RUSK_RELAXED);
 			}
 			continue;
@@ -399,7 +400,8 @@ static rusk_bk_lease *twins(rusk_remote *rm, uint64_t task, const rusk_lease *le
 	for (size_t i = 0; bl != NULL && i < n; i++) {
 		uint32_t ru = leases[i].ru < rm->c->n_rus ? leases[i].ru : 0;
 		/* Pairs with the committing thread's store (remote.h "Remote generations"). */
-		bl[i] = (rusk_bk_lease){task, {leases[i].ru, rusk_load32(&rm->rgen[ru], RUSK_RELAXED)}};
+		bl[i] = (rusk_bk_lease){task,
+		                        {leases[i].ru, rusk_load32(&rm->rgen[ru], RUSK_RELAXED)}};
 	}
 	return bl;
 }

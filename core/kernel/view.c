@@ -12,6 +12,9 @@
  * unless the published one is younger than the cluster's reuse window, the syncing agent
  * publishes a fresh one first, so a sync sees the master state as of the sync (ParSync's
  * semantics). The copy is a few KB per partition (80,000 RUs -> 10 KB at 100K x 16 / 20).
+ * With a remote master state attached to the cluster (remote.h), a sync reads the partition's
+ * bitmap from the remote instead (sync_remote: one round trip, ANDed with the local array's
+ * bits, the same summaries computed here); a remote that does not answer leaves the old copy.
  *
  * Picking a free RU draws uniformly among the partition's free RUs (rusk_view_pick_, view.h):
  * a uniform position kept if free (rejection sampling), and after 16 misses the k-th free
@@ -165,7 +168,8 @@ static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
 		plat[0] = free_rus;
 	} else {
 		for (uint32_t k = 0; k < c->n_platforms; k++) {
-			const uint64_t *mask = c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
+			const uint64_t *mask =
+			        c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
 			uint32_t n = 0;
 			for (uint32_t i = 0; i < n_words; i++)
 				n += (uint32_t)__builtin_popcountll(w[i] & mask[i]);
@@ -304,7 +308,8 @@ RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
 		for (size_t i = 0; i < n; i++) {
 			int rc = rusk_view_sync(v, v->scratch[i]);
 			if (rc == RUSK_EIO)
-				continue; /* a remote that did not answer (remote.h): the old copy stays */
+				continue; /* a remote that did not answer (remote.h): the old copy
+				             stays */
 			if (rc != RUSK_OK)
 				return rc;
 			synced++;
