@@ -53,7 +53,7 @@ struct rusk_remote {
 	uint32_t *rgen;       /* [n_rus] remote generation of the lease held on ru (remote.h) */
 	pthread_mutex_t lock; /* conns and err */
 	conn *conns;
-	char err[256];
+	char err[512];
 	/* Counters (rusk_remote_stats); relaxed fetch-adds, read at quiescence. */
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
