@@ -7,8 +7,8 @@
  *   setup  opens the state from the main thread for the cluster the run built (every
  *          partition's keys, docs/redis.md), writing the empty state unless --no-init
  *          (then it must be there with this shape, as `rusk agent` without --init), and
- *          attaches the kernel's remote (core/kernel/remote.h) with an opener that gives
- *          each thread its own connection (a hiredis context is one thread's): every agent
+ *          attaches it to the cluster (rusk_state_attach_: the kernel's remote, each thread
+ *          on its own connection, a hiredis context being one thread's): every agent
  *          thread syncs its view from Redis and commits there first, every thread that
  *          ends a task releases there after the local mirror.
  *   ok     after the run (every thread joined, every task ended: the dispatcher's stop),
@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/remote.h"
 #include "runstate.h"
 #include "state/open.h"
 
@@ -41,35 +40,6 @@ struct drv_redis {
 	char why[512];
 	rusk_remote_stats st;
 };
-
-static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
-{
-	run *R = arg;
-	rusk_state *s = calloc(1, sizeof *s);
-	if (s == NULL)
-		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
-	int rc = rusk_state_open_(R->redis->spec, R->c, 0, s, err, errlen);
-	if (rc != RUSK_OK) {
-		free(s);
-		return rc;
-	}
-	*out = s->bk;
-	*handle = s;
-	return RUSK_OK;
-}
-
-static void conn_close(void *arg, void *handle)
-{
-	(void)arg;
-	rusk_state_close_(handle);
-	free(handle);
-}
-
-static const char *conn_error(void *arg, void *handle)
-{
-	(void)arg;
-	return rusk_redis_last_error_(((rusk_state *)handle)->redis);
-}
 
 static bool redis_on(const run *R)
 {
@@ -95,11 +65,10 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
-	rusk_remote_opener op = {conn_open, conn_close, conn_error, R};
-	rc = rusk_remote_attach_(R->c, &op, err, sizeof err);
+	rc = rusk_state_attach_(X->spec, R->c, err, sizeof err);
 	if (rc != RUSK_OK) {
-		fprintf(stderr, "rusk: --backend %s: %s\n", X->spec, err);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_FAIL;
+		fprintf(stderr, "rusk: %s\n", err);
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
 	X->attached = true;
 	return 0;

@@ -150,6 +150,8 @@ void rusk_remote_detach_(rusk_cluster *c)
 	}
 	if (tls.serial == rm->serial)
 		tls.cn = NULL;
+	if (rm->op.done != NULL)
+		rm->op.done(rm->op.arg);
 	pthread_mutex_destroy(&rm->lock);
 	free(rm->rgen);
 	free(rm);
