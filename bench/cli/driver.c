@@ -595,7 +595,7 @@ static void on_event(void *arg, rusk_dispatch_event *ev)
 	 * and feedback, the planner's placements and completions, admission prediction's
 	 * running tasks, frees and waits. */
 	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
-		if ((*f)->on(R))
+		if ((*f)->event != NULL && (*f)->on(R))
 			(*f)->event(R, ev);
 }
 

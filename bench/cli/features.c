@@ -7,8 +7,13 @@
  */
 #include "runstate.h"
 
-const drv_feature *const drv_features[] = {&drv_feature_vec,   &drv_feature_cls, &drv_feature_sched,
-                                           &drv_feature_apred, &drv_feature_grp, NULL};
+const drv_feature *const drv_features[] = {&drv_feature_vec,
+                                           &drv_feature_cls,
+                                           &drv_feature_sched,
+                                           &drv_feature_apred,
+                                           &drv_feature_grp,
+                                           &drv_feature_redis,
+                                           NULL};
 
 int drv_features_setup(run *R, drv_stage st, const drv_setup_in *in)
 {

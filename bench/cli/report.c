@@ -524,7 +524,7 @@ static bool checks_pass(run *R, summary *S)
 	S->planner_ok =
 	        R->sched == NULL || drv_sched_check(R, S->planner_why, sizeof S->planner_why);
 	return S->vrc == RUSK_OK && S->adds_up && S->all_free && S->stuck == 0 && S->planner_ok &&
-	       drv_apred_ok(R) && drv_grp_ok(R);
+	       drv_apred_ok(R) && drv_grp_ok(R) && drv_redis_ok(R);
 }
 
 /* The checks line. */
@@ -544,6 +544,9 @@ static void print_checks(const run *R, const summary *S)
 		fprintf(R->out, "  %-28s NO: out of memory recording wait estimates\n", "");
 	if (!drv_grp_ok(R))
 		fprintf(R->out, "  %-28s NO: a quota round was unfair or a group overshot\n", "");
+	if (!drv_redis_ok(R))
+		fprintf(R->out, "  %-28s NO: the recount of the state on Redis: %s\n", "",
+		        drv_redis_why(R));
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -768,11 +771,11 @@ static void write_json(run *R, const summary *S)
 	if (R->cfg.n_mix > 0)
 		json_mix(f, R, S->mix);
 	for (const drv_feature *const *ft = drv_features; *ft != NULL; ft++)
-		if ((*ft)->json_early && (*ft)->on(R))
+		if ((*ft)->json != NULL && (*ft)->json_early && (*ft)->on(R))
 			(*ft)->json(f, R);
 	json_quality(f, R, S);
 	for (const drv_feature *const *ft = drv_features; *ft != NULL; ft++)
-		if (!(*ft)->json_early && (*ft)->on(R))
+		if ((*ft)->json != NULL && !(*ft)->json_early && (*ft)->on(R))
 			(*ft)->json(f, R);
 	json_costs(f, R, S);
 	json_tail(f, R, S);
@@ -816,7 +819,7 @@ int drv_report(run *R, bool interrupted)
 	print_mix(R, mix);
 	print_quality(R, &S);
 	for (const drv_feature *const *f = drv_features; *f != NULL; f++)
-		if ((*f)->on(R))
+		if ((*f)->print != NULL && (*f)->on(R))
 			(*f)->print(R);
 	print_syncs_groups(R, &S);
 	print_checks(R, &S);

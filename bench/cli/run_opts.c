@@ -54,18 +54,24 @@ static int opt_phases(const char *flag, const char *v, void *out)
 }
 
 /* --mix: SHAPE@SHARE,... with SHAPE = RUS[:machine|rack|spread|any][:gang|incremental]. */
-/* --backend (issue 30): run and sim keep the master state in this process; a shared state
- * on Redis Cluster is for agent processes (rusk agent). "memory" is accepted. */
+/* --backend (issue 30): "memory" (this process's own array, the default) or
+ * redis://HOST:PORT[,HOST:PORT...] (Redis Cluster, redis_run.c); the address is checked when
+ * the state is opened (drv_setup's features), rusk sim's refusal in drv_parse. */
 static int opt_backend(const char *flag, const char *v, void *out)
 {
-	(void)out;
-	if (strcmp(v, "memory") == 0)
+	run_cfg *cfg = out;
+	if (strcmp(v, "memory") == 0) {
+		cfg->backend = NULL;
 		return 0;
+	}
+	if (strncmp(v, "redis://", 8) == 0) {
+		cfg->backend = v;
+		return 0;
+	}
 	fprintf(stderr,
-	        "rusk: %s '%s': rusk run and rusk sim keep the master state in this process "
-	        "(memory); agent processes sharing a state on Redis Cluster are `rusk agent "
-	        "--backend %s` (docs/redis.md)\n",
-	        flag, v, v);
+	        "rusk: %s '%s' is neither 'memory' nor redis://HOST:PORT[,HOST:PORT...] "
+	        "(docs/redis.md)\n",
+	        flag, v);
 	return -1;
 }
 
@@ -393,8 +399,13 @@ static void usage_flags(void)
 	     "                        a seed gives the same bytes on any machine\n"
 	     "  --drain-s S           run on after the workload to resolve the planner's jobs\n"
 	     "                        (trace seconds; default 14400; the generator: 30)\n"
-	     "  --backend memory      where the master state is: this process (the only choice\n"
-	     "                        here; Redis Cluster is for `rusk agent`, docs/redis.md)\n"
+	     "  --backend memory|redis://HOST:PORT[,HOST:PORT...]  where the master state is:\n"
+	     "                        this process's own array (default), or a Redis Cluster\n"
+	     "                        that `rusk agent --backend` processes may share (rusk run\n"
+	     "                        only; docs/redis.md): views sync from it, commits and\n"
+	     "                        releases go there, one connection per thread\n"
+	     "  --no-init             with --backend redis://: join the state there (written by\n"
+	     "                        `rusk agent --init`) instead of writing the empty state\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
 	     "                        admission wait, also estimate when its missing RUs free\n"
 	     "                        up from the running tasks' remaining-runtime\n"
@@ -603,6 +614,38 @@ static const cli_choice costs[] = {{"work", 0}, {"flat", 1}, {NULL, 0}};
 static const cli_choice openb_groupings[] = {
         {"qos", RUSK_TRACE_GROUPS_QOS}, {"gpu-model", RUSK_TRACE_GROUPS_GPU_MODEL}, {NULL, 0}};
 
+/* --backend redis://: what a remote master state does not run (remote.h): virtual time (one
+ * process, its own clock), the baselines that serialise on this process's lock. */
+static int check_backend(const run_cfg *cfg)
+{
+	if (cfg->backend != NULL && cfg->sim) {
+		fprintf(stderr,
+		        "rusk: --backend %s: rusk sim runs in virtual time in one process and "
+		        "keeps "
+		        "the master state in it (memory); a state on Redis Cluster is for `rusk "
+		        "run "
+		        "--backend` and `rusk agent --backend` (docs/redis.md)\n",
+		        cfg->backend);
+		return -1;
+	}
+	const char *why = cfg->backend == NULL                     ? NULL
+	                  : cfg->strategy == RUSK_STRATEGY_CENTRAL ? "--strategy central"
+	                  : cfg->global_lock                       ? "--global-lock"
+	                                                           : NULL;
+	if (why != NULL) {
+		fprintf(stderr,
+		        "rusk: --backend %s: not with %s (a baseline that serialises on this "
+		        "process's lock; use --backend memory)\n",
+		        cfg->backend, why);
+		return -1;
+	}
+	if (cfg->no_init && cfg->backend == NULL) {
+		fprintf(stderr, "rusk: --no-init: only with --backend redis://...\n");
+		return -1;
+	}
+	return 0;
+}
+
 int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 {
 	cli_cluster_init(cc);
@@ -666,7 +709,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	         .given = &sched_only},
 	        {CLI_DOUBLE_OPT("--drain-s", 0, 1e7, &cfg.drain_s), .given = &sched_only},
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
-	        {CLI_CUSTOM_OPT("--backend", opt_backend, NULL)},
+	        {CLI_CUSTOM_OPT("--backend", opt_backend, &cfg)},
+	        {CLI_FLAG_OPT("--no-init", &cfg.no_init)},
 	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
 	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
 	        {CLI_CHOICE_OPT("--openb-groups", openb_groupings, &cfg.openb_groups)},
@@ -730,6 +774,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 			return RUSK_EXIT_USAGE;
 		}
 	}
+	if (check_backend(&cfg) != 0)
+		return RUSK_EXIT_USAGE;
 	if (mix != NULL && (task_rus != NULL || cfg.trace != NULL)) {
 		fprintf(stderr, "rusk: --mix: not with %s (it gives every task's shape)\n",
 		        task_rus != NULL ? "--task-rus" : "--trace");

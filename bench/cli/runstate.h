@@ -98,6 +98,9 @@ typedef struct run_cfg {
 	double plan_tick_s, plan_slot_s, plan_budget_ms, drain_s;
 	bool admit_predict; /* --admit-predict on: the predictor's wait estimates (admit_pred.c) */
 	const char *groups_file; /* --groups-file: quota groups (groups_run.c); NULL: none */
+	const char *backend;     /* --backend redis://...: the master state there (redis_run.c);
+	                          * NULL: memory, this process's own array */
+	bool no_init;            /* --no-init: join the state there instead of writing it */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
 	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */
@@ -258,7 +261,7 @@ typedef struct drv_feature {
 /* Runs the setup hooks of stage st in the table's order: 0 or the first exit code. */
 int drv_features_setup(run *R, drv_stage st, const drv_setup_in *in);
 extern const drv_feature drv_feature_vec, drv_feature_cls, drv_feature_sched, drv_feature_apred,
-        drv_feature_grp;
+        drv_feature_grp, drv_feature_redis;
 /* The features, NULL-terminated. */
 extern const drv_feature *const drv_features[];
 
@@ -267,6 +270,7 @@ typedef struct drv_cls drv_cls;
 typedef struct drv_sched drv_sched;
 typedef struct drv_apred drv_apred;
 typedef struct drv_grp drv_grp;
+typedef struct drv_redis drv_redis;
 
 /* The run's output files, in R->outs (opened together, so that none names another). */
 enum {
@@ -288,6 +292,7 @@ struct run {
 	/* The quota group names of the trace's rows (--groups-file with a csv group column or
 	 * --openb-groups; groups_run.c resolves them); n 0 and given false: none. */
 	rusk_trace_groups tgroups;
+	drv_redis *redis; /* --backend redis://... (redis_run.c); NULL: memory */
 	rusk_cluster *c;
 	rusk_admit *adm;
 	run_agent *ag;
@@ -505,6 +510,16 @@ void drv_apred_free(run *R);
 void drv_grp_round(run *R, uint64_t now);
 int drv_grp_plot(run *R);
 bool drv_grp_ok(const run *R);
+
+/*
+ * The master state on Redis Cluster (redis_run.c, --backend redis://...): its feature's setup
+ * opens the state (writes it unless --no-init) and attaches the kernel's remote; drv_redis_ok
+ * recounts it once after the run (main thread, every other thread joined): no free mark
+ * disagreeing with an owner and no RU still held by this run's tasks; drv_redis_why says what
+ * failed (the run's checks).
+ */
+bool drv_redis_ok(const run *R);
+const char *drv_redis_why(const run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

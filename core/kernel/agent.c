@@ -37,6 +37,7 @@
 #include "kernel/choose.h"
 #include "kernel/commit.h"
 #include "kernel/decision.h"
+#include "kernel/remote.h"
 #include "kernel/ru_impl.h"
 #include "kernel/task.h"
 #include "kernel/vec_impl.h"
@@ -194,9 +195,21 @@ RUSK_EXPORT int rusk_agent_release(const rusk_agent *a, uint64_t task, const rus
 {
 	if (a == NULL)
 		return RUSK_EINVAL;
+	if (RUSK_UNLIKELY(a->c->remote != NULL)) /* locally, then remotely (remote.h) */
+		return rusk_remote_release_(a->c, task, leases, n, n_rejected);
 	if (RUSK_UNLIKELY(rusk_agent_serialised_(a)))
 		return rusk_release_serialised_(a->c, task, leases, n, n_rejected);
 	return rusk_ru_release_many(a->c, task, leases, n, n_rejected);
+}
+
+/* place()'s end (rusk_agent_finish_); leases given back locally go back to a remote master
+ * state too (remote.h). */
+static int finish(rusk_agent *a, const rusk_task *t, rusk_lease *leases, uint32_t n, int rc)
+{
+	rc = rusk_agent_finish_(a->c, leases, n, rc);
+	if (RUSK_UNLIKELY(a->c->remote != NULL) && rc != RUSK_OK && n > 0)
+		rusk_remote_unheld_(a->c, t->id, leases, n);
+	return rc;
 }
 
 RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *leases,
@@ -250,7 +263,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 			pl->partitions += one.partitions;
 		}
 		if (n == RUSK_ENOMEM)
-			return rusk_agent_finish_(a->c, leases, placed, RUSK_ENOMEM);
+			return finish(a, t, leases, placed, RUSK_ENOMEM);
 		if (n <= 0)
 			break; /* the view has nothing suitable: give the task back */
 		uint32_t won = rusk_agent_commit_(a, d.t, rus, (uint32_t)n, leases + placed, pl);
@@ -275,7 +288,7 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	pl->preferred = pref;
 	if (placed == 0 || (t->gang && placed < t->rus)) {
 		pl->placed = 0;
-		return rusk_agent_finish_(a->c, leases, placed, RUSK_EAGAIN);
+		return finish(a, t, leases, placed, RUSK_EAGAIN);
 	}
-	return rusk_agent_finish_(a->c, leases, placed, RUSK_OK);
+	return finish(a, t, leases, placed, RUSK_OK);
 }

@@ -8,9 +8,10 @@
  *
  * Two implementations: the in-memory RU array (backend_mem.c, the default, a thin wrapper
  * of ru.c and the free bitmap) and Redis Cluster (core/state/redis.c, one hash slot per
- * partition, Lua check-and-set scripts). The in-process agents (agent.c) keep calling ru.c
- * directly: the seam is not on the in-memory hot path, so the default path is exactly as
- * fast as before; agents in other processes (rusk agent --backend) go through it.
+ * partition, Lua check-and-set scripts). The in-process agents (agent.c) call ru.c directly
+ * unless a remote master state is attached to their cluster (remote.h: then views, commits
+ * and releases go through this seam first, one connection per thread): the default path pays
+ * one NULL test; agents in other processes (rusk agent --backend) use the seam directly.
  *
  * RU numbers are the cluster's global RU indices; words[] of a snapshot hold bit i (LSB
  * first, word i / 64) = RU first_ru + i of the partition is free, the layout of the kernel's
@@ -85,5 +86,64 @@ typedef struct rusk_backend {
  * Fills *out; RUSK_EINVAL on NULL. Any thread.
  */
 int rusk_backend_memory_(rusk_cluster *c, rusk_backend *out);
+
+/*
+ * A remote master state attached to a cluster (remote.h has the design): the cluster's own
+ * agents then sync, commit and release through this seam, each thread on a connection of its
+ * own that the opener below makes.
+ */
+typedef struct rusk_remote rusk_remote;
+
+/* How the kernel gets a connection for a thread: open fills *out (the seam) and *handle
+ * (what close and error get back), or returns an error with a message in err; close ends
+ * one; error (may be NULL) says what the connection's last failed call met. open and error
+ * are called by the thread that uses the connection, close at detach. */
+typedef struct rusk_remote_opener {
+	int (*open)(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen);
+	void (*close)(void *arg, void *handle);
+	const char *(*error)(void *arg, void *handle);
+	void (*done)(void *arg); /* may be NULL: called once at detach, after every close */
+	void *arg;
+} rusk_remote_opener;
+
+/* What the remote did, summed over every connection (rusk_remote_stats_). */
+typedef struct rusk_remote_stats {
+	uint64_t connections;     /* opened (one per thread that used the remote) */
+	uint64_t open_failures;   /* opens that failed (the thread's call failed) */
+	uint64_t snapshots;       /* partition snapshots read (one round trip each) */
+	uint64_t commit_trips;    /* commit pipelines sent (one per partition per decision) */
+	uint64_t claims;          /* machine claims in them */
+	uint64_t claims_lost;     /* refused: an RU held elsewhere, or memory / GPUs short */
+	uint64_t rollbacks;       /* gang commits given back after a part was refused */
+	uint64_t local_refused;   /* granted remotely, refused by the local mirror (given back) */
+	uint64_t release_trips;   /* release pipelines sent */
+	uint64_t released;        /* leases the remote released */
+	uint64_t release_refused; /* leases it refused (not the owner, stale, free) */
+	uint64_t errors;          /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
+	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
+} rusk_remote_stats;
+
+/*
+ * rusk_remote_attach_: from now on c's views, commits and releases go through the remote
+ * that `op` opens connections to. At quiescence only: no agent of c may be syncing,
+ * placing or releasing (attach before creating the dispatcher). op is copied. RUSK_OK,
+ * RUSK_EINVAL (NULL, or a remote already attached), RUSK_ENOMEM.
+ */
+int rusk_remote_attach_(rusk_cluster *c, const rusk_remote_opener *op, char *err, size_t errlen);
+
+/*
+ * rusk_remote_detach_: closes every connection and detaches the remote (c is in memory
+ * again). At quiescence only (after the dispatcher is destroyed and every thread that used
+ * the remote has stopped using it). NULL or none attached: nothing.
+ */
+void rusk_remote_detach_(rusk_cluster *c);
+
+/* rusk_remote_stats_: a copy of the counters (relaxed sums: exact at quiescence). Any
+ * thread; zeros when no remote is attached. */
+void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out);
+
+/* rusk_remote_last_error_: the message of the last failed open or call into buf ("" if
+ * none or no remote). Any thread (copied under the remote's lock). */
+void rusk_remote_last_error_(const rusk_cluster *c, char *buf, size_t len);
 
 #endif /* RUSK_KERNEL_BACKEND_H */

@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include "kernel/commit.h"
+#include "kernel/remote.h"
 #include "kernel/ru_impl.h"
 #include "kernel/vec_impl.h"
 
@@ -102,6 +103,15 @@ static uint32_t commit_vec(rusk_agent *a, const rusk_task *t, const uint32_t *ru
 
 uint32_t rusk_commit_unlocked_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                                rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
+{
+	/* A remote master state grants first, then calls the local commit below (remote.h). */
+	if (RUSK_UNLIKELY(a->c->remote != NULL))
+		return rusk_remote_commit_(a, t, rus, n, leases, pl, prof);
+	return rusk_commit_local_(a, t, rus, n, leases, pl, prof);
+}
+
+uint32_t rusk_commit_local_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                            rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
 {
 	rusk_cluster *c = a->c;
 	if (RUSK_UNLIKELY(rusk_vec_any(&t->vec)))

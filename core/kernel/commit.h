@@ -13,9 +13,15 @@
 uint32_t rusk_agent_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                             rusk_lease *leases, rusk_placement *pl);
 
-/* The commit itself, without a lock or the attempt count (rusk_agent_commit_). */
+/* The commit itself, without a lock or the attempt count (rusk_agent_commit_): through the
+ * cluster's remote master state when one is attached (remote.h), else rusk_commit_local_. */
 uint32_t rusk_commit_unlocked_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
                                rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof);
+
+/* The commit to the in-memory array (one RU, gang, incremental, vector), with the view's
+ * marks, conflict counts and keep_up; the remote path calls it for what the remote granted. */
+uint32_t rusk_commit_local_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                            rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof);
 
 /* place()'s end: hands out the n held leases when rc is RUSK_OK (clears C), else gives
  * them all back. Returns rc. */

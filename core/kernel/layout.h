@@ -26,6 +26,7 @@
 struct rusk_mvec;
 struct rusk_shape;
 struct rusk_snap;
+struct rusk_remote;
 
 /* Interference sums: 10 lanes of 16 bits packed into 3 words (4 + 4 + 2 lanes), so a
  * commit adds a tenant's whole profile with 3 fetch-and-adds instead of 10. A lane never
@@ -157,6 +158,10 @@ struct rusk_cluster {
 	 * read plain by rusk_machine_fail. */
 	rusk_revoke_fn loop_revoked;
 	void *loop_ctx;
+	/* A remote master state (remote.h), or NULL (the in-memory default): views sync from
+	 * it, commits and releases go through it. Set and cleared at quiescence (attach before
+	 * the agents start, detach after they stop), read plain. */
+	struct rusk_remote *remote;
 	size_t bytes_total, bytes_array, bytes_snap_words;
 };
 

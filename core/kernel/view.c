@@ -12,6 +12,9 @@
  * unless the published one is younger than the cluster's reuse window, the syncing agent
  * publishes a fresh one first, so a sync sees the master state as of the sync (ParSync's
  * semantics). The copy is a few KB per partition (80,000 RUs -> 10 KB at 100K x 16 / 20).
+ * With a remote master state attached to the cluster (remote.h), a sync reads the partition's
+ * bitmap from the remote instead (sync_remote: one round trip, ANDed with the local array's
+ * bits, the same summaries computed here); a remote that does not answer leaves the old copy.
  *
  * Picking a free RU draws uniformly among the partition's free RUs (rusk_view_pick_, view.h):
  * a uniform position kept if free (rejection sampling), and after 16 misses the k-th free
@@ -45,6 +48,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include "kernel/remote.h"
 #include "kernel/snapshot_impl.h"
 #include "kernel/view.h"
 
@@ -130,6 +134,67 @@ static void reorder(rusk_view *v, uint32_t p)
 	v->order[j] = p;
 }
 
+/*
+ * A sync from a remote master state (remote.h): p's free bitmap read through the remote
+ * (one round trip) straight into the view's words, ANDed with the local array's bits (an
+ * RU this process holds or is committing is not free whatever the remote said a moment
+ * ago), then the summaries a local snapshot carries, computed the same way (snapshot.c
+ * snap_build). Its time is taken before the round trip, so the data is never older than it
+ * claims. On RUSK_EIO the view keeps its previous copy of p (a failed read writes nothing).
+ */
+static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
+{
+	rusk_cluster *c = v->c;
+	const rusk_partition *pp = &c->parts[p];
+	uint32_t n_words = (pp->n_rus + 63) / 64, n_nz = (n_words + 63) / 64;
+	uint64_t *w = v->bits + pp->first_bit / 64, version = 0;
+	int rc = rusk_remote_snapshot_(c->remote, p, w, n_words, &version);
+	if (rc != RUSK_OK)
+		return rc;
+	const uint64_t *local = c->free_bits + pp->first_bit / 64;
+	uint64_t *nz = v->nz + v->nz_off[p];
+	uint16_t *cnt = v->cnt + v->nz_off[p];
+	memset(nz, 0, sizeof *nz * n_nz);
+	memset(cnt, 0, sizeof *cnt * n_nz);
+	uint32_t free_rus = 0;
+	for (uint32_t i = 0; i < n_words; i++) {
+		w[i] &= rusk_load64(&local[i], RUSK_RELAXED); /* a racy copy, as snapshot.c's */
+		nz[i / 64] |= (uint64_t)(w[i] != 0) << (i % 64);
+		cnt[i / 64] += (uint16_t)__builtin_popcountll(w[i]);
+		free_rus += (uint32_t)__builtin_popcountll(w[i]);
+	}
+	uint32_t *plat = v->plat_free + (size_t)p * c->n_platforms;
+	if (c->n_platforms == 1) {
+		plat[0] = free_rus;
+	} else {
+		for (uint32_t k = 0; k < c->n_platforms; k++) {
+			const uint64_t *mask =
+			        c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
+			uint32_t n = 0;
+			for (uint32_t i = 0; i < n_words; i++)
+				n += (uint32_t)__builtin_popcountll(w[i] & mask[i]);
+			plat[k] = n;
+		}
+	}
+	vpart *vp = &v->parts[p];
+	v->total_free += (uint64_t)free_rus - vp->free_rus;
+	vp->taken_ns = t0;
+	vp->round_ns = t0;
+	vp->rank = (uint32_t)(rusk_rng_next(&v->tie) >> 32);
+	vp->version = version;
+	vp->free_rus = free_rus;
+	/* The mean slot score of the free RUs: the local partition counter's (this process's
+	 * holdings; the remote keeps no scores), a statistic for Quality-first. */
+	uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED);
+	uint64_t cf = pc & RUSK_PC_FREE_MASK;
+	vp->mean_free_score = cf ? (double)(pc >> RUSK_PC_FREE_BITS) / 1000.0 / (double)cf : 0.0;
+	vp->synced = true;
+	reorder(v, p);
+	v->st.syncs++;
+	v->st.sync_ns += rusk_now_(c) - t0;
+	return RUSK_OK;
+}
+
 RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 {
 	if (v == NULL)
@@ -138,6 +203,8 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	if (p >= c->n_parts)
 		return RUSK_ERANGE;
 	uint64_t t0 = rusk_now_(c);
+	if (RUSK_UNLIKELY(c->remote != NULL))
+		return sync_remote(v, p, t0);
 	bool fresh_enough = false;
 	if (c->snap_reuse_ns > 0) {
 		urcu_memb_read_lock();
@@ -240,6 +307,9 @@ RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
 		size_t n = rusk_sync_partitions(&v->sp, v->agent, k, v->scratch, v->c->n_parts);
 		for (size_t i = 0; i < n; i++) {
 			int rc = rusk_view_sync(v, v->scratch[i]);
+			if (rc == RUSK_EIO)
+				continue; /* a remote that did not answer (remote.h): the old copy
+				             stays */
 			if (rc != RUSK_OK)
 				return rc;
 			synced++;

@@ -2,7 +2,9 @@
 /*
  * Opens a backend by name (open.h). The Redis shape is read from the cluster through the
  * public queries (rusk_cluster_partition, rusk_cluster_machine), so the remote state is
- * laid out exactly as the in-memory one: same partitions, machines, RU numbers.
+ * laid out exactly as the in-memory one: same partitions, machines, RU numbers. Attaching
+ * (rusk_state_attach_) hands the kernel an opener (kernel/backend.h) that opens one such
+ * connection per thread, without init, on the thread's first use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,68 @@ static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *o
 	return rc;
 }
 #endif
+
+#ifdef RUSK_HAVE_REDIS
+/* The opener of an attached remote (rusk_state_attach_): its spec and cluster. */
+typedef struct attach_arg {
+	rusk_cluster *c;
+	char spec[];
+} attach_arg;
+
+static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
+{
+	attach_arg *aa = arg;
+	rusk_state *s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	int rc = open_redis(aa->spec, aa->c, 0, s, err, errlen);
+	if (rc != RUSK_OK) {
+		free(s);
+		return rc;
+	}
+	*out = s->bk;
+	*handle = s;
+	return RUSK_OK;
+}
+
+static void conn_close(void *arg, void *handle)
+{
+	(void)arg;
+	rusk_state_close_(handle);
+	free(handle);
+}
+
+static const char *conn_error(void *arg, void *handle)
+{
+	(void)arg;
+	return rusk_redis_last_error_(((rusk_state *)handle)->redis);
+}
+#endif
+
+int rusk_state_attach_(const char *spec, rusk_cluster *c, char *err, size_t errlen)
+{
+	if (spec == NULL || c == NULL || strncmp(spec, "redis://", 8) != 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "--backend %s: not redis://HOST:PORT",
+		                 spec ? spec : "(none)");
+#ifdef RUSK_HAVE_REDIS
+	size_t n = strlen(spec) + 1;
+	attach_arg *aa = malloc(sizeof *aa + n);
+	if (aa == NULL)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
+	aa->c = c;
+	memcpy(aa->spec, spec, n);
+	rusk_remote_opener op = {conn_open, conn_close, conn_error, free, aa};
+	int rc = rusk_remote_attach_(c, &op, err, errlen);
+	if (rc != RUSK_OK)
+		free(aa);
+	return rc;
+#else
+	return rusk_errf(err, errlen, RUSK_EINVAL,
+	                 "--backend %s: this rusk was built without Redis support "
+	                 "(RUSK_WITH_REDIS=OFF, or libhiredis-dev missing)",
+	                 spec);
+#endif
+}
 
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen)

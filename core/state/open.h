@@ -28,6 +28,16 @@ typedef struct rusk_state {
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen);
 void rusk_state_close_(rusk_state *s);
+/*
+ * rusk_state_attach_: attaches the remote master state at spec ("redis://...") to cluster c
+ * (kernel/backend.h rusk_remote_attach_: c's agents then sync, commit and release there):
+ * each thread that uses it opens its own connection to spec on first use, as
+ * rusk_state_open_ without init (the state must be there, with c's shape: open the state
+ * with init first to write it). At quiescence (before c's agents start); detach with
+ * rusk_remote_detach_ after they stop. RUSK_OK; RUSK_EINVAL (not redis://, no Redis in this
+ * build, a remote attached already), RUSK_ENOMEM, with a message in err.
+ */
+int rusk_state_attach_(const char *spec, rusk_cluster *c, char *err, size_t errlen);
 /* Whether this build has the Redis backend. */
 int rusk_state_have_redis_(void);
 

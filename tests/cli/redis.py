@@ -8,6 +8,7 @@ failure; every wait is bounded. Cases exit 77 (skipped) where redis-server is mi
 rusk was built without RUSK_WITH_REDIS."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -110,10 +111,136 @@ def cli_redis_bad_url():
 
 @case
 def cli_redis_run_backend():
-    """rusk run keeps its state in memory: another backend is refused, pointing at rusk agent."""
-    r = rusk("run --backend redis://127.0.0.1:7000 --duration-s 0.1", status=2)
-    match(r"--backend 'redis://127.0.0.1:7000': rusk run and rusk sim keep the master state "
-          r"in this process \(memory\); .*`rusk agent --backend redis://127.0.0.1:7000`", r.out)
+    """rusk run --backend: what it refuses before any connection (exit 2, naming the flag)."""
+    match(r"--backend 'nowhere' is neither 'memory' nor redis://HOST:PORT",
+          rusk("run --backend nowhere --duration-s 0.1", status=2).out)
+    match(r"--backend redis://127.0.0.1:7000: rusk sim runs in virtual time in one process",
+          rusk("sim --backend redis://127.0.0.1:7000 --duration-s 0.1", status=2).out)
+    match(r"--backend redis://127.0.0.1:7000: not with --strategy central",
+          rusk("run --backend redis://127.0.0.1:7000 --strategy central --duration-s 0.1",
+               status=2).out)
+    match(r"--backend redis://127.0.0.1:7000: not with --global-lock",
+          rusk("run --backend redis://127.0.0.1:7000 --global-lock --duration-s 0.1",
+               status=2).out)
+    match(r"--no-init: only with --backend redis://",
+          rusk("run --no-init --duration-s 0.1", status=2).out)
+
+
+# rusk run over Redis: a small cluster (400 RUs of 2 a machine), so the views' staleness
+# makes conflicts; every process of a run gives the same shape.
+RUN_SHAPE = "--machines 200 --machines-per-rack 10 --partitions 4 --rus-per-machine 2"
+
+
+def run_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_run(j, text, label, single=True):
+    """All tasks placed and ended (released: the counts add up, every RU free locally), the
+    recount finds nothing held by the run's tasks and no free mark that disagrees with an
+    owner. single: 1-RU tasks, so each claim granted was one lease released."""
+    t, rd = j["tasks"], j["redis"]
+    print(label, json.dumps({"tasks": t, "conflicts": j["conflicts"], "redis": rd}))
+    assert t["submitted"] > 0 and t["committed"] == t["submitted"], t
+    assert t["rejected"] == 0 and t["backlog_end"] == 0, t
+    assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
+    match(r"counts add up: yes; all RUs free after the run: yes", text)
+    assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd
+    assert rd["recount"]["mismatch"] == 0 and rd["recount"]["partitions_failed"] == 0, rd
+    assert rd["errors"] == 0 and rd["open_failures"] == 0, rd
+    if single:
+        assert rd["released"] == rd["claims"] - rd["claims_lost"] - rd["local_refused"], rd
+
+
+@case
+def cli_redis_run():
+    """rusk run --backend redis://: the generator, dispatcher and agents over the state on
+    Redis at a small rate; single-RU tasks, so each conflict is one claim the remote refused."""
+    with Cluster() as cl:
+        out = "cli_redis_run.json"
+        r = rusk("run --backend %s %s --agents 2 --sync state --gap-ms 200 --rate 600 "
+                 "--duration-s 3 --task-ms 500 --json %s" % (cl.url, RUN_SHAPE, out))
+        print(r.out)
+        match(r"master state +%s \(empty state written first\)" % re.escape(cl.url), r.out)
+        match(r"redis recount +4 partitions: held 0 \(by this run's tasks 0\), free 400, "
+              r"mismatch 0", r.out)
+        match(r"conflicts +[0-9]+ commits lost RUs", r.out)
+        j = run_json(out)
+        check_run(j, r.out, "run")
+        assert (j["conflicts"]["total"] ==
+                j["redis"]["claims_lost"] + j["redis"]["local_refused"]), j
+        assert j["redis"]["connections"] >= 2, j["redis"]
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+        # Multi-RU tasks: gangs on one machine and across machines, incremental spread
+        out = "cli_redis_run_mix.json"
+        r = rusk("run --backend %s %s --agents 2 --rate 300 --duration-s 2 --task-ms 300 "
+                 "--mix 1@0.4,2:machine:gang@0.2,3:any:gang@0.2,2:spread:incremental@0.2 "
+                 "--json %s" % (cl.url, RUN_SHAPE, out))
+        print(r.out)
+        check_run(run_json(out), r.out, "mix", single=False)
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+
+
+@case
+def cli_redis_run_sigterm():
+    """SIGTERM mid-run: every task still running ends (one terminal event each) and its RUs
+    go back to Redis too; the recount finds none held."""
+    with Cluster() as cl:
+        out = "cli_redis_run_sigterm.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--rate", "100", "--duration-s", "60", "--task-ms", "20000",
+                              "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            p.send_signal(signal.SIGTERM)
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 3, "exit %d, not 3 (interrupted)" % p.returncode
+        j = run_json(out)
+        assert j["run"]["interrupted"], j["run"]
+        assert j["redis"]["released"] > 100, j["redis"]  # tasks of 20 s ended at the stop
+        check_run(j, text, "sigterm")
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+
+
+@case
+def cli_redis_run_with_agent():
+    """rusk run --backend and a separate rusk agent process on one state: both place, the
+    run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, RUN_SHAPE))
+        agent = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + RUN_SHAPE.split() +
+                                 ["--agents", "4", "--agent-id", "3", "--rate", "300",
+                                  "--duration-s", "4", "--task-ms", "500"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            out = "cli_redis_run_with_agent.json"
+            r = rusk("run --backend %s %s --no-init --agents 2 --sync state --gap-ms 300 "
+                     "--rate 300 --duration-s 3 --task-ms 500 --json %s" %
+                     (cl.url, RUN_SHAPE, out))
+            print(r.out)
+            match(r"master state +%s \(joined the state there\)" % re.escape(cl.url), r.out)
+            atext = agent.communicate(timeout=60)[0]
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+        print(atext)
+        assert agent.returncode == 0, "the agent exited %d" % agent.returncode
+        a = last_json(atext)
+        assert a["placed"] > 100 and a["refused"] == 0 and a["unknown"] == 0, a
+        j = run_json(out)
+        check_run(j, r.out, "run")
+        assert j["conflicts"]["total"] > 0, "no conflicts with an agent beside: %s" % j["conflicts"]
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
 
 
 @case

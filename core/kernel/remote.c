@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A remote master state under the kernel's agents (remote.h has the design: the remote
+ * grants first, the local array mirrors this process's grants; per-thread connections;
+ * remote generations in rgen[]).
+ *
+ * A commit: the chosen RUs, sorted, make one claim per machine (a machine's RUs are
+ * consecutive numbers; a vector task's one claim carries its memory and GPU shares), and
+ * the claims of one partition go in one backend call (one pipeline: one round trip per
+ * partition the decision touches). A gang stops at the first partition with a refused
+ * claim and gives back what the earlier ones won (rolled back remotely: counted, and one
+ * conflict as the local gang counts one); an incremental task keeps what was granted. What
+ * was granted is then committed locally with rusk_commit_local_, whose view marks, conflict
+ * counts and keep_up are the in-memory path's; what the local array refuses (never, but
+ * for a vector task's GPU picked differently on the two sides) is released remotely again.
+ * A claim the remote refused marks its RUs taken in the view (the remote does not say which
+ * RU of a machine claim was held: all of them, until the next sync), counts one conflict
+ * per RU as the local incremental commit does (one per decision for a gang), and, for a
+ * vector task, skips the machine for the rest of place() (vskip, as commit_vec).
+ *
+ * An unknown outcome (the backend answered RUSK_EIO: no node served the slot within its
+ * failover bound) counts as refused here and in errors; the RUs may stay held remotely by
+ * a task that does not hold them locally, which the run's recount reports (held by this
+ * run after its end), and a later `rusk agent --recount --reclaim-agent` can release.
+ *
+ * Connections: conn_get returns the calling thread's connection to this remote, opening
+ * it on first use (the thread-local slot names the remote by serial number, so a slot
+ * left by a detached remote is never reused). Counters are relaxed atomics: one fetch-add
+ * beside a network round trip that costs a thousand times more.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomic.h"
+#include "base/hist.h"
+#include "kernel/commit.h"
+#include "kernel/remote.h"
+#include "kernel/ru_impl.h"
+
+typedef struct conn {
+	rusk_backend bk;
+	void *handle;
+	rusk_hist rtt; /* commit round trips; one writer (its thread), read at quiescence */
+	struct conn *next;
+} conn;
+
+struct rusk_remote {
+	rusk_cluster *c;
+	rusk_remote_opener op;
+	uint64_t serial;
+	uint32_t *rgen;       /* [n_rus] remote generation of the lease held on ru (remote.h) */
+	pthread_mutex_t lock; /* conns and err */
+	conn *conns;
+	char err[512];
+	/* Counters (rusk_remote_stats); relaxed fetch-adds, read at quiescence. */
+	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
+	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
+};
+
+/* Serial numbers of remotes (relaxed: uniqueness is all that is needed). */
+static uint64_t serials;
+static _Thread_local struct {
+	uint64_t serial;
+	conn *cn;
+} tls;
+
+static uint64_t mono(const rusk_cluster *c)
+{
+	return rusk_now_(c);
+}
+
+static void count(uint64_t *ctr, uint64_t d)
+{
+	rusk_faa64(ctr, d, RUSK_RELAXED); /* a statistic: relaxed, see the note on top */
+}
+
+static void note_error(rusk_remote *rm, const conn *cn, const char *what)
+{
+	const char *msg =
+	        cn != NULL && rm->op.error != NULL ? rm->op.error(rm->op.arg, cn->handle) : "";
+	pthread_mutex_lock(&rm->lock);
+	snprintf(rm->err, sizeof rm->err, "%s%s%s", what, msg[0] ? ": " : "", msg);
+	pthread_mutex_unlock(&rm->lock);
+	count(&rm->errors, 1);
+}
+
+/* The calling thread's connection to rm, opened on first use; NULL if it cannot be. */
+static conn *conn_get(rusk_remote *rm)
+{
+	if (RUSK_LIKELY(tls.serial == rm->serial && tls.cn != NULL))
+		return tls.cn;
+	conn *cn = calloc(1, sizeof *cn);
+	char err[256] = "";
+	if (cn == NULL ||
+	    rm->op.open(rm->op.arg, &cn->bk, &cn->handle, err, sizeof err) != RUSK_OK) {
+		free(cn);
+		pthread_mutex_lock(&rm->lock);
+		snprintf(rm->err, sizeof rm->err, "opening a connection: %s",
+		         err[0] ? err : "out of memory");
+		pthread_mutex_unlock(&rm->lock);
+		count(&rm->open_failures, 1);
+		return NULL;
+	}
+	pthread_mutex_lock(&rm->lock);
+	cn->next = rm->conns;
+	rm->conns = cn;
+	pthread_mutex_unlock(&rm->lock);
+	count(&rm->connections, 1);
+	tls.serial = rm->serial;
+	tls.cn = cn;
+	return cn;
+}
+
+int rusk_remote_attach_(rusk_cluster *c, const rusk_remote_opener *op, char *err, size_t errlen)
+{
+	if (c == NULL || op == NULL || op->open == NULL || op->close == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no remote opener");
+	if (c->remote != NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "a remote is attached already");
+	rusk_remote *rm = calloc(1, sizeof *rm);
+	uint32_t *rgen = calloc(c->n_rus ? c->n_rus : 1, sizeof *rgen);
+	if (rm == NULL || rgen == NULL || pthread_mutex_init(&rm->lock, NULL) != 0) {
+		free(rm);
+		free(rgen);
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (remote, %u RUs)",
+		                 c->n_rus);
+	}
+	rm->c = c;
+	rm->op = *op;
+	rm->rgen = rgen;
+	rm->serial = rusk_faa64(&serials, 1, RUSK_RELAXED) + 1;
+	/* Quiescence (the contract): the threads that use c start after this store, and
+	 * their creation orders it before their first read. */
+	c->remote = rm;
+	return RUSK_OK;
+}
+
+void rusk_remote_detach_(rusk_cluster *c)
+{
+	if (c == NULL || c->remote == NULL)
+		return;
+	rusk_remote *rm = c->remote;
+	c->remote = NULL;
+	for (conn *cn = rm->conns, *next; cn != NULL; cn = next) {
+		next = cn->next;
+		rm->op.close(rm->op.arg, cn->handle);
+		free(cn);
+	}
+	if (tls.serial == rm->serial)
+		tls.cn = NULL;
+	if (rm->op.done != NULL)
+		rm->op.done(rm->op.arg);
+	pthread_mutex_destroy(&rm->lock);
+	free(rm->rgen);
+	free(rm);
+}
+
+void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
+{
+	if (out == NULL)
+		return;
+	memset(out, 0, sizeof *out);
+	rusk_remote *rm = c != NULL ? c->remote : NULL;
+	if (rm == NULL)
+		return;
+	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
+	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
+	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
+	                   &rm->released,     &rm->release_refused, &rm->errors};
+	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
+	                   &out->commit_trips, &out->claims,          &out->claims_lost,
+	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
+	                   &out->released,     &out->release_refused, &out->errors};
+	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
+	rusk_hist *h = calloc(1, sizeof *h);
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&rm->lock);
+	for (const conn *cn = rm->conns; cn != NULL; cn = cn->next)
+		rusk_hist_merge(h, &cn->rtt); /* relaxed loads of one writer's counts */
+	pthread_mutex_unlock(&rm->lock);
+	out->commit_p50_ns = rusk_hist_quantile(h, 0.5);
+	out->commit_p99_ns = rusk_hist_quantile(h, 0.99);
+	free(h);
+}
+
+void rusk_remote_last_error_(const rusk_cluster *c, char *buf, size_t len)
+{
+	if (buf == NULL || len == 0)
+		return;
+	buf[0] = '\0';
+	rusk_remote *rm = c != NULL ? c->remote : NULL;
+	if (rm == NULL)
+		return;
+	pthread_mutex_lock(&rm->lock);
+	snprintf(buf, len, "%s", rm->err);
+	pthread_mutex_unlock(&rm->lock);
+}
+
+int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t n_words,
+                          uint64_t *version)
+{
+	conn *cn = conn_get(rm);
+	if (cn == NULL)
+		return RUSK_EIO;
+	int rc = cn->bk.ops->snapshot(cn->bk.self, p, words, n_words, version);
+	if (rc != RUSK_OK) {
+		note_error(rm, cn, "snapshot");
+		return RUSK_EIO;
+	}
+	count(&rm->snapshots, 1);
+	return RUSK_OK;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+static int cmp_bk_lease(const void *x, const void *y)
+{
+	uint32_t a = ((const rusk_bk_lease *)x)->lease.ru, b = ((const rusk_bk_lease *)y)->lease.ru;
+	return (a > b) - (a < b);
+}
+
+/* Releases ls[0..n) remotely (any order: sorted here), one call per partition. */
+static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n)
+{
+	if (n == 0)
+		return;
+	if (cn == NULL && (cn = conn_get(rm)) == NULL) {
+		count(&rm->errors, 1); /* held remotely until a recount: remote.c's note */
+		return;
+	}
+	const rusk_cluster *c = rm->c;
+	if (n > 1)
+		qsort(ls, n, sizeof *ls, cmp_bk_lease);
+	int small[64];
+	int *rcs = n <= 64 ? small : malloc(n * sizeof *rcs);
+	if (rcs == NULL) {
+		count(&rm->errors, 1);
+		return;
+	}
+	for (size_t k = 0; k < n;) {
+		uint32_t p = c->machines[c->ru_machine[ls[k].lease.ru]].partition;
+		size_t e = k + 1;
+		while (e < n && c->machines[c->ru_machine[ls[e].lease.ru]].partition == p)
+			e++;
+		count(&rm->release_trips, 1);
+		if (cn->bk.ops->release(cn->bk.self, p, ls + k, e - k, rcs + k) != RUSK_OK) {
+			note_error(rm, cn, "release");
+		} else {
+			uint64_t ok = 0;
+			for (size_t i = k; i < e; i++)
+				ok += rcs[i] == RUSK_OK;
+			count(&rm->released, ok);
+			count(&rm->release_refused, (e - k) - ok);
+		}
+		k = e;
+	}
+	if (rcs != small)
+		free(rcs);
+}
+
+uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *rus, uint32_t n,
+                             rusk_lease *leases, rusk_placement *pl, const rusk_profile *prof)
+{
+	rusk_cluster *c = a->c;
+	rusk_remote *rm = c->remote;
+	conn *cn = conn_get(rm);
+	if (cn == NULL || n == 0)
+		return 0; /* nothing taken; place() tries again or gives the task back */
+	/* Scratch: sorted RUs, claims (at most one per RU), their answers and remote leases,
+	 * the granted RUs and the remote leases to give back. */
+	size_t need = (size_t)n * (sizeof(uint32_t) * 2 + sizeof(rusk_bk_claim) + sizeof(int) +
+	                           sizeof(rusk_lease) + sizeof(rusk_bk_lease));
+	_Alignas(16) unsigned char
+	        small[64 * (8 + sizeof(rusk_bk_claim) + 4 + 8 + sizeof(rusk_bk_lease))];
+	unsigned char *mem = need <= sizeof small ? small : malloc(need);
+	if (mem == NULL)
+		return 0;
+	rusk_bk_claim *cl = (rusk_bk_claim *)(void *)mem;
+	rusk_bk_lease *back = (rusk_bk_lease *)(void *)(cl + n);
+	rusk_lease *rl = (rusk_lease *)(void *)(back + n);
+	uint32_t *s = (uint32_t *)(void *)(rl + n), *won = s + n;
+	int *rcs = (int *)(void *)(won + n);
+	memcpy(s, rus, sizeof *s * n);
+	if (n > 1)
+		qsort(s, n, sizeof *s, cmp_u32);
+	bool vec = rusk_vec_any(&t->vec);
+	size_t ncl = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = c->ru_machine[s[i]];
+		if (ncl > 0 && cl[ncl - 1].machine == m) {
+			cl[ncl - 1].n++;
+			continue;
+		}
+		cl[ncl++] = (rusk_bk_claim){t->id, m, 1, s + i, {0}};
+		if (vec)
+			cl[ncl - 1].vec = t->vec;
+	}
+	/* One call per partition; a gang stops at the first refusal. */
+	bool refused = false;
+	for (size_t k = 0; k < ncl;) {
+		uint32_t p = c->machines[cl[k].machine].partition;
+		size_t e = k + 1;
+		while (e < ncl && c->machines[cl[e].machine].partition == p)
+			e++;
+		if (t->gang && refused) {
+			for (size_t i = k; i < e; i++)
+				rcs[i] = RUSK_EAGAIN; /* not sent */
+		} else {
+			uint64_t t0 = mono(c);
+			int rc = cn->bk.ops->commit(cn->bk.self, p, cl + k, e - k, rcs + k,
+			                            rl + (cl[k].rus - s));
+			rusk_hist_record(&cn->rtt, mono(c) - t0); /* its thread: the one writer */
+			count(&rm->commit_trips, 1);
+			count(&rm->claims, e - k);
+			if (rc != RUSK_OK) {
+				for (size_t i = k; i < e; i++)
+					rcs[i] = RUSK_EIO;
+			}
+			bool eio = false;
+			for (size_t i = k; i < e; i++) {
+				refused |= rcs[i] != RUSK_OK;
+				eio |= rcs[i] == RUSK_EIO;
+				count(&rm->claims_lost, rcs[i] != RUSK_OK);
+			}
+			if (eio)
+				note_error(rm, cn, "commit");
+		}
+		k = e;
+	}
+	/* What was refused is not free in the view; what was granted is recorded. */
+	uint32_t n_won = 0, n_lost = 0;
+	size_t n_back = 0;
+	for (size_t i = 0; i < ncl; i++) {
+		uint32_t off = (uint32_t)(cl[i].rus - s);
+		if (rcs[i] == RUSK_OK) {
+			for (uint32_t k = 0; k < cl[i].n; k++) {
+				won[n_won++] = s[off + k];
+				/* Pairs with the releasing thread's load through the task's
+				 * hand-off (remote.h "Remote generations"). */
+				rusk_store32(&rm->rgen[s[off + k]], rl[off + k].gen, RUSK_RELAXED);
+			}
+			continue;
+		}
+		if (rcs[i] == RUSK_EAGAIN)
+			continue; /* a gang's claim not sent: nothing known of it */
+		n_lost += cl[i].n;
+		for (uint32_t k = 0; k < cl[i].n; k++)
+			rusk_view_mark_taken_(a->v, s[off + k]);
+		if (vec && a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
+			a->vskip[a->n_vskip++] = cl[i].machine;
+	}
+	if (n_lost > 0) {
+		/* Counted as the local commit counts: a gang or vector commit once, an
+		 * incremental one per RU. */
+		pl->conflicts += t->gang || vec ? 1 : n_lost;
+		pl->commits_lost++;
+	}
+	if (t->gang && refused && n_won > 0) {
+		/* All or nothing: the partitions granted before the refusal are given back. */
+		for (uint32_t i = 0; i < n_won; i++)
+			back[n_back++] = (rusk_bk_lease){
+			        t->id, {won[i], rusk_load32(&rm->rgen[won[i]], RUSK_RELAXED)}};
+		release_remote(rm, cn, back, n_back);
+		count(&rm->rollbacks, 1);
+		n_won = 0;
+	}
+	uint32_t got = n_won > 0 ? rusk_commit_local_(a, t, won, n_won, leases, pl, prof) : 0;
+	if (RUSK_UNLIKELY(got < n_won)) {
+		/* The local mirror refused part (remote.h): give that part back remotely. */
+		n_back = 0;
+		for (uint32_t i = 0; i < n_won; i++) {
+			bool kept = false;
+			for (uint32_t k = 0; k < got && !kept; k++)
+				kept = leases[k].ru == won[i];
+			if (!kept)
+				back[n_back++] = (rusk_bk_lease){
+				        t->id,
+				        {won[i], rusk_load32(&rm->rgen[won[i]], RUSK_RELAXED)}};
+		}
+		count(&rm->local_refused, n_back);
+		release_remote(rm, cn, back, n_back);
+	}
+	if (mem != small)
+		free(mem);
+	return got;
+}
+
+/* The remote twins of leases[0..n) of task (their generations read before anything is
+ * released: rgen[ru] cannot change while the remote still holds ru for this task). */
+static rusk_bk_lease *twins(rusk_remote *rm, uint64_t task, const rusk_lease *leases, size_t n,
+                            rusk_bk_lease *small, size_t cap)
+{
+	rusk_bk_lease *bl = n <= cap ? small : malloc(n * sizeof *bl);
+	for (size_t i = 0; bl != NULL && i < n; i++) {
+		uint32_t ru = leases[i].ru < rm->c->n_rus ? leases[i].ru : 0;
+		/* Pairs with the committing thread's store (remote.h "Remote generations"). */
+		bl[i] = (rusk_bk_lease){task,
+		                        {leases[i].ru, rusk_load32(&rm->rgen[ru], RUSK_RELAXED)}};
+	}
+	return bl;
+}
+
+int rusk_remote_release_(rusk_cluster *c, uint64_t task, const rusk_lease *leases, size_t n,
+                         size_t *n_rejected)
+{
+	if (n > 0 && leases == NULL)
+		return RUSK_EINVAL;
+	rusk_remote *rm = c->remote;
+	rusk_bk_lease small[16];
+	rusk_bk_lease *bl = twins(rm, task, leases, n, small, 16);
+	int first = RUSK_OK;
+	size_t rejected = 0, m = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* Locally first (remote.h: the local holders stay a subset of the remote's). */
+		int rc = rusk_ru_release(c, task, leases[i]);
+		if (rc != RUSK_OK) {
+			rejected++;
+			if (first == RUSK_OK)
+				first = rc;
+		} else if (bl != NULL) {
+			bl[m++] = bl[i]; /* only what this task held locally goes remotely */
+		}
+	}
+	if (bl == NULL)
+		count(&rm->errors, n - rejected); /* out of memory: held remotely (recount) */
+	else
+		release_remote(rm, NULL, bl, m);
+	if (bl != small)
+		free(bl);
+	if (n_rejected != NULL)
+		*n_rejected = rejected;
+	return first;
+}
+
+void rusk_remote_unheld_(rusk_cluster *c, uint64_t task, const rusk_lease *leases, size_t n)
+{
+	rusk_remote *rm = c->remote;
+	rusk_bk_lease small[16];
+	rusk_bk_lease *bl = twins(rm, task, leases, n, small, 16);
+	if (bl == NULL) {
+		count(&rm->errors, n);
+		return;
+	}
+	release_remote(rm, NULL, bl, n);
+	if (bl != small)
+		free(bl);
+}
