@@ -720,8 +720,7 @@ static void test_placement_params(void **state)
 	rusk_plan_job j = {.id = 1, .cores = 1, .estimate_s = 10, .prefer = 1u << 4};
 	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL); /* no group 4 */
 	uint32_t at[RUSK_PLAN_MAX_GROUPS];
-	assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, NULL),
-	                 RUSK_EINVAL);
+	assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, NULL), RUSK_EINVAL);
 	rusk_plan_destroy(pl);
 	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8); /* one pool: no preferences */
 	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
@@ -781,7 +780,8 @@ static uint64_t drive_groups(rusk_plan_mode m, bool milp, uint64_t seed)
 			next++;
 		}
 		size_t n;
-		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, JOBS + 1, &n, NULL), RUSK_OK);
+		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, JOBS + 1, &n, NULL),
+		                 RUSK_OK);
 		for (size_t a = 0; a < n; a++) {
 			uint64_t id = acts[a].id;
 			h = (h ^ (id * 4 + acts[a].act) ^ (uint64_t)now) * 1099511628211ull;
@@ -801,8 +801,8 @@ static uint64_t drive_groups(rusk_plan_mode m, bool milp, uint64_t seed)
 				continue;
 			uint32_t at[RUSK_PLAN_MAX_GROUPS], sum = 0, outside = 0;
 			bool off;
-			assert_int_equal(rusk_plan_placement(pl, (uint64_t)i, at, RUSK_PLAN_MAX_GROUPS,
-			                                     &off),
+			assert_int_equal(rusk_plan_placement(pl, (uint64_t)i, at,
+			                                     RUSK_PLAN_MAX_GROUPS, &off),
 			                 RUSK_OK);
 			for (int g = 0; g < 4; g++) {
 				held[g] += at[g];

@@ -12,13 +12,15 @@
  * cluster are left out (the paper filters jobs larger than its 256 nodes), counted.
  *
  * The loop is this file's own discrete-event loop, not the kernel's agents: one pool of
- * --cores cores (a job of k cores takes k of them, wherever), arrivals, completions at
- * start + true runtime, and a planner tick every --tick-s seconds while the planner holds
- * jobs. Each tick's actions are applied at once: starts take cores, preemptions give them
- * back (the job restarts from scratch later), drops and kills end SLO jobs as misses. The
- * predictor is updated online at each completion (not at kills or preemptions: their
- * runtime is not known). The run ends when every job is resolved, or --drain-s after the
- * last arrival (BE jobs still pending or running then are "unfinished").
+ * --cores cores (a job of k cores takes k of them, wherever; with --prefer, --groups equal
+ * groups of them, a job taking the cores the planner placed it on, rusk_plan_placement,
+ * and an SLO job preferring round(F x groups) of them, 1.5x longer off them), arrivals, completions
+ * at start + true runtime, and a planner tick every --tick-s seconds while the planner holds jobs.
+ * Each tick's actions are applied at once: starts take cores, preemptions give them back (the job
+ * restarts from scratch later), drops and kills end SLO jobs as misses. The predictor is updated
+ * online at each completion (not at kills or preemptions: their runtime is not known). The run ends
+ * when every job is resolved, or --drain-s after the last arrival (BE jobs still pending or running
+ * then are "unfinished").
  *
  * Metrics (3Sigma §5): SLO miss rate (SLO jobs not done by their deadline, of all SLO
  * jobs), goodput (machine-hours, cores x runtime / 3600, of SLO jobs done in time and of
@@ -535,7 +537,8 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 	       "or it failed.\n",
 	       o->budget_ms);
 	if (o->prefer > 0) {
-		printf("  --prefer %g (%" PRIu64 " groups): SLO starts with a core off the preferred "
+		printf("  --prefer %g (%" PRIu64
+		       " groups): SLO starts with a core off the preferred "
 		       "groups (%gx longer):",
 		       o->prefer, o->groups, o->slowdown);
 		for (size_t k = 0; k < n; k++)
@@ -570,7 +573,8 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 	        "\"oe\": \"%s\"},\n  \"modes\": [\n",
 	        o->cores, o->tick_s, o->slot_s, o->slots, o->max_jobs, o->budget_ms,
 	        o->wall ? "wall" : "modelled", o->greedy_only ? "false" : "true", o->drain_s,
-	        o->max_run_s, o->prefer, groups, o->slowdown, o->high_cov, o->keep_late ? "keep" : "drop",
+	        o->max_run_s, o->prefer, groups, o->slowdown, o->high_cov,
+	        o->keep_late ? "keep" : "drop",
 	        o->oe < 0    ? "default"
 	        : o->oe == 0 ? "off"
 	        : o->oe == 1 ? "adaptive"

@@ -47,6 +47,35 @@
  *     jobs by their best U_js, each given its best option that fits what the jobs before
  *     it left, no preemption.
  *
+ * Placement options (§4.3.1, §4.3.3, §5; params.groups > 0). The capacity is cut into a
+ * few equal groups of cores, the paper's equivalence sets at a coarse granularity, so that
+ * a job's preferred resources are a set of groups (a mask, at most RUSK_PLAN_MAX_GROUPS)
+ * rather than a set of cores: the MILP then grows with the number of group sets, not with
+ * the cluster (§4.3.3: "the complexity of MILP depends on the number of equivalence sets
+ * rather than the cluster size"). A pending job with a preference has two options per
+ * start slot: kind 0 on its preferred groups (its runtime R, U_js and demand as above) and
+ * kind 1 anywhere (slowdown x R: U_js integrated over that longer distribution, its demand
+ * from that distribution's survival). A job without one has kind 0 only, anywhere. So
+ * the plan chooses between starting now off the preferred groups, waiting for them
+ * ("useful when a job's preferred resources are busy, but are expected to free up in
+ * time", §4.3.1) and neither. Capacity rows: besides the row of all the cores, one per
+ * set S of groups that is a union of planned jobs' preferred sets, in every slot: the
+ * options confined to groups inside S and the running jobs' expected use of S's cores
+ * must fit in S (Hall's condition; with the full row it is exactly what makes an
+ * assignment of cores to groups exist when every allowed set is a preferred set or all,
+ * and the unions are the only sets where it can bind). With the paper's 75% of 4 groups
+ * that is 5 rows a slot instead of 1. Running jobs hold cores in known groups (alloc),
+ * free their groups' cores as they end (Eq. 2 per group), and run slowdown x longer if
+ * any core is off their preferred groups (off), which their survival then uses. At slot
+ * 0 the rows are exact, so the jobs the plan starts now can be placed: augmenting paths
+ * over jobs x groups (place_flow) find the assignment, an anywhere option taking its
+ * preferred groups' cores where the others leave them. Not modelled: which groups a BE
+ * job takes (the assignment is any feasible one), and a per-job preferred set of single
+ * cores (2^cores row sets: intractable, and the paper's sets are equivalence sets).
+ * PRIO and FIFO stay placement-blind: a job they start takes its preferred groups' free
+ * cores first, then any (place_seq). One pool (groups 0) is one group: the same rows,
+ * columns and arithmetic as before the options existed, so its plans are unchanged.
+ *
  * Utility (§3.1, §4.2.2). SLO: 1 for a completion by the deadline D; with over-estimate
  * handling, oe_utility just after D, falling linearly to 0 at D + (D - submit) (the job's
  * own window once more; the paper gives the shape, Fig. 3(d), not the slope), else 0.
@@ -68,7 +97,10 @@
  *
  * Invariants: a job is pending or running, never both; at every tick the cores started
  * are at most free_cores plus those preempted and killed (slot 0's capacity row holds it
- * for the MILP, the greedy and the baselines check it directly); a job id is live once;
+ * for the MILP, the greedy and the baselines check it directly); with groups, no group's
+ * cores are held twice (slot 0's rows per group set, place_flow and place_seq), a running
+ * job's alloc sums to its cores, and off is set exactly when a core lies outside its
+ * preferred groups; a job id is live once;
  * the planner's results depend only on its inputs (no clock is read to decide anything,
  * but the solver's time budget: a wall-clock budget that runs out may change the plan; a
  * modelled one, iteration_s > 0, reads no clock at all).
@@ -102,9 +134,9 @@ typedef struct pjob {
 	float *surv; /* slots entries: P(still running at d slots after its start) */
 	rusk_dist dist;
 	/* Placement (params.groups > 0). */
-	uint32_t prefer;     /* preferred groups (mask); 0: none */
-	float *surv_slow;    /* prefer: surv for the runtime slowdown x longer; else NULL */
-	bool off;            /* running: some core off its preferred groups (slowdown x) */
+	uint32_t prefer;  /* preferred groups (mask); 0: none */
+	float *surv_slow; /* prefer: surv for the runtime slowdown x longer; else NULL */
+	bool off;         /* running: some core off its preferred groups (slowdown x) */
 	uint32_t alloc[RUSK_PLAN_MAX_GROUPS]; /* running: its cores per group (one pool:
 	                                       * alloc[0] = cores) */
 } pjob;
@@ -126,7 +158,7 @@ struct rusk_plan {
 	uint32_t rowm[(1u << RUSK_PLAN_MAX_GROUPS) - 1]; /* the rows' group sets; 0: all */
 	uint32_t nrows;
 	uint32_t gfree[RUSK_PLAN_MAX_GROUPS]; /* cores free per group now */
-	double *rsurv; /* running x slots (conditional survival) */
+	double *rsurv;                        /* running x slots (conditional survival) */
 	size_t scratch_jobs;
 };
 
@@ -720,7 +752,8 @@ static int greedy(const rusk_plan *p, const plan_in *in, int *slot, int *kind)
 						continue;
 					const double *u = used + r * T, *c = p->rcap + r * T;
 					for (size_t t = s; t < T && fits; t++)
-						fits = u[t] + j->cores * sv[t - s] <= c[t] + FIT_EPS;
+						fits = u[t] + j->cores * sv[t - s] <=
+						       c[t] + FIT_EPS;
 				}
 				if (fits) {
 					bv = v;
@@ -1189,7 +1222,8 @@ static int place_flow(rusk_plan *p, pjob **js, const int *kind, size_t n)
 				size_t v = queue[head++];
 				if (v < n) { /* job -> an allowed group */
 					for (uint32_t g = 0; g < G; g++)
-						if ((allow[v] >> g & 1) && prev[n + g] == SIZE_MAX) {
+						if ((allow[v] >> g & 1) &&
+						    prev[n + g] == SIZE_MAX) {
 							prev[n + g] = v;
 							queue[tail++] = n + g;
 						}
@@ -1197,7 +1231,8 @@ static int place_flow(rusk_plan *p, pjob **js, const int *kind, size_t n)
 					sink = v;
 				} else { /* group -> a job holding cores there, moved */
 					for (size_t i = 0; i < n; i++)
-						if (js[i]->alloc[v - n] > 0 && prev[i] == SIZE_MAX) {
+						if (js[i]->alloc[v - n] > 0 &&
+						    prev[i] == SIZE_MAX) {
 							prev[i] = v;
 							queue[tail++] = i;
 						}

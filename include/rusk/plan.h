@@ -159,9 +159,9 @@ void rusk_plan_destroy(rusk_plan *p);
 /*
  * rusk_plan_submit: adds a pending job (the distribution is copied and prepared once: its
  * survival at each slot and its quantiles). RUSK_EINVAL: p or j NULL, cores out of
- * 1..capacity, a preference without groups or naming a group past them, a deadline not after the submission, a negative or non-finite time, a
- * duplicate id, a distribution with more than RUSK_DIST_MAX_BINS bins; RUSK_ENOMEM. The
- * job stays pending until a tick starts or drops it.
+ * 1..capacity, a preference without groups or naming a group past them, a deadline not after the
+ * submission, a negative or non-finite time, a duplicate id, a distribution with more than
+ * RUSK_DIST_MAX_BINS bins; RUSK_ENOMEM. The job stays pending until a tick starts or drops it.
  */
 int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *j);
 
@@ -223,8 +223,7 @@ int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_acti
  * that started it until it completes, is preempted or cancelled. RUSK_EINVAL: p or cores
  * NULL, no groups, n below groups, or no running job with that id.
  */
-int rusk_plan_placement(const rusk_plan *p, uint64_t id, uint32_t *cores, size_t n,
-                        bool *off_pref);
+int rusk_plan_placement(const rusk_plan *p, uint64_t id, uint32_t *cores, size_t n, bool *off_pref);
 
 /*
  * rusk_plan_complete: the running job `id` finished at `now`; it is forgotten.
@@ -247,10 +246,10 @@ typedef struct rusk_plan_stats {
 	uint64_t ticks, planned_ticks; /* ticks; those that planned something */
 	uint64_t how[6];               /* ticks by rusk_plan_how */
 	uint64_t starts, preempts, drops, kills;
-	uint64_t ue_steps;               /* under-estimate extensions (§4.2.1) */
-	uint64_t oe_jobs;                /* SLO jobs given over-estimate handling */
-	double solve_s_sum, solve_s_max; /* planning time: wall, or modelled (iteration_s) */
-	uint64_t iterations, nodes;      /* the solver's simplex iterations and B&C nodes */
+	uint64_t ue_steps;                /* under-estimate extensions (§4.2.1) */
+	uint64_t oe_jobs;                 /* SLO jobs given over-estimate handling */
+	double solve_s_sum, solve_s_max;  /* planning time: wall, or modelled (iteration_s) */
+	uint64_t iterations, nodes;       /* the solver's simplex iterations and B&C nodes */
 	uint64_t pref_starts, off_starts; /* groups: starts of jobs with a preference; those
 	                                   * with a core off their preferred groups */
 } rusk_plan_stats;
