@@ -607,12 +607,13 @@ static void test_params(void **state)
  * (group 1 free) and SLO job 1 arrives: 2 cores, 600 s on its preferred group 0, 900 s
  * anywhere, due at 1 000 + `due`. */
 static rusk_plan *placement_case(bool milp, double run0, double due, rusk_plan_action *acts,
-                                 size_t *n)
+                                 size_t *n, bool blind)
 {
 	rusk_plan_params p;
 	rusk_plan_params_init(&p, RUSK_PLAN_POINT_PERFECT, 8);
 	p.groups = 4;
 	p.milp = milp;
+	p.placement_blind = blind;
 	rusk_plan *pl;
 	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
 	for (uint32_t g = 0; g < 4; g++) {
@@ -648,7 +649,7 @@ static void test_placement_waits(void **state)
 	for (int milp = 0; milp <= 1; milp++) {
 		rusk_plan_action acts[8];
 		size_t n;
-		rusk_plan *pl = placement_case(milp, 1060, 700, acts, &n);
+		rusk_plan *pl = placement_case(milp, 1060, 700, acts, &n, false);
 		rusk_plan_tick_info info;
 		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, &info), RUSK_OK);
 		assert_int_equal(n, 0);
@@ -667,6 +668,18 @@ static void test_placement_waits(void **state)
 		assert_int_equal(st.off_starts, 0);
 		assert_int_equal(st.pref_starts, 5);
 		rusk_plan_destroy(pl);
+
+		/* Blind to placement (the planner before the options), it sees 2 free cores
+		 * and a 600 s job due in 700 s: it starts it now, on group 1, where it runs
+		 * 900 s and misses. */
+		pl = placement_case(milp, 1060, 700, acts, &n, true);
+		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_true(acts[0].id == 1 && acts[0].act == RUSK_PLAN_START);
+		assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, &off),
+		                 RUSK_OK);
+		assert_true(at[1] == 2 && off);
+		rusk_plan_destroy(pl);
 	}
 }
 
@@ -679,7 +692,7 @@ static void test_placement_anywhere(void **state)
 	for (int milp = 0; milp <= 1; milp++) {
 		rusk_plan_action acts[8];
 		size_t n;
-		rusk_plan *pl = placement_case(milp, 3600, 1000, acts, &n);
+		rusk_plan *pl = placement_case(milp, 3600, 1000, acts, &n, false);
 		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, NULL), RUSK_OK);
 		assert_int_equal(n, 1);
 		assert_true(acts[0].id == 1 && acts[0].act == RUSK_PLAN_START);
@@ -723,6 +736,9 @@ static void test_placement_params(void **state)
 	assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, NULL), RUSK_EINVAL);
 	rusk_plan_destroy(pl);
 	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8); /* one pool: no preferences */
+	p.placement_blind = true;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	p.placement_blind = false;
 	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
 	j.prefer = 1;
 	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL);

@@ -61,6 +61,7 @@ typedef struct plan_opts {
 	int keep_late;           /* --late keep: prio and fifo run late SLO jobs on */
 	double prefer, slowdown; /* --prefer F: SLO jobs prefer F of the groups (0: one pool) */
 	uint64_t groups;         /* --groups: the cores in this many equal groups */
+	int blind;               /* --placement blind: the planners plan one pool */
 	uint64_t slots, max_jobs;
 	bool greedy_only, quiet;
 	int wall; /* --solver-clock wall: the budget in wall time (not reproducible) */
@@ -134,6 +135,9 @@ static void plan_usage(void)
 	     "                   and starting anywhere (3Sigma §4.3.1); prio and fifo take\n"
 	     "                   preferred free cores first, then any (default 0: one pool)\n"
 	     "  --groups G       with --prefer: the cores in G equal groups, 2..8 (default 4)\n"
+	     "  --placement aware|blind  with --prefer: blind plans one pool and places the\n"
+	     "                   starts as prio does (the planner without placement options;\n"
+	     "                   default aware)\n"
 	     "  --slowdown X     runtime factor off the preferred groups (default 1.5)\n"
 	     "  --json FILE      results as JSON\n"
 	     "  --quiet          no table on stdout\n"
@@ -416,6 +420,7 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	if (o->prefer > 0) {
 		pp.groups = (uint32_t)o->groups;
 		pp.slowdown = o->slowdown;
+		pp.placement_blind = o->blind && m != RUSK_PLAN_PRIO && m != RUSK_PLAN_FIFO;
 	}
 	rusk_predict_params qp;
 	rusk_predict_params_init(&qp);
@@ -550,9 +555,10 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 
 static void write_json(FILE *f, const plan_opts *o, const workload *w, const result *rs, size_t n)
 {
-	char groups[48] = ""; /* only with --prefer: the default's JSON stays as it was */
+	char groups[80] = ""; /* only with --prefer: the default's JSON stays as it was */
 	if (o->prefer > 0)
-		snprintf(groups, sizeof groups, "\"groups\": %" PRIu64 ", ", o->groups);
+		snprintf(groups, sizeof groups, "\"groups\": %" PRIu64 ", \"placement\": \"%s\", ",
+		         o->groups, o->blind ? "blind" : "aware");
 	fprintf(f,
 	        "{\n  \"workload\": {\"generator\": \"e2e\", \"seed\": %" PRIu64 ", \"jobs\": %zu, "
 	        "\"filtered\": %zu, \"train\": %" PRIu64 ", \"slack\": ",
@@ -647,6 +653,8 @@ int rusk_cmd_plan(int argc, char **argv)
 	                                 {NULL, 0}};
 	static const cli_choice lates[] = {{"drop", 0}, {"keep", 1}, {NULL, 0}};
 	static const cli_choice clocks[] = {{"modelled", 0}, {"wall", 1}, {NULL, 0}};
+	static const cli_choice placements[] = {{"aware", 0}, {"blind", 1}, {NULL, 0}};
+	int placement = -1;
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
 	        {CLI_CHOICE_OPT("--sched", scheds, &sched)},
@@ -671,6 +679,7 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_DOUBLE_OPT("--prefer", 0, 1, &o.prefer)},
 	        {CLI_DOUBLE_OPT("--slowdown", 1, 100, &o.slowdown)},
 	        {CLI_U64_OPT("--groups", 2, RUSK_PLAN_MAX_GROUPS, &o.groups)},
+	        {CLI_CHOICE_OPT("--placement", placements, &placement)},
 	        {CLI_FILE_OPT("--json", &o.json)},
 	        {CLI_FLAG_OPT("--quiet", &o.quiet)},
 	};
@@ -681,6 +690,11 @@ int rusk_cmd_plan(int argc, char **argv)
 		fprintf(stderr, "rusk plan: --groups: only with --prefer\n");
 		return RUSK_EXIT_USAGE;
 	}
+	if (placement >= 0 && !(o.prefer > 0)) {
+		fprintf(stderr, "rusk plan: --placement: only with --prefer\n");
+		return RUSK_EXIT_USAGE;
+	}
+	o.blind = placement == 1;
 	if (o.groups == 0)
 		o.groups = 4;
 	if (o.prefer > 0 && o.groups > o.cores) {

@@ -73,8 +73,10 @@
  * job takes (the assignment is any feasible one), and a per-job preferred set of single
  * cores (2^cores row sets: intractable, and the paper's sets are equivalence sets).
  * PRIO and FIFO stay placement-blind: a job they start takes its preferred groups' free
- * cores first, then any (place_seq). One pool (groups 0) is one group: the same rows,
- * columns and arithmetic as before the options existed, so its plans are unchanged.
+ * cores first, then any (place_seq); placement_blind makes the planning modes do the
+ * same (one row, kind 0 only, the runtime on preferred cores) for comparisons. One pool (groups 0)
+ * is one group: the same rows, columns and arithmetic as before the options existed, so its plans
+ * are unchanged.
  *
  * Utility (§3.1, §4.2.2). SLO: 1 for a completion by the deadline D; with over-estimate
  * handling, oe_utility just after D, falling linearly to 0 at D + (D - submit) (the job's
@@ -237,6 +239,8 @@ static int check_params(const rusk_plan_params *p, char *err, size_t errlen)
 		BAD("groups %u is more than the capacity's %u cores", p->groups, p->capacity);
 	if (!(p->slowdown >= 1) || !isfinite(p->slowdown))
 		BAD("slowdown must be >= 1 and finite");
+	if (p->placement_blind && p->groups == 0)
+		BAD("placement_blind needs groups");
 	return RUSK_OK;
 #undef BAD
 }
@@ -559,13 +563,13 @@ static int grow_scratch(rusk_plan *p)
 /* A running job's runtime factor: slowdown off its preferred groups, else 1. */
 static double run_scale(const rusk_plan *p, const pjob *j)
 {
-	return j->off ? p->p.slowdown : 1;
+	return j->off && !p->p.placement_blind ? p->p.slowdown : 1;
 }
 
 /* The longest runtime a running job's estimate allows, where it runs. */
 static double run_max(const rusk_plan *p, const pjob *j)
 {
-	return j->off ? j->max_run * p->p.slowdown : j->max_run;
+	return j->off && !p->p.placement_blind ? j->max_run * p->p.slowdown : j->max_run;
 }
 
 /* Under-estimate handling (§4.2.1): pushes a running job's believed end back by 2^k
@@ -1372,7 +1376,7 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 			bool opt = start_option(s);
 			double at = now + s * p->p.slot_s;
 			p->eu[a * T + s] = opt ? expected_utility(&p->p, j, at, 1) : 0;
-			p->eus[a * T + s] = opt && j->prefer != 0
+			p->eus[a * T + s] = opt && j->prefer != 0 && !p->p.placement_blind
 			                            ? expected_utility(&p->p, j, at, p->p.slowdown)
 			                            : 0;
 		}
@@ -1385,7 +1389,7 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 	p->nrows = 1;
 	p->rowm[0] = all;
 	seen[all] = true;
-	for (size_t a = 0; a < nj; a++) {
+	for (size_t a = 0; a < nj && !p->p.placement_blind; a++) {
 		uint32_t m = p->jobs[p->order[a]].prefer;
 		if (m == 0 || seen[m])
 			continue;
@@ -1448,10 +1452,14 @@ static int tick_plan(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_ac
 			kind[ns] = kind[a];
 			js[ns++] = &p->jobs[p->order[a]];
 		}
-	if (p->p.groups > 0 && (rc = place_flow(p, js, kind, ns)) != RUSK_OK)
+	if (p->p.groups > 0 && !p->p.placement_blind &&
+	    (rc = place_flow(p, js, kind, ns)) != RUSK_OK)
 		goto out;
-	for (size_t a = 0; a < ns; a++)
+	for (size_t a = 0; a < ns; a++) {
+		if (p->p.groups > 0 && p->p.placement_blind)
+			place_seq(p, js[a]);
 		start_job(p, js[a], now, out, n);
+	}
 	rc = RUSK_OK;
 out:
 	free(slot);

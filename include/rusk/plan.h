@@ -122,6 +122,10 @@ typedef struct rusk_plan_params {
 	 * finite (default 1.5, 3Sigma §5). */
 	uint32_t groups;
 	double slowdown;
+	/* groups > 0, the planning modes only: plan as if the cores were one pool and place
+	 * the starts as PRIO does, preferred groups first (default false). For comparisons:
+	 * the planner before it had placement options. */
+	bool placement_blind;
 } rusk_plan_params;
 
 /* The most groups a planner may have: the capacity rows are per union of preferred sets,

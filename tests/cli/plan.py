@@ -36,6 +36,7 @@ def cli_plan_prefer():
 
 
 refusal("cli_plan_groups_alone", "plan --groups 4", r"--groups: only with --prefer")
+refusal("cli_plan_placement_alone", "plan --placement blind", r"--placement: only with --prefer")
 refusal("cli_plan_bad_groups", "plan --prefer 0.75 --groups 9", r"--groups: '9' is not")
 refusal("cli_plan_groups_cores", "plan --prefer 0.75 --groups 8 --cores 4",
         r"--groups: 8 groups of 4 cores")
