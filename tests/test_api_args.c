@@ -807,6 +807,8 @@ static void test_plan(void **state)
 	assert_int_equal(rusk_plan_tick(NULL, 0, 0, acts, 4, &n, NULL), RUSK_EINVAL);
 	assert_int_equal(rusk_plan_complete(NULL, 1, 0), RUSK_EINVAL);
 	assert_int_equal(rusk_plan_cancel(NULL, 1), RUSK_EINVAL);
+	uint32_t at[RUSK_PLAN_MAX_GROUPS];
+	assert_int_equal(rusk_plan_placement(NULL, 1, at, RUSK_PLAN_MAX_GROUPS, NULL), RUSK_EINVAL);
 	assert_int_equal(rusk_plan_size(NULL), 0);
 	rusk_plan_stats st;
 	memset(&st, 0xff, sizeof st);

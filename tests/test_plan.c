@@ -600,6 +600,262 @@ static void test_params(void **state)
 	assert_string_equal(rusk_plan_mode_name(RUSK_PLAN_MODES), "?");
 }
 
+/* Placement options (3Sigma §4.3.1, §5), hand-checkable: 8 cores in 4 groups of 2, slots
+ * of 60 s, slowdown 1.5 off the preferred groups, every runtime a point known exactly
+ * (POINT_PERFECT). Four 2-core BE jobs, job 100 + g preferring group g, start at 0 on
+ * their own groups; job 100 runs `run0` s, the others an hour. At 1 000 s job 101 ends
+ * (group 1 free) and SLO job 1 arrives: 2 cores, 600 s on its preferred group 0, 900 s
+ * anywhere, due at 1 000 + `due`. */
+static rusk_plan *placement_case(bool milp, double run0, double due, rusk_plan_action *acts,
+                                 size_t *n, bool blind)
+{
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, RUSK_PLAN_POINT_PERFECT, 8);
+	p.groups = 4;
+	p.milp = milp;
+	p.placement_blind = blind;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	for (uint32_t g = 0; g < 4; g++) {
+		rusk_plan_job be = {.id = 100 + g,
+		                    .cores = 2,
+		                    .true_run_s = g == 0 ? run0 : 3600,
+		                    .prefer = 1u << g};
+		assert_int_equal(rusk_plan_submit(pl, &be), RUSK_OK);
+	}
+	assert_int_equal(rusk_plan_tick(pl, 0, 8, acts, 8, n, NULL), RUSK_OK);
+	assert_int_equal(*n, 4);
+	for (uint32_t g = 0; g < 4; g++) {
+		uint32_t at[RUSK_PLAN_MAX_GROUPS];
+		bool off = true;
+		assert_int_equal(rusk_plan_placement(pl, 100 + g, at, RUSK_PLAN_MAX_GROUPS, &off),
+		                 RUSK_OK);
+		assert_true(at[g] == 2 && !off);
+	}
+	assert_int_equal(rusk_plan_complete(pl, 101, 1000), RUSK_OK);
+	rusk_plan_job a = {
+	        .id = 1, .cores = 2, .submit_s = 1000, .deadline_s = 1000 + due, .true_run_s = 600};
+	a.prefer = 1u << 0;
+	assert_int_equal(rusk_plan_submit(pl, &a), RUSK_OK);
+	return pl;
+}
+
+/* Group 0 frees at 1 060 s, one slot ahead: job 1 due at 1 700 s misses anywhere now
+ * (ends at 1 900 s) but makes it on group 0 from 1 060 s (ends at 1 660 s): it waits,
+ * though group 1 is free, and starts on group 0 once job 100 is done. */
+static void test_placement_waits(void **state)
+{
+	(void)state;
+	for (int milp = 0; milp <= 1; milp++) {
+		rusk_plan_action acts[8];
+		size_t n;
+		rusk_plan *pl = placement_case(milp, 1060, 700, acts, &n, false);
+		rusk_plan_tick_info info;
+		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, &info), RUSK_OK);
+		assert_int_equal(n, 0);
+		assert_true(fabs(info.utility - (1 - 1e-3)) < 1e-9); /* planned at slot 1 */
+		assert_int_equal(rusk_plan_complete(pl, 100, 1060), RUSK_OK);
+		assert_int_equal(rusk_plan_tick(pl, 1060, 4, acts, 8, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_true(acts[0].id == 1 && acts[0].act == RUSK_PLAN_START);
+		uint32_t at[RUSK_PLAN_MAX_GROUPS];
+		bool off = true;
+		assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, &off),
+		                 RUSK_OK);
+		assert_true(at[0] == 2 && at[1] == 0 && !off);
+		rusk_plan_stats st;
+		rusk_plan_stats_get(pl, &st);
+		assert_int_equal(st.off_starts, 0);
+		assert_int_equal(st.pref_starts, 5);
+		rusk_plan_destroy(pl);
+
+		/* Blind to placement (the planner before the options), it sees 2 free cores
+		 * and a 600 s job due in 700 s: it starts it now, on group 1, where it runs
+		 * 900 s and misses. */
+		pl = placement_case(milp, 1060, 700, acts, &n, true);
+		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_true(acts[0].id == 1 && acts[0].act == RUSK_PLAN_START);
+		assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, &off),
+		                 RUSK_OK);
+		assert_true(at[1] == 2 && off);
+		rusk_plan_destroy(pl);
+	}
+}
+
+/* Group 0 stays busy until 3 600 s, past the window: job 1 due at 2 000 s can only make
+ * it anywhere, now (ends at 1 900 s): it starts on group 1, off its preferred group, and
+ * the planner knows it runs 1.5x longer. Prio, blind to it, does the same at once. */
+static void test_placement_anywhere(void **state)
+{
+	(void)state;
+	for (int milp = 0; milp <= 1; milp++) {
+		rusk_plan_action acts[8];
+		size_t n;
+		rusk_plan *pl = placement_case(milp, 3600, 1000, acts, &n, false);
+		assert_int_equal(rusk_plan_tick(pl, 1000, 2, acts, 8, &n, NULL), RUSK_OK);
+		assert_int_equal(n, 1);
+		assert_true(acts[0].id == 1 && acts[0].act == RUSK_PLAN_START);
+		uint32_t at[RUSK_PLAN_MAX_GROUPS];
+		bool off = false;
+		assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, &off),
+		                 RUSK_OK);
+		assert_true(at[1] == 2 && off);
+		rusk_plan_stats st;
+		rusk_plan_stats_get(pl, &st);
+		assert_int_equal(st.off_starts, 1);
+		/* The caller's free cores must agree with the planner's placements. */
+		assert_int_equal(rusk_plan_tick(pl, 1010, 2, acts, 8, &n, NULL), RUSK_EINVAL);
+		assert_int_equal(rusk_plan_tick(pl, 1010, 0, acts, 8, &n, NULL), RUSK_OK);
+		rusk_plan_destroy(pl);
+	}
+}
+
+/* Bad preferences and groups are refused. */
+static void test_placement_params(void **state)
+{
+	(void)state;
+	rusk_plan_params p;
+	rusk_plan *pl;
+	char err[128];
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8);
+	p.groups = 1;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "groups"));
+	p.groups = RUSK_PLAN_MAX_GROUPS + 1;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	p.groups = 4;
+	p.slowdown = 0.5;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	assert_non_null(strstr(err, "slowdown"));
+	p.slowdown = 1.5;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
+	rusk_plan_job j = {.id = 1, .cores = 1, .estimate_s = 10, .prefer = 1u << 4};
+	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL); /* no group 4 */
+	uint32_t at[RUSK_PLAN_MAX_GROUPS];
+	assert_int_equal(rusk_plan_placement(pl, 1, at, RUSK_PLAN_MAX_GROUPS, NULL), RUSK_EINVAL);
+	rusk_plan_destroy(pl);
+	rusk_plan_params_init(&p, RUSK_PLAN_3SIGMA, 8); /* one pool: no preferences */
+	p.placement_blind = true;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_EINVAL);
+	p.placement_blind = false;
+	assert_int_equal(rusk_plan_create(&p, &pl, err, sizeof err), RUSK_OK);
+	j.prefer = 1;
+	assert_int_equal(rusk_plan_submit(pl, &j), RUSK_EINVAL);
+	rusk_plan_destroy(pl);
+}
+
+/* Random jobs with random preferences over 64 cores in 4 groups of 16, every mode, MILP
+ * and greedy: after every tick, each group holds at most its 16 cores, every running job
+ * holds its cores exactly, off its preferred groups only when the planner says so, and
+ * the run is the same twice. */
+static uint64_t drive_groups(rusk_plan_mode m, bool milp, uint64_t seed)
+{
+	rusk_plan_params p;
+	rusk_plan_params_init(&p, m, 64);
+	p.groups = 4;
+	p.milp = milp;
+	p.iteration_s = 18e-6; /* a modelled budget: deterministic */
+	p.node_s = 18e-6;
+	rusk_plan *pl;
+	assert_int_equal(rusk_plan_create(&p, &pl, NULL, 0), RUSK_OK);
+	enum { JOBS = 60 };
+	rusk_rng r;
+	rusk_rng_seed(&r, seed, 11);
+	double run[JOBS] = {0}, end[JOBS] = {0};
+	uint32_t cores[JOBS], prefer[JOBS];
+	bool running[JOBS] = {false}, started[JOBS] = {false};
+	rusk_plan_action acts[JOBS + 1];
+	uint32_t free_c = 64;
+	uint64_t h = 1469598103934665603ull;
+	int next = 0;
+	for (double now = 0; now < 30000 && (next < JOBS || rusk_plan_size(pl) > 0); now += 10) {
+		for (int i = 0; i < JOBS; i++)
+			if (running[i] && end[i] <= now) {
+				assert_int_equal(rusk_plan_complete(pl, (uint64_t)i, now), RUSK_OK);
+				free_c += cores[i];
+				running[i] = false;
+			}
+		while (next < JOBS && next * 30.0 <= now) {
+			rusk_dist d;
+			double med = 60 + 600 * rusk_rng_unit(&r);
+			uniform_dist(&d, med * 0.5, med * 1.5, 50);
+			run[next] = med * (0.5 + rusk_rng_unit(&r));
+			cores[next] = 1 + rusk_rng_below(&r, 24);
+			bool slo = rusk_rng_unit(&r) < 0.5;
+			prefer[next] = slo ? 0xfu & ~(1u << rusk_rng_below(&r, 4)) : 0; /* 3 of 4 */
+			rusk_plan_job j = {.id = (uint64_t)next,
+			                   .cores = cores[next],
+			                   .submit_s = now,
+			                   .deadline_s = slo ? now + run[next] * 1.6 : 0,
+			                   .estimate_s = med,
+			                   .true_run_s = run[next],
+			                   .dist = &d,
+			                   .prefer = prefer[next]};
+			assert_int_equal(rusk_plan_submit(pl, &j), RUSK_OK);
+			next++;
+		}
+		size_t n;
+		assert_int_equal(rusk_plan_tick(pl, now, free_c, acts, JOBS + 1, &n, NULL),
+		                 RUSK_OK);
+		for (size_t a = 0; a < n; a++) {
+			uint64_t id = acts[a].id;
+			h = (h ^ (id * 4 + acts[a].act) ^ (uint64_t)now) * 1099511628211ull;
+			if (acts[a].act == RUSK_PLAN_START) {
+				assert_true(cores[id] <= free_c);
+				free_c -= cores[id];
+				running[id] = started[id] = true;
+			} else if (acts[a].act == RUSK_PLAN_PREEMPT ||
+			           acts[a].act == RUSK_PLAN_KILL) {
+				free_c += cores[id];
+				running[id] = false;
+			}
+		}
+		uint32_t held[4] = {0};
+		for (int i = 0; i < JOBS; i++) {
+			if (!running[i])
+				continue;
+			uint32_t at[RUSK_PLAN_MAX_GROUPS], sum = 0, outside = 0;
+			bool off;
+			assert_int_equal(rusk_plan_placement(pl, (uint64_t)i, at,
+			                                     RUSK_PLAN_MAX_GROUPS, &off),
+			                 RUSK_OK);
+			for (int g = 0; g < 4; g++) {
+				held[g] += at[g];
+				sum += at[g];
+				outside += (prefer[i] >> g & 1) ? 0 : at[g];
+			}
+			assert_int_equal(sum, cores[i]);
+			assert_true(off == (prefer[i] != 0 && outside > 0));
+			if (started[i]) /* now: 1.5x longer off its preferred groups */
+				end[i] = now + run[i] * (off ? 1.5 : 1);
+			started[i] = false;
+		}
+		for (int g = 0; g < 4; g++)
+			assert_true(held[g] <= 16);
+	}
+	rusk_plan_stats st;
+	rusk_plan_stats_get(pl, &st);
+	assert_true(st.pref_starts > 0);
+	printf("%s %s, 4 groups: %" PRIu64 " starts, %" PRIu64 " with a preference, %" PRIu64
+	       " of them off it\n",
+	       rusk_plan_mode_name(m), milp ? "MILP" : "greedy", st.starts, st.pref_starts,
+	       st.off_starts);
+	assert_int_equal(rusk_plan_size(pl), 0);
+	rusk_plan_destroy(pl);
+	return h;
+}
+
+static void test_placement_capacity(void **state)
+{
+	(void)state;
+	for (int m = 0; m < RUSK_PLAN_MODES; m++)
+		for (int milp = 0; milp <= 1; milp++) {
+			uint64_t a = drive_groups((rusk_plan_mode)m, milp, 5);
+			assert_true(a == drive_groups((rusk_plan_mode)m, milp, 5));
+		}
+}
+
 /* The generator's deadlines follow §5's slack definition; the load scaling hits it. */
 static void test_e2e_deadlines(void **state)
 {
@@ -651,6 +907,10 @@ int main(void)
 	        cmocka_unit_test(test_under_estimate),
 	        cmocka_unit_test(test_params),
 	        cmocka_unit_test(test_e2e_deadlines),
+	        cmocka_unit_test(test_placement_waits),
+	        cmocka_unit_test(test_placement_anywhere),
+	        cmocka_unit_test(test_placement_params),
+	        cmocka_unit_test(test_placement_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

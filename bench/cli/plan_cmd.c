@@ -12,13 +12,15 @@
  * cluster are left out (the paper filters jobs larger than its 256 nodes), counted.
  *
  * The loop is this file's own discrete-event loop, not the kernel's agents: one pool of
- * --cores cores (a job of k cores takes k of them, wherever), arrivals, completions at
- * start + true runtime, and a planner tick every --tick-s seconds while the planner holds
- * jobs. Each tick's actions are applied at once: starts take cores, preemptions give them
- * back (the job restarts from scratch later), drops and kills end SLO jobs as misses. The
- * predictor is updated online at each completion (not at kills or preemptions: their
- * runtime is not known). The run ends when every job is resolved, or --drain-s after the
- * last arrival (BE jobs still pending or running then are "unfinished").
+ * --cores cores (a job of k cores takes k of them, wherever; with --prefer, --groups equal
+ * groups of them, a job taking the cores the planner placed it on, rusk_plan_placement,
+ * and an SLO job preferring round(F x groups) of them, 1.5x longer off them), arrivals, completions
+ * at start + true runtime, and a planner tick every --tick-s seconds while the planner holds jobs.
+ * Each tick's actions are applied at once: starts take cores, preemptions give them back (the job
+ * restarts from scratch later), drops and kills end SLO jobs as misses. The predictor is updated
+ * online at each completion (not at kills or preemptions: their runtime is not known). The run ends
+ * when every job is resolved, or --drain-s after the last arrival (BE jobs still pending or running
+ * then are "unfinished").
  *
  * Metrics (3Sigma §5): SLO miss rate (SLO jobs not done by their deadline, of all SLO
  * jobs), goodput (machine-hours, cores x runtime / 3600, of SLO jobs done in time and of
@@ -47,6 +49,8 @@ typedef struct sjob {
 	int state;
 	double start, end;
 	uint32_t preempts;
+	uint32_t prefer;                      /* --prefer: preferred groups (SLO jobs) */
+	uint32_t alloc[RUSK_PLAN_MAX_GROUPS]; /* --prefer, running: cores per group */
 } sjob;
 
 typedef struct plan_opts {
@@ -55,7 +59,9 @@ typedef struct plan_opts {
 	double load, tick_s, slot_s, budget_ms, drain_s, max_run_s;
 	double high_cov;         /* --high-cov-share: classes with CoV > 1 */
 	int keep_late;           /* --late keep: prio and fifo run late SLO jobs on */
-	double prefer, slowdown; /* --prefer F: SLO jobs prefer F of the cores (0: one pool) */
+	double prefer, slowdown; /* --prefer F: SLO jobs prefer F of the groups (0: one pool) */
+	uint64_t groups;         /* --groups: the cores in this many equal groups */
+	int blind;               /* --placement blind: the planners plan one pool */
 	uint64_t slots, max_jobs;
 	bool greedy_only, quiet;
 	int wall; /* --solver-clock wall: the budget in wall time (not reproducible) */
@@ -122,11 +128,17 @@ static void plan_usage(void)
 	     "                   a scheduler that knows no deadlines would\n"
 	     "  --high-cov-share X  share of the generator's job classes with CoV > 1\n"
 	     "                   (default 0.4; lower: fewer badly mis-estimated jobs)\n"
-	     "  --prefer F       SLO jobs prefer a random share F of the cores and run\n"
-	     "                   --slowdown x longer on any other (3Sigma §5: 0.75, 1.5);\n"
-	     "                   the pool places them on preferred free cores first, the\n"
-	     "                   planners do not know (default 0: one pool of equal cores)\n"
-	     "  --slowdown X     runtime factor off the preferred cores (default 1.5)\n"
+	     "  --prefer F       SLO jobs prefer a random share F of the --groups groups of\n"
+	     "                   cores and run --slowdown x longer when any of their cores is\n"
+	     "                   in another (3Sigma §5: 0.75, 1.5); the planning modes choose\n"
+	     "                   between starting on the preferred groups, waiting for them\n"
+	     "                   and starting anywhere (3Sigma §4.3.1); prio and fifo take\n"
+	     "                   preferred free cores first, then any (default 0: one pool)\n"
+	     "  --groups G       with --prefer: the cores in G equal groups, 2..8 (default 4)\n"
+	     "  --placement aware|blind  with --prefer: blind plans one pool and places the\n"
+	     "                   starts as prio does (the planner without placement options;\n"
+	     "                   default aware)\n"
+	     "  --slowdown X     runtime factor off the preferred groups (default 1.5)\n"
 	     "  --json FILE      results as JSON\n"
 	     "  --quiet          no table on stdout\n"
 	     "\n"
@@ -216,46 +228,57 @@ typedef struct sim {
 	uint64_t free_cores;
 	size_t live;
 	result *r;
-	int64_t *owner; /* --prefer: the job on each core, -1 free */
-	uint32_t *perm; /* --prefer: scratch, a permutation of the cores */
-	uint8_t *pref;  /* --prefer: scratch, the starting job's preferred cores */
+	uint32_t gfree[RUSK_PLAN_MAX_GROUPS]; /* --prefer: free cores per group */
 } sim;
 
 /* --prefer (3Sigma §5: "SLO jobs have soft placement constraints (preferred resources set
  * to a random 75% of the cluster ...). SLO jobs run 1.5x longer if scheduled on
- * non-preferred resources"). The planners here plan one pool and do not know about it: the
- * pool places a starting job on free cores, an SLO job on its preferred ones first, then
- * on any; a job given any non-preferred core runs --slowdown x longer (a gang job runs at
- * its slowest task's pace). An SLO job's preferred set is round(F x cores) cores drawn
- * from (seed, job id), so it is the same in every mode. Returns the runtime factor. */
+ * non-preferred resources"), at the granularity of --groups equal groups of cores (the
+ * paper's equivalence sets, §4.3.3): an SLO job prefers round(F x groups) of them, drawn
+ * from (seed, job id) so that it is the same in every mode. */
+static uint32_t prefer_mask(const plan_opts *o, const rusk_tjob *t)
+{
+	if (!(o->prefer > 0) || !(t->deadline_s > 0))
+		return 0;
+	uint32_t G = (uint32_t)o->groups, perm[RUSK_PLAN_MAX_GROUPS], mask = 0;
+	uint32_t np = (uint32_t)llround(o->prefer * G);
+	np = np < 1 ? 1 : np;
+	rusk_rng r;
+	rusk_rng_seed(&r, o->seed, 0x70726566u ^ (uint64_t)t->id); /* "pref" */
+	for (uint32_t g = 0; g < G; g++)
+		perm[g] = g;
+	for (uint32_t c = 0; c < np; c++) { /* partial Fisher-Yates */
+		uint32_t d = c + rusk_rng_below(&r, G - c);
+		uint32_t x = perm[c];
+		perm[c] = perm[d];
+		perm[d] = x;
+		mask |= 1u << perm[c];
+	}
+	return mask;
+}
+
+/* The pool follows the planner's placement of a starting job (rusk_plan_placement): its
+ * cores per group, checked against the groups' free cores; a job given any core off its
+ * preferred groups runs --slowdown x longer (a gang job runs at its slowest task's pace),
+ * as the planner said. Returns the runtime factor, or 0 if the placement does not fit. */
 static double place(sim *s, size_t id)
 {
-	const rusk_tjob *t = s->jobs[id].t;
-	uint64_t C = s->o->cores, k = (uint64_t)t->procs, got = 0;
-	bool slo = t->deadline_s > 0, slow = false;
-	memset(s->pref, 0, C);
-	if (slo) {
-		rusk_rng r;
-		rusk_rng_seed(&r, s->o->seed, 0x70726566u ^ (uint64_t)t->id); /* "pref" */
-		for (uint64_t c = 0; c < C; c++)
-			s->perm[c] = (uint32_t)c;
-		uint64_t np = (uint64_t)llround(s->o->prefer * (double)C);
-		for (uint64_t c = 0; c < np; c++) { /* partial Fisher-Yates */
-			uint64_t d = c + rusk_rng_below(&r, (uint32_t)(C - c));
-			uint32_t x = s->perm[c];
-			s->perm[c] = s->perm[d];
-			s->perm[d] = x;
-			s->pref[s->perm[c]] = 1;
-		}
+	sjob *j = &s->jobs[id];
+	uint32_t G = (uint32_t)s->o->groups, got = 0, off_cores = 0;
+	bool off = false;
+	if (rusk_plan_placement(s->pl, id, j->alloc, RUSK_PLAN_MAX_GROUPS, &off) != RUSK_OK)
+		return 0;
+	for (uint32_t g = 0; g < G; g++) {
+		if (j->alloc[g] > s->gfree[g])
+			return 0;
+		s->gfree[g] -= j->alloc[g];
+		got += j->alloc[g];
+		off_cores += (j->prefer >> g & 1) ? 0 : j->alloc[g];
 	}
-	for (int pass = slo ? 0 : 1; pass < 2 && got < k; pass++)
-		for (uint64_t c = 0; c < C && got < k; c++)
-			if (s->owner[c] < 0 && (pass == 1 || s->pref[c])) {
-				s->owner[c] = (int64_t)id;
-				slow |= slo && !s->pref[c];
-				got++;
-			}
-	if (slo) {
+	bool slow = j->prefer != 0 && off_cores > 0;
+	if (got != (uint32_t)j->t->procs || slow != off)
+		return 0;
+	if (j->t->deadline_s > 0) {
 		s->r->slo_starts++;
 		s->r->slo_slow += slow;
 	}
@@ -264,11 +287,12 @@ static double place(sim *s, size_t id)
 
 static void unplace(sim *s, size_t id)
 {
-	if (s->owner == NULL)
+	if (!(s->o->prefer > 0))
 		return;
-	for (uint64_t c = 0; c < s->o->cores; c++)
-		if (s->owner[c] == (int64_t)id)
-			s->owner[c] = -1;
+	for (uint32_t g = 0; g < s->o->groups; g++) {
+		s->gfree[g] += s->jobs[id].alloc[g];
+		s->jobs[id].alloc[g] = 0;
+	}
 }
 
 static int apply(sim *s, const rusk_plan_action *a, double now)
@@ -281,7 +305,10 @@ static int apply(sim *s, const rusk_plan_action *a, double now)
 			return -1;
 		j->state = ST_RUNNING;
 		j->start = now;
-		j->end = now + j->t->run_s * (s->owner != NULL ? place(s, a->id) : 1);
+		double f = s->o->prefer > 0 ? place(s, a->id) : 1;
+		if (!(f >= 1))
+			return -1;
+		j->end = now + j->t->run_s * f;
 		s->free_cores -= k;
 		break;
 	case RUSK_PLAN_PREEMPT:
@@ -331,7 +358,8 @@ static int submit(sim *s, size_t i)
 	                    .deadline_s = t->deadline_s,
 	                    .estimate_s = pr.estimate_s,
 	                    .true_run_s = t->run_s,
-	                    .dist = &d};
+	                    .dist = &d,
+	                    .prefer = s->jobs[i].prefer};
 	s->jobs[i].state = ST_PENDING;
 	return rusk_plan_submit(s->pl, &pj);
 }
@@ -389,6 +417,11 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	pp.keep_late = o->keep_late && (m == RUSK_PLAN_PRIO || m == RUSK_PLAN_FIFO);
 	if (o->oe >= 0)
 		pp.oe = (rusk_plan_oe)o->oe;
+	if (o->prefer > 0) {
+		pp.groups = (uint32_t)o->groups;
+		pp.slowdown = o->slowdown;
+		pp.placement_blind = o->blind && m != RUSK_PLAN_PRIO && m != RUSK_PLAN_FIFO;
+	}
 	rusk_predict_params qp;
 	rusk_predict_params_init(&qp);
 	qp.init_values = 4096;
@@ -397,15 +430,8 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	int rc = RUSK_ENOMEM;
 	s.jobs = calloc(w->n + 1, sizeof *s.jobs);
 	s.acts = malloc((w->n + 1) * sizeof *s.acts);
-	if (o->prefer > 0) {
-		s.owner = malloc(o->cores * sizeof *s.owner);
-		s.perm = malloc(o->cores * sizeof *s.perm);
-		s.pref = malloc(o->cores);
-		if (s.owner == NULL || s.perm == NULL || s.pref == NULL)
-			goto out;
-		for (uint64_t c = 0; c < o->cores; c++)
-			s.owner[c] = -1;
-	}
+	for (uint64_t g = 0; o->prefer > 0 && g < o->groups; g++)
+		s.gfree[g] = (uint32_t)((g + 1) * o->cores / o->groups - g * o->cores / o->groups);
 	if (s.jobs == NULL || s.acts == NULL || rusk_plan_create(&pp, &s.pl, err, sizeof err) ||
 	    rusk_predict_create(&qp, &s.pred, err, sizeof err))
 		goto out;
@@ -418,6 +444,7 @@ static int run_mode(const plan_opts *o, const workload *w, rusk_plan_mode m, res
 	}
 	for (size_t i = 0; i < w->n; i++) {
 		s.jobs[i].t = w->jobs[i];
+		s.jobs[i].prefer = prefer_mask(o, w->jobs[i]);
 		r->slo_jobs += w->jobs[i]->deadline_s > 0;
 		r->be_jobs += !(w->jobs[i]->deadline_s > 0);
 	}
@@ -471,9 +498,6 @@ out:
 	rusk_predict_destroy(s.pred);
 	free(s.jobs);
 	free(s.acts);
-	free(s.owner);
-	free(s.perm);
-	free(s.pref);
 	return rc;
 }
 
@@ -518,8 +542,10 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 	       "or it failed.\n",
 	       o->budget_ms);
 	if (o->prefer > 0) {
-		printf("  --prefer %g: SLO starts on non-preferred cores (%gx longer):", o->prefer,
-		       o->slowdown);
+		printf("  --prefer %g (%" PRIu64
+		       " groups): SLO starts with a core off the preferred "
+		       "groups (%gx longer):",
+		       o->prefer, o->groups, o->slowdown);
 		for (size_t k = 0; k < n; k++)
 			printf(" %s %" PRIu64 "/%" PRIu64, rusk_plan_mode_name(rs[k].mode),
 			       rs[k].slo_slow, rs[k].slo_starts);
@@ -529,6 +555,10 @@ static void print_table(const plan_opts *o, const workload *w, const result *rs,
 
 static void write_json(FILE *f, const plan_opts *o, const workload *w, const result *rs, size_t n)
 {
+	char groups[80] = ""; /* only with --prefer: the default's JSON stays as it was */
+	if (o->prefer > 0)
+		snprintf(groups, sizeof groups, "\"groups\": %" PRIu64 ", \"placement\": \"%s\", ",
+		         o->groups, o->blind ? "blind" : "aware");
 	fprintf(f,
 	        "{\n  \"workload\": {\"generator\": \"e2e\", \"seed\": %" PRIu64 ", \"jobs\": %zu, "
 	        "\"filtered\": %zu, \"train\": %" PRIu64 ", \"slack\": ",
@@ -544,12 +574,13 @@ static void write_json(FILE *f, const plan_opts *o, const workload *w, const res
 	        "  \"params\": {\"cores\": %" PRIu64 ", \"tick_s\": %g, \"slot_s\": %g, \"slots\": "
 	        "%" PRIu64 ", \"max_jobs\": %" PRIu64 ", \"budget_ms\": %g, \"solver_clock\": "
 	        "\"%s\", \"milp\": %s, "
-	        "\"drain_s\": %g, \"max_run_s\": %g, \"prefer\": %g, \"slowdown\": %g, "
+	        "\"drain_s\": %g, \"max_run_s\": %g, \"prefer\": %g, %s\"slowdown\": %g, "
 	        "\"high_cov_share\": %g, \"late\": \"%s\", "
 	        "\"oe\": \"%s\"},\n  \"modes\": [\n",
 	        o->cores, o->tick_s, o->slot_s, o->slots, o->max_jobs, o->budget_ms,
 	        o->wall ? "wall" : "modelled", o->greedy_only ? "false" : "true", o->drain_s,
-	        o->max_run_s, o->prefer, o->slowdown, o->high_cov, o->keep_late ? "keep" : "drop",
+	        o->max_run_s, o->prefer, groups, o->slowdown, o->high_cov,
+	        o->keep_late ? "keep" : "drop",
 	        o->oe < 0    ? "default"
 	        : o->oe == 0 ? "off"
 	        : o->oe == 1 ? "adaptive"
@@ -622,6 +653,8 @@ int rusk_cmd_plan(int argc, char **argv)
 	                                 {NULL, 0}};
 	static const cli_choice lates[] = {{"drop", 0}, {"keep", 1}, {NULL, 0}};
 	static const cli_choice clocks[] = {{"modelled", 0}, {"wall", 1}, {NULL, 0}};
+	static const cli_choice placements[] = {{"aware", 0}, {"blind", 1}, {NULL, 0}};
+	int placement = -1;
 	int sched = RUSK_PLAN_MODES;
 	const cli_opt opts[] = {
 	        {CLI_CHOICE_OPT("--sched", scheds, &sched)},
@@ -645,12 +678,30 @@ int rusk_cmd_plan(int argc, char **argv)
 	        {CLI_CHOICE_OPT("--late", lates, &o.keep_late)},
 	        {CLI_DOUBLE_OPT("--prefer", 0, 1, &o.prefer)},
 	        {CLI_DOUBLE_OPT("--slowdown", 1, 100, &o.slowdown)},
+	        {CLI_U64_OPT("--groups", 2, RUSK_PLAN_MAX_GROUPS, &o.groups)},
+	        {CLI_CHOICE_OPT("--placement", placements, &placement)},
 	        {CLI_FILE_OPT("--json", &o.json)},
 	        {CLI_FLAG_OPT("--quiet", &o.quiet)},
 	};
 	int pr = cli_parse("plan", argc, argv, NULL, opts, sizeof opts / sizeof *opts, plan_usage);
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
+	if (o.groups != 0 && !(o.prefer > 0)) {
+		fprintf(stderr, "rusk plan: --groups: only with --prefer\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (placement >= 0 && !(o.prefer > 0)) {
+		fprintf(stderr, "rusk plan: --placement: only with --prefer\n");
+		return RUSK_EXIT_USAGE;
+	}
+	o.blind = placement == 1;
+	if (o.groups == 0)
+		o.groups = 4;
+	if (o.prefer > 0 && o.groups > o.cores) {
+		fprintf(stderr, "rusk plan: --groups: %" PRIu64 " groups of %" PRIu64 " cores\n",
+		        o.groups, o.cores);
+		return RUSK_EXIT_USAGE;
+	}
 	cli_out jo = {.flag = "--json", .path = o.json};
 	int orc = cli_files_open(NULL, 0, &jo, 1);
 	if (orc != 0)

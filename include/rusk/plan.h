@@ -24,6 +24,17 @@
  * The solver has a time budget; when it is spent, or the solver fails, a greedy plan is
  * used (rusk_plan_tick_info says which). core/learn/plan.c has the design note.
  *
+ * Placement preferences (3Sigma §4.3.1, §4.3.3, §5): with params.groups > 0 the capacity is
+ * cut into that many equal groups of cores (3Sigma's "equivalence sets", at a coarse
+ * granularity) and a job may prefer some of them (rusk_plan_job.prefer); it runs
+ * params.slowdown x longer when any of its cores is outside them. The planning modes give
+ * each such job two placement options per start slot, on its preferred groups (runtime R)
+ * or anywhere (runtime slowdown x R, valued over that longer distribution), and choose
+ * between starting now off the preferred groups and waiting for them; the capacity
+ * constraints are per set of groups. PRIO and FIFO stay placement-blind: they start a job
+ * on its preferred groups' free cores first, then on any. With groups, the planner places
+ * the jobs it starts (rusk_plan_placement says where) and counts free cores per group.
+ *
  * Modes (3Sigma Table 1, and the kernel's FIFO) are the same planner fed different
  * runtime knowledge: RUSK_PLAN_3SIGMA (distributions, adaptive over-estimate handling),
  * RUSK_PLAN_POINT_REAL (the predictor's point estimate), RUSK_PLAN_POINT_PERFECT (the true
@@ -103,7 +114,23 @@ typedef struct rusk_plan_params {
 	 * modelled time. 0 (default): wall time (rusk run). Both >= 0, finite. */
 	double iteration_s;
 	double node_s;
+	/* Placement preferences (3Sigma §4.3.1, §5). groups: 0 (default) one pool of equal
+	 * cores, today's planner; 2..RUSK_PLAN_MAX_GROUPS: the capacity cut into that many
+	 * groups, group g holding cores [g C / groups, (g + 1) C / groups) (integer division),
+	 * so that jobs may prefer some of them. slowdown: a job with a preference runs this
+	 * many times longer when any of its cores lies outside its preferred groups, >= 1 and
+	 * finite (default 1.5, 3Sigma §5). */
+	uint32_t groups;
+	double slowdown;
+	/* groups > 0, the planning modes only: plan as if the cores were one pool and place
+	 * the starts as PRIO does, preferred groups first (default false). For comparisons:
+	 * the planner before it had placement options. */
+	bool placement_blind;
 } rusk_plan_params;
+
+/* The most groups a planner may have: the capacity rows are per union of preferred sets,
+ * at most 2^groups - 1 of them. */
+#define RUSK_PLAN_MAX_GROUPS 8
 
 /* rusk_plan_params_init: the defaults above for mode m and `capacity` cores (NULL: nothing). */
 void rusk_plan_params_init(rusk_plan_params *p, rusk_plan_mode m, uint32_t capacity);
@@ -118,6 +145,9 @@ typedef struct rusk_plan_job {
 	double true_run_s;     /* the true runtime (POINT_PERFECT only; others must not read it) */
 	const rusk_dist *dist; /* runtime distribution (3SIGMA), copied; NULL or empty: the
 	                        * point estimate stands for it */
+	uint32_t prefer;       /* bit g set: the job prefers group g (params.groups > 0, bits
+	                        * below groups); 0 (default): no preference, the same runtime
+	                        * on any core. The runtimes above are on preferred cores. */
 } rusk_plan_job;
 
 typedef struct rusk_plan rusk_plan;
@@ -133,9 +163,9 @@ void rusk_plan_destroy(rusk_plan *p);
 /*
  * rusk_plan_submit: adds a pending job (the distribution is copied and prepared once: its
  * survival at each slot and its quantiles). RUSK_EINVAL: p or j NULL, cores out of
- * 1..capacity, a deadline not after the submission, a negative or non-finite time, a
- * duplicate id, a distribution with more than RUSK_DIST_MAX_BINS bins; RUSK_ENOMEM. The
- * job stays pending until a tick starts or drops it.
+ * 1..capacity, a preference without groups or naming a group past them, a deadline not after the
+ * submission, a negative or non-finite time, a duplicate id, a distribution with more than
+ * RUSK_DIST_MAX_BINS bins; RUSK_ENOMEM. The job stays pending until a tick starts or drops it.
  */
 int rusk_plan_submit(rusk_plan *p, const rusk_plan_job *j);
 
@@ -190,6 +220,16 @@ int rusk_plan_tick(rusk_plan *p, double now, uint32_t free_cores, rusk_plan_acti
                    size_t *n, rusk_plan_tick_info *info);
 
 /*
+ * rusk_plan_placement: where the running job `id` was started, with params.groups > 0:
+ * its cores in each group into cores[0..n) (n >= groups; the rest zeroed) and, in
+ * *off_pref (may be NULL), whether any of them lies outside its preferred groups (it then
+ * runs params.slowdown x longer, and the planner plans with that). Valid from the tick
+ * that started it until it completes, is preempted or cancelled. RUSK_EINVAL: p or cores
+ * NULL, no groups, n below groups, or no running job with that id.
+ */
+int rusk_plan_placement(const rusk_plan *p, uint64_t id, uint32_t *cores, size_t n, bool *off_pref);
+
+/*
  * rusk_plan_complete: the running job `id` finished at `now`; it is forgotten.
  * RUSK_EINVAL when no running job has that id (or p is NULL).
  */
@@ -210,10 +250,12 @@ typedef struct rusk_plan_stats {
 	uint64_t ticks, planned_ticks; /* ticks; those that planned something */
 	uint64_t how[6];               /* ticks by rusk_plan_how */
 	uint64_t starts, preempts, drops, kills;
-	uint64_t ue_steps;               /* under-estimate extensions (§4.2.1) */
-	uint64_t oe_jobs;                /* SLO jobs given over-estimate handling */
-	double solve_s_sum, solve_s_max; /* planning time: wall, or modelled (iteration_s) */
-	uint64_t iterations, nodes;      /* the solver's simplex iterations and B&C nodes */
+	uint64_t ue_steps;                /* under-estimate extensions (§4.2.1) */
+	uint64_t oe_jobs;                 /* SLO jobs given over-estimate handling */
+	double solve_s_sum, solve_s_max;  /* planning time: wall, or modelled (iteration_s) */
+	uint64_t iterations, nodes;       /* the solver's simplex iterations and B&C nodes */
+	uint64_t pref_starts, off_starts; /* groups: starts of jobs with a preference; those
+	                                   * with a core off their preferred groups */
 } rusk_plan_stats;
 
 /* rusk_plan_stats_get: counters since creation (zeros for a NULL planner). */
