@@ -24,7 +24,8 @@ def cli_bench_sweep_warmup():
     draws fewer while it fills."""
     drawn = {}
     for w in ("0.3", "0"):
-        rusk("bench --machines 4000 --partitions 4 --agents 1 --sweep 1,2 --duration-s 0.2 "
+        # 20,000 machines: filling 256,000 RUs takes a good part of a cold 0.2 s row
+        rusk("bench --machines 20000 --partitions 4 --agents 1 --sweep 1,2 --duration-s 0.2 "
              "--warmup-s %s --rate 0 --preferred 0 --json b%s.json" % (w, w))
         b = json.load(open("b%s.json" % w))
         assert b["config"]["warmup_s"] == float(w), b["config"]
