@@ -105,18 +105,7 @@ static rusk_snap *snap_build(rusk_cluster *c, uint32_t p)
 		free_rus += (uint32_t)__builtin_popcountll(w);
 	}
 	s->free_rus = free_rus;
-	if (c->n_platforms == 1) {
-		s->platform_free[0] = free_rus;
-	} else {
-		for (uint32_t k = 0; k < c->n_platforms; k++) {
-			const uint64_t *mask =
-			        c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
-			uint32_t n = 0;
-			for (uint32_t i = 0; i < n_words; i++)
-				n += (uint32_t)__builtin_popcountll(s->words[i] & mask[i]);
-			s->platform_free[k] = n;
-		}
-	}
+	rusk_platform_free_(c, pp->first_bit, s->words, n_words, free_rus, s->platform_free);
 	uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED); /* statistic */
 	uint64_t cf = pc & RUSK_PC_FREE_MASK;
 	s->mean_free_score = cf ? (double)(pc >> RUSK_PC_FREE_BITS) / 1000.0 / (double)cf : 0.0;

@@ -163,19 +163,8 @@ static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
 		cnt[i / 64] += (uint16_t)__builtin_popcountll(w[i]);
 		free_rus += (uint32_t)__builtin_popcountll(w[i]);
 	}
-	uint32_t *plat = v->plat_free + (size_t)p * c->n_platforms;
-	if (c->n_platforms == 1) {
-		plat[0] = free_rus;
-	} else {
-		for (uint32_t k = 0; k < c->n_platforms; k++) {
-			const uint64_t *mask =
-			        c->plat_bits + (size_t)k * c->n_words + pp->first_bit / 64;
-			uint32_t n = 0;
-			for (uint32_t i = 0; i < n_words; i++)
-				n += (uint32_t)__builtin_popcountll(w[i] & mask[i]);
-			plat[k] = n;
-		}
-	}
+	rusk_platform_free_(c, pp->first_bit, w, n_words, free_rus,
+	                    v->plat_free + (size_t)p * c->n_platforms);
 	vpart *vp = &v->parts[p];
 	v->total_free += (uint64_t)free_rus - vp->free_rus;
 	vp->taken_ns = t0;
