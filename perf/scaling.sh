@@ -8,7 +8,8 @@
 #       runs the sweep; writes DIR/machine.txt, DIR/*.json (one per run), DIR/summary.json,
 #       DIR/summary.md and, when gnuplot is there, DIR/scaling.png (open loop) and
 #       DIR/closed.png (closed loop, tasks/s against agents per design). --base BIN also runs
-#       the rows marked "base" with an older rusk (the baseline of the same run).
+#       the rows marked "base" with an older rusk (the baseline of the same run), and the
+#       3M tasks/s p99 row with both binaries alternating twice.
 #   perf/scaling.sh --report DIR
 #       summary.json, summary.md and the plot from the JSON files of an earlier sweep
 #       (e.g. one run on another machine without python3 or gnuplot).
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
 	--quick) QUICK=1; shift ;;
 	--report) MODE=report; OUT=$2; shift 2 ;;
 	--bundle) MODE=bundle; OUT=$2; shift 2 ;;
-	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,23p' "$0"; exit 0 ;;
 	*) echo "perf/scaling.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -265,6 +266,15 @@ if [ -n "$BASE" ]; then
 	for A in $COUNTS; do
 		run "new_a${A}_r2000000" "$RUSK" $OPEN --rate 2000000 --agents "$A" \
 			--generators $(( A >= 8 ? G : 1 ))
+	done
+	# p99 at 3M tasks/s, both binaries alternating twice (hosts differ from one loan to the
+	# next, so a p99 is compared only with the baseline's on the same host; a baseline
+	# without --generators answers with status 2)
+	for i in 1 2; do
+		run "base_a${N}_r3000000_p99_$i" "$BASE" $OPEN --agents "$N" --generators "$G" \
+			--rate 3000000
+		run "new_a${N}_r3000000_p99_$i" "$RUSK" $OPEN --agents "$N" --generators "$G" \
+			--rate 3000000
 	done
 fi
 
