@@ -94,6 +94,8 @@ static void emit(rusk_dispatch *d, rusk_dispatch_event *ev)
 
 /* ---- task slots ------------------------------------------------------------------------ */
 
+_Static_assert(sizeof(rusk_dtask) == 3 * RUSK_CACHELINE, "a slot is three whole lines");
+
 /* Chunk i of the slots, made by the first caller that needs it (E8); NULL: out of memory. */
 static rusk_dtask *chunk_get(rusk_dispatch *d, uint64_t i)
 {
@@ -102,9 +104,11 @@ static rusk_dtask *chunk_get(rusk_dispatch *d, uint64_t i)
 	if (ch != NULL)
 		return ch;
 	uint64_t n = d->cap - i * RUSK_JOB_CHUNK;
-	void *mine = calloc(n < RUSK_JOB_CHUNK ? n : RUSK_JOB_CHUNK, sizeof(rusk_dtask));
+	size_t bytes = (n < RUSK_JOB_CHUNK ? n : RUSK_JOB_CHUNK) * sizeof(rusk_dtask);
+	void *mine = aligned_alloc(RUSK_CACHELINE, bytes); /* a slot is three whole lines */
 	if (mine == NULL)
 		return NULL;
+	memset(mine, 0, bytes);
 	if (rusk_casp(cp, &ch, mine, RUSK_ACQ_REL)) /* E8: publishes the zeroed slots */
 		return mine;
 	free(mine); /* another submitter made it first: ch is theirs */
@@ -382,7 +386,7 @@ rusk_dtask *rusk_dispatch_new_task_(rusk_dispatch *d, const rusk_dtask_spec *s, 
 	j->rus = s->rus;
 	j->placed = 0;
 	j->slot = (uint32_t)slot;
-	j->aside_syncs = j->resv_idle = j->resv_held = 0;
+	j->aside_syncs = 0;
 	j->prio = s->priority;
 	j->dequeued = j->admitted = j->resv = j->received = false;
 	j->group = s->group; /* spec_ok: 0 without groups */
@@ -1148,7 +1152,7 @@ static void drop_reservation(rusk_dagent *a, rusk_dtask *j)
 		j->placed = 0;
 	}
 	j->resv = false;
-	j->aside_syncs = j->resv_idle = j->resv_held = 0;
+	j->aside_syncs = 0;
 	a->resv = NULL;
 	rusk_dispatch_add_(&a->st.resv_dropped, 1);
 }
@@ -1166,17 +1170,17 @@ static void resume_aside(rusk_dagent *a)
 		rusk_dtask *j = a->aside.a[(a->aside.head + a->aside.n - 1) & (a->aside.cap - 1)];
 		a->aside.n--;
 		j->aside_syncs++;
-		if (j->resv) {
-			j->resv_idle = j->placed > j->resv_held ? 0 : j->resv_idle + 1;
-			j->resv_held = j->placed;
-			if (j->resv_idle >= 2 * reserve)
+		if (j->resv) { /* j == a->resv */
+			a->resv_idle = j->placed > a->resv_held ? 0 : a->resv_idle + 1;
+			a->resv_held = j->placed;
+			if (a->resv_idle >= 2 * reserve)
 				drop_reservation(a, j);
 		} else if (a->resv == NULL && reserve > 0 && j->aside_syncs >= reserve &&
 		           j->rus - j->placed > 1 && !rusk_vec_any(&j->vec) && j->prio == 0) {
 			a->resv = j;
 			j->resv = true;
-			j->resv_idle = 0;
-			j->resv_held = j->placed;
+			a->resv_idle = 0;
+			a->resv_held = j->placed;
 			rusk_dispatch_add_(&a->st.reservations, 1);
 		}
 		jobq_push(j->prio > 0 ? &a->hi : &a->retry, j, true);

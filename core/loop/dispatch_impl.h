@@ -128,6 +128,10 @@ typedef struct rusk_dleases {
 #define RUSK_JOB_CHUNK       (1u << RUSK_JOB_CHUNK_SHIFT)
 
 struct rusk_dtask {
+	/* Exactly three cache lines, aligned (chunk_get): the submitter that writes a slot
+	 * and the agent that places it move three lines per task, not four (the struct was
+	 * 208 bytes at 8-byte alignment, so a slot straddled four or five lines). Fields that
+	 * only quota groups or a reservation use are the smallest that hold them. */
 	uint64_t id; /* its handle and lease owner id: RUSK_DISPATCH_ID_BASE + slot + use x cap */
 	uint64_t submit_ns, dur_ns;
 	uint64_t st;           /* use << 32 | tenure << 3 | RUSK_JS_*; atomic (E1, E2) */
@@ -145,28 +149,28 @@ struct rusk_dtask {
 	uint32_t next_free;   /* free: the slot below it on its agent's free stack, + 1;
 	                       * atomic (E8) */
 	uint32_t aside_syncs; /* view syncs it came back from aside without fitting */
-	uint32_t resv_idle;   /* reservation: syncs it came back from aside without growing */
-	uint32_t resv_held;   /* reservation: RUs it held at the last of those */
+	uint32_t lost;        /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
 	uint8_t prio;
 	uint8_t place; /* rusk_placement_pref */
 	bool gang;     /* its commit mode, resolved (rusk_commit_mode) */
 	bool dequeued, admitted;
 	bool received; /* taken from a ring once: counted as submitted (agent-only) */
-	bool resv;     /* its agent's reservation: placed incrementally within its kind */
-	uint32_t lost; /* a partial placement lost a lease (rusk_dispatch_revoked); atomic */
+	bool resv;     /* its agent's reservation (rusk_dagent.resv): placed incrementally */
 	/* Quota groups (dquota.c): its group (0: none); whether its demand counts in the
 	 * group's usage, and on which agent's counters (written by its agent before RUNNING's
 	 * release store, read by the winner of the tenure's CAS: E1, E2); the round + 1 whose
-	 * held-back demand it is counted in (agent only). */
-	uint16_t group;
+	 * held-back demand it is counted in, and the round it was admitted in (agent only;
+	 * both the low 32 bits of the round, compared for equality only: a task would have to
+	 * wait 2^32 rounds, 497 days at the 10 ms period, to be mistaken). */
 	uint8_t q_in;
+	uint16_t group;
 	uint8_t q_wait; /* counted in its group's waiting demand (its owner of the moment) */
 	uint32_t q_agent;
-	uint64_t q_held_round;
-	uint64_t q_adm_round; /* the round it was admitted in (agent only) */
-	rusk_dleases *lh;     /* the slot's lease array, kept across uses (E12); NULL: none yet */
+	uint32_t q_held_round;
+	uint32_t q_adm_round;
+	rusk_dleases *lh; /* the slot's lease array, kept across uses (E12); NULL: none yet */
 	rusk_lease l_in[RUSK_JOB_INLINE_LEASES];
-};
+} RUSK_ALIGNED(RUSK_CACHELINE);
 
 /* A deque of tasks (an agent's local queues); capacity reserved ahead (rusk_dispatch_reserve_)
  * so that moving a task between queues never allocates. */
@@ -203,6 +207,8 @@ struct rusk_dagent {
 	uint32_t room[5];
 	uint32_t max_retries; /* its kernel agent's (a placement that gave up before it: room) */
 	rusk_dtask *resv;     /* its reservation (one at a time), or NULL */
+	uint32_t resv_idle;   /* its reservation: syncs it came back from aside without growing */
+	uint32_t resv_held;   /* its reservation: RUs it held at the last of those */
 	uint32_t cancels, cancels_seen; /* cancellations asked (atomic, E9) and handled */
 	rusk_dagent_stats st;
 	/* The lines its producers touch, each its own: submissions in flight to it (E6,

@@ -499,7 +499,7 @@ bool rusk_dquota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		urcu_memb_read_unlock();
 		j->q_in = 1;
 		j->q_agent = a->index;
-		j->q_adm_round = qa->round;
+		j->q_adm_round = (uint32_t)qa->round; /* low bits: rusk_dtask */
 		rusk_dquota_unwait_(a->d, j);
 		return true;
 	}
@@ -511,8 +511,8 @@ bool rusk_dquota_admit_(rusk_dagent *a, rusk_dtask *j, uint64_t now)
 		a->held++;
 		return false;
 	}
-	if (j->q_held_round != qa->round + 1) { /* its demand counts once per round */
-		j->q_held_round = qa->round + 1;
+	if (j->q_held_round != (uint32_t)(qa->round + 1)) { /* demand counts once per round */
+		j->q_held_round = (uint32_t)(qa->round + 1);
 		for (int k = 0; k < D; k++)
 			rusk_store64(&qa->held[g][k], qa->held[g][k] + dem[k], RUSK_RELAXED);
 		rusk_store64(&qa->held_n[g], qa->held_n[g] + 1, RUSK_RELAXED);
@@ -545,7 +545,7 @@ void rusk_dquota_unadmit_(rusk_dagent *a, rusk_dtask *j)
 	uint64_t dem[D];
 	rusk_dquota_demand_(j, dem);
 	uint32_t g = j->group - 1u;
-	if (j->q_adm_round == a->q->round) /* admitted in this round: its share back */
+	if (j->q_adm_round == (uint32_t)a->q->round) /* admitted this round: its share back */
 		for (int k = 0; k < D; k++)
 			a->q->spent[g][k] =
 			        a->q->spent[g][k] > dem[k] ? a->q->spent[g][k] - dem[k] : 0;
