@@ -3,7 +3,8 @@
  * The fragmentation-aware quality model (RUSK_QUALITY_FGD, core/kernel/quality.c): the
  * expected unusable GPU capacity F of a machine state against a mix of GPU task types, the
  * rise Delta F of a placement, the mix learned online, and an agent choosing the machine of
- * least Delta, each on cases computed by hand in the comments.
+ * least Delta (sampling, and the central baseline's full scan), each on cases computed by
+ * hand in the comments.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,6 +232,39 @@ static void test_agent_descends(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* The central baseline (one lock, a full scan) ranks a vector task's machines by the FGD
+ * value too, not by slot scores. Nothing placed, mix S x 3, W4 x 1 and the task (W1, one
+ * whole GPU) counted first: m1 and m2 go from F = 0 to [0, 1000 x 3], U(W4) = 3000, F =
+ * 3000 / 5 = 600, Delta +600; m3 keeps 7 idle GPUs and no pieces, Delta 0: m3. */
+static void test_central_descends(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make();
+	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
+	                       .partitions = rusk_cluster_partitions(c),
+	                       .agents = 1,
+	                       .gap_ns = 1000000000ull};
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, 0);
+	ap.quality = RUSK_QUALITY_FGD;
+	ap.strategy = RUSK_STRATEGY_CENTRAL;
+	rusk_agent *a = NULL;
+	char err[256];
+	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
+		fail_msg("%s", err);
+	a->mix = mix_s_w4();
+	rusk_task w = gpu_task(2, 1, 1, 1000);
+	rusk_lease l;
+	rusk_placement pl;
+	assert_int_equal(rusk_agent_place(a, &w, &l, &pl), RUSK_OK);
+	assert_int_equal(rusk_cluster_ru_machine(c, l.ru), 3);
+	assert_int_equal(pl.strategy, RUSK_STRATEGY_CENTRAL);
+	if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK)
+		fail_msg("%s", err);
+	rusk_agent_destroy(a);
+	rusk_cluster_destroy(c);
+}
+
 /* A vector demand no drawn machine could hold is remembered until the view syncs: a
  * demand needing as much in every dimension is refused without a draw, a smaller one is
  * still sampled, and a sync forgets. */
@@ -276,7 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_frag_by_hand),       cmocka_unit_test(test_mix_learning),
 	        cmocka_unit_test(test_delta_by_hand),      cmocka_unit_test(test_agent_descends),
-	        cmocka_unit_test(test_failed_demand_memo),
+	        cmocka_unit_test(test_failed_demand_memo), cmocka_unit_test(test_central_descends),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

@@ -9,9 +9,11 @@
  * no departures, so its view stays exact: it marks what it takes) places pods drawn
  * uniformly with replacement from the pod list by a generator seeded with the seed; a pod
  * that finds no machine (RUSK_EAGAIN) is dropped and the fill goes on, as FGD's simulator
- * skips an unschedulable pod. The fill ends after FGD_FAIL_RUN pods in a row found no
- * machine, or once the pods drawn ask for FGD_MAX_DEMAND times the cluster's GPU
- * capacity. A pod no machine shape could ever hold is not drawn.
+ * skips an unschedulable pod; the agent's view is synced after it, so that its memo of
+ * failed demands lasts one decision, not the rest of the fill. The fill ends after
+ * FGD_FAIL_RUN pods in a row found no machine, or once the pods drawn ask for
+ * FGD_MAX_DEMAND times the cluster's GPU capacity. A pod no machine shape could ever hold
+ * is not drawn.
  *
  * Rows: at every 5% of arrived GPU demand (the GPU milli the drawn pods asked for, over the
  * cluster's GPU capacity; FGD's x axis), at the first pod that found no machine, and at the
@@ -190,6 +192,13 @@ static int fill(FILE *out, const fgd_ctx *x, const char *nodes, rusk_quality_mod
 		} else if (prc == RUSK_EAGAIN) {
 			failed++;
 			in_row++;
+			/* The agent remembers a demand no drawn machine held until its view
+			 * syncs (docs/vector.md, "Failed demands"). Nothing else syncs this
+			 * fill's view (exact: its one agent marks what it takes), so without
+			 * this a sampling miss would refuse every later pod that needs as
+			 * much, without drawing, to the end of the fill. */
+			for (uint32_t q = 0; q < rusk_cluster_partitions(c); q++)
+				rusk_view_sync(rusk_agent_view(a), q);
 			if (end->first_fail < 0) {
 				end->first_fail = arrived;
 				row(out, model, seed, "first_fail", arrived, placed, failed,

@@ -79,9 +79,11 @@ static uint32_t scan_spread(const rusk_cluster *c, const rusk_dctx *d, uint32_t 
 }
 
 /* Machine or rack: the group whose best m free RUs have the best mean value (tmp: m
- * entries). Returns RUs examined. */
-static uint32_t scan_groups(const rusk_cluster *c, const rusk_dctx *d, uint8_t place, uint32_t m,
-                            rusk_cand *best, rusk_cand *tmp, uint32_t *got)
+ * entries); a vector task's machine under packing or FGD by the model's value of the whole
+ * machine (mx: the agent's learned mix), as choose.c judges it. Returns RUs examined. */
+static uint32_t scan_groups(const rusk_cluster *c, const rusk_dctx *d, const rusk_fgd_mix *mx,
+                            uint8_t place, uint32_t m, rusk_cand *best, rusk_cand *tmp,
+                            uint32_t *got)
 {
 	uint32_t seen = 0;
 	double best_mean = -INFINITY;
@@ -97,8 +99,10 @@ static uint32_t scan_groups(const rusk_cluster *c, const rusk_dctx *d, uint8_t p
 		rusk_group_range_(c, place, c->machines[first].first_ru, &gid, &lo, &hi);
 		uint32_t n_free = rusk_scan_range_(c, d, c->free_bits, true, lo, hi, m, tmp, &k);
 		seen += n_free;
-		double mq = vec && d->pack && k == m ? rusk_vec_pack_value_(c, g, n_free, d->t)
-		                                     : rusk_mean_q_(tmp, k);
+		double mq = !vec || k < m ? rusk_mean_q_(tmp, k)
+		            : d->pack     ? rusk_vec_pack_value_(c, g, n_free, d->t)
+		            : d->fgd      ? rusk_vec_fgd_value_(c, g, n_free, d->t, mx)
+		                          : rusk_mean_q_(tmp, k);
 		if (k == m && mq > best_mean) {
 			best_mean = mq;
 			memcpy(best, tmp, sizeof *best * m);
@@ -155,7 +159,7 @@ int rusk_place_central_(rusk_agent *a, const rusk_dctx *d, rusk_lease *leases, r
 	else if (t->placement == RUSK_PLACE_SPREAD)
 		pl->samples = scan_spread(c, d, m, best, tmp, &got);
 	else
-		pl->samples = scan_groups(c, d, t->placement, m, best, tmp, &got);
+		pl->samples = scan_groups(c, d, &a->mix, t->placement, m, best, tmp, &got);
 	int rc = commit_best(a, d, best, got, leases, pl);
 	pthread_mutex_unlock(&c->central_lock);
 	pl->examined = pl->samples; /* the full scan: every RU it looked at */

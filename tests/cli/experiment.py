@@ -94,6 +94,32 @@ def cli_experiment_fgd_shapes():
           r"read by `rusk experiment fgd` only", r.out)
 
 
+@case
+def cli_experiment_fgd_memo():
+    """A pod that finds no machine does not refuse the pods after it: one machine with 8
+    GPUs among 400 CPU-only ones (a decision's draws miss it now and then) and pods asking
+    1 GPU each. The agent's memo of failed demands lasts until its view syncs; the fill
+    syncs it after each failed pod, so a sampling miss costs that pod only and every model
+    and seed allocates all 8 GPUs (before, a miss refused every later pod without drawing:
+    0 to 6 GPUs allocated in each of these 24 runs)."""
+    with open("memo_nodes.csv", "w") as f:
+        f.write("sn,cpu_milli,memory_mib,gpu,model\n")
+        f.write("g0,64000,262144,8,V100\n")
+        for k in range(400):
+            f.write(f"c{k},32000,131072,0,\n")
+    with open("memo_pods.csv", "w") as f:
+        f.write("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n")
+        f.write("p0,1000,1024,1,1000\n")
+    rusk("experiment fgd --cluster memo_nodes.csv --trace memo_pods.csv --seeds 8 "
+         "--csv memo.csv", merge=False)
+    rows = list(csv.DictReader(open("memo.csv")))
+    ends = [x for x in rows if x["point"] == "end"]
+    assert len(ends) == 24, len(ends)
+    for x in ends:
+        assert float(x["gpu_allocated"]) == 1.0, x
+        assert int(x["placed"]) == 8, x
+
+
 refusal("cli_experiment_fgd_bad_seeds", "experiment fgd --seeds 0",
         r"rusk: --seeds: '0' is not an integer in 1..64")
 refusal("cli_experiment_fgd_only", "experiment eq2 --seeds 2",
