@@ -74,30 +74,42 @@ def verdicts_block():
 
 
 def sigma_block():
-    data = ex.read_csv("sigma_fig6_7")
-    miss = {m: ex.fmt(ex._sigma_col(data, "mix", m, "slo_miss_pct"), 1)
-            for m in ex.SIGMA_SCHEDS}
+    data, main = ex.sigma_fig6_7_data()
+
+    def miss(key):
+        return ", ".join(f"{ex.SIGMA_NAMES[m]} "
+                         f"{ex.fmt(ex._sigma_col(data, key, m, 'slo_miss_pct'), 1)}%"
+                         for m in ex.SIGMA_SCHEDS)
     seeds = sorted({int(x["seed"]) for x in data})
+    if main == ex.SIGMA_POOL:  # a CSV from before the preferences
+        return (f"SLO miss rate over seeds {seeds[0]}-{seeds[-1]} (`perf/paper/sigma_fig6_7.md`"
+                f", generated from its CSV), one pool without 3Sigma §5's placement "
+                f"preferences: " + miss(main) + ". Planning cycles that hit the solver's "
+                "budget (100 ms of modelled solver time, so the same on any machine): "
+                + ex.sigma_budget(data, main) + ".")
     return (f"SLO miss rate over seeds {seeds[0]}-{seeds[-1]} (`perf/paper/sigma_fig6_7.md`, "
-            f"generated from its CSV): " + ", ".join(
-                f"{ex.SIGMA_NAMES[m]} {miss[m]}%" for m in ex.SIGMA_SCHEDS) +
+            f"generated from its CSV), with 3Sigma §5's placement preferences (`--prefer "
+            f"{ex.PAPER_SIGMA_PREFERRED:g}`): " + miss(ex.SIGMA_MAIN) + "; the same jobs in "
+            "one pool without them: " + miss(ex.SIGMA_POOL) +
             ". Planning cycles that hit the solver's budget (100 ms of modelled solver time, "
-            "so the same on any machine): " + ex.sigma_budget(data) + ".")
+            "so the same on any machine), with the preferences: "
+            + ex.sigma_budget(data) + "; one pool: "
+            + ex.sigma_budget(data, ex.SIGMA_POOL) + ".")
 
 
 def sigma_sim_block():
     """sigma_sim's table (through the agents, the same jobs in rusk plan's pool, the
     hand-off) and its computed verdict, from sigma_sim.csv, sigma_fig6_7.csv and
     sigma_sim.json."""
-    data, own = ex.read_csv("sigma_sim"), ex.read_csv("sigma_fig6_7")
+    data, own = ex.read_csv("sigma_sim"), ex.sigma_fig6_7_data()[0]
 
     def col(m, f):
         return [float(x[f]) for x in data if x["sched"] == m]
     names = [ex.SIGMA_NAMES[m] for m in ex.SIGMA_SCHEDS]
     rows = [["SLO miss rate, through the agents"] +
             [ex.fmt(col(m, "slo_miss_pct"), 1) + "%" for m in ex.SIGMA_SCHEDS],
-            ["the same jobs in `rusk plan`'s own pool"] +
-            [f"{ex.mean(ex._sigma_col(own, 'mix', m, 'slo_miss_pct')):.1f}%"
+            ["the same jobs in `rusk plan`'s own pool (no preferences)"] +
+            [f"{ex.mean(ex._sigma_col(own, ex.SIGMA_POOL, m, 'slo_miss_pct')):.1f}%"
              for m in ex.SIGMA_SCHEDS],
             ["start -> placed, mean / max (virtual)"] +
             [f"{ex.mean(col(m, 'handoff_ms_mean')):.1f} / {max(col(m, 'handoff_ms_max')):.0f} ms"
