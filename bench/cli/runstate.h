@@ -101,6 +101,8 @@ typedef struct run_cfg {
 	const char *backend;     /* --backend redis://...: the master state there (redis_run.c);
 	                          * NULL: memory, this process's own array */
 	bool no_init;            /* --no-init: join the state there instead of writing it */
+	uint32_t commit_batch;   /* --commit-batch: tasks an agent commits to the remote state
+	                          * together (kernel/remote.h "Batches"; 1: one at a time) */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
 	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */
