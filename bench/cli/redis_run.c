@@ -51,6 +51,7 @@ struct drv_redis {
 	rusk_bk_lease *l_back;
 	int *l_rcs;
 	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
+	uint64_t revoked; /* the dispatcher's revocations at the end (the ledger's, L3) */
 };
 
 static bool redis_on(const run *R)
@@ -219,8 +220,12 @@ static void recount(const run *R)
 	if (X->counted)
 		return;
 	X->counted = true;
-	if (R->d != NULL)
+	if (R->d != NULL) {
 		ledger_check((run *)R, true); /* L4 at the end: what Redis still shows */
+		rusk_dispatch_stats ds;
+		rusk_dispatch_stats_get(R->d, &ds);
+		X->revoked = ds.revoked;
+	}
 	rusk_remote_stats_(R->c, &X->st);
 	uint32_t np = rusk_cluster_partitions(R->c);
 	size_t cap = rusk_cluster_rus(R->c);
@@ -288,7 +293,8 @@ static void redis_json(FILE *f, run *R)
 	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"batches\": %" PRIu64
 	        ", \"batch_tasks\": %" PRIu64 ", \"ledger\": {\"checks\": %" PRIu64
 	        ", \"failed\": %" PRIu64 ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64
-	        ", \"orphans\": %" PRIu64 "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
+	        ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
+	        "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}},\n",
@@ -296,6 +302,7 @@ static void redis_json(FILE *f, run *R)
 	        s->claims_lost, s->rollbacks, s->local_refused, s->release_trips, s->released,
 	        s->release_refused, s->errors, R->cfg.commit_batch, s->batches, s->batch_tasks,
 	        X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans,
+	        X->revoked,
 	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch, X->parts_failed,
 	        X->ok ? "true" : "false");
 }

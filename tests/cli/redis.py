@@ -509,7 +509,8 @@ def cli_redis_failover_loss():
 @case
 def cli_redis_run_failover_loss():
     """rusk run --backend through a failover that loses acknowledged commits for certain
-    (the replica paused, its master's replication link cut, then the master killed): the
+    (the replica paused, its master's replication link cut, then the master killed; tasks
+    of 5 s, so that those whose commits were lost still run after the failover): the
     run's ledger check finds tasks whose RUs Redis no longer shows as theirs, revokes them
     and places them again; releases Redis lost are found as orphans and released. Every
     task still ends once, and the recount finds nothing held by the run."""
@@ -517,8 +518,8 @@ def cli_redis_run_failover_loss():
         victim = cl.master_of_partition(0)
         out = "cli_redis_run_failover_loss.json"
         p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
-                             ["--agents", "2", "--rate", "2000", "--duration-s", "8",
-                              "--task-ms", "1000", "--json", out],
+                             ["--agents", "2", "--rate", "600", "--duration-s", "8",
+                              "--task-ms", "5000", "--json", out],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             replica = subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
@@ -540,7 +541,10 @@ def cli_redis_run_failover_loss():
         t, rd = j["tasks"], j["redis"]
         print("failover", json.dumps({"tasks": t, "redis": rd}))
         assert rd["ledger"]["lost_tasks"] > 0, "nothing lost: %r" % rd["ledger"]
+        assert rd["ledger"]["revoked"] > 0, rd["ledger"]
         assert t["rejected"] == 0 and t["backlog_end"] == 0, t
+        # each task revoked was placed once more: every one ran (or was ended by the stop)
+        assert t["committed"] == t["submitted"] + rd["ledger"]["revoked"], (t, rd["ledger"])
         assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
         assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd
         assert rd["recount"]["mismatch"] == 0 and rd["recount"]["partitions_failed"] == 0, rd
