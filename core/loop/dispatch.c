@@ -2069,7 +2069,10 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 		o->queued_end += rusk_load64(&a->n_left, RUSK_RELAXED);
 		o->submitted += rusk_load64(&s->received, RUSK_RELAXED) + ck_ring_size(&a->in);
 		o->released += rusk_load64(&s->released, RUSK_RELAXED);
-		o->agent_cpu_s += a->cpu_s;
+		/* Written once by its thread before `exited` (release): read only after it
+		 * (acquire), so a call during the run (any thread) reads no torn double. */
+		if (rusk_load32((uint32_t *)&a->exited, RUSK_ACQUIRE))
+			o->agent_cpu_s += a->cpu_s;
 		rusk_hist_merge(delay, &s->delay_hi);
 		rusk_hist_merge(delay, &s->delay_lo);
 	}
