@@ -197,8 +197,8 @@ static void ledger_check(run *R, bool end)
 				X->l_orph[ru] = mark; /* seen once: released if seen so next time */
 			}
 		}
-		if (nb > 0 && X->main.bk.ops->release(X->main.bk.self, p, X->l_back, nb, X->l_rcs) ==
-		                      RUSK_OK)
+		if (nb > 0 &&
+		    X->main.bk.ops->release(X->main.bk.self, p, X->l_back, nb, X->l_rcs) == RUSK_OK)
 			for (size_t k = 0; k < nb; k++)
 				X->orphans += X->l_rcs[k] == RUSK_OK;
 	}
@@ -302,9 +302,8 @@ static void redis_json(FILE *f, run *R)
 	        s->claims_lost, s->rollbacks, s->local_refused, s->release_trips, s->released,
 	        s->release_refused, s->errors, R->cfg.commit_batch, s->batches, s->batch_tasks,
 	        X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans,
-	        X->revoked,
-	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch, X->parts_failed,
-	        X->ok ? "true" : "false");
+	        X->revoked, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run,
+	        X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false");
 }
 
 static void redis_print(run *R)
@@ -324,8 +323,9 @@ static void redis_print(run *R)
 	        s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
 	if (R->cfg.commit_batch > 1)
 		fprintf(R->out,
-		        "  %-28s %" PRIu64 " commit batches of %.1f tasks (--commit-batch %u)\n", "",
-		        s->batches, s->batches ? (double)s->batch_tasks / (double)s->batches : 0.0,
+		        "  %-28s %" PRIu64 " commit batches of %.1f tasks (--commit-batch %u)\n",
+		        "", s->batches,
+		        s->batches ? (double)s->batch_tasks / (double)s->batches : 0.0,
 		        R->cfg.commit_batch);
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " release round trips, %" PRIu64 " leases released, %" PRIu64

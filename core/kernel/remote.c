@@ -554,7 +554,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 		items[i].won = 0;
 	conn *cn = conn_get(rm);
 	if (cn == NULL || n == 0)
-		return; /* nothing taken: the dispatcher queues them again */
+		return;     /* nothing taken: the dispatcher queues them again */
 	if (cn->n_pend > 0) /* B1: this thread's releases go first */
 		flush(rm, cn);
 	size_t N = 0;
@@ -598,8 +598,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				cl[ncl - 1].n++;
 				continue;
 			}
-			bc[ncl] = (bclaim){c->machines[m].partition, (uint32_t)i, (uint32_t)(off + k),
-			                   (uint32_t)ncl};
+			bc[ncl] = (bclaim){c->machines[m].partition, (uint32_t)i,
+			                   (uint32_t)(off + k), (uint32_t)ncl};
 			cl[ncl++] = (rusk_bk_claim){it->t->id, m, 1, si + k, {0}};
 		}
 		off += it->n;
@@ -651,7 +651,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 					wi[n_won++] = s[o + k];
 					/* Pairs with the releasing thread's load through the
 					 * task's hand-off (remote.h "Remote generations"). */
-					rusk_store32(&rm->rgen[s[o + k]], rl[o + k].gen, RUSK_RELAXED);
+					rusk_store32(&rm->rgen[s[o + k]], rl[o + k].gen,
+					             RUSK_RELAXED);
 				}
 				continue;
 			}
@@ -670,7 +671,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			 * free again in the view (the decision had marked it taken). */
 			for (uint32_t k = 0; k < n_won; k++) {
 				back[n_back++] = (rusk_bk_lease){
-				        t->id, {wi[k], rusk_load32(&rm->rgen[wi[k]], RUSK_RELAXED)}};
+				        t->id,
+				        {wi[k], rusk_load32(&rm->rgen[wi[k]], RUSK_RELAXED)}};
 				rusk_view_mark_free(a->v, wi[k]);
 			}
 			count(&rm->rollbacks, 1);
@@ -678,9 +680,9 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 		}
 		const rusk_profile *prof =
 		        a->p.quality == RUSK_QUALITY_INTERFERENCE ? &t->profile : NULL;
-		uint32_t got = n_won > 0 ? rusk_commit_local_(a, t, wi, n_won, it->leases, it->pl,
-		                                              prof)
-		                         : 0;
+		uint32_t got =
+		        n_won > 0 ? rusk_commit_local_(a, t, wi, n_won, it->leases, it->pl, prof)
+		                  : 0;
 		if (RUSK_UNLIKELY(got < n_won)) {
 			/* The local mirror refused part (remote.h): that part goes back. */
 			for (uint32_t q = 0; q < n_won; q++) {
@@ -690,7 +692,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				if (!kept) {
 					back[n_back++] = (rusk_bk_lease){
 					        t->id,
-					        {wi[q], rusk_load32(&rm->rgen[wi[q]], RUSK_RELAXED)}};
+					        {wi[q],
+					         rusk_load32(&rm->rgen[wi[q]], RUSK_RELAXED)}};
 					count(&rm->local_refused, 1);
 				}
 			}

@@ -106,13 +106,13 @@ void rusk_remote_unheld_(rusk_cluster *c, uint64_t task, const rusk_lease *lease
 
 /* One task of a batch: what rusk_agent_decide_ chose for it, and what the commit made of it. */
 typedef struct rusk_remote_item {
-	const rusk_task *t;   /* the task (its RUs only: no vector demand, nothing held) */
-	const uint32_t *rus;  /* its decision's RUs, n of them */
+	const rusk_task *t;  /* the task (its RUs only: no vector demand, nothing held) */
+	const uint32_t *rus; /* its decision's RUs, n of them */
 	uint32_t n;
-	rusk_lease *leases;   /* out: [t->rus], the leases won (local ones, as place()'s) */
-	rusk_placement *pl;   /* in: the decision's figures; out: the commit's added */
-	uint32_t won;         /* out (rusk_remote_commit_many_): RUs held locally */
-	int rc;               /* out (rusk_agent_place_many_): as rusk_agent_place returns */
+	rusk_lease *leases; /* out: [t->rus], the leases won (local ones, as place()'s) */
+	rusk_placement *pl; /* in: the decision's figures; out: the commit's added */
+	uint32_t won;       /* out (rusk_remote_commit_many_): RUs held locally */
+	int rc;             /* out (rusk_agent_place_many_): as rusk_agent_place returns */
 } rusk_remote_item;
 
 /* The batch size set by rusk_remote_set_batch_ (0: no remote attached to c). Any thread. */

@@ -1382,7 +1382,8 @@ static void rbatch_commit(rusk_dagent *a, rusk_rbatch *rb, size_t nb)
 		rusk_placement *pl = &rb->pl[i];
 		rusk_dispatch_count_(a, pl);
 		if (rb->it[i].rc != RUSK_OK) {
-			/* Refused (a conflict): tried again next round, as place() would at once. */
+			/* Refused (a conflict): tried again next round, as place() would at once.
+			 */
 			rusk_dispatch_gave_back_(a, j);
 			continue;
 		}
@@ -1443,11 +1444,8 @@ static int rbatch_add(rusk_dagent *a, rusk_rbatch *rb, size_t *nb, size_t *used,
 	}
 	rb->j[k] = j;
 	rb->t_deq[k] = t_deq;
-	rb->it[k] = (rusk_remote_item){.t = t,
-	                               .rus = rb->rus + *used,
-	                               .n = (uint32_t)n,
-	                               .leases = j->l,
-	                               .pl = pl};
+	rb->it[k] = (rusk_remote_item){
+	        .t = t, .rus = rb->rus + *used, .n = (uint32_t)n, .leases = j->l, .pl = pl};
 	*used += (size_t)n;
 	(*nb)++;
 	return STEP_DONE;
