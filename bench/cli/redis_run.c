@@ -51,7 +51,8 @@ struct drv_redis {
 	rusk_bk_lease *l_back;
 	int *l_rcs;
 	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
-	uint64_t revoked; /* the dispatcher's revocations at the end (the ledger's, L3) */
+	uint64_t revoked;       /* the dispatcher's revocations at the end (the ledger's, L3) */
+	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
 };
 
 static bool redis_on(const run *R)
@@ -222,9 +223,8 @@ static void recount(const run *R)
 	X->counted = true;
 	if (R->d != NULL) {
 		ledger_check((run *)R, true); /* L4 at the end: what Redis still shows */
-		rusk_dispatch_stats ds;
-		rusk_dispatch_stats_get(R->d, &ds);
-		X->revoked = ds.revoked;
+		rusk_dispatch_stats_get(R->d, &X->ds);
+		X->revoked = X->ds.revoked;
 	}
 	rusk_remote_stats_(R->c, &X->st);
 	uint32_t np = rusk_cluster_partitions(R->c);
@@ -284,6 +284,12 @@ static void redis_json(FILE *f, run *R)
 		return;
 	recount(R);
 	const rusk_remote_stats *s = &X->st;
+	fprintf(f,
+	        "  \"redis_dispatch\": {\"submitted\": %" PRIu64 ", \"placed\": %" PRIu64
+	        ", \"rejected\": %" PRIu64 ", \"revoked\": %" PRIu64 ", \"released\": %" PRIu64
+	        ", \"queued_end\": %" PRIu64 "},\n",
+	        X->ds.submitted, X->ds.placed, X->ds.rejected, X->ds.revoked, X->ds.released,
+	        X->ds.queued_end);
 	fprintf(f,
 	        "  \"redis\": {\"connections\": %" PRIu64 ", \"open_failures\": %" PRIu64
 	        ", \"snapshots\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
