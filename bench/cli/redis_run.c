@@ -30,6 +30,7 @@
  * (their ids are (agent + 1) << 32 | sequence, below RUSK_DISPATCH_ID_BASE).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,12 @@ struct drv_redis {
 	rusk_bk_lease *l_back;
 	int *l_rcs;
 	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
+	/* REJECTED events delivered on the main thread while it revokes (L3 after the
+	 * dispatcher was closed: the task cannot be queued again); in_ledger (relaxed) says
+	 * when, ledger_tid on which thread. Counted by redis_event, read by the report. */
+	uint64_t rejected;
+	uint32_t in_ledger;
+	pthread_t ledger_tid;
 	uint64_t revoked;       /* the dispatcher's revocations at the end (the ledger's, L3) */
 	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
 };
@@ -72,6 +79,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		return RUSK_EXIT_NOMEM;
 	}
 	X->spec = cfg->backend;
+	X->ledger_tid = pthread_self(); /* the main thread: the ledger's (before any other) */
 	R->redis = X;
 	char err[1024] = "";
 	int rc = rusk_state_open_(X->spec, R->c, !cfg->no_init, &X->main, err, sizeof err);
@@ -174,8 +182,10 @@ static void ledger_check(run *R, bool end)
 			X->lost_rus++;
 			X->lost_tasks += o != last;
 			last = o;
-			/* L3 */
+			/* L3 (a task revoked after the close is REJECTED here: redis_event) */
+			rusk_store32(&X->in_ledger, 1, RUSK_RELAXED); /* this thread's own flag */
 			rusk_dispatch_revoked(o, (rusk_lease){pi.first_ru + i, now.gen}, R->d);
+			rusk_store32(&X->in_ledger, 0, RUSK_RELAXED);
 		}
 		/* L4: Redis's holders of this run that the local array does not hold. */
 		size_t nb = 0;
@@ -204,6 +214,21 @@ static void ledger_check(run *R, bool end)
 				X->orphans += X->l_rcs[k] == RUSK_OK;
 	}
 	rusk_thread_unregister();
+}
+
+/* REJECTED on the ledger's thread during a revocation (in_ledger): a task revoked after the
+ * close. Other threads read in_ledger too, and only count when it is their own. */
+static void redis_event(run *R, rusk_dispatch_event *ev)
+{
+	drv_redis *X = R->redis;
+	if (ev->kind == RUSK_EV_REJECTED && rusk_load32(&X->in_ledger, RUSK_RELAXED) &&
+	    pthread_equal(pthread_self(), X->ledger_tid))
+		rusk_faa64(&X->rejected, 1, RUSK_RELAXED);
+}
+
+uint64_t drv_redis_rejected(const run *R)
+{
+	return R->redis != NULL ? rusk_load64(&R->redis->rejected, RUSK_RELAXED) : 0;
 }
 
 static void redis_second(run *R, bool idle)
@@ -381,6 +406,7 @@ const drv_feature drv_feature_redis = {
         .on = redis_on,
         .setup = redis_setup,
         .second = redis_second,
+        .event = redis_event,
         .json = redis_json,
         .print = redis_print,
         .free = redis_free,

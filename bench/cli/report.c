@@ -121,7 +121,7 @@ static uint64_t second_step(run *R, bool tty, bool idle)
 	drv_gen_counts gc;
 	drv_gen_totals(R, &gc);
 	s.sub = gc.submitted;
-	s.rej = gc.rejected + s.refused + gc.refused;
+	s.rej = gc.rejected + s.refused + gc.refused + drv_redis_rejected(R);
 	/* Over Redis, the ledger revokes tasks whose commits Redis lost (redis_run.c): those
 	 * placements did not run either (they are queued again). Never in memory: the in-memory
 	 * run's figures stay as they were. */
@@ -260,7 +260,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 	drv_gen_totals(R, &gc);
 	S->gen = gc;
 	S->sub = gc.submitted;
-	S->rej = gc.rejected + tot->refused + gc.refused + tot->cancelled;
+	S->rej = gc.rejected + tot->refused + gc.refused + tot->cancelled + drv_redis_rejected(R);
 	S->backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	S->rej_queue = gc.rejected - gc.too_large - gc.pool - drv_vec_refused(R);

@@ -522,6 +522,10 @@ bool drv_grp_ok(const run *R);
  */
 bool drv_redis_ok(const run *R);
 const char *drv_redis_why(const run *R);
+/* Tasks the ledger revoked after the dispatcher was closed (the generator done): they could
+ * not be queued again and ended REJECTED (RUSK_ESTOPPED) on the main thread; the report
+ * counts them rejected. 0 without --backend redis. Any thread (relaxed). */
+uint64_t drv_redis_rejected(const run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"
