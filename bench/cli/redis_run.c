@@ -10,12 +10,17 @@
  *          attaches it to the cluster (rusk_state_attach_: the kernel's remote, each thread
  *          on its own connection, a hiredis context being one thread's): every agent
  *          thread syncs its view from Redis and commits there first, every thread that
- *          ends a task releases there after the local mirror.
+ *          ends a task releases there after the local mirror. --commit-batch B (default
+ *          32) sets the agents' batches (kernel/remote.h "Batches").
+ *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
+ *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
+ *          that no task of it holds (lost releases, unanswered commits) are released.
  *   ok     after the run (every thread joined, every task ended: the dispatcher's stop),
  *          recounts every partition from the main thread: no RU whose free mark disagrees
  *          with its owner (mismatch), and no RU still held by a task id of this run
  *          (dispatcher handles, RUSK_DISPATCH_ID_BASE and up; other processes' tasks,
- *          `rusk agent`'s, are counted apart). The run's checks line says NO otherwise.
+ *          `rusk agent`'s, are counted apart), after a last ledger pass. The run's checks
+ *          line says NO otherwise.
  *   json / print: the remote's counters (connections, snapshots, commit round trips and
  *          their p50/p99, claims lost, releases, errors) and the recount.
  *   free   detaches the remote (closes every thread's connection) and the main one.
@@ -25,6 +30,7 @@
  * (their ids are (agent + 1) << 32 | sequence, below RUSK_DISPATCH_ID_BASE).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +45,21 @@ struct drv_redis {
 	uint32_t parts_failed;
 	char why[512];
 	rusk_remote_stats st;
+	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
+	uint32_t *l_rus, *l_gens;
+	uint64_t *l_owners, *l_remote, *l_orph; /* l_orph [RUs]: an orphan seen once (L4) */
+	rusk_ru_info *l_before;
+	rusk_bk_lease *l_back;
+	int *l_rcs;
+	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
+	/* REJECTED events delivered on the main thread while it revokes (L3 after the
+	 * dispatcher was closed: the task cannot be queued again); in_ledger (relaxed) says
+	 * when, ledger_tid on which thread. Counted by redis_event, read by the report. */
+	uint64_t rejected;
+	uint32_t in_ledger;
+	pthread_t ledger_tid;
+	uint64_t revoked;       /* the dispatcher's revocations at the end (the ledger's, L3) */
+	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
 };
 
 static bool redis_on(const run *R)
@@ -58,6 +79,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		return RUSK_EXIT_NOMEM;
 	}
 	X->spec = cfg->backend;
+	X->ledger_tid = pthread_self(); /* the main thread: the ledger's (before any other) */
 	R->redis = X;
 	char err[1024] = "";
 	int rc = rusk_state_open_(X->spec, R->c, !cfg->no_init, &X->main, err, sizeof err);
@@ -71,7 +93,150 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
 	X->attached = true;
+	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
+	 * together; their releases go once per loop turn. */
+	rusk_remote_set_batch_(R->c, cfg->commit_batch);
 	return 0;
+}
+
+/*
+ * The ledger check, once a second while the run goes and once after it (the main thread,
+ * on its own connection): the local array is the ledger of what this run's tasks hold
+ * (remote.h: an RU is held locally only after Redis granted it to the same task, and freed
+ * locally before it is freed in Redis). Per partition:
+ *
+ *  (L1) every RU's local owner and generation is read first, then Redis's owners and
+ *       generations (one round trip), then the local record again;
+ *  (L2) lost: an RU whose local record is the same before and after, held by a task of
+ *       this run, and whose Redis owner differs. Its grant happened before the first read
+ *       (local after remote), and its release had not begun by the second (local before
+ *       remote), so Redis must have shown it as that task's unless it lost the commit (a
+ *       failover: replication is asynchronous, docs/redis.md);
+ *  (L3) the task is then revoked (rusk_dispatch_revoked, as for a failed machine): its other
+ *       RUs go back, locally and in Redis (the lost RU's release is refused there and
+ *       counted), REVOKED is delivered and it is queued again and placed afresh, so no RU
+ *       is ever held twice and the task still ends once;
+ *  (L4) orphan: an RU Redis shows held by a task of this run, under the same owner and
+ *       generation at two checks in a row (a second apart), while the local array did not
+ *       hold it for that task at either read: a release Redis lost, or a commit whose
+ *       answer never came. It is released in Redis with that owner and generation (the
+ *       script refuses it if either moved on). A commit in flight or a deferred release
+ *       lasts a loop turn, not a second; if one ever outlasted it, the release it makes is
+ *       refused later (counted) and L2 revokes the task: the RU is still held once. After
+ *       the run (end != 0: every thread joined, every task ended) nothing is in flight and
+ *       the local array holds nothing, so what Redis still shows for this run is released
+ *       at once; the tests assert that this finds nothing in a run without failover.
+ */
+static void ledger_check(run *R, bool end)
+{
+	drv_redis *X = R->redis;
+	rusk_cluster *c = R->c;
+	size_t cap = rusk_cluster_rus(c), c1 = cap ? cap : 1;
+	if (X->l_rus == NULL) {
+		X->l_rus = malloc(sizeof *X->l_rus * c1);
+		X->l_gens = malloc(sizeof *X->l_gens * c1);
+		X->l_owners = malloc(sizeof *X->l_owners * c1);
+		X->l_remote = malloc(sizeof *X->l_remote * c1);
+		X->l_before = malloc(sizeof *X->l_before * c1);
+		X->l_orph = calloc(c1, sizeof *X->l_orph);
+		X->l_back = malloc(sizeof *X->l_back * c1);
+		X->l_rcs = malloc(sizeof *X->l_rcs * c1);
+		if (X->l_rus == NULL || X->l_gens == NULL || X->l_owners == NULL ||
+		    X->l_remote == NULL || X->l_before == NULL || X->l_orph == NULL ||
+		    X->l_back == NULL || X->l_rcs == NULL) {
+			X->ledger_failed++;
+			free(X->l_rus);
+			X->l_rus = NULL;
+			return; /* tried again next second (the rest are freed at the end) */
+		}
+	}
+	X->ledger_checks++;
+	rusk_thread_register(); /* rusk_dispatch_revoked: a registered thread */
+	uint32_t np = rusk_cluster_partitions(c);
+	for (uint32_t p = 0; p < np; p++) {
+		rusk_partition_info pi;
+		if (rusk_cluster_partition(c, p, &pi) != RUSK_OK)
+			continue;
+		for (uint32_t i = 0; i < pi.rus; i++) /* L1: local first */
+			rusk_ru_state(c, pi.first_ru + i, &X->l_before[i]);
+		size_t n = 0;
+		if (rusk_redis_owners_(X->main.redis, p, X->l_rus, X->l_owners, X->l_gens, cap,
+		                       &n) != RUSK_OK) {
+			X->ledger_failed++; /* a failover under way: the next second tries again */
+			continue;
+		}
+		memset(X->l_remote, 0, sizeof *X->l_remote * pi.rus);
+		for (size_t k = 0; k < n; k++)
+			if (X->l_rus[k] - pi.first_ru < pi.rus)
+				X->l_remote[X->l_rus[k] - pi.first_ru] = X->l_owners[k];
+		uint64_t last = 0;
+		for (uint32_t i = 0; i < pi.rus; i++) {
+			uint64_t o = X->l_before[i].owner;
+			if (end || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE ||
+			    X->l_remote[i] == o)
+				continue; /* at the end every task has ended: nothing to revoke */
+			rusk_ru_info now; /* L2: the same record after Redis's answer */
+			if (rusk_ru_state(c, pi.first_ru + i, &now) != RUSK_OK || now.owner != o ||
+			    now.gen != X->l_before[i].gen)
+				continue;
+			X->lost_rus++;
+			X->lost_tasks += o != last;
+			last = o;
+			/* L3 (a task revoked after the close is REJECTED here: redis_event) */
+			rusk_store32(&X->in_ledger, 1, RUSK_RELAXED); /* this thread's own flag */
+			rusk_dispatch_revoked(o, (rusk_lease){pi.first_ru + i, now.gen}, R->d);
+			rusk_store32(&X->in_ledger, 0, RUSK_RELAXED);
+		}
+		/* L4: Redis's holders of this run that the local array does not hold. */
+		size_t nb = 0;
+		for (size_t k = 0; k < n; k++) {
+			uint32_t ru = X->l_rus[k], i = ru - pi.first_ru;
+			uint64_t o = X->l_owners[k];
+			if (i >= pi.rus || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE)
+				continue;
+			rusk_ru_info now;
+			if (X->l_before[i].owner == o || rusk_ru_state(c, ru, &now) != RUSK_OK ||
+			    now.owner == o) {
+				X->l_orph[ru] = 0;
+				continue;
+			}
+			uint64_t mark = o ^ ((uint64_t)X->l_gens[k] << 40) ^ 1; /* never 0 */
+			if (end || X->l_orph[ru] == mark) {
+				X->l_back[nb++] = (rusk_bk_lease){o, {ru, X->l_gens[k]}};
+				X->l_orph[ru] = 0;
+			} else {
+				X->l_orph[ru] = mark; /* seen once: released if seen so next time */
+			}
+		}
+		if (nb > 0 &&
+		    X->main.bk.ops->release(X->main.bk.self, p, X->l_back, nb, X->l_rcs) == RUSK_OK)
+			for (size_t k = 0; k < nb; k++)
+				X->orphans += X->l_rcs[k] == RUSK_OK;
+	}
+	rusk_thread_unregister();
+}
+
+/* REJECTED on the ledger's thread during a revocation (in_ledger): a task revoked after the
+ * close. Other threads read in_ledger too, and only count when it is their own. */
+static void redis_event(run *R, rusk_dispatch_event *ev)
+{
+	drv_redis *X = R->redis;
+	if (ev->kind == RUSK_EV_REJECTED && rusk_load32(&X->in_ledger, RUSK_RELAXED) &&
+	    pthread_equal(pthread_self(), X->ledger_tid))
+		rusk_faa64(&X->rejected, 1, RUSK_RELAXED);
+}
+
+uint64_t drv_redis_rejected(const run *R)
+{
+	return R->redis != NULL ? rusk_load64(&R->redis->rejected, RUSK_RELAXED) : 0;
+}
+
+static void redis_second(run *R, bool idle)
+{
+	(void)idle;
+	drv_redis *X = R->redis;
+	if (X->attached && R->d != NULL)
+		ledger_check(R, false);
 }
 
 /* The recount after the run (once; main thread, every other thread joined). */
@@ -81,6 +246,11 @@ static void recount(const run *R)
 	if (X->counted)
 		return;
 	X->counted = true;
+	if (R->d != NULL) {
+		ledger_check((run *)R, true); /* L4 at the end: what Redis still shows */
+		rusk_dispatch_stats_get(R->d, &X->ds);
+		X->revoked = X->ds.revoked;
+	}
 	rusk_remote_stats_(R->c, &X->st);
 	uint32_t np = rusk_cluster_partitions(R->c);
 	size_t cap = rusk_cluster_rus(R->c);
@@ -140,20 +310,31 @@ static void redis_json(FILE *f, run *R)
 	recount(R);
 	const rusk_remote_stats *s = &X->st;
 	fprintf(f,
+	        "  \"redis_dispatch\": {\"submitted\": %" PRIu64 ", \"placed\": %" PRIu64
+	        ", \"rejected\": %" PRIu64 ", \"revoked\": %" PRIu64 ", \"released\": %" PRIu64
+	        ", \"queued_end\": %" PRIu64 "},\n",
+	        X->ds.submitted, X->ds.placed, X->ds.rejected, X->ds.revoked, X->ds.released,
+	        X->ds.queued_end);
+	fprintf(f,
 	        "  \"redis\": {\"connections\": %" PRIu64 ", \"open_failures\": %" PRIu64
 	        ", \"snapshots\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
 	        ", \"claims\": %" PRIu64 ", \"claims_lost\": %" PRIu64 ", \"rollbacks\": %" PRIu64
 	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
 	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
-	        ", \"errors\": %" PRIu64 ", \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
+	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"batches\": %" PRIu64
+	        ", \"batch_tasks\": %" PRIu64 ", \"ledger\": {\"checks\": %" PRIu64
+	        ", \"failed\": %" PRIu64 ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64
+	        ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
+	        "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}},\n",
 	        s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
 	        s->claims_lost, s->rollbacks, s->local_refused, s->release_trips, s->released,
-	        s->release_refused, s->errors, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3,
-	        X->held, X->held_run, X->free_rus, X->mismatch, X->parts_failed,
-	        X->ok ? "true" : "false");
+	        s->release_refused, s->errors, R->cfg.commit_batch, s->batches, s->batch_tasks,
+	        X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans,
+	        X->revoked, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run,
+	        X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false");
 }
 
 static void redis_print(run *R)
@@ -171,6 +352,12 @@ static void redis_print(run *R)
 	        " gangs rolled back), p50 %.0f us, p99 %.0f us\n",
 	        "", s->connections, s->snapshots, s->commit_trips, s->claims, s->claims_lost,
 	        s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
+	if (R->cfg.commit_batch > 1)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " commit batches of %.1f tasks (--commit-batch %u)\n",
+		        "", s->batches,
+		        s->batches ? (double)s->batch_tasks / (double)s->batches : 0.0,
+		        R->cfg.commit_batch);
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " release round trips, %" PRIu64 " leases released, %" PRIu64
 	        " refused; %" PRIu64 " refused by the local mirror; %" PRIu64 " errors\n",
@@ -180,6 +367,12 @@ static void redis_print(run *R)
 		rusk_remote_last_error_(R->c, err, sizeof err);
 		fprintf(R->out, "  %-28s last error: %s\n", "", err);
 	}
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " checks (%" PRIu64 " could not read a partition): %" PRIu64
+	        " acknowledged commits lost by Redis (%" PRIu64
+	        " RUs), those tasks revoked and placed again; %" PRIu64 " orphans released\n",
+	        "redis ledger", X->ledger_checks, X->ledger_failed, X->lost_tasks, X->lost_rus,
+	        X->orphans);
 	fprintf(R->out,
 	        "  %-28s %u partitions: held %" PRIu64 " (by this run's tasks %" PRIu64
 	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s\n",
@@ -196,6 +389,14 @@ static void redis_free(run *R)
 	if (X->attached)
 		rusk_remote_detach_(R->c); /* every thread that used it is joined */
 	rusk_state_close_(&X->main);
+	free(X->l_rus);
+	free(X->l_gens);
+	free(X->l_owners);
+	free(X->l_remote);
+	free(X->l_before);
+	free(X->l_orph);
+	free(X->l_back);
+	free(X->l_rcs);
 	free(X);
 	R->redis = NULL;
 }
@@ -204,6 +405,8 @@ const drv_feature drv_feature_redis = {
         .name = "redis",
         .on = redis_on,
         .setup = redis_setup,
+        .second = redis_second,
+        .event = redis_event,
         .json = redis_json,
         .print = redis_print,
         .free = redis_free,

@@ -121,8 +121,17 @@ static uint64_t second_step(run *R, bool tty, bool idle)
 	drv_gen_counts gc;
 	drv_gen_totals(R, &gc);
 	s.sub = gc.submitted;
-	s.rej = gc.rejected + s.refused + gc.refused;
-	s.backlog = s.sub - s.rej - (s.placed - s.preempted);
+	s.rej = gc.rejected + s.refused + gc.refused + drv_redis_rejected(R);
+	/* Over Redis, the ledger revokes tasks whose commits Redis lost (redis_run.c): those
+	 * placements did not run either (they are queued again). Never in memory: the in-memory
+	 * run's figures stay as they were. */
+	uint64_t revoked = 0;
+	if (R->redis != NULL) {
+		rusk_dispatch_stats ds;
+		rusk_dispatch_stats_get(R->d, &ds);
+		revoked = ds.revoked;
+	}
+	s.backlog = s.sub - s.rej - (s.placed - s.preempted - revoked);
 	s.util = R->util_n > 0 ? R->util_acc / R->util_n
 	                       : 1.0 - (double)rusk_cluster_free_rus(R->c) / rusk_cluster_rus(R->c);
 	R->util_acc = 0;
@@ -251,7 +260,7 @@ static void summarize(run *R, uint64_t left, summary *S)
 	drv_gen_totals(R, &gc);
 	S->gen = gc;
 	S->sub = gc.submitted;
-	S->rej = gc.rejected + tot->refused + gc.refused + tot->cancelled;
+	S->rej = gc.rejected + tot->refused + gc.refused + tot->cancelled + drv_redis_rejected(R);
 	S->backlog = left;
 	/* Why tasks were rejected: the generator counts its own reasons, agents theirs. */
 	S->rej_queue = gc.rejected - gc.too_large - gc.pool - drv_vec_refused(R);
@@ -263,9 +272,11 @@ static void summarize(run *R, uint64_t left, summary *S)
 	         : sig == SIGINT                                  ? "SIGINT"
 	         : sig == SIGHUP                                  ? "SIGHUP"
 	                                                          : "interrupted";
-	uint64_t runs = tot->placed - tot->preempted; /* placements that ran to the end */
 	rusk_dispatch_stats ds;
 	rusk_dispatch_stats_get(R->d, &ds); /* zeroed when there is no dispatcher */
+	/* Placements that ran to the end: not those preempted, nor those revoked (a machine
+	 * failure, or over Redis a commit the ledger found lost: placed again later). */
+	uint64_t runs = tot->placed - tot->preempted - ds.revoked;
 	S->adds_up = S->sub == runs + S->rej + S->backlog && ds.released == runs;
 	S->vrc = rusk_cluster_verify(R->c, S->err, sizeof S->err);
 	S->n_rus = rusk_cluster_rus(R->c);

@@ -406,6 +406,11 @@ static void usage_flags(void)
 	     "                        releases go there, one connection per thread\n"
 	     "  --no-init             with --backend redis://: join the state there (written by\n"
 	     "                        `rusk agent --init`) instead of writing the empty state\n"
+	     "  --commit-batch B      with --backend redis://: an agent decides up to B queued\n"
+	     "                        tasks on its view, then commits them together (one\n"
+	     "                        round trip per partition), and sends its releases once\n"
+	     "                        per loop turn (default 32; 1: each task and release on\n"
+	     "                        its own)\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
 	     "                        admission wait, also estimate when its missing RUs free\n"
 	     "                        up from the running tasks' remaining-runtime\n"
@@ -558,6 +563,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 {
 	*cfg = (run_cfg){.agents = sim ? 20 : 2,
 	                 .batch = 100,
+	                 .commit_batch = 32,
 	                 .spin_us = 2,
 	                 .task_rus = 1,
 	                 .reserve_syncs = 2,
@@ -654,7 +660,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
 	const char *task_rus = NULL, *mix = NULL, *generators = NULL, *agents = NULL;
-	const char *classify = NULL;
+	const char *classify = NULL, *commit_batch = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0, cost_flat = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -711,6 +717,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, &cfg)},
 	        {CLI_FLAG_OPT("--no-init", &cfg.no_init)},
+	        {CLI_U32_OPT("--commit-batch", 1, 4096, &cfg.commit_batch), .given = &commit_batch},
 	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
 	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
 	        {CLI_CHOICE_OPT("--openb-groups", openb_groupings, &cfg.openb_groups)},
@@ -776,6 +783,10 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	}
 	if (check_backend(&cfg) != 0)
 		return RUSK_EXIT_USAGE;
+	if (commit_batch != NULL && cfg.backend == NULL) {
+		fprintf(stderr, "rusk: --commit-batch: only with --backend redis://...\n");
+		return RUSK_EXIT_USAGE;
+	}
 	if (mix != NULL && (task_rus != NULL || cfg.trace != NULL)) {
 		fprintf(stderr, "rusk: --mix: not with %s (it gives every task's shape)\n",
 		        task_rus != NULL ? "--task-rus" : "--trace");

@@ -101,6 +101,8 @@ typedef struct run_cfg {
 	const char *backend;     /* --backend redis://...: the master state there (redis_run.c);
 	                          * NULL: memory, this process's own array */
 	bool no_init;            /* --no-init: join the state there instead of writing it */
+	uint32_t commit_batch;   /* --commit-batch: tasks an agent commits to the remote state
+	                          * together (kernel/remote.h "Batches"; 1: one at a time) */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
 	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */
@@ -520,6 +522,10 @@ bool drv_grp_ok(const run *R);
  */
 bool drv_redis_ok(const run *R);
 const char *drv_redis_why(const run *R);
+/* Tasks the ledger revoked after the dispatcher was closed (the generator done): they could
+ * not be queued again and ended REJECTED (RUSK_ESTOPPED) on the main thread; the report
+ * counts them rejected. 0 without --backend redis. Any thread (relaxed). */
+uint64_t drv_redis_rejected(const run *R);
 
 /* The per-second series and the summary: report.c. */
 #include "report.h"

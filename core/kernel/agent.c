@@ -292,3 +292,67 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	}
 	return finish(a, t, leases, placed, RUSK_OK);
 }
+
+/* ---- batches over a remote master state (remote.h "Batches") ---------------------------- */
+
+int rusk_agent_decide_(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_placement *pl)
+{
+	memset(pl, 0, sizeof *pl);
+	if (RUSK_UNREGISTERED_())
+		return RUSK_ENOTREG;
+	int bad = check_task(a->c, t, &pl->invalid);
+	if (RUSK_UNLIKELY(bad != RUSK_OK))
+		return bad;
+	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
+		return RUSK_EINVAL; /* refused with a remote (the tool says so first) */
+	rusk_dctx d;
+	dctx_init(&d, a, t);
+	a->n_vskip = 0;
+	if (RUSK_UNLIKELY(d.fgd))
+		rusk_fgd_observe(&a->mix, t);
+	uint64_t t0 = rusk_now_(a->c);
+	int n = rusk_choose_(a, &d, rus, pl, t0);
+	pl->end_ns = rusk_now_(a->c);
+	pl->sample_ns += pl->end_ns - t0;
+	if (n < 0)
+		return n == RUSK_ENOMEM ? RUSK_ENOMEM : 0;
+	if (n == 0 || (t->gang && (uint32_t)n < t->rus))
+		return 0; /* as place() would end: nothing suitable (a gang: not all of it) */
+	/* Reserved in the view: the batch's next decisions do not draw them again. */
+	for (int i = 0; i < n; i++)
+		rusk_view_mark_taken_(a->v, rus[i]);
+	return n;
+}
+
+void rusk_agent_place_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
+{
+	uint64_t t0 = rusk_now_(a->c);
+	for (size_t i = 0; i < n; i++)
+		items[i].pl->attempts++; /* rusk_agent_commit_'s count: one commit each */
+	rusk_remote_commit_many_(a, items, n);
+	uint64_t t1 = rusk_now_(a->c);
+	for (size_t i = 0; i < n; i++) {
+		rusk_remote_item *it = &items[i];
+		const rusk_task *t = it->t;
+		rusk_placement *pl = it->pl;
+		rusk_dctx d;
+		dctx_init(&d, a, t);
+		double qsum = 0;
+		uint32_t pref = 0, placed = it->won;
+		for (uint32_t k = 0; k < placed; k++) {
+			qsum += rusk_reported_quality_(a->c, &d, it->leases[k].ru);
+			pref += rusk_is_preferred_(a->c, t, it->leases[k].ru);
+		}
+		pl->commit_ns += t1 - t0; /* the batch's round trips: each task waited for them */
+		pl->end_ns = t1;
+		pl->placed = placed;
+		pl->quality = placed ? qsum / placed : 0;
+		pl->preferred = pref;
+		if (placed == 0 || (t->gang && placed < t->rus)) {
+			pl->placed = 0;
+			it->rc = finish(a, t, it->leases, placed, RUSK_EAGAIN);
+		} else {
+			it->rc = finish(a, t, it->leases, placed, RUSK_OK);
+		}
+	}
+}

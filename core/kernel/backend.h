@@ -120,6 +120,9 @@ typedef struct rusk_remote_stats {
 	uint64_t released;        /* leases the remote released */
 	uint64_t release_refused; /* leases it refused (not the owner, stale, free) */
 	uint64_t errors;          /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
+	uint64_t batches;         /* commit batches (rusk_remote_set_batch_: several tasks'
+	                           * decisions committed together, one pipeline a partition) */
+	uint64_t batch_tasks;     /* tasks in them */
 	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
 } rusk_remote_stats;
 
@@ -141,6 +144,16 @@ void rusk_remote_detach_(rusk_cluster *c);
 /* rusk_remote_stats_: a copy of the counters (relaxed sums: exact at quiescence). Any
  * thread; zeros when no remote is attached. */
 void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out);
+
+/*
+ * rusk_remote_set_batch_: how many tasks an agent thread of the dispatcher decides against
+ * its view before it commits them together, one pipeline per partition (remote.h,
+ * "Batches"), with its releases sent once per turn of its loop. 0 or 1: each task's
+ * decision commits on its own and each release goes at once (one round trip each). At
+ * quiescence (after attach, before the dispatcher starts its agents). RUSK_OK, RUSK_EINVAL
+ * (no remote attached).
+ */
+int rusk_remote_set_batch_(rusk_cluster *c, uint32_t batch);
 
 /* rusk_remote_last_error_: the message of the last failed open or call into buf ("" if
  * none or no remote). Any thread (copied under the remote's lock). */

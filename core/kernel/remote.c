@@ -44,6 +44,11 @@ typedef struct conn {
 	void *handle;
 	rusk_hist rtt; /* commit round trips; one writer (its thread), read at quiescence */
 	struct conn *next;
+	/* Deferred releases (remote.h "Batches"): its thread's alone, and rusk_remote_detach_'s
+	 * once that thread is joined (B3). */
+	bool defer;
+	rusk_bk_lease *pend;
+	size_t n_pend, cap_pend;
 } conn;
 
 struct rusk_remote {
@@ -57,7 +62,11 @@ struct rusk_remote {
 	/* Counters (rusk_remote_stats); relaxed fetch-adds, read at quiescence. */
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
+	uint64_t batches, batch_tasks;
+	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 };
+
+static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n);
 
 /* Serial numbers of remotes (relaxed: uniqueness is all that is needed). */
 static uint64_t serials;
@@ -145,7 +154,10 @@ void rusk_remote_detach_(rusk_cluster *c)
 	c->remote = NULL;
 	for (conn *cn = rm->conns, *next; cn != NULL; cn = next) {
 		next = cn->next;
+		if (cn->n_pend > 0) /* B3: its thread is joined (quiescence) */
+			release_remote(rm, cn, cn->pend, cn->n_pend);
 		rm->op.close(rm->op.arg, cn->handle);
+		free(cn->pend);
 		free(cn);
 	}
 	if (tls.serial == rm->serial)
@@ -168,11 +180,13 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
 	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
 	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
-	                   &rm->released,     &rm->release_refused, &rm->errors};
+	                   &rm->released,     &rm->release_refused, &rm->errors,
+	                   &rm->batches,      &rm->batch_tasks};
 	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
 	                   &out->commit_trips, &out->claims,          &out->claims_lost,
 	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
-	                   &out->released,     &out->release_refused, &out->errors};
+	                   &out->released,     &out->release_refused, &out->errors,
+	                   &out->batches,      &out->batch_tasks};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h);
@@ -200,12 +214,69 @@ void rusk_remote_last_error_(const rusk_cluster *c, char *buf, size_t len)
 	pthread_mutex_unlock(&rm->lock);
 }
 
+/* Sends cn's deferred releases (B1, B3). cn's thread. */
+static void flush(rusk_remote *rm, conn *cn)
+{
+	size_t n = cn->n_pend;
+	cn->n_pend = 0;
+	release_remote(rm, cn, cn->pend, n);
+}
+
+int rusk_remote_set_batch_(rusk_cluster *c, uint32_t batch)
+{
+	if (c == NULL || c->remote == NULL)
+		return RUSK_EINVAL;
+	c->remote->batch = batch; /* quiescence: the agents start after this store */
+	return RUSK_OK;
+}
+
+uint32_t rusk_remote_batch_(const rusk_cluster *c)
+{
+	return c != NULL && c->remote != NULL ? c->remote->batch : 0;
+}
+
+int rusk_remote_defer_(rusk_cluster *c)
+{
+	conn *cn = c != NULL && c->remote != NULL ? conn_get(c->remote) : NULL;
+	if (cn == NULL)
+		return RUSK_EIO;
+	cn->defer = true;
+	return RUSK_OK;
+}
+
+void rusk_remote_flush_(rusk_cluster *c)
+{
+	rusk_remote *rm = c->remote;
+	if (rm != NULL && tls.serial == rm->serial && tls.cn != NULL && tls.cn->n_pend > 0)
+		flush(rm, tls.cn);
+}
+
+/* Keeps ls[0..n) for cn's next flush; false when there is no room (sent at once then). */
+static bool defer_release(conn *cn, const rusk_bk_lease *ls, size_t n)
+{
+	if (cn->n_pend + n > cn->cap_pend) {
+		size_t cap = cn->cap_pend ? cn->cap_pend : 64;
+		while (cap < cn->n_pend + n)
+			cap *= 2;
+		rusk_bk_lease *p = realloc(cn->pend, cap * sizeof *p);
+		if (p == NULL)
+			return false;
+		cn->pend = p;
+		cn->cap_pend = cap;
+	}
+	memcpy(cn->pend + cn->n_pend, ls, n * sizeof *ls);
+	cn->n_pend += n;
+	return true;
+}
+
 int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t n_words,
                           uint64_t *version)
 {
 	conn *cn = conn_get(rm);
 	if (cn == NULL)
 		return RUSK_EIO;
+	if (RUSK_UNLIKELY(cn->n_pend > 0)) /* B1 */
+		flush(rm, cn);
 	int rc = cn->bk.ops->snapshot(cn->bk.self, p, words, n_words, version);
 	if (rc != RUSK_OK) {
 		note_error(rm, cn, "snapshot");
@@ -274,6 +345,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 	conn *cn = conn_get(rm);
 	if (cn == NULL || n == 0)
 		return 0; /* nothing taken; place() tries again or gives the task back */
+	if (RUSK_UNLIKELY(cn->n_pend > 0)) /* B1 */
+		flush(rm, cn);
 	/* Scratch: sorted RUs, claims (at most one per RU), their answers and remote leases,
 	 * the granted RUs and the remote leases to give back. */
 	size_t need = (size_t)n * (sizeof(uint32_t) * 2 + sizeof(rusk_bk_claim) + sizeof(int) +
@@ -429,10 +502,13 @@ int rusk_remote_release_(rusk_cluster *c, uint64_t task, const rusk_lease *lease
 			bl[m++] = bl[i]; /* only what this task held locally goes remotely */
 		}
 	}
+	conn *cn = NULL;
 	if (bl == NULL)
 		count(&rm->errors, n - rejected); /* out of memory: held remotely (recount) */
+	else if (m > 0 && (cn = conn_get(rm)) != NULL && cn->defer && defer_release(cn, bl, m))
+		; /* B2: freed locally above, remotely at the thread's next flush */
 	else
-		release_remote(rm, NULL, bl, m);
+		release_remote(rm, cn, bl, m);
 	if (bl != small)
 		free(bl);
 	if (n_rejected != NULL)
@@ -452,4 +528,180 @@ void rusk_remote_unheld_(rusk_cluster *c, uint64_t task, const rusk_lease *lease
 	release_remote(rm, NULL, bl, n);
 	if (bl != small)
 		free(bl);
+}
+
+/* ---- batches (remote.h "Batches") ------------------------------------------------------- */
+
+/* A claim of a batch: its item, and its place in the batch's sorted RUs (and leases). */
+typedef struct bclaim {
+	uint32_t part, item, off;
+	uint32_t k; /* its index in the batch's claims: the tie-break that keeps item order */
+} bclaim;
+
+static int cmp_bclaim(const void *x, const void *y)
+{
+	const bclaim *a = x, *b = y;
+	if (a->part != b->part)
+		return (a->part > b->part) - (a->part < b->part);
+	return (a->k > b->k) - (a->k < b->k);
+}
+
+void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
+{
+	rusk_cluster *c = a->c;
+	rusk_remote *rm = c->remote;
+	for (size_t i = 0; i < n; i++)
+		items[i].won = 0;
+	conn *cn = conn_get(rm);
+	if (cn == NULL || n == 0)
+		return;     /* nothing taken: the dispatcher queues them again */
+	if (cn->n_pend > 0) /* B1: this thread's releases go first */
+		flush(rm, cn);
+	size_t N = 0;
+	for (size_t i = 0; i < n; i++)
+		N += items[i].n;
+	/* Scratch, N RUs: the sorted RUs, the claims (at most one per RU) in batch order and
+	 * sorted by partition, one call's claims, their answers, the remote leases in batch
+	 * order and one call's, the granted RUs, the leases to give back. */
+	size_t need = N * (sizeof(uint32_t) * 2 + sizeof(rusk_bk_claim) * 2 + sizeof(bclaim) +
+	                   sizeof(int) * 2 + sizeof(rusk_lease) * 2 + sizeof(rusk_bk_lease));
+	unsigned char *mem = malloc(need);
+	if (mem == NULL) {
+		count(&rm->errors, 1);
+		return;
+	}
+	rusk_bk_claim *cl = (rusk_bk_claim *)(void *)mem, *call = cl + N;
+	rusk_bk_lease *back = (rusk_bk_lease *)(void *)(call + N);
+	rusk_lease *rl = (rusk_lease *)(void *)(back + N), *rlc = rl + N;
+	bclaim *bc = (bclaim *)(void *)(rlc + N);
+	uint32_t *s = (uint32_t *)(void *)(bc + N), *won = s + N;
+	int *rcs = (int *)(void *)(won + N), *rcc = rcs + N;
+	/* Claims: per item its sorted RUs, one claim per machine (item order); the claims of
+	 * item i are [range[i], range[i + 1]). */
+	size_t ncl = 0, off = 0;
+	size_t *range = malloc((n + 1) * sizeof *range);
+	if (range == NULL) {
+		free(mem);
+		count(&rm->errors, 1);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rusk_remote_item *it = &items[i];
+		uint32_t *si = s + off;
+		memcpy(si, it->rus, sizeof *si * it->n);
+		if (it->n > 1)
+			qsort(si, it->n, sizeof *si, cmp_u32);
+		range[i] = ncl;
+		for (uint32_t k = 0; k < it->n; k++) {
+			uint32_t m = c->ru_machine[si[k]];
+			if (ncl > range[i] && cl[ncl - 1].machine == m) {
+				cl[ncl - 1].n++;
+				continue;
+			}
+			bc[ncl] = (bclaim){c->machines[m].partition, (uint32_t)i,
+			                   (uint32_t)(off + k), (uint32_t)ncl};
+			cl[ncl++] = (rusk_bk_claim){it->t->id, m, 1, si + k, {0}};
+		}
+		off += it->n;
+	}
+	range[n] = ncl;
+	/* One call per partition, over every item's claims there. */
+	qsort(bc, ncl, sizeof *bc, cmp_bclaim);
+	for (size_t k = 0; k < ncl;) {
+		size_t e = k + 1;
+		while (e < ncl && bc[e].part == bc[k].part)
+			e++;
+		for (size_t i = k; i < e; i++)
+			call[i - k] = cl[bc[i].k];
+		uint64_t c0 = mono(c);
+		int rc = cn->bk.ops->commit(cn->bk.self, bc[k].part, call, e - k, rcc, rlc);
+		rusk_hist_record(&cn->rtt, mono(c) - c0); /* its thread: the one writer */
+		count(&rm->commit_trips, 1);
+		count(&rm->claims, e - k);
+		bool eio = rc != RUSK_OK;
+		uint32_t o = 0;
+		for (size_t i = k; i < e; i++) {
+			uint32_t ci = bc[i].k;
+			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
+			eio |= rcs[ci] == RUSK_EIO;
+			count(&rm->claims_lost, rcs[ci] != RUSK_OK);
+			if (rcs[ci] == RUSK_OK)
+				memcpy(rl + bc[i].off, rlc + o, sizeof *rl * cl[ci].n);
+			o += cl[ci].n;
+		}
+		if (eio)
+			note_error(rm, cn, "commit");
+		k = e;
+	}
+	count(&rm->batches, 1);
+	count(&rm->batch_tasks, n);
+	/* Per item, in order: generations kept, refusals marked and counted, gangs with a
+	 * refused part given back (all of them in one release below), the rest committed
+	 * locally. */
+	size_t n_back = 0;
+	off = 0;
+	for (size_t i = 0; i < n; i++) {
+		rusk_remote_item *it = &items[i];
+		const rusk_task *t = it->t;
+		uint32_t n_won = 0, n_lost = 0, *wi = won + off;
+		for (size_t q = range[i]; q < range[i + 1]; q++) {
+			uint32_t o = (uint32_t)(cl[q].rus - s);
+			if (rcs[q] == RUSK_OK) {
+				for (uint32_t k = 0; k < cl[q].n; k++) {
+					wi[n_won++] = s[o + k];
+					/* Pairs with the releasing thread's load through the
+					 * task's hand-off (remote.h "Remote generations"). */
+					rusk_store32(&rm->rgen[s[o + k]], rl[o + k].gen,
+					             RUSK_RELAXED);
+				}
+				continue;
+			}
+			n_lost += cl[q].n;
+			for (uint32_t k = 0; k < cl[q].n; k++)
+				rusk_view_mark_taken_(a->v, s[o + k]);
+		}
+		if (n_lost > 0) {
+			/* Counted as the local commit counts: a gang once, an incremental task
+			 * per RU. */
+			it->pl->conflicts += t->gang ? 1 : n_lost;
+			it->pl->commits_lost++;
+		}
+		if (t->gang && n_lost > 0 && n_won > 0) {
+			/* All or nothing: what the other partitions granted goes back, and is
+			 * free again in the view (the decision had marked it taken). */
+			for (uint32_t k = 0; k < n_won; k++) {
+				back[n_back++] = (rusk_bk_lease){
+				        t->id,
+				        {wi[k], rusk_load32(&rm->rgen[wi[k]], RUSK_RELAXED)}};
+				rusk_view_mark_free(a->v, wi[k]);
+			}
+			count(&rm->rollbacks, 1);
+			n_won = 0;
+		}
+		const rusk_profile *prof =
+		        a->p.quality == RUSK_QUALITY_INTERFERENCE ? &t->profile : NULL;
+		uint32_t got =
+		        n_won > 0 ? rusk_commit_local_(a, t, wi, n_won, it->leases, it->pl, prof)
+		                  : 0;
+		if (RUSK_UNLIKELY(got < n_won)) {
+			/* The local mirror refused part (remote.h): that part goes back. */
+			for (uint32_t q = 0; q < n_won; q++) {
+				bool kept = false;
+				for (uint32_t k = 0; k < got && !kept; k++)
+					kept = it->leases[k].ru == wi[q];
+				if (!kept) {
+					back[n_back++] = (rusk_bk_lease){
+					        t->id,
+					        {wi[q],
+					         rusk_load32(&rm->rgen[wi[q]], RUSK_RELAXED)}};
+					count(&rm->local_refused, 1);
+				}
+			}
+		}
+		it->won = got;
+		off += it->n;
+	}
+	release_remote(rm, cn, back, n_back);
+	free(range);
+	free(mem);
 }

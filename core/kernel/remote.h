@@ -40,8 +40,33 @@
  * got the task's leases through the dispatcher's hand-off (dispatch_impl.h E2/E3), which
  * orders the write before the read; relaxed atomics keep each access whole.
  *
+ * Batches (rusk_remote_set_batch_ > 1). A round trip costs a hundred decisions, so an agent
+ * thread of the dispatcher decides up to `batch` queued tasks against its view first
+ * (rusk_agent_decide_: each decision's RUs are marked taken in the view, so a later
+ * decision of the batch never picks them again), then commits all of them together
+ * (rusk_agent_place_many_ over rusk_remote_commit_many_): the claims of every task, grouped
+ * by partition, one pipeline per partition, so the round trip is paid per batch. Then each
+ * task is settled as place() settles one: what the remote granted is committed locally (the
+ * mirror's rule stands), a refused claim is a conflict and marks its RUs taken, a gang with
+ * a refused part gives the rest back; the dispatcher places a granted task and queues a
+ * refused one for a retry in its next round, where place() would have retried at once.
+ * Releases of such a thread are deferred (rusk_remote_defer_): freed locally at once,
+ * remotely at its next rusk_remote_flush_, which the thread calls once a turn of its loop,
+ * and which every commit and snapshot of the thread calls first.
+ *
+ * Invariants of batches:
+ *  (B1) a deferred release is sent before any later commit or snapshot on the same
+ *       connection (the flush comes first), so a thread never claims remotely an RU that it
+ *       freed locally and has not released remotely, and its view never shows that RU taken
+ *       longer than one flush;
+ *  (B2) the local holders stay a subset of the remote's: a deferred release is local first,
+ *       remote later; a batch's local commits come after its remote grants;
+ *  (B3) a thread that defers flushes before it stops using the remote (the dispatcher's
+ *       agent at its end), and rusk_remote_detach_ sends what any connection still holds.
+ *
  * The in-memory path pays one predictable branch on c->remote (NULL) in a view's sync,
- * a commit and a release, nothing else.
+ * a commit and a release, nothing else; the dispatcher tests its agent's batch once per
+ * round and once per turn of its loop.
  */
 #ifndef RUSK_KERNEL_REMOTE_H
 #define RUSK_KERNEL_REMOTE_H
@@ -76,5 +101,54 @@ int rusk_remote_release_(rusk_cluster *c, uint64_t task, const rusk_lease *lease
 /* place()'s give-back (rusk_agent_finish_ with rc != RUSK_OK already unheld them locally):
  * the same n leases of task, released remotely. */
 void rusk_remote_unheld_(rusk_cluster *c, uint64_t task, const rusk_lease *leases, size_t n);
+
+/* ---- batches (the note above, "Batches") ------------------------------------------------ */
+
+/* One task of a batch: what rusk_agent_decide_ chose for it, and what the commit made of it. */
+typedef struct rusk_remote_item {
+	const rusk_task *t;  /* the task (its RUs only: no vector demand, nothing held) */
+	const uint32_t *rus; /* its decision's RUs, n of them */
+	uint32_t n;
+	rusk_lease *leases; /* out: [t->rus], the leases won (local ones, as place()'s) */
+	rusk_placement *pl; /* in: the decision's figures; out: the commit's added */
+	uint32_t won;       /* out (rusk_remote_commit_many_): RUs held locally */
+	int rc;             /* out (rusk_agent_place_many_): as rusk_agent_place returns */
+} rusk_remote_item;
+
+/* The batch size set by rusk_remote_set_batch_ (0: no remote attached to c). Any thread. */
+uint32_t rusk_remote_batch_(const rusk_cluster *c);
+
+/* From now on the calling thread's releases through c's remote are sent at its next
+ * rusk_remote_flush_ (B3: it must flush before it stops). RUSK_OK, RUSK_EIO (no connection:
+ * its releases then go at once). The thread that will release. */
+int rusk_remote_defer_(rusk_cluster *c);
+
+/* Sends the calling thread's deferred releases, one pipeline per partition (nothing when
+ * none wait: one load). The thread that deferred them. */
+void rusk_remote_flush_(rusk_cluster *c);
+
+/* The remote commit of items[0..n) of agent a (its thread): the claims of every item in one
+ * call per partition, then, per item, the remote generations kept, refused RUs marked taken
+ * in the view, conflicts counted in its pl (one per lost RU, one per gang), a gang with a
+ * refused part given back (one release call per partition for all of them), and what was
+ * granted committed locally (rusk_commit_local_: leases held, C set, as place()'s). Sets
+ * items[i].won; an item with won > 0 ends in rusk_agent_finish_ (rusk_agent_place_many_). */
+void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n);
+
+/* agent.c: the first half of rusk_agent_place for one task of a batch: checks t, decides
+ * once on a's view and marks the RUs chosen taken in it (so the batch's next decisions
+ * never pick them). Returns the RUs chosen in rus[] (> 0; a gang all of them), 0 when the
+ * view has nothing suitable (pl->attempts 0: a failure for room), or an error as
+ * rusk_agent_place's (RUSK_EINVAL, RUSK_EINFEASIBLE, RUSK_ENOMEM, RUSK_ENOTREG). t must
+ * hold nothing and have no vector demand. a's thread. */
+int rusk_agent_decide_(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_placement *pl);
+
+/* agent.c: the second half, for items[0..n) decided by rusk_agent_decide_ on a: one remote
+ * commit for all (rusk_remote_commit_many_), then each item settled as rusk_agent_place
+ * ends (pl's placed, quality, preferred, commit time; leases published, or given back
+ * locally and remotely) and its rc set: RUSK_OK (pl->placed RUs: all of them, or for an
+ * incremental task part), RUSK_EAGAIN (nothing held: pl->commits_lost > 0 when the remote
+ * refused it). a's thread. */
+void rusk_agent_place_many_(rusk_agent *a, rusk_remote_item *items, size_t n);
 
 #endif /* RUSK_KERNEL_REMOTE_H */

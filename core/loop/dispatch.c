@@ -70,6 +70,7 @@
 
 #include "base/compiler.h"
 #include "kernel/layout.h"
+#include "kernel/remote.h"
 #include "kernel/view.h"
 #include "loop/dispatch_impl.h"
 #include "loop/dquota.h"
@@ -1307,6 +1308,184 @@ static uint32_t agent_round(rusk_dagent *a, uint64_t now)
 	return done;
 }
 
+/*
+ * Batches over a remote master state (kernel/remote.h "Batches"): a round decides up to
+ * a->rbatch tasks against the view (each decision's RUs marked taken there), commits them
+ * together (one pipeline per partition), then settles each as place_one would: placed and
+ * handed over, put aside when its decision found no room, or queued again for a retry when
+ * the remote refused it (a conflict, counted). Tasks the batch does not take (high
+ * priority, a quota group, a vector demand, RUs held already, the reservation) go through
+ * place_one, as without batches. The in-memory path never comes here (a->rbatch 0).
+ */
+typedef struct rusk_rbatch {
+	rusk_remote_item *it;
+	rusk_placement *pl;
+	rusk_dtask **j;
+	rusk_task *t;
+	uint64_t *t_deq;
+	uint32_t *rus;
+	size_t rcap; /* rus[] */
+} rusk_rbatch;
+
+static void rbatch_free(rusk_rbatch *rb)
+{
+	if (rb == NULL)
+		return;
+	free(rb->it);
+	free(rb->pl);
+	free(rb->j);
+	free(rb->t);
+	free(rb->t_deq);
+	free(rb->rus);
+	free(rb);
+}
+
+static rusk_rbatch *rbatch_get(rusk_dagent *a)
+{
+	if (a->rb != NULL)
+		return a->rb;
+	size_t B = a->rbatch;
+	rusk_rbatch *rb = calloc(1, sizeof *rb);
+	if (rb == NULL)
+		return NULL;
+	rb->it = calloc(B, sizeof *rb->it);
+	rb->pl = calloc(B, sizeof *rb->pl);
+	rb->j = calloc(B, sizeof *rb->j);
+	rb->t = calloc(B, sizeof *rb->t);
+	rb->t_deq = calloc(B, sizeof *rb->t_deq);
+	if (rb->it == NULL || rb->pl == NULL || rb->j == NULL || rb->t == NULL ||
+	    rb->t_deq == NULL) {
+		rbatch_free(rb);
+		return NULL;
+	}
+	a->rb = rb;
+	return rb;
+}
+
+/* Whether j goes in a batch: a plain task (the note above). */
+static inline bool batchable(const rusk_dtask *j)
+{
+	return j->prio == 0 && j->group == 0 && j->placed == 0 && !j->resv &&
+	       !rusk_vec_any(&j->vec) && rusk_load32(&j->lost, RUSK_RELAXED) == 0;
+}
+
+/* Commits and settles the batch's nb tasks (place_one's end for each). */
+static void rbatch_commit(rusk_dagent *a, rusk_rbatch *rb, size_t nb)
+{
+	if (nb == 0)
+		return;
+	rusk_dispatch *d = a->d;
+	/* rus[] may have moved while the batch grew: the items point into it now. */
+	for (size_t i = 0, off = 0; i < nb; i++) {
+		rb->it[i].rus = rb->rus + off;
+		off += rb->it[i].n;
+	}
+	rusk_agent_place_many_(a->ag, rb->it, nb);
+	for (size_t i = 0; i < nb; i++) {
+		rusk_dtask *j = rb->j[i];
+		rusk_placement *pl = &rb->pl[i];
+		rusk_dispatch_count_(a, pl);
+		if (rb->it[i].rc != RUSK_OK) {
+			/* Refused (a conflict): tried again next round, as place() would at once.
+			 */
+			rusk_dispatch_gave_back_(a, j);
+			continue;
+		}
+		if (rusk_dispatch_placed_(a, j, pl, rb->t_deq[i], pl->end_ns) != RUSK_DISP_RUNNING)
+			continue;
+		/* E7, as place_one. */
+		rusk_fence_full();
+		uint64_t st = rusk_load64(&j->st, RUSK_ACQUIRE);
+		if (rusk_load32(&j->lost, RUSK_ACQUIRE) != 0 &&
+		    rusk_js_state(st) == RUSK_JS_RUNNING && take_back(d, j, st, a))
+			continue;
+		uint64_t end = rusk_load64(&j->end_ns, RUSK_RELAXED);
+		hand_over(a, j, rusk_js_key(st), end > pl->end_ns ? end - pl->end_ns : 0);
+	}
+}
+
+/* Decides j into the batch (place_one's first half); what the round should count. */
+static int rbatch_add(rusk_dagent *a, rusk_rbatch *rb, size_t *nb, size_t *used, rusk_dtask *j)
+{
+	rusk_dispatch *d = a->d;
+	uint64_t t_deq = now_ns(d);
+	rusk_dispatch_dequeued_(a, j, t_deq);
+	if (!rusk_dispatch_admit_(a, j, t_deq))
+		return STEP_PARKED;
+	size_t k = *nb;
+	rb->t[k] = rusk_dispatch_task_(d, j);
+	rusk_task *t = &rb->t[k];
+	if (known_no_room(a, j, t)) {
+		put_aside(a, j, t, false);
+		return STEP_ASIDE;
+	}
+	if (*used + t->rus > rb->rcap) {
+		size_t cap = rb->rcap ? rb->rcap : 256;
+		while (cap < *used + t->rus)
+			cap *= 2;
+		uint32_t *p = realloc(rb->rus, cap * sizeof *p);
+		if (p == NULL) {
+			rusk_store32(&d->fail, 1, RUSK_RELAXED);
+			put_aside(a, j, t, false);
+			return STEP_ASIDE;
+		}
+		rb->rus = p;
+		rb->rcap = cap;
+	}
+	rusk_placement *pl = &rb->pl[k];
+	int n = rusk_agent_decide_(a->ag, t, rb->rus + *used, pl);
+	if (n == RUSK_EINVAL || n == RUSK_EINFEASIBLE) {
+		rusk_dispatch_count_(a, pl);
+		rusk_dispatch_refuse_(a, j, n, now_ns(d));
+		return STEP_DONE;
+	}
+	if (n <= 0) {
+		rusk_dispatch_count_(a, pl);
+		if (n == RUSK_ENOMEM)
+			rusk_store32(&d->fail, 1, RUSK_RELAXED);
+		put_aside(a, j, t, n == 0); /* nothing suitable on the view: until the next sync */
+		return STEP_ASIDE;
+	}
+	rb->j[k] = j;
+	rb->t_deq[k] = t_deq;
+	rb->it[k] = (rusk_remote_item){
+	        .t = t, .rus = rb->rus + *used, .n = (uint32_t)n, .leases = j->l, .pl = pl};
+	*used += (size_t)n;
+	(*nb)++;
+	return STEP_DONE;
+}
+
+static uint32_t agent_round_remote(rusk_dagent *a, uint64_t now)
+{
+	rusk_rbatch *rb = rbatch_get(a);
+	if (rb == NULL) {
+		rusk_store32(&a->d->fail, 1, RUSK_RELAXED);
+		return agent_round(a, now); /* out of memory: one task at a time */
+	}
+	size_t retries = a->retry.n, nb = 0, used = 0;
+	uint32_t done = 0;
+	bool new_turn = false;
+	while (done < a->d->p.batch) {
+		rusk_dtask *j;
+		if (dry(a)) {
+			size_t none = 0;
+			if (a->hi.n == 0 || (j = rusk_dispatch_next_(a, now, &none)) == NULL)
+				break;
+		} else if ((j = agent_next(a, now, &retries, &new_turn)) == NULL) {
+			break;
+		}
+		int step = batchable(j) ? rbatch_add(a, rb, &nb, &used, j) : place_one(a, j);
+		if (step != STEP_PARKED)
+			done++;
+		if (nb == a->rbatch) {
+			rbatch_commit(a, rb, nb);
+			nb = used = 0;
+		}
+	}
+	rbatch_commit(a, rb, nb);
+	return done;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -1374,6 +1553,10 @@ static void *agent_main(void *arg)
 	rusk_dispatch *d = a->d;
 	rusk_thread_register();
 	rusk_view *v = rusk_agent_view(a->ag);
+	/* Batches over a remote master state (kernel/remote.h): 0 on the in-memory path. */
+	a->rbatch = rusk_remote_batch_(d->c);
+	if (a->rbatch > 1 && rusk_remote_defer_(d->c) != RUSK_OK)
+		a->rbatch = 0; /* no connection: each call fails on its own, as without batches */
 	for (;;) {
 		if (rusk_load32(&d->stop, RUSK_ACQUIRE) >= 2)
 			break;
@@ -1387,7 +1570,8 @@ static void *agent_main(void *arg)
 			resume_aside(a);
 		take_ring(a);
 		sweep_cancelled(a, now);
-		uint32_t done = agent_round(a, now);
+		uint32_t done = RUSK_UNLIKELY(a->rbatch > 1) ? agent_round_remote(a, now)
+		                                             : agent_round(a, now);
 		/* What it holds and the room its view shows, for submitters balancing their
 		 * load (rusk_dispatch_load): stored only when changed (a line its submitters
 		 * read once per burst). */
@@ -1398,6 +1582,10 @@ static void *agent_main(void *arg)
 			rusk_store64(&a->room_pub, room, RUSK_RELAXED);
 		/* Its tasks that are due end here (RUs released, DONE): not on another core. */
 		done += (uint32_t)rusk_wheel_turn(a->ends, now_ns(d), false);
+		/* Over a remote with batches: this turn's releases go now, one pipeline per
+		 * partition (kernel/remote.h B1). */
+		if (RUSK_UNLIKELY(a->rbatch > 1))
+			rusk_remote_flush_(d->c);
 		if (done == 0) {
 			if (agent_finished(a))
 				break;
@@ -1416,6 +1604,11 @@ static void *agent_main(void *arg)
 	rusk_dispatch_drain_(a);
 	/* Its running tasks with a timed end end now (DONE), as at any stop. */
 	(void)rusk_wheel_turn(a->ends, now_ns(d), true);
+	if (a->rbatch > 1) { /* kernel/remote.h B3: its last releases, then its buffers */
+		rusk_remote_flush_(d->c);
+		rbatch_free(a->rb);
+		a->rb = NULL;
+	}
 	rusk_store32(&a->exited, 1, RUSK_RELEASE); /* rusk_dispatch_drained */
 	rusk_thread_unregister();
 	return NULL;
@@ -1878,7 +2071,10 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 		o->queued_end += rusk_load64(&a->n_left, RUSK_RELAXED);
 		o->submitted += rusk_load64(&s->received, RUSK_RELAXED) + ck_ring_size(&a->in);
 		o->released += rusk_load64(&s->released, RUSK_RELAXED);
-		o->agent_cpu_s += a->cpu_s;
+		/* Written once by its thread before `exited` (release): read only after it
+		 * (acquire), so a call during the run (any thread) reads no torn double. */
+		if (rusk_load32((uint32_t *)&a->exited, RUSK_ACQUIRE))
+			o->agent_cpu_s += a->cpu_s;
 		rusk_hist_merge(delay, &s->delay_hi);
 		rusk_hist_merge(delay, &s->delay_lo);
 	}

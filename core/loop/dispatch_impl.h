@@ -230,6 +230,10 @@ struct rusk_dagent {
 	uint32_t exited; /* its thread has drained and ends (release) */
 	bool started;
 	rusk_dquota_agent *q; /* its quota counters (dquota.c); NULL without groups */
+	/* Over a remote master state with batches (dispatch.c, agent_round_remote): the batch
+	 * size (0: none, the in-memory path) and its buffers, its thread's alone. */
+	uint32_t rbatch;
+	struct rusk_rbatch *rb;
 };
 
 struct rusk_dispatch {

@@ -149,6 +149,9 @@ def check_run(j, text, label, single=True):
     assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd
     assert rd["recount"]["mismatch"] == 0 and rd["recount"]["partitions_failed"] == 0, rd
     assert rd["errors"] == 0 and rd["open_failures"] == 0, rd
+    # no failover here: the ledger finds nothing lost and nothing orphaned (L2, L4)
+    assert rd["ledger"]["checks"] > 0 and rd["ledger"]["lost_tasks"] == 0, rd["ledger"]
+    assert rd["ledger"]["orphans"] == 0, rd["ledger"]
     if single:
         assert rd["released"] == rd["claims"] - rd["claims_lost"] - rd["local_refused"], rd
 
@@ -171,6 +174,7 @@ def cli_redis_run():
         assert (j["conflicts"]["total"] ==
                 j["redis"]["claims_lost"] + j["redis"]["local_refused"]), j
         assert j["redis"]["connections"] >= 2, j["redis"]
+        assert j["redis"]["commit_batch"] == 32 and j["redis"]["batches"] > 0, j["redis"]
         match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
                                                     (cl.url, RUN_SHAPE)).out)
         # Multi-RU tasks: gangs on one machine and across machines, incremental spread
@@ -182,6 +186,42 @@ def cli_redis_run():
         check_run(run_json(out), r.out, "mix", single=False)
         match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
                                                     (cl.url, RUN_SHAPE)).out)
+
+
+# A run that keeps the agents' queues full: 4,000 RUs, 5,000 tasks/s of 100 ms for 2 s.
+BATCH_SHAPE = "--machines 2000 --partitions 10 --rus-per-machine 2"
+
+
+@case
+def cli_redis_run_batch():
+    """--commit-batch (kernel/remote.h "Batches"): with queues that hold many tasks, the
+    default batch of 32 commits several tasks per round trip and sends releases once per
+    loop turn, where --commit-batch 1 pays at least one commit and one release round trip
+    per task; both place everything, count each refused claim as a conflict, and leave
+    nothing held."""
+    with Cluster() as cl:
+        runs = {}
+        for b in (1, 32):
+            out = "cli_redis_run_batch_%d.json" % b
+            r = rusk("run --backend %s %s --agents 2 --rate 5000 --duration-s 2 --task-ms 100 "
+                     "--commit-batch %d --json %s" % (cl.url, BATCH_SHAPE, b, out))
+            print(r.out)
+            j = run_json(out)
+            check_run(j, r.out, "batch %d" % b)
+            rd, placed = j["redis"], j["tasks"]["committed"]
+            assert (j["conflicts"]["total"] ==
+                    rd["claims_lost"] + rd["local_refused"]), (j["conflicts"], rd)
+            runs[b] = (rd["commit_round_trips"] / placed, rd["release_round_trips"] / placed, rd)
+            print("batch %d: %.3f commit and %.3f release round trips per task" %
+                  (b, runs[b][0], runs[b][1]))
+        assert runs[1][2]["batches"] == 0 and runs[1][0] >= 1.0, runs[1]
+        assert runs[1][1] >= 0.99, runs[1]
+        assert runs[32][2]["batches"] > 0 and runs[32][2]["batch_tasks"] > runs[32][2]["batches"]
+        # several tasks per round trip, both ways
+        assert runs[32][0] < 0.5 * runs[1][0], (runs[1], runs[32])
+        assert runs[32][1] < 0.5 * runs[1][1], (runs[1], runs[32])
+    match(r"--commit-batch: only with --backend redis://",
+          rusk("run --commit-batch 4 --duration-s 0.1", status=2).out)
 
 
 @case
@@ -464,6 +504,61 @@ def cli_redis_failover_loss():
     and end with a clean recount: no RU held twice, none leaked."""
     j = failover(False, lag=True, cut=True)
     assert j["lost"] > 0, "nothing lost: the failover kept every acknowledged commit (%r)" % j
+
+
+# 10,000 RUs: 1,500 tasks/s of 5 s hold 7,500, so the second of commits the failover loses
+# holds hundreds on the killed master's shard; random sampling spreads the commits over
+# every partition (Latency-first sometimes kept both agents off that shard for the whole
+# second, and nothing was lost).
+LOSS_SHAPE = "--machines 2000 --partitions 10 --rus-per-machine 5"
+
+
+@case
+def cli_redis_run_failover_loss():
+    """rusk run --backend through a failover that loses acknowledged commits for certain
+    (the replica paused, its master's replication link cut, then the master killed; tasks
+    of 5 s, so that those whose commits were lost still run after the failover): the
+    run's ledger check finds tasks whose RUs Redis no longer shows as theirs, revokes them
+    and places them again; releases Redis lost are found as orphans and released. Every
+    task still ends once, and the recount finds nothing held by the run."""
+    with Cluster() as cl:
+        victim = cl.master_of_partition(0)
+        out = "cli_redis_run_failover_loss.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + LOSS_SHAPE.split() +
+                             ["--agents", "2", "--strategy", "random", "--rate", "1500",
+                              "--duration-s", "8", "--task-ms", "5000", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            replica = subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip()
+            time.sleep(2.5)
+            subprocess.run([script(), "pause", cl.dir, replica], check=True, timeout=10)
+            time.sleep(0.2)
+            subprocess.run([script(), "cut", cl.dir, str(victim)], check=True, timeout=10)
+            time.sleep(1)
+            subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+            subprocess.run([script(), "resume", cl.dir, replica], check=True, timeout=10)
+            text = p.communicate(timeout=150)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        j = run_json(out)
+        t, rd = j["tasks"], j["redis"]
+        print("failover", json.dumps({"tasks": t, "redis": rd}))
+        assert rd["ledger"]["lost_tasks"] > 0, "nothing lost: %r" % rd["ledger"]
+        assert rd["ledger"]["revoked"] > 0, rd["ledger"]
+        assert t["backlog_end"] == 0, t
+        # each task revoked was placed once more, or, revoked after the generator closed the
+        # dispatcher, ended REJECTED: one terminal event each either way
+        assert (t["committed"] - rd["ledger"]["revoked"] + t["rejected"] == t["submitted"]), \
+            (t, rd["ledger"], j["redis_dispatch"])
+        assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
+        assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd
+        assert rd["recount"]["mismatch"] == 0 and rd["recount"]["partitions_failed"] == 0, rd
+        match(r"held 0, free 10000, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                      (cl.url, LOSS_SHAPE)).out)
 
 
 # What an acknowledged commit lost on failover looks like in the state: the RU free again,
