@@ -650,6 +650,51 @@ LOSE = ("local own = redis.call('HGETALL', KEYS[1]) local n = 0 "
 
 
 @case
+def cli_redis_run_revoked_after_close():
+    """The ledger's revocation after the generator closed the dispatcher (L3). The window
+    is made wide: 1 s of arrivals, 600 tasks of 6 s on 400 RUs, so after the close (1 s
+    in) 200 tasks stay queued until the first ones end (7 s in), and the run, whose agents
+    stop once they placed what they hold, goes on that long. 2.5 s in, up to 20 of
+    partition 0's grants are removed from the state as a failover would lose them. The
+    next ledger check (once a second) finds exactly those and revokes their tasks, which
+    cannot be queued again: each ends REJECTED, one terminal event, counted rejected; the
+    queued ones take the RUs freed; the run ends on its own and the recount is clean."""
+    with Cluster() as cl:
+        out = "cli_redis_run_revoked_after_close.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--agents", "2", "--strategy", "random", "--rate", "600",
+                              "--duration-s", "1", "--task-ms", "6000", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2.5)
+            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                                 "ver", "mach")]
+            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", LOSE, "8"] +
+                               keys, capture_output=True, text=True, timeout=10)
+            print("lost injected:", r.stdout.strip())
+            n = int(r.stdout.strip())
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        assert n > 0, "partition 0 held nothing 2.5 s in"
+        j = run_json(out)
+        t, rd, d = j["tasks"], j["redis"], j["redis_dispatch"]
+        print("revoked after close", json.dumps({"tasks": t, "ledger": rd["ledger"],
+                                                 "dispatch": d}))
+        assert rd["ledger"]["lost_tasks"] == n and rd["ledger"]["revoked"] == n, rd["ledger"]
+        assert t["rejected"] == n, (n, t)  # each revoked task ended REJECTED, once
+        assert t["committed"] == t["submitted"] and t["backlog_end"] == 0, t
+        assert t["committed"] - rd["ledger"]["revoked"] + t["rejected"] == t["submitted"], t
+        assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
+        assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd["recount"]
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+
+
+@case
 def cli_redis_lost_commit_repair():
     """20 acknowledged commits of a running agent removed from the state as a failover
     would lose them: the agent's periodic ledger check finds exactly those, places the
