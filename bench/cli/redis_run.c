@@ -98,6 +98,16 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
+	/* --wait N for more replicas than a shard has: every WAIT there would wait out
+	 * --wait-ms; refused (bad input: the flag and the count named). */
+	int have = rusk_redis_min_replicas_(X->main.redis);
+	if (cfg->wait > 0 && have >= 0 && cfg->wait > (uint32_t)have) {
+		fprintf(stderr,
+		        "rusk: --wait %u: the cluster at %s has a shard with %d replica%s (WAIT %u "
+		        "would wait out --wait-ms on every commit there)\n",
+		        cfg->wait, X->spec, have, have == 1 ? "" : "s", cfg->wait);
+		return RUSK_EXIT_USAGE;
+	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */
 	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms};

@@ -203,4 +203,9 @@ int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 	(void)r, (void)ns;
 	return RUSK_EINVAL;
 }
+int rusk_redis_min_replicas_(rusk_redis *r)
+{
+	(void)r;
+	return -1;
+}
 #endif

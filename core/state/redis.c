@@ -1115,6 +1115,42 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 		drop_ctx(&r->nodes[i]); /* read timeouts follow wait_ms */
 }
 
+int rusk_redis_min_replicas_(rusk_redis *r)
+{
+	if (r == NULL)
+		return -1;
+	/* Each master that serves a slot, asked once: ROLE answers "master", its offset and
+	 * one entry per connected replica. (CLUSTER SLOTS lists replicas only once gossip has
+	 * told the node about them, seconds after they are linked.) */
+	bool asked[MAX_NODES] = {false};
+	int fewest = -1;
+	for (int s = 0; s < RUSK_REDIS_SLOTS; s++) {
+		int ni = r->slot_node[s];
+		if (ni < 0 || asked[ni])
+			continue;
+		asked[ni] = true;
+		redisContext *c = node_ctx(r, ni);
+		redisReply *y = c != NULL ? redisCommand(c, "ROLE") : NULL;
+		if (y == NULL) {
+			if (c != NULL)
+				drop_ctx(&r->nodes[ni]);
+			return -1;
+		}
+		int n = -1;
+		if (y->type == REDIS_REPLY_ARRAY && y->elements >= 3 &&
+		    y->element[0]->type == REDIS_REPLY_STRING &&
+		    strcmp(y->element[0]->str, "master") == 0 &&
+		    y->element[2]->type == REDIS_REPLY_ARRAY)
+			n = (int)y->element[2]->elements;
+		freeReplyObject(y);
+		if (n < 0)
+			return -1;
+		if (fewest < 0 || n < fewest)
+			fewest = n;
+	}
+	return fewest;
+}
+
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	if (r != NULL)

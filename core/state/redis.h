@@ -110,6 +110,11 @@ void rusk_redis_close_(rusk_redis *r);
  */
 void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms);
 
+/* rusk_redis_min_replicas_: the fewest replicas connected to any master that serves a slot
+ * (ROLE on each, one round trip per master): a WAIT for more replicas than that waits out
+ * its timeout on that shard. -1 when a master cannot be asked (or r NULL). Owner thread. */
+int rusk_redis_min_replicas_(rusk_redis *r);
+
 /* rusk_redis_set_failover_ms_: how long a slot may go unserved before calls fail with
  * RUSK_EIO (default 30000). Owner thread. */
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms);

@@ -256,6 +256,11 @@ def cli_redis_run_wait():
         assert rd["commit_rtt_us"]["p50"] > 0, rd
         match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
                                                     (cl.url, RUN_SHAPE)).out)
+        # more replicas than a shard has (1 each here): refused before anything runs
+        r = rusk("run --backend %s %s --no-init --wait 2 --duration-s 0.1" %
+                 (cl.url, RUN_SHAPE), status=2)
+        match(r"--wait 2: the cluster at %s has a shard with 1 replica" % re.escape(cl.url),
+              r.out)
 
 
 @case
