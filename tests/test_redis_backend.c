@@ -12,6 +12,7 @@
  *  - a script error (the partition's shape key deleted behind the client's back) is
  *    reported with the key's name and writes nothing;
  *  - state of another shape is refused on open, naming both shapes;
+ *  - owner namespaces: the same task id under two namespaces is two owners;
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
  *    old master answer MOVED: the client follows it and the commit lands; a master without
  *    the scripts answers NOSCRIPT once, then has them again.
@@ -27,6 +28,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+
+#include <rusk/dispatch.h>
 
 #include "fixture.h"
 #include "state/open.h"
@@ -275,6 +278,62 @@ static void test_script_error_writes_nothing(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* Owner namespaces (kernel/backend.h "Owner ids"): the same task id under two namespaces
+ * is two owners. Neither claims, releases or resends as the other; each run's namespace,
+ * taken with rusk_redis_run_ns_, differs from every other's. */
+static void test_owner_namespaces(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400);
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	uint64_t ns1 = 0, ns2 = 0;
+	assert_int_equal(rusk_redis_run_ns_(red.redis, &ns1), RUSK_OK);
+	assert_int_equal(rusk_redis_run_ns_(red.redis, &ns2), RUSK_OK);
+	assert_true(ns1 >= 1 && ns2 != ns1 && ns2 <= RUSK_OWNER_NS_MAX);
+	uint64_t task = RUSK_DISPATCH_ID_BASE + 7; /* a dispatcher handle, equal in both runs */
+	uint64_t a = ns1 << RUSK_OWNER_NS_SHIFT | task, b = ns2 << RUSK_OWNER_NS_SHIFT | task;
+	assert_int_equal(rusk_owner_task_(a), task);
+	assert_int_equal(rusk_owner_ns_(b), ns2);
+	uint32_t rus[] = {40, 41};
+	rusk_lease la[2], lb[2];
+	int rc = RUSK_EIO;
+	rusk_bk_claim ca = claim(a, 5, rus, 2, 0, 0, 0), cb = claim(b, 5, rus, 2, 0, 0, 0);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &ca, 1, &rc, la), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	/* the other namespace's same task: refused, and not taken for a resend of its own */
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &cb, 1, &rc, lb), RUSK_OK);
+	assert_int_equal(rc, RUSK_ECONFLICT);
+	/* releases by the same task id in another namespace, or none: not the owner */
+	rusk_bk_lease xb = {b, la[0]}, x0 = {task, la[0]}, xa[2] = {{a, la[0]}, {a, la[1]}};
+	assert_int_equal(red.bk.ops->release(red.bk.self, 0, &xb, 1, &rc), RUSK_OK);
+	assert_int_equal(rc, RUSK_ENOTOWNER);
+	assert_int_equal(red.bk.ops->release(red.bk.self, 0, &x0, 1, &rc), RUSK_OK);
+	assert_int_equal(rc, RUSK_ENOTOWNER);
+	uint32_t owners_rus[8];
+	uint64_t owners[8];
+	size_t n = 0;
+	assert_int_equal(rusk_redis_owners_(red.redis, 0, owners_rus, owners, NULL, 8, &n),
+	                 RUSK_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(owners[0], a); /* the full owner id, read back */
+	int rcs[2] = {RUSK_EIO, RUSK_EIO};
+	assert_int_equal(red.bk.ops->release(red.bk.self, 0, xa, 2, rcs), RUSK_OK);
+	assert_int_equal(rcs[0], RUSK_OK);
+	assert_int_equal(rcs[1], RUSK_OK);
+	/* a task id whose low 40 bits are 0 is no task, whatever its namespace */
+	rusk_bk_claim bad = claim(ns1 << RUSK_OWNER_NS_SHIFT, 5, rus, 1, 0, 0, 0);
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &bad, 1, &rc, la), RUSK_OK);
+	assert_int_equal(rc, RUSK_EINVAL);
+	rusk_bk_count k;
+	assert_int_equal(red.bk.ops->recount(red.bk.self, 0, &k), RUSK_OK);
+	assert_int_equal(k.held, 0);
+	assert_int_equal(k.mismatch, 0);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -357,6 +416,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_same_decisions),
 	        cmocka_unit_test(test_script_error_writes_nothing),
+	        cmocka_unit_test(test_owner_namespaces),
 	        cmocka_unit_test(test_moved_after_manual_failover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,9 +25,12 @@
  *          their p50/p99, claims lost, releases, errors) and the recount.
  *   free   detaches the remote (closes every thread's connection) and the main one.
  *
- * One `rusk run` per state: its task ids are its dispatcher's handles, which another
- * `rusk run` would reuse; any number of `rusk agent` processes may share the state with it
- * (their ids are (agent + 1) << 32 | sequence, below RUSK_DISPATCH_ID_BASE).
+ * Several `rusk run`s per state: each one's task ids are its dispatcher's handles, the same
+ * numbers in every run, so setup takes a namespace from Redis (rusk_redis_run_ns_: INCR
+ * rusk:{meta}:runs, 1 and up) and the remote sends its owners as ns << 40 | handle
+ * (kernel/backend.h "Owner ids"). "This run's" RUs, to the ledger and the recount, are
+ * those whose owner is in its namespace; other runs' and `rusk agent`s' (namespace 0, ids
+ * (agent + 1) << 32 | sequence) are never revoked, released or counted as its own.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -59,8 +62,16 @@ struct drv_redis {
 	uint32_t in_ledger;
 	pthread_t ledger_tid;
 	uint64_t revoked;       /* the dispatcher's revocations at the end (the ledger's, L3) */
+	uint64_t ns;            /* this run's owner namespace (rusk_redis_run_ns_) */
 	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
 };
+
+/* Whether remote owner o is one of this run's tasks (a dispatcher handle in its namespace). */
+static bool own_owner(const drv_redis *X, uint64_t o)
+{
+	return rusk_owner_ns_(o) == X->ns && rusk_owner_task_(o) >= RUSK_DISPATCH_ID_BASE &&
+	       rusk_owner_task_(o) <= RUSK_TASK_ID_MAX;
+}
 
 static bool redis_on(const run *R)
 {
@@ -87,12 +98,35 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
-	rc = rusk_state_attach_(X->spec, R->c, err, sizeof err);
+	/* --wait N for more replicas than a shard has: every WAIT there would wait out
+	 * --wait-ms; refused (bad input: the flag and the count named). */
+	int have = rusk_redis_min_replicas_(X->main.redis);
+	if (cfg->wait > 0 && have >= 0 && cfg->wait > (uint32_t)have) {
+		fprintf(stderr,
+		        "rusk: --wait %u: the cluster at %s has a shard with %d replica%s (WAIT %u "
+		        "would wait out --wait-ms on every commit there)\n",
+		        cfg->wait, X->spec, have, have == 1 ? "" : "s", cfg->wait);
+		return RUSK_EXIT_USAGE;
+	}
+	/* --wait: every connection's commit and release pipelines end with WAIT (the main
+	 * one's too: the ledger's releases) */
+	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms};
+	if (cfg->wait > 0)
+		rusk_redis_set_wait_(X->main.redis, so.wait_replicas, so.wait_ms);
+	rc = rusk_state_attach_(X->spec, R->c, &so, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
 	X->attached = true;
+	/* Owner ids of this run's own (kernel/backend.h): another `rusk run` on the state has
+	 * the same handles, never the same namespace. */
+	rc = rusk_redis_run_ns_(X->main.redis, &X->ns);
+	if (rc != RUSK_OK || rusk_remote_set_owner_ns_(R->c, X->ns) != RUSK_OK) {
+		fprintf(stderr, "rusk: --backend %s: taking a run namespace: %s\n", X->spec,
+		        rc != RUSK_OK ? rusk_redis_last_error_(X->main.redis) : "refused");
+		return RUSK_EXIT_USAGE;
+	}
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
 	 * together; their releases go once per loop turn. */
 	rusk_remote_set_batch_(R->c, cfg->commit_batch);
@@ -169,11 +203,11 @@ static void ledger_check(run *R, bool end)
 		for (size_t k = 0; k < n; k++)
 			if (X->l_rus[k] - pi.first_ru < pi.rus)
 				X->l_remote[X->l_rus[k] - pi.first_ru] = X->l_owners[k];
-		uint64_t last = 0;
+		uint64_t last = 0, hi = X->ns << RUSK_OWNER_NS_SHIFT;
 		for (uint32_t i = 0; i < pi.rus; i++) {
-			uint64_t o = X->l_before[i].owner;
+			uint64_t o = X->l_before[i].owner; /* a local id; Redis has hi | o */
 			if (end || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE ||
-			    X->l_remote[i] == o)
+			    X->l_remote[i] == (hi | o))
 				continue; /* at the end every task has ended: nothing to revoke */
 			rusk_ru_info now; /* L2: the same record after Redis's answer */
 			if (rusk_ru_state(c, pi.first_ru + i, &now) != RUSK_OK || now.owner != o ||
@@ -187,20 +221,21 @@ static void ledger_check(run *R, bool end)
 			rusk_dispatch_revoked(o, (rusk_lease){pi.first_ru + i, now.gen}, R->d);
 			rusk_store32(&X->in_ledger, 0, RUSK_RELAXED);
 		}
-		/* L4: Redis's holders of this run that the local array does not hold. */
+		/* L4: Redis's holders of this run (its namespace: never another run's or an
+		 * agent's) that the local array does not hold. */
 		size_t nb = 0;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t ru = X->l_rus[k], i = ru - pi.first_ru;
-			uint64_t o = X->l_owners[k];
-			if (i >= pi.rus || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE)
+			uint64_t o = X->l_owners[k], t = rusk_owner_task_(o);
+			if (i >= pi.rus || !own_owner(X, o))
 				continue;
 			rusk_ru_info now;
-			if (X->l_before[i].owner == o || rusk_ru_state(c, ru, &now) != RUSK_OK ||
-			    now.owner == o) {
+			if (X->l_before[i].owner == t || rusk_ru_state(c, ru, &now) != RUSK_OK ||
+			    now.owner == t) {
 				X->l_orph[ru] = 0;
 				continue;
 			}
-			uint64_t mark = o ^ ((uint64_t)X->l_gens[k] << 40) ^ 1; /* never 0 */
+			uint64_t mark = t ^ ((uint64_t)X->l_gens[k] << 40) ^ 1; /* never 0 */
 			if (end || X->l_orph[ru] == mark) {
 				X->l_back[nb++] = (rusk_bk_lease){o, {ru, X->l_gens[k]}};
 				X->l_orph[ru] = 0;
@@ -276,7 +311,7 @@ static void recount(const run *R)
 		X->free_rus += k.free;
 		X->mismatch += k.mismatch;
 		for (size_t i = 0; i < n; i++)
-			X->held_run += owners[i] >= RUSK_DISPATCH_ID_BASE;
+			X->held_run += own_owner(X, owners[i]);
 	}
 	free(rus);
 	free(owners);
@@ -316,25 +351,27 @@ static void redis_json(FILE *f, run *R)
 	        X->ds.submitted, X->ds.placed, X->ds.rejected, X->ds.revoked, X->ds.released,
 	        X->ds.queued_end);
 	fprintf(f,
-	        "  \"redis\": {\"connections\": %" PRIu64 ", \"open_failures\": %" PRIu64
-	        ", \"snapshots\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
-	        ", \"claims\": %" PRIu64 ", \"claims_lost\": %" PRIu64 ", \"rollbacks\": %" PRIu64
+	        "  \"redis\": {\"namespace\": %" PRIu64 ", \"connections\": %" PRIu64
+	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
+	        ", \"commit_round_trips\": %" PRIu64 ", \"claims\": %" PRIu64
+	        ", \"claims_lost\": %" PRIu64 ", \"rollbacks\": %" PRIu64
 	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
 	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
-	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"batches\": %" PRIu64
-	        ", \"batch_tasks\": %" PRIu64 ", \"ledger\": {\"checks\": %" PRIu64
-	        ", \"failed\": %" PRIu64 ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64
-	        ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
-	        "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
+	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64
+	        ", \"ledger\": {\"checks\": %" PRIu64 ", \"failed\": %" PRIu64
+	        ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64
+	        ", \"revoked\": %" PRIu64 "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}},\n",
-	        s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
+	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
 	        s->claims_lost, s->rollbacks, s->local_refused, s->release_trips, s->released,
-	        s->release_refused, s->errors, R->cfg.commit_batch, s->batches, s->batch_tasks,
-	        X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans,
-	        X->revoked, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run,
-	        X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false");
+	        s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
+	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, X->ledger_checks,
+	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
+	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
+	        X->mismatch, X->parts_failed, X->ok ? "true" : "false");
 }
 
 static void redis_print(run *R)
@@ -344,14 +381,18 @@ static void redis_print(run *R)
 		return;
 	recount(R);
 	const rusk_remote_stats *s = &X->st;
-	fprintf(R->out, "  %-28s %s (%s)\n", "master state", X->spec,
-	        R->cfg.no_init ? "joined the state there" : "empty state written first");
+	fprintf(R->out, "  %-28s %s (%s; owner namespace %" PRIu64 ")\n", "master state", X->spec,
+	        R->cfg.no_init ? "joined the state there" : "empty state written first", X->ns);
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " connections, %" PRIu64 " snapshots, %" PRIu64
 	        " commit round trips (%" PRIu64 " claims, %" PRIu64 " refused, %" PRIu64
 	        " gangs rolled back), p50 %.0f us, p99 %.0f us\n",
 	        "", s->connections, s->snapshots, s->commit_trips, s->claims, s->claims_lost,
 	        s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
+	if (R->cfg.wait > 0)
+		fprintf(R->out,
+		        "  %-28s WAIT %u %u after each commit and release pipeline (--wait)\n", "",
+		        R->cfg.wait, R->cfg.wait_ms);
 	if (R->cfg.commit_batch > 1)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " commit batches of %.1f tasks (--commit-batch %u)\n",

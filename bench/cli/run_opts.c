@@ -411,6 +411,13 @@ static void usage_flags(void)
 	     "                        round trip per partition), and sends its releases once\n"
 	     "                        per loop turn (default 32; 1: each task and release on\n"
 	     "                        its own)\n"
+	     "  --wait N              with --backend redis://: end each commit and release\n"
+	     "                        pipeline (one per partition per batch) with WAIT N: the\n"
+	     "                        shard's master answers once N replicas have the writes\n"
+	     "                        (fewer commits lost on a failover, at a round trip's\n"
+	     "                        cost; default none: asynchronous replication)\n"
+	     "  --wait-ms MS          with --wait: WAIT's timeout (default 100; a WAIT that\n"
+	     "                        times out is counted, the commit stands)\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
 	     "                        admission wait, also estimate when its missing RUs free\n"
 	     "                        up from the running tasks' remaining-runtime\n"
@@ -564,6 +571,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	*cfg = (run_cfg){.agents = sim ? 20 : 2,
 	                 .batch = 100,
 	                 .commit_batch = 32,
+	                 .wait_ms = 100,
 	                 .spin_us = 2,
 	                 .task_rus = 1,
 	                 .reserve_syncs = 2,
@@ -660,7 +668,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	cfg_defaults(&cfg, sim);
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
 	const char *task_rus = NULL, *mix = NULL, *generators = NULL, *agents = NULL;
-	const char *classify = NULL, *commit_batch = NULL;
+	const char *classify = NULL, *commit_batch = NULL, *wait = NULL, *wait_ms = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0, cost_flat = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -718,6 +726,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, &cfg)},
 	        {CLI_FLAG_OPT("--no-init", &cfg.no_init)},
 	        {CLI_U32_OPT("--commit-batch", 1, 4096, &cfg.commit_batch), .given = &commit_batch},
+	        {CLI_U32_OPT("--wait", 1, 16, &cfg.wait), .given = &wait},
+	        {CLI_U32_OPT("--wait-ms", 1, 60000, &cfg.wait_ms), .given = &wait_ms},
 	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
 	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
 	        {CLI_CHOICE_OPT("--openb-groups", openb_groupings, &cfg.openb_groups)},
@@ -783,8 +793,15 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	}
 	if (check_backend(&cfg) != 0)
 		return RUSK_EXIT_USAGE;
-	if (commit_batch != NULL && cfg.backend == NULL) {
-		fprintf(stderr, "rusk: --commit-batch: only with --backend redis://...\n");
+	if ((commit_batch != NULL || wait != NULL || wait_ms != NULL) && cfg.backend == NULL) {
+		fprintf(stderr, "rusk: %s: only with --backend redis://...\n",
+		        commit_batch != NULL ? "--commit-batch"
+		        : wait != NULL       ? "--wait"
+		                             : "--wait-ms");
+		return RUSK_EXIT_USAGE;
+	}
+	if (wait_ms != NULL && wait == NULL) {
+		fprintf(stderr, "rusk: --wait-ms: only with --wait N (WAIT's timeout)\n");
 		return RUSK_EXIT_USAGE;
 	}
 	if (mix != NULL && (task_rus != NULL || cfg.trace != NULL)) {

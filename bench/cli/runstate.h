@@ -103,6 +103,9 @@ typedef struct run_cfg {
 	bool no_init;            /* --no-init: join the state there instead of writing it */
 	uint32_t commit_batch;   /* --commit-batch: tasks an agent commits to the remote state
 	                          * together (kernel/remote.h "Batches"; 1: one at a time) */
+	uint32_t wait;           /* --wait N: WAIT for N replicas after each commit or release
+	                          * pipeline (state/redis.h); 0: none */
+	uint32_t wait_ms;        /* --wait-ms: WAIT's timeout (default 100) */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
 	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */

@@ -28,8 +28,32 @@
 
 #include <rusk/ru.h>
 
-/* One claim of a commit batch: n RUs of one machine for task, with vec's shares (all zero
- * for RUs only). rus[] ascending: rus[0] is the anchor that carries the shares' record. */
+/*
+ * Owner ids of the seam. A kernel task id is 1..RUSK_TASK_ID_MAX (40 bits, rusk/ru.h); the
+ * seam's owners (rusk_bk_claim.task, rusk_bk_lease.task, what a remote state stores as an
+ * RU's owner) may carry a namespace above them: owner = ns << RUSK_OWNER_NS_SHIFT | task,
+ * ns in 0..RUSK_OWNER_NS_MAX. Processes that share a remote state and number their tasks
+ * alike (two `rusk run`s: their dispatchers' handles) take distinct namespaces, so that no
+ * owner id of one is an owner id of the other: ru.c's ownership rules (a commit takes free
+ * RUs only; a release needs owner and generation) then keep each process's RUs its own.
+ * ns 0 is the unnamespaced space (`rusk agent`, the memory backend, which takes ns 0 only).
+ */
+#define RUSK_OWNER_NS_SHIFT 40
+#define RUSK_OWNER_NS_MAX   ((UINT64_C(1) << 24) - 1)
+
+/* The kernel task id of owner (its low 40 bits) and its namespace. Pure. */
+static inline uint64_t rusk_owner_task_(uint64_t owner)
+{
+	return owner & ((UINT64_C(1) << RUSK_OWNER_NS_SHIFT) - 1);
+}
+static inline uint64_t rusk_owner_ns_(uint64_t owner)
+{
+	return owner >> RUSK_OWNER_NS_SHIFT;
+}
+
+/* One claim of a commit batch: n RUs of one machine for task (an owner id, above), with
+ * vec's shares (all zero for RUs only). rus[] ascending: rus[0] is the anchor that carries
+ * the shares' record. */
 typedef struct rusk_bk_claim {
 	uint64_t task;
 	uint32_t machine;
@@ -154,6 +178,20 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out);
  * (no remote attached).
  */
 int rusk_remote_set_batch_(rusk_cluster *c, uint32_t batch);
+
+/*
+ * rusk_remote_set_owner_ns_: from now on c's agents commit and release their tasks
+ * remotely under owner id ns << RUSK_OWNER_NS_SHIFT | task id (the owner ids above), so
+ * that another process sharing the state whose task ids are the same numbers (another
+ * `rusk run`, under another ns) never owns, releases or is refused on this one's RUs. The
+ * local array keeps the plain task ids. At quiescence (after attach, before the dispatcher
+ * starts its agents). RUSK_OK, RUSK_EINVAL (no remote attached, ns > RUSK_OWNER_NS_MAX).
+ */
+int rusk_remote_set_owner_ns_(rusk_cluster *c, uint64_t ns);
+
+/* rusk_remote_owner_ns_: the namespace set by rusk_remote_set_owner_ns_ (0: none, or no
+ * remote). Any thread. */
+uint64_t rusk_remote_owner_ns_(const rusk_cluster *c);
 
 /* rusk_remote_last_error_: the message of the last failed open or call into buf ("" if
  * none or no remote). Any thread (copied under the remote's lock). */

@@ -64,6 +64,7 @@ struct rusk_remote {
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
 	uint64_t batches, batch_tasks;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
+	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
 
 static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n);
@@ -230,6 +231,25 @@ int rusk_remote_set_batch_(rusk_cluster *c, uint32_t batch)
 	return RUSK_OK;
 }
 
+int rusk_remote_set_owner_ns_(rusk_cluster *c, uint64_t ns)
+{
+	if (c == NULL || c->remote == NULL || ns > RUSK_OWNER_NS_MAX)
+		return RUSK_EINVAL;
+	c->remote->ns = ns << RUSK_OWNER_NS_SHIFT; /* quiescence, as the batch */
+	return RUSK_OK;
+}
+
+uint64_t rusk_remote_owner_ns_(const rusk_cluster *c)
+{
+	return c != NULL && c->remote != NULL ? rusk_owner_ns_(c->remote->ns) : 0;
+}
+
+/* Task t's owner id in the remote state (backend.h "Owner ids"). */
+static inline uint64_t owner_of(const rusk_remote *rm, uint64_t task)
+{
+	return rm->ns | task;
+}
+
 uint32_t rusk_remote_batch_(const rusk_cluster *c)
 {
 	return c != NULL && c->remote != NULL ? c->remote->batch : 0;
@@ -372,7 +392,7 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 			cl[ncl - 1].n++;
 			continue;
 		}
-		cl[ncl++] = (rusk_bk_claim){t->id, m, 1, s + i, {0}};
+		cl[ncl++] = (rusk_bk_claim){owner_of(rm, t->id), m, 1, s + i, {0}};
 		if (vec)
 			cl[ncl - 1].vec = t->vec;
 	}
@@ -440,7 +460,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		/* All or nothing: the partitions granted before the refusal are given back. */
 		for (uint32_t i = 0; i < n_won; i++)
 			back[n_back++] = (rusk_bk_lease){
-			        t->id, {won[i], rusk_load32(&rm->rgen[won[i]], RUSK_RELAXED)}};
+			        owner_of(rm, t->id),
+			        {won[i], rusk_load32(&rm->rgen[won[i]], RUSK_RELAXED)}};
 		release_remote(rm, cn, back, n_back);
 		count(&rm->rollbacks, 1);
 		n_won = 0;
@@ -455,7 +476,7 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 				kept = leases[k].ru == won[i];
 			if (!kept)
 				back[n_back++] = (rusk_bk_lease){
-				        t->id,
+				        owner_of(rm, t->id),
 				        {won[i], rusk_load32(&rm->rgen[won[i]], RUSK_RELAXED)}};
 		}
 		count(&rm->local_refused, n_back);
@@ -475,7 +496,7 @@ static rusk_bk_lease *twins(rusk_remote *rm, uint64_t task, const rusk_lease *le
 	for (size_t i = 0; bl != NULL && i < n; i++) {
 		uint32_t ru = leases[i].ru < rm->c->n_rus ? leases[i].ru : 0;
 		/* Pairs with the committing thread's store (remote.h "Remote generations"). */
-		bl[i] = (rusk_bk_lease){task,
+		bl[i] = (rusk_bk_lease){owner_of(rm, task),
 		                        {leases[i].ru, rusk_load32(&rm->rgen[ru], RUSK_RELAXED)}};
 	}
 	return bl;
@@ -600,7 +621,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			}
 			bc[ncl] = (bclaim){c->machines[m].partition, (uint32_t)i,
 			                   (uint32_t)(off + k), (uint32_t)ncl};
-			cl[ncl++] = (rusk_bk_claim){it->t->id, m, 1, si + k, {0}};
+			cl[ncl++] = (rusk_bk_claim){owner_of(rm, it->t->id), m, 1, si + k, {0}};
 		}
 		off += it->n;
 	}
@@ -671,7 +692,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			 * free again in the view (the decision had marked it taken). */
 			for (uint32_t k = 0; k < n_won; k++) {
 				back[n_back++] = (rusk_bk_lease){
-				        t->id,
+				        owner_of(rm, t->id),
 				        {wi[k], rusk_load32(&rm->rgen[wi[k]], RUSK_RELAXED)}};
 				rusk_view_mark_free(a->v, wi[k]);
 			}
@@ -691,7 +712,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 					kept = it->leases[k].ru == wi[q];
 				if (!kept) {
 					back[n_back++] = (rusk_bk_lease){
-					        t->id,
+					        owner_of(rm, t->id),
 					        {wi[q],
 					         rusk_load32(&rm->rgen[wi[q]], RUSK_RELAXED)}};
 					count(&rm->local_refused, 1);

@@ -40,6 +40,12 @@
  * got the task's leases through the dispatcher's hand-off (dispatch_impl.h E2/E3), which
  * orders the write before the read; relaxed atomics keep each access whole.
  *
+ * Owner ids (rusk_remote_set_owner_ns_): every claim and release this remote sends names
+ * its task by owner_of(task) = ns << RUSK_OWNER_NS_SHIFT | task (backend.h "Owner ids"), the
+ * local array by the task id alone. A process that shares the state with another numbering
+ * its tasks alike (two `rusk run`s) takes a namespace of its own, so the remote's ownership
+ * checks tell the two apart: neither can claim, release or resend as the other's task.
+ *
  * Batches (rusk_remote_set_batch_ > 1). A round trip costs a hundred decisions, so an agent
  * thread of the dispatcher decides up to `batch` queued tasks against its view first
  * (rusk_agent_decide_: each decision's RUs are marked taken in the view, so a later

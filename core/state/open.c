@@ -60,6 +60,7 @@ static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *o
 /* The opener of an attached remote (rusk_state_attach_): its spec and cluster. */
 typedef struct attach_arg {
 	rusk_cluster *c;
+	rusk_state_opts opts;
 	char spec[];
 } attach_arg;
 
@@ -74,6 +75,8 @@ static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, siz
 		free(s);
 		return rc;
 	}
+	if (aa->opts.wait_replicas > 0)
+		rusk_redis_set_wait_(s->redis, aa->opts.wait_replicas, aa->opts.wait_ms);
 	*out = s->bk;
 	*handle = s;
 	return RUSK_OK;
@@ -93,17 +96,23 @@ static const char *conn_error(void *arg, void *handle)
 }
 #endif
 
-int rusk_state_attach_(const char *spec, rusk_cluster *c, char *err, size_t errlen)
+int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts *opts, char *err,
+                       size_t errlen)
 {
 	if (spec == NULL || c == NULL || strncmp(spec, "redis://", 8) != 0)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "--backend %s: not redis://HOST:PORT",
 		                 spec ? spec : "(none)");
+	if (opts != NULL && opts->wait_replicas > 0 && opts->wait_ms <= 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "--backend %s: WAIT %d with timeout %d ms", spec,
+		                 opts->wait_replicas, opts->wait_ms);
 #ifdef RUSK_HAVE_REDIS
 	size_t n = strlen(spec) + 1;
 	attach_arg *aa = malloc(sizeof *aa + n);
 	if (aa == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	aa->c = c;
+	aa->opts = opts != NULL ? *opts : (rusk_state_opts){0, 0};
 	memcpy(aa->spec, spec, n);
 	rusk_remote_opener op = {conn_open, conn_close, conn_error, free, aa};
 	int rc = rusk_remote_attach_(c, &op, err, errlen);
@@ -188,5 +197,15 @@ int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 {
 	(void)r, (void)agent, (void)alive;
 	return RUSK_EINVAL;
+}
+int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
+{
+	(void)r, (void)ns;
+	return RUSK_EINVAL;
+}
+int rusk_redis_min_replicas_(rusk_redis *r)
+{
+	(void)r;
+	return -1;
 }
 #endif

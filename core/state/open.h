@@ -28,16 +28,25 @@ typedef struct rusk_state {
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen);
 void rusk_state_close_(rusk_state *s);
+/* Options of every connection an attached remote opens (rusk_state_attach_). */
+typedef struct rusk_state_opts {
+	int wait_replicas; /* > 0: WAIT for that many replicas after each commit or release
+	                    * pipeline (rusk_redis_set_wait_); 0: none (the default) */
+	int wait_ms;       /* WAIT's timeout, ms (> 0 with wait_replicas) */
+} rusk_state_opts;
+
 /*
  * rusk_state_attach_: attaches the remote master state at spec ("redis://...") to cluster c
  * (kernel/backend.h rusk_remote_attach_: c's agents then sync, commit and release there):
  * each thread that uses it opens its own connection to spec on first use, as
  * rusk_state_open_ without init (the state must be there, with c's shape: open the state
- * with init first to write it). At quiescence (before c's agents start); detach with
- * rusk_remote_detach_ after they stop. RUSK_OK; RUSK_EINVAL (not redis://, no Redis in this
- * build, a remote attached already), RUSK_ENOMEM, with a message in err.
+ * with init first to write it), with opts (copied; NULL: the defaults, no WAIT). At
+ * quiescence (before c's agents start); detach with rusk_remote_detach_ after they stop.
+ * RUSK_OK; RUSK_EINVAL (not redis://, no Redis in this build, a remote attached already,
+ * opts->wait_replicas > 0 with wait_ms <= 0), RUSK_ENOMEM, with a message in err.
  */
-int rusk_state_attach_(const char *spec, rusk_cluster *c, char *err, size_t errlen);
+int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts *opts, char *err,
+                       size_t errlen);
 /* Whether this build has the Redis backend. */
 int rusk_state_have_redis_(void);
 

@@ -303,7 +303,13 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			redisAppendCommandArgv(c, cmds[i].argc, cmds[i].argv, cmds[i].len);
 			sent++;
 		}
-		if (r->wait_replicas > 0)
+		/* WAIT ends a pipeline that may write the state (a commit or release script:
+		 * those with an "again" flag), one per pipeline whatever its claims; reads
+		 * (snapshots, recounts, owners) go without (redis.h rusk_redis_set_wait_). */
+		bool wait = false;
+		for (size_t i = 0; i < n && r->wait_replicas > 0; i++)
+			wait |= pending[i] && cmds[i].again_at >= 0;
+		if (wait)
 			redisAppendCommand(c, "WAIT %d %d", r->wait_replicas, r->wait_ms);
 		bool broken = false, again = false, need_load = false;
 		for (size_t i = 0; i < n && !broken; i++) {
@@ -354,7 +360,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			}
 			freeReplyObject(y);
 		}
-		if (!broken && r->wait_replicas > 0) {
+		if (!broken && wait) {
 			void *x = NULL;
 			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
 				broken = true;
@@ -553,7 +559,8 @@ static int rd_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, 
 		const rusk_bk_claim *c = &cl[i];
 		uint32_t m = c->machine;
 		rcs[i] = RUSK_EIO;
-		if (c->task == 0 || c->task > RUSK_TASK_ID_MAX || c->n == 0 || c->rus == NULL) {
+		uint64_t tid = rusk_owner_task_(c->task); /* backend.h "Owner ids" */
+		if (tid == 0 || tid > RUSK_TASK_ID_MAX || c->n == 0 || c->rus == NULL) {
 			rcs[i] = RUSK_EINVAL;
 			continue;
 		}
@@ -646,8 +653,8 @@ static int rd_release(void *self, uint32_t p, const rusk_bk_lease *ls, size_t n,
 		for (size_t i = ch * RELEASE_CHUNK; i < n && i < (ch + 1) * RELEASE_CHUNK; i++) {
 			const rusk_bk_lease *l = &ls[i];
 			pos[i] = SIZE_MAX;
-			if (l->task == 0 || l->task > RUSK_TASK_ID_MAX ||
-			    l->lease.gen > RUSK_GEN_MASK) {
+			uint64_t tid = rusk_owner_task_(l->task); /* backend.h "Owner ids" */
+			if (tid == 0 || tid > RUSK_TASK_ID_MAX || l->lease.gen > RUSK_GEN_MASK) {
 				rcs[i] = RUSK_EINVAL;
 				continue;
 			}
@@ -806,6 +813,25 @@ int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 		             y->type == REDIS_REPLY_ERROR ? y->str : "no integer");
 	if (rc == RUSK_OK)
 		*alive = y->integer > 0;
+	free_replies(&y, 1);
+	return rc;
+}
+
+int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
+{
+	if (r == NULL || ns == NULL)
+		return RUSK_EINVAL;
+	const char *key = "rusk:{meta}:runs";
+	const char *av[2] = {"INCR", key};
+	size_t al[2] = {4, strlen(key)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
+	if (rc == RUSK_OK && (y->type != REDIS_REPLY_INTEGER || y->integer < 1))
+		rc = set_err(r, RUSK_EIO, "INCR %s: %s", key,
+		             y->type == REDIS_REPLY_ERROR ? y->str : "not a positive integer");
+	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
+		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
 	free_replies(&y, 1);
 	return rc;
 }
@@ -1087,6 +1113,42 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 	r->wait_ms = timeout_ms > 0 ? timeout_ms : 0;
 	for (int i = 0; i < r->n_nodes; i++)
 		drop_ctx(&r->nodes[i]); /* read timeouts follow wait_ms */
+}
+
+int rusk_redis_min_replicas_(rusk_redis *r)
+{
+	if (r == NULL)
+		return -1;
+	/* Each master that serves a slot, asked once: ROLE answers "master", its offset and
+	 * one entry per connected replica. (CLUSTER SLOTS lists replicas only once gossip has
+	 * told the node about them, seconds after they are linked.) */
+	bool asked[MAX_NODES] = {false};
+	int fewest = -1;
+	for (int s = 0; s < RUSK_REDIS_SLOTS; s++) {
+		int ni = r->slot_node[s];
+		if (ni < 0 || asked[ni])
+			continue;
+		asked[ni] = true;
+		redisContext *c = node_ctx(r, ni);
+		redisReply *y = c != NULL ? redisCommand(c, "ROLE") : NULL;
+		if (y == NULL) {
+			if (c != NULL)
+				drop_ctx(&r->nodes[ni]);
+			return -1;
+		}
+		int n = -1;
+		if (y->type == REDIS_REPLY_ARRAY && y->elements >= 3 &&
+		    y->element[0]->type == REDIS_REPLY_STRING &&
+		    strcmp(y->element[0]->str, "master") == 0 &&
+		    y->element[2]->type == REDIS_REPLY_ARRAY)
+			n = (int)y->element[2]->elements;
+		freeReplyObject(y);
+		if (n < 0)
+			return -1;
+		if (fewest < 0 || n < fewest)
+			fewest = n;
+	}
+	return fewest;
 }
 
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)

@@ -101,11 +101,19 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 void rusk_redis_close_(rusk_redis *r);
 
 /*
- * rusk_redis_set_wait_: with replicas > 0 every commit and release batch ends with
- * WAIT replicas timeout_ms on its shard (acknowledged by that many replicas, or counted in
- * stats.wait_short). 0: asynchronous replication (the default). Owner thread.
+ * rusk_redis_set_wait_: with replicas > 0 every pipeline that carries commit or release
+ * scripts (one per partition per call, however many claims or leases it holds) ends with
+ * WAIT replicas timeout_ms on its shard, in the same round trip: acknowledged by that many
+ * replicas, or counted in stats.wait_short when the timeout passed first. Reads
+ * (snapshots, recounts, owners, leases) carry none. 0: asynchronous replication (the
+ * default). Owner thread.
  */
 void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms);
+
+/* rusk_redis_min_replicas_: the fewest replicas connected to any master that serves a slot
+ * (ROLE on each, one round trip per master): a WAIT for more replicas than that waits out
+ * its timeout on that shard. -1 when a master cannot be asked (or r NULL). Owner thread. */
+int rusk_redis_min_replicas_(rusk_redis *r);
 
 /* rusk_redis_set_failover_ms_: how long a slot may go unserved before calls fail with
  * RUSK_EIO (default 30000). Owner thread. */
@@ -138,6 +146,17 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
  */
 int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms);
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive);
+
+/*
+ * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner
+ * ids"), taken atomically from the cluster: INCR rusk:{meta}:runs, mapped into
+ * 1..RUSK_OWNER_NS_MAX (after 16.7M runs it wraps: only two runs alive together that far
+ * apart could meet). The key outlives --init (a state written afresh does not reset it),
+ * so every process that asks, before or after, gets another one. RUSK_OK and *ns,
+ * RUSK_EINVAL (NULL), RUSK_EIO (no answer, or not an integer: the message names the key).
+ * Owner thread.
+ */
+int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns);
 
 /* rusk_redis_slot_of_: the hash slot partition p's keys live in. */
 uint16_t rusk_redis_slot_of_(uint32_t p);

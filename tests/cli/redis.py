@@ -124,6 +124,19 @@ def cli_redis_run_backend():
                status=2).out)
     match(r"--no-init: only with --backend redis://",
           rusk("run --no-init --duration-s 0.1", status=2).out)
+    # --wait / --wait-ms (WAIT-based commits): the flag named, exit 2
+    for bad in ("--wait 0", "--wait 17", "--wait x"):
+        match(r"--wait: '[^']*' is not an integer in 1\.\.16",
+              rusk("run --backend redis://127.0.0.1:7000 %s --duration-s 0.1" % bad,
+                   status=2).out)
+    match(r"--wait-ms: '0' is not an integer in 1\.\.60000",
+          rusk("run --backend redis://127.0.0.1:7000 --wait 1 --wait-ms 0 --duration-s 0.1",
+               status=2).out)
+    match(r"--wait-ms: only with --wait N",
+          rusk("run --backend redis://127.0.0.1:7000 --wait-ms 50 --duration-s 0.1",
+               status=2).out)
+    match(r"--wait: only with --backend redis://",
+          rusk("run --wait 1 --duration-s 0.1", status=2).out)
 
 
 # rusk run over Redis: a small cluster (400 RUs of 2 a machine), so the views' staleness
@@ -165,7 +178,7 @@ def cli_redis_run():
         r = rusk("run --backend %s %s --agents 2 --sync state --gap-ms 200 --rate 600 "
                  "--duration-s 3 --task-ms 500 --json %s" % (cl.url, RUN_SHAPE, out))
         print(r.out)
-        match(r"master state +%s \(empty state written first\)" % re.escape(cl.url), r.out)
+        match(r"master state +%s \(empty state written first; owner namespace [0-9]+\)" % re.escape(cl.url), r.out)
         match(r"redis recount +4 partitions: held 0 \(by this run's tasks 0\), free 400, "
               r"mismatch 0", r.out)
         match(r"conflicts +[0-9]+ commits lost RUs", r.out)
@@ -228,6 +241,32 @@ def cli_redis_run_batch():
 
 
 @case
+def cli_redis_run_wait():
+    """--wait 1: every commit and release pipeline ends with WAIT 1 (one per partition per
+    batch, not per task); the run places everything as without it, and its commit round
+    trip, which now includes the replica's acknowledgement, is reported (no timing is
+    asserted: perf/RESULTS.md has the figures)."""
+    with Cluster() as cl:
+        out = "cli_redis_run_wait.json"
+        r = rusk("run --backend %s %s --agents 2 --rate 600 --duration-s 2 --task-ms 300 "
+                 "--wait 1 --wait-ms 500 --json %s" % (cl.url, RUN_SHAPE, out))
+        print(r.out)
+        match(r"WAIT 1 500 after each commit and release pipeline \(--wait\)", r.out)
+        j = run_json(out)
+        check_run(j, r.out, "wait")
+        rd = j["redis"]
+        assert rd["wait"] == 1 and rd["wait_ms"] == 500, rd
+        assert rd["commit_rtt_us"]["p50"] > 0, rd
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+        # more replicas than a shard has (1 each here): refused before anything runs
+        r = rusk("run --backend %s %s --no-init --wait 2 --duration-s 0.1" %
+                 (cl.url, RUN_SHAPE), status=2)
+        match(r"--wait 2: the cluster at %s has a shard with 1 replica" % re.escape(cl.url),
+              r.out)
+
+
+@case
 def cli_redis_run_sigterm():
     """SIGTERM mid-run: every task still running ends (one terminal event each) and its RUs
     go back to Redis too; the recount finds none held."""
@@ -270,7 +309,7 @@ def cli_redis_run_with_agent():
                      "--rate 300 --duration-s 3 --task-ms 500 --json %s" %
                      (cl.url, RUN_SHAPE, out))
             print(r.out)
-            match(r"master state +%s \(joined the state there\)" % re.escape(cl.url), r.out)
+            match(r"master state +%s \(joined the state there; owner namespace [0-9]+\)" % re.escape(cl.url), r.out)
             atext = agent.communicate(timeout=60)[0]
         finally:
             if agent.poll() is None:
@@ -282,6 +321,52 @@ def cli_redis_run_with_agent():
         j = run_json(out)
         check_run(j, r.out, "run")
         assert j["conflicts"]["total"] > 0, "no conflicts with an agent beside: %s" % j["conflicts"]
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
+
+
+@case
+def cli_redis_run_two():
+    """Two rusk run --backend processes at once on one state (--no-init after one init):
+    each takes its own namespace from Redis (INCR rusk:{meta}:runs), folded into its owner
+    ids above the kernel's 40-bit task ids, so their dispatchers' handles, equal in both,
+    never name the other's RUs. Both place every task (each ends with one terminal event),
+    neither's ledger takes the other's RUs for orphans or lost commits, neither's releases
+    are refused, each run's recount finds nothing held by its own tasks, and a recount after
+    both finds nothing held and no free mark that disagrees with an owner. Bounded: two
+    3 s runs, 60 s each at most."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, RUN_SHAPE))
+        procs, outs = [], []
+        try:
+            for i in range(2):
+                out = "cli_redis_run_two_%d.json" % i
+                outs.append(out)
+                procs.append(subprocess.Popen(
+                    [ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                    ["--no-init", "--agents", "2", "--rate", "300",
+                     "--duration-s", "3", "--task-ms", "500", "--json", out],
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            texts = [p.communicate(timeout=60)[0] for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        spaces = set()
+        for i, (p, text, out) in enumerate(zip(procs, texts, outs)):
+            print(text)
+            assert p.returncode == 0, "run %d exited %d" % (i, p.returncode)
+            j = run_json(out)
+            check_run(j, text, "run %d" % i)
+            rd = j["redis"]
+            assert rd["release_refused"] == 0, "run %d's releases refused: %r" % (i, rd)
+            d = j["redis_dispatch"]
+            # every task exactly one terminal event: placed once, none rejected or left
+            assert d["submitted"] == j["tasks"]["submitted"] == d["placed"], d
+            assert d["rejected"] == 0 and d["revoked"] == 0 and d["queued_end"] == 0, d
+            assert d["released"] == d["placed"], d
+            spaces.add(rd.get("namespace"))
+        assert len(spaces) == 2 and None not in spaces, "namespaces %r" % spaces
         match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
                                                     (cl.url, RUN_SHAPE)).out)
 
@@ -570,6 +655,51 @@ LOSE = ("local own = redis.call('HGETALL', KEYS[1]) local n = 0 "
         "for i = 1, math.min(#own, 40), 2 do redis.call('HDEL', KEYS[1], own[i]) "
         "redis.call('SETBIT', KEYS[3], tonumber(own[i]), 1) n = n + 1 end "
         "redis.call('INCR', KEYS[7]) return n")
+
+
+@case
+def cli_redis_run_revoked_after_close():
+    """The ledger's revocation after the generator closed the dispatcher (L3). The window
+    is made wide: 1 s of arrivals, 600 tasks of 6 s on 400 RUs, so after the close (1 s
+    in) 200 tasks stay queued until the first ones end (7 s in), and the run, whose agents
+    stop once they placed what they hold, goes on that long. 2.5 s in, up to 20 of
+    partition 0's grants are removed from the state as a failover would lose them. The
+    next ledger check (once a second) finds exactly those and revokes their tasks, which
+    cannot be queued again: each ends REJECTED, one terminal event, counted rejected; the
+    queued ones take the RUs freed; the run ends on its own and the recount is clean."""
+    with Cluster() as cl:
+        out = "cli_redis_run_revoked_after_close.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--agents", "2", "--strategy", "random", "--rate", "600",
+                              "--duration-s", "1", "--task-ms", "6000", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2.5)
+            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                                 "ver", "mach")]
+            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", LOSE, "8"] +
+                               keys, capture_output=True, text=True, timeout=10)
+            print("lost injected:", r.stdout.strip())
+            n = int(r.stdout.strip())
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        assert n > 0, "partition 0 held nothing 2.5 s in"
+        j = run_json(out)
+        t, rd, d = j["tasks"], j["redis"], j["redis_dispatch"]
+        print("revoked after close", json.dumps({"tasks": t, "ledger": rd["ledger"],
+                                                 "dispatch": d}))
+        assert rd["ledger"]["lost_tasks"] == n and rd["ledger"]["revoked"] == n, rd["ledger"]
+        assert t["rejected"] == n, (n, t)  # each revoked task ended REJECTED, once
+        assert t["committed"] == t["submitted"] and t["backlog_end"] == 0, t
+        assert t["committed"] - rd["ledger"]["revoked"] + t["rejected"] == t["submitted"], t
+        assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
+        assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd["recount"]
+        match(r"held 0, free 400, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, RUN_SHAPE)).out)
 
 
 @case
