@@ -63,6 +63,47 @@ static rusk_fgd_mix mix_s_w4(void)
 	return mx;
 }
 
+/* rusk_vec_free_fits_'s SWAR lane test (vec_impl.h) against one lane at a time, over
+ * random lane states of machines with 0, 4 and 8 GPUs and demands of every GPU count. */
+static bool fits_by_lane(const rusk_mvec *v, const rusk_vec_demand *d)
+{
+	if (v->mem_free < d->mem_mib)
+		return false;
+	if (d->gpus == 0)
+		return true;
+	uint32_t limit = d->gpus == 1 ? 1000u - d->gpu_milli : 0, fit = 0;
+	for (uint32_t g = 0; g < v->n_gpus; g++)
+		fit += ((v->gpu_used[g / 4] >> (16 * (g % 4))) & 0xffffu) <= limit;
+	return fit >= d->gpus;
+}
+
+static void test_lane_fit_swar(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make();
+	uint64_t x = 12345;
+	static const uint16_t used[] = {0, 1, 200, 499, 500, 501, 999, 1000};
+	for (int it = 0; it < 20000; it++) {
+		uint32_t m = (uint32_t)(it % 4);
+		rusk_mvec *v = &c->mvec[m];
+		uint64_t w[2] = {0, 0};
+		for (uint32_t g = 0; g < v->n_gpus; g++) {
+			x = x * 6364136223846793005u + 1442695040888963407u;
+			uint64_t u = (x >> 33) % 3 == 0 ? (x >> 40) % 1001 : used[(x >> 36) % 8];
+			w[g / 4] |= u << (16 * (g % 4));
+		}
+		v->gpu_used[0] = w[0];
+		v->gpu_used[1] = w[1];
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		rusk_vec_demand d = {0, (uint16_t)((x >> 35) % 10), 0, 0};
+		d.gpu_milli = d.gpus == 1 ? (uint16_t)(1 + (x >> 45) % 1000) : d.gpus ? 1000 : 0;
+		assert_int_equal(rusk_vec_free_fits_(c, m, &d), fits_by_lane(v, &d));
+	}
+	for (uint32_t m = 0; m < 4; m++)
+		c->mvec[m].gpu_used[0] = c->mvec[m].gpu_used[1] = 0;
+	rusk_cluster_destroy(c);
+}
+
 static void test_frag_by_hand(void **state)
 {
 	(void)state;
@@ -308,9 +349,10 @@ int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_frag_by_hand),       cmocka_unit_test(test_mix_learning),
-	        cmocka_unit_test(test_delta_by_hand),      cmocka_unit_test(test_agent_descends),
-	        cmocka_unit_test(test_failed_demand_memo), cmocka_unit_test(test_central_descends),
+	        cmocka_unit_test(test_lane_fit_swar),    cmocka_unit_test(test_frag_by_hand),
+	        cmocka_unit_test(test_mix_learning),     cmocka_unit_test(test_delta_by_hand),
+	        cmocka_unit_test(test_agent_descends),   cmocka_unit_test(test_failed_demand_memo),
+	        cmocka_unit_test(test_central_descends),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

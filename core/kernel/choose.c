@@ -1319,6 +1319,7 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 	for (uint32_t k = 0; vd->gpus > 0 && vd->gpu_models != 0 && k < c->n_platforms; k++)
 		if ((vd->gpu_models >> k) & 1u)
 			acc[n_acc++] = c->plat_bits + (size_t)k * c->n_words;
+	const rusk_vfit vf = rusk_vfit_make_(vd);
 	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
 	rusk_cand bc = {0, -INFINITY, 0};
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
@@ -1337,14 +1338,24 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 			/* Draws of a model the task does not accept go first, by one bit each;
 			 * then the others' machines and state are fetched before any is used: the
 			 * loads overlap instead of forming one chain of misses per draw. */
-			uint32_t f = 0;
-			for (uint32_t j = 0; j < n; j++) {
-				uint32_t b = bit0 + buf[j];
-				bool model = n_acc == 0;
-				for (uint32_t q = 0; q < n_acc && !model; q++)
-					model = (acc[q][b / 64] >> (b % 64)) & 1u;
-				buf[f] = buf[j];
-				f += model;
+			uint32_t f = n;
+			if (n_acc == 1) { /* one model: one bit, no inner loop */
+				f = 0;
+				for (uint32_t j = 0; j < n; j++) {
+					uint32_t b = bit0 + buf[j];
+					buf[f] = buf[j];
+					f += (uint32_t)(acc[0][b / 64] >> (b % 64)) & 1u;
+				}
+			} else if (n_acc > 1) {
+				f = 0;
+				for (uint32_t j = 0; j < n; j++) {
+					uint32_t b = bit0 + buf[j];
+					bool model = false;
+					for (uint32_t q = 0; q < n_acc && !model; q++)
+						model = (acc[q][b / 64] >> (b % 64)) & 1u;
+					buf[f] = buf[j];
+					f += model;
+				}
 			}
 			drawn += n;
 			k += n;
@@ -1360,7 +1371,7 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 				uint32_t ru = buf[j], mi = mis[j];
 				if (!rusk_vec_shape_fits_(c, mi, vd) ||
 				    machine_listed(a->vskip, a->n_vskip, mi) ||
-				    !rusk_vec_free_fits_(c, mi, vd))
+				    !rusk_vec_fits_now_(c, mi, &vf))
 					continue;
 				kept++;
 				/* Slot scores compare as integers (choose_latency1's order); Q

@@ -64,26 +64,63 @@ static inline bool rusk_vec_shape_fits_(const rusk_cluster *c, uint32_t m,
 	return vec->gpus == 0 || vec->gpu_models == 0 || ((vec->gpu_models >> plat) & 1u);
 }
 
-/* Whether vec fits machine m's free memory and GPUs now: a lane with room for a share, or
- * enough idle lanes (relaxed loads: a guess that the commit checks). */
-static inline bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m,
-                                       const rusk_vec_demand *vec)
+/*
+ * A vector demand prepared for rusk_vec_fits_now_, once per decision: the GPU lanes are
+ * tested four at a time within their word (SWAR). A lane x (<= 1000) with bit 15 set, less
+ * limit + 1 (<= 1001), borrows from nothing and keeps bit 15 exactly when x > limit, where
+ * limit is the most a lane may hold and still take the demand (1000 - its share for one
+ * shared GPU, 0 for whole GPUs).
+ */
+typedef struct rusk_vfit {
+	uint64_t mem_mib;
+	uint64_t sub; /* limit + 1 in every lane */
+	uint32_t gpus;
+} rusk_vfit;
+#define RUSK_LANE_HIGH UINT64_C(0x8000800080008000)
+
+static inline rusk_vfit rusk_vfit_make_(const rusk_vec_demand *vec)
+{
+	uint32_t limit = vec->gpus == 1 ? 1000u - vec->gpu_milli : 0;
+	return (rusk_vfit){vec->mem_mib, UINT64_C(0x0001000100010001) * (limit + 1), vec->gpus};
+}
+
+/* Bit 15 of each lane of word k that is one of the machine's first n GPUs. */
+static inline uint64_t rusk_lane_mask_(uint32_t n, uint32_t k)
+{
+	uint32_t left = n > k * RUSK_GPU_LANES ? n - k * RUSK_GPU_LANES : 0;
+	return left >= RUSK_GPU_LANES ? RUSK_LANE_HIGH
+	                              : RUSK_LANE_HIGH & ((UINT64_C(1) << (16 * left)) - 1);
+}
+
+/* Whether demand f fits machine m's free memory and GPUs now: a lane with room for a
+ * share, or enough idle lanes (relaxed loads: a guess that the commit checks). */
+static inline bool rusk_vec_fits_now_(const rusk_cluster *c, uint32_t m, const rusk_vfit *f)
 {
 	const rusk_mvec *v = &c->mvec[m];
 	/* Relaxed: a guess here; vec.c's take validates by CAS. */
-	if (rusk_load64(&v->mem_free, RUSK_RELAXED) < vec->mem_mib)
+	if (rusk_load64(&v->mem_free, RUSK_RELAXED) < f->mem_mib)
 		return false;
-	if (vec->gpus == 0)
+	if (f->gpus == 0)
 		return true;
-	uint32_t limit = vec->gpus == 1 ? 1000u - vec->gpu_milli : 0, fit = 0, n = v->n_gpus;
-	for (uint32_t k = 0; k * RUSK_GPU_LANES < n; k++) {
-		uint64_t w = rusk_load64(&v->gpu_used[k], RUSK_RELAXED);
-		uint32_t base = k * RUSK_GPU_LANES;
-		/* Four lanes without branches; lanes past the machine's GPUs do not count. */
-		for (uint32_t j = 0; j < RUSK_GPU_LANES; j++)
-			fit += (((w >> (16 * j)) & 0xffffu) <= limit) & (base + j < n);
+	uint32_t n = v->n_gpus, fit = 0;
+	_Static_assert(RUSK_GPU_WORDS == 2, "two lane words");
+	uint64_t w0 = rusk_load64(&v->gpu_used[0], RUSK_RELAXED);
+	fit += (uint32_t)__builtin_popcountll(~((w0 | RUSK_LANE_HIGH) - f->sub) &
+	                                      rusk_lane_mask_(n, 0));
+	if (n > RUSK_GPU_LANES) {
+		uint64_t w1 = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
+		fit += (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - f->sub) &
+		                                      rusk_lane_mask_(n, 1));
 	}
-	return fit >= vec->gpus;
+	return fit >= f->gpus;
+}
+
+/* rusk_vec_fits_now_ for an unprepared demand. */
+static inline bool rusk_vec_free_fits_(const rusk_cluster *c, uint32_t m,
+                                       const rusk_vec_demand *vec)
+{
+	rusk_vfit f = rusk_vfit_make_(vec);
+	return rusk_vec_fits_now_(c, m, &f);
 }
 /* RUSK_QUALITY_PACKING's value of machine m for vector task t (free_rus: in the view). */
 double rusk_vec_pack_value_(const rusk_cluster *c, uint32_t m, uint32_t free_rus,
