@@ -411,9 +411,10 @@ static void redis_print(run *R)
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " checks (%" PRIu64 " could not read a partition): %" PRIu64
 	        " acknowledged commits lost by Redis (%" PRIu64
-	        " RUs), those tasks revoked and placed again; %" PRIu64 " orphans released\n",
+	        " RUs), those tasks revoked and placed again (%" PRIu64
+	        " of them revoked after the close: REJECTED); %" PRIu64 " orphans released\n",
 	        "redis ledger", X->ledger_checks, X->ledger_failed, X->lost_tasks, X->lost_rus,
-	        X->orphans);
+	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
 	fprintf(R->out,
 	        "  %-28s %u partitions: held %" PRIu64 " (by this run's tasks %" PRIu64
 	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s\n",
