@@ -69,6 +69,7 @@ typedef struct agent_run {
 	/* results */
 	uint64_t placed, conflicts, released, rejected, unknown, syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
+	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	double *rtt;
 	size_t n_rtt, cap_rtt;
@@ -512,6 +513,9 @@ static int run_loop(agent_run *a)
 			}
 		}
 	}
+	/* Open loop: arrived + replaced = placed + backlog_end (after the end's ledger check). */
+	a->arrived = a->o.rate > 0 ? arrived : 0;
+	a->backlog_end = a->o.rate > 0 ? backlog : 0;
 	free(cl);
 	free(rus);
 	free(ls);
@@ -648,6 +652,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	uint64_t replace = 0;
 	ledger_check(&a, &replace);
 	a.replaced += replace;
+	a.backlog_end += replace; /* dropped from the ledger, not placed again */
 	release_range(&a, a.h_head, a.h_head + a.h_n);
 	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
 	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
@@ -663,6 +668,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
 	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.released,
 	       a.rejected, a.unknown);
+	if (o->rate > 0)
+		printf("arrived %" PRIu64 " tasks (--rate %.0f/s); %" PRIu64
+		       " not placed at the end\n",
+		       a.arrived, o->rate, a.backlog_end);
 	printf("commit round trip per batch: p50 %.3f ms, p99 %.3f ms over %" PRIu64
 	       " batches of %.1f claims; staleness at commit %.2f ms; %" PRIu64
 	       " partition syncs (%.3f s)\n",
@@ -683,12 +692,14 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
-	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64 "}\n",
+	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
+	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
+	       ",\"sync_s\":%.3f}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
-	       s.wait_short);
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s);
 	exit_rc = 0;
 out:
 	for (uint32_t p = 0; a.words != NULL && p < a.np; p++)
