@@ -802,7 +802,8 @@ def cli_redis_slow_link():
         print("slow link: %s" % link)
         for label, js, rj in (("baseline", base, base_run), ("shaped", slow, slow_run_j)):
             print("%-8s agents: rtt p50 %s ms, p99 %s ms; staleness %s ms; conflicts %s of "
-                  "%s claims; placed %s of %s arrived (%s waiting at the end); tasks/s %s"
+                  "%s claims; placed %s of %s arrived (%s waiting at the end); tasks/s %s; "
+                  "claims a batch %s; partition syncs %s"
                   % (label, "/".join("%.3f" % j["rtt_p50_ms"] for j in js),
                      "/".join("%.3f" % j["rtt_p99_ms"] for j in js),
                      "/".join("%.2f" % j["staleness_ms"] for j in js),
@@ -811,7 +812,9 @@ def cli_redis_slow_link():
                      "/".join(str(j["placed"]) for j in js),
                      "/".join(str(j["arrived"]) for j in js),
                      "/".join(str(j["backlog_end"]) for j in js),
-                     "/".join("%.0f" % j["tasks_per_s"] for j in js)))
+                     "/".join("%.0f" % j["tasks_per_s"] for j in js),
+                     "/".join("%.1f" % (j["claims"] / max(j["batches"], 1)) for j in js),
+                     "/".join(str(j["syncs"]) for j in js)))
             rd = rj["redis"]
             print("%-8s rusk run: commit pipeline p50 %.3f ms, p99 %.3f ms; staleness mean "
                   "%.2f ms, p99 %.2f ms; conflicts %d; placed %d of %d submitted; %d commit "
