@@ -1288,20 +1288,26 @@ static rusk_dtask *agent_next(rusk_dagent *a, uint64_t now, size_t *retries, boo
 	return rusk_dispatch_next_(a, now, retries);
 }
 
+/* A round's next task: while dry (no free RU seen), only high-priority tasks, which may
+ * preempt; otherwise agent_next's order (agent_round and agent_round_remote). */
+static inline rusk_dtask *round_next(rusk_dagent *a, uint64_t now, size_t *retries, bool *new_turn)
+{
+	if (dry(a)) {
+		size_t none = 0;
+		return a->hi.n == 0 ? NULL : rusk_dispatch_next_(a, now, &none);
+	}
+	return agent_next(a, now, retries, new_turn);
+}
+
 static uint32_t agent_round(rusk_dagent *a, uint64_t now)
 {
 	size_t retries = a->retry.n;
 	uint32_t done = 0;
 	bool new_turn = false;
 	while (done < a->d->p.batch) {
-		rusk_dtask *j;
-		if (dry(a)) {
-			size_t none = 0;
-			if (a->hi.n == 0 || (j = rusk_dispatch_next_(a, now, &none)) == NULL)
-				break;
-		} else if ((j = agent_next(a, now, &retries, &new_turn)) == NULL) {
+		rusk_dtask *j = round_next(a, now, &retries, &new_turn);
+		if (j == NULL)
 			break;
-		}
 		if (place_one(a, j) != STEP_PARKED)
 			done++;
 	}
@@ -1466,14 +1472,9 @@ static uint32_t agent_round_remote(rusk_dagent *a, uint64_t now)
 	uint32_t done = 0;
 	bool new_turn = false;
 	while (done < a->d->p.batch) {
-		rusk_dtask *j;
-		if (dry(a)) {
-			size_t none = 0;
-			if (a->hi.n == 0 || (j = rusk_dispatch_next_(a, now, &none)) == NULL)
-				break;
-		} else if ((j = agent_next(a, now, &retries, &new_turn)) == NULL) {
+		rusk_dtask *j = round_next(a, now, &retries, &new_turn);
+		if (j == NULL)
 			break;
-		}
 		int step = batchable(j) ? rbatch_add(a, rb, &nb, &used, j) : place_one(a, j);
 		if (step != STEP_PARKED)
 			done++;
