@@ -377,6 +377,10 @@ PAPER_TAU_T1 = 1000                   # ms, Table 1's Adaptive
 # "Bounded by tau": the paper gives no margin. Adaptive switches on an EMA of the delay, so a
 # phase's median can pass tau by what accumulates before the EMA catches up; 10% is ours.
 TAU_TOL = 1.1
+# "Adaptive uses Quality-first when the scheduling load is not heavy" (§6.3, phases 1 and 5):
+# the paper gives no share; 90% is ours: in phases 1 and 5 at most one decision in ten may
+# leave Quality-first for the run to count as "uses Quality-first" there.
+QF_CALM = 0.9
 
 
 def five(extra, phase_s):
@@ -559,13 +563,17 @@ def fig6_8():
         hot = [p for p in range(n) if dq[p] > t]
         switched = [p for p in hot if m[l][p] < m[l][0]]
         text = (f"tau = {t} ms: Quality-first mode for {m[l][0]:.0%} / {m[l][-1]:.0%} of "
-                f"decisions in phases 1 / 5; largest phase median {max(d[l]):.0f} ms "
-                f"(bound {TAU_TOL:g} x tau)")
+                f"decisions in phases 1 / 5 (at least {QF_CALM:.0%}: the paper says Adaptive "
+                f"\"uses Quality-first when the scheduling load is not heavy\" and gives no "
+                f"share, so {QF_CALM:.0%} is ours, at most one decision in ten leaving it); "
+                f"largest phase median {max(d[l]):.0f} ms (bound {TAU_TOL:g} x tau: the "
+                f"paper gives no margin; ours, for what accumulates before the delay EMA "
+                f"catches up)")
         if not hot:
             c.add(None, text + f"; switching not exercised: Quality-first's phase medians "
                   f"never exceed tau (largest {max(dq):.0f} ms)")
             continue
-        c.add(m[l][0] >= 0.9 and m[l][-1] >= 0.9 and len(switched) == len(hot) and
+        c.add(m[l][0] >= QF_CALM and m[l][-1] >= QF_CALM and len(switched) == len(hot) and
               max(d[l]) <= TAU_TOL * t,
               text + f"; in the phases where Quality-first's median exceeds tau ("
               + ", ".join(str(p + 1) for p in hot) + ") Quality-first mode for "
@@ -606,7 +614,10 @@ PAPER_T1 = {0.9: ((922, 914, 904), (0.4, 0.8, 3.7), (10.3, 10.6, 12.7)),
             0.6: ((836, 788, 712), (0.4, 0.8, 2.0), (10.2, 10.0, 9.9)),
             0.5: ((797, 726, 622), (0.4, 0.8, 1.9), (10.1, 9.5, 9.1)),
             0.4: ((762, 600, 542), (0.4, 0.7, 1.5), (10.1, 8.6, 8.4))}
-SWITCHED = 0.99  # Adaptive counts as switched when under this share of its tasks are Quality-first
+# Adaptive counts as switched when under this share of its tasks are Quality-first. The paper
+# gives no mode share; 99% is ours: at least one task in a hundred placed by Latency-first,
+# so that a handful of switched decisions does not count as switching.
+SWITCHED = 0.99
 PAPER_T1_JCT_ALPHA = 0.6  # "Quality-first starts to achieve a smaller JCT ... when alpha <= 0.6"
 # "The JCT of Adaptive always closely follows the best one of Quality-first and
 # Latency-first": the margin is the paper's own largest gap in Table 1 (alpha = 0.5: 9.5 s
@@ -663,7 +674,9 @@ def table1():
     shares = {a: m(a, "adaptive", "quality_mode_share") for a in alphas}
     qmax = max(m(a, "quality", "delay_p50_max_ms") for a in alphas)
     c.add(min(shares.values()) < SWITCHED, "Adaptive switches to Latency-first (Quality-first "
-          f"mode for under {SWITCHED:.0%} of its tasks at some alpha): Quality-first mode "
+          f"mode for under {SWITCHED:.0%} of its tasks at some alpha; the paper gives no share, "
+          f"{SWITCHED:.0%} is ours: at least one task in a hundred placed by Latency-first, "
+          "not a handful): Quality-first mode "
           "for " + ", ".join(f"{shares[a]:.1%}" for a in alphas) + " of its tasks at alpha = "
           + ", ".join(map(str, alphas)) + f" (tau = {PAPER_TAU_T1} ms; Quality-first's largest "
           f"per-second median delay {qmax:.0f} ms: Adaptive leaves Quality-first only when "
@@ -796,6 +809,8 @@ PAPER_FIG9_RISE_R = 64
 PAPER_FIG11_P95_MS = 250
 PAPER_FIG11_P95_LOAD = 80
 PAPER_FIG11_FLAT_LOAD = 85
+TARCIL_FLAT = 0.10  # "almost constant": ours, the paper gives no number (tarcil_admission)
+TARCIL_FEW = 0.01   # "only delays workloads at very high ... utilizations": ours, no share given
 # A decision costs its work (rusk sim --cost work): the reference decision (Latency-first,
 # 32 RUs examined in one partition) costs TARCIL_DECISION_US, what the earlier flat model
 # (100 us + 4 us per candidate) charged at R = 32; smaller R costs less, larger R more.
@@ -939,10 +954,12 @@ def tarcil_admission():
     flat = [l for l in loads if l <= PAPER_FIG11_FLAT_LOAD]
     base = mean(col(loads[0], "on", "resp_mean_ms"))
     fm = {l: mean(col(l, "on", "resp_mean_ms")) for l in flat}
-    # "Almost constant until loads over 85%": no number in the paper; 10% is ours.
-    c.add(all(v <= 1.1 * base for v in fm.values()),
-          f"mean response time flat (within 10% of {loads[0]}% load's; the paper gives no "
-          f"margin) up to "
+    # "Almost constant until loads over 85%": no number in the paper; 10% is ours, the
+    # largest rise we still read as "almost constant" (a tenth of the response time).
+    c.add(all(v <= (1 + TARCIL_FLAT) * base for v in fm.values()),
+          f"mean response time flat (within {TARCIL_FLAT:.0%} of {loads[0]}% load's; the "
+          f"paper says \"almost constant\" and gives no number, so {TARCIL_FLAT:.0%} is ours: "
+          f"the largest rise we still read as almost constant) up to "
           f"{PAPER_FIG11_FLAT_LOAD}%: " + ", ".join(f"{fm[l]:.1f} ms at {l}%" for l in flat))
     hot = [l for l in loads if l >= PAPER_FIG11_FLAT_LOAD] or [loads[-1]]
     gains = {}
@@ -957,8 +974,13 @@ def tarcil_admission():
               f"{fmt(g, 4)} at {l}%" for l, g in gains.items()))
     cold = [l for l in loads if l < PAPER_FIG11_P95_LOAD]
     ws = {l: max(col(l, "on", "waited_share")) for l in cold}
-    c.add(all(v <= 0.01 for v in ws.values()), "admission delays almost no task below "
-          f"{PAPER_FIG11_P95_LOAD}% load (share of tasks that waited, worst seed): "
+    # "Only delays workloads at very high cluster utilizations (over 80%-85%)" (§4): no share
+    # in the paper; 1% is ours, one task in a hundred below 80%, for bursts of random arrivals.
+    c.add(all(v <= TARCIL_FEW for v in ws.values()), "admission delays almost no task below "
+          f"{PAPER_FIG11_P95_LOAD}% load (at most {TARCIL_FEW:.0%} of tasks wait: the paper "
+          f"says it \"only delays workloads at very high cluster utilizations (over "
+          f"80%-85%)\" and gives no share, so {TARCIL_FEW:.0%} is ours, one task in a "
+          f"hundred, for bursts of random arrivals) (share of tasks that waited, worst seed): "
           + ", ".join(f"{ws[l]:.2%} at {l}%" for l in cold))
     plot("tarcil_admission", "set xlabel 'load (%)'\nset ylabel 'p95 response (ms)'\n"
          "plot 'tarcil_admission.csv' every ::1 using ((strcol(2) eq 'on') ? $1 : 1/0):6 w p "
@@ -1145,10 +1167,15 @@ def quasar_fig3():
           "one entry per row gives higher errors than two (p90): " +
           ", ".join(f"{k} {m[k][1]:.1%} -> {m[k][2]:.1%}" for k in QUASAR_KINDS))
     # Diminishing returns after 4-5 entries: what entries beyond 5 still buy is under a
-    # third of what 1 -> 4 bought.
+    # third of what 1 -> 4 bought. The paper gives no number; a third is ours: both spans add
+    # three entries (heterogeneity's 5 -> 7 two), and a third rules out a merely slower,
+    # steady decline, which is not a "point of diminishing returns".
     dim = {k: (m[k][1] - m[k][4], m[k][5] - m[k][max(m[k])]) for k in QUASAR_KINDS}
     c.add(all(late < early / 3 for early, late in dim.values()),
-          "diminishing returns after 4-5 entries (p90 gain 1 -> 4 entries vs 5 -> most): " +
+          "diminishing returns after 4-5 entries: the p90 gain from 5 entries to the most is "
+          "under a third of the gain from 1 to 4 (the paper gives no number; a third is ours: "
+          "both spans add three entries, heterogeneity's later one two, and a third rules out a "
+          "merely steady decline) (p90 gain 1 -> 4 entries vs 5 -> most): " +
           ", ".join(f"{k} {e:.1%} vs {l:.1%}" for k, (e, l) in dim.items()))
     big = max(rows)
     worst = max(float(x["p99_us"]) for x in tim if int(x["x"]) == big)
@@ -1681,9 +1708,13 @@ def sigma_fig6_7():
               + (f"; paper: {PAPER_SIGMA_GOODPUT_LOWER}% lower)" if m == "point-real" else ")"))
     four = ["3sigma", "point-perfect", "point-real", "prio"]
     spread = max(lat[m] for m in four) / max(min(lat[m] for m in four), 1e-9)
-    # "Similar": the paper gives no number; 1.5x is ours.
+    # "BE latency is similar across all system" (§6.1): the paper gives no number (Fig. 6c
+    # only bars); 1.5x is ours: the largest at most half again the smallest, well under the
+    # 2.3x and 4.0x SLO-miss gaps the paper calls outperforming.
     c.add(spread <= 1.5, "BE latency similar across the four systems (largest within 1.5x the "
-          "smallest; the paper gives no margin): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
+          "smallest; the paper says \"BE latency is similar across all system\" and gives no "
+          "number, so 1.5x is ours: at most half again the smallest, well under the 2.3x "
+          "and 4.0x SLO-miss gaps the paper calls outperforming): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
     pool = {m: mean(col(m, "slo_miss_pct", SIGMA_POOL)) for m in SIGMA_SCHEDS}
     both = main != SIGMA_POOL
     agg = _sigma_agg("sigma_fig6_7", [[SIGMA_NAMES[m], miss[m], pool[m], good[m] / 10]
