@@ -928,21 +928,27 @@ def tarcil_admission():
                                "--admission", a]
              for l in loads for a in ("off", "on")}
     res = sims(specs)
-    t = TARCIL_TASK_MS
+    # Response time per task: delay + run time where it landed (rusk sim's per-task JCT,
+    # the classification section's jct_ms), not delay + a fixed 100 ms.
     data = record("tarcil_admission", ["load_pct", "admission", "seed", "q_mean",
                                        "resp_mean_ms", "resp_p95_ms", "resp_p99_ms",
-                                       "waited_share", "at_bound", "wait_max_ms"],
-                  lambda: [[l, a, s, j["quality"]["q_mean"], j["delay_us"]["mean"] / 1e3 + t,
-                            j["delay_us"]["p95"] / 1e3 + t, j["delay_us"]["p99"] / 1e3 + t,
+                                       "waited_share", "at_bound", "wait_max_ms",
+                                       "slowdown"],
+                  lambda: [[l, a, s, j["quality"]["q_mean"],
+                            j["classification"]["jct_ms"]["mean"],
+                            j["classification"]["jct_ms"]["p95"],
+                            j["classification"]["jct_ms"]["p99"],
                             j["admission"]["waited"] / max(1, j["tasks"]["committed"]),
-                            j["admission"]["at_bound"], j["phases_us"]["admission"]["max"] / 1e3]
+                            j["admission"]["at_bound"], j["phases_us"]["admission"]["max"] / 1e3,
+                            j["classification"]["slowdown_mean"]]
                            for ((l, a), s), (j, _) in sorted(res.items())])
 
     def col(l, a, k):
         return [float(x[k]) for x in data if int(x["load_pct"]) == l and x["admission"] == a]
     table = [[f"{l}%", a, fmt(col(l, a, "q_mean"), 4), fmt(col(l, a, "resp_mean_ms"), 1),
               fmt(col(l, a, "resp_p95_ms"), 1), fmt(col(l, a, "resp_p99_ms"), 1),
-              fmt(col(l, a, "waited_share"), 3), fmt(col(l, a, "wait_max_ms"), 1)]
+              fmt(col(l, a, "waited_share"), 3), fmt(col(l, a, "wait_max_ms"), 1),
+              fmt(col(l, a, "slowdown"), 4)]
              for l in loads for a in ("off", "on")]
     c = Checks()
     upto = [l for l in loads if l <= PAPER_FIG11_P95_LOAD]
@@ -993,11 +999,15 @@ def tarcil_admission():
            "load and queues a task at most mu + 2 sigma of the time-until-free (§4, §6.1).",
            f"Tarcil's cluster in virtual time: 100 servers x 8 RUs, 10 agents (50 us a "
            f"decision, 20 ms sync gap), {TARCIL_TASK_MS} ms tasks with random interference "
-           f"profiles, R automatic (capped at 32), {dur} s per point. Response time = "
-           f"scheduling delay + {TARCIL_TASK_MS} ms (the simulator does not slow a task on a "
-           "poor RU, so the paper's degradation from bad placements is not in it).",
+           f"profiles that the agents see classified (`--classify on`), R automatic (capped "
+           f"at 32), {dur} s per point. Each task runs {TARCIL_TASK_MS} ms times its slowdown "
+           f"where it lands (1 + 0.05 sum_i (C_i / t_i)^2 from its co-runners' true caused "
+           f"pressure C, Tarcil eq. 3, and t_i = 99 - c_i, Tarcil §3; rusk's model), so a "
+           "poor RU lengthens it; response time = scheduling delay + that run time, per task "
+           "(mean and percentiles of rusk sim's per-task JCT, `classification.jct_ms`).",
            ["load", "admission", "mean Q", "mean response ms", "p95 response ms",
-            "p99 response ms", "share waited", "longest wait ms"], table, c,
+            "p99 response ms", "share waited", "longest wait ms", "slowdown (outcome)"],
+           table, c,
            "p95 response (admission on) " + ", ".join(
                f"{l}%: {fmt(col(l, 'on', 'resp_p95_ms'), 0)} ms" for l in loads))
 
@@ -1009,31 +1019,47 @@ def tarcil_fig12():
            "--decision-us", "500", "--rate", "7000", "--duration-s", str(pick(20, 5))]
     shares = [0.0, 0.1, 0.33]
     res = sims({sh: old + ["--priority-share", str(sh)] for sh in shares})
+    # Response time per task: delay + run time where it landed (rusk sim's per-task JCT by
+    # priority, the classification section); the delays are kept beside it.
     data = record("tarcil_fig12", ["high_share", "seed", "high_p99_ms", "normal_p99_ms",
-                                   "all_p99_ms", "lost"],
-                  lambda: [[sh, s, j["priority"]["delay_high_us"]["p99"] / 1e3,
+                                   "all_p99_ms", "lost", "high_delay_p99_ms",
+                                   "normal_delay_p99_ms", "all_delay_p99_ms"],
+                  lambda: [[sh, s, j["classification"]["jct_high_ms"]["p99"],
+                            j["classification"]["jct_normal_ms"]["p99"],
+                            j["classification"]["jct_ms"]["p99"],
+                            j["tasks"]["submitted"] - j["tasks"]["committed"],
+                            j["priority"]["delay_high_us"]["p99"] / 1e3,
                             j["priority"]["delay_normal_us"]["p99"] / 1e3,
-                            j["delay_us"]["p99"] / 1e3,
-                            j["tasks"]["submitted"] - j["tasks"]["committed"]]
+                            j["delay_us"]["p99"] / 1e3]
                            for (sh, s), (j, _) in sorted(res.items())])
 
     def col(sh, k):
         return [float(x[k]) for x in data if float(x["high_share"]) == sh]
-    table = [[f"{sh:.0%}", fmt(col(sh, "all_p99_ms"), 2),
-              fmt(col(sh, "high_p99_ms"), 2) if sh else "-", fmt(col(sh, "normal_p99_ms"), 2),
+    table = [[f"{sh:.0%}", fmt(col(sh, "all_p99_ms"), 1),
+              fmt(col(sh, "high_p99_ms"), 1) if sh else "-", fmt(col(sh, "normal_p99_ms"), 1),
+              fmt(col(sh, "all_delay_p99_ms"), 2),
+              fmt(col(sh, "high_delay_p99_ms"), 2) if sh else "-",
+              fmt(col(sh, "normal_delay_p99_ms"), 2),
               int(sum(col(sh, "lost")))] for sh in shares]
     c = Checks()
     base = {int(x["seed"]): float(x["all_p99_ms"]) for x in data if float(x["high_share"]) == 0}
-    hi_ok = all(float(x["high_p99_ms"]) < base[int(x["seed"])] for x in data
-                if float(x["high_share"]) > 0)
-    c.add(hi_ok, "high-priority p99 below the no-priority p99 in every seed (" + ", ".join(
-        f"{sh:.0%}: {mean(col(sh, 'high_p99_ms')):.2f} ms" for sh in shares[1:]) +
-        f" vs {mean(base.values()):.2f} ms)")
+    not_below = [x for x in data if float(x["high_share"]) > 0 and
+                 float(x["high_p99_ms"]) >= base[int(x["seed"])]]
+    # Strictly below, with no margin (the paper gives none); the p99s are histogram bucket
+    # midpoints (within 0.8%), so a difference under a bucket's width shows as equal.
+    c.add(not not_below, "high-priority p99 response below the no-priority p99 in every "
+          "seed (" + ", ".join(f"{sh:.0%}: {mean(col(sh, 'high_p99_ms')):.2f} ms"
+                               for sh in shares[1:]) +
+          f" vs {mean(base.values()):.2f} ms" + ("; not below in " + ", ".join(
+              f"seed {x['seed']} at {float(x['high_share']):.0%}: "
+              f"{float(x['high_p99_ms']):.2f} vs {base[int(x['seed'])]:.2f} ms (the p99s are "
+              f"histogram bucket midpoints, within 0.8%)" for x in not_below)
+              if not_below else "") + ")")
     lo = [mean(col(sh, "normal_p99_ms")) for sh in shares]
-    c.add(lo[-1] > lo[0], "normal-priority p99 rises with the high share: " +
+    c.add(lo[-1] > lo[0], "normal-priority p99 response rises with the high share: " +
           " -> ".join(f"{x:.2f}" for x in lo) + " ms")
     plot("tarcil_fig12", "set xlabel 'share of high-priority tasks'\n"
-         "set ylabel 'delay p99 (ms)'\nset xrange [-0.05:0.4]\nset yrange [0:*]\n"
+         "set ylabel 'response p99 (ms)'\nset xrange [-0.05:0.4]\nset yrange [0:*]\n"
          "plot 'tarcil_fig12.csv' every ::1 using 1:4 with points pt 7 title 'normal', "
          "'' every ::1 using (($1 > 0) ? $1 : 1/0):3 with points pt 5 title 'high priority'")
     report("tarcil_fig12", "Tarcil Fig. 12: priorities at 80% load",
@@ -1041,9 +1067,16 @@ def tarcil_fig12():
            "when more than a third are high (§6.1, Fig. 12; a figure).",
            "110 x 8 RUs, 100 ms exponential tasks, 7,000 tasks/s (about 80% of the RUs), 4 "
            "agents 88% busy (500 us a decision) so that tasks queue; a random share of tasks "
-           "has high priority and bypasses every queued task. Delay p99 in ms.",
-           ["high share", "all tasks", "high", "normal", "tasks lost"], table, c,
-           "normal p99 (ms) at high share " + " -> ".join(
+           "has high priority and bypasses every queued task. Each task runs its duration "
+           "times its slowdown where it lands (rusk's interference model, as in "
+           "tarcil_admission); response time = delay + that run time, per task (rusk sim's "
+           "per-task JCT by priority, `classification.jct_high_ms` / `jct_normal_ms`; a "
+           "preempted task's next placement counts from its preemption). p99 in ms; the "
+           "scheduling delay's p99 beside it. Tasks lost: submitted - committed (negative "
+           "where preempted tasks were committed again).",
+           ["high share", "response p99, all tasks", "high", "normal", "delay p99, all tasks",
+            "high", "normal", "tasks lost"], table, c,
+           "normal p99 response (ms) at high share " + " -> ".join(
                f"{sh:.0%}: {fmt(col(sh, 'normal_p99_ms'), 1)}" for sh in shares))
 
 
