@@ -110,6 +110,10 @@ struct drv_cls {
 	/* PLACED, any agent: atomic */
 	uint64_t placed, q_true_micro, q_bel_micro;
 	uint64_t slowed, slow_micro; /* tasks whose run time the interference set; sum of it */
+	/* PLACED, per agent (its agent is the one writer): delay + run time of each timed
+	 * placement, [0] normal, [1] high priority (JCT as an outcome; issue 29, item 1) */
+	rusk_hist (*jct)[2];
+	uint32_t n_jct;
 	/* the generator's */
 	rusk_hist time_ns;
 	uint64_t classified;
@@ -307,8 +311,10 @@ static int cls_setup(run *R, const drv_setup_in *in)
 	k->speed = malloc(nm * sizeof *k->speed);
 	k->cands = malloc(CLS_CANDS * sizeof *k->cands);
 	k->cand_idx = malloc(CLS_CANDS * sizeof *k->cand_idx);
+	k->n_jct = cfg->agents;
+	k->jct = calloc(k->n_jct ? k->n_jct : 1, sizeof *k->jct);
 	if (!k->row || !k->held || !k->fb_row || !k->shadow || !k->speed || !k->cands ||
-	    !k->cand_idx ||
+	    !k->cand_idx || !k->jct ||
 	    (k->target && (!k->pref || !k->alloc_blocks || !k->goal || !k->tgt_s)) ||
 	    (sfb && (!k->alloc_rus || !k->alloc_mach || !k->ran_plat || !k->srow))) {
 		fprintf(stderr, "rusk: --classify: out of memory for %" PRIu64 " tasks\n", k->cap);
@@ -782,6 +788,9 @@ void drv_cls_event(run *R, rusk_dispatch_event *ev)
 			rusk_faa64(&k->slowed, 1, RUSK_RELAXED);
 			rusk_faa64(&k->slow_micro, (uint64_t)(sd * 1e6), RUSK_RELAXED);
 		}
+		if (ev->run_ns != RUSK_RUN_UNTIL_COMPLETE && ev->agent < k->n_jct)
+			rusk_hist_record(&k->jct[ev->agent][j->prio > 0],
+			                 ev->delay_ns + ev->run_ns);
 		shadow_add(k, R->c, ev->leases, ev->n_leases, caused, false);
 		k->held[id] = ev->n_leases;
 		rusk_faa64(&k->placed, 1, RUSK_RELAXED);
@@ -938,6 +947,28 @@ void drv_cls_print(const run *R)
 		        k->t_pref_placed ? k->t_perf_placed_micro / 1e6 / k->t_pref_placed : 0.0);
 }
 
+/* ", \"jct_ms\": {...}, \"jct_high_ms\": {...}, \"jct_normal_ms\": {...}": delay + run time
+ * of the timed placements (a preempted task's later tenure counts from its preemption),
+ * mean and percentiles, all and by priority (the agents' histograms merged). */
+static void jct_json(FILE *f, const drv_cls *k)
+{
+	static rusk_hist h[3]; /* all, normal, high (about 60 KB each: not on the stack) */
+	memset(h, 0, sizeof h);
+	for (uint32_t a = 0; a < k->n_jct; a++)
+		for (int p = 0; p < 2; p++) {
+			rusk_hist_merge(&h[0], &k->jct[a][p]);
+			rusk_hist_merge(&h[1 + p], &k->jct[a][p]);
+		}
+	static const char *const name[3] = {"jct_ms", "jct_normal_ms", "jct_high_ms"};
+	for (int i = 0; i < 3; i++)
+		fprintf(f,
+		        ", \"%s\": {\"tasks\": %" PRIu64 ", \"mean\": %.3f, \"p50\": %.3f, "
+		        "\"p95\": %.3f, \"p99\": %.3f}",
+		        name[i], rusk_hist_count(&h[i]), rusk_hist_mean(&h[i]) / 1e6,
+		        rusk_hist_quantile(&h[i], 0.5) / 1e6, rusk_hist_quantile(&h[i], 0.95) / 1e6,
+		        rusk_hist_quantile(&h[i], 0.99) / 1e6);
+}
+
 void drv_cls_json(FILE *f, const run *R)
 {
 	const drv_cls *k = R->cls;
@@ -948,6 +979,7 @@ void drv_cls_json(FILE *f, const run *R)
 	        "\"true_sums_zero\": %s, \"slowed\": %" PRIu64 ", \"slowdown_mean\": %.6f",
 	        mode_name(k->mode), CLS_TRAIN + CLS_POOL, CLS_TRAIN, g.placed, g.q_true, g.q_bel,
 	        g.sums_zero ? "true" : "false", k->slowed, g.slowdown);
+	jct_json(f, k);
 	if (k->mode == DRV_CLS_ON) {
 		fprintf(f,
 		        ", \"classified\": %" PRIu64
@@ -1043,6 +1075,7 @@ void drv_cls_free(run *R)
 	free(k->speed);
 	free(k->cands);
 	free(k->cand_idx);
+	free(k->jct);
 	if (k->registered)
 		rusk_thread_unregister();
 	free(k);

@@ -377,6 +377,10 @@ PAPER_TAU_T1 = 1000                   # ms, Table 1's Adaptive
 # "Bounded by tau": the paper gives no margin. Adaptive switches on an EMA of the delay, so a
 # phase's median can pass tau by what accumulates before the EMA catches up; 10% is ours.
 TAU_TOL = 1.1
+# "Adaptive uses Quality-first when the scheduling load is not heavy" (§6.3, phases 1 and 5):
+# the paper gives no share; 90% is ours: in phases 1 and 5 at most one decision in ten may
+# leave Quality-first for the run to count as "uses Quality-first" there.
+QF_CALM = 0.9
 
 
 def five(extra, phase_s):
@@ -499,14 +503,20 @@ def fig5():
          ", ".join(f"'fig5.csv' every ::1 using ((strcol(1) eq '{l}' && $2 == 1) ? $3 : 1/0):4 "
                    f"with linespoints title '{l}'" for l in labels))
     report("fig5", "ParSync Fig. 5: ParSync vs StateSync over five phases",
-           "\"the average scheduling delay of ParSync using Latency-first is significantly "
-           "smaller than the other approaches throughout the five phases. The delay of "
-           "ParSync using Adaptive is bounded by τ. The delay of Quality-first increases much "
-           "faster than Latency-first and Adaptive during the peak periods (e.g., Phase 3), "
-           "but is still much smaller than that of StateSync. Starting from Phase 2, "
-           "StateSync's delay increases rapidly [...] The high delay starts to drop only in "
-           "Phase 5 [...] the scheduling quality of StateSync is actually quite good\" "
-           f"(§6.1, Fig. 5; Adaptive with tau = {PAPER_TAU_FIG5} ms; we compare medians).",
+           "\"Figure 5a shows that the average scheduling delay of ParSync using "
+           "Latency-first is significantly smaller than the other approaches throughout the "
+           "five phases. The delay of ParSync using Adaptive is bounded by τ. The delay of "
+           "Quality-first increases much faster than Latency-first and Adaptive during the "
+           "peak periods (e.g., Phase 3), but is still much smaller than that of StateSync. "
+           "Starting from Phase 2, StateSync’s delay increases rapidly as its schedulers are "
+           "not able to handle the high task submission rate and uncommitted tasks starts to "
+           "accumulate. The high delay starts to drop only in Phase 5 when the accumulated "
+           "tasks from the previous phases are gradually committed. Although Figure 5b shows "
+           "that the scheduling quality of StateSync is actually quite good, its high "
+           "scheduling delay makes it infeasible for production use.\" "
+           f"(§6.1, Fig. 5; Adaptive with tau = {PAPER_TAU_FIG5} ms; we compare medians; "
+           "\"infeasible for production use\" is the paper's judgement of StateSync's "
+           "delay, which the checks compare with Quality-first's, not a separate check).",
            five_setting(phase_s()) + " StateSync synchronises the whole state every G and "
            "picks slots by weighted sampling on quality (§4's StateSync: rusk's "
            "Quality-first with `--sync state`).",
@@ -539,7 +549,8 @@ def fig6_8():
           f"Latency-first in phases {', '.join(map(str, better)) or 'none'} of {n} (Figs. 6d, 7d)")
     dq = d["quality"]
     c.add(dq[1] > dq[0] and dq[2] > dq[1] and dq[0] < dq[3] < dq[2],
-          "Quality-first's delay rises in phases 2-3 and is still high in phase 4 (Fig. 7b): "
+          "Quality-first's delay rises in phases 2-3, starts to drop in phase 4 and is still "
+          "high there (phase 3 > phase 4 > phase 1; Fig. 7b): "
           + " / ".join(f"{x:.1f}" for x in dq) + " ms")
     dl = d["latency"]
     # "Roughly follow the task submission rate": no number in the paper, so the check is the
@@ -552,13 +563,17 @@ def fig6_8():
         hot = [p for p in range(n) if dq[p] > t]
         switched = [p for p in hot if m[l][p] < m[l][0]]
         text = (f"tau = {t} ms: Quality-first mode for {m[l][0]:.0%} / {m[l][-1]:.0%} of "
-                f"decisions in phases 1 / 5; largest phase median {max(d[l]):.0f} ms "
-                f"(bound {TAU_TOL:g} x tau)")
+                f"decisions in phases 1 / 5 (at least {QF_CALM:.0%}: the paper says Adaptive "
+                f"\"uses Quality-first when the scheduling load is not heavy\" and gives no "
+                f"share, so {QF_CALM:.0%} is ours, at most one decision in ten leaving it); "
+                f"largest phase median {max(d[l]):.0f} ms (bound {TAU_TOL:g} x tau: the "
+                f"paper gives no margin; ours, for what accumulates before the delay EMA "
+                f"catches up)")
         if not hot:
             c.add(None, text + f"; switching not exercised: Quality-first's phase medians "
                   f"never exceed tau (largest {max(dq):.0f} ms)")
             continue
-        c.add(m[l][0] >= 0.9 and m[l][-1] >= 0.9 and len(switched) == len(hot) and
+        c.add(m[l][0] >= QF_CALM and m[l][-1] >= QF_CALM and len(switched) == len(hot) and
               max(d[l]) <= TAU_TOL * t,
               text + f"; in the phases where Quality-first's median exceeds tau ("
               + ", ".join(str(p + 1) for p in hot) + ") Quality-first mode for "
@@ -573,10 +588,14 @@ def fig6_8():
                    f"with linespoints title '{l}'" for l in labels))
     report("fig6_8", "ParSync Figs. 6-8: Latency-first, Quality-first, Adaptive (tau = "
            + ", ".join(map(str, PAPER_TAUS)) + " ms)",
-           "Quality-first gets considerably better quality; its delay rises quickly in phases "
-           "2-3 and is still high in phase 4; Latency-first's delay follows the submission "
-           "rate; Adaptive behaves like Quality-first in phases 1 and 5, switches to "
-           "Latency-first whenever the delay EMA exceeds tau and holds the median delay at "
+           "Quality-first gets considerably better quality; \"In contrast, Figure 7b shows "
+           "that using Quality-first, the scheduling delay increases rapidly in Phase 2 and "
+           "Phase 3. The delay starts to drop in Phase 4 but is still high because it needs "
+           "to clear the accumulated uncommitted tasks, which surges from 1,700 in Phase 2 to "
+           "5,800 in Phase 3 (1,700 and 5,800 are median values, details are reported in "
+           "Supplemental Material A.1 in [18]).\" (§6.2); Latency-first's delay follows "
+           "the submission rate; Adaptive behaves like Quality-first in phases 1 and 5, "
+           "switches to Latency-first whenever the delay EMA exceeds tau and holds the median delay at "
            "tau; a larger tau gives better quality (§6.2-6.3, Figs. 6-8).",
            five_setting(phase_s()) + " Adaptive's mode share: the share of tasks placed by a "
            "Quality-first decision (`quality_mode_share` in the sim's CSV).",
@@ -595,7 +614,10 @@ PAPER_T1 = {0.9: ((922, 914, 904), (0.4, 0.8, 3.7), (10.3, 10.6, 12.7)),
             0.6: ((836, 788, 712), (0.4, 0.8, 2.0), (10.2, 10.0, 9.9)),
             0.5: ((797, 726, 622), (0.4, 0.8, 1.9), (10.1, 9.5, 9.1)),
             0.4: ((762, 600, 542), (0.4, 0.7, 1.5), (10.1, 8.6, 8.4))}
-SWITCHED = 0.99  # Adaptive counts as switched when under this share of its tasks are Quality-first
+# Adaptive counts as switched when under this share of its tasks are Quality-first. The paper
+# gives no mode share; 99% is ours: at least one task in a hundred placed by Latency-first,
+# so that a handful of switched decisions does not count as switching.
+SWITCHED = 0.99
 PAPER_T1_JCT_ALPHA = 0.6  # "Quality-first starts to achieve a smaller JCT ... when alpha <= 0.6"
 # "The JCT of Adaptive always closely follows the best one of Quality-first and
 # Latency-first": the margin is the paper's own largest gap in Table 1 (alpha = 0.5: 9.5 s
@@ -652,7 +674,9 @@ def table1():
     shares = {a: m(a, "adaptive", "quality_mode_share") for a in alphas}
     qmax = max(m(a, "quality", "delay_p50_max_ms") for a in alphas)
     c.add(min(shares.values()) < SWITCHED, "Adaptive switches to Latency-first (Quality-first "
-          f"mode for under {SWITCHED:.0%} of its tasks at some alpha): Quality-first mode "
+          f"mode for under {SWITCHED:.0%} of its tasks at some alpha; the paper gives no share, "
+          f"{SWITCHED:.0%} is ours: at least one task in a hundred placed by Latency-first, "
+          "not a handful): Quality-first mode "
           "for " + ", ".join(f"{shares[a]:.1%}" for a in alphas) + " of its tasks at alpha = "
           + ", ".join(map(str, alphas)) + f" (tau = {PAPER_TAU_T1} ms; Quality-first's largest "
           f"per-second median delay {qmax:.0f} ms: Adaptive leaves Quality-first only when "
@@ -785,6 +809,8 @@ PAPER_FIG9_RISE_R = 64
 PAPER_FIG11_P95_MS = 250
 PAPER_FIG11_P95_LOAD = 80
 PAPER_FIG11_FLAT_LOAD = 85
+TARCIL_FLAT = 0.10  # "almost constant": ours, the paper gives no number (tarcil_admission)
+TARCIL_FEW = 0.01   # "only delays workloads at very high ... utilizations": ours, no share given
 # A decision costs its work (rusk sim --cost work): the reference decision (Latency-first,
 # 32 RUs examined in one partition) costs TARCIL_DECISION_US, what the earlier flat model
 # (100 us + 4 us per candidate) charged at R = 32; smaller R costs less, larger R more.
@@ -902,21 +928,27 @@ def tarcil_admission():
                                "--admission", a]
              for l in loads for a in ("off", "on")}
     res = sims(specs)
-    t = TARCIL_TASK_MS
+    # Response time per task: delay + run time where it landed (rusk sim's per-task JCT,
+    # the classification section's jct_ms), not delay + a fixed 100 ms.
     data = record("tarcil_admission", ["load_pct", "admission", "seed", "q_mean",
                                        "resp_mean_ms", "resp_p95_ms", "resp_p99_ms",
-                                       "waited_share", "at_bound", "wait_max_ms"],
-                  lambda: [[l, a, s, j["quality"]["q_mean"], j["delay_us"]["mean"] / 1e3 + t,
-                            j["delay_us"]["p95"] / 1e3 + t, j["delay_us"]["p99"] / 1e3 + t,
+                                       "waited_share", "at_bound", "wait_max_ms",
+                                       "slowdown"],
+                  lambda: [[l, a, s, j["quality"]["q_mean"],
+                            j["classification"]["jct_ms"]["mean"],
+                            j["classification"]["jct_ms"]["p95"],
+                            j["classification"]["jct_ms"]["p99"],
                             j["admission"]["waited"] / max(1, j["tasks"]["committed"]),
-                            j["admission"]["at_bound"], j["phases_us"]["admission"]["max"] / 1e3]
+                            j["admission"]["at_bound"], j["phases_us"]["admission"]["max"] / 1e3,
+                            j["classification"]["slowdown_mean"]]
                            for ((l, a), s), (j, _) in sorted(res.items())])
 
     def col(l, a, k):
         return [float(x[k]) for x in data if int(x["load_pct"]) == l and x["admission"] == a]
     table = [[f"{l}%", a, fmt(col(l, a, "q_mean"), 4), fmt(col(l, a, "resp_mean_ms"), 1),
               fmt(col(l, a, "resp_p95_ms"), 1), fmt(col(l, a, "resp_p99_ms"), 1),
-              fmt(col(l, a, "waited_share"), 3), fmt(col(l, a, "wait_max_ms"), 1)]
+              fmt(col(l, a, "waited_share"), 3), fmt(col(l, a, "wait_max_ms"), 1),
+              fmt(col(l, a, "slowdown"), 4)]
              for l in loads for a in ("off", "on")]
     c = Checks()
     upto = [l for l in loads if l <= PAPER_FIG11_P95_LOAD]
@@ -928,10 +960,12 @@ def tarcil_admission():
     flat = [l for l in loads if l <= PAPER_FIG11_FLAT_LOAD]
     base = mean(col(loads[0], "on", "resp_mean_ms"))
     fm = {l: mean(col(l, "on", "resp_mean_ms")) for l in flat}
-    # "Almost constant until loads over 85%": no number in the paper; 10% is ours.
-    c.add(all(v <= 1.1 * base for v in fm.values()),
-          f"mean response time flat (within 10% of {loads[0]}% load's; the paper gives no "
-          f"margin) up to "
+    # "Almost constant until loads over 85%": no number in the paper; 10% is ours, the
+    # largest rise we still read as "almost constant" (a tenth of the response time).
+    c.add(all(v <= (1 + TARCIL_FLAT) * base for v in fm.values()),
+          f"mean response time flat (within {TARCIL_FLAT:.0%} of {loads[0]}% load's; the "
+          f"paper says \"almost constant\" and gives no number, so {TARCIL_FLAT:.0%} is ours: "
+          f"the largest rise we still read as almost constant) up to "
           f"{PAPER_FIG11_FLAT_LOAD}%: " + ", ".join(f"{fm[l]:.1f} ms at {l}%" for l in flat))
     hot = [l for l in loads if l >= PAPER_FIG11_FLAT_LOAD] or [loads[-1]]
     gains = {}
@@ -946,8 +980,13 @@ def tarcil_admission():
               f"{fmt(g, 4)} at {l}%" for l, g in gains.items()))
     cold = [l for l in loads if l < PAPER_FIG11_P95_LOAD]
     ws = {l: max(col(l, "on", "waited_share")) for l in cold}
-    c.add(all(v <= 0.01 for v in ws.values()), "admission delays almost no task below "
-          f"{PAPER_FIG11_P95_LOAD}% load (share of tasks that waited, worst seed): "
+    # "Only delays workloads at very high cluster utilizations (over 80%-85%)" (§4): no share
+    # in the paper; 1% is ours, one task in a hundred below 80%, for bursts of random arrivals.
+    c.add(all(v <= TARCIL_FEW for v in ws.values()), "admission delays almost no task below "
+          f"{PAPER_FIG11_P95_LOAD}% load (at most {TARCIL_FEW:.0%} of tasks wait: the paper "
+          f"says it \"only delays workloads at very high cluster utilizations (over "
+          f"80%-85%)\" and gives no share, so {TARCIL_FEW:.0%} is ours, one task in a "
+          f"hundred, for bursts of random arrivals) (share of tasks that waited, worst seed): "
           + ", ".join(f"{ws[l]:.2%} at {l}%" for l in cold))
     plot("tarcil_admission", "set xlabel 'load (%)'\nset ylabel 'p95 response (ms)'\n"
          "plot 'tarcil_admission.csv' every ::1 using ((strcol(2) eq 'on') ? $1 : 1/0):6 w p "
@@ -960,11 +999,15 @@ def tarcil_admission():
            "load and queues a task at most mu + 2 sigma of the time-until-free (§4, §6.1).",
            f"Tarcil's cluster in virtual time: 100 servers x 8 RUs, 10 agents (50 us a "
            f"decision, 20 ms sync gap), {TARCIL_TASK_MS} ms tasks with random interference "
-           f"profiles, R automatic (capped at 32), {dur} s per point. Response time = "
-           f"scheduling delay + {TARCIL_TASK_MS} ms (the simulator does not slow a task on a "
-           "poor RU, so the paper's degradation from bad placements is not in it).",
+           f"profiles that the agents see classified (`--classify on`), R automatic (capped "
+           f"at 32), {dur} s per point. Each task runs {TARCIL_TASK_MS} ms times its slowdown "
+           f"where it lands (1 + 0.05 sum_i (C_i / t_i)^2 from its co-runners' true caused "
+           f"pressure C, Tarcil eq. 3, and t_i = 99 - c_i, Tarcil §3; rusk's model), so a "
+           "poor RU lengthens it; response time = scheduling delay + that run time, per task "
+           "(mean and percentiles of rusk sim's per-task JCT, `classification.jct_ms`).",
            ["load", "admission", "mean Q", "mean response ms", "p95 response ms",
-            "p99 response ms", "share waited", "longest wait ms"], table, c,
+            "p99 response ms", "share waited", "longest wait ms", "slowdown (outcome)"],
+           table, c,
            "p95 response (admission on) " + ", ".join(
                f"{l}%: {fmt(col(l, 'on', 'resp_p95_ms'), 0)} ms" for l in loads))
 
@@ -976,31 +1019,47 @@ def tarcil_fig12():
            "--decision-us", "500", "--rate", "7000", "--duration-s", str(pick(20, 5))]
     shares = [0.0, 0.1, 0.33]
     res = sims({sh: old + ["--priority-share", str(sh)] for sh in shares})
+    # Response time per task: delay + run time where it landed (rusk sim's per-task JCT by
+    # priority, the classification section); the delays are kept beside it.
     data = record("tarcil_fig12", ["high_share", "seed", "high_p99_ms", "normal_p99_ms",
-                                   "all_p99_ms", "lost"],
-                  lambda: [[sh, s, j["priority"]["delay_high_us"]["p99"] / 1e3,
+                                   "all_p99_ms", "lost", "high_delay_p99_ms",
+                                   "normal_delay_p99_ms", "all_delay_p99_ms"],
+                  lambda: [[sh, s, j["classification"]["jct_high_ms"]["p99"],
+                            j["classification"]["jct_normal_ms"]["p99"],
+                            j["classification"]["jct_ms"]["p99"],
+                            j["tasks"]["submitted"] - j["tasks"]["committed"],
+                            j["priority"]["delay_high_us"]["p99"] / 1e3,
                             j["priority"]["delay_normal_us"]["p99"] / 1e3,
-                            j["delay_us"]["p99"] / 1e3,
-                            j["tasks"]["submitted"] - j["tasks"]["committed"]]
+                            j["delay_us"]["p99"] / 1e3]
                            for (sh, s), (j, _) in sorted(res.items())])
 
     def col(sh, k):
         return [float(x[k]) for x in data if float(x["high_share"]) == sh]
-    table = [[f"{sh:.0%}", fmt(col(sh, "all_p99_ms"), 2),
-              fmt(col(sh, "high_p99_ms"), 2) if sh else "-", fmt(col(sh, "normal_p99_ms"), 2),
+    table = [[f"{sh:.0%}", fmt(col(sh, "all_p99_ms"), 1),
+              fmt(col(sh, "high_p99_ms"), 1) if sh else "-", fmt(col(sh, "normal_p99_ms"), 1),
+              fmt(col(sh, "all_delay_p99_ms"), 2),
+              fmt(col(sh, "high_delay_p99_ms"), 2) if sh else "-",
+              fmt(col(sh, "normal_delay_p99_ms"), 2),
               int(sum(col(sh, "lost")))] for sh in shares]
     c = Checks()
     base = {int(x["seed"]): float(x["all_p99_ms"]) for x in data if float(x["high_share"]) == 0}
-    hi_ok = all(float(x["high_p99_ms"]) < base[int(x["seed"])] for x in data
-                if float(x["high_share"]) > 0)
-    c.add(hi_ok, "high-priority p99 below the no-priority p99 in every seed (" + ", ".join(
-        f"{sh:.0%}: {mean(col(sh, 'high_p99_ms')):.2f} ms" for sh in shares[1:]) +
-        f" vs {mean(base.values()):.2f} ms)")
+    not_below = [x for x in data if float(x["high_share"]) > 0 and
+                 float(x["high_p99_ms"]) >= base[int(x["seed"])]]
+    # Strictly below, with no margin (the paper gives none); the p99s are histogram bucket
+    # midpoints (within 0.8%), so a difference under a bucket's width shows as equal.
+    c.add(not not_below, "high-priority p99 response below the no-priority p99 in every "
+          "seed (" + ", ".join(f"{sh:.0%}: {mean(col(sh, 'high_p99_ms')):.2f} ms"
+                               for sh in shares[1:]) +
+          f" vs {mean(base.values()):.2f} ms" + ("; not below in " + ", ".join(
+              f"seed {x['seed']} at {float(x['high_share']):.0%}: "
+              f"{float(x['high_p99_ms']):.2f} vs {base[int(x['seed'])]:.2f} ms (the p99s are "
+              f"histogram bucket midpoints, within 0.8%)" for x in not_below)
+              if not_below else "") + ")")
     lo = [mean(col(sh, "normal_p99_ms")) for sh in shares]
-    c.add(lo[-1] > lo[0], "normal-priority p99 rises with the high share: " +
+    c.add(lo[-1] > lo[0], "normal-priority p99 response rises with the high share: " +
           " -> ".join(f"{x:.2f}" for x in lo) + " ms")
     plot("tarcil_fig12", "set xlabel 'share of high-priority tasks'\n"
-         "set ylabel 'delay p99 (ms)'\nset xrange [-0.05:0.4]\nset yrange [0:*]\n"
+         "set ylabel 'response p99 (ms)'\nset xrange [-0.05:0.4]\nset yrange [0:*]\n"
          "plot 'tarcil_fig12.csv' every ::1 using 1:4 with points pt 7 title 'normal', "
          "'' every ::1 using (($1 > 0) ? $1 : 1/0):3 with points pt 5 title 'high priority'")
     report("tarcil_fig12", "Tarcil Fig. 12: priorities at 80% load",
@@ -1008,9 +1067,16 @@ def tarcil_fig12():
            "when more than a third are high (§6.1, Fig. 12; a figure).",
            "110 x 8 RUs, 100 ms exponential tasks, 7,000 tasks/s (about 80% of the RUs), 4 "
            "agents 88% busy (500 us a decision) so that tasks queue; a random share of tasks "
-           "has high priority and bypasses every queued task. Delay p99 in ms.",
-           ["high share", "all tasks", "high", "normal", "tasks lost"], table, c,
-           "normal p99 (ms) at high share " + " -> ".join(
+           "has high priority and bypasses every queued task. Each task runs its duration "
+           "times its slowdown where it lands (rusk's interference model, as in "
+           "tarcil_admission); response time = delay + that run time, per task (rusk sim's "
+           "per-task JCT by priority, `classification.jct_high_ms` / `jct_normal_ms`; a "
+           "preempted task's next placement counts from its preemption). p99 in ms; the "
+           "scheduling delay's p99 beside it. Tasks lost: submitted - committed (negative "
+           "where preempted tasks were committed again).",
+           ["high share", "response p99, all tasks", "high", "normal", "delay p99, all tasks",
+            "high", "normal", "tasks lost"], table, c,
+           "normal p99 response (ms) at high share " + " -> ".join(
                f"{sh:.0%}: {fmt(col(sh, 'normal_p99_ms'), 1)}" for sh in shares))
 
 
@@ -1134,10 +1200,15 @@ def quasar_fig3():
           "one entry per row gives higher errors than two (p90): " +
           ", ".join(f"{k} {m[k][1]:.1%} -> {m[k][2]:.1%}" for k in QUASAR_KINDS))
     # Diminishing returns after 4-5 entries: what entries beyond 5 still buy is under a
-    # third of what 1 -> 4 bought.
+    # third of what 1 -> 4 bought. The paper gives no number; a third is ours: both spans add
+    # three entries (heterogeneity's 5 -> 7 two), and a third rules out a merely slower,
+    # steady decline, which is not a "point of diminishing returns".
     dim = {k: (m[k][1] - m[k][4], m[k][5] - m[k][max(m[k])]) for k in QUASAR_KINDS}
     c.add(all(late < early / 3 for early, late in dim.values()),
-          "diminishing returns after 4-5 entries (p90 gain 1 -> 4 entries vs 5 -> most): " +
+          "diminishing returns after 4-5 entries: the p90 gain from 5 entries to the most is "
+          "under a third of the gain from 1 to 4 (the paper gives no number; a third is ours: "
+          "both spans add three entries, heterogeneity's later one two, and a third rules out a "
+          "merely steady decline) (p90 gain 1 -> 4 entries vs 5 -> most): " +
           ", ".join(f"{k} {e:.1%} vs {l:.1%}" for k, (e, l) in dim.items()))
     big = max(rows)
     worst = max(float(x["p99_us"]) for x in tim if int(x["x"]) == big)
@@ -1366,9 +1437,14 @@ def quasar_sim_quality():
           "oracle < classified < none in every seed: " + ", ".join(
               f"{o:.4f} / {k:.4f} / {n:.4f}" for o, k, n in
               zip(sd["oracle"], sd["on"], sd["none"])))
+    # A precondition, not a check (it is about rusk's measure, not a claim of the issue or
+    # a paper): with oracle profiles the driver's Q under true profiles must equal the
+    # kernel's Q as placed, or the column measures something else; the experiment stops.
     dev = max(abs(a - b) for a, b in zip(q["oracle"], col("oracle", "q_placed")))
-    c.add(dev < 0.01, "the measure is the kernel's own: with oracle profiles, Q under true "
-          f"profiles equals Q as placed in every seed (largest difference {dev:.4f})")
+    if dev >= 0.01:
+        raise RuntimeError(f"quasar_sim_quality: with oracle profiles, Q under true profiles "
+                           f"differs from the kernel's Q as placed by {dev:.4f} (>= 0.01): "
+                           f"the measure is not the kernel's own")
     plot("quasar_sim_quality", "set ylabel 'Q under true profiles'\nset yrange [0:1]\n"
          "set style data histogram\nset style fill solid 0.6\nset xtics rotate by -45\n"
          "plot 'quasar_sim_quality.csv' every ::1 using 4:xtic(stringcolumn(2).' s'."
@@ -1391,7 +1467,9 @@ def quasar_sim_quality():
            "task runs its duration times its slowdown where it lands (run time over run time "
            "alone: 1 + 0.05 sum_i (C_i / t_i)^2 over its co-runners' true caused pressure C "
            "(Tarcil eq. 3) and what it tolerates, t_i = 99 - c_i (Tarcil §3); rusk's model, "
-           "the papers give none); JCT = delay + run time.",
+           "the papers give none); JCT = delay + run time. The measure is the kernel's "
+           "own: with oracle profiles, Q under true profiles must equal Q as placed within "
+           "0.01 in every seed, or the experiment stops (a precondition, not a check).",
            ["profiles", "Q under true profiles", "Q as placed (kernel)", "tasks placed",
             "caused error (%)", "slowdown (outcome)", "JCT s"], table, c,
            "Q under true profiles oracle / classified / none " + " / ".join(
@@ -1663,9 +1741,13 @@ def sigma_fig6_7():
               + (f"; paper: {PAPER_SIGMA_GOODPUT_LOWER}% lower)" if m == "point-real" else ")"))
     four = ["3sigma", "point-perfect", "point-real", "prio"]
     spread = max(lat[m] for m in four) / max(min(lat[m] for m in four), 1e-9)
-    # "Similar": the paper gives no number; 1.5x is ours.
+    # "BE latency is similar across all system" (§6.1): the paper gives no number (Fig. 6c
+    # only bars); 1.5x is ours: the largest at most half again the smallest, well under the
+    # 2.3x and 4.0x SLO-miss gaps the paper calls outperforming.
     c.add(spread <= 1.5, "BE latency similar across the four systems (largest within 1.5x the "
-          "smallest; the paper gives no margin): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
+          "smallest; the paper says \"BE latency is similar across all system\" and gives no "
+          "number, so 1.5x is ours: at most half again the smallest, well under the 2.3x "
+          "and 4.0x SLO-miss gaps the paper calls outperforming): " + ", ".join(f"{SIGMA_NAMES[m]} {lat[m]:.0f} s" for m in four))
     pool = {m: mean(col(m, "slo_miss_pct", SIGMA_POOL)) for m in SIGMA_SCHEDS}
     both = main != SIGMA_POOL
     agg = _sigma_agg("sigma_fig6_7", [[SIGMA_NAMES[m], miss[m], pool[m], good[m] / 10]
@@ -1906,9 +1988,14 @@ def sigma_sim():
               + ", ".join(f"{SIGMA_NAMES[m]} {gap[m]:+.1f}" for m in SIGMA_SCHEDS))
     else:
         c.add(None, "no `rusk plan` figures for the same jobs (run sigma_fig6_7 first)")
-    ok = all(int(x["resolved_once"]) and int(x["kernel_checks"]) for x in data)
-    c.add(ok, "every run resolved every job once and passed the kernel's checks" if ok else
-          "a run lost a job or failed the kernel's checks")
+    # A precondition, not a check: `rusk sim` exits non-zero when a job is not resolved
+    # exactly once or the kernel's checks fail, and _run stops the experiment then, so no
+    # such row reaches the CSV; a CSV that holds one anyway (edited by hand) stops here.
+    bad = [(x["sched"], x["seed"]) for x in data
+           if not (int(x["resolved_once"]) and int(x["kernel_checks"]))]
+    if bad:
+        raise RuntimeError(f"sigma_sim.csv: runs that lost a job or failed the kernel's "
+                           f"checks, which `rusk sim` stops on: {bad}")
     table = [[SIGMA_NAMES[m], fmt(col(m, "slo_miss_pct"), 1),
               fmt([o for _, o in pairs[m]], 1) if own and all(o is not None for _, o in pairs[m])
               else "-", fmt(col(m, "goodput_rh"), 0), fmt(col(m, "be_latency_s"), 0),
@@ -1939,7 +2026,10 @@ def sigma_sim():
            "an agent picks its machines, and a task's preferred machines only weigh its "
            "score, they do not confine it), so this experiment leaves out §5's preferences, "
            "the cause of Prio's misses the paper names (sigma_fig6_7 has them). The `rusk "
-           "plan` column is sigma_fig6_7's one-pool figure for the same jobs.",
+           "plan` column is sigma_fig6_7's one-pool figure for the same jobs. `rusk sim` "
+           "checks every run that each job was resolved exactly once and that the kernel's "
+           "checks pass, and exits non-zero otherwise, which stops this experiment (not a "
+           "check: a run that fails it leaves no data).",
            ["scheduler", "SLO miss % (agents)", "SLO miss % (rusk plan)", "goodput RU-h",
             "BE latency s", "preemptions", "hand-off ms mean", "hand-off ms max",
             "greedy fallbacks"], table, c,

@@ -14,6 +14,9 @@ Writes these marked blocks (README.md: paper-verdicts; docs/planner.md: the sigm
   <!-- sigma-budget:begin --> ... <!-- sigma-budget:end -->
       3Sigma Figs. 6/7's SLO miss rates and the share of planning cycles that hit the
       solver's budget, from perf/paper/sigma_fig6_7.csv;
+  <!-- sigma-budget-pool:begin --> ... <!-- sigma-budget-pool:end -->
+      the share of 3Sigma's planning cycles that hit the solver's budget in one pool (the
+      runs docs/planner.md's "Solver budget" item is about), from the same CSV;
   <!-- sigma-sim:begin --> ... <!-- sigma-sim:end -->
       the same through the kernel's agents (sigma_sim.csv) and its computed verdict.
 
@@ -97,6 +100,19 @@ def sigma_block():
             + ex.sigma_budget(data, ex.SIGMA_POOL) + ".")
 
 
+def sigma_budget_pool_block():
+    """3Sigma's share of planning cycles at the solver's budget in one pool (no placement
+    preferences), over every seed of sigma_fig6_7.csv; indented as a list item's text."""
+    data, _ = ex.sigma_fig6_7_data()
+    t = sum(ex._sigma_col(data, ex.SIGMA_POOL, "3sigma", "ticks"))
+    b = sum(ex._sigma_col(data, ex.SIGMA_POOL, "3sigma", "at_budget"))
+    g = sum(ex._sigma_col(data, ex.SIGMA_POOL, "3sigma", "fallbacks"))
+    seeds = sorted({int(x["seed"]) for x in data if x["key"] == ex.SIGMA_POOL})
+    return (f"   (generated from `perf/paper/sigma_fig6_7.csv`, one pool, seeds "
+            f"{seeds[0]}-{seeds[-1]}: {100 * b / max(t, 1):.1f}% of 3Sigma's {t:.0f} planning "
+            f"cycles hit the budget, {100 * g / max(t, 1):.1f}% on the greedy fallback.)")
+
+
 def sigma_sim_block():
     """sigma_sim's table (through the agents, the same jobs in rusk plan's pool, the
     hand-off) and its computed verdict, from sigma_sim.csv, sigma_fig6_7.csv and
@@ -130,10 +146,11 @@ def sigma_fig8_block():
 
 
 BLOCKS = {"paper-verdicts": verdicts_block, "sigma-budget": sigma_block,
+          "sigma-budget-pool": sigma_budget_pool_block,
           "sigma-sim": sigma_sim_block, "sigma-fig8": sigma_fig8_block}
 # The file (from the repository's root) that holds each block.
 FILES = {"README.md": ["paper-verdicts"], os.path.join("docs", "planner.md"):
-         ["sigma-budget", "sigma-fig8", "sigma-sim"]}
+         ["sigma-budget", "sigma-budget-pool", "sigma-fig8", "sigma-sim"]}
 
 
 def render(text, names):
@@ -144,7 +161,10 @@ def render(text, names):
         i, j = text.find(b), text.find(e)
         if i < 0 or j < i:
             raise SystemExit(f"headline.py: no {b} ... {e} block")
-        text = text[:i + len(b)] + "\n" + fn() + "\n" + text[j:]
+        # An end marker indented (inside a list item) keeps its indentation.
+        indent = text[text.rfind("\n", 0, j) + 1:j]
+        indent = indent if not indent.strip() else ""
+        text = text[:i + len(b)] + "\n" + fn() + "\n" + indent + text[j:]
     return text
 
 

@@ -34,9 +34,22 @@ for c in ("oracle", "none", "default"):
     assert sd > 1.0 and cl["slowed"] == cl["placed"] > 0, cl
     assert abs(ex["tet_mean_s"] - 0.1 * sd) <= 2e-6, (ex, sd)
     assert ex["jct_mean_s"] > ex["tet_mean_s"], ex
+    # Per-task JCT (delay + run time where it landed): the histogram's mean is the
+    # execution's (within its 0.8% buckets), every placement counted, percentiles ordered,
+    # and none below the 100 ms alone (a slowdown is >= 1).
+    jc = cl["jct_ms"]
+    assert jc["tasks"] == cl["slowed"] and jc == cl["jct_normal_ms"], cl
+    assert cl["jct_high_ms"]["tasks"] == 0, cl
+    assert abs(jc["mean"] - 1e3 * ex["jct_mean_s"]) <= 0.01 * jc["mean"], (jc, ex)
+    assert 100 * 0.992 <= jc["p50"] <= jc["p95"] <= jc["p99"], jc
+    assert jc["p99"] > 100 * sd, (jc, sd)
 assert out["default"]["classification"]["mode"] == "on", out["default"]["classification"]
 # off: the score-only model, run times exactly the duration, no classification section.
 assert "classification" not in out["off"] and out["off"]["execution"]["tet_mean_s"] == 0.1
 # Deterministic: the oracle arm (no wall-clock classification time) twice, same bytes.
 run("oc_oracle2.json", ["--classify", "oracle"])
 assert open("oc_oracle.json", "rb").read() == open("oc_oracle2.json", "rb").read()
+# With priorities, JCT by class: the classes add up to all placements.
+pr = run("oc_prio.json", ["--classify", "oracle", "--priority-share", "0.3"])["classification"]
+assert pr["jct_high_ms"]["tasks"] > 0 and pr["jct_normal_ms"]["tasks"] > 0, pr
+assert pr["jct_high_ms"]["tasks"] + pr["jct_normal_ms"]["tasks"] == pr["jct_ms"]["tasks"], pr
