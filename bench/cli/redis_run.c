@@ -15,12 +15,14 @@
  *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
  *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
  *          that no task of it holds (lost releases, unanswered commits) are released.
+ *          Within a budget (LEDGER_BUDGET_MS per pass: "Outages" below).
  *   ok     after the run (every thread joined, every task ended: the dispatcher's stop),
  *          recounts every partition from the main thread: no RU whose free mark disagrees
  *          with its owner (mismatch), and no RU still held by a task id of this run
  *          (dispatcher handles, RUSK_DISPATCH_ID_BASE and up; other processes' tasks,
  *          `rusk agent`'s, are counted apart), after a last ledger pass. The run's checks
- *          line says NO otherwise.
+ *          line says NO otherwise, and when a partition could not be read (the state
+ *          unreachable: "Outages" below), but after a stop signal (not done, exit 3).
  *   json / print: the remote's counters (connections, snapshots, commit round trips and
  *          their p50/p99, claims lost, releases, errors) and the recount.
  *   free   detaches the remote (closes every thread's connection) and the main one.
@@ -36,6 +38,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runstate.h"
 #include "state/open.h"
@@ -46,6 +49,7 @@ struct drv_redis {
 	bool attached, counted, ok;
 	uint64_t held, held_run, free_rus, mismatch;
 	uint32_t parts_failed;
+	bool waived; /* the recount not done: interrupted during an outage (drv_redis_ok) */
 	char why[512];
 	rusk_remote_stats st;
 	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
@@ -71,6 +75,53 @@ static bool own_owner(const drv_redis *X, uint64_t o)
 {
 	return rusk_owner_ns_(o) == X->ns && rusk_owner_task_(o) >= RUSK_DISPATCH_ID_BASE &&
 	       rusk_owner_task_(o) <= RUSK_TASK_ID_MAX;
+}
+
+/*
+ * Outages (the cluster unreachable: docs/redis.md "Faults"). Every connection of the run
+ * waits out an outage at most the failover bound (30 s, state/redis.h: counted from when
+ * the connection lost the cluster, not per call), and gives up at once when a stop signal
+ * came (redis_stopping, each connection's hook): the agents, the completions and the
+ * dispatcher's stop then end their tasks locally, and what Redis still holds is the
+ * recount's to report. The main thread's reads, one call per partition, have a budget per
+ * pass, not per call: the ledger's once a second LEDGER_BUDGET_MS (the sampler waits no
+ * longer: before, each partition waited out the outage in turn, and a run whose cluster
+ * stopped 2 s in was still going after 210 s, deaf to its first SIGTERM), the last ledger
+ * pass and the recount END_BUDGET_MS each. A partition not read within it counts as could
+ * not be read (ledger.failed, recount.partitions_failed), and a recount that could not read
+ * one is not ok: the checks say NO, exit 1; when a signal stopped the run, the recount was
+ * not done rather than failed (as the other checks of an interrupted run): exit 3.
+ */
+#define LEDGER_BUDGET_MS 500
+#define END_BUDGET_MS    5000
+
+static int redis_stopping(void *arg)
+{
+	(void)arg;
+	return drv_stop_signal() != 0; /* a relaxed load: any thread */
+}
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A pass's budget: the main connection's deadline (state/redis.h), returned. */
+static uint64_t pass_begin(drv_redis *X, uint32_t budget_ms)
+{
+	uint64_t deadline = clock_ns() + (uint64_t)budget_ms * 1000000ull;
+	rusk_redis_set_stop_(X->main.redis, redis_stopping, NULL);
+	rusk_redis_set_deadline_(X->main.redis, deadline);
+	return deadline;
+}
+
+/* Whether the pass reads no more partitions: its budget spent, or a partition already
+ * unread in it and a stop signal (a call would give up at its first failed attempt). */
+static bool pass_over(uint64_t deadline, bool failed)
+{
+	return clock_ns() >= deadline || (failed && drv_stop_signal() != 0);
 }
 
 static bool redis_on(const run *R)
@@ -110,7 +161,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */
-	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms};
+	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms, redis_stopping, NULL};
 	if (cfg->wait > 0)
 		rusk_redis_set_wait_(X->main.redis, so.wait_replicas, so.wait_ms);
 	rc = rusk_state_attach_(X->spec, R->c, &so, err, sizeof err);
@@ -187,16 +238,23 @@ static void ledger_check(run *R, bool end)
 	X->ledger_checks++;
 	rusk_thread_register(); /* rusk_dispatch_revoked: a registered thread */
 	uint32_t np = rusk_cluster_partitions(c);
+	uint64_t deadline = pass_begin(X, end ? END_BUDGET_MS : LEDGER_BUDGET_MS);
+	bool failed = false;
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_partition_info pi;
 		if (rusk_cluster_partition(c, p, &pi) != RUSK_OK)
 			continue;
+		if (pass_over(deadline, failed)) {
+			X->ledger_failed++; /* not read (budget): the next pass tries again */
+			continue;
+		}
 		for (uint32_t i = 0; i < pi.rus; i++) /* L1: local first */
 			rusk_ru_state(c, pi.first_ru + i, &X->l_before[i]);
 		size_t n = 0;
 		if (rusk_redis_owners_(X->main.redis, p, X->l_rus, X->l_owners, X->l_gens, cap,
 		                       &n) != RUSK_OK) {
-			X->ledger_failed++; /* a failover under way: the next second tries again */
+			X->ledger_failed++; /* a failover under way: the next pass tries again */
+			failed = true;
 			continue;
 		}
 		memset(X->l_remote, 0, sizeof *X->l_remote * pi.rus);
@@ -248,6 +306,7 @@ static void ledger_check(run *R, bool end)
 			for (size_t k = 0; k < nb; k++)
 				X->orphans += X->l_rcs[k] == RUSK_OK;
 	}
+	rusk_redis_set_deadline_(X->main.redis, 0);
 	rusk_thread_unregister();
 }
 
@@ -297,13 +356,19 @@ static void recount(const run *R)
 		free(owners);
 		return;
 	}
+	uint64_t deadline = pass_begin(X, END_BUDGET_MS);
+	char last[256] = "";
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_bk_count k;
 		size_t n = 0;
+		if (pass_over(deadline, X->parts_failed > 0)) {
+			X->parts_failed++; /* not read within the budget */
+			continue;
+		}
 		if (X->main.bk.ops->recount(X->main.bk.self, p, &k) != RUSK_OK ||
 		    rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n) != RUSK_OK) {
 			X->parts_failed++;
-			snprintf(X->why, sizeof X->why, "partition %u: %s", p,
+			snprintf(last, sizeof last, "partition %u: %s", p,
 			         rusk_redis_last_error_(X->main.redis));
 			continue;
 		}
@@ -313,10 +378,23 @@ static void recount(const run *R)
 		for (size_t i = 0; i < n; i++)
 			X->held_run += own_owner(X, owners[i]);
 	}
+	rusk_redis_set_deadline_(X->main.redis, 0);
 	free(rus);
 	free(owners);
 	X->ok = X->parts_failed == 0 && X->mismatch == 0 && X->held_run == 0;
-	if (X->ok || X->why[0] != '\0')
+	if (X->parts_failed > 0) {
+		/* The state unreachable (or part of it): not judged after a stop signal, as the
+		 * other checks of an interrupted run; a failed check otherwise. */
+		X->waived = drv_stop_signal() != 0 && X->mismatch == 0;
+		snprintf(X->why, sizeof X->why,
+		         "%s: %u of %u partitions could not be read (%s; budget %d s)",
+		         X->waived ? "not done, the run was interrupted"
+		                   : "the state was unreachable",
+		         X->parts_failed, np, last[0] ? last : "the budget was spent",
+		         END_BUDGET_MS / 1000);
+		return;
+	}
+	if (X->ok)
 		return;
 	snprintf(X->why, sizeof X->why,
 	         "%" PRIu64 " RUs whose free mark disagrees with their owner, %" PRIu64
@@ -329,7 +407,7 @@ bool drv_redis_ok(const run *R)
 	if (R->redis == NULL || !R->redis->attached)
 		return true;
 	recount(R);
-	return R->redis->ok;
+	return R->redis->ok || R->redis->waived;
 }
 
 const char *drv_redis_why(const run *R)
@@ -417,10 +495,10 @@ static void redis_print(run *R)
 	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
 	fprintf(R->out,
 	        "  %-28s %u partitions: held %" PRIu64 " (by this run's tasks %" PRIu64
-	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s\n",
+	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s%s\n",
 	        "redis recount", rusk_cluster_partitions(R->c) - X->parts_failed, X->held,
-	        X->held_run, X->free_rus, X->mismatch,
-	        X->parts_failed ? " (some partitions could not be read)" : "");
+	        X->held_run, X->free_rus, X->mismatch, X->parts_failed ? "; " : "",
+	        X->parts_failed ? X->why : "");
 }
 
 static void redis_free(run *R)

@@ -77,6 +77,7 @@ static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, siz
 	}
 	if (aa->opts.wait_replicas > 0)
 		rusk_redis_set_wait_(s->redis, aa->opts.wait_replicas, aa->opts.wait_ms);
+	rusk_redis_set_stop_(s->redis, aa->opts.stop, aa->opts.stop_arg);
 	*out = s->bk;
 	*handle = s;
 	return RUSK_OK;
@@ -112,7 +113,7 @@ int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts 
 	if (aa == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	aa->c = c;
-	aa->opts = opts != NULL ? *opts : (rusk_state_opts){0, 0};
+	aa->opts = opts != NULL ? *opts : (rusk_state_opts){0};
 	memcpy(aa->spec, spec, n);
 	rusk_remote_opener op = {conn_open, conn_close, conn_error, free, aa};
 	int rc = rusk_remote_attach_(c, &op, err, errlen);
@@ -187,6 +188,14 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	(void)r, (void)ms;
+}
+void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns)
+{
+	(void)r, (void)deadline_ns;
+}
+void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
+{
+	(void)r, (void)stop, (void)arg;
 }
 int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
 {

@@ -30,9 +30,11 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 void rusk_state_close_(rusk_state *s);
 /* Options of every connection an attached remote opens (rusk_state_attach_). */
 typedef struct rusk_state_opts {
-	int wait_replicas; /* > 0: WAIT for that many replicas after each commit or release
-	                    * pipeline (rusk_redis_set_wait_); 0: none (the default) */
-	int wait_ms;       /* WAIT's timeout, ms (> 0 with wait_replicas) */
+	int wait_replicas;   /* > 0: WAIT for that many replicas after each commit or release
+	                      * pipeline (rusk_redis_set_wait_); 0: none (the default) */
+	int wait_ms;         /* WAIT's timeout, ms (> 0 with wait_replicas) */
+	int (*stop)(void *); /* non-NULL: each connection's rusk_redis_set_stop_ hook */
+	void *stop_arg;
 } rusk_state_opts;
 
 /*

@@ -6,7 +6,8 @@
  * Routing. r->slot_node[s] is the index of the node serving slot s (-1: none), filled from
  * CLUSTER SLOTS. Every call routes one partition's commands, so one slot and one node: a
  * batch is appended to that node's hiredis context and its replies read back, one round
- * trip (pipelining). Replies that did not execute are sent again, bounded by failover_ms:
+ * trip (pipelining). Replies that did not execute are sent again, bounded by failover_ms
+ * (an outage's bound, per connection; and the caller's deadline and stop hook: give_up):
  * MOVED (the map is updated, the slot follows its new master), ASK (sent once to the named
  * node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN,
  * CLUSTERDOWN and LOADING (after a short sleep and a map refresh). A broken connection
@@ -74,6 +75,12 @@ struct rusk_redis {
 	char (*keys)[N_KEYS][32];
 	char sha[N_SCRIPTS][41];
 	int wait_replicas, wait_ms, failover_ms;
+	/* Waiting out an outage (exec_slot): outage_t0, when this connection last lost the
+	 * cluster (0: it answers), so that failover_ms bounds an outage, not each call of it;
+	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); stop, its hook. */
+	uint64_t outage_t0, deadline;
+	int (*stop)(void *);
+	void *stop_arg;
 	rusk_redis_stats st;
 	char err[512];
 };
@@ -255,9 +262,51 @@ static bool retryable(const redisReply *rep)
 }
 
 /*
+ * Whether a call that must go again stops: failover_ms after the connection lost the
+ * cluster (outage_t0, set by the first call that met the outage -- a slot unserved, a
+ * connection lost, CLUSTERDOWN -- and cleared by the next answer: with the whole cluster
+ * gone for good, the first call waits failover_ms and each later one makes one attempt,
+ * where every call waiting its own failover_ms held `rusk run` for minutes), or, within
+ * an outage only, the caller's deadline or its stop hook (a run stopping on a signal: its
+ * threads' calls give up within a retry, ~100 ms, not failover_ms later). A redirect
+ * (MOVED, ASK, NOSCRIPT) is no outage: it is bounded by failover_ms from call_t0 only,
+ * so a healthy cluster's calls are never cut short by a stop.
+ */
+static bool give_up(rusk_redis *r, uint64_t call_t0, bool outage)
+{
+	uint64_t now = now_ns(), since = outage && r->outage_t0 != 0 ? r->outage_t0 : call_t0;
+	if (now >= since + (uint64_t)r->failover_ms * 1000000u) {
+		if (r->err[0] == '\0')
+			set_err(r, RUSK_EIO, "no answer for %d ms", r->failover_ms);
+		return true;
+	}
+	if (!outage)
+		return false;
+	if (r->deadline != 0 && now >= r->deadline)
+		return true; /* r->err has the outage's last error */
+	if (r->stop != NULL && r->stop(r->stop_arg)) {
+		char why[sizeof r->err];
+		snprintf(why, sizeof why, "%s", r->err);
+		set_err(r, RUSK_EIO, "stopping during an outage (%s)", why[0] ? why : "no answer");
+		return true;
+	}
+	return false;
+}
+
+/* An outage met by this call: the connection's clock starts if it was not running. */
+static void outage_begins(rusk_redis *r, bool *outage)
+{
+	*outage = true;
+	if (r->outage_t0 == 0)
+		r->outage_t0 = now_ns();
+}
+
+/*
  * Sends cmds[0..n) for slot `slot` and stores each final reply in rep[i] (the caller frees
- * them). One round trip when nothing redirects. RUSK_OK, or RUSK_EIO once failover_ms has
- * passed without the slot being served (r->err says why; rep[] entries may be NULL).
+ * them). One round trip when nothing redirects. RUSK_OK, or RUSK_EIO once the outage it met
+ * outlasted its bound (give_up: failover_ms since the connection lost the cluster, the
+ * caller's deadline, its stop hook; r->err says why; rep[] entries may be NULL). The first
+ * attempt is always made, whatever the bound: a cluster back is seen at once.
  */
 static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisReply **rep)
 {
@@ -270,11 +319,11 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		rep[i] = NULL;
 	}
 	size_t left = n;
-	uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)r->failover_ms * 1000000u;
+	uint64_t t0 = now_ns();
 	int ask_node = -1, rc = RUSK_OK;
 	bool outage = false;
-	while (left > 0) {
-		if (now_ns() > deadline) {
+	for (bool tried = false; left > 0; tried = true) {
+		if (tried && give_up(r, t0, outage)) {
 			rc = RUSK_EIO;
 			if (r->err[0] == '\0')
 				set_err(r, RUSK_EIO, "slot %u not served", slot);
@@ -286,7 +335,11 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			if (ni < 0)
 				set_err(r, RUSK_EIO, "no node serves slot %u (cluster down?)",
 				        slot);
-			outage = true;
+			outage_begins(r, &outage);
+			if (give_up(r, t0, true)) { /* no sleep first: the bound has passed */
+				rc = RUSK_EIO;
+				break;
+			}
 			sleep_ms(100);
 			refresh_map(r);
 			ask_node = -1;
@@ -329,6 +382,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			}
 			redisReply *y = x;
 			if (!retryable(y)) {
+				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
 				pending[i] = false;
 				left--;
@@ -352,7 +406,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				r->st.noscript++;
 				need_load = true;
 			} else {
-				outage = true;
+				outage_begins(r, &outage);
 				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
 				        r->nodes[ni].port, y->str);
 				sleep_ms(50);
@@ -381,7 +435,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			drop_ctx(&r->nodes[ni]);
 			r->st.reconnects++;
 			r->st.resent++;
-			outage = true;
+			outage_begins(r, &outage);
 			for (size_t i = 0; i < n; i++)
 				if (pending[i] && cmds[i].again_at >= 0) {
 					cmds[i].argv[cmds[i].again_at] = "1";
@@ -1155,6 +1209,20 @@ void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	if (r != NULL)
 		r->failover_ms = ms > 0 ? ms : 1;
+}
+
+void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns)
+{
+	if (r != NULL)
+		r->deadline = deadline_ns;
+}
+
+void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
+{
+	if (r == NULL)
+		return;
+	r->stop = stop;
+	r->stop_arg = arg;
 }
 
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)

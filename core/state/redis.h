@@ -17,7 +17,8 @@
  * XMODEM variant), the slot map from CLUSTER SLOTS, and MOVED / ASK redirection are here
  * (redis_slot.c, unit-tested against the spec's vectors). A broken connection (a master
  * killed) refreshes the map from any reachable node until the slot is served again
- * (bounded: failover_ms); the batch in flight is then sent again with the scripts'
+ * (bounded: failover_ms from when the connection lost the cluster, a caller's deadline,
+ * a stop hook); the batch in flight is then sent again with the scripts'
  * "again" flag: a commit whose RUs the task already holds answers its leases, a release
  * that finds the next generation answers OK, so an unknown outcome never doubles a grant.
  *
@@ -115,9 +116,30 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms);
  * its timeout on that shard. -1 when a master cannot be asked (or r NULL). Owner thread. */
 int rusk_redis_min_replicas_(rusk_redis *r);
 
-/* rusk_redis_set_failover_ms_: how long a slot may go unserved before calls fail with
- * RUSK_EIO (default 30000). Owner thread. */
+/* rusk_redis_set_failover_ms_: how long r waits out an outage (a slot unserved, its node
+ * unreachable, CLUSTERDOWN) before calls fail with RUSK_EIO (default 30000), counted from
+ * when r lost the cluster, not per call: once r has gone that long without an answer, each
+ * call makes one attempt (a connect or a round trip) and fails at once, until a node
+ * answers again. Owner thread. */
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms);
+
+/*
+ * rusk_redis_set_deadline_: calls that meet an outage stop waiting it out at deadline_ns
+ * (CLOCK_MONOTONIC, ns) if that comes before the failover bound; 0: none (the
+ * default). The first attempt of each call is made whatever the deadline (a cluster that
+ * answers is never refused), and a healthy call is never cut. For a caller that reads many
+ * partitions under one budget: it sets the deadline, and counts a call that failed after
+ * it as unread. Owner thread.
+ */
+void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
+
+/*
+ * rusk_redis_set_stop_: stop(arg) is asked while a call waits out an outage (between
+ * retries, every 100 ms or so); non-zero makes the call fail at once with RUSK_EIO
+ * ("stopping during an outage"). Never asked of a call the cluster answers. NULL: none.
+ * stop is called on r's owner thread; it must be safe there (a flag's load). Owner thread.
+ */
+void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
 
 /* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);
