@@ -285,9 +285,12 @@ static bool give_up(rusk_redis *r, uint64_t call_t0, bool outage)
 	if (r->deadline != 0 && now >= r->deadline)
 		return true; /* r->err has the outage's last error */
 	if (r->stop != NULL && r->stop(r->stop_arg)) {
+		static const char stopping[] = "stopping during an outage";
+		if (strncmp(r->err, stopping, sizeof stopping - 1) == 0)
+			return true; /* said already (asked twice in one call) */
 		char why[sizeof r->err];
 		snprintf(why, sizeof why, "%s", r->err);
-		set_err(r, RUSK_EIO, "stopping during an outage (%s)", why[0] ? why : "no answer");
+		set_err(r, RUSK_EIO, "%s (%s)", stopping, why[0] ? why : "no answer");
 		return true;
 	}
 	return false;
@@ -321,13 +324,22 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 	size_t left = n;
 	uint64_t t0 = now_ns();
 	int ask_node = -1, rc = RUSK_OK;
-	bool outage = false;
+	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
 		if (tried && give_up(r, t0, outage)) {
-			rc = RUSK_EIO;
-			if (r->err[0] == '\0')
-				set_err(r, RUSK_EIO, "slot %u not served", slot);
-			break;
+			/* Past the bound: one last attempt on a fresh map, if a node gives one. A
+			 * connection whose outage clock ran out (the whole cluster gone) must still
+			 * find the cluster back, on other nodes too (a replica promoted meanwhile):
+			 * its map may name only dead ones. */
+			if (outage && !last && refresh_map(r) == RUSK_OK) {
+				last = true;
+				ask_node = -1;
+			} else {
+				rc = RUSK_EIO;
+				if (r->err[0] == '\0')
+					set_err(r, RUSK_EIO, "slot %u not served", slot);
+				break;
+			}
 		}
 		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
 		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
@@ -336,10 +348,9 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				set_err(r, RUSK_EIO, "no node serves slot %u (cluster down?)",
 				        slot);
 			outage_begins(r, &outage);
-			if (give_up(r, t0, true)) { /* no sleep first: the bound has passed */
-				rc = RUSK_EIO;
-				break;
-			}
+			if (give_up(r, t0, true))
+				continue; /* no sleep: the bound has passed (the last attempt above)
+				           */
 			sleep_ms(100);
 			refresh_map(r);
 			ask_node = -1;

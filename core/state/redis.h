@@ -119,8 +119,8 @@ int rusk_redis_min_replicas_(rusk_redis *r);
 /* rusk_redis_set_failover_ms_: how long r waits out an outage (a slot unserved, its node
  * unreachable, CLUSTERDOWN) before calls fail with RUSK_EIO (default 30000), counted from
  * when r lost the cluster, not per call: once r has gone that long without an answer, each
- * call makes one attempt (a connect or a round trip) and fails at once, until a node
- * answers again. Owner thread. */
+ * call makes one attempt (on a slot map refreshed from any node that answers) and fails at
+ * once, until a node answers again. Owner thread. */
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms);
 
 /*
