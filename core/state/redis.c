@@ -348,9 +348,9 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				set_err(r, RUSK_EIO, "no node serves slot %u (cluster down?)",
 				        slot);
 			outage_begins(r, &outage);
+			/* Past the bound: no sleep (the last attempt, at the loop's head). */
 			if (give_up(r, t0, true))
-				continue; /* no sleep: the bound has passed (the last attempt above)
-				           */
+				continue;
 			sleep_ms(100);
 			refresh_map(r);
 			ask_node = -1;
