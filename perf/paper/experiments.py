@@ -1170,7 +1170,7 @@ def quasar_table2():
          "plot 'quasar_table2.csv' every ::1 using ($5*100):xtic(2) title 'avg', "
          "'' every ::1 using ($7*100) title 'max'")
     report("quasar_table2", "Quasar Table 2: classification error per classification",
-           f"with {QUASAR_DENSITY} profiling entries per row, \"on average, classification "
+           f"with {QUASAR_DENSITY} profiling entries per row, \"On average, classification "
            f"errors are less than {PAPER_QUASAR_AVG:.0%} across all application types, while "
            f"maximum errors are less than {PAPER_QUASAR_MAX:.0%}\" (§3.2, Table 2).",
            "rusk's seeded generator (6 workload families, jitter 0.05), not the paper's "
@@ -1325,8 +1325,9 @@ def quasar_s6():
     oc = min(col("res+ll", "over_cap"))
     c.add(oc > 0.5, f"reservations exceed the cluster's capacity during most of the scenario: "
           f"{oc:.0%} of the time (worst seed)")
-    # §3.3: the greedy allocation "takes a few msec ... even for systems with thousands of
-    # servers": Quasar's decisions timed on a 2,000-machine run of the same workload.
+    # §3.3: the greedy allocation "in practice takes a few msec to determine an
+    # allocation/assignment even for systems with thousands of servers": Quasar's decisions
+    # timed on a 2,000-machine run of the same workload.
     big = pick(2000, 500)
     scale = quasar_runs(["--alloc", "--jobs", str(pick(1200, 400)), "--machines", str(big)])
     dec = record("quasar_s6_scale", ["seed", "machines", "decision_us_p50", "decision_us_p99"],
