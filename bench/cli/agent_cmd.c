@@ -18,7 +18,12 @@
  * Task ids are (agent + 1) << 32 | sequence: the owner of an RU tells which agent holds it,
  * so a recount can reclaim the RUs of an agent process that died: each agent renews a lease
  * key (--lease-ms), and --recount --reclaim-expired releases the RUs of agents whose lease
- * expired (--reclaim-agent names one).
+ * expired (--reclaim-agent names one). The lease also makes the id one process's: it is
+ * claimed at the start with this process's token (SET NX: a second process with the same
+ * --agent-id is refused), renewed only while the token is still there, and read together
+ * with the state's epoch, which every write of the empty state increments: an agent whose
+ * id was taken over, or whose state was written afresh under it, stops (open_checks,
+ * lease_renew).
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
@@ -77,7 +82,7 @@ typedef struct agent_run {
 	bool leased;
 	uint64_t epoch;
 	int stopped;
-	uint64_t lapsed;
+	uint64_t lapsed; /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	double *rtt;
@@ -860,11 +865,19 @@ int rusk_cmd_agent(int argc, char **argv)
 		 * dropped and they are released as orphans. */
 		for (size_t i = a.h_head; i < a.h_head + a.h_n; i++)
 			a.h[i].id = 0;
-		uint64_t none = 0;
-		ledger_check(&a, &none);
-		fprintf(stderr,
-		        "rusk agent: released the %" PRIu64 " RUs it took in the new state\n",
-		        a.orphans);
+		uint64_t none = 0, before = a.orphans;
+		if (rusk_redis_state_check_(a.st.redis, err, sizeof err) == RUSK_OK) {
+			ledger_check(&a, &none);
+			fprintf(stderr,
+			        "rusk agent: released the %" PRIu64
+			        " RUs it took in the new state\n",
+			        a.orphans - before);
+		} else { /* another shape: its RU numbers are not this agent's */
+			fprintf(stderr,
+			        "rusk agent: the new state is not this agent's (%s): what it took "
+			        "there is left to `rusk agent --recount --reclaim-agent %u`\n",
+			        err, o->agent_id);
+		}
 	}
 	if (a.stopped) { /* lease_renew printed why */
 		exit_rc = RUSK_EXIT_FAIL;
@@ -917,12 +930,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
 	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
 	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
-	       ",\"sync_s\":%.3f}\n",
+	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 "}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
-	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s);
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed);
 	exit_rc = 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */

@@ -5,13 +5,17 @@
  * schedulers committing to resource managers). A feature of the run (runstate.h):
  *
  *   setup  opens the state from the main thread for the cluster the run built (every
- *          partition's keys, docs/redis.md), writing the empty state unless --no-init
- *          (then it must be there with this shape, as `rusk agent` without --init), and
- *          attaches it to the cluster (rusk_state_attach_: the kernel's remote, each thread
- *          on its own connection, a hiredis context being one thread's): every agent
- *          thread syncs its view from Redis and commits there first, every thread that
- *          ends a task releases there after the local mirror. --commit-batch B (default
- *          32) sets the agents' batches (kernel/remote.h "Batches").
+ *          partition's keys, docs/redis.md): connects, checks --wait against the shards'
+ *          replicas and, unless --no-init or --force-init, that no live agent or run uses
+ *          the state (their leases), and only then writes the empty state (or, with
+ *          --no-init, checks it is there with this shape, as `rusk agent` without --init):
+ *          a refused run writes nothing. It takes a run lease (rusk:{meta}:live-runs,
+ *          renewed each second, removed at the end) and attaches the state to the cluster
+ *          (rusk_state_attach_: the kernel's remote, each thread on its own connection, a
+ *          hiredis context being one thread's): every agent thread syncs its view from
+ *          Redis and commits there first, every thread that ends a task releases there
+ *          after the local mirror. --commit-batch B (default 32) sets the agents' batches
+ *          (kernel/remote.h "Batches").
  *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
  *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
  *          that no task of it holds (lost releases, unanswered commits) are released.

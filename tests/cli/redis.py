@@ -522,6 +522,23 @@ def cli(cl, *argv):
                           capture_output=True, text=True, timeout=10).stdout.strip()
 
 
+def wait_for(what, cond, secs=20):
+    """Polls cond() every 0.1 s until it holds (a Fail naming `what` after secs)."""
+    for _ in range(int(secs * 10)):
+        if cond():
+            return
+        time.sleep(0.1)
+    raise Fail("%s: not after %d s" % (what, secs))
+
+
+def wait_lease(cl, agent, p):
+    """Until agent's lease key exists (its process p took the id), p still running."""
+    wait_for("agent %d's lease" % agent,
+             lambda: cli(cl, "exists", "rusk:{meta}:alive:%d" % agent) == "1" or
+             p.poll() is not None)
+    assert p.poll() is None, "agent %d ended before its lease was seen" % agent
+
+
 @case
 def cli_redis_agent_id_taken():
     """Two rusk agent processes with one --agent-id: the second is refused at its start
@@ -534,7 +551,7 @@ def cli_redis_agent_id_taken():
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         a = agent_proc(cl, SHAPE, 3, 4, 6, ["--lease-ms", "3000"])
         try:
-            time.sleep(2)
+            wait_lease(cl, 3, a)
             t0 = time.time()
             r = rusk("agent --backend %s %s --agents 4 --agent-id 3 --duration-s 5" %
                      (cl.url, SHAPE), status=2)
@@ -555,7 +572,7 @@ def cli_redis_agent_id_taken():
         # a lease that another token holds now: the agent stops at its next renewal
         b = agent_proc(cl, SHAPE, 3, 4, 60, ["--lease-ms", "1500"])
         try:
-            time.sleep(2)
+            wait_lease(cl, 3, b)
             assert cli(cl, "set", "rusk:{meta}:alive:3", "intruder", "px", "60000") == "OK"
             out, rc = finish(b, 30)
         finally:
@@ -569,6 +586,7 @@ def cli_redis_agent_id_taken():
         # SIGKILL: the lease stays until it expires, then the id is taken over
         c = agent_proc(cl, SHAPE, 3, 4, 60, ["--lease-ms", "1500"])
         try:
+            wait_lease(cl, 3, c)
             time.sleep(2)
             c.send_signal(signal.SIGKILL)
             c.wait(10)
@@ -596,7 +614,9 @@ def cli_redis_run_wait_refused():
         epoch = cli(cl, "get", "rusk:{meta}:epoch")
         a = agent_proc(cl, RUN_SHAPE, 0, 1, 60, ["--lease-ms", "0"])
         try:
-            time.sleep(2)
+            wait_for("RUs held", lambda: last_json(rusk(
+                "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE), show=False).out)[
+                    "held"] > 100 or a.poll() is not None, 30)
             a.send_signal(signal.SIGKILL)
             a.wait(10)
         finally:
@@ -627,6 +647,7 @@ def cli_redis_init_refused_live():
         rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
         a = agent_proc(cl, RUN_SHAPE, 1, 2, 60, ["--lease-ms", "1500"])
         try:
+            wait_lease(cl, 1, a)
             time.sleep(2)
             held = last_json(rusk("agent --backend %s %s --recount" %
                                   (cl.url, RUN_SHAPE)).out)["held"]
@@ -658,19 +679,23 @@ def cli_redis_init_refused_live():
               rusk("agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)).out)
         # a live rusk run refuses an init too; after its end, one goes through
         p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
-                             ["--no-init", "--rate", "100", "--duration-s", "4",
+                             ["--no-init", "--rate", "100", "--duration-s", "8",
                               "--task-ms", "200"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            time.sleep(2)
-            if p.poll() is None:  # still running (it runs 4 s): its lease is live
-                r = rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE), status=2)
-                match(r"1 live rusk run uses this state", r.out)
+            for _ in range(200):  # its lease, taken once its setup is done (20 s at most)
+                if cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" or p.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert p.poll() is None, "the run ended before its lease was seen"
+            r = rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE), status=2)
+            match(r"1 live rusk run uses this state", r.out)
             out, rc = finish(p)
         finally:
             if p.poll() is None:
                 p.kill()
         assert rc == 0, "the run exited %d" % rc
+        assert cli(cl, "zcard", "rusk:{meta}:live-runs") == "0", "the run's lease stayed"
         rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
 
 
