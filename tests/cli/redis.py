@@ -543,7 +543,8 @@ def wait_lease(cl, agent, p):
 def cli_redis_agent_id_taken():
     """Two rusk agent processes with one --agent-id: the second is refused at its start
     (SET NX on rusk:{meta}:alive:I: exit 2, the flag and the holder named) and the first
-    goes on unharmed (none of its releases refused). Only the holder's token renews the
+    goes on unharmed (none of its releases refused); of two started at once, exactly one
+    runs. Only the holder's token renews the
     lease: a lease taken by another token makes the agent stop (exit 1). An agent killed
     (SIGKILL) leaves its lease until its expiry; then the id is taken over, and the new
     agent's ledger releases the dead one's RUs (orphans). Bounded waits only."""
@@ -569,6 +570,16 @@ def cli_redis_agent_id_taken():
         # its lease went with its end: the id is free at once (and nothing is held)
         assert cli(cl, "exists", "rusk:{meta}:alive:3") == "0"
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # two started at once: SET NX lets exactly one of them have the id
+        two = [agent_proc(cl, SHAPE, 2, 4, 2) for _ in range(2)]
+        try:
+            codes = sorted(finish(p)[1] for p in two)
+        finally:
+            for p in two:
+                if p.poll() is None:
+                    p.kill()
+        assert codes == [0, 2], "two agents with --agent-id 2 at once exited %r" % codes
+        rusk("agent --backend %s %s --recount --reclaim-agent 2" % (cl.url, SHAPE))
         # a lease that another token holds now: the agent stops at its next renewal
         b = agent_proc(cl, SHAPE, 3, 4, 60, ["--lease-ms", "1500"])
         try:
