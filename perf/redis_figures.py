@@ -59,7 +59,7 @@ class Cluster:
 
 def agents(rusk, cl, n, extra, init=True):
     if init:
-        subprocess.run([rusk, "agent", "--backend", cl.url, "--init", "--duration-s", "0.05"] +
+        subprocess.run([rusk, "agent", "--backend", cl.url, "--init-only"] +
                        SHAPE, check=True, capture_output=True, timeout=60)
     ps = [subprocess.Popen([rusk, "agent", "--backend", cl.url, "--agents", str(n),
                             "--agent-id", str(i)] + SHAPE + extra,
@@ -124,8 +124,8 @@ def failover(rusk, repeats):
     for wait in (False, True):
         for k in range(repeats):
             with Cluster() as cl:
-                subprocess.run([rusk, "agent", "--backend", cl.url, "--init", "--duration-s",
-                                "0.05"] + SHAPE, check=True, capture_output=True, timeout=60)
+                subprocess.run([rusk, "agent", "--backend", cl.url, "--init-only"] + SHAPE,
+                               check=True, capture_output=True, timeout=60)
                 slot = int(subprocess.check_output(["redis-cli", "-p", str(cl.port), "cluster",
                                                     "keyslot", "{p0}"], timeout=10))
                 victim = cl.master_of(slot)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cmocka tests' cluster fixture (fixture.h). */
+/* The cmocka tests' cluster and agent fixtures (fixture.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,4 +58,27 @@ rusk_cluster *fx_cluster(fx_shape s)
 	rusk_cluster_params p;
 	fx_params(&p, s);
 	return fx_create(&p);
+}
+
+rusk_agent_params fx_agent_params(const rusk_cluster *c)
+{
+	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
+	                       .partitions = rusk_cluster_partitions(c),
+	                       .agents = 1,
+	                       .gap_ns = 1000000000ull};
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, 0); /* copies sp */
+	return ap;
+}
+
+rusk_agent *fx_agent(rusk_cluster *c, const rusk_agent_params *ap, bool sync)
+{
+	rusk_agent *a = NULL;
+	char err[256] = "";
+	int rc = rusk_agent_create(c, ap, &a, err, sizeof err);
+	if (rc != RUSK_OK || a == NULL)
+		fail_msg("rusk_agent_create: %s (%s)", err, rusk_strerror(rc));
+	for (uint32_t p = 0; sync && p < rusk_cluster_partitions(c); p++)
+		assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
+	return a;
 }

@@ -13,6 +13,7 @@
 #ifndef RUSK_TEST_FIXTURE_H
 #define RUSK_TEST_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rusk/rusk.h>
@@ -42,5 +43,14 @@ rusk_cluster *fx_create(const rusk_cluster_params *p);
  * refuses them. */
 rusk_cluster *fx_machines(const rusk_machine_spec *specs, uint32_t n, fx_shape s,
                           const rusk_platform *plats, uint32_t n_plats);
+
+/* The parameters of a test's one agent: rusk_agent_params_init for agent 0 of StateSync
+ * over every partition of c, with a sync gap of 1 s (a view changes only when the test
+ * syncs it). The caller then sets the fields its test is about. */
+rusk_agent_params fx_agent_params(const rusk_cluster *c);
+
+/* An agent of c with parameters ap, every partition of its view synced when sync is set;
+ * fails the test if rusk refuses ap or a sync. The caller destroys it. */
+rusk_agent *fx_agent(rusk_cluster *c, const rusk_agent_params *ap, bool sync);
 
 #endif

@@ -31,21 +31,10 @@ static rusk_cluster *make(void)
 
 static rusk_agent *agent(rusk_cluster *c, rusk_strategy s)
 {
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = PARTS,
-	                       .agents = 1,
-	                       .gap_ns = 1000000000ull};
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
+	rusk_agent_params ap = fx_agent_params(c); /* its PARTS partitions */
 	ap.strategy = s;
 	ap.quality = RUSK_QUALITY_INTERFERENCE;
-	rusk_agent *a = NULL;
-	char err[256];
-	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	for (uint32_t p = 0; p < PARTS; p++)
-		assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
-	return a;
+	return fx_agent(c, &ap, true);
 }
 
 static uint32_t first_ru(const rusk_cluster *c, uint32_t m)

@@ -219,22 +219,11 @@ static void test_delta_by_hand(void **state)
 
 static rusk_agent *agent(rusk_cluster *c, rusk_quality_model q)
 {
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = rusk_cluster_partitions(c),
-	                       .agents = 1,
-	                       .gap_ns = 1000000000ull};
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
+	rusk_agent_params ap = fx_agent_params(c);
 	ap.quality = q;
 	ap.sample = 64; /* 64 draws of 55 free RUs: every machine is seen */
 	ap.r_max = 64;
-	rusk_agent *a = NULL;
-	char err[256];
-	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	for (uint32_t p = 0; p < rusk_cluster_partitions(c); p++)
-		assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
-	return a;
+	return fx_agent(c, &ap, true);
 }
 
 /* The agent places on the machine of least Delta (hand values above), where the slot
@@ -281,18 +270,10 @@ static void test_central_descends(void **state)
 {
 	(void)state;
 	rusk_cluster *c = make();
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = rusk_cluster_partitions(c),
-	                       .agents = 1,
-	                       .gap_ns = 1000000000ull};
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
+	rusk_agent_params ap = fx_agent_params(c);
 	ap.quality = RUSK_QUALITY_FGD;
 	ap.strategy = RUSK_STRATEGY_CENTRAL;
-	rusk_agent *a = NULL;
-	char err[256];
-	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
+	rusk_agent *a = fx_agent(c, &ap, false);
 	a->mix = mix_s_w4();
 	rusk_task w = gpu_task(2, 1, 1, 1000);
 	rusk_lease l;
@@ -300,6 +281,7 @@ static void test_central_descends(void **state)
 	assert_int_equal(rusk_agent_place(a, &w, &l, &pl), RUSK_OK);
 	assert_int_equal(rusk_cluster_ru_machine(c, l.ru), 3);
 	assert_int_equal(pl.strategy, RUSK_STRATEGY_CENTRAL);
+	char err[256];
 	if (rusk_cluster_verify(c, err, sizeof err) != RUSK_OK)
 		fail_msg("%s", err);
 	rusk_agent_destroy(a);

@@ -49,19 +49,9 @@ static void sync_all(rusk_agent *a, const rusk_cluster *c)
 /* An agent with every partition synced. */
 static rusk_agent *agent(rusk_cluster *c, rusk_strategy s)
 {
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = rusk_cluster_partitions(c),
-	                       .agents = 1,
-	                       .gap_ns = 1000000000ull};
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
+	rusk_agent_params ap = fx_agent_params(c);
 	ap.strategy = s;
-	rusk_agent *a = NULL;
-	char err[256];
-	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	sync_all(a, c);
-	return a;
+	return fx_agent(c, &ap, true);
 }
 
 static uint64_t owner(const rusk_cluster *c, uint32_t ru)

@@ -271,7 +271,7 @@ static void test_script_error_writes_nothing(void **state)
 	/* a run of another shape is refused, naming both */
 	rusk_cluster *c2 = make_cluster(600);
 	int rc2 = rusk_state_open_(url, c2, 0, &red, err, sizeof err);
-	assert_int_equal(rc2, RUSK_EIO);
+	assert_int_equal(rc2, RUSK_ESHAPE);
 	assert_non_null(strstr(err, "another cluster shape"));
 	assert_non_null(strstr(err, url));
 	rusk_cluster_destroy(c2);

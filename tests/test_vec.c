@@ -349,21 +349,10 @@ static void test_revocation_returns_shares(void **state)
 
 static rusk_agent *agent(rusk_cluster *c, rusk_quality_model q)
 {
-	rusk_sync_params sp = {.policy = RUSK_SYNC_STATE,
-	                       .partitions = rusk_cluster_partitions(c),
-	                       .agents = 1,
-	                       .gap_ns = 1000000000ull};
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
+	rusk_agent_params ap = fx_agent_params(c);
 	ap.quality = q;
 	ap.sample = 16;
-	rusk_agent *a = NULL;
-	char err[256];
-	if (rusk_agent_create(c, &ap, &a, err, sizeof err) != RUSK_OK)
-		fail_msg("%s", err);
-	for (uint32_t p = 0; p < rusk_cluster_partitions(c); p++)
-		assert_int_equal(rusk_view_sync(rusk_agent_view(a), p), RUSK_OK);
-	return a;
+	return fx_agent(c, &ap, true);
 }
 
 static void test_agent_places_vector_tasks(void **state)

@@ -18,7 +18,12 @@
  * Task ids are (agent + 1) << 32 | sequence: the owner of an RU tells which agent holds it,
  * so a recount can reclaim the RUs of an agent process that died: each agent renews a lease
  * key (--lease-ms), and --recount --reclaim-expired releases the RUs of agents whose lease
- * expired (--reclaim-agent names one).
+ * expired (--reclaim-agent names one). The lease also makes the id one process's: it is
+ * claimed at the start with this process's token (SET NX: a second process with the same
+ * --agent-id is refused), renewed only while the token is still there, and read together
+ * with the state's epoch, which every write of the empty state increments: an agent whose
+ * id was taken over, or whose state was written afresh under it, stops (open_checks,
+ * lease_renew).
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
@@ -33,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/base.h"
 #include "base/rng.h"
 #include "cli.h"
 #include "state/open.h"
@@ -46,7 +53,7 @@ typedef struct held {
 
 typedef struct agent_opts {
 	const char *backend;
-	bool init, recount, reclaim_expired;
+	bool init, init_only, force_init, recount, reclaim_expired;
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
 	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms;
@@ -69,6 +76,13 @@ typedef struct agent_run {
 	/* results */
 	uint64_t placed, conflicts, released, rejected, unknown, syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
+	/* The id's lease (rusk:{meta}:alive:I): this process's token, whether it holds it, the
+	 * state's epoch when it started, and why the loop stopped early (0: it did not). */
+	char token[128];
+	bool leased;
+	uint64_t epoch;
+	int stopped;
+	uint64_t lapsed; /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	double *rtt;
@@ -87,7 +101,11 @@ static void agent_usage(void)
 	puts("usage: rusk agent --backend memory|redis://HOST:PORT[,HOST:PORT...] [options]\n"
 	     "\n"
 	     "One scheduling agent process against a shared master state (docs/redis.md).\n"
-	     "  --init               write the empty state first (the first process of a run)\n"
+	     "  --init               write the empty state first (the first process of a run),\n"
+	     "                       refused while live agents or runs use the state there\n"
+	     "  --init-only          write the empty state and exit (no agent runs)\n"
+	     "  --force-init         with --init or --init-only: write it even under live agents\n"
+	     "                       and runs (they stop: the state they used is gone)\n"
 	     "  --agent-id I         this agent's index, 0..agents-1 (default 0)\n"
 	     "  --agents N           agent processes in the run, for DiffSync's blocks (default "
 	     "1)\n"
@@ -98,15 +116,18 @@ static void agent_usage(void)
 	     "  --task-ms T          each task's run time (default 100)\n"
 	     "  --task-mem-mib M     memory each task takes on its machine (default 0)\n"
 	     "  --batch B            claims committed in one pipeline (default 32)\n"
-	     "  --wait N             WAIT for N replicas after each batch (default 0: none)\n"
-	     "  --wait-ms MS         WAIT's timeout (default 100)\n"
+	     "  --wait N             WAIT for N replicas (1..16, at most what every shard has)\n"
+	     "                       after each batch (default: none)\n"
+	     "  --wait-ms MS         with --wait: WAIT's timeout (default 100)\n"
 	     "  --failover-ms MS     how long a shard may be unserved before calls fail (30000)\n"
 	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
 	     "                       each reconnect and at the end (default 1000; 0: not)\n"
 	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
-	     "                       (default 5000; 0: none)\n"
+	     "                       (default 5000; 0: none). A second process with the same\n"
+	     "                       --agent-id is refused while the lease is live\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
-	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold\n"
+	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold (a\n"
+	     "                       line says when they hold none)\n"
 	     "  --reclaim-expired    with --recount: release the RUs of every agent whose lease\n"
 	     "                       expired (a process that died)\n"
 	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
@@ -277,7 +298,7 @@ out:
 /* Recount (and reclaim): every partition's counts; RUs of agent `reclaim` released. */
 static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 {
-	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0;
+	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0, named = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	if ((reclaim >= 0 || a->o.reclaim_expired) && a->st.redis != NULL) {
 		uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
@@ -304,11 +325,33 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 						       ag);
 					verdict[ag] = named || !alive ? 1 : 2;
 				}
-				if (verdict[ag] == 1)
-					reclaimed += release_one(a, owner[ru], ru, gen[ru]);
+				if (verdict[ag] == 1) {
+					bool ok = release_one(a, owner[ru], ru, gen[ru]);
+					reclaimed += ok;
+					named += ok && (uint64_t)reclaim == ag;
+				}
 			}
 		free(owner);
 		free(gen);
+	}
+	if (reclaim >= 0 && a->st.redis != NULL) {
+		/* Say what --reclaim-agent found: an id that holds nothing (never used, or its
+		 * process ended cleanly) is not an error, but should not pass unnoticed. */
+		int alive = 0;
+		rusk_redis_lease_alive_(a->st.redis, (uint32_t)reclaim, &alive);
+		if (named == 0)
+			printf("recount: --reclaim-agent %d: agent %d's tasks hold no RU: nothing "
+			       "to "
+			       "reclaim\n",
+			       reclaim, reclaim);
+		else
+			printf("recount: --reclaim-agent %d: released %" PRIu64
+			       " RUs of agent %d\n",
+			       reclaim, named, reclaim);
+		if (alive)
+			printf("recount: --reclaim-agent %d: agent %d's lease is live: a process "
+			       "runs with this id (its later releases of these RUs are refused)\n",
+			       reclaim, reclaim);
 	}
 	for (uint32_t p = 0; p < a->np; p++) {
 		rusk_bk_count k;
@@ -328,6 +371,92 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 	if (held_out != NULL)
 		*held_out = held;
 	return mismatch == 0 ? RUSK_OK : RUSK_ECORRUPT;
+}
+
+/* This process's lease token: unique to it, and telling a refused second process whose
+ * the id is (pid and host). */
+static void make_token(char *buf, size_t len)
+{
+	char host[64] = "?";
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "?");
+	host[sizeof host - 1] = '\0';
+	uint64_t x = mono_ns() ^ (uint64_t)(uintptr_t)buf;
+	FILE *f = fopen("/dev/urandom", "rb");
+	if (f != NULL) {
+		uint64_t y = 0;
+		if (fread(&y, sizeof y, 1, f) == 1)
+			x ^= y;
+		fclose(f);
+	}
+	snprintf(buf, len, "pid %ld on %s, token %016" PRIx64, (long)getpid(), host, x);
+}
+
+/*
+ * What comes before the agent touches the state, in this order, so that a refused command
+ * writes nothing: --wait against the shards' replicas (as rusk run); the id's lease (not
+ * for --recount and --init-only, which run no agent, nor with --lease-ms 0); with --init or
+ * --init-only, no other live agent or run on the state (unless --force-init); then the
+ * state written, or checked for this shape (a mismatch names both shapes and this command
+ * line's options). RUSK_OK, or a code with the message in err.
+ */
+static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t errlen)
+{
+	agent_opts *o = &a->o;
+	if (a->st.redis == NULL)
+		return RUSK_OK; /* memory: this process's own, always fresh */
+	rusk_redis_set_failover_ms_(a->st.redis, (int)o->failover_ms);
+	int rc = rusk_state_check_wait_(&a->st, o->backend, (uint32_t)o->wait, err, errlen);
+	if (rc != RUSK_OK)
+		return rc;
+	rusk_redis_set_wait_(a->st.redis, (int)o->wait, (int)o->wait_ms);
+	bool init = o->init || o->init_only;
+	if (!o->recount && !o->init_only && o->lease_ms > 0) {
+		make_token(a->token, sizeof a->token);
+		char holder[256] = "";
+		int64_t left = -1;
+		rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
+		                             (uint32_t)o->lease_ms, holder, sizeof holder, &left);
+		if (rc == RUSK_EBUSY)
+			return rusk_errf(
+			        err, errlen, rc,
+			        "--agent-id %u: another live rusk agent holds this id at %s "
+			        "(%s; its lease rusk:{meta}:alive:%u ends in %.1f s unless it "
+			        "renews it): give every agent process its own --agent-id; if "
+			        "that process died, the id is free once its lease expires",
+			        o->agent_id, o->backend, holder[0] ? holder : "?", o->agent_id,
+			        left > 0 ? (double)left / 1e3 : 0.0);
+		if (rc != RUSK_OK)
+			return rusk_errf(err, errlen, rc,
+			                 "--agent-id %u: taking its lease at %s: %s", o->agent_id,
+			                 o->backend, rusk_redis_last_error_(a->st.redis));
+		a->leased = true;
+	}
+	if (init && !o->force_init) {
+		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
+		                            "stop them first, or leave out --init to join the "
+		                            "state (--force-init writes it anyway: they stop)",
+		                            err, errlen);
+		if (rc != RUSK_OK)
+			return rc;
+	}
+	/* The epoch before a check (a write between the two makes the first renewal stop the
+	 * agent: safe), after this process's own write. */
+	if (!init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
+		return rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
+		                 rusk_redis_last_error_(a->st.redis));
+	rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
+	          : rusk_redis_state_check_(a->st.redis, err, errlen);
+	if (rc == RUSK_ESHAPE) {
+		size_t u = strlen(err);
+		char flags[512];
+		cli_cluster_describe(cc, a->c, flags, sizeof flags);
+		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
+	}
+	if (rc == RUSK_OK && init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
+		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
+		               rusk_redis_last_error_(a->st.redis));
+	return rc;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -386,6 +515,50 @@ static int64_t draw(agent_run *a, uint32_t p, uint32_t n_rus)
 	return -1;
 }
 
+/*
+ * Renews the id's lease (only this process's token extends it: the script compares) and
+ * reads the state's epoch in the same round trip. False, with the reason printed, when
+ * this process must stop at once: another process holds the id now (this one stalled past
+ * its lease and the id was taken over), or the state was written afresh (`rusk run`
+ * without --no-init, `--init --force-init`): its RUs and leases name a state that is gone,
+ * so it releases nothing (a recount of the new state finds nothing of its). A failed call
+ * (a failover) is tried again at the next renewal.
+ */
+static bool lease_renew(agent_run *a)
+{
+	int lapsed = 0;
+	uint64_t epoch = a->epoch;
+	int rc = rusk_redis_lease_renew_(a->st.redis, a->o.agent_id, a->token,
+	                                 (uint32_t)a->o.lease_ms, &lapsed, &epoch);
+	if (rc == RUSK_EBUSY) {
+		fprintf(stderr,
+		        "rusk agent: --agent-id %u: another process took this id's lease "
+		        "(rusk:{meta}:alive:%u) at %s after this one let it expire (stalled longer "
+		        "than --lease-ms %" PRIu64
+		        "): stopping; the other process's ledger releases "
+		        "what this one held\n",
+		        a->o.agent_id, a->o.agent_id, a->o.backend, a->o.lease_ms);
+		a->stopped = 1;
+		a->leased = false;
+		return false;
+	}
+	if (rc != RUSK_OK)
+		return true;
+	a->lapsed += lapsed != 0;
+	if (epoch != a->epoch) {
+		fprintf(stderr,
+		        "rusk agent: the state at %s was written afresh while this agent ran "
+		        "(rusk:{meta}:epoch %" PRIu64 " -> %" PRIu64
+		        ": `rusk run` without --no-init, "
+		        "or --init --force-init): the RUs it held are gone with the old state; "
+		        "stopping\n",
+		        a->o.backend, a->epoch, epoch);
+		a->stopped = 2;
+		return false;
+	}
+	return true;
+}
+
 static int run_loop(agent_run *a)
 {
 	uint32_t B = a->o.batch;
@@ -419,10 +592,11 @@ static int run_loop(agent_run *a)
 		uint64_t now = mono_ns();
 		if (now >= end)
 			break;
-		if (a->st.redis != NULL && lease_ns > 0 && now >= next_lease) {
-			rusk_redis_lease_renew_(a->st.redis, a->o.agent_id,
-			                        (uint32_t)a->o.lease_ms);
+		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
+			if (!lease_renew(a))
+				break; /* the id or the state is gone: stop (lease_renew says why)
+				        */
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
@@ -551,13 +725,15 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->reclaim_agent = -1;
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
-	const char *reclaim_given = NULL;
+	const char *reclaim_given = NULL, *wait_given = NULL, *wait_ms_given = NULL;
 	cli_cluster cc;
 	cli_cluster_init(&cc);
 	cc.params.machines = 1000;
 	const cli_opt opts[] = {
 	        {CLI_FILE_OPT("--backend", &o->backend)},
 	        {CLI_FLAG_OPT("--init", &o->init)},
+	        {CLI_FLAG_OPT("--init-only", &o->init_only)},
+	        {CLI_FLAG_OPT("--force-init", &o->force_init)},
 	        {CLI_FLAG_OPT("--recount", &o->recount)},
 	        {CLI_U32_OPT("--agent-id", 0, 254, &o->agent_id)},
 	        {CLI_U32_OPT("--agents", 1, 255, &o->agents)},
@@ -568,8 +744,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_DOUBLE_OPT("--task-ms", 0.001, 86400000, &o->task_ms)},
 	        {CLI_U32_OPT("--task-mem-mib", 0, 1u << 30, &o->task_mem)},
 	        {CLI_U32_OPT("--batch", 1, 4096, &o->batch)},
-	        {CLI_U64_OPT("--wait", 0, 16, &o->wait)},
-	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms)},
+	        {CLI_U64_OPT("--wait", 1, 16, &o->wait), .given = &wait_given},
+	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms), .given = &wait_ms_given},
 	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
 	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
 	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
@@ -597,6 +773,31 @@ int rusk_cmd_agent(int argc, char **argv)
 		        o->reclaim_expired ? "--reclaim-expired" : "--reclaim-agent");
 		return RUSK_EXIT_USAGE;
 	}
+	/* The checks and messages of rusk run's --wait (run_opts.c). */
+	if (wait_given != NULL && strncmp(o->backend, "redis://", 8) != 0) {
+		fprintf(stderr, "rusk agent: --wait: only with --backend redis://...\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (wait_ms_given != NULL && wait_given == NULL) {
+		fprintf(stderr, "rusk agent: --wait-ms: only with --wait N (WAIT's timeout)\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (o->init_only && (o->init || o->recount)) {
+		fprintf(stderr,
+		        "rusk agent: --init-only: not with %s (it writes the state and "
+		        "exits)\n",
+		        o->init ? "--init" : "--recount");
+		return RUSK_EXIT_USAGE;
+	}
+	if (o->force_init && !o->init && !o->init_only) {
+		fprintf(stderr, "rusk agent: --force-init: only with --init or --init-only\n");
+		return RUSK_EXIT_USAGE;
+	}
+	if (o->init && o->recount) {
+		fprintf(stderr, "rusk agent: --init: not with --recount (a recount of an empty "
+		                "state counts nothing)\n");
+		return RUSK_EXIT_USAGE;
+	}
 	double build_s = 0;
 	int rc = cli_cluster_build(&cc, &a.c, &build_s);
 	if (rc != RUSK_OK)
@@ -610,18 +811,27 @@ int rusk_cmd_agent(int argc, char **argv)
 		rusk_cluster_destroy(a.c);
 		return RUSK_EXIT_USAGE;
 	}
-	char err[768];
-	rc = rusk_state_open_(o->backend, a.c, o->init, &a.st, err, sizeof err);
+	char err[1024];
+	/* Connect only: the checks below come before anything is written. */
+	rc = rusk_state_open_(o->backend, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
 	}
-	if (a.st.redis != NULL) {
-		rusk_redis_set_wait_(a.st.redis, (int)o->wait, (int)o->wait_ms);
-		rusk_redis_set_failover_ms_(a.st.redis, (int)o->failover_ms);
-	}
 	int exit_rc = 0;
+	rc = open_checks(&a, &cc, err, sizeof err);
+	if (rc != RUSK_OK) {
+		fprintf(stderr, "rusk agent: %s\n", err);
+		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		goto out;
+	}
+	if (o->init_only) {
+		printf("rusk agent: wrote the empty state at %s: %u partitions, %u machines, %u "
+		       "RUs\n",
+		       o->backend, a.np, rusk_cluster_machines(a.c), rusk_cluster_rus(a.c));
+		goto out;
+	}
 	if (o->recount) {
 		uint64_t held = 0;
 		rc = do_recount(&a, o->reclaim_agent, &held);
@@ -645,6 +855,32 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (oom || run_loop(&a) != RUSK_OK) {
 		fprintf(stderr, "rusk agent: out of memory\n");
 		exit_rc = RUSK_EXIT_NOMEM;
+		goto out;
+	}
+	if (a.stopped == 2) {
+		/* The state was written afresh: the ledger's RUs are gone with the old one, but
+		 * commits made between the write and this renewal (up to a third of the lease)
+		 * hold RUs of the new one. Those are exactly the RUs the new state shows as this
+		 * agent's (its id is still its own: the lease was renewed), so the ledger is
+		 * dropped and they are released as orphans. */
+		for (size_t i = a.h_head; i < a.h_head + a.h_n; i++)
+			a.h[i].id = 0;
+		uint64_t none = 0, before = a.orphans;
+		if (rusk_redis_state_check_(a.st.redis, err, sizeof err) == RUSK_OK) {
+			ledger_check(&a, &none);
+			fprintf(stderr,
+			        "rusk agent: released the %" PRIu64
+			        " RUs it took in the new state\n",
+			        a.orphans - before);
+		} else { /* another shape: its RU numbers are not this agent's */
+			fprintf(stderr,
+			        "rusk agent: the new state is not this agent's (%s): what it took "
+			        "there is left to `rusk agent --recount --reclaim-agent %u`\n",
+			        err, o->agent_id);
+		}
+	}
+	if (a.stopped) { /* lease_renew printed why */
+		exit_rc = RUSK_EXIT_FAIL;
 		goto out;
 	}
 	double elapsed = o->duration_s;
@@ -694,14 +930,16 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
 	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
 	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
-	       ",\"sync_s\":%.3f}\n",
+	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 "}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
-	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s);
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed);
 	exit_rc = 0;
 out:
+	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
+		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);
 	for (uint32_t p = 0; a.words != NULL && p < a.np; p++)
 		free(a.words[p]);
 	free(a.words);

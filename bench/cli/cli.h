@@ -70,6 +70,10 @@ int cli_cluster_size(cli_cluster *cc, uint64_t *machines, uint64_t *rus);
  * --partitions left out: 20, or the cluster's cells when it has fewer. */
 int cli_cluster_build(cli_cluster *cc, rusk_cluster **out, double *build_s);
 void cli_cluster_usage(void);
+/* The cluster options cc stands for, as a command line would give them ("--machines 400
+ * --rus-per-machine 2 --partitions 4 ..."; the partitions c was built with when c is not
+ * NULL), for messages that compare shapes (a remote state of another shape). */
+void cli_cluster_describe(const cli_cluster *cc, const rusk_cluster *c, char *buf, size_t len);
 
 /* The agents a command runs: their sync policy, strategy and knobs, as the flags shared by
  * run, sim, sync and bench give them. Fields left 0 take the library's defaults

@@ -285,6 +285,22 @@ void cli_cluster_init(cli_cluster *cc)
 	rusk_cluster_params_init(&cc->params);
 }
 
+void cli_cluster_describe(const cli_cluster *cc, const rusk_cluster *c, char *buf, size_t len)
+{
+	const rusk_cluster_params *p = &cc->params;
+	uint32_t np = c != NULL ? rusk_cluster_partitions(c) : p->partitions;
+	if (cc->openb_path != NULL)
+		snprintf(buf, len, "--cluster %s --machines %u --partitions %u --ru-milli %u",
+		         cc->openb_path, cc->openb_machines, np, p->ru_milli ? p->ru_milli : 1000);
+	else
+		snprintf(
+		        buf, len,
+		        "--machines %u --rus-per-machine %u --partitions %u --machines-per-rack %u "
+		        "--racks-per-cell %u --seed %llu",
+		        p->machines, p->rus_per_machine, np, p->machines_per_rack,
+		        p->racks_per_cell, (unsigned long long)p->seed);
+}
+
 void cli_cluster_usage(void)
 {
 	puts("cluster options:\n"

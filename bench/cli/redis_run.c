@@ -5,13 +5,17 @@
  * schedulers committing to resource managers). A feature of the run (runstate.h):
  *
  *   setup  opens the state from the main thread for the cluster the run built (every
- *          partition's keys, docs/redis.md), writing the empty state unless --no-init
- *          (then it must be there with this shape, as `rusk agent` without --init), and
- *          attaches it to the cluster (rusk_state_attach_: the kernel's remote, each thread
- *          on its own connection, a hiredis context being one thread's): every agent
- *          thread syncs its view from Redis and commits there first, every thread that
- *          ends a task releases there after the local mirror. --commit-batch B (default
- *          32) sets the agents' batches (kernel/remote.h "Batches").
+ *          partition's keys, docs/redis.md): connects, checks --wait against the shards'
+ *          replicas and, unless --no-init or --force-init, that no live agent or run uses
+ *          the state (their leases), and only then writes the empty state (or, with
+ *          --no-init, checks it is there with this shape, as `rusk agent` without --init):
+ *          a refused run writes nothing. It takes a run lease (rusk:{meta}:live-runs,
+ *          renewed each second, removed at the end) and attaches the state to the cluster
+ *          (rusk_state_attach_: the kernel's remote, each thread on its own connection, a
+ *          hiredis context being one thread's): every agent thread syncs its view from
+ *          Redis and commits there first, every thread that ends a task releases there
+ *          after the local mirror. --commit-batch B (default 32) sets the agents' batches
+ *          (kernel/remote.h "Batches").
  *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
  *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
  *          that no task of it holds (lost releases, unanswered commits) are released.
@@ -67,6 +71,7 @@ struct drv_redis {
 	pthread_t ledger_tid;
 	uint64_t revoked;       /* the dispatcher's revocations at the end (the ledger's, L3) */
 	uint64_t ns;            /* this run's owner namespace (rusk_redis_run_ns_) */
+	bool run_leased;        /* its entry in rusk:{meta}:live-runs (rusk_redis_run_lease_) */
 	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
 };
 
@@ -124,6 +129,11 @@ static bool pass_over(uint64_t deadline, bool failed)
 	return clock_ns() >= deadline || (failed && drv_stop_signal() != 0);
 }
 
+/* The run lease's term: ten of its one-second renewals, so that a slow second (a ledger
+ * check on a loaded machine) never lets it lapse; a run killed keeps other inits refused
+ * (without --force-init) for at most this long. */
+#define RUN_LEASE_MS 10000
+
 static bool redis_on(const run *R)
 {
 	return R->redis != NULL;
@@ -131,7 +141,6 @@ static bool redis_on(const run *R)
 
 static int redis_setup(run *R, const drv_setup_in *in)
 {
-	(void)in;
 	const run_cfg *cfg = &R->cfg;
 	if (cfg->backend == NULL)
 		return 0;
@@ -143,21 +152,31 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	X->spec = cfg->backend;
 	X->ledger_tid = pthread_self(); /* the main thread: the ledger's (before any other) */
 	R->redis = X;
-	char err[1024] = "";
-	int rc = rusk_state_open_(X->spec, R->c, !cfg->no_init, &X->main, err, sizeof err);
+	char err[1536] = "";
+	/* Connect only, then the checks, then the state written (or checked with --no-init):
+	 * a refused run writes nothing. --wait N for more replicas than a shard has (every
+	 * WAIT there would wait out --wait-ms), and an init under live `rusk agent`s or runs
+	 * (their RUs would vanish under them; --force-init overrides) are bad input. */
+	int rc = rusk_state_open_(X->spec, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
+	if (rc == RUSK_OK)
+		rc = rusk_state_check_wait_(&X->main, X->spec, cfg->wait, err, sizeof err);
+	if (rc == RUSK_OK && !cfg->no_init && !cfg->force_init)
+		rc = rusk_state_init_guard_(&X->main, X->spec, -1,
+		                            "stop them first, or pass --no-init to join the state "
+		                            "(--force-init writes it anyway: the agents stop)",
+		                            err, sizeof err);
+	if (rc == RUSK_OK)
+		rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
+		                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
+	if (rc == RUSK_ESHAPE) {
+		size_t u = strlen(err);
+		char flags[512];
+		cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
+		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
+	}
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
-	}
-	/* --wait N for more replicas than a shard has: every WAIT there would wait out
-	 * --wait-ms; refused (bad input: the flag and the count named). */
-	int have = rusk_redis_min_replicas_(X->main.redis);
-	if (cfg->wait > 0 && have >= 0 && cfg->wait > (uint32_t)have) {
-		fprintf(stderr,
-		        "rusk: --wait %u: the cluster at %s has a shard with %d replica%s (WAIT %u "
-		        "would wait out --wait-ms on every commit there)\n",
-		        cfg->wait, X->spec, have, have == 1 ? "" : "s", cfg->wait);
-		return RUSK_EXIT_USAGE;
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */
@@ -178,6 +197,10 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		        rc != RUSK_OK ? rusk_redis_last_error_(X->main.redis) : "refused");
 		return RUSK_EXIT_USAGE;
 	}
+	/* The run's lease (rusk:{meta}:live-runs): another process's init sees this run live
+	 * and refuses (rusk_state_init_guard_). Renewed every second (redis_second); if the
+	 * main thread is held longer than RUN_LEASE_MS (a failover), it lapses meanwhile. */
+	X->run_leased = rusk_redis_run_lease_(X->main.redis, X->ns, RUN_LEASE_MS) == RUSK_OK;
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
 	 * together; their releases go once per loop turn. */
 	rusk_remote_set_batch_(R->c, cfg->commit_batch);
@@ -331,6 +354,10 @@ static void redis_second(run *R, bool idle)
 	drv_redis *X = R->redis;
 	if (X->attached && R->d != NULL)
 		ledger_check(R, false);
+	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes
+	 * one attempt and the sampler waits no longer (the lease lapses, documented). */
+	if (X->run_leased)
+		rusk_redis_run_lease_(X->main.redis, X->ns, RUN_LEASE_MS);
 }
 
 /* The recount after the run (once; main thread, every other thread joined). */
@@ -508,6 +535,8 @@ static void redis_free(run *R)
 		return;
 	if (X->attached)
 		rusk_remote_detach_(R->c); /* every thread that used it is joined */
+	if (X->run_leased)                 /* gone at once: an init after this run is not refused */
+		rusk_redis_run_lease_(X->main.redis, X->ns, 0);
 	rusk_state_close_(&X->main);
 	free(X->l_rus);
 	free(X->l_gens);

@@ -405,7 +405,11 @@ static void usage_flags(void)
 	     "                        only; docs/redis.md): views sync from it, commits and\n"
 	     "                        releases go there, one connection per thread\n"
 	     "  --no-init             with --backend redis://: join the state there (written by\n"
-	     "                        `rusk agent --init`) instead of writing the empty state\n"
+	     "                        `rusk agent --init-only`) instead of writing the empty\n"
+	     "                        state (which is refused while live `rusk agent`s or other\n"
+	     "                        runs use it)\n"
+	     "  --force-init          with --backend redis://: write the empty state even under\n"
+	     "                        live agents and runs (the agents notice and stop)\n"
 	     "  --commit-batch B      with --backend redis://: an agent decides up to B queued\n"
 	     "                        tasks on its view, then commits them together (one\n"
 	     "                        round trip per partition), and sends its releases once\n"
@@ -653,8 +657,14 @@ static int check_backend(const run_cfg *cfg)
 		        cfg->backend, why);
 		return -1;
 	}
-	if (cfg->no_init && cfg->backend == NULL) {
-		fprintf(stderr, "rusk: --no-init: only with --backend redis://...\n");
+	if ((cfg->no_init || cfg->force_init) && cfg->backend == NULL) {
+		fprintf(stderr, "rusk: %s: only with --backend redis://...\n",
+		        cfg->no_init ? "--no-init" : "--force-init");
+		return -1;
+	}
+	if (cfg->no_init && cfg->force_init) {
+		fprintf(stderr, "rusk: --force-init: not with --no-init (one writes the state, the "
+		                "other joins it)\n");
 		return -1;
 	}
 	return 0;
@@ -725,6 +735,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_ON_OFF_OPT("--admit-predict", &cfg.admit_predict)},
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, &cfg)},
 	        {CLI_FLAG_OPT("--no-init", &cfg.no_init)},
+	        {CLI_FLAG_OPT("--force-init", &cfg.force_init)},
 	        {CLI_U32_OPT("--commit-batch", 1, 4096, &cfg.commit_batch), .given = &commit_batch},
 	        {CLI_U32_OPT("--wait", 1, 16, &cfg.wait), .given = &wait},
 	        {CLI_U32_OPT("--wait-ms", 1, 60000, &cfg.wait_ms), .given = &wait_ms},

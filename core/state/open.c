@@ -6,6 +6,7 @@
  * (rusk_state_attach_) hands the kernel an opener (kernel/backend.h) that opens one such
  * connection per thread, without init, on the thread's first use.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,63 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 	                 spec);
 }
 
+int rusk_state_check_wait_(rusk_state *s, const char *spec, uint32_t wait, char *err, size_t errlen)
+{
+	if (s == NULL || s->redis == NULL || wait == 0)
+		return RUSK_OK;
+	/* More replicas than a shard has: every WAIT there would wait out its timeout. */
+	int have = rusk_redis_min_replicas_(s->redis);
+	if (have >= 0 && wait > (uint32_t)have)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "--wait %u: the cluster at %s has a shard with %d replica%s (WAIT "
+		                 "%u would wait out --wait-ms on every commit there)",
+		                 wait, spec, have, have == 1 ? "" : "s", wait);
+	return RUSK_OK;
+}
+
+int rusk_state_init_guard_(rusk_state *s, const char *spec, int self, const char *hint, char *err,
+                           size_t errlen)
+{
+	if (s == NULL || s->redis == NULL)
+		return RUSK_OK; /* memory: every process has its own */
+	uint8_t live[RUSK_REDIS_AGENTS];
+	uint32_t n_agents = 0, n_runs = 0;
+	int rc = rusk_redis_live_agents_(s->redis, live, &n_agents);
+	if (rc == RUSK_OK)
+		rc = rusk_redis_live_runs_(s->redis, &n_runs);
+	if (rc != RUSK_OK)
+		return rusk_errf(err, errlen, rc,
+		                 "--backend %s: cannot tell whether live processes use the state "
+		                 "there: %s",
+		                 spec, rusk_redis_last_error_(s->redis));
+	if (self >= 0 && self < RUSK_REDIS_AGENTS && live[self]) {
+		live[self] = 0;
+		n_agents--;
+	}
+	if (n_agents == 0 && n_runs == 0)
+		return RUSK_OK;
+	char ids[200] = "";
+	size_t u = 0;
+	for (uint32_t i = 0, k = 0; i < RUSK_REDIS_AGENTS && u + 16 < sizeof ids; i++)
+		if (live[i])
+			u += (size_t)snprintf(ids + u, sizeof ids - u, "%s%u", k++ ? ", " : "", i);
+	char who[320];
+	if (n_agents > 0 && n_runs > 0)
+		snprintf(who, sizeof who,
+		         "%u live rusk agent%s (--agent-id %s) and %u live rusk run%s use",
+		         n_agents, n_agents == 1 ? "" : "s", ids, n_runs, n_runs == 1 ? "" : "s");
+	else if (n_agents > 0)
+		snprintf(who, sizeof who, "%u live rusk agent%s (--agent-id %s) use%s", n_agents,
+		         n_agents == 1 ? "" : "s", ids, n_agents == 1 ? "s" : "");
+	else
+		snprintf(who, sizeof who, "%u live rusk run%s use%s", n_runs,
+		         n_runs == 1 ? "" : "s", n_runs == 1 ? "s" : "");
+	return rusk_errf(err, errlen, RUSK_EBUSY,
+	                 "--backend %s: %s this state (leases under rusk:{meta}): writing "
+	                 "the empty state would take their RUs from under them; %s",
+	                 spec, who, hint);
+}
+
 void rusk_state_close_(rusk_state *s)
 {
 	if (s == NULL)
@@ -197,10 +255,53 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
 {
 	(void)r, (void)stop, (void)arg;
 }
-int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            char *holder, size_t holderlen, int64_t *left_ms)
 {
-	(void)r, (void)agent, (void)ttl_ms;
+	(void)r, (void)agent, (void)token, (void)ttl_ms, (void)holder, (void)holderlen,
+	        (void)left_ms;
 	return RUSK_EINVAL;
+}
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            int *lapsed, uint64_t *epoch)
+{
+	(void)r, (void)agent, (void)token, (void)ttl_ms, (void)lapsed, (void)epoch;
+	return RUSK_EINVAL;
+}
+int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token)
+{
+	(void)r, (void)agent, (void)token;
+	return RUSK_EINVAL;
+}
+int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint32_t *n)
+{
+	(void)r, (void)live, (void)n;
+	return RUSK_EINVAL;
+}
+int rusk_redis_run_lease_(rusk_redis *r, uint64_t ns, uint32_t ttl_ms)
+{
+	(void)r, (void)ns, (void)ttl_ms;
+	return RUSK_EINVAL;
+}
+int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n)
+{
+	(void)r, (void)n;
+	return RUSK_EINVAL;
+}
+int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch)
+{
+	(void)r, (void)epoch;
+	return RUSK_EINVAL;
+}
+int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
+{
+	(void)r;
+	return rusk_errf(err, errlen, RUSK_EINVAL, "no Redis in this build");
+}
+int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
+{
+	(void)r;
+	return rusk_errf(err, errlen, RUSK_EINVAL, "no Redis in this build");
 }
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 {

@@ -9,6 +9,7 @@
 #define RUSK_STATE_OPEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "state/redis.h"
 
@@ -19,11 +20,14 @@ typedef struct rusk_state {
 } rusk_state;
 
 /*
- * rusk_state_open_: opens spec for cluster c (the shape; c must outlive the state). init:
- * write the empty state (Redis; the memory backend is always fresh). RUSK_OK; RUSK_EINVAL
- * (spec neither form, or redis:// in a build without RUSK_WITH_REDIS) or RUSK_EIO (the
- * Redis checks, rusk_redis_open_) with a message naming spec in err. Any thread; the
- * caller closes it with rusk_state_close_.
+ * rusk_state_open_: opens spec for cluster c (the shape; c must outlive the state). init
+ * (Redis; the memory backend is always fresh): RUSK_REDIS_INIT (1) writes the empty state,
+ * RUSK_REDIS_CHECK (0) checks it is there with c's shape, RUSK_REDIS_CONNECT (2) only
+ * connects (the caller makes its checks, then rusk_redis_state_write_ or
+ * rusk_redis_state_check_). RUSK_OK; RUSK_EINVAL (spec neither form, or redis:// in a
+ * build without RUSK_WITH_REDIS), RUSK_ESHAPE or RUSK_EIO (the Redis checks,
+ * rusk_redis_open_) with a message naming spec in err. Any thread; the caller closes it
+ * with rusk_state_close_.
  */
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen);
@@ -49,6 +53,28 @@ typedef struct rusk_state_opts {
  */
 int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts *opts, char *err,
                        size_t errlen);
+/*
+ * rusk_state_check_wait_: whether WAIT for `wait` replicas (> 0) can be acknowledged on
+ * every shard of s's cluster (rusk_redis_min_replicas_): RUSK_OK (also when the count
+ * cannot be read, or wait is 0), or RUSK_EINVAL with the message every command gives
+ * ("--wait N: the cluster at SPEC has a shard with K replicas ...") in err. Writes
+ * nothing. Owner thread of s.
+ */
+int rusk_state_check_wait_(rusk_state *s, const char *spec, uint32_t wait, char *err,
+                           size_t errlen);
+
+/*
+ * rusk_state_init_guard_: before writing the empty state at spec: whether live processes
+ * use the state there: agents whose lease is live (rusk:{meta}:alive:I; agent `self` left
+ * out, -1: none) and `rusk run`s whose run lease is live (rusk:{meta}:live-runs). RUSK_OK
+ * when none; RUSK_EBUSY with a message naming them and ending with `hint` (what the
+ * command's user can do) in err; RUSK_EIO when they cannot be read (message in err). A
+ * check, not a lock: two processes that both pass it write the state one after the other.
+ * Owner thread of s.
+ */
+int rusk_state_init_guard_(rusk_state *s, const char *spec, int self, const char *hint, char *err,
+                           size_t errlen);
+
 /* Whether this build has the Redis backend. */
 int rusk_state_have_redis_(void);
 

@@ -838,27 +838,143 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	return rc;
 }
 
-/* An agent's lease key: all in the slot of the tag {meta}. */
+/* ---- meta keys: leases, epoch, shape (all in the slot of the tag {meta}) ---------- */
+
+#define META_EPOCH "rusk:{meta}:epoch"
+#define META_SHAPE "rusk:{meta}:shape"
+#define META_RUNS  "rusk:{meta}:live-runs"
+
+/* An agent's lease key. */
 static void lease_key(char *buf, size_t len, uint32_t agent)
 {
 	snprintf(buf, len, "rusk:{meta}:alive:%u", agent);
 }
 
-int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms)
+/* Claim: SET NX PX, atomic; when another token holds the id, that token and its PTTL. */
+static const char lua_claim[] =
+        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, '', 0} end\n"
+        "return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}\n";
+/* Renew: only the holder's token extends it; a lapsed one (no holder) is taken again. The
+ * epoch comes back in the same round trip (KEYS[2], same slot). */
+static const char lua_renew[] =
+        "local v = redis.call('GET', KEYS[1])\n"
+        "local e = redis.call('GET', KEYS[2]) or '0'\n"
+        "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return {1, e} end\n"
+        "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return {2, e} end\n"
+        "return {0, e}\n";
+static const char lua_drop[] =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n"
+        "return 0\n";
+/* Run leases: a sorted set of namespaces scored by expiry (ms, the server's clock); the
+ * expired ones dropped, ARGV[1]'s entry set (ARGV[2] > 0) or removed (0), the rest
+ * counted. ARGV[1] '': count only. */
+static const char lua_runs[] =
+        "local t = redis.call('TIME')\n"
+        "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+        "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+        "if ARGV[1] ~= '' then\n"
+        "  if ARGV[2] == '0' then redis.call('ZREM', KEYS[1], ARGV[1])\n"
+        "  else redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end\n"
+        "end\n"
+        "return redis.call('ZCARD', KEYS[1])\n";
+
+/* EVAL of a small meta script (not cached: a lease call is rare, one per third of a lease
+ * at most) on keys of the {meta} slot; *y the reply (the caller frees it). */
+static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
+                     const char *const *args, redisReply **y)
 {
-	if (r == NULL || ttl_ms == 0)
+	const char *av[8];
+	size_t al[8];
+	char nk[4];
+	snprintf(nk, sizeof nk, "%d", nkeys);
+	int n = 0;
+	av[n++] = "EVAL";
+	av[n++] = body;
+	av[n++] = nk;
+	for (int k = 0; k < nkeys; k++)
+		av[n++] = keys[k];
+	for (int k = 0; k < nargs; k++)
+		av[n++] = args[k];
+	for (int k = 0; k < n; k++)
+		al[k] = strlen(av[k]);
+	rcmd cmd = {n, av, al, -1, 0};
+	*y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(keys[0], strlen(keys[0])), &cmd, 1, y);
+	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR)
+		rc = set_err(r, RUSK_EIO, "%s: %s", keys[0], (*y)->str);
+	return rc;
+}
+
+int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            char *holder, size_t holderlen, int64_t *left_ms)
+{
+	if (r == NULL || token == NULL || token[0] == '\0' || strlen(token) > 200 || ttl_ms == 0)
 		return RUSK_EINVAL;
 	char key[48], ttl[16];
 	lease_key(key, sizeof key, agent);
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
-	const char *av[5] = {"SET", key, "1", "PX", ttl};
-	size_t al[5] = {3, strlen(key), 1, 2, strlen(ttl)};
-	rcmd cmd = {5, av, al, -1, 0};
+	const char *keys[1] = {key}, *args[2] = {token, ttl};
 	redisReply *y = NULL;
-	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
-	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
-		rc = set_err(r, RUSK_EIO, "SET %s: %s", key, y->str);
-	free_replies(&y, 1);
+	int rc = meta_eval(r, lua_claim, 1, keys, 2, args, &y);
+	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
+	                      y->element[0]->type != REDIS_REPLY_INTEGER))
+		rc = set_err(r, RUSK_EIO, "claiming %s: an answer of another form", key);
+	if (rc == RUSK_OK && y->element[0]->integer != 1) {
+		if (holder != NULL && holderlen > 0)
+			snprintf(holder, holderlen, "%s",
+			         y->element[1]->type == REDIS_REPLY_STRING ? y->element[1]->str
+			                                                   : "");
+		if (left_ms != NULL)
+			*left_ms = y->element[2]->type == REDIS_REPLY_INTEGER
+			                   ? y->element[2]->integer
+			                   : -1;
+		rc = RUSK_EBUSY;
+	}
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            int *lapsed, uint64_t *epoch)
+{
+	if (r == NULL || token == NULL || ttl_ms == 0)
+		return RUSK_EINVAL;
+	char key[48], ttl[16];
+	lease_key(key, sizeof key, agent);
+	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+	const char *keys[2] = {key, META_EPOCH}, *args[2] = {token, ttl};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_renew, 2, keys, 2, args, &y);
+	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
+	                      y->element[0]->type != REDIS_REPLY_INTEGER ||
+	                      y->element[1]->type != REDIS_REPLY_STRING))
+		rc = set_err(r, RUSK_EIO, "renewing %s: an answer of another form", key);
+	if (rc == RUSK_OK) {
+		long long st = y->element[0]->integer;
+		if (lapsed != NULL)
+			*lapsed = st == 2;
+		if (epoch != NULL)
+			*epoch = strtoull(y->element[1]->str, NULL, 10);
+		if (st == 0)
+			rc = set_err(r, RUSK_EBUSY, "%s: held by another process", key);
+	}
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token)
+{
+	if (r == NULL || token == NULL)
+		return RUSK_EINVAL;
+	char key[48];
+	lease_key(key, sizeof key, agent);
+	const char *keys[1] = {key}, *args[1] = {token};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_drop, 1, keys, 1, args, &y);
+	if (y != NULL)
+		freeReplyObject(y);
 	return rc;
 }
 
@@ -878,6 +994,85 @@ int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 		             y->type == REDIS_REPLY_ERROR ? y->str : "no integer");
 	if (rc == RUSK_OK)
 		*alive = y->integer > 0;
+	free_replies(&y, 1);
+	return rc;
+}
+
+int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint32_t *n)
+{
+	if (r == NULL || live == NULL || n == NULL)
+		return RUSK_EINVAL;
+	char keys[RUSK_REDIS_AGENTS][32];
+	const char *av[RUSK_REDIS_AGENTS + 1];
+	size_t al[RUSK_REDIS_AGENTS + 1];
+	av[0] = "MGET";
+	al[0] = 4;
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		lease_key(keys[i], sizeof keys[i], i);
+		av[i + 1] = keys[i];
+		al[i + 1] = strlen(keys[i]);
+	}
+	rcmd cmd = {RUSK_REDIS_AGENTS + 1, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(keys[0], strlen(keys[0])), &cmd, 1, &y);
+	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != RUSK_REDIS_AGENTS))
+		rc = set_err(r, RUSK_EIO, "MGET rusk:{meta}:alive:*: %s",
+		             y->type == REDIS_REPLY_ERROR ? y->str : "an answer of another form");
+	*n = 0;
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		live[i] = rc == RUSK_OK && y->element[i]->type == REDIS_REPLY_STRING;
+		*n += live[i];
+	}
+	free_replies(&y, 1);
+	return rc;
+}
+
+/* The run-lease script with namespace text ns ('' none) and ttl; *n the live count. */
+static int runs_call(rusk_redis *r, const char *ns, uint32_t ttl_ms, uint32_t *n)
+{
+	char ttl[16];
+	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+	const char *keys[1] = {META_RUNS}, *args[2] = {ns, ttl};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_runs, 1, keys, 2, args, &y);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_INTEGER)
+		rc = set_err(r, RUSK_EIO, "%s: no integer", META_RUNS);
+	if (rc == RUSK_OK && n != NULL)
+		*n = (uint32_t)y->integer;
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+int rusk_redis_run_lease_(rusk_redis *r, uint64_t ns, uint32_t ttl_ms)
+{
+	if (r == NULL || ns == 0)
+		return RUSK_EINVAL;
+	char t[24];
+	snprintf(t, sizeof t, "%" PRIu64, ns);
+	return runs_call(r, t, ttl_ms, NULL);
+}
+
+int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n)
+{
+	if (r == NULL || n == NULL)
+		return RUSK_EINVAL;
+	return runs_call(r, "", 0, n);
+}
+
+int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch)
+{
+	if (r == NULL || epoch == NULL)
+		return RUSK_EINVAL;
+	const char *av[2] = {"GET", META_EPOCH};
+	size_t al[2] = {3, strlen(META_EPOCH)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = set_err(r, RUSK_EIO, "GET %s: %s", META_EPOCH, y->str);
+	if (rc == RUSK_OK)
+		*epoch = y->type == REDIS_REPLY_STRING ? strtoull(y->str, NULL, 10) : 0;
 	free_replies(&y, 1);
 	return rc;
 }
@@ -1042,8 +1237,26 @@ static int init_part(rusk_redis *r, uint32_t p)
 	return rc;
 }
 
-/* Checks that partition p's state is there with this run's shape. */
-static int check_part(rusk_redis *r, uint32_t p)
+/* The totals of r's shape: partitions, RUs, machines, MiB, GPUs (rusk:{meta}:shape). */
+typedef struct totals {
+	uint64_t parts, rus, machines, mem, gpus;
+} totals;
+
+static totals shape_totals(const rusk_redis *r)
+{
+	totals t = {r->n_parts, 0, r->n_machines, 0, 0};
+	for (uint32_t p = 0; p < r->n_parts; p++)
+		t.rus += r->p_n_rus[p];
+	for (uint32_t m = 0; m < r->n_machines; m++) {
+		t.mem += r->m_mem[m];
+		t.gpus += r->m_gpus[m];
+	}
+	return t;
+}
+
+/* Checks that partition p's state is there with this run's shape: RUSK_OK, RUSK_EIO
+ * (absent, or no answer), RUSK_ESHAPE (another shape; its description in there[]). */
+static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len)
 {
 	const char *av[3] = {"HGET", r->keys[p][K_MACH], "part"};
 	size_t al[3] = {4, strlen(av[1]), 4};
@@ -1052,18 +1265,105 @@ static int check_part(rusk_redis *r, uint32_t p)
 	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
 	char want[64];
 	part_desc(r, p, want, sizeof want);
-	if (rc == RUSK_OK && y->type != REDIS_REPLY_STRING)
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_STRING) {
 		rc = set_err(r, RUSK_EIO,
 		             "no rusk state for partition %u at %s (key %s missing): start "
 		             "`rusk run --backend %s` first, or pass --init",
 		             p, r->url, r->keys[p][K_MACH], r->url);
-	else if (rc == RUSK_OK && strcmp(y->str, want) != 0)
-		rc = set_err(r, RUSK_EIO,
-		             "the rusk state at %s is for another cluster shape: partition %u is "
-		             "%s there (first RU, RUs, first machine, machines), %s here",
-		             r->url, p, y->str, want);
+	} else if (rc == RUSK_OK && strcmp(y->str, want) != 0) {
+		snprintf(there, len, "%s", y->str);
+		rc = RUSK_ESHAPE;
+	}
 	free_replies(&y, 1);
 	return rc;
+}
+
+/* The message of a shape mismatch found at partition p (its description there: `there`):
+ * the totals on both sides from rusk:{meta}:shape, and what differs. */
+static int shape_error(rusk_redis *r, uint32_t p, const char *there)
+{
+	totals h = shape_totals(r), s = {0, 0, 0, 0, 0};
+	const char *av[2] = {"GET", META_SHAPE};
+	size_t al[2] = {3, strlen(META_SHAPE)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	bool have = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y) == RUSK_OK &&
+	            y->type == REDIS_REPLY_STRING &&
+	            sscanf(y->str, "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64,
+	                   &s.parts, &s.rus, &s.machines, &s.mem, &s.gpus) == 5;
+	free_replies(&y, 1);
+	char want[64];
+	part_desc(r, p, want, sizeof want);
+	if (!have) /* a state written before rusk:{meta}:shape: the partition only */
+		return set_err(r, RUSK_ESHAPE,
+		               "the rusk state at %s is for another cluster shape: partition %u is "
+		               "%s there (first RU, RUs, first machine, machines), %s here",
+		               r->url, p, there, want);
+	char diff[400] = "";
+	size_t u = 0;
+#define DIFF(cond, what)                                                                           \
+	if ((cond) && u + 64 < sizeof diff)                                                        \
+	u += (size_t)snprintf(diff + u, sizeof diff - u, "%s%s", u ? ", " : "", what)
+	DIFF(s.parts != h.parts, "the partitions (--partitions)");
+	DIFF(s.machines != h.machines, "the machines (--machines, --cluster)");
+	DIFF(s.rus * h.machines != h.rus * s.machines, "the RUs per machine (--rus-per-machine)");
+	DIFF(s.mem * h.machines != h.mem * s.machines, "the memory per machine (--cluster)");
+	DIFF(s.gpus * h.machines != h.gpus * s.machines, "the GPUs per machine (--cluster)");
+#undef DIFF
+	if (u == 0)
+		snprintf(diff, sizeof diff,
+		         "the same totals, laid out otherwise: partition %u is %s there (first RU, "
+		         "RUs, first machine, machines), %s here (--machines-per-rack, "
+		         "--racks-per-cell, --seed, --cluster)",
+		         p, there, want);
+	return set_err(r, RUSK_ESHAPE,
+	               "the rusk state at %s is for another cluster shape: it has %" PRIu64
+	               " RUs on %" PRIu64 " machines in %" PRIu64 " partitions; this command "
+	               "line makes %" PRIu64 " RUs on %" PRIu64 " machines in %" PRIu64
+	               " partitions; differs: %s",
+	               r->url, s.rus, s.machines, s.parts, h.rus, h.machines, h.parts, diff);
+}
+
+int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
+{
+	if (r == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
+	for (uint32_t p = 0; p < r->n_parts; p++) {
+		char there[64];
+		int rc = check_part(r, p, there, sizeof there);
+		if (rc == RUSK_ESHAPE)
+			rc = shape_error(r, p, there);
+		if (rc != RUSK_OK)
+			return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
+	}
+	return RUSK_OK;
+}
+
+int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
+{
+	if (r == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
+	/* The epoch first: a process that checks it (rusk agent, at each lease renewal) learns
+	 * of the new state as soon as the first partition is written. */
+	totals t = shape_totals(r);
+	char desc[128];
+	snprintf(desc, sizeof desc, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+	         t.parts, t.rus, t.machines, t.mem, t.gpus);
+	const char *a0[2] = {"INCR", META_EPOCH}, *a1[3] = {"SET", META_SHAPE, desc};
+	size_t l0[2] = {4, strlen(META_EPOCH)}, l1[3] = {3, strlen(META_SHAPE), strlen(desc)};
+	rcmd cmds[2] = {{2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}};
+	redisReply *y[2] = {NULL, NULL};
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 2, y);
+	for (int k = 0; rc == RUSK_OK && k < 2; k++)
+		if (y[k]->type == REDIS_REPLY_ERROR)
+			rc = set_err(r, RUSK_EIO, "writing %s: %s", k ? META_SHAPE : META_EPOCH,
+			             y[k]->str);
+	free_replies(y, 2);
+	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++)
+		rc = init_part(r, p);
+	if (rc != RUSK_OK)
+		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
+	return RUSK_OK;
 }
 
 /* Slot ranges no node serves, as "a-b, c-d" (empty: none). */
@@ -1155,13 +1455,12 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 			goto fail;
 		}
 	}
-	for (uint32_t p = 0; p < r->n_parts; p++) {
-		rc = init ? init_part(r, p) : check_part(r, p);
-		if (rc != RUSK_OK) {
-			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
-			goto fail;
-		}
-	}
+	if (init == RUSK_REDIS_INIT)
+		rc = rusk_redis_state_write_(r, err, errlen);
+	else if (init == RUSK_REDIS_CHECK)
+		rc = rusk_redis_state_check_(r, err, errlen);
+	if (rc != RUSK_OK)
+		goto fail;
 	r->err[0] = '\0';
 	*out = r;
 	return RUSK_OK;

@@ -22,8 +22,14 @@
  * "again" flag: a commit whose RUs the task already holds answers its leases, a release
  * that finds the next generation answers OK, so an unknown outcome never doubles a grant.
  *
- * Leases: rusk:{meta}:alive:AGENT, set with an expiry by each agent process, tell a recount
- * which agents are dead (their RUs are reclaimed); see rusk_redis_lease_renew_.
+ * Meta keys, all with the hash tag {meta} (one slot, one shard): rusk:{meta}:alive:AGENT
+ * (agent AGENT's lease: the token of the process that holds the id, with an expiry; tells a
+ * recount which agents are dead, and a second process with the same id that the id is
+ * taken), rusk:{meta}:runs (the run namespaces' counter), rusk:{meta}:live-runs (a sorted
+ * set: the namespaces of the `rusk run`s alive, scored by their lease's expiry),
+ * rusk:{meta}:epoch (+1 at every write of the empty state, so that a process can tell the
+ * state was written afresh under it) and rusk:{meta}:shape (the totals of the shape the
+ * state was written for: "partitions,RUs,machines,MiB,GPUs").
  *
  * Threads: a rusk_redis is used by one thread at a time (hiredis contexts are not
  * thread-safe); open one per agent thread or process.
@@ -85,18 +91,49 @@ int rusk_redis_parse_redirect_(const char *msg, int *ask, uint16_t *slot, char *
 int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n, char *err,
                           size_t errlen);
 
+/* What rusk_redis_open_ does with the state once connected (its `init` argument). */
+enum {
+	RUSK_REDIS_CHECK = 0,   /* check that the state is there with this shape */
+	RUSK_REDIS_INIT = 1,    /* write the empty state (rusk_redis_state_write_) */
+	RUSK_REDIS_CONNECT = 2, /* neither: the caller checks or writes it later, after checks
+	                         * of its own (replicas for WAIT, live agents and runs) */
+};
+
 /*
  * rusk_redis_open_: connects to the cluster of url for the given shape. Checks that the
  * seeds answer, that they are cluster nodes, that every slot is served (CLUSTER SLOTS),
- * and loads the scripts. With init != 0 writes the empty state of every partition
- * (replacing any rusk state there); else checks that each partition's state is there and
- * has the shape. Returns RUSK_OK and *out, or RUSK_EINVAL (bad URL or shape), RUSK_EIO
- * (cannot connect; not a cluster; slots missing; state absent or of another shape) with
- * a one-line message naming the address or key in err; nothing is written on failure
- * before the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
+ * and loads the scripts. Then, per init (the enum above): writes the empty state of every
+ * partition (replacing any rusk state there), checks that each partition's state is there
+ * and has the shape (rusk_redis_state_check_), or leaves the state alone. Returns RUSK_OK
+ * and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is of another
+ * shape), RUSK_EIO (cannot connect; not a cluster; slots missing; state absent) with a
+ * one-line message naming the address or key in err; nothing is written on failure before
+ * the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
  */
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen);
+
+/*
+ * rusk_redis_state_write_: writes the empty state of r's shape: INCR rusk:{meta}:epoch and
+ * the shape's totals first (one round trip to the {meta} shard), then every partition
+ * (one round trip each, replacing what was there). It checks nothing: callers look for
+ * live agents and runs first (rusk_redis_live_agents_, rusk_redis_live_runs_). RUSK_OK,
+ * RUSK_EIO / RUSK_ENOMEM with a message naming the key in err. Owner thread.
+ */
+int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
+
+/*
+ * rusk_redis_state_check_: checks that every partition's state is there with r's shape.
+ * RUSK_OK; RUSK_EIO (a partition's state absent: the key named), RUSK_ESHAPE (another
+ * shape: the message gives the state's totals and r's, and which of partitions,
+ * machines, RUs per machine, memory or GPUs differ, from rusk:{meta}:shape when the state
+ * has it, else the first partition that differs). Owner thread.
+ */
+int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen);
+
+/* rusk_redis_epoch_: rusk:{meta}:epoch (0 when absent: a state written before epochs).
+ * RUSK_OK / RUSK_EIO / RUSK_EINVAL. Owner thread. */
+int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch);
 
 /* rusk_redis_close_: closes every connection and frees r (NULL: nothing). */
 void rusk_redis_close_(rusk_redis *r);
@@ -161,13 +198,42 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
                        size_t cap, size_t *n);
 
 /*
- * Agent leases: rusk_redis_lease_renew_ sets rusk:{meta}:alive:AGENT to expire in ttl_ms
- * (an agent renews it well within that); rusk_redis_lease_alive_ tells whether it is still
- * there. A recount reclaims the RUs of agents whose lease expired (rusk agent --recount
- * --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ * Agent leases, rusk:{meta}:alive:AGENT holding the token of the process that has the id
+ * (any string unique to it; at most 200 bytes) with an expiry of ttl_ms:
+ *  - rusk_redis_lease_claim_ takes the id at a process's start (SET NX PX: atomic, so of
+ *    two processes started with one id only one gets it). RUSK_OK; RUSK_EBUSY when another
+ *    token holds it: holder (NUL-terminated, truncated to holderlen) and *left_ms (its
+ *    lease's remaining time; either may be NULL). An expired lease (its holder dead, or
+ *    stalled past ttl_ms) is gone, so the id is taken over.
+ *  - rusk_redis_lease_renew_ extends it, only for the holder (a script compares the token):
+ *    RUSK_OK (*lapsed 0; or 1 when the lease had expired and nobody held it: taken again),
+ *    RUSK_EBUSY (another token holds it now: this process lost the id). *epoch (may be
+ *    NULL): rusk:{meta}:epoch in the same round trip (a change: the state was written
+ *    afresh).
+ *  - rusk_redis_lease_drop_ deletes it if token still holds it (a process's normal end).
+ *  - rusk_redis_lease_alive_ tells whether agent's lease is there (any holder).
+ *  - rusk_redis_live_agents_ reads every id's lease (0..RUSK_REDIS_AGENTS-1, one MGET):
+ *    live[i] = 1 where one is there, *n their count.
+ * A recount reclaims the RUs of agents whose lease expired (rusk agent --recount
+ * --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO as above. Owner thread.
  */
-int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, uint32_t ttl_ms);
+#define RUSK_REDIS_AGENTS 255
+int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            char *holder, size_t holderlen, int64_t *left_ms);
+int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
+                            int *lapsed, uint64_t *epoch);
+int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token);
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive);
+int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint32_t *n);
+
+/*
+ * Run leases (`rusk run --backend`): rusk_redis_run_lease_ sets namespace ns's entry in
+ * rusk:{meta}:live-runs to expire ttl_ms from now (the server's clock, TIME), or removes
+ * it with ttl_ms 0; rusk_redis_live_runs_ drops the expired entries and counts the rest
+ * (*n). One round trip each (a script). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_run_lease_(rusk_redis *r, uint64_t ns, uint32_t ttl_ms);
+int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n);
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner

@@ -37,18 +37,25 @@ def same(files_a, files_b, out_a, out_b, what):
             assert fa.read() == fb.read(), f"{what}: {a} and {b} differ"
 
 
-# rusk plan: every mode, a budget small enough that cycles hit it.
+# rusk plan: a budget small enough that cycles hit it; once in one pool of cores, once
+# with 3Sigma §5's placement preferences (--prefer 0.75 --slowdown 1.5, as perf/paper's
+# sigma_fig6_7 and sigma_fig8 run it), whose MILP has capacity rows per preferred group
+# and whose placement picks groups: the budget's path there must be deterministic too.
 plan = ["plan", "--sched", "3sigma", "--jobs", "150", "--train", "500", "--budget-ms", "5"]
-o1 = run(plan + ["--json", "pl1.json"], False)
-o2 = run(plan + ["--json", "pl2.json"], True)
-same(["pl1.json"], ["pl2.json"], o1, o2, "rusk plan")
-p = json.load(open("pl1.json"))
-assert p["params"]["solver_clock"] == "modelled", p["params"]
-at_budget = sum(m["planner"]["milp_budget"] + m["planner"]["greedy_budget"]
-                for m in p["modes"])
-work = sum(m["planner"]["iterations"] + m["planner"]["nodes"] for m in p["modes"])
-print(f"rusk plan: {at_budget} cycles at the budget, {work} iterations + nodes; identical")
-assert at_budget > 0 and work > 0, (at_budget, work)
+for name, extra in (("pool", []), ("prefer", ["--prefer", "0.75", "--slowdown", "1.5"])):
+    o1 = run(plan + extra + ["--json", f"pl1_{name}.json"], False)
+    o2 = run(plan + extra + ["--json", f"pl2_{name}.json"], True)
+    same([f"pl1_{name}.json"], [f"pl2_{name}.json"], o1, o2, f"rusk plan ({name})")
+    p = json.load(open(f"pl1_{name}.json"))
+    assert p["params"]["solver_clock"] == "modelled", p["params"]
+    if extra:
+        assert p["params"]["prefer"] == 0.75 and p["params"]["groups"] > 1, p["params"]
+    at_budget = sum(m["planner"]["milp_budget"] + m["planner"]["greedy_budget"]
+                    for m in p["modes"])
+    work = sum(m["planner"]["iterations"] + m["planner"]["nodes"] for m in p["modes"])
+    print(f"rusk plan ({name}): {at_budget} cycles at the budget, {work} iterations + "
+          f"nodes; identical")
+    assert at_budget > 0 and work > 0, (name, at_budget, work)
 
 # rusk sim --sched 3sigma: the kernel's agents in front of the planner.
 sim = ["sim", "--machines", "256", "--rus-per-machine", "1", "--machines-per-rack", "16",

@@ -383,7 +383,7 @@ def cli_redis_run_with_agent():
     """rusk run --backend and a separate rusk agent process on one state: both place, the
     run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, RUN_SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
         agent = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + RUN_SHAPE.split() +
                                  ["--agents", "4", "--agent-id", "3", "--rate", "300",
                                   "--duration-s", "4", "--task-ms", "500"],
@@ -421,7 +421,7 @@ def cli_redis_run_two():
     both finds nothing held and no free mark that disagrees with an owner. Bounded: two
     3 s runs, 60 s each at most."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, RUN_SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
         procs, outs = [], []
         try:
             for i in range(2):
@@ -528,16 +528,278 @@ def cli_redis_no_state():
         r = rusk("agent --backend %s %s" % (cl.url, SHAPE), status=2)
         match(r"no rusk state for partition 0 at redis://.* \(key rusk:\{p0\}:mach missing\)",
               r.out)
-        rusk("agent --backend %s %s --init --duration-s 0.2" % (cl.url, SHAPE))
+        r = rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        match(r"wrote the empty state at redis://.*: 10 partitions, 2000 machines, 32000 RUs",
+              r.out)
+        # another shape: both sides' totals, what differs, and this command line's options
         r = rusk("agent --backend %s --machines 4000 --partitions 10" % cl.url, status=2)
-        match(r"the rusk state at redis://.* is for another cluster shape: partition 0", r.out)
+        match(r"the rusk state at redis://.* is for another cluster shape: it has 32000 RUs on "
+              r"2000 machines in 10 partitions; this command line makes 64000 RUs on 4000 "
+              r"machines in 10 partitions; differs: the machines \(--machines, --cluster\) "
+              r"\(this command line: --machines 4000 --rus-per-machine 16 --partitions 10 ", r.out)
+        r = rusk("agent --backend %s %s --rus-per-machine 8" % (cl.url, SHAPE), status=2)
+        match(r"this command line makes 16000 RUs on 2000 machines in 10 partitions; differs: "
+              r"the RUs per machine \(--rus-per-machine\)", r.out)
+        r = rusk("run --backend %s %s --no-init --duration-s 0.1" % (cl.url, SHAPE), status=2)
+        match(r"it has 32000 RUs on 2000 machines in 10 partitions; this command line makes "
+              r"4000 RUs on 2000 machines in 10 partitions; differs: the RUs per machine "
+              r"\(--rus-per-machine\) \(this command line: --machines 2000 --rus-per-machine 2 ",
+              r.out)
+        r = rusk("agent --backend %s --machines 2000 --partitions 5" % cl.url, status=2)
+        match(r"in 10 partitions; this command line makes 32000 RUs on 2000 machines in 5 "
+              r"partitions; differs: the partitions \(--partitions\)", r.out)
+        # --wait as rusk run checks it: more replicas than a shard has (1 here) refused
+        r = rusk("agent --backend %s %s --wait 2 --duration-s 0.1" % (cl.url, SHAPE), status=2)
+        match(r"rusk agent: --wait 2: the cluster at %s has a shard with 1 replica \(WAIT 2 "
+              r"would wait out --wait-ms" % re.escape(cl.url), r.out)
+        # --reclaim-agent of an id that holds nothing: said, not an error
+        r = recount(cl, "--reclaim-agent 99")
+        match(r"recount: --reclaim-agent 99: agent 99's tasks hold no RU: nothing to reclaim",
+              r.out)
+
+
+@case
+def cli_redis_agent_flags():
+    """rusk agent refuses what rusk run refuses, with the same messages (exit 2, before any
+    connection): --wait 0, --wait-ms without --wait, --wait without redis://; and the init
+    flags' combinations."""
+    for bad in ("--wait 0", "--wait 17"):
+        match(r"--wait: '[0-9]+' is not an integer in 1\.\.16",
+              rusk("agent --backend redis://127.0.0.1:7000 %s" % bad, status=2).out)
+    match(r"rusk agent: --wait-ms: only with --wait N \(WAIT's timeout\)",
+          rusk("agent --backend redis://127.0.0.1:7000 --wait-ms 50", status=2).out)
+    match(r"rusk agent: --wait: only with --backend redis://",
+          rusk("agent --backend memory --wait 1", status=2).out)
+    match(r"rusk agent: --force-init: only with --init or --init-only",
+          rusk("agent --backend redis://127.0.0.1:7000 --force-init", status=2).out)
+    match(r"rusk agent: --init-only: not with --recount",
+          rusk("agent --backend redis://127.0.0.1:7000 --init-only --recount", status=2).out)
+    match(r"rusk: --force-init: only with --backend redis://",
+          rusk("run --force-init --duration-s 0.1", status=2).out)
+    match(r"rusk: --force-init: not with --no-init",
+          rusk("run --backend redis://127.0.0.1:7000 --force-init --no-init --duration-s 0.1",
+               status=2).out)
+
+
+def agent_proc(cl, shape, agent, agents, secs, extra=()):
+    """A rusk agent process (its output piped) that holds its RUs long (--task-ms 600000)."""
+    return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + shape.split() +
+                            ["--agents", str(agents), "--agent-id", str(agent), "--duration-s",
+                             str(secs), "--task-ms", "600000", "--rate", "200"] + list(extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(p, timeout=60):
+    """p's output and exit status once it ended (killed after timeout s: a failure)."""
+    try:
+        out = p.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out = p.communicate(timeout=30)[0]
+        raise Fail("a process still ran after %d s:\n%s" % (timeout, out))
+    print(out)
+    return out, p.returncode
+
+
+def cli(cl, *argv):
+    """redis-cli -c against the cluster (follows redirects); its stdout, stripped."""
+    return subprocess.run(["redis-cli", "-c", "-p", str(cl.port)] + list(argv),
+                          capture_output=True, text=True, timeout=10).stdout.strip()
+
+
+def wait_for(what, cond, secs=20):
+    """Polls cond() every 0.1 s until it holds (a Fail naming `what` after secs)."""
+    for _ in range(int(secs * 10)):
+        if cond():
+            return
+        time.sleep(0.1)
+    raise Fail("%s: not after %d s" % (what, secs))
+
+
+def wait_lease(cl, agent, p):
+    """Until agent's lease key exists (its process p took the id), p still running."""
+    wait_for("agent %d's lease" % agent,
+             lambda: cli(cl, "exists", "rusk:{meta}:alive:%d" % agent) == "1" or
+             p.poll() is not None)
+    assert p.poll() is None, "agent %d ended before its lease was seen" % agent
+
+
+@case
+def cli_redis_agent_id_taken():
+    """Two rusk agent processes with one --agent-id: the second is refused at its start
+    (SET NX on rusk:{meta}:alive:I: exit 2, the flag and the holder named) and the first
+    goes on unharmed (none of its releases refused); of two started at once, exactly one
+    runs. Only the holder's token renews the
+    lease: a lease taken by another token makes the agent stop (exit 1). An agent killed
+    (SIGKILL) leaves its lease until its expiry; then the id is taken over, and the new
+    agent's ledger releases the dead one's RUs (orphans). Bounded waits only."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        a = agent_proc(cl, SHAPE, 3, 4, 6, ["--lease-ms", "3000"])
+        try:
+            wait_lease(cl, 3, a)
+            t0 = time.time()
+            r = rusk("agent --backend %s %s --agents 4 --agent-id 3 --duration-s 5" %
+                     (cl.url, SHAPE), status=2)
+            assert time.time() - t0 < 30, "the second agent took %.1f s" % (time.time() - t0)
+            match(r"rusk agent: --agent-id 3: another live rusk agent holds this id at %s "
+                  r"\(pid %d on [^,]+, token [0-9a-f]+; its lease rusk:\{meta\}:alive:3 ends in "
+                  r"[0-9.]+ s" % (re.escape(cl.url), a.pid), r.out)
+            assert a.poll() is None, "the first agent ended when the second was refused"
+        finally:
+            out, rc = finish(a)
+        assert rc == 0, "the first agent exited %d" % rc
+        j = last_json(out)
+        assert j["placed"] > 100 and j["refused"] == 0 and j["unknown"] == 0, j
+        assert j["released"] == j["placed"], j
+        # its lease went with its end: the id is free at once (and nothing is held)
+        assert cli(cl, "exists", "rusk:{meta}:alive:3") == "0"
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # two started at once: SET NX lets exactly one of them have the id
+        two = [agent_proc(cl, SHAPE, 2, 4, 2) for _ in range(2)]
+        try:
+            codes = sorted(finish(p)[1] for p in two)
+        finally:
+            for p in two:
+                if p.poll() is None:
+                    p.kill()
+        assert codes == [0, 2], "two agents with --agent-id 2 at once exited %r" % codes
+        rusk("agent --backend %s %s --recount --reclaim-agent 2" % (cl.url, SHAPE))
+        # a lease that another token holds now: the agent stops at its next renewal
+        b = agent_proc(cl, SHAPE, 3, 4, 60, ["--lease-ms", "1500"])
+        try:
+            wait_lease(cl, 3, b)
+            assert cli(cl, "set", "rusk:{meta}:alive:3", "intruder", "px", "60000") == "OK"
+            out, rc = finish(b, 30)
+        finally:
+            if b.poll() is None:
+                b.kill()
+        assert rc == 1, "the agent whose lease was taken exited %d" % rc
+        match(r"--agent-id 3: another process took this id's lease", out)
+        assert cli(cl, "get", "rusk:{meta}:alive:3") == "intruder", "the token was overwritten"
+        cli(cl, "del", "rusk:{meta}:alive:3")
+        rusk("agent --backend %s %s --recount --reclaim-agent 3" % (cl.url, SHAPE))
+        # SIGKILL: the lease stays until it expires, then the id is taken over
+        c = agent_proc(cl, SHAPE, 3, 4, 60, ["--lease-ms", "1500"])
+        try:
+            wait_lease(cl, 3, c)
+            time.sleep(2)
+            c.send_signal(signal.SIGKILL)
+            c.wait(10)
+        finally:
+            if c.poll() is None:
+                c.kill()
+        held = last_json(recount(cl).out)["held"]
+        assert held > 100, "the killed agent held only %d RUs" % held
+        time.sleep(2.5)  # its lease (1.5 s) expires
+        r = rusk("agent --backend %s %s --agents 4 --agent-id 3 --duration-s 1.5 --ledger-ms 200 "
+                 "--lease-ms 1500" % (cl.url, SHAPE))
+        j = last_json(r.out)
+        assert j["orphans"] == held, "the new agent released %d of the dead one's %d RUs" % (
+            j["orphans"], held)
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+@case
+def cli_redis_run_wait_refused():
+    """rusk run --wait 2 on a cluster of one replica per shard is refused before anything is
+    written: a state whose RUs a killed agent holds (--lease-ms 0: no lease, so nothing but
+    the replica count refuses the run) keeps them all, and its epoch stays."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        epoch = cli(cl, "get", "rusk:{meta}:epoch")
+        a = agent_proc(cl, RUN_SHAPE, 0, 1, 60, ["--lease-ms", "0"])
+        try:
+            wait_for("RUs held", lambda: last_json(rusk(
+                "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE), show=False).out)[
+                    "held"] > 100 or a.poll() is not None, 30)
+            a.send_signal(signal.SIGKILL)
+            a.wait(10)
+        finally:
+            if a.poll() is None:
+                a.kill()
+        held = last_json(rusk("agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)).out)
+        assert held["held"] > 100, held
+        for extra in ("", "--no-init"):
+            r = rusk("run --backend %s %s %s --wait 2 --duration-s 0.5" %
+                     (cl.url, RUN_SHAPE, extra), status=2)
+            match(r"--wait 2: the cluster at %s has a shard with 1 replica" % re.escape(cl.url),
+                  r.out)
+        after = last_json(rusk("agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)).out)
+        assert after["held"] == held["held"], "held %d before, %d after" % (held["held"],
+                                                                          after["held"])
+        assert cli(cl, "get", "rusk:{meta}:epoch") == epoch, "the state was written again"
+
+
+@case
+def cli_redis_init_refused_live():
+    """Writing the empty state under live processes is refused (exit 2, naming them):
+    rusk run without --no-init and rusk agent --init / --init-only, while an agent's lease
+    (rusk:{meta}:alive:I) or a run's (rusk:{meta}:live-runs) is live; the agent is
+    unharmed. --force-init writes it anyway, and the agent notices the new epoch at its
+    next lease renewal and stops (exit 1) without touching the new state. Once a run
+    ended (its lease removed), an init goes through."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        a = agent_proc(cl, RUN_SHAPE, 1, 2, 60, ["--lease-ms", "1500"])
+        try:
+            wait_lease(cl, 1, a)
+            time.sleep(2)
+            held = last_json(rusk("agent --backend %s %s --recount" %
+                                  (cl.url, RUN_SHAPE)).out)["held"]
+            assert held > 100, held
+            r = rusk("run --backend %s %s --duration-s 0.5" % (cl.url, RUN_SHAPE), status=2)
+            match(r"rusk: --backend %s: 1 live rusk agent \(--agent-id 1\) uses this state .*"
+                  r"stop them first, or pass --no-init to join the state \(--force-init "
+                  r"writes it anyway" % re.escape(cl.url), r.out)
+            for flag in ("--init-only", "--init --agents 2 --agent-id 0 --duration-s 0.5"):
+                r = rusk("agent --backend %s %s %s" % (cl.url, RUN_SHAPE, flag), status=2)
+                match(r"rusk agent: --backend .*: 1 live rusk agent \(--agent-id 1\) uses this "
+                      r"state .*leave out --init to join the state", r.out)
+            after = last_json(rusk("agent --backend %s %s --recount" %
+                                   (cl.url, RUN_SHAPE)).out)["held"]
+            assert after >= held, "held %d before the refused inits, %d after" % (held, after)
+            assert a.poll() is None, "the agent ended"
+            # --force-init: written; the agent stops at its next renewal (every 0.5 s)
+            r = rusk("run --backend %s %s --force-init --rate 100 --duration-s 1 --task-ms 100" %
+                     (cl.url, RUN_SHAPE))
+            match(r"empty state written first", r.out)
+            out, rc = finish(a, 30)
+        finally:
+            if a.poll() is None:
+                a.kill()
+        assert rc == 1, "the agent under a new state exited %d" % rc
+        match(r"rusk agent: the state at %s was written afresh while this agent ran "
+              r"\(rusk:\{meta\}:epoch [0-9]+ -> [0-9]+" % re.escape(cl.url), out)
+        match(r"held 0, free 400, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)).out)
+        # a live rusk run refuses an init too; after its end, one goes through
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--no-init", "--rate", "100", "--duration-s", "8",
+                              "--task-ms", "200"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for _ in range(200):  # its lease, taken once its setup is done (20 s at most)
+                if cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" or p.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert p.poll() is None, "the run ended before its lease was seen"
+            r = rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE), status=2)
+            match(r"1 live rusk run uses this state", r.out)
+            out, rc = finish(p)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert rc == 0, "the run exited %d" % rc
+        assert cli(cl, "zcard", "rusk:{meta}:live-runs") == "0", "the run's lease stayed"
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
 
 
 @case
 def cli_redis_agents():
     """Two agent processes at once on one cluster, DiffSync; then a recount."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.2" % (cl.url, SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         procs = [subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
                                   ["--agents", "2", "--agent-id", str(i), "--duration-s", "2",
                                    "--task-ms", "200"],
@@ -560,7 +822,7 @@ def cli_redis_agent_killed():
     """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
     (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
 
         def start(i, secs):
             return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
@@ -614,7 +876,7 @@ def failover(wait, lag=False, cut=False):
     with cut too, the master's replication link is closed once the replica is paused, so
     they cannot arrive late from the socket buffers either."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         victim = cl.master_of_partition(0)
         args = [ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() + [
             "--duration-s", "10", "--task-ms", "300", "--rate", "5000"]
@@ -828,7 +1090,7 @@ def cli_redis_lost_commit_repair():
     would lose them: the agent's periodic ledger check finds exactly those, places the
     tasks again, and at the end everything is released once (recount clean)."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, SHAPE))
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
                              ["--duration-s", "5", "--task-ms", "600000", "--rate", "1000",
                               "--ledger-ms", "500"],
@@ -908,7 +1170,7 @@ def cli_redis_slow_link():
         sh(*inside, "tc", "qdisc", "del", "dev", "lo", "root")
         subprocess.run(inside + [script(), "start", d, "7000"], check=True, timeout=180)
         url = "redis://127.0.0.1:7000"
-        run_in(inside, ["agent", "--backend", url, "--init", "--duration-s", "0.1"] +
+        run_in(inside, ["agent", "--backend", url, "--init-only"] +
                RUN_SHAPE.split())
         base = slow_agents(inside, url, "baseline")
         base_run = slow_run(inside, url, "baseline")
