@@ -30,9 +30,16 @@
  * RU the state shows as its own but the ledger does not (a commit whose answer was lost) is
  * released. No RU ever has two holders: the state has one owner field per RU, and the
  * ledger drops what the state does not confirm.
+ *
+ * SIGINT, SIGTERM or SIGHUP (stop.c's rule for a repeated one) end the loop as its
+ * --duration-s would: the end's ledger check, every held task released, the lease dropped,
+ * the summary (the time that ran, "stopped by SIGTERM"), exit 3. A call waiting out an
+ * outage gives up at the signal (rusk_redis_set_stop_): what it could not release is left
+ * to the lease's expiry and a recount, as for an agent killed.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +89,8 @@ typedef struct agent_run {
 	bool leased;
 	uint64_t epoch;
 	int stopped;
-	uint64_t lapsed; /* renewals that found the lease expired (a stall): taken again */
+	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
+	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	double *rtt;
@@ -559,6 +567,13 @@ static bool lease_renew(agent_run *a)
 	return true;
 }
 
+/* The connection's stop hook (rusk_redis_set_stop_): a stop signal came. Any thread. */
+static int agent_stopping(void *arg)
+{
+	(void)arg;
+	return drv_stop_signal() != 0;
+}
+
 static int run_loop(agent_run *a)
 {
 	uint32_t B = a->o.batch;
@@ -590,7 +605,7 @@ static int run_loop(agent_run *a)
 		a->synced_ns[p] = t0;
 	for (;;) {
 		uint64_t now = mono_ns();
-		if (now >= end)
+		if (now >= end || drv_stop_signal() != 0)
 			break;
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
@@ -687,6 +702,8 @@ static int run_loop(agent_run *a)
 			}
 		}
 	}
+	uint64_t t1 = mono_ns();
+	a->elapsed_s = (double)((t1 < end ? t1 : end) - t0) * 1e-9;
 	/* Open loop: arrived + replaced = placed + backlog_end (after the end's ledger check). */
 	a->arrived = a->o.rate > 0 ? arrived : 0;
 	a->backlog_end = a->o.rate > 0 ? backlog : 0;
@@ -852,6 +869,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		a.words[p] = calloc(a.n_words[p] ? a.n_words[p] : 1, sizeof(uint64_t));
 		oom = a.words[p] == NULL;
 	}
+	/* From here a stop signal ends the loop as --duration-s would (the design note). */
+	drv_signals_install();
+	if (a.st.redis != NULL)
+		rusk_redis_set_stop_(a.st.redis, agent_stopping, NULL);
 	if (oom || run_loop(&a) != RUSK_OK) {
 		fprintf(stderr, "rusk agent: out of memory\n");
 		exit_rc = RUSK_EXIT_NOMEM;
@@ -883,7 +904,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		exit_rc = RUSK_EXIT_FAIL;
 		goto out;
 	}
-	double elapsed = o->duration_s;
+	double elapsed = a.elapsed_s > 0 ? a.elapsed_s : o->duration_s;
+	int sig = drv_stop_signal();
 	/* The end: compare the ledger with the state, then give everything back. */
 	uint64_t replace = 0;
 	ledger_check(&a, &replace);
@@ -904,6 +926,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
 	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.released,
 	       a.rejected, a.unknown);
+	if (sig != 0)
+		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
+		       sig == SIGINT   ? "SIGINT"
+		       : sig == SIGHUP ? "SIGHUP"
+		                       : "SIGTERM",
+		       elapsed, o->duration_s);
 	if (o->rate > 0)
 		printf("arrived %" PRIu64 " tasks (--rate %.0f/s); %" PRIu64
 		       " not placed at the end\n",
@@ -930,13 +958,15 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
 	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
 	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
-	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 "}\n",
+	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"elapsed_s\":%.3f"
+	       ",\"interrupted\":%s}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
-	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed);
-	exit_rc = 0;
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, elapsed,
+	       sig != 0 ? "true" : "false");
+	exit_rc = sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
 		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);

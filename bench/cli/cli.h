@@ -227,6 +227,19 @@ typedef struct cli_plot {
 } cli_plot;
 int cli_plot_parse(int argc, char **argv, cli_plot *o);
 
+/* SIGINT, SIGTERM and SIGHUP ask run, sim and agent to stop (stop.c: the rule for a repeated
+ * signal is in its design note): the handler only records the signal, the loops poll
+ * drv_stop_signal() (every sleep is sliced so that it wakes within 100 ms). Main thread,
+ * before any other thread starts (they block these signals). */
+void drv_signals_install(void);
+/* The signal that asked to stop (SIGINT, SIGTERM or SIGHUP), or 0. Any thread. */
+int drv_stop_signal(void);
+/* The report and the output files are being written (true) or are done (false): a second
+ * signal past the grace period waits for false, then ends the process. Main thread. */
+void drv_stop_writing(bool on);
+/* Seconds after the first stop signal during which a repeated one is ignored. */
+#define DRV_STOP_GRACE_S 2
+
 int rusk_cmd_demo(int argc, char **argv);
 int rusk_cmd_sync(int argc, char **argv);
 int rusk_cmd_run(int argc, char **argv);

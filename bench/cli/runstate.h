@@ -376,18 +376,6 @@ double drv_memory_available(const char **why);
 int drv_memory_check(const run *R, const cli_cluster *cc, uint64_t machines, uint64_t rus,
                      const char *cmd);
 
-/* SIGINT, SIGTERM and SIGHUP ask run and sim to stop (stop.c: the rule for a repeated
- * signal is in its design note): the handler only records the signal, the loops poll
- * drv_stop_signal() (every sleep is sliced so that it wakes within 100 ms). Main thread,
- * before any other thread starts (they block these signals). */
-void drv_signals_install(void);
-/* The signal that asked to stop (SIGINT, SIGTERM or SIGHUP), or 0. Any thread. */
-int drv_stop_signal(void);
-/* The report and the output files are being written (true) or are done (false): a second
- * signal past the grace period waits for false, then ends the process. Main thread. */
-void drv_stop_writing(bool on);
-/* Seconds after the first stop signal during which a repeated one is ignored. */
-#define DRV_STOP_GRACE_S 2
 /* A thread of the run ran out of memory doing `what`: prints it (first caller only), sets
  * R->fail and asks every thread to stop; the report's status is RUSK_EXIT_NOMEM. */
 void drv_fail(run *R, const char *what);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How a signal stops `rusk run` and `rusk sim` (driver.h: drv_signals_install).
+ * How a signal stops `rusk run`, `rusk sim` and `rusk agent` (cli.h: drv_signals_install).
  *
  * SIGINT, SIGTERM and SIGHUP ask the run to stop: the handler records the first one and
  * the time, the run's loops see it within 100 ms, and the report (the --json and --csv

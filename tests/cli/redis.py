@@ -818,6 +818,37 @@ def cli_redis_agents():
 
 
 @case
+def cli_redis_agent_sigterm():
+    """SIGTERM stops `rusk agent` as its --duration-s would: the end's ledger check, every
+    task it holds (20 s each) released, its lease dropped, a summary of the time that ran
+    that says so; exit 3. The recount finds nothing held, and the id is free at once."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--agent-id", "0", "--duration-s", "60", "--task-ms", "20000",
+                              "--rate", "200"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            p.send_signal(signal.SIGTERM)
+            out = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(out)
+        assert p.returncode == 3, "exit %d, not 3 (interrupted)" % p.returncode
+        match(r"stopped by SIGTERM after [\d.]+ s of --duration-s 60: every held task "
+              r"released", out)
+        j = last_json(out)
+        assert j["interrupted"] and 1 < j["elapsed_s"] < 50, j
+        assert j["placed"] > 100 and j["released"] == j["placed"] - j["replaced"], j
+        assert j["refused"] == 0 and j["unknown"] == 0, j
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        r = rusk("agent --backend %s %s --agent-id 0 --duration-s 0.5" % (cl.url, SHAPE))
+        assert last_json(r.out)["interrupted"] is False, r.out
+
+
+@case
 def cli_redis_agent_killed():
     """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
     (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one."""
