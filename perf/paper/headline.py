@@ -13,7 +13,12 @@ Writes these marked blocks (README.md: paper-verdicts; docs/planner.md: the sigm
       generated from), so the headline and the table cannot drift apart;
   <!-- sigma-budget:begin --> ... <!-- sigma-budget:end -->
       3Sigma Figs. 6/7's SLO miss rates and the share of planning cycles that hit the
-      solver's budget, from perf/paper/sigma_fig6_7.csv;
+      solver's budget (the budget read from the CSV's largest solve), from
+      perf/paper/sigma_fig6_7.csv;
+  <!-- sigma-prio:begin --> ... <!-- sigma-prio:end -->
+      docs/planner.md's "Why Prio tied 3Sigma" table (SLO miss per mode and seed, with and
+      without the preferences, starts off the preferred groups) and the figures its prose
+      rests on, from perf/paper/sigma_fig6_7.csv;
   <!-- sigma-budget-pool:begin --> ... <!-- sigma-budget-pool:end -->
       the share of 3Sigma's planning cycles that hit the solver's budget in one pool (the
       runs docs/planner.md's "Solver budget" item is about), from the same CSV;
@@ -88,16 +93,85 @@ def sigma_block():
         return (f"SLO miss rate over seeds {seeds[0]}-{seeds[-1]} (`perf/paper/sigma_fig6_7.md`"
                 f", generated from its CSV), one pool without 3Sigma §5's placement "
                 f"preferences: " + miss(main) + ". Planning cycles that hit the solver's "
-                "budget (100 ms of modelled solver time, so the same on any machine): "
+                f"budget ({_budget_ms(data)} ms of modelled solver time, so the same on any "
+                f"machine): "
                 + ex.sigma_budget(data, main) + ".")
     return (f"SLO miss rate over seeds {seeds[0]}-{seeds[-1]} (`perf/paper/sigma_fig6_7.md`, "
             f"generated from its CSV), with 3Sigma §5's placement preferences (`--prefer "
             f"{ex.PAPER_SIGMA_PREFERRED:g}`): " + miss(ex.SIGMA_MAIN) + "; the same jobs in "
             "one pool without them: " + miss(ex.SIGMA_POOL) +
-            ". Planning cycles that hit the solver's budget (100 ms of modelled solver time, "
-            "so the same on any machine), with the preferences: "
+            f". Planning cycles that hit the solver's budget ({_budget_ms(data)} ms of "
+            f"modelled solver time, so the same on any machine), with the preferences: "
             + ex.sigma_budget(data) + "; one pool: "
             + ex.sigma_budget(data, ex.SIGMA_POOL) + ".")
+
+
+def _budget_ms(data):
+    """The solver's budget as the data shows it: the largest modelled solve of any cycle
+    (the budget plus the step that crossed it), whole milliseconds."""
+    return int(max(float(x["solve_ms_max"]) for x in data))
+
+
+def sigma_prio_block():
+    """docs/planner.md's "Why Prio tied 3Sigma" table and the figures its prose rests on:
+    SLO miss per mode and seed in both arms, the SLO starts off the preferred groups, from
+    perf/paper/sigma_fig6_7.csv."""
+    data, _ = ex.sigma_fig6_7_data()
+    seeds = sorted({int(x["seed"]) for x in data})
+
+    def per(key, m, f="slo_miss_pct"):
+        return {int(x["seed"]): float(x[f]) for x in data
+                if x["key"] == key and x["sched"] == m}
+
+    def cell(key, m):
+        v = per(key, m)
+        return f"{ex.mean(list(v.values())):.1f} (" + ", ".join(f"{v[s]:.1f}" for s in seeds) + ")"
+
+    def off(m):
+        a = sum(per(ex.SIGMA_MAIN, m, "slo_slow").values())
+        b = sum(per(ex.SIGMA_MAIN, m, "slo_starts").values())
+        return a, b
+    ms = ex.SIGMA_SCHEDS
+    bold = ("3sigma", "prio")
+    rows = [f"| §5's preferences (`--prefer {ex.PAPER_SIGMA_PREFERRED:g} --slowdown 1.5`) | " +
+            " | ".join((f"**{cell(ex.SIGMA_MAIN, m).split(' ', 1)[0]}** "
+                        f"{cell(ex.SIGMA_MAIN, m).split(' ', 1)[1]}") if m in bold
+                       else cell(ex.SIGMA_MAIN, m) for m in ms) + " |",
+            "| starts off preferred, same runs | " + " | ".join(
+                f"{off(m)[0]:.0f} of {off(m)[1]:.0f} ({off(m)[0] / max(off(m)[1], 1):.0%})"
+                for m in ms) + " |",
+            "| one pool, no preferences | " + " | ".join(cell(ex.SIGMA_POOL, m) for m in ms) +
+            " |"]
+    head = ["| placement | " + " | ".join(ex.SIGMA_NAMES[m] for m in ms) + " |",
+            "|---|" + "---|" * len(ms)]
+    mp = {k: {m: ex.mean(list(per(k, m).values())) for m in ms}
+          for k in (ex.SIGMA_MAIN, ex.SIGMA_POOL)}
+    pm, pp = per(ex.SIGMA_MAIN, "prio"), per(ex.SIGMA_POOL, "prio")
+    sm, sp = per(ex.SIGMA_MAIN, "3sigma"), per(ex.SIGMA_POOL, "3sigma")
+    fewer = sum(sm[s] < pm[s] for s in seeds)
+    lo3 = [s for s in seeds if sp[s] < pp[s]]
+    lop = [s for s in seeds if pp[s] < sp[s]]
+
+    def seedlist(xs):
+        return ("seed " if len(xs) == 1 else "seeds ") + " and ".join(map(str, xs))
+    M, P = mp[ex.SIGMA_MAIN], mp[ex.SIGMA_POOL]
+    po, so = off("prio"), off("3sigma")
+    text = (f"With the paper's placement preferences Prio misses "
+            f"**{M['prio'] / max(M['3sigma'], 1e-9):.1f}x** as many SLO deadlines as 3Sigma "
+            f"({M['prio']:.1f}% against {M['3sigma']:.1f}%, fewer for 3Sigma in {fewer} of the "
+            f"{len(seeds)} seeds; paper {ex.PAPER_SIGMA_X['prio']}x); in one pool of equal cores "
+            f"Prio misses {P['prio'] / max(P['3sigma'], 1e-9):.1f}x 3Sigma's ({P['prio']:.1f}% "
+            f"against {P['3sigma']:.1f}%" +
+            (f": 3Sigma lower on {seedlist(lo3)}" if lo3 else "") +
+            (f", Prio on {seedlist(lop)}" if lop else "") + "). "
+            f"In one pool even perfect runtimes (PointPerfEst, {P['point-perfect']:.1f}%) are "
+            f"{P['prio'] - P['point-perfect']:.1f} points below Prio. With the preferences "
+            f"{po[0] / max(po[1], 1):.0%} of Prio's SLO starts have a core off the job's "
+            f"preferred groups, {so[0] / max(so[1], 1):.0%} of 3Sigma's; the preferences add "
+            f"{M['prio'] - P['prio']:.1f} points to Prio's misses ({P['prio']:.1f} -> "
+            f"{M['prio']:.1f}%) and {M['3sigma'] - P['3sigma']:.1f} to 3Sigma's "
+            f"({P['3sigma']:.1f} -> {M['3sigma']:.1f}%).")
+    return "\n".join(head + rows + ["", text])
 
 
 def sigma_budget_pool_block():
@@ -146,11 +220,11 @@ def sigma_fig8_block():
 
 
 BLOCKS = {"paper-verdicts": verdicts_block, "sigma-budget": sigma_block,
-          "sigma-budget-pool": sigma_budget_pool_block,
+          "sigma-budget-pool": sigma_budget_pool_block, "sigma-prio": sigma_prio_block,
           "sigma-sim": sigma_sim_block, "sigma-fig8": sigma_fig8_block}
 # The file (from the repository's root) that holds each block.
 FILES = {"README.md": ["paper-verdicts"], os.path.join("docs", "planner.md"):
-         ["sigma-budget", "sigma-budget-pool", "sigma-fig8", "sigma-sim"]}
+         ["sigma-budget", "sigma-prio", "sigma-budget-pool", "sigma-fig8", "sigma-sim"]}
 
 
 def render(text, names):
