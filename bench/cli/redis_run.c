@@ -459,10 +459,11 @@ static void redis_json(FILE *f, run *R)
 	        "  \"redis\": {\"namespace\": %" PRIu64 ", \"connections\": %" PRIu64
 	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
 	        ", \"commit_round_trips\": %" PRIu64 ", \"claims\": %" PRIu64
-	        ", \"claims_lost\": %" PRIu64 ", \"rollbacks\": %" PRIu64
-	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
-	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
-	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"claims_lost\": %" PRIu64 ", \"claims_unknown\": %" PRIu64
+	        ", \"rollbacks\": %" PRIu64 ", \"local_refused\": %" PRIu64
+	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
+	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
+	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
 	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64
 	        ", \"ledger\": {\"checks\": %" PRIu64 ", \"failed\": %" PRIu64
 	        ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64
@@ -471,8 +472,8 @@ static void redis_json(FILE *f, run *R)
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
-	        s->claims_lost, s->rollbacks, s->local_refused, s->release_trips, s->released,
-	        s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
+	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
+	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
 	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, X->ledger_checks,
 	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
 	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
@@ -491,9 +492,10 @@ static void redis_print(run *R)
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " connections, %" PRIu64 " snapshots, %" PRIu64
 	        " commit round trips (%" PRIu64 " claims, %" PRIu64 " refused, %" PRIu64
+	        " unanswered in an outage, %" PRIu64
 	        " gangs rolled back), p50 %.0f us, p99 %.0f us\n",
 	        "", s->connections, s->snapshots, s->commit_trips, s->claims, s->claims_lost,
-	        s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
+	        s->claims_unknown, s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
 	if (R->cfg.wait > 0)
 		fprintf(R->out,
 		        "  %-28s WAIT %u %u after each commit and release pipeline (--wait)\n", "",

@@ -138,6 +138,7 @@ typedef struct rusk_remote_stats {
 	uint64_t commit_trips;    /* commit pipelines sent (one per partition per decision) */
 	uint64_t claims;          /* machine claims in them */
 	uint64_t claims_lost;     /* refused: an RU held elsewhere, or memory / GPUs short */
+	uint64_t claims_unknown;  /* no answer (RUSK_EIO, an outage): retried, not conflicts */
 	uint64_t rollbacks;       /* gang commits given back after a part was refused */
 	uint64_t local_refused;   /* granted remotely, refused by the local mirror (given back) */
 	uint64_t release_trips;   /* release pipelines sent */

@@ -19,7 +19,10 @@
  * vector task, skips the machine for the rest of place() (vskip, as commit_vec).
  *
  * An unknown outcome (the backend answered RUSK_EIO: no node served the slot within its
- * failover bound) counts as refused here and in errors; the RUs may stay held remotely by
+ * failover bound) is handled as refused (its RUs marked taken in the view, a gang's other
+ * parts given back, the task tried again) but counted apart: in claims_unknown and errors,
+ * never as a conflict or in claims_lost (an outage is not contention: a run whose cluster
+ * stopped 2 s in reported half its commits as conflicts); the RUs may stay held remotely by
  * a task that does not hold them locally, which the run's recount reports (held by this
  * run after its end), and a later `rusk agent --recount --reclaim-agent` can release.
  *
@@ -61,6 +64,7 @@ struct rusk_remote {
 	char err[512];
 	/* Counters (rusk_remote_stats); relaxed fetch-adds, read at quiescence. */
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
+	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
 	uint64_t batches, batch_tasks;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
@@ -182,12 +186,12 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
 	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
 	                   &rm->released,     &rm->release_refused, &rm->errors,
-	                   &rm->batches,      &rm->batch_tasks};
+	                   &rm->batches,      &rm->batch_tasks,     &rm->claims_unknown};
 	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
 	                   &out->commit_trips, &out->claims,          &out->claims_lost,
 	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
 	                   &out->released,     &out->release_refused, &out->errors,
-	                   &out->batches,      &out->batch_tasks};
+	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h);
@@ -421,7 +425,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 			for (size_t i = k; i < e; i++) {
 				refused |= rcs[i] != RUSK_OK;
 				eio |= rcs[i] == RUSK_EIO;
-				count(&rm->claims_lost, rcs[i] != RUSK_OK);
+				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO);
+				count(&rm->claims_unknown, rcs[i] == RUSK_EIO);
 			}
 			if (eio)
 				note_error(rm, cn, "commit");
@@ -444,7 +449,7 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		}
 		if (rcs[i] == RUSK_EAGAIN)
 			continue; /* a gang's claim not sent: nothing known of it */
-		n_lost += cl[i].n;
+		n_lost += rcs[i] != RUSK_EIO ? cl[i].n : 0; /* an outage is no conflict */
 		for (uint32_t k = 0; k < cl[i].n; k++)
 			rusk_view_mark_taken_(a->v, s[off + k]);
 		if (vec && a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
@@ -645,7 +650,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			uint32_t ci = bc[i].k;
 			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
 			eio |= rcs[ci] == RUSK_EIO;
-			count(&rm->claims_lost, rcs[ci] != RUSK_OK);
+			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO);
+			count(&rm->claims_unknown, rcs[ci] == RUSK_EIO);
 			if (rcs[ci] == RUSK_OK)
 				memcpy(rl + bc[i].off, rlc + o, sizeof *rl * cl[ci].n);
 			o += cl[ci].n;
@@ -664,7 +670,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		rusk_remote_item *it = &items[i];
 		const rusk_task *t = it->t;
-		uint32_t n_won = 0, n_lost = 0, *wi = won + off;
+		uint32_t n_won = 0, n_lost = 0, n_bad = 0, *wi = won + off;
 		for (size_t q = range[i]; q < range[i + 1]; q++) {
 			uint32_t o = (uint32_t)(cl[q].rus - s);
 			if (rcs[q] == RUSK_OK) {
@@ -677,7 +683,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				}
 				continue;
 			}
-			n_lost += cl[q].n;
+			n_bad += cl[q].n;
+			n_lost += rcs[q] != RUSK_EIO ? cl[q].n : 0; /* an outage is no conflict */
 			for (uint32_t k = 0; k < cl[q].n; k++)
 				rusk_view_mark_taken_(a->v, s[o + k]);
 		}
@@ -687,7 +694,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			it->pl->conflicts += t->gang ? 1 : n_lost;
 			it->pl->commits_lost++;
 		}
-		if (t->gang && n_lost > 0 && n_won > 0) {
+		if (t->gang && n_bad > 0 && n_won > 0) {
 			/* All or nothing: what the other partitions granted goes back, and is
 			 * free again in the view (the decision had marked it taken). */
 			for (uint32_t k = 0; k < n_won; k++) {

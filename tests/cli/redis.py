@@ -166,7 +166,8 @@ def check_run(j, text, label, single=True):
     assert rd["ledger"]["checks"] > 0 and rd["ledger"]["lost_tasks"] == 0, rd["ledger"]
     assert rd["ledger"]["orphans"] == 0, rd["ledger"]
     if single:
-        assert rd["released"] == rd["claims"] - rd["claims_lost"] - rd["local_refused"], rd
+        assert rd["released"] == (rd["claims"] - rd["claims_lost"] - rd["claims_unknown"] -
+                                  rd["local_refused"]), rd
 
 
 @case
@@ -343,6 +344,11 @@ def check_outage(j, text):
     assert rd["ledger"]["failed"] > 0, rd["ledger"]
     assert rd["recount"]["partitions_failed"] == 4 and not rd["recount"]["ok"], rd["recount"]
     match(r"redis recount +0 partitions: .*4 of 4 partitions could not be read", text)
+    # commits that got no answer (0 to 25 of about 1,300 in this run: most commits wait
+    # for the outage instead) are counted as unanswered, not as conflicts (the
+    # conflicts left are claims a node refused: an RU whose release the outage lost,
+    # still held where a replica took over while the cluster went down)
+    assert j["conflicts"]["total"] == rd["claims_lost"] + rd["local_refused"], (j["conflicts"], rd)
 
 
 @case

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A remote commit with no answer (RUSK_EIO, an outage) against one the remote refused
+ * (kernel/remote.c): both leave the task holding nothing, to be tried again, but only the
+ * refusal is a conflict. The remote here is the in-memory backend of a second cluster (the
+ * master state) behind a seam whose commits can be made to go unanswered.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "kernel/backend.h"
+
+static rusk_backend master_bk; /* the in-memory backend of the master cluster */
+static int outage;             /* commits answer nothing while set */
+
+static int snap(void *self, uint32_t p, uint64_t *w, uint32_t n, uint64_t *ver)
+{
+	(void)self;
+	return master_bk.ops->snapshot(master_bk.self, p, w, n, ver);
+}
+
+static int commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, int *rcs,
+                  rusk_lease *ls)
+{
+	(void)self;
+	if (!outage)
+		return master_bk.ops->commit(master_bk.self, p, cl, n, rcs, ls);
+	for (size_t i = 0; i < n; i++)
+		rcs[i] = RUSK_EIO;
+	return RUSK_EIO;
+}
+
+static int release(void *self, uint32_t p, const rusk_bk_lease *ls, size_t n, int *rcs)
+{
+	(void)self;
+	return master_bk.ops->release(master_bk.self, p, ls, n, rcs);
+}
+
+static int recount(void *self, uint32_t p, rusk_bk_count *out)
+{
+	(void)self;
+	return master_bk.ops->recount(master_bk.self, p, out);
+}
+
+static const rusk_backend_ops seam = {"seam", snap, commit, release, recount};
+
+static int open_conn(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	*out = (rusk_backend){&seam, NULL};
+	*handle = NULL;
+	return RUSK_OK;
+}
+
+static void close_conn(void *arg, void *handle)
+{
+	(void)arg, (void)handle;
+}
+
+static void test_unanswered_is_no_conflict(void **state)
+{
+	(void)state;
+	fx_shape shape = {.machines = 8, .rus = 2, .partitions = 1};
+	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
+	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
+	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL};
+	char err[256];
+	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
+	rusk_agent_params ap = fx_agent_params(c);
+	ap.sample = 1;
+	rusk_agent *a = fx_agent(c, &ap, true);
+	rusk_task t = {.id = 1, .rus = 1};
+	rusk_lease l;
+	rusk_placement pl;
+
+	/* No answer: nothing held, no conflict; counted as unanswered. */
+	outage = 1;
+	assert_int_equal(rusk_agent_place(a, &t, &l, &pl), RUSK_EAGAIN);
+	assert_int_equal(pl.placed, 0);
+	assert_int_equal(pl.conflicts, 0);
+	assert_int_equal(pl.commits_lost, 0);
+	rusk_remote_stats s;
+	rusk_remote_stats_(c, &s);
+	assert_true(s.claims_unknown > 0);
+	assert_int_equal(s.claims_lost, 0);
+	assert_int_equal(s.claims, s.claims_unknown);
+
+	/* Every RU held in the master behind the view's back: refused, a conflict each. */
+	outage = 0;
+	rusk_view_sync(rusk_agent_view(a), 0); /* the view sees them free again */
+	for (uint32_t ru = 0; ru < rusk_cluster_rus(master); ru++)
+		assert_int_equal(rusk_ru_commit(master, 100 + ru, ru, NULL, &l), RUSK_OK);
+	assert_int_equal(rusk_agent_place(a, &t, &l, &pl), RUSK_EAGAIN);
+	assert_true(pl.conflicts > 0 && pl.commits_lost > 0);
+	uint64_t unknown = s.claims_unknown;
+	rusk_remote_stats_(c, &s);
+	assert_true(s.claims_lost > 0);
+	assert_int_equal(s.claims_unknown, unknown);
+
+	rusk_agent_destroy(a);
+	rusk_remote_detach_(c);
+	rusk_cluster_destroy(c);
+	rusk_cluster_destroy(master);
+}
+
+int main(void)
+{
+	rusk_thread_register();
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_unanswered_is_no_conflict),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rusk_thread_unregister();
+	return rc;
+}
