@@ -318,11 +318,11 @@ out:
 	free(gen);
 }
 
-/* Whether ns is among the live run namespaces live[0..n). */
-static bool ns_live(const uint64_t *live, uint32_t n, uint64_t ns)
+/* Whether ns is among set[0..n) (the live run namespaces, or those printed). */
+static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (live[i] == ns)
+		if (set[i] == ns)
 			return true;
 	return false;
 }
@@ -339,6 +339,7 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 	uint64_t named_run = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	bool runs = a->o.reclaim_expired || a->o.reclaim_run != 0;
+	bool dead_runs = a->o.reclaim_expired; /* cleared when the live runs cannot be read */
 	if ((reclaim >= 0 || runs) && a->st.redis != NULL) {
 		uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 		uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
@@ -352,13 +353,14 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		if (!live_ok || n_live > 256) {
 			fprintf(stderr,
 			        "rusk agent: --reclaim-expired: reading the live runs "
-			        "(rusk:{meta}:live-runs): %s: no run's RUs reclaimed\n",
+			        "(rusk:{meta}:live-runs): %s: no dead run's RUs reclaimed\n",
 			        live_ok ? "more than 256 live"
 			                : rusk_redis_last_error_(a->st.redis));
-			runs = a->o.reclaim_run != 0;
+			dead_runs = false; /* else every run's RUs would count as dead */
 			n_live = 0;
 		}
-		uint64_t said = 0; /* the last dead namespace printed (owners come in RU order) */
+		uint64_t said[64]; /* the dead namespaces printed (their RUs interleave) */
+		uint32_t n_said = 0;
 		if (owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK)
 			for (uint32_t ru = 0; ru < n_rus; ru++) {
 				if (owner[ru] == 0)
@@ -366,16 +368,16 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 				uint64_t ns = owner[ru] >> RUSK_OWNER_NS_SHIFT;
 				if (ns != 0) { /* a run's */
 					bool take = ns == a->o.reclaim_run ||
-					            (runs && a->o.reclaim_expired &&
-					             !ns_live(live, n_live, ns));
+					            (dead_runs && !ns_in(live, n_live, ns));
 					if (!take)
 						continue;
-					if (ns != a->o.reclaim_run && ns != said) {
+					if (ns != a->o.reclaim_run && !ns_in(said, n_said, ns) &&
+					    n_said < 64) {
 						printf("recount: run %" PRIu64
 						       " has no live run lease "
 						       "(a run that ended without releasing)\n",
 						       ns);
-						said = ns;
+						said[n_said++] = ns;
 					}
 					bool ok = release_one(a, owner[ru], ru, gen[ru]);
 					reclaimed += ok;
@@ -851,7 +853,7 @@ static int reclaim_guard(agent_run *a)
 			        o->reclaim_run, rusk_redis_last_error_(a->st.redis));
 			return RUSK_EIO;
 		}
-		if (n > 256 || ns_live(live, n, o->reclaim_run)) {
+		if (n > 256 || ns_in(live, n, o->reclaim_run)) {
 			fprintf(stderr,
 			        "rusk agent: --reclaim-run %" PRIu64 ": run %" PRIu64
 			        "'s lease is live (rusk:{meta}:live-runs): stop it first, or wait "
