@@ -60,7 +60,8 @@ typedef struct held {
 
 typedef struct agent_opts {
 	const char *backend;
-	bool init, init_only, force_init, recount, reclaim_expired;
+	bool init, init_only, force_init, recount, reclaim_expired, force;
+	uint64_t reclaim_run; /* --reclaim-run NS (0: none) */
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
 	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms;
@@ -89,6 +90,11 @@ typedef struct agent_run {
 	bool leased;
 	uint64_t epoch;
 	int stopped;
+	/* A commit answered an error that is neither a conflict nor a lost answer (an
+	 * infeasible task, an RU out of range, a script error): the loop stops, the code and
+	 * the backend's message kept for the summary (0: none). */
+	int fatal;
+	char fatal_msg[512];
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
@@ -135,14 +141,23 @@ static void agent_usage(void)
 	     "                       --agent-id is refused while the lease is live\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
 	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold (a\n"
-	     "                       line says when they hold none)\n"
+	     "                       line says when they hold none); refused while agent I's\n"
+	     "                       lease is live, unless --force\n"
+	     "  --reclaim-run NS     with --recount: release every RU of run namespace NS (a\n"
+	     "                       `rusk run`'s owners); refused while its run lease is live,\n"
+	     "                       unless --force\n"
 	     "  --reclaim-expired    with --recount: release the RUs of every agent whose lease\n"
-	     "                       expired (a process that died)\n"
+	     "                       expired and of every run with no live run lease (a process\n"
+	     "                       that died)\n"
+	     "  --force              with --reclaim-agent / --reclaim-run: reclaim from a live\n"
+	     "                       process anyway (it then runs tasks on RUs shown free)\n"
 	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
 	     "  process of a run must give the same ones\n"
 	     "\n"
-	     "Prints a summary and one JSON line; exit 0, 1 when a recount finds a mismatch or\n"
-	     "an RU held twice, 2 on bad input (the message names the flag or address).");
+	     "Prints a summary and one JSON line (\"stopped\": why the loop ended); exit 0, 1\n"
+	     "when a recount finds a mismatch or an RU held twice, or the agent stopped early\n"
+	     "(a commit error, the state written afresh, its lease taken), 2 on bad input (the\n"
+	     "message names the flag or address), 3 at a stop signal.");
 }
 
 /* DiffSync / SameSync / StateSync: the partitions agent i refreshes at step k. */
@@ -303,20 +318,73 @@ out:
 	free(gen);
 }
 
-/* Recount (and reclaim): every partition's counts; RUs of agent `reclaim` released. */
+/* Whether ns is among set[0..n) (the live run namespaces, or those printed). */
+static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (set[i] == ns)
+			return true;
+	return false;
+}
+
+/*
+ * Recount (and reclaim): every partition's counts; RUs of agent `reclaim` released, with
+ * --reclaim-expired those of agents whose lease expired and of run namespaces with no live
+ * run lease (a `rusk run` killed: owners ns << 40 | task, ns >= 1; an agent's are
+ * (agent + 1) << 32 | seq, namespace 0), and with --reclaim-run NS those of run NS.
+ */
 static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 {
-	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0, named = 0;
+	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0, named = 0, from_runs = 0;
+	uint64_t named_run = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
-	if ((reclaim >= 0 || a->o.reclaim_expired) && a->st.redis != NULL) {
+	bool runs = a->o.reclaim_expired || a->o.reclaim_run != 0;
+	bool dead_runs = a->o.reclaim_expired; /* cleared when the live runs cannot be read */
+	if ((reclaim >= 0 || runs) && a->st.redis != NULL) {
 		uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 		uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
 		/* 0: not asked yet, 1: reclaim (named, or its lease expired), 2: keep */
 		uint8_t verdict[256] = {0};
+		/* The live runs (a handful: one per `rusk run` process on the state). */
+		uint64_t live[256];
+		uint32_t n_live = 0;
+		bool live_ok = !a->o.reclaim_expired ||
+		               rusk_redis_live_run_ns_(a->st.redis, live, 256, &n_live) == RUSK_OK;
+		if (!live_ok || n_live > 256) {
+			fprintf(stderr,
+			        "rusk agent: --reclaim-expired: reading the live runs "
+			        "(rusk:{meta}:live-runs): %s: no dead run's RUs reclaimed\n",
+			        live_ok ? "more than 256 live"
+			                : rusk_redis_last_error_(a->st.redis));
+			dead_runs = false; /* else every run's RUs would count as dead */
+			n_live = 0;
+		}
+		uint64_t said[64]; /* the dead namespaces printed (their RUs interleave) */
+		uint32_t n_said = 0;
 		if (owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK)
 			for (uint32_t ru = 0; ru < n_rus; ru++) {
 				if (owner[ru] == 0)
 					continue;
+				uint64_t ns = owner[ru] >> RUSK_OWNER_NS_SHIFT;
+				if (ns != 0) { /* a run's */
+					bool take = ns == a->o.reclaim_run ||
+					            (dead_runs && !ns_in(live, n_live, ns));
+					if (!take)
+						continue;
+					if (ns != a->o.reclaim_run && !ns_in(said, n_said, ns) &&
+					    n_said < 64) {
+						printf("recount: run %" PRIu64
+						       " has no live run lease "
+						       "(a run that ended without releasing)\n",
+						       ns);
+						said[n_said++] = ns;
+					}
+					bool ok = release_one(a, owner[ru], ru, gen[ru]);
+					reclaimed += ok;
+					from_runs += ok;
+					named_run += ok && ns == a->o.reclaim_run;
+					continue;
+				}
 				uint64_t ag =
 				        (owner[ru] >> 32) - 1; /* ids are (agent + 1) << 32 | seq */
 				if (ag > 254)
@@ -342,6 +410,10 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		free(owner);
 		free(gen);
 	}
+	if (a->o.reclaim_run != 0 && a->st.redis != NULL)
+		printf("recount: --reclaim-run %" PRIu64 ": released %" PRIu64
+		       " RUs of run %" PRIu64 "\n",
+		       a->o.reclaim_run, named_run, a->o.reclaim_run);
 	if (reclaim >= 0 && a->st.redis != NULL) {
 		/* Say what --reclaim-agent found: an id that holds nothing (never used, or its
 		 * process ended cleanly) is not an error, but should not pass unnoticed. */
@@ -356,9 +428,10 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 			printf("recount: --reclaim-agent %d: released %" PRIu64
 			       " RUs of agent %d\n",
 			       reclaim, named, reclaim);
-		if (alive)
-			printf("recount: --reclaim-agent %d: agent %d's lease is live: a process "
-			       "runs with this id (its later releases of these RUs are refused)\n",
+		if (alive) /* only with --force: refused before, at reclaim_guard */
+			printf("recount: --reclaim-agent %d --force: agent %d's lease is live: a "
+			       "process runs with this id (its later releases of these RUs are "
+			       "refused)\n",
 			       reclaim, reclaim);
 	}
 	for (uint32_t p = 0; p < a->np; p++) {
@@ -374,8 +447,8 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		mismatch += k.mismatch;
 	}
 	printf("recount: %u partitions: held %" PRIu64 ", free %" PRIu64 ", mismatch %" PRIu64
-	       ", reclaimed %" PRIu64 "\n",
-	       a->np, held, free_, mismatch, reclaimed);
+	       ", reclaimed %" PRIu64 " (%" PRIu64 " from dead runs)\n",
+	       a->np, held, free_, mismatch, reclaimed, from_runs);
 	if (held_out != NULL)
 		*held_out = held;
 	return mismatch == 0 ? RUSK_OK : RUSK_ECORRUPT;
@@ -605,6 +678,15 @@ static int run_loop(agent_run *a)
 		a->synced_ns[p] = t0;
 	for (;;) {
 		uint64_t now = mono_ns();
+		if (a->o.rate > 0) {
+			/* Arrivals up to now, or to the end when a commit that waited out an
+			 * outage returns after it: counted before the loop ends, so that
+			 * arrived = rate x elapsed_s (it came short by the outage's tail). */
+			uint64_t upto = now < end ? now : end;
+			uint64_t due = (uint64_t)((double)(upto - t0) * 1e-9 * a->o.rate);
+			backlog += due - arrived;
+			arrived = due;
+		}
 		if (now >= end || drv_stop_signal() != 0)
 			break;
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
@@ -628,13 +710,8 @@ static int run_loop(agent_run *a)
 			a->h_head += done;
 			a->h_n -= done;
 		}
-		if (a->o.rate > 0) {
-			uint64_t due = (uint64_t)((double)(now - t0) * 1e-9 * a->o.rate);
-			backlog += due - arrived;
-			arrived = due;
-		} else {
+		if (a->o.rate == 0)
 			backlog = B;
-		}
 		if (backlog == 0) {
 			struct timespec ts = {0, 50000};
 			nanosleep(&ts, NULL);
@@ -675,11 +752,17 @@ static int run_loop(agent_run *a)
 				held_push(a, (held){cl[j].task, c1 + task_ns, p, ls[j]});
 			} else if (rcs[j] == RUSK_ECONFLICT || rcs[j] == RUSK_EDUP) {
 				a->conflicts++;
-			} else {
-				a->unknown++;
+			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
+				a->unknown++; /* the answer was lost with the connection */
+			} else if (a->fatal == 0) {
+				/* Every later claim would answer the same: counting them as
+				 * "unknown" hid an impossible task (25,264 of them, exit 0). */
+				a->fatal = rcs[j];
+				snprintf(a->fatal_msg, sizeof a->fatal_msg, "%s",
+				         a->st.redis != NULL ? rusk_redis_last_error_(a->st.redis)
+				                             : rusk_strerror(rcs[j]));
 			}
 		}
-		(void)rc;
 		a->placed += won;
 		backlog -= won;
 		if (won > 0) {
@@ -701,6 +784,8 @@ static int run_loop(agent_run *a)
 				backlog += replace;
 			}
 		}
+		if (a->fatal != 0)
+			break;
 	}
 	uint64_t t1 = mono_ns();
 	a->elapsed_s = (double)((t1 < end ? t1 : end) - t0) * 1e-9;
@@ -723,6 +808,75 @@ static const char *sync_name(int policy)
 		if (c->value == policy)
 			return c->name;
 	return "?";
+}
+
+/*
+ * Before --reclaim-agent I / --reclaim-run NS release anything: refused (RUSK_EBUSY, the
+ * message printed) while that process's lease is live, since it runs tasks on the RUs the
+ * state would then show free (--force reclaims anyway). A lease that cannot be read refuses
+ * too (RUSK_EIO).
+ */
+static int reclaim_guard(agent_run *a)
+{
+	const agent_opts *o = &a->o;
+	if (a->st.redis == NULL)
+		return RUSK_OK;
+	if (o->reclaim_agent >= 0) {
+		int alive = 0;
+		char holder[256] = "";
+		int64_t left = -1;
+		if (rusk_redis_lease_holder_(a->st.redis, (uint32_t)o->reclaim_agent, &alive,
+		                             holder, sizeof holder, &left) != RUSK_OK) {
+			fprintf(stderr, "rusk agent: --reclaim-agent %d: reading its lease: %s\n",
+			        o->reclaim_agent, rusk_redis_last_error_(a->st.redis));
+			return RUSK_EIO;
+		}
+		if (alive) {
+			fprintf(stderr,
+			        "rusk agent: --reclaim-agent %d: agent %d's lease is live (%s; "
+			        "rusk:{meta}:alive:%d ends in %.1f s unless renewed): stop it "
+			        "first, "
+			        "or wait for its lease to expire (--force reclaims anyway: that "
+			        "agent then runs tasks on RUs the state shows free)\n",
+			        o->reclaim_agent, o->reclaim_agent, holder, o->reclaim_agent,
+			        left > 0 ? (double)left / 1e3 : 0.0);
+			return RUSK_EBUSY;
+		}
+	}
+	if (o->reclaim_run != 0) {
+		uint64_t live[256];
+		uint32_t n = 0;
+		if (rusk_redis_live_run_ns_(a->st.redis, live, 256, &n) != RUSK_OK) {
+			fprintf(stderr,
+			        "rusk agent: --reclaim-run %" PRIu64
+			        ": reading the live runs: %s\n",
+			        o->reclaim_run, rusk_redis_last_error_(a->st.redis));
+			return RUSK_EIO;
+		}
+		if (n > 256 || ns_in(live, n, o->reclaim_run)) {
+			fprintf(stderr,
+			        "rusk agent: --reclaim-run %" PRIu64 ": run %" PRIu64
+			        "'s lease is live (rusk:{meta}:live-runs): stop it first, or wait "
+			        "for its lease to expire (--force reclaims anyway)\n",
+			        o->reclaim_run, o->reclaim_run);
+			return RUSK_EBUSY;
+		}
+	}
+	return RUSK_OK;
+}
+
+/* Why the loop ended, for the JSON line: "duration" (--duration-s ran out), "signal",
+ * "error" (a commit's error, a->fatal), "epoch" (the state was written afresh) or
+ * "lease_taken" (another process took this id's lease). */
+static const char *stop_why(const agent_run *a, int sig)
+{
+	if (a->stopped == 1)
+		return "lease_taken";
+	if (a->stopped == 2)
+		return "epoch";
+	if (a->fatal != 0)
+		return "error";
+	return sig != 0 ? "signal" : "duration";
 }
 
 int rusk_cmd_agent(int argc, char **argv)
@@ -768,6 +922,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
 	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
+	        {CLI_U64_OPT("--reclaim-run", 1, (UINT64_C(1) << 24) - 1, &o->reclaim_run)},
+	        {CLI_FLAG_OPT("--force", &o->force)},
 	};
 	int pr = cli_parse("agent", argc, argv, &cc, opts, sizeof opts / sizeof *opts, agent_usage);
 	if (pr != 0)
@@ -785,9 +941,16 @@ int rusk_cmd_agent(int argc, char **argv)
 		        o->agent_id, o->agents);
 		return RUSK_EXIT_USAGE;
 	}
-	if ((o->reclaim_agent >= 0 || o->reclaim_expired) && !o->recount) {
+	if ((o->reclaim_agent >= 0 || o->reclaim_expired || o->reclaim_run != 0) && !o->recount) {
 		fprintf(stderr, "rusk agent: %s needs --recount\n",
-		        o->reclaim_expired ? "--reclaim-expired" : "--reclaim-agent");
+		        o->reclaim_expired    ? "--reclaim-expired"
+		        : o->reclaim_run != 0 ? "--reclaim-run"
+		                              : "--reclaim-agent");
+		return RUSK_EXIT_USAGE;
+	}
+	if (o->force && o->reclaim_agent < 0 && o->reclaim_run == 0) {
+		fprintf(stderr, "rusk agent: --force: only with --reclaim-agent or --reclaim-run "
+		                "(it reclaims from a live process)\n");
 		return RUSK_EXIT_USAGE;
 	}
 	/* The checks and messages of rusk run's --wait (run_opts.c). */
@@ -828,6 +991,25 @@ int rusk_cmd_agent(int argc, char **argv)
 		rusk_cluster_destroy(a.c);
 		return RUSK_EXIT_USAGE;
 	}
+	if (!o->recount && !o->init_only && o->task_mem > 0) {
+		/* A task no machine can hold is refused before the state is touched: each of
+		 * its claims would fail (RUSKINFEASIBLE) for the whole --duration-s. */
+		uint32_t most = 0;
+		for (uint32_t m = 0; m < rusk_cluster_machines(a.c); m++) {
+			rusk_machine_info mi;
+			rusk_cluster_machine(a.c, m, &mi);
+			most = mi.mem_mib > most ? mi.mem_mib : most;
+		}
+		if (o->task_mem > most) {
+			fprintf(stderr,
+			        "rusk agent: --task-mem-mib %u: more than any machine of this "
+			        "shape "
+			        "holds (the largest has %u MiB): no task could be placed\n",
+			        o->task_mem, most);
+			rusk_cluster_destroy(a.c);
+			return RUSK_EXIT_USAGE;
+		}
+	}
 	char err[1024];
 	/* Connect only: the checks below come before anything is written. */
 	rc = rusk_state_open_(o->backend, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
@@ -847,6 +1029,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		printf("rusk agent: wrote the empty state at %s: %u partitions, %u machines, %u "
 		       "RUs\n",
 		       o->backend, a.np, rusk_cluster_machines(a.c), rusk_cluster_rus(a.c));
+		goto out;
+	}
+	if (o->recount && !o->force && reclaim_guard(&a) != RUSK_OK) {
+		exit_rc = RUSK_EXIT_USAGE;
 		goto out;
 	}
 	if (o->recount) {
@@ -900,18 +1086,24 @@ int rusk_cmd_agent(int argc, char **argv)
 			        err, o->agent_id);
 		}
 	}
-	if (a.stopped) { /* lease_renew printed why */
-		exit_rc = RUSK_EXIT_FAIL;
-		goto out;
-	}
+	if (a.fatal != 0)
+		fprintf(stderr,
+		        "rusk agent: a commit failed with %s (%s): stopping (every held task is "
+		        "released)\n",
+		        rusk_strerror(a.fatal), a.fatal_msg);
 	double elapsed = a.elapsed_s > 0 ? a.elapsed_s : o->duration_s;
 	int sig = drv_stop_signal();
-	/* The end: compare the ledger with the state, then give everything back. */
-	uint64_t replace = 0;
-	ledger_check(&a, &replace);
-	a.replaced += replace;
-	a.backlog_end += replace; /* dropped from the ledger, not placed again */
-	release_range(&a, a.h_head, a.h_head + a.h_n);
+	/* The end: compare the ledger with the state, then give everything back. Not after an
+	 * early stop (lease_renew printed why): with the lease taken, the id's task ids are
+	 * another process's now (its releases are its own); after an epoch change the ledger
+	 * was dropped and the new state's RUs released above. The summary follows either way. */
+	if (!a.stopped) {
+		uint64_t replace = 0;
+		ledger_check(&a, &replace);
+		a.replaced += replace;
+		a.backlog_end += replace; /* dropped from the ledger, not placed again */
+		release_range(&a, a.h_head, a.h_head + a.h_n);
+	}
 	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
 	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
 	double mean_claims = a.batches ? (double)a.claims / (double)a.batches : 0;
@@ -959,14 +1151,14 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
 	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"elapsed_s\":%.3f"
-	       ",\"interrupted\":%s}\n",
+	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, elapsed,
-	       sig != 0 ? "true" : "false");
-	exit_rc = sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
+	       sig != 0 ? "true" : "false", stop_why(&a, sig));
+	exit_rc = a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL : sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
 		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);

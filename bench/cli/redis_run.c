@@ -134,6 +134,17 @@ static bool pass_over(uint64_t deadline, bool failed)
  * (without --force-init) for at most this long. */
 #define RUN_LEASE_MS 10000
 
+/* The run lease's term: RUN_LEASE_MS, or RUSK_RUN_LEASE_MS from the environment (2000 to
+ * 600000 ms; tests shorten it, so that a killed run's lease expires in seconds). */
+static uint32_t run_lease_ms(void)
+{
+	const char *e = getenv("RUSK_RUN_LEASE_MS");
+	char *end = NULL;
+	unsigned long v = e != NULL ? strtoul(e, &end, 10) : 0;
+	return e != NULL && end != e && *end == '\0' && v >= 2000 && v <= 600000 ? (uint32_t)v
+	                                                                         : RUN_LEASE_MS;
+}
+
 static bool redis_on(const run *R)
 {
 	return R->redis != NULL;
@@ -200,7 +211,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	/* The run's lease (rusk:{meta}:live-runs): another process's init sees this run live
 	 * and refuses (rusk_state_init_guard_). Renewed every second (redis_second); if the
 	 * main thread is held longer than RUN_LEASE_MS (a failover), it lapses meanwhile. */
-	X->run_leased = rusk_redis_run_lease_(X->main.redis, X->ns, RUN_LEASE_MS) == RUSK_OK;
+	X->run_leased = rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_OK;
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
 	 * together; their releases go once per loop turn. */
 	rusk_remote_set_batch_(R->c, cfg->commit_batch);
@@ -357,7 +368,7 @@ static void redis_second(run *R, bool idle)
 	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes
 	 * one attempt and the sampler waits no longer (the lease lapses, documented). */
 	if (X->run_leased)
-		rusk_redis_run_lease_(X->main.redis, X->ns, RUN_LEASE_MS);
+		rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms());
 }
 
 /* The recount after the run (once; main thread, every other thread joined). */

@@ -1027,6 +1027,63 @@ int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint
 	return rc;
 }
 
+static const char lua_holder[] =
+        "return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}\n";
+
+int rusk_redis_lease_holder_(rusk_redis *r, uint32_t agent, int *alive, char *holder,
+                             size_t holderlen, int64_t *left_ms)
+{
+	if (r == NULL || alive == NULL)
+		return RUSK_EINVAL;
+	char key[48];
+	lease_key(key, sizeof key, agent);
+	const char *keys[1] = {key};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_holder, 1, keys, 0, NULL, &y);
+	/* A nil GET ends Lua's table: an absent lease answers an array of 0 or 1 element. */
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_ARRAY)
+		rc = set_err(r, RUSK_EIO, "reading %s: an answer of another form", key);
+	bool there = rc == RUSK_OK && y->elements == 2 &&
+	             y->element[0]->type == REDIS_REPLY_STRING &&
+	             y->element[1]->type == REDIS_REPLY_INTEGER;
+	*alive = there;
+	if (holder != NULL && holderlen > 0)
+		snprintf(holder, holderlen, "%s", there ? y->element[0]->str : "");
+	if (left_ms != NULL)
+		*left_ms = there ? y->element[1]->integer : -1;
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+/* The live run namespaces (score = expiry, ms of the server's clock, above now). */
+static const char lua_live_ns[] =
+        "local t = redis.call('TIME')\n"
+        "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+        "return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')\n";
+
+int rusk_redis_live_run_ns_(rusk_redis *r, uint64_t *ns, uint32_t cap, uint32_t *n)
+{
+	if (r == NULL || n == NULL || (cap > 0 && ns == NULL))
+		return RUSK_EINVAL;
+	const char *keys[1] = {META_RUNS};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_live_ns, 1, keys, 0, NULL, &y);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_ARRAY)
+		rc = set_err(r, RUSK_EIO, "%s: no array", META_RUNS);
+	*n = 0;
+	for (size_t i = 0; rc == RUSK_OK && i < y->elements; i++) {
+		if (y->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		if (*n < cap)
+			ns[*n] = strtoull(y->element[i]->str, NULL, 10);
+		(*n)++;
+	}
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
 /* The run-lease script with namespace text ns ('' none) and ttl; *n the live count. */
 static int runs_call(rusk_redis *r, const char *ns, uint32_t ttl_ms, uint32_t *n)
 {

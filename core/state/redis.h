@@ -225,6 +225,14 @@ int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, ui
 int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token);
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive);
 int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint32_t *n);
+/*
+ * rusk_redis_lease_holder_: agent's lease, read only: *alive 1 with holder (its token, the
+ * holder's pid and host; NUL-terminated, truncated to holderlen) and *left_ms (its
+ * remaining time), or *alive 0 (holder "", *left_ms -1). holder and left_ms may be NULL.
+ * RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_lease_holder_(rusk_redis *r, uint32_t agent, int *alive, char *holder,
+                             size_t holderlen, int64_t *left_ms);
 
 /*
  * Run leases (`rusk run --backend`): rusk_redis_run_lease_ sets namespace ns's entry in
@@ -234,6 +242,14 @@ int rusk_redis_live_agents_(rusk_redis *r, uint8_t live[RUSK_REDIS_AGENTS], uint
  */
 int rusk_redis_run_lease_(rusk_redis *r, uint64_t ns, uint32_t ttl_ms);
 int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n);
+/*
+ * rusk_redis_live_run_ns_: the namespaces whose run lease is live now (the server's clock),
+ * read only: the first cap of them in ns[0..], *n how many are live (may exceed cap). A
+ * run's owners are ns << RUSK_OWNER_NS_SHIFT | task: RUs whose namespace is not live
+ * belong to a run that ended without releasing them (killed), which a recount reclaims
+ * (rusk agent --recount --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_live_run_ns_(rusk_redis *r, uint64_t *ns, uint32_t cap, uint32_t *n);
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner
