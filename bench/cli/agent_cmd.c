@@ -89,6 +89,7 @@ typedef struct agent_run {
 	bool leased;
 	uint64_t epoch;
 	int stopped;
+	bool corrupt;     /* a commit found the state corrupt (RUSK_ECORRUPT): stop, exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
@@ -675,11 +676,18 @@ static int run_loop(agent_run *a)
 				held_push(a, (held){cl[j].task, c1 + task_ns, p, ls[j]});
 			} else if (rcs[j] == RUSK_ECONFLICT || rcs[j] == RUSK_EDUP) {
 				a->conflicts++;
+			} else if (rcs[j] == RUSK_ECORRUPT) {
+				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
 			} else {
 				a->unknown++;
 			}
 		}
 		(void)rc;
+		if (a->corrupt) {
+			fprintf(stderr, "rusk agent: --backend %s: %s\n", a->o.backend,
+			        rusk_redis_last_error_(a->st.redis));
+			break;
+		}
 		a->placed += won;
 		backlog -= won;
 		if (won > 0) {
@@ -899,6 +907,11 @@ int rusk_cmd_agent(int argc, char **argv)
 			        "there is left to `rusk agent --recount --reclaim-agent %u`\n",
 			        err, o->agent_id);
 		}
+	}
+	if (a.corrupt) { /* run_loop printed why; what it holds elsewhere is given back */
+		release_range(&a, a.h_head, a.h_head + a.h_n);
+		exit_rc = RUSK_EXIT_USAGE;
+		goto out;
 	}
 	if (a.stopped) { /* lease_renew printed why */
 		exit_rc = RUSK_EXIT_FAIL;

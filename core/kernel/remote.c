@@ -346,10 +346,15 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 			note_error(rm, cn, "release");
 		} else {
 			uint64_t ok = 0;
-			for (size_t i = k; i < e; i++)
+			bool corrupt = false;
+			for (size_t i = k; i < e; i++) {
 				ok += rcs[i] == RUSK_OK;
+				corrupt |= rcs[i] == RUSK_ECORRUPT;
+			}
 			count(&rm->released, ok);
 			count(&rm->release_refused, (e - k) - ok);
+			if (corrupt) /* the state is damaged: an error with its message */
+				note_error(rm, cn, "release");
 		}
 		k = e;
 	}
@@ -420,7 +425,9 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 			bool eio = false;
 			for (size_t i = k; i < e; i++) {
 				refused |= rcs[i] != RUSK_OK;
-				eio |= rcs[i] == RUSK_EIO;
+				/* RUSK_ECORRUPT: the state is damaged (nothing written): an error,
+				 * not a conflict, so that its message is kept and shown. */
+				eio |= rcs[i] == RUSK_EIO || rcs[i] == RUSK_ECORRUPT;
 				count(&rm->claims_lost, rcs[i] != RUSK_OK);
 			}
 			if (eio)
@@ -644,7 +651,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 		for (size_t i = k; i < e; i++) {
 			uint32_t ci = bc[i].k;
 			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
-			eio |= rcs[ci] == RUSK_EIO;
+			eio |= rcs[ci] == RUSK_EIO || rcs[ci] == RUSK_ECORRUPT;
 			count(&rm->claims_lost, rcs[ci] != RUSK_OK);
 			if (rcs[ci] == RUSK_OK)
 				memcpy(rl + bc[i].off, rlc + o, sizeof *rl * cl[ci].n);
