@@ -59,7 +59,7 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
 	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-	  ctest --output-on-failure -j $(JOBS) -L 'concurrency|unit|cli'
+	  ctest --output-on-failure -L 'concurrency|unit|cli'
 
 test: test-plain test-tsan test-asan
 	@echo "make test: plain, ThreadSanitizer and AddressSanitizer+UBSan runs passed"

@@ -95,6 +95,7 @@ typedef struct agent_run {
 	 * the backend's message kept for the summary (0: none). */
 	int fatal;
 	char fatal_msg[512];
+	bool corrupt;     /* a commit found the state corrupt (RUSK_ECORRUPT): stop, exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
@@ -752,6 +753,8 @@ static int run_loop(agent_run *a)
 				held_push(a, (held){cl[j].task, c1 + task_ns, p, ls[j]});
 			} else if (rcs[j] == RUSK_ECONFLICT || rcs[j] == RUSK_EDUP) {
 				a->conflicts++;
+			} else if (rcs[j] == RUSK_ECORRUPT) {
+				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
 				a->unknown++; /* the answer was lost with the connection */
 			} else if (a->fatal == 0) {
@@ -762,6 +765,11 @@ static int run_loop(agent_run *a)
 				         a->st.redis != NULL ? rusk_redis_last_error_(a->st.redis)
 				                             : rusk_strerror(rcs[j]));
 			}
+		}
+		if (a->corrupt) {
+			fprintf(stderr, "rusk agent: --backend %s: %s\n", a->o.backend,
+			        rusk_redis_last_error_(a->st.redis));
+			break;
 		}
 		a->placed += won;
 		backlog -= won;
@@ -1085,6 +1093,11 @@ int rusk_cmd_agent(int argc, char **argv)
 			        "there is left to `rusk agent --recount --reclaim-agent %u`\n",
 			        err, o->agent_id);
 		}
+	}
+	if (a.corrupt) { /* run_loop printed why; what it holds elsewhere is given back */
+		release_range(&a, a.h_head, a.h_head + a.h_n);
+		exit_rc = RUSK_EXIT_USAGE;
+		goto out;
 	}
 	if (a.fatal != 0)
 		fprintf(stderr,

@@ -350,10 +350,15 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 			note_error(rm, cn, "release");
 		} else {
 			uint64_t ok = 0;
-			for (size_t i = k; i < e; i++)
+			bool corrupt = false;
+			for (size_t i = k; i < e; i++) {
 				ok += rcs[i] == RUSK_OK;
+				corrupt |= rcs[i] == RUSK_ECORRUPT;
+			}
 			count(&rm->released, ok);
 			count(&rm->release_refused, (e - k) - ok);
+			if (corrupt) /* the state is damaged: an error with its message */
+				note_error(rm, cn, "release");
 		}
 		k = e;
 	}
@@ -424,8 +429,11 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 			bool eio = false;
 			for (size_t i = k; i < e; i++) {
 				refused |= rcs[i] != RUSK_OK;
-				eio |= rcs[i] == RUSK_EIO;
-				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO);
+				/* RUSK_ECORRUPT: the state is damaged (nothing written): an error,
+				 * not a conflict, so that its message is kept and shown. */
+				eio |= rcs[i] == RUSK_EIO || rcs[i] == RUSK_ECORRUPT;
+				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO &&
+				                                rcs[i] != RUSK_ECORRUPT);
 				count(&rm->claims_unknown, rcs[i] == RUSK_EIO);
 			}
 			if (eio)
@@ -449,7 +457,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		}
 		if (rcs[i] == RUSK_EAGAIN)
 			continue; /* a gang's claim not sent: nothing known of it */
-		n_lost += rcs[i] != RUSK_EIO ? cl[i].n : 0; /* an outage is no conflict */
+		/* an outage or a corrupt state is no conflict */
+		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT ? cl[i].n : 0;
 		for (uint32_t k = 0; k < cl[i].n; k++)
 			rusk_view_mark_taken_(a->v, s[off + k]);
 		if (vec && a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
@@ -649,8 +658,9 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 		for (size_t i = k; i < e; i++) {
 			uint32_t ci = bc[i].k;
 			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
-			eio |= rcs[ci] == RUSK_EIO;
-			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO);
+			eio |= rcs[ci] == RUSK_EIO || rcs[ci] == RUSK_ECORRUPT;
+			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO &&
+			                                rcs[ci] != RUSK_ECORRUPT);
 			count(&rm->claims_unknown, rcs[ci] == RUSK_EIO);
 			if (rcs[ci] == RUSK_OK)
 				memcpy(rl + bc[i].off, rlc + o, sizeof *rl * cl[ci].n);
@@ -684,7 +694,8 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				continue;
 			}
 			n_bad += cl[q].n;
-			n_lost += rcs[q] != RUSK_EIO ? cl[q].n : 0; /* an outage is no conflict */
+			/* an outage or a corrupt state is no conflict */
+			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT ? cl[q].n : 0;
 			for (uint32_t k = 0; k < cl[q].n; k++)
 				rusk_view_mark_taken_(a->v, s[o + k]);
 		}

@@ -27,11 +27,11 @@ static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *o
                       size_t errlen)
 {
 	uint32_t np = rusk_cluster_partitions(c), nm = rusk_cluster_machines(c);
-	uint32_t *buf = calloc((size_t)4 * np + (size_t)4 * nm, sizeof *buf);
+	uint32_t *buf = calloc((size_t)4 * np + (size_t)5 * nm, sizeof *buf);
 	if (buf == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	uint32_t *pf = buf, *pn = pf + np, *pfm = pn + np, *pnm = pfm + np;
-	uint32_t *mf = pnm + np, *mn = mf + nm, *mm = mn + nm, *mg = mm + nm;
+	uint32_t *mf = pnm + np, *mn = mf + nm, *mm = mn + nm, *mg = mm + nm, *mp = mg + nm;
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_partition_info pi;
 		rusk_cluster_partition(c, p, &pi);
@@ -47,8 +47,9 @@ static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *o
 		mn[m] = mi.rus;
 		mm[m] = mi.mem_mib;
 		mg[m] = mi.gpus;
+		mp[m] = mi.platform;
 	}
-	rusk_redis_shape sh = {np, nm, pf, pn, pfm, pnm, mf, mn, mm, mg};
+	rusk_redis_shape sh = {np, nm, pf, pn, pfm, pnm, mf, mn, mm, mg, mp};
 	int rc = rusk_redis_open_(spec, &sh, init, &out->redis, err, errlen);
 	free(buf);
 	if (rc == RUSK_OK)

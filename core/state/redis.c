@@ -72,6 +72,7 @@ struct rusk_redis {
 	uint32_t n_parts, n_machines;
 	uint32_t *p_first_ru, *p_n_rus, *p_first_m, *p_n_m;
 	uint32_t *m_first_ru, *m_n_rus, *m_mem, *m_gpus;
+	uint64_t layout; /* layout_digest of the machines (rusk:{meta}:shape) */
 	char (*keys)[N_KEYS][32];
 	char sha[N_SCRIPTS][41];
 	int wait_replicas, wait_ms, failover_ms;
@@ -553,7 +554,18 @@ static void free_replies(redisReply **rep, size_t n)
 /* A script's error reply as a rusk code (the message kept in r->err). */
 static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
 {
-	set_err(r, RUSK_EIO, "partition %u (%s): %s", p, r->keys[p][K_MACH], y->str);
+	/* A Lua error() gets " script: SHA, on @user_script:N." appended: not for the user. */
+	const char *tail = strstr(y->str, " script: ");
+	int len = tail != NULL ? (int)(tail - y->str) : (int)strlen(y->str);
+	if (strncmp(y->str, "RUSKCORRUPT ", 12) == 0) {
+		/* The script checked before its first write (redis_lua.h): nothing was written. */
+		return set_err(r, RUSK_ECORRUPT,
+		               "partition %u: the rusk state is corrupt, nothing written: %.*s "
+		               "(another program wrote there? `rusk agent --init-only "
+		               "--force-init` writes the state afresh)",
+		               p, len - 12, y->str + 12);
+	}
+	set_err(r, RUSK_EIO, "partition %u (%s): %.*s", p, r->keys[p][K_MACH], len, y->str);
 	if (strncmp(y->str, "RUSKRANGE", 9) == 0)
 		return RUSK_ERANGE;
 	if (strncmp(y->str, "RUSKINFEASIBLE", 14) == 0)
@@ -1155,8 +1167,28 @@ int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 
 /* ---- opening: checks, then the state ------------------------------------------------ */
 
+/* FNV-1a 64 over each machine's first RU, RUs, MiB, GPUs and platform, in machine order:
+ * two node lists with the same totals and partitions but machines laid out otherwise
+ * (4000/8000 cpu_milli alternating, one starting small, the other big) differ here, and
+ * RU numbers of one are not the other's (their commits answer RUSKRANGE). */
+static uint64_t layout_digest(const rusk_redis_shape *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (uint32_t m = 0; m < s->n_machines; m++) {
+		uint32_t v[5] = {s->m_first_ru[m], s->m_n_rus[m], s->m_mem_mib[m], s->m_gpus[m],
+		                 s->m_platform != NULL ? s->m_platform[m] : 0};
+		for (int k = 0; k < 5; k++)
+			for (int b = 0; b < 4; b++) {
+				h ^= (v[k] >> (8 * b)) & 0xffu;
+				h *= UINT64_C(0x100000001b3);
+			}
+	}
+	return h;
+}
+
 static int copy_shape(rusk_redis *r, const rusk_redis_shape *s)
 {
+	r->layout = layout_digest(s);
 	r->n_parts = s->n_parts;
 	r->n_machines = s->n_machines;
 	uint32_t **pa[4] = {&r->p_first_ru, &r->p_n_rus, &r->p_first_m, &r->p_n_m};
@@ -1323,10 +1355,12 @@ static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len)
 	char want[64];
 	part_desc(r, p, want, sizeof want);
 	if (rc == RUSK_OK && y->type != REDIS_REPLY_STRING) {
-		rc = set_err(r, RUSK_EIO,
-		             "no rusk state for partition %u at %s (key %s missing): start "
-		             "`rusk run --backend %s` first, or pass --init",
-		             p, r->url, r->keys[p][K_MACH], r->url);
+		rc = set_err(
+		        r, RUSK_EIO,
+		        "no rusk state for partition %u at %s (key %s missing): start "
+		        "`rusk run --backend %s` (without --no-init) or `rusk agent --init-only` "
+		        "first, or pass --init to rusk agent",
+		        p, r->url, r->keys[p][K_MACH], r->url);
 	} else if (rc == RUSK_OK && strcmp(y->str, want) != 0) {
 		snprintf(there, len, "%s", y->str);
 		rc = RUSK_ESHAPE;
@@ -1381,6 +1415,31 @@ static int shape_error(rusk_redis *r, uint32_t p, const char *there)
 	               r->url, s.rus, s.machines, s.parts, h.rus, h.machines, h.parts, diff);
 }
 
+/* Partitions that match can still hold other machines (same totals per partition): the
+ * layout digest of rusk:{meta}:shape tells. A state written before the digest has none
+ * and passes (its partitions matched). */
+static int layout_check(rusk_redis *r)
+{
+	const char *av[2] = {"GET", META_SHAPE};
+	size_t al[2] = {3, strlen(META_SHAPE)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
+	uint64_t v[5], there = 0;
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING &&
+	    sscanf(y->str, "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
+	           &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
+	    there != r->layout)
+		rc = set_err(r, RUSK_ESHAPE,
+		             "the rusk state at %s is for another cluster shape: the machines "
+		             "differ from the state's: same totals, another layout (layout digest "
+		             "%016" PRIx64 " there vs %016" PRIx64 " here): another --cluster node "
+		             "list?",
+		             r->url, there, r->layout);
+	free_replies(&y, 1);
+	return rc;
+}
+
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 {
 	if (r == NULL)
@@ -1393,6 +1452,9 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 		if (rc != RUSK_OK)
 			return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	}
+	int rc = layout_check(r);
+	if (rc != RUSK_OK)
+		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	return RUSK_OK;
 }
 
@@ -1404,8 +1466,9 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	 * of the new state as soon as the first partition is written. */
 	totals t = shape_totals(r);
 	char desc[128];
-	snprintf(desc, sizeof desc, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-	         t.parts, t.rus, t.machines, t.mem, t.gpus);
+	snprintf(desc, sizeof desc,
+	         "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%016" PRIx64, t.parts,
+	         t.rus, t.machines, t.mem, t.gpus, r->layout);
 	const char *a0[2] = {"INCR", META_EPOCH}, *a1[3] = {"SET", META_SHAPE, desc};
 	size_t l0[2] = {4, strlen(META_EPOCH)}, l1[3] = {3, strlen(META_SHAPE), strlen(desc)};
 	rcmd cmds[2] = {{2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}};

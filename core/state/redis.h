@@ -53,6 +53,7 @@ typedef struct rusk_redis_shape {
 	uint32_t n_parts, n_machines;
 	const uint32_t *part_first_ru, *part_n_rus, *part_first_machine, *part_n_machines;
 	const uint32_t *m_first_ru, *m_n_rus, *m_mem_mib, *m_gpus;
+	const uint32_t *m_platform; /* each machine's platform (GPU model); NULL: all 0 */
 } rusk_redis_shape;
 
 /* Counters of one connection (plain: one thread). */
@@ -127,7 +128,8 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
  * RUSK_OK; RUSK_EIO (a partition's state absent: the key named), RUSK_ESHAPE (another
  * shape: the message gives the state's totals and r's, and which of partitions,
  * machines, RUs per machine, memory or GPUs differ, from rusk:{meta}:shape when the state
- * has it, else the first partition that differs). Owner thread.
+ * has it, else the first partition that differs; or the same totals and partitions with
+ * machines laid out otherwise: the layout digests of both sides). Owner thread.
  */
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen);
 

@@ -11,6 +11,10 @@
  * {1, i} (RU i held by another task), {2, i} (RU i listed twice or already held by this
  * task), {3, n} (memory or GPUs short on the machine). A machine or RU outside the
  * partition's shape is an error reply starting RUSK.
+ * The write scripts (commit, release) check everything that can fail before their first
+ * write, since Redis keeps a failed script's earlier writes: a key of another type, a count
+ * or field that is not an integer, is the error "RUSKCORRUPT <key> ..."; arguments that are
+ * not numbers "RUSKARG ...". So a script writes all of its effect or nothing.
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
  * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}. Owners: see below.
@@ -26,14 +30,47 @@
 	"  return tonumber(a), tonumber(b), tonumber(c), tonumber(d)\n"                            \
 	"end\n"
 
-static const char rusk_lua_commit[] = RUSK_LUA_SHAPE
+/* The checks every write script makes before its first write: the type of each of the eight
+ * keys, and rusk:{pN}:ver a count (INCR refuses anything else). */
+#define RUSK_LUA_CHECK                                                                             \
+	"local want = {'hash', 'hash', 'string', 'hash', 'hash', 'hash', 'string', 'hash'}\n"      \
+	"for k = 1, 8 do\n"                                                                        \
+	"  local t = redis.call('TYPE', KEYS[k])['ok']\n"                                          \
+	"  if t ~= want[k] and t ~= 'none' then\n"                                                 \
+	"    return redis.error_reply('RUSKCORRUPT ' .. KEYS[k] .. ' has type ' .. t .. ', not ' " \
+	".. want[k])\n"                                                                            \
+	"  end\n"                                                                                  \
+	"end\n"                                                                                    \
+	"local ver = redis.call('GET', KEYS[7])\n"                                                 \
+	"if ver and not string.match(ver, '^%d+$') then\n"                                         \
+	"  return redis.error_reply('RUSKCORRUPT ' .. KEYS[7] .. ' is not a count: ' .. ver)\n"    \
+	"end\n"
+
+/* An integer field of hash h (absent: 0). A value HINCRBY would refuse raises RUSKCORRUPT
+ * (the scripts call it before their first write only). */
+#define RUSK_LUA_INT                                                                               \
+	"local function int(h, f)\n"                                                               \
+	"  local v = redis.call('HGET', h, f)\n"                                                   \
+	"  if not v then return 0 end\n"                                                           \
+	"  if not string.match(v, '^%-?%d+$') then\n"                                              \
+	"    error({err = 'RUSKCORRUPT ' .. h .. ' field ' .. f .. ' is not an integer: ' .. "     \
+	"v})\n"                                                                                    \
+	"  end\n"                                                                                  \
+	"  return tonumber(v)\n"                                                                   \
+	"end\n"
+
+static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
         "local task, m = ARGV[1], ARGV[2]\n"
         "local mem, g, milli = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
         "local again = ARGV[6] == '1'\n"
+        "if not (string.match(task, '^%d+$') and mem and g and milli and #ARGV >= 7) then\n"
+        "  return redis.error_reply('RUSKARG commit arguments ' .. table.concat(ARGV, ' ', 1, "
+        "math.min(#ARGV, 6)))\n"
+        "end\n"
         "local first, n, memcap, ngpu = shape(m)\n"
         "if not first then return redis.error_reply('RUSKSTATE no machine ' .. m .. ' in ' .. "
         "KEYS[8]) end\n"
-        "local rus, mine = {}, 0\n"
+        "local rus, gens, mine = {}, {}, 0\n"
         "for i = 7, #ARGV do\n"
         "  local r = tonumber(ARGV[i])\n"
         "  if r == nil or r < first or r >= first + n then\n"
@@ -41,14 +78,14 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE
         "  end\n"
         "  for j = 1, #rus do if rus[j] == ARGV[i] then return {2, i - 7} end end\n"
         "  rus[#rus + 1] = ARGV[i]\n"
+        "  gens[#gens + 1] = int(KEYS[2], ARGV[i])\n"
         "  local o = redis.call('HGET', KEYS[1], ARGV[i])\n"
         "  if o then if o == task then mine = mine + 1 else return {1, i - 7} end end\n"
         "end\n"
         "if mine > 0 then\n"
         "  if again and mine == #rus then\n"
         "    local res = {0}\n"
-        "    for j = 1, #rus do res[#res + 1] = tonumber(redis.call('HGET', KEYS[2], rus[j]) or "
-        "'0') end\n"
+        "    for j = 1, #rus do res[#res + 1] = gens[j] end\n"
         "    return res\n"
         "  end\n"
         "  for j = 1, #rus do if redis.call('HGET', KEYS[1], rus[j]) == task then return {2, j "
@@ -56,29 +93,29 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE
         "end\n"
         "if mem > memcap or g > ngpu then return redis.error_reply('RUSKINFEASIBLE machine ' .. "
         "m) end\n"
-        "if mem > 0 and tonumber(redis.call('HGET', KEYS[4], m) or '0') < mem then return {3, "
-        "#rus} end\n"
+        "if mem > 0 and int(KEYS[4], m) < mem then return {3, #rus} end\n"
         "local picks = {}\n"
         "if g == 1 and milli < 1000 then\n"
         "  local best, bestf = -1, 1001\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    local f = tonumber(redis.call('HGET', KEYS[5], m .. '.' .. k) or '0')\n"
+        "    local f = int(KEYS[5], m .. '.' .. k)\n"
         "    if f >= milli and f < bestf then best, bestf = k, f end\n"
         "  end\n"
         "  if best < 0 then return {3, #rus} end\n"
         "  picks[1] = best\n"
         "elseif g > 0 then\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    if #picks < g and tonumber(redis.call('HGET', KEYS[5], m .. '.' .. k) or '0') == "
-        "1000 then picks[#picks + 1] = k end\n"
+        "    if #picks < g and int(KEYS[5], m .. '.' .. k) == 1000 then picks[#picks + 1] = k "
+        "end\n"
         "  end\n"
         "  if #picks < g then return {3, #rus} end\n"
         "end\n"
+        "-- Every check is above: from here nothing fails.\n"
         "local res, lo = {0}, tonumber(rus[1])\n"
         "for j = 1, #rus do\n"
         "  redis.call('HSET', KEYS[1], rus[j], task)\n"
         "  redis.call('SETBIT', KEYS[3], tonumber(rus[j]), 0)\n"
-        "  res[#res + 1] = tonumber(redis.call('HGET', KEYS[2], rus[j]) or '0')\n"
+        "  res[#res + 1] = gens[j]\n"
         "  if tonumber(rus[j]) < lo then lo = tonumber(rus[j]) end\n"
         "end\n"
         "if mem > 0 or g > 0 then\n"
@@ -91,35 +128,62 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE
         "redis.call('INCR', KEYS[7])\n"
         "return res\n";
 
-static const char rusk_lua_release[] =
+/* Release: a first pass decides every lease and checks all it will parse or add to (the
+ * same RU twice in one call: the second sees the first's release), the second writes. */
+static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "local again = ARGV[1] == '1'\n"
-        "local res, changed = {}, false\n"
+        "local res, todo, done = {}, {}, {}\n"
         "for i = 2, #ARGV, 3 do\n"
         "  local task, ru, gen = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])\n"
-        "  local o = redis.call('HGET', KEYS[1], ru)\n"
-        "  local cur = tonumber(redis.call('HGET', KEYS[2], ru) or '0')\n"
+        "  if not (gen and ru and string.match(ru, '^%d+$')) then\n"
+        "    return redis.error_reply('RUSKARG release of RU ' .. tostring(ru) .. ' gen ' .. "
+        "tostring(ARGV[i + 2]))\n"
+        "  end\n"
+        "  local o, cur\n"
+        "  if done[ru] then o, cur = nil, done[ru] else\n"
+        "    o = redis.call('HGET', KEYS[1], ru)\n"
+        "    cur = int(KEYS[2], ru)\n"
+        "  end\n"
         "  local rc = 0\n"
         "  if not o then\n"
         "    if again and cur == (gen + 1) % 2097152 then rc = 0 else rc = 1 end\n"
         "  elseif o ~= task then rc = 2\n"
         "  elseif cur ~= gen then rc = 3\n"
         "  else\n"
-        "    redis.call('HDEL', KEYS[1], ru)\n"
-        "    redis.call('HSET', KEYS[2], ru, (gen + 1) % 2097152)\n"
-        "    redis.call('SETBIT', KEYS[3], tonumber(ru), 1)\n"
+        "    local t = {ru = ru, gen = (gen + 1) % 2097152}\n"
         "    local rec = redis.call('HGET', KEYS[6], ru)\n"
         "    if rec then\n"
-        "      local m, mem, milli, picks = string.match(rec, '^(%d+),(%d+),(%d+),(.*)$')\n"
-        "      if tonumber(mem) > 0 then redis.call('HINCRBY', KEYS[4], m, tonumber(mem)) end\n"
-        "      for k in string.gmatch(picks, '%d+') do redis.call('HINCRBY', KEYS[5], m .. '.' "
-        ".. k, tonumber(milli)) end\n"
-        "      redis.call('HDEL', KEYS[6], ru)\n"
+        "      local m, mem, milli, picks = string.match(rec, '^(%d+),(%d+),(%d+),([%d.]*)$')\n"
+        "      if not m then\n"
+        "        return redis.error_reply('RUSKCORRUPT ' .. KEYS[6] .. ' field ' .. ru .. ' is "
+        "not a record: ' .. rec)\n"
+        "      end\n"
+        "      if tonumber(mem) > 0 then int(KEYS[4], m) end\n"
+        "      t.m, t.mem, t.milli, t.picks = m, tonumber(mem), tonumber(milli), {}\n"
+        "      for k in string.gmatch(picks, '%d+') do\n"
+        "        int(KEYS[5], m .. '.' .. k)\n"
+        "        t.picks[#t.picks + 1] = k\n"
+        "      end\n"
         "    end\n"
-        "    changed = true\n"
+        "    todo[#todo + 1] = t\n"
+        "    done[ru] = t.gen\n"
         "  end\n"
         "  res[#res + 1] = rc\n"
         "end\n"
-        "if changed then redis.call('INCR', KEYS[7]) end\n"
+        "-- Every check is above: from here nothing fails.\n"
+        "for j = 1, #todo do\n"
+        "  local t = todo[j]\n"
+        "  redis.call('HDEL', KEYS[1], t.ru)\n"
+        "  redis.call('HSET', KEYS[2], t.ru, t.gen)\n"
+        "  redis.call('SETBIT', KEYS[3], tonumber(t.ru), 1)\n"
+        "  if t.m then\n"
+        "    if t.mem > 0 then redis.call('HINCRBY', KEYS[4], t.m, t.mem) end\n"
+        "    for k = 1, #t.picks do redis.call('HINCRBY', KEYS[5], t.m .. '.' .. t.picks[k], "
+        "t.milli) end\n"
+        "    redis.call('HDEL', KEYS[6], t.ru)\n"
+        "  end\n"
+        "end\n"
+        "if #todo > 0 then redis.call('INCR', KEYS[7]) end\n"
         "return res\n";
 
 static const char rusk_lua_recount[] =

@@ -94,6 +94,16 @@ int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n
 		if (k == RUSK_REDIS_MAX_SEEDS)
 			return rusk_errf(err, errlen, RUSK_EINVAL, "'%s': more than %d addresses",
 			                 url, RUSK_REDIS_MAX_SEEDS);
+		/* "[::1]:7000", "::1:7000": refused by name rather than as a bad port. The
+		 * nodes' addresses come back from CLUSTER SLOTS as HOST:PORT text too. */
+		if (len > 0 &&
+		    (p[0] == '[' ||
+		     (colon != NULL && memchr(colon + 1, ':', len - (size_t)(colon - p) - 1))))
+			return rusk_errf(
+			        err, errlen, RUSK_EINVAL,
+			        "'%s': address '%.*s': IPv6 addresses are not supported: use "
+			        "a host name (or an IPv4 address)",
+			        url, (int)len, p);
 		if (colon == NULL || colon == p || (size_t)(colon - p) >= 64)
 			return rusk_errf(err, errlen, RUSK_EINVAL,
 			                 "'%s': address '%.*s' is not HOST:PORT", url, (int)len, p);

@@ -105,6 +105,8 @@ def cli_redis_bad_url():
     match(r"--backend 'redis://127.0.0.1': address '127.0.0.1' is not HOST:PORT",
           rusk("agent --backend redis://127.0.0.1", status=2).out)
     match(r"--backend is required", rusk("agent " + SHAPE, status=2).out)
+    match(r"address '\[::1\]:7000': IPv6 addresses are not supported: use a host name",
+          rusk("agent --backend redis://[::1]:7000", status=2).out)
     match(r"--agent-id 3: must be below --agents 2",
           rusk("agent --backend memory --agents 2 --agent-id 3", status=2).out)
 
@@ -562,6 +564,66 @@ def cli_redis_no_state():
         r = recount(cl, "--reclaim-agent 99")
         match(r"recount: --reclaim-agent 99: agent 99's tasks hold no RU: nothing to reclaim",
               r.out)
+
+
+@case
+def cli_redis_corrupt_key():
+    """A key of the state that another program overwrote (rusk:{p1}:gen a string): every
+    commit script checks the types of its keys before its first write (Redis keeps a failed
+    script's earlier writes), so nothing of partition 1 is taken; the agent stops with the
+    key named, exit 2; rusk run counts the errors and names the key."""
+    with Cluster() as cl:
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        port = str(cl.master_of_partition(1))
+        subprocess.run(["redis-cli", "-p", port, "set", "rusk:{p1}:gen", "garbage"],
+                       check=True, capture_output=True, timeout=30)
+        r = rusk("agent --backend %s %s --rate 500 --duration-s 2" % (cl.url, shape), status=2)
+        match(r"partition 1: the rusk state is corrupt, nothing written: rusk:\{p1\}:gen has "
+              r"type string, not hash", r.out)
+        held = subprocess.check_output(["redis-cli", "-p", port, "hlen", "rusk:{p1}:own"],
+                                       text=True, timeout=30).strip()
+        if held != "0":
+            raise Fail("partition 1 holds %s RUs after failed commits:\n%s" % (held, r.out))
+        r = rusk("agent --backend %s %s --recount" % (cl.url, shape))
+        match(r"held 0, free 1600, mismatch 0", r.out)
+        r = rusk("run --backend %s %s --no-init --duration-s 1" % (cl.url, shape))
+        match(r"last error: commit: partition 1: the rusk state is corrupt, nothing written: "
+              r"rusk:\{p1\}:gen has type string", r.out)
+        held = subprocess.check_output(["redis-cli", "-p", port, "hlen", "rusk:{p1}:own"],
+                                       text=True, timeout=30).strip()
+        if held != "0":
+            raise Fail("partition 1 holds %s RUs after rusk run:\n%s" % (held, r.out))
+
+
+def node_list(path, big_first):
+    """400 machines alternating 4000/8000 cpu_milli (the same totals either way round)."""
+    with open(path, "w") as f:
+        f.write("sn,cpu_milli,memory_mib,gpu,model\n")
+        for i in range(400):
+            big = (i % 2 == 0) == big_first
+            f.write("n%d,%d,%d,0,\n" % (i, 8000 if big else 4000, 16000 if big else 8000))
+
+
+@case
+def cli_redis_layout():
+    """Two node lists with the same totals (per partition too) but machines laid out
+    otherwise: the second is refused by the layout digest of rusk:{meta}:shape (its RU
+    numbers are not the state's), exit 2; the first joins."""
+    with Cluster() as cl:
+        a, b = os.path.join(cl.dir, "nlA.csv"), os.path.join(cl.dir, "nlB.csv")
+        node_list(a, False)
+        node_list(b, True)
+        rusk("agent --backend %s --cluster %s --partitions 2 --init-only" % (cl.url, a))
+        r = rusk("agent --backend %s --cluster %s --partitions 2 --task-mem-mib 7000 "
+                 "--duration-s 1" % (cl.url, b), status=2)
+        match(r"the machines differ from the state's: same totals, another layout \(layout "
+              r"digest [0-9a-f]{16} there vs [0-9a-f]{16} here\): another --cluster node list\?",
+              r.out)
+        r = rusk("agent --backend %s --cluster %s --partitions 2 --task-mem-mib 7000 "
+                 "--duration-s 1" % (cl.url, a))
+        j = last_json(r.out)
+        assert j["placed"] > 0 and j["unknown"] == 0, j
 
 
 @case
