@@ -132,7 +132,7 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
  * same RU twice in one call: the second sees the first's release), the second writes. */
 static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "local again = ARGV[1] == '1'\n"
-        "local res, todo, done = {}, {}, {}\n"
+        "local res, apply, done = {}, {}, {}\n"
         "for i = 2, #ARGV, 3 do\n"
         "  local task, ru, gen = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])\n"
         "  if not (gen and ru and string.match(ru, '^%d+$')) then\n"
@@ -165,14 +165,14 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "        t.picks[#t.picks + 1] = k\n"
         "      end\n"
         "    end\n"
-        "    todo[#todo + 1] = t\n"
+        "    apply[#apply + 1] = t\n"
         "    done[ru] = t.gen\n"
         "  end\n"
         "  res[#res + 1] = rc\n"
         "end\n"
         "-- Every check is above: from here nothing fails.\n"
-        "for j = 1, #todo do\n"
-        "  local t = todo[j]\n"
+        "for j = 1, #apply do\n"
+        "  local t = apply[j]\n"
         "  redis.call('HDEL', KEYS[1], t.ru)\n"
         "  redis.call('HSET', KEYS[2], t.ru, t.gen)\n"
         "  redis.call('SETBIT', KEYS[3], tonumber(t.ru), 1)\n"
@@ -183,7 +183,7 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "    redis.call('HDEL', KEYS[6], t.ru)\n"
         "  end\n"
         "end\n"
-        "if #todo > 0 then redis.call('INCR', KEYS[7]) end\n"
+        "if #apply > 0 then redis.call('INCR', KEYS[7]) end\n"
         "return res\n";
 
 static const char rusk_lua_recount[] =
