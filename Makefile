@@ -23,7 +23,7 @@ SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' 
 # running the TSan tests without address randomisation avoids "unexpected memory mapping".
 NOASLR := $(shell setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R")
 
-.PHONY: paper deps build demo test test-plain test-tsan test-asan bench stress fuzz format format-check clean
+.PHONY: paper deps build demo test test-long test-plain test-tsan test-asan bench stress fuzz format format-check clean
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -59,7 +59,17 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
 	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-	  ctest --output-on-failure -L 'concurrency|unit|cli'
+	  ctest --output-on-failure -j $(JOBS) -L 'concurrency|unit|cli' -LE long
+
+# The AddressSanitizer+UBSan run of the cases labelled "long" (tests/CMakeLists.txt): fault
+# timings and repeats of paths the default run covers; they run in the plain build of
+# `make test` too. CI runs `make test test-long`.
+test-long: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=address >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+	  ctest --output-on-failure -j $(JOBS) -L long
 
 test: test-plain test-tsan test-asan
 	@echo "make test: plain, ThreadSanitizer and AddressSanitizer+UBSan runs passed"
