@@ -278,11 +278,18 @@ static void *race_main(void *arg)
 
 /* Submissions racing stop(false), stop(true) and close: an agent used to take its ring for
  * the last time while a submission that had passed its stop check was still on its way
- * there (accepted, never placed nor counted: ~10% of these runs failed the check). */
+ * there (accepted, never placed nor counted: ~10% of these runs failed the check). Each
+ * run of 60 is one pair of (stop delay, stop kind); a sanitizer build, whose 150 runs took
+ * 46 s under TSan, runs each pair once, the plain build 2.5 times. */
+#ifdef RUSK_SANITIZED
+#define RACING_STOP_RUNS 60
+#else
+#define RACING_STOP_RUNS 150
+#endif
 static void test_submit_racing_stop(void **state)
 {
 	(void)state;
-	for (int it = 0; it < 150; it++) {
+	for (int it = 0; it < RACING_STOP_RUNS; it++) {
 		rusk_cluster *c = cluster(1000, 16, 2);
 		counts n = {0};
 		rusk_dispatch *d = dispatcher(c, 2, 4096, &n);
@@ -1206,19 +1213,37 @@ static void *mix_main(void *arg)
 	return NULL;
 }
 
+static rusk_cluster *mixed_cluster;
+
+/* DiffSync over the 4 partitions with a 10 ms gap. With the default 500 ms gap, a view
+ * learns of the other agent's ends only every 125 ms: the 9,000 tasks of 0.2-1 ms took
+ * 22 s (409 a second, 0.3 s of CPU), 38-56 s under the sanitizers; 50x more syncs is
+ * also 50x more interleavings of syncs with commits and ends. */
+static void mixed_sync(void *arg, uint32_t i, rusk_agent_params *out)
+{
+	(void)arg;
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, rusk_cluster_partitions(mixed_cluster), 2);
+	sp.gap_ns = 10000000;
+	sp.start_ns = rusk_clock_now(rusk_cluster_clock(mixed_cluster));
+	rusk_agent_params_init(out, &sp, i);
+	out->seed = 77 + i;
+}
+
 /* Stress: mixed kinds (any, machine, rack, spread) and commit modes (default, gang,
  * incremental) from three submitters into two agents: every placement honours its kind,
  * every task ends once, no RU is held twice or leaked. */
 static void test_mixed_shapes_stress(void **state)
 {
 	(void)state;
-	rusk_cluster *c = fx_cluster((fx_shape){
+	rusk_cluster *c = mixed_cluster = fx_cluster((fx_shape){
 	        .machines = 64, .rus = 4, .partitions = 4, .per_rack = 4, .per_cell = 2});
 	static shapes k;
 	memset(&k, 0, sizeof k);
 	k.c = c;
 	rusk_dispatch_params p;
 	rusk_dispatch_params_init(&p, 2);
+	p.agent_params = mixed_sync;
 	p.on_event = on_shape;
 	p.arg = &k;
 	p.max_tasks = 4096;
