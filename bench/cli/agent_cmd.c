@@ -16,10 +16,13 @@
  * next batch); tasks end after --task-ms and are released in batches per partition.
  *
  * Task ids are (agent + 1) << 32 | sequence: the owner of an RU tells which agent holds it,
- * so a recount can reclaim the RUs of an agent process that died: each agent renews a lease
- * key (--lease-ms), and --recount --reclaim-expired releases the RUs of agents whose lease
- * expired (--reclaim-agent names one). The lease also makes the id one process's: it is
- * claimed at the start with this process's token (SET NX: a second process with the same
+ * so the RUs of an agent process that died can be reclaimed: each agent renews a lease key
+ * (--lease-ms), and after each renewal releases the RUs of every agent whose lease expired
+ * and of every run whose run lease expired (auto_reclaim, rusk_redis_reclaim_dead_: the
+ * live processes reclaim by themselves, about a lease after a death; --no-auto-reclaim
+ * turns it off); --recount --reclaim-expired does it by hand (--reclaim-agent names one).
+ * The lease also makes the id one process's: it is claimed at the start with this
+ * process's token (SET NX: a second process with the same
  * --agent-id is refused), renewed only while the token is still there, and read together
  * with the state's epoch, which every write of the empty state increments: an agent whose
  * id was taken over, or whose state was written afresh under it, stops (open_checks,
@@ -60,7 +63,7 @@ typedef struct held {
 
 typedef struct agent_opts {
 	const char *backend;
-	bool init, init_only, force_init, recount, reclaim_expired, force;
+	bool init, init_only, force_init, recount, reclaim_expired, force, no_auto_reclaim;
 	uint64_t reclaim_run; /* --reclaim-run NS (0: none) */
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
@@ -98,6 +101,12 @@ typedef struct agent_run {
 	bool corrupt;     /* a commit found the state corrupt (RUSK_ECORRUPT): stop, exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
+	/* The automatic reclaim (auto_reclaim): RUs of dead processes released by this agent,
+	 * of them dead runs', the dead agents and runs, passes that read the owners, and
+	 * passes left to another process (its reclaim lock). */
+	uint64_t reclaimed_expired, reclaimed_runs, reclaim_agents, reclaim_runs;
+	uint64_t reclaim_passes, reclaim_busy;
+	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	double *rtt;
@@ -140,6 +149,11 @@ static void agent_usage(void)
 	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
 	     "                       (default 5000; 0: none). A second process with the same\n"
 	     "                       --agent-id is refused while the lease is live\n"
+	     "  --no-auto-reclaim    do not release dead processes' RUs: by default, at each\n"
+	     "                       lease renewal, the RUs of every agent whose lease expired\n"
+	     "                       and of every run whose run lease expired are released\n"
+	     "                       (\"reclaimed_expired\" in the JSON; agents with --lease-ms 0\n"
+	     "                       are never taken for dead, nor reclaim)\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
 	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold (a\n"
 	     "                       line says when they hold none); refused while agent I's\n"
@@ -148,8 +162,9 @@ static void agent_usage(void)
 	     "                       `rusk run`'s owners); refused while its run lease is live,\n"
 	     "                       unless --force\n"
 	     "  --reclaim-expired    with --recount: release the RUs of every agent whose lease\n"
-	     "                       expired and of every run with no live run lease (a process\n"
-	     "                       that died)\n"
+	     "                       expired (or that never took one: --lease-ms 0) and of every\n"
+	     "                       run with no live run lease (a process that died); live\n"
+	     "                       agents and runs do it by themselves (--no-auto-reclaim)\n"
 	     "  --force              with --reclaim-agent / --reclaim-run: reclaim from a live\n"
 	     "                       process anyway (it then runs tasks on RUs shown free)\n"
 	     "  cluster options as for rusk run (--machines, --partitions, --seed, ...): every\n"
@@ -346,7 +361,13 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
 		/* 0: not asked yet, 1: reclaim (named, or its lease expired), 2: keep */
 		uint8_t verdict[256] = {0};
-		/* The live runs (a handful: one per `rusk run` process on the state). */
+		bool read_ok =
+		        owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK;
+		/* The live runs (a handful: one per `rusk run` process on the state), read after
+		 * the owners: a run whose owner was read committed under a live run lease, so it
+		 * is dead only if that lease ended since. Read before (as it was), a run started
+		 * between the two reads had its RUs taken for a dead run's. Agents' leases are
+		 * read after the owners too (verdict, below). */
 		uint64_t live[256];
 		uint32_t n_live = 0;
 		bool live_ok = !a->o.reclaim_expired ||
@@ -362,7 +383,7 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		}
 		uint64_t said[64]; /* the dead namespaces printed (their RUs interleave) */
 		uint32_t n_said = 0;
-		if (owner != NULL && gen != NULL && read_owners(a, owner, gen) == RUSK_OK)
+		if (read_ok)
 			for (uint32_t ru = 0; ru < n_rus; ru++) {
 				if (owner[ru] == 0)
 					continue;
@@ -612,6 +633,7 @@ static bool lease_renew(agent_run *a)
 	uint64_t epoch = a->epoch;
 	int rc = rusk_redis_lease_renew_(a->st.redis, a->o.agent_id, a->token,
 	                                 (uint32_t)a->o.lease_ms, &lapsed, &epoch);
+	a->renewed = rc == RUSK_OK;
 	if (rc == RUSK_EBUSY) {
 		fprintf(stderr,
 		        "rusk agent: --agent-id %u: another process took this id's lease "
@@ -639,6 +661,33 @@ static bool lease_renew(agent_run *a)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The automatic reclaim, after each lease renewal (unless --no-auto-reclaim): the RUs of
+ * every agent whose lease expired and of every run whose run lease expired are released
+ * (rusk_redis_reclaim_dead_: one round trip when nobody is dead; the rules that keep a live
+ * process's RUs, and two reclaimers from releasing one RU twice, are its). So an agent
+ * killed beside live ones loses its RUs about a lease after its death, without a recount
+ * by hand. This agent's own id is never taken for dead. A failed pass is tried again at
+ * the next renewal.
+ */
+static void auto_reclaim(agent_run *a)
+{
+	rusk_redis_reclaim x;
+	if (rusk_redis_reclaim_dead_(a->st.redis, a->token, (int)a->o.agent_id, 0, &x) != RUSK_OK)
+		return;
+	a->reclaim_busy += (uint64_t)x.busy;
+	a->reclaim_passes += x.passes;
+	a->reclaimed_expired += x.reclaimed;
+	a->reclaimed_runs += x.from_runs;
+	a->reclaim_agents += x.agents;
+	a->reclaim_runs += x.runs;
+	if (x.reclaimed > 0)
+		printf("reclaim: released %" PRIu64 " RUs of %u dead agent%s and %u dead run%s "
+		       "(their leases expired)\n",
+		       x.reclaimed, x.agents, x.agents == 1 ? "" : "s", x.runs,
+		       x.runs == 1 ? "" : "s");
 }
 
 /* The connection's stop hook (rusk_redis_set_stop_): a stop signal came. Any thread. */
@@ -692,9 +741,16 @@ static int run_loop(agent_run *a)
 			break;
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
+			uint64_t lapsed = a->lapsed;
 			if (!lease_renew(a))
 				break; /* the id or the state is gone: stop (lease_renew says why)
 				        */
+			/* Lapsed (a stall past the lease): a reclaim may have released its RUs
+			 * meanwhile; the ledger check after the next commit finds out. */
+			if (a->lapsed != lapsed)
+				next_ledger = now;
+			if (!a->o.no_auto_reclaim && a->renewed)
+				auto_reclaim(a); /* not when the renewal failed (an outage) */
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
@@ -932,6 +988,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
 	        {CLI_U64_OPT("--reclaim-run", 1, (UINT64_C(1) << 24) - 1, &o->reclaim_run)},
 	        {CLI_FLAG_OPT("--force", &o->force)},
+	        {CLI_FLAG_OPT("--no-auto-reclaim", &o->no_auto_reclaim)},
 	};
 	int pr = cli_parse("agent", argc, argv, &cc, opts, sizeof opts / sizeof *opts, agent_usage);
 	if (pr != 0)
@@ -1155,6 +1212,12 @@ int rusk_cmd_agent(int argc, char **argv)
 		       s.round_trips, s.redirects, s.reconnects, s.resent, s.wait_short,
 		       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted,
 		       a.orphans);
+	if (a.st.redis != NULL && o->lease_ms > 0 && !o->no_auto_reclaim)
+		printf("reclaim: %" PRIu64 " RUs of dead processes released (%" PRIu64
+		       " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
+		       " passes; %" PRIu64 " passes left to another process's reclaim\n",
+		       a.reclaimed_expired, a.reclaimed_runs, a.reclaim_agents, a.reclaim_runs,
+		       a.reclaim_passes, a.reclaim_busy);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
 	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"claims\":%" PRIu64
 	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unknown\":%" PRIu64
@@ -1163,14 +1226,16 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
 	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
 	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
-	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"elapsed_s\":%.3f"
+	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
+	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
 	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
-	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, elapsed,
-	       sig != 0 ? "true" : "false", stop_why(&a, sig));
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
+	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",
+	       stop_why(&a, sig));
 	exit_rc = a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL : sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */

@@ -19,16 +19,21 @@
  *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
  *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
  *          that no task of it holds (lost releases, unanswered commits) are released.
- *          Within a budget (LEDGER_BUDGET_MS per pass: "Outages" below).
+ *          Within a budget (LEDGER_BUDGET_MS per pass: "Outages" below). Then the
+ *          automatic reclaim (auto_reclaim, unless --no-auto-reclaim): the RUs of every
+ *          `rusk agent` whose lease expired and of every other run whose run lease expired
+ *          (processes killed) are released, so a killed agent's RUs come back about a
+ *          lease after its death without a recount by hand; a budget of the same size.
  *   ok     after the run (every thread joined, every task ended: the dispatcher's stop),
- *          recounts every partition from the main thread: no RU whose free mark disagrees
- *          with its owner (mismatch), and no RU still held by a task id of this run
- *          (dispatcher handles, RUSK_DISPATCH_ID_BASE and up; other processes' tasks,
- *          `rusk agent`'s, are counted apart), after a last ledger pass. The run's checks
- *          line says NO otherwise, and when a partition could not be read (the state
- *          unreachable: "Outages" below), but after a stop signal (not done, exit 3).
+ *          a last automatic reclaim, then recounts every partition from the main thread:
+ *          no RU whose free mark disagrees with its owner (mismatch), and no RU still held
+ *          by a task id of this run (dispatcher handles, RUSK_DISPATCH_ID_BASE and up;
+ *          other processes' tasks, `rusk agent`'s, are counted apart), after a last ledger
+ *          pass. The run's checks line says NO otherwise, and when a partition could not
+ *          be read (the state unreachable: "Outages" below), but after a stop signal (not
+ *          done, exit 3).
  *   json / print: the remote's counters (connections, snapshots, commit round trips and
- *          their p50/p99, claims lost, releases, errors) and the recount.
+ *          their p50/p99, claims lost, releases, errors), the reclaim and the recount.
  *   free   detaches the remote (closes every thread's connection) and the main one.
  *
  * Several `rusk run`s per state: each one's task ids are its dispatcher's handles, the same
@@ -43,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runstate.h"
 #include "state/open.h"
@@ -73,6 +79,12 @@ struct drv_redis {
 	uint64_t ns;            /* this run's owner namespace (rusk_redis_run_ns_) */
 	bool run_leased;        /* its entry in rusk:{meta}:live-runs (rusk_redis_run_lease_) */
 	rusk_dispatch_stats ds; /* the dispatcher's counts at the end */
+	/* The automatic reclaim (auto_reclaim): this process's token for the reclaim lock,
+	 * and what it released of dead processes (agents whose lease expired, runs whose run
+	 * lease expired), over its passes. */
+	char token[96];
+	uint64_t reclaimed, reclaimed_runs, reclaim_agents, reclaim_runs, reclaim_passes;
+	uint64_t reclaim_busy, reclaim_failed;
 };
 
 /* Whether remote owner o is one of this run's tasks (a dispatcher handle in its namespace). */
@@ -212,6 +224,8 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * and refuses (rusk_state_init_guard_). Renewed every second (redis_second); if the
 	 * main thread is held longer than RUN_LEASE_MS (a failover), it lapses meanwhile. */
 	X->run_leased = rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_OK;
+	snprintf(X->token, sizeof X->token, "rusk run, namespace %" PRIu64 ", pid %ld", X->ns,
+	         (long)getpid());
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
 	 * together; their releases go once per loop turn. */
 	rusk_remote_set_batch_(R->c, cfg->commit_batch);
@@ -359,12 +373,46 @@ uint64_t drv_redis_rejected(const run *R)
 	return R->redis != NULL ? rusk_load64(&R->redis->rejected, RUSK_RELAXED) : 0;
 }
 
+/*
+ * The automatic reclaim (unless --no-auto-reclaim), from the main thread on its own
+ * connection within a pass's budget: once a second after the ledger check, and once after
+ * the run before the recount. The RUs of every `rusk agent` whose lease expired (an agent
+ * killed) and of every other run whose run lease expired (a run killed) are released
+ * (rusk_redis_reclaim_dead_: one round trip when nobody is dead; a live process's RUs are
+ * never released, and of several reclaimers one releases each RU). This run's own
+ * namespace is never taken for dead (its lease may lapse while a failover holds this
+ * thread). A pass that failed is tried again the next second; none follows a ledger pass
+ * that could not read a partition (an outage: the second's sampling waits no longer).
+ */
+static void auto_reclaim(run *R, uint32_t budget_ms)
+{
+	drv_redis *X = R->redis;
+	if (R->cfg.no_auto_reclaim || !X->attached)
+		return;
+	pass_begin(X, budget_ms);
+	rusk_redis_reclaim x;
+	if (rusk_redis_reclaim_dead_(X->main.redis, X->token, -1, X->ns, &x) == RUSK_OK) {
+		X->reclaim_busy += (uint64_t)x.busy;
+		X->reclaim_passes += x.passes;
+		X->reclaimed += x.reclaimed;
+		X->reclaimed_runs += x.from_runs;
+		X->reclaim_agents += x.agents;
+		X->reclaim_runs += x.runs;
+	} else {
+		X->reclaim_failed++;
+	}
+	rusk_redis_set_deadline_(X->main.redis, 0);
+}
+
 static void redis_second(run *R, bool idle)
 {
 	(void)idle;
 	drv_redis *X = R->redis;
+	uint64_t failed = X->ledger_failed;
 	if (X->attached && R->d != NULL)
 		ledger_check(R, false);
+	if (X->attached && X->ledger_failed == failed) /* not in an outage: the sampler waits */
+		auto_reclaim(R, LEDGER_BUDGET_MS);
 	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes
 	 * one attempt and the sampler waits no longer (the lease lapses, documented). */
 	if (X->run_leased)
@@ -378,11 +426,14 @@ static void recount(const run *R)
 	if (X->counted)
 		return;
 	X->counted = true;
+	uint64_t failed = X->ledger_failed;
 	if (R->d != NULL) {
 		ledger_check((run *)R, true); /* L4 at the end: what Redis still shows */
 		rusk_dispatch_stats_get(R->d, &X->ds);
 		X->revoked = X->ds.revoked;
 	}
+	if (X->ledger_failed == failed) /* before the counts: what died is given back */
+		auto_reclaim((run *)R, END_BUDGET_MS);
 	rusk_remote_stats_(R->c, &X->st);
 	uint32_t np = rusk_cluster_partitions(R->c);
 	size_t cap = rusk_cluster_rus(R->c);
@@ -481,14 +532,18 @@ static void redis_json(FILE *f, run *R)
 	        ", \"revoked\": %" PRIu64 "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
-	        ", \"ok\": %s}},\n",
+	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
+	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
+	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
 	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
 	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
 	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, X->ledger_checks,
 	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
 	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
-	        X->mismatch, X->parts_failed, X->ok ? "true" : "false");
+	        X->mismatch, X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
+	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
+	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed);
 }
 
 static void redis_print(run *R)
@@ -533,6 +588,16 @@ static void redis_print(run *R)
 	        " of them revoked after the close: REJECTED); %" PRIu64 " orphans released\n",
 	        "redis ledger", X->ledger_checks, X->ledger_failed, X->lost_tasks, X->lost_rus,
 	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
+	if (R->cfg.no_auto_reclaim)
+		fprintf(R->out, "  %-28s off (--no-auto-reclaim)\n", "redis reclaim");
+	else
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " RUs of dead processes released (%" PRIu64
+		        " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
+		        " passes; %" PRIu64 " left to another process's reclaim, %" PRIu64
+		        " failed\n",
+		        "redis reclaim", X->reclaimed, X->reclaimed_runs, X->reclaim_agents,
+		        X->reclaim_runs, X->reclaim_passes, X->reclaim_busy, X->reclaim_failed);
 	fprintf(R->out,
 	        "  %-28s %u partitions: held %" PRIu64 " (by this run's tasks %" PRIu64
 	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s%s\n",

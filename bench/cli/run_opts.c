@@ -410,6 +410,11 @@ static void usage_flags(void)
 	     "                        runs use it)\n"
 	     "  --force-init          with --backend redis://: write the empty state even under\n"
 	     "                        live agents and runs (the agents notice and stop)\n"
+	     "  --no-auto-reclaim     with --backend redis://: do not release dead processes'\n"
+	     "                        RUs (by default, once a second and after the run, the\n"
+	     "                        RUs of every `rusk agent` whose lease expired and of\n"
+	     "                        every run whose run lease expired are released:\n"
+	     "                        \"reclaimed_expired\" in the JSON)\n"
 	     "  --commit-batch B      with --backend redis://: an agent decides up to B queued\n"
 	     "                        tasks on its view, then commits them together (one\n"
 	     "                        round trip per partition), and sends its releases once\n"
@@ -657,9 +662,11 @@ static int check_backend(const run_cfg *cfg)
 		        cfg->backend, why);
 		return -1;
 	}
-	if ((cfg->no_init || cfg->force_init) && cfg->backend == NULL) {
+	if ((cfg->no_init || cfg->force_init || cfg->no_auto_reclaim) && cfg->backend == NULL) {
 		fprintf(stderr, "rusk: %s: only with --backend redis://...\n",
-		        cfg->no_init ? "--no-init" : "--force-init");
+		        cfg->no_init      ? "--no-init"
+		        : cfg->force_init ? "--force-init"
+		                          : "--no-auto-reclaim");
 		return -1;
 	}
 	if (cfg->no_init && cfg->force_init) {
@@ -736,6 +743,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_CUSTOM_OPT("--backend", opt_backend, &cfg)},
 	        {CLI_FLAG_OPT("--no-init", &cfg.no_init)},
 	        {CLI_FLAG_OPT("--force-init", &cfg.force_init)},
+	        {CLI_FLAG_OPT("--no-auto-reclaim", &cfg.no_auto_reclaim)},
 	        {CLI_U32_OPT("--commit-batch", 1, 4096, &cfg.commit_batch), .given = &commit_batch},
 	        {CLI_U32_OPT("--wait", 1, 16, &cfg.wait), .given = &wait},
 	        {CLI_U32_OPT("--wait-ms", 1, 60000, &cfg.wait_ms), .given = &wait_ms},

@@ -102,6 +102,7 @@ typedef struct run_cfg {
 	                          * NULL: memory, this process's own array */
 	bool no_init;            /* --no-init: join the state there instead of writing it */
 	bool force_init;         /* --force-init: write it even under live agents and runs */
+	bool no_auto_reclaim;    /* --no-auto-reclaim: leave dead processes' RUs (redis_run.c) */
 	uint32_t commit_batch;   /* --commit-batch: tasks an agent commits to the remote state
 	                          * together (kernel/remote.h "Batches"; 1: one at a time) */
 	uint32_t wait;           /* --wait N: WAIT for N replicas after each commit or release

@@ -319,4 +319,21 @@ int rusk_redis_min_replicas_(rusk_redis *r)
 	(void)r;
 	return -1;
 }
+int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
+                             rusk_redis_reclaim *out)
+{
+	(void)r, (void)token, (void)keep_agent, (void)keep_ns, (void)out;
+	return RUSK_EINVAL;
+}
+int rusk_redis_live_run_ns_(rusk_redis *r, uint64_t *ns, uint32_t cap, uint32_t *n)
+{
+	(void)r, (void)ns, (void)cap, (void)n;
+	return RUSK_EINVAL;
+}
+int rusk_redis_lease_holder_(rusk_redis *r, uint32_t agent, int *alive, char *holder,
+                             size_t holderlen, int64_t *left_ms)
+{
+	(void)r, (void)agent, (void)alive, (void)holder, (void)holderlen, (void)left_ms;
+	return RUSK_EINVAL;
+}
 #endif

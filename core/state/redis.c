@@ -852,9 +852,15 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 
 /* ---- meta keys: leases, epoch, shape (all in the slot of the tag {meta}) ---------- */
 
-#define META_EPOCH "rusk:{meta}:epoch"
-#define META_SHAPE "rusk:{meta}:shape"
-#define META_RUNS  "rusk:{meta}:live-runs"
+#define META_EPOCH   "rusk:{meta}:epoch"
+#define META_SHAPE   "rusk:{meta}:shape"
+#define META_RUNS    "rusk:{meta}:live-runs"
+/* The agent ids that took a lease and have not dropped it (a set): an id there whose lease
+ * is gone is an agent that died (or stalled past its lease), which the automatic reclaim
+ * takes for dead; an agent run with --lease-ms 0 is never there, so never taken for dead
+ * by it (rusk_redis_reclaim_dead_). */
+#define META_AGENTS  "rusk:{meta}:agents"
+#define META_RECLAIM "rusk:{meta}:reclaim"
 
 /* An agent's lease key. */
 static void lease_key(char *buf, size_t len, uint32_t agent)
@@ -862,42 +868,58 @@ static void lease_key(char *buf, size_t len, uint32_t agent)
 	snprintf(buf, len, "rusk:{meta}:alive:%u", agent);
 }
 
-/* Claim: SET NX PX, atomic; when another token holds the id, that token and its PTTL. */
+/* Claim: SET NX PX, atomic; when another token holds the id, that token and its PTTL. The
+ * id joins META_AGENTS (KEYS[2]) with its lease, in the same script. */
 static const char lua_claim[] =
-        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, '', 0} end\n"
+        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+        "  redis.call('SADD', KEYS[2], ARGV[3]) return {1, '', 0}\n"
+        "end\n"
         "return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}\n";
 /* Renew: only the holder's token extends it; a lapsed one (no holder) is taken again. The
- * epoch comes back in the same round trip (KEYS[2], same slot). */
-static const char lua_renew[] =
-        "local v = redis.call('GET', KEYS[1])\n"
-        "local e = redis.call('GET', KEYS[2]) or '0'\n"
-        "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return {1, e} end\n"
-        "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return {2, e} end\n"
-        "return {0, e}\n";
-static const char lua_drop[] =
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n"
-        "return 0\n";
-/* Run leases: a sorted set of namespaces scored by expiry (ms, the server's clock); the
- * expired ones dropped, ARGV[1]'s entry set (ARGV[2] > 0) or removed (0), the rest
- * counted. ARGV[1] '': count only. */
+ * epoch comes back in the same round trip (KEYS[2], same slot). Every renewal adds the id
+ * to META_AGENTS (KEYS[3]) again: a reclaim that took the id for dead while this holder
+ * stalled, and forgot it, is undone at once. */
+static const char lua_renew[] = "local v = redis.call('GET', KEYS[1])\n"
+                                "local e = redis.call('GET', KEYS[2]) or '0'\n"
+                                "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {1, e} end\n"
+                                "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {2, e} end\n"
+                                "return {0, e}\n";
+/* Drop (a normal end): the lease and the id's entry in META_AGENTS (KEYS[2]), only while
+ * the token is still the holder's. Also the reclaim lock's release (KEYS[2] unused). */
+static const char lua_drop[] = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+                               "  if #KEYS > 1 then redis.call('SREM', KEYS[2], ARGV[2]) end\n"
+                               "  return redis.call('DEL', KEYS[1])\n"
+                               "end\n"
+                               "return 0\n";
+/* Run leases: a sorted set of namespaces scored by expiry (ms, the server's clock);
+ * ARGV[1]'s entry set (ARGV[2] > 0) or removed (0), the live ones (expiry after now)
+ * counted. ARGV[1] '': count only. An expired entry stays: it names a run that died (or
+ * stalled past its lease) whose RUs the automatic reclaim releases, and which it then
+ * removes (rusk_redis_reclaim_dead_; a run's normal end removes its own). */
 static const char lua_runs[] =
         "local t = redis.call('TIME')\n"
         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-        "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
         "if ARGV[1] ~= '' then\n"
         "  if ARGV[2] == '0' then redis.call('ZREM', KEYS[1], ARGV[1])\n"
         "  else redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end\n"
         "end\n"
-        "return redis.call('ZCARD', KEYS[1])\n";
+        "return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')\n";
 
+#define META_ARGS 336
 /* EVAL of a small meta script (not cached: a lease call is rare, one per third of a lease
  * at most) on keys of the {meta} slot; *y the reply (the caller frees it). */
 static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
                      const char *const *args, redisReply **y)
 {
-	const char *av[8];
-	size_t al[8];
-	char nk[4];
+	/* Up to 2 keys and 256 + 64 + 2 arguments: the reclaim's forget (its dead ids). */
+	const char *av[META_ARGS];
+	size_t al[META_ARGS];
+	if (nkeys < 1 || nargs < 0 || 3 + nkeys + nargs > META_ARGS)
+		return set_err(r, RUSK_EINVAL, "a meta script of %d keys and %d arguments", nkeys,
+		               nargs);
+	char nk[12];
 	snprintf(nk, sizeof nk, "%d", nkeys);
 	int n = 0;
 	av[n++] = "EVAL";
@@ -925,9 +947,11 @@ int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, ui
 	char key[48], ttl[16];
 	lease_key(key, sizeof key, agent);
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
-	const char *keys[1] = {key}, *args[2] = {token, ttl};
+	char id[16];
+	snprintf(id, sizeof id, "%u", agent);
+	const char *keys[2] = {key, META_AGENTS}, *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_claim, 1, keys, 2, args, &y);
+	int rc = meta_eval(r, lua_claim, 2, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER))
 		rc = set_err(r, RUSK_EIO, "claiming %s: an answer of another form", key);
@@ -955,9 +979,11 @@ int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, ui
 	char key[48], ttl[16];
 	lease_key(key, sizeof key, agent);
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
-	const char *keys[2] = {key, META_EPOCH}, *args[2] = {token, ttl};
+	char id[16];
+	snprintf(id, sizeof id, "%u", agent);
+	const char *keys[3] = {key, META_EPOCH, META_AGENTS}, *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_renew, 2, keys, 2, args, &y);
+	int rc = meta_eval(r, lua_renew, 3, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER ||
 	                      y->element[1]->type != REDIS_REPLY_STRING))
@@ -982,9 +1008,11 @@ int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token)
 		return RUSK_EINVAL;
 	char key[48];
 	lease_key(key, sizeof key, agent);
-	const char *keys[1] = {key}, *args[1] = {token};
+	char id[16];
+	snprintf(id, sizeof id, "%u", agent);
+	const char *keys[2] = {key, META_AGENTS}, *args[2] = {token, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_drop, 1, keys, 1, args, &y);
+	int rc = meta_eval(r, lua_drop, 2, keys, 2, args, &y);
 	if (y != NULL)
 		freeReplyObject(y);
 	return rc;
@@ -1162,6 +1190,255 @@ int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
 		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
 	free_replies(&y, 1);
+	return rc;
+}
+
+/* ---- the automatic reclaim of dead processes' RUs ------------------------------------ */
+
+/*
+ * Who is dead (rusk_redis_reclaim_dead_): the ids of META_AGENTS whose lease key is gone,
+ * and the namespaces of META_RUNS whose lease expired (score <= now, the server's clock),
+ * in one round trip. The lease keys are built from ARGV[1] (the {meta} slot, as KEYS).
+ */
+static const char lua_dead[] =
+        "local t = redis.call('TIME')\n"
+        "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+        "local dead = {}\n"
+        "for _, a in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
+        "  if redis.call('EXISTS', ARGV[1] .. a) == 0 then dead[#dead + 1] = a end\n"
+        "end\n"
+        "return {dead, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)}\n";
+/* Forget the dead whose RUs were released: ARGV[1] agent ids ARGV[3..], then namespaces;
+ * each only if still dead (a renewal since has added the id again, or the run its entry). */
+static const char lua_forget[] =
+        "local t = redis.call('TIME')\n"
+        "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+        "local k = tonumber(ARGV[1])\n"
+        "for i = 3, k + 2 do\n"
+        "  if redis.call('EXISTS', ARGV[2] .. ARGV[i]) == 0 then redis.call('SREM', KEYS[1], "
+        "ARGV[i]) end\n"
+        "end\n"
+        "for i = k + 3, #ARGV do\n"
+        "  local s = redis.call('ZSCORE', KEYS[2], ARGV[i])\n"
+        "  if s and tonumber(s) <= now then redis.call('ZREM', KEYS[2], ARGV[i]) end\n"
+        "end\n"
+        "return 1\n";
+static const char lua_lock[] =
+        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end\n"
+        "return 0\n";
+
+/* The reclaim lock's term: longer than a pass (one owners read per partition and the
+ * releases: 10-50 ms for 4-10 partitions on loopback); if its holder dies, another process
+ * reclaims after it. Two passes at once would still release each RU once (the release
+ * script checks owner and generation); the lock spares the second pass's reads. */
+#define RECLAIM_LOCK_MS 5000
+
+typedef struct dead_set {
+	uint8_t agent[RUSK_REDIS_AGENTS];
+	uint32_t n_agents, n_runs;
+	uint64_t run[RUSK_REDIS_RECLAIM_RUNS];
+} dead_set;
+
+static bool dead_run(const dead_set *d, uint64_t ns)
+{
+	for (uint32_t i = 0; i < d->n_runs; i++)
+		if (d->run[i] == ns)
+			return true;
+	return false;
+}
+
+/* Whether owner o is one of d's (and not keep_agent's, nor namespace keep_ns's). */
+static bool dead_owner(const dead_set *d, uint64_t o, int keep_agent, uint64_t keep_ns)
+{
+	uint64_t ns = rusk_owner_ns_(o);
+	if (ns != 0)
+		return ns != keep_ns && dead_run(d, ns);
+	uint64_t ag = (o >> 32) - 1; /* an agent's ids are (agent + 1) << 32 | seq */
+	return ag < RUSK_REDIS_AGENTS && (int)ag != keep_agent && d->agent[ag];
+}
+
+static int read_dead(rusk_redis *r, dead_set *d)
+{
+	memset(d, 0, sizeof *d);
+	const char *keys[2] = {META_AGENTS, META_RUNS}, *args[1] = {"rusk:{meta}:alive:"};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, lua_dead, 2, keys, 1, args, &y);
+	if (rc == RUSK_OK &&
+	    (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
+	     y->element[0]->type != REDIS_REPLY_ARRAY || y->element[1]->type != REDIS_REPLY_ARRAY))
+		rc = set_err(r, RUSK_EIO,
+		             "reading the dead processes under %s: an answer of another "
+		             "form",
+		             META_AGENTS);
+	for (size_t i = 0; rc == RUSK_OK && i < y->element[0]->elements; i++) {
+		const redisReply *e = y->element[0]->element[i];
+		char *end = NULL;
+		unsigned long a = e->type == REDIS_REPLY_STRING ? strtoul(e->str, &end, 10) : ~0ul;
+		if (end != NULL && *end == '\0' && a < RUSK_REDIS_AGENTS && !d->agent[a]) {
+			d->agent[a] = 1;
+			d->n_agents++;
+		}
+	}
+	for (size_t i = 0; rc == RUSK_OK && i < y->element[1]->elements; i++) {
+		const redisReply *e = y->element[1]->element[i];
+		uint64_t ns = e->type == REDIS_REPLY_STRING ? strtoull(e->str, NULL, 10) : 0;
+		/* More than RUSK_REDIS_RECLAIM_RUNS dead runs: the rest at a later pass. */
+		if (ns != 0 && d->n_runs < RUSK_REDIS_RECLAIM_RUNS && !dead_run(d, ns))
+			d->run[d->n_runs++] = ns;
+	}
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+/* The dead of both reads: an id or a namespace live again at the second is kept. */
+static void dead_both(dead_set *a, const dead_set *b)
+{
+	a->n_agents = 0;
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		a->agent[i] = a->agent[i] && b->agent[i];
+		a->n_agents += a->agent[i];
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < a->n_runs; i++)
+		if (dead_run(b, a->run[i]))
+			a->run[k++] = a->run[i];
+	a->n_runs = k;
+}
+
+static void forget_dead(rusk_redis *r, const dead_set *d, int keep_agent, uint64_t keep_ns)
+{
+	char text[RUSK_REDIS_AGENTS + RUSK_REDIS_RECLAIM_RUNS + 1][24];
+	const char *args[RUSK_REDIS_AGENTS + RUSK_REDIS_RECLAIM_RUNS + 2];
+	int n = 2, k = 0;
+	args[1] = "rusk:{meta}:alive:";
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++)
+		if (d->agent[i] && (int)i != keep_agent) {
+			snprintf(text[n], sizeof text[n], "%u", i);
+			args[n] = text[n];
+			n++, k++;
+		}
+	for (uint32_t i = 0; i < d->n_runs; i++)
+		if (d->run[i] != keep_ns) {
+			snprintf(text[n], sizeof text[n], "%" PRIu64, d->run[i]);
+			args[n] = text[n];
+			n++;
+		}
+	snprintf(text[0], sizeof text[0], "%d", k);
+	args[0] = text[0];
+	const char *keys[2] = {META_AGENTS, META_RUNS};
+	redisReply *y = NULL;
+	meta_eval(r, lua_forget, 2, keys, n, args, &y); /* failed: forgotten at a later pass */
+	if (y != NULL)
+		freeReplyObject(y);
+}
+
+/* The reclaim lock (SET NX PX): RUSK_OK taken, RUSK_EBUSY another process holds it. */
+static int reclaim_lock(rusk_redis *r, const char *token, bool take)
+{
+	char ttl[16];
+	snprintf(ttl, sizeof ttl, "%d", RECLAIM_LOCK_MS);
+	const char *keys[1] = {META_RECLAIM}, *args[2] = {token, ttl};
+	redisReply *y = NULL;
+	int rc = meta_eval(r, take ? lua_lock : lua_drop, 1, keys, take ? 2 : 1, args, &y);
+	if (rc == RUSK_OK && take && (y->type != REDIS_REPLY_INTEGER || y->integer != 1))
+		rc = RUSK_EBUSY;
+	if (y != NULL)
+		freeReplyObject(y);
+	return rc;
+}
+
+int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
+                             rusk_redis_reclaim *out)
+{
+	if (r == NULL || token == NULL || token[0] == '\0' || strlen(token) > 200 || out == NULL)
+		return RUSK_EINVAL;
+	memset(out, 0, sizeof *out);
+	dead_set d, d2;
+	int rc = read_dead(r, &d);
+	if (rc != RUSK_OK)
+		return rc;
+	if (keep_agent >= 0 && keep_agent < RUSK_REDIS_AGENTS && d.agent[keep_agent]) {
+		d.agent[keep_agent] = 0; /* this process's own id: never taken for dead */
+		d.n_agents--;
+	}
+	if (d.n_agents == 0 && (d.n_runs == 0 || (d.n_runs == 1 && d.run[0] == keep_ns)))
+		return RUSK_OK; /* the usual case: one round trip */
+	rc = reclaim_lock(r, token, true);
+	if (rc == RUSK_EBUSY) {
+		out->busy = 1; /* another process reclaims now */
+		return RUSK_OK;
+	}
+	if (rc != RUSK_OK)
+		return rc;
+	out->passes = 1;
+	uint32_t np = r->n_parts, most = 1;
+	size_t total = 0;
+	for (uint32_t p = 0; p < np; p++) {
+		most = r->p_n_rus[p] > most ? r->p_n_rus[p] : most;
+		total += r->p_n_rus[p];
+	}
+	uint32_t *rus = malloc(sizeof *rus * most), *gens = malloc(sizeof *gens * most);
+	uint64_t *own = malloc(sizeof *own * most);
+	rusk_bk_lease *cand = malloc(sizeof *cand * (total ? total : 1));
+	size_t *off = calloc(np + 1, sizeof *off);
+	int *rcs = malloc(sizeof *rcs * (total ? total : 1));
+	if (rus == NULL || gens == NULL || own == NULL || cand == NULL || off == NULL ||
+	    rcs == NULL) {
+		rc = RUSK_ENOMEM;
+		goto out;
+	}
+	/* 1. Every partition's owners, after the first read of the dead: candidates. */
+	size_t k = 0;
+	for (uint32_t p = 0; p < np; p++) {
+		size_t n = 0;
+		off[p] = k;
+		if (rusk_redis_owners_(r, p, rus, own, gens, most, &n) != RUSK_OK) {
+			out->parts_failed++;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (dead_owner(&d, own[i], keep_agent, keep_ns))
+				cand[k++] = (rusk_bk_lease){own[i], {rus[i], gens[i]}};
+	}
+	off[np] = k;
+	/* 2. Who is dead after those reads: a process that held an owner read above was live
+	 * when it committed, so it is dead now only if its lease ended since; one live again
+	 * (a stalled agent's renewal) is kept. */
+	rc = read_dead(r, &d2);
+	if (rc != RUSK_OK)
+		goto out;
+	dead_both(&d, &d2);
+	out->agents = d.n_agents; /* keep_agent left out at the first read */
+	for (uint32_t i = 0; i < d.n_runs; i++)
+		out->runs += d.run[i] != keep_ns;
+	/* 3. Released with the owner and generation read: the script refuses an RU that moved
+	 * on (released, taken again: its generation is higher), so nothing live is touched. */
+	for (uint32_t p = 0; p < np; p++) {
+		size_t m = 0;
+		for (size_t i = off[p]; i < off[p + 1]; i++)
+			if (dead_owner(&d, cand[i].task, keep_agent, keep_ns))
+				cand[off[p] + m++] = cand[i];
+		if (m == 0 || rd_release(r, p, cand + off[p], m, rcs) != RUSK_OK)
+			continue;
+		for (size_t i = 0; i < m; i++) {
+			bool ok = rcs[i] == RUSK_OK;
+			out->reclaimed += ok;
+			out->from_runs += ok && rusk_owner_ns_(cand[off[p] + i].task) != 0;
+			out->refused += !ok;
+		}
+	}
+	/* 4. Every partition read: the dead are forgotten (nothing of theirs is left). */
+	if (out->parts_failed == 0)
+		forget_dead(r, &d, keep_agent, keep_ns);
+out:
+	reclaim_lock(r, token, false);
+	free(rus);
+	free(gens);
+	free(own);
+	free(cand);
+	free(off);
+	free(rcs);
 	return rc;
 }
 

@@ -28,8 +28,11 @@
  * taken), rusk:{meta}:runs (the run namespaces' counter), rusk:{meta}:live-runs (a sorted
  * set: the namespaces of the `rusk run`s alive, scored by their lease's expiry),
  * rusk:{meta}:epoch (+1 at every write of the empty state, so that a process can tell the
- * state was written afresh under it) and rusk:{meta}:shape (the totals of the shape the
- * state was written for: "partitions,RUs,machines,MiB,GPUs").
+ * state was written afresh under it), rusk:{meta}:shape (the totals of the shape the
+ * state was written for: "partitions,RUs,machines,MiB,GPUs"), rusk:{meta}:agents (a set:
+ * the agent ids that took a lease and did not drop it; with the expired entries of
+ * live-runs, the dead processes whose RUs rusk_redis_reclaim_dead_ releases) and
+ * rusk:{meta}:reclaim (that reclaim's lock: one process reclaims at a time).
  *
  * Threads: a rusk_redis is used by one thread at a time (hiredis contexts are not
  * thread-safe); open one per agent thread or process.
@@ -239,8 +242,9 @@ int rusk_redis_lease_holder_(rusk_redis *r, uint32_t agent, int *alive, char *ho
 /*
  * Run leases (`rusk run --backend`): rusk_redis_run_lease_ sets namespace ns's entry in
  * rusk:{meta}:live-runs to expire ttl_ms from now (the server's clock, TIME), or removes
- * it with ttl_ms 0; rusk_redis_live_runs_ drops the expired entries and counts the rest
- * (*n). One round trip each (a script). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ * it with ttl_ms 0; rusk_redis_live_runs_ counts the live entries (*n). An expired entry
+ * stays (a run that died) until rusk_redis_reclaim_dead_ released its RUs and removed it.
+ * One round trip each (a script). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
  */
 int rusk_redis_run_lease_(rusk_redis *r, uint64_t ns, uint32_t ttl_ms);
 int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n);
@@ -252,6 +256,42 @@ int rusk_redis_live_runs_(rusk_redis *r, uint32_t *n);
  * (rusk agent --recount --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
  */
 int rusk_redis_live_run_ns_(rusk_redis *r, uint64_t *ns, uint32_t cap, uint32_t *n);
+
+/*
+ * rusk_redis_reclaim_dead_: the automatic reclaim (docs/redis.md "An agent process
+ * killed"): releases every RU held by a dead process, one whose lease ended without its
+ * normal end: an agent id that took a lease (rusk:{meta}:agents: claimed, renewed, not
+ * dropped) whose lease key is gone, and a run namespace whose entry in
+ * rusk:{meta}:live-runs expired. An agent run with --lease-ms 0 took no lease, so it is
+ * never taken for dead here (only `--recount --reclaim-expired`, by hand, takes it).
+ * keep_agent (-1: none) and keep_ns (0: none) are the caller's own id and namespace, never
+ * taken for dead. The order makes it safe against live processes: the dead are read
+ * (one round trip; nobody dead: done), the reclaim lock taken (SET NX PX
+ * rusk:{meta}:reclaim token, 5 s: held by another process, that one reclaims: out->busy,
+ * nothing done), every partition's owners read, the dead read again (an RU held
+ * by a process that was live when it committed, whose lease is gone after the read, is a
+ * dead process's), and only the owners of the dead in both reads released with the owner
+ * and generation read (the release script refuses an RU that moved on): an RU of a live
+ * process is never released, and of two reclaimers each RU is released by one. The dead
+ * whose RUs are all released (every partition read) are forgotten (rusk:{meta}:agents,
+ * rusk:{meta}:live-runs), unless they renewed since. *out: what it did. A dead agent that
+ * was only stalled (its lease lapsed) takes its id again at its next renewal, finds its
+ * RUs gone at its ledger check and places those tasks again. token: this process's,
+ * unique (at most 200 bytes). RUSK_OK (also busy), RUSK_EINVAL, RUSK_EIO (a meta read
+ * failed: nothing released), RUSK_ENOMEM. Owner thread.
+ */
+#define RUSK_REDIS_RECLAIM_RUNS 64 /* dead runs per pass; more wait for the next pass */
+typedef struct rusk_redis_reclaim {
+	uint64_t reclaimed;    /* RUs released */
+	uint64_t from_runs;    /* of them, dead runs' */
+	uint64_t refused;      /* releases the script refused (the RU moved on meanwhile) */
+	uint32_t agents, runs; /* the dead agents and runs whose RUs were released */
+	uint32_t parts_failed; /* partitions not read (the dead then not forgotten) */
+	uint32_t passes;       /* 1 when it read the owners (something was dead) */
+	int busy;              /* another process held the reclaim lock: nothing done */
+} rusk_redis_reclaim;
+int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
+                             rusk_redis_reclaim *out);
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner

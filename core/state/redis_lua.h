@@ -17,7 +17,8 @@
  * not numbers "RUSKARG ...". So a script writes all of its effect or nothing.
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
- * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}. Owners: see below.
+ * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}, each RU counted at most
+ * once (below). Owners: see below.
  */
 #ifndef RUSK_STATE_REDIS_LUA_H
 #define RUSK_STATE_REDIS_LUA_H
@@ -186,19 +187,39 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "if #apply > 0 then redis.call('INCR', KEYS[7]) end\n"
         "return res\n";
 
+/* Recount: each RU of the partition (0..n-1) is counted at most once. held: RUs with an
+ * owner; free: RUs marked free; an RU is a mismatch when its mark disagrees with its owner,
+ * either way: held and marked free (both), or neither held nor marked free (neither). As
+ * the RUs held or free number held + free - both, neither = n - (held + free - both), so
+ * mismatch = both + neither = n - held - free + 2 * both, exact. (It was both +
+ * |n - free - held|, which counted an RU held and marked free twice, once as `both` and
+ * once in the difference, and with an RU neither held nor free beside it, the two cancel
+ * in the difference: 2 for 1 mismatch, 1 for 2.) An owner field that names no RU of the
+ * partition (out of range, not a number in canonical form) and a free bit past the last RU
+ * are not RUs: each is one mismatch of its own, and neither is counted held or free. */
 static const char rusk_lua_recount[] =
         "local part = redis.call('HGET', KEYS[8], 'part')\n"
         "if not part then return redis.error_reply('RUSKSTATE no partition shape in ' .. "
         "KEYS[8]) end\n"
         "local n = tonumber(string.match(part, '^%d+,(%d+),'))\n"
         "local own = redis.call('HGETALL', KEYS[1])\n"
-        "local held, mismatch = #own / 2, 0\n"
+        "local held, both, stray = 0, 0, 0\n"
         "for i = 1, #own, 2 do\n"
-        "  if redis.call('GETBIT', KEYS[3], tonumber(own[i])) == 1 then mismatch = mismatch + 1 "
+        "  local r = tonumber(own[i])\n"
+        "  if r and r >= 0 and r < n and string.format('%d', r) == own[i] then\n"
+        "    held = held + 1\n"
+        "    if redis.call('GETBIT', KEYS[3], r) == 1 then both = both + 1 end\n"
+        "  else\n"
+        "    stray = stray + 1\n"
+        "  end\n"
         "end\n"
-        "end\n"
-        "local free = redis.call('BITCOUNT', KEYS[3])\n"
-        "if free + held ~= n then mismatch = mismatch + math.abs(n - free - held) end\n"
+        "local len, full = redis.call('STRLEN', KEYS[3]), math.floor((n + 7) / 8)\n"
+        "local past = 0\n"
+        "if len > full then past = redis.call('BITCOUNT', KEYS[3], full, -1) end\n"
+        "for b = n, math.min(full, len) * 8 - 1 do past = past + redis.call('GETBIT', KEYS[3], "
+        "b) end\n"
+        "local free = redis.call('BITCOUNT', KEYS[3]) - past\n"
+        "local mismatch = n - held - free + 2 * both + stray + past\n"
         "return {held, free, mismatch, tonumber(redis.call('GET', KEYS[7]) or '0'), n}\n";
 
 /* Owners: no ARGV; answers (RU, owner, generation) triples of every held RU, as strings. */

@@ -924,7 +924,9 @@ def cli_redis_agent_sigterm():
 @case
 def cli_redis_agent_killed():
     """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
-    (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one."""
+    (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one. The
+    agents run with --no-auto-reclaim: the recount by hand is what this case checks
+    (cli_redis_auto_reclaim has the automatic path)."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
 
@@ -932,7 +934,7 @@ def cli_redis_agent_killed():
             return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
                                     ["--agents", "2", "--agent-id", str(i), "--duration-s",
                                      str(secs), "--task-ms", "600000", "--rate", "1000",
-                                     "--lease-ms", "1500"],
+                                     "--lease-ms", "1500", "--no-auto-reclaim"],
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # the live agent runs until this test stops it (SIGTERM: it releases what it holds,
         # exit 3): with an 8 s run, an ASan build beside a CPU-bound test ended it before the
@@ -977,6 +979,136 @@ def cli_redis_agent_killed():
             r = recount(cl, "--reclaim-agent 1")
         match(r"released [0-9]+ RUs of agent 1", r.out)
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+# 4,000 RUs: room for a run's tasks beside two agents' long ones.
+AUTO_SHAPE = "--machines 2000 --partitions 10 --rus-per-machine 2"
+
+
+def owners(cl, parts):
+    """Every owner id the state shows (HVALS of each partition's rusk:{pN}:own)."""
+    out = []
+    for q in range(parts):
+        out += [int(v) for v in cli(cl, "hvals", "rusk:{p%d}:own" % q).split()]
+    return out
+
+
+def wait_wall(what, cond, secs):
+    """Polls cond() until it holds, for at most secs of wall time (a Fail naming `what`):
+    wait_for counts polls, and a poll of agent_rus takes tenths of a second here."""
+    end = time.time() + secs
+    while not cond():
+        if time.time() > end:
+            raise Fail("%s: not after %d s" % (what, secs))
+        time.sleep(0.1)
+
+
+def agent_rus(cl, parts, agent):
+    """The RUs agent `agent`'s tasks hold (owners (agent + 1) << 32 | seq, namespace 0)."""
+    return sum(1 for o in owners(cl, parts) if o >> 40 == 0 and o >> 32 == agent + 1)
+
+
+@case
+def cli_redis_auto_reclaim():
+    """An agent process killed (SIGKILL) mid-run beside a live `rusk run --backend` and a
+    live `rusk agent`: without any --recount by hand, its RUs are released once its lease
+    (3 s: renewed every second, so that a loaded machine's stall does not lapse it) expired, by the live processes' automatic reclaim (the run's once a second, the
+    agent's at each lease renewal; one of them per pass, the reclaim lock); the live
+    processes' RUs are never touched (none of their releases refused), the RUs reclaimed
+    add up to exactly the dead agent's, every task of the run ends once (the counts add
+    up), and a recount at the end finds nothing held (no RU held twice). Before, the RUs
+    stayed held until `rusk agent --recount --reclaim-expired` by hand."""
+    with Cluster() as cl:
+        jpath = os.path.abspath("cli_redis_auto_reclaim.json")
+        run = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + AUTO_SHAPE.split() +
+                               ["--rate", "300", "--duration-s", "25", "--task-ms", "200",
+                                "--json", jpath],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+        def start(i):
+            return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] +
+                                    AUTO_SHAPE.split() +
+                                    ["--agents", "2", "--agent-id", str(i), "--duration-s",
+                                     "120", "--task-ms", "600000", "--rate", "50",
+                                     "--lease-ms", "3000"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        victim = live = None
+        try:
+            wait_for("the run's lease", lambda: run.poll() is not None or cli(
+                cl, "zcard", "rusk:{meta}:live-runs") == "1", 60)
+            assert run.poll() is None, "the run ended before its lease was seen"
+            victim, live = start(1), start(0)
+            wait_lease(cl, 1, victim)
+            wait_lease(cl, 0, live)
+            wait_wall("agent 1 holds RUs", lambda: victim.poll() is not None or
+                      agent_rus(cl, 10, 1) > 50, 60)
+            assert victim.poll() is None, "agent 1 ended"
+            victim.send_signal(signal.SIGKILL)
+            t_kill = time.time()
+            victim.wait(10)
+            time.sleep(0.3)  # a pipeline it sent before its death is executed
+            held = agent_rus(cl, 10, 1)
+            assert held > 30, held
+            wait_wall("the killed agent's RUs released", lambda: agent_rus(cl, 10, 1) == 0, 60)
+            freed = time.time() - t_kill
+            print("killed agent's %d RUs released %.2f s after SIGKILL (--lease-ms 3000)" %
+                  (held, freed))
+            assert live.poll() is None, "the live agent ended (exit %s)" % live.returncode
+            assert agent_rus(cl, 10, 0) > 0, "the live agent's RUs were released too"
+            live.send_signal(signal.SIGTERM)
+            aout, arc = finish(live, 60)
+            rout, rrc = finish(run, 120)
+        finally:
+            for p in (victim, live, run):
+                if p is not None and p.poll() is None:
+                    p.kill()
+        assert arc == 3, "the live agent exited %d, not 3" % arc
+        a = last_json(aout)
+        assert a["refused"] == 0 and a["unknown"] == 0 and a["lost"] == 0, a
+        assert rrc == 0, "the run exited %d" % rrc
+        j = run_json(jpath)
+        check_run(j, rout, "run")
+        assert j["redis"]["release_refused"] == 0, j["redis"]
+        by_run, by_agent = j["redis"]["reclaimed_expired"], a["reclaimed_expired"]
+        print("reclaimed: %d by the run, %d by the live agent, of %d" % (by_run, by_agent,
+                                                                       held))
+        assert by_run + by_agent == held, (by_run, by_agent, held)
+        match(r"redis reclaim +[0-9]+ RUs of dead processes released", rout)
+        match(r"reclaim: [0-9]+ RUs of dead processes released", aout)
+        match(r"held 0, free 4000, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+        # the dead agent is forgotten (rusk:{meta}:agents), the live one dropped its entry
+        assert cli(cl, "scard", "rusk:{meta}:agents") == "0", cli(cl, "smembers",
+                                                                 "rusk:{meta}:agents")
+
+
+@case
+def cli_redis_recount_exact():
+    """The recount's mismatch counts each RU at most once: an RU held and marked free is
+    one (it was two: once as held-and-free, once more in |RUs - free - held|), one neither
+    held nor marked free beside it makes two (it was one); an owner field that names no RU
+    and a free bit past the last RU are one each, and counted neither held nor free. A
+    mismatch makes the recount exit 1; repaired, it is clean again."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        n = int(cli(cl, "hget", "rusk:{p0}:mach", "part").split(",")[1])
+        count = "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)
+        owner = str(1 << 32 | 7)
+        assert cli(cl, "hset", "rusk:{p0}:own", "3", owner) == "1"
+        match(r"recount: 4 partitions: held 1, free 400, mismatch 1,", rusk(count, status=1).out)
+        cli(cl, "setbit", "rusk:{p0}:free", "5", "0")
+        match(r"held 1, free 399, mismatch 2,", rusk(count, status=1).out)
+        cli(cl, "hset", "rusk:{p0}:own", str(n), owner)  # past the partition's RUs
+        cli(cl, "hset", "rusk:{p0}:own", "07", owner)  # not a canonical RU number
+        match(r"held 1, free 399, mismatch 4,", rusk(count, status=1).out)
+        cli(cl, "setbit", "rusk:{p0}:free", str(n), "1")  # in the last byte, past the RUs
+        cli(cl, "setbit", "rusk:{p0}:free", str(8 * n + 3), "1")  # bytes past the bitmap
+        match(r"held 1, free 399, mismatch 6,", rusk(count, status=1).out)
+        cli(cl, "hdel", "rusk:{p0}:own", "3", str(n), "07")
+        cli(cl, "setbit", "rusk:{p0}:free", "5", "1")
+        cli(cl, "setbit", "rusk:{p0}:free", str(n), "0")
+        cli(cl, "setbit", "rusk:{p0}:free", str(8 * n + 3), "0")
+        match(r"held 0, free 400, mismatch 0,", rusk(count).out)
 
 
 # Every machine of a partition given memory cap ARGV[1] MiB (the machine shape's third
