@@ -56,7 +56,10 @@
  *    commit validates.
  *  - Candidates are uniform over the free RUs of the partition drawn from (view.h,
  *    rusk_view_pick_n_), as the x^R guarantee assumes; Quality-first's weighting is the
- *    one deliberate departure.
+ *    one deliberate departure. A one-RU task of one GPU model draws from the model's
+ *    chunk index (pick_model) instead: uniform over the model's free RUs of the partition,
+ *    which is what the draws over all free RUs were once those of another model were
+ *    dropped, so the machines kept are the same in distribution (tests/test_vec_index.c).
  *  - Ranking is by a strict order (value, then the RU's tie key; random keys for random),
  *    so the choice does not depend on the order candidates were drawn or de-duplicated in.
  *  - choose_vec's shortcuts decide as its draws would: a machine's best m free RUs by a
@@ -1300,12 +1303,83 @@ static bool vec_part_any(const rusk_agent *a, const rusk_dctx *d, uint32_t p)
 	return false;
 }
 
+/* The model index is drawn from (pick_model) when at least one position in this many is
+ * a free RU of the model; else the partition's free RUs are drawn and filtered by model. */
+#define VEC_CHUNK_ACCEPT  8
+/* Batches of positions pick_model tries per draw asked for: with one position in
+ * VEC_CHUNK_ACCEPT kept, coming back short has probability below (7/8)^(64 * 8) = 1e-30. */
+#define VEC_CHUNK_BATCHES 64
+
+/*
+ * n free RUs of vr's partition of one model (its chunks ch[0..n_ch), rusk_chunks_), each
+ * uniform and independent among the RUs of that model free in the view, into ru[0..n) and
+ * their machines into mi[] (room for n + RUSK_PICK_BATCH each). A position is a slot of
+ * the 16 n_ch (chunk, offset) slots, by multiply-shift from 32 random bits (two a
+ * generator word, as rusk_vrange_reject_n_); kept when the offset is within the chunk
+ * and the RU is free in the view. Each free RU of the model is exactly one slot, so a kept
+ * position is uniform over them; surplus positions of the last batch are dropped (the kept
+ * ones are i.i.d.). No branch on the data, the chunk's entry gives the machine (no
+ * ru_machine load). Returns n, or fewer when VEC_CHUNK_BATCHES * n batches kept fewer.
+ */
+static RUSK_ALWAYS_INLINE uint32_t pick_model_(const rusk_vrange *vr, const uint64_t *ch,
+                                               uint32_t n_ch, bool full, rusk_rng *rng,
+                                               uint32_t *ru, uint32_t *mi, uint32_t n)
+{
+	static const uint64_t none = 0; /* the word tested for a slot past its chunk */
+	rusk_rng g = *rng;              /* in registers: the stores cannot alias it */
+	const uint64_t *w = vr->w, slots = (uint64_t)n_ch * RUSK_CHUNK;
+	const uint32_t first = vr->first_ru;
+	uint32_t got = 0;
+	for (uint32_t b = 0; b < VEC_CHUNK_BATCHES * n && got < n; b++)
+		for (int j = 0; j < RUSK_PICK_BATCH; j += 2) {
+			uint64_t u = rusk_rng_next(&g);
+			uint32_t s0 = (uint32_t)(((u >> 32) * slots) >> 32);
+			uint32_t s1 = (uint32_t)(((u & 0xffffffffu) * slots) >> 32);
+			uint64_t e0 = ch[s0 / RUSK_CHUNK], e1 = ch[s1 / RUSK_CHUNK];
+			uint32_t p0 = RUSK_CHUNK_POS(e0) + s0 % RUSK_CHUNK;
+			uint32_t p1 = RUSK_CHUNK_POS(e1) + s1 % RUSK_CHUNK;
+			const uint64_t *w0 = &w[p0 / 64], *w1 = &w[p1 / 64];
+			if (!full) { /* a cmov each: a slot past its chunk tests a zero word */
+				w0 = s0 % RUSK_CHUNK <= RUSK_CHUNK_LAST(e0) ? w0 : &none;
+				w1 = s1 % RUSK_CHUNK <= RUSK_CHUNK_LAST(e1) ? w1 : &none;
+			}
+			ru[got] = first + p0;
+			mi[got] = RUSK_CHUNK_MACH(e0);
+			got = rusk_add_bit_(got, *w0, p0);
+			ru[got] = first + p1;
+			mi[got] = RUSK_CHUNK_MACH(e1);
+			got = rusk_add_bit_(got, *w1, p1);
+		}
+	*rng = g;
+	return got < n ? got : n;
+}
+
+/* pick_model_, its loop compiled apart for chunks all full (no offset tested). Out of line,
+ * as rusk_vrange_reject_n_: the loop then keeps the generator and the count in registers. */
+static RUSK_NOINLINE uint32_t pick_model(const rusk_vrange *vr, const uint64_t *ch, uint32_t n_ch,
+                                         bool full, rusk_rng *rng, uint32_t *ru, uint32_t *mi,
+                                         uint32_t n)
+{
+	return full ? pick_model_(vr, ch, n_ch, true, rng, ru, mi, n)
+	            : pick_model_(vr, ch, n_ch, false, rng, ru, mi, n);
+}
+
 /*
  * choose_vec for one RU judged by its own value (not packing): the RUs drawn in batches, a
  * candidate kept when its machine could hold the task now, as choose_latency1 keeps the
  * best drawn RU. An infeasible draw costs one load of the machine's packed static shape
  * (cluster.mshape, cached) unless its model, memory and GPU count fit; then the live
  * capacities are read.
+ *
+ * A task of one GPU model draws from that model's chunks (pick_model) where they are dense
+ * enough in free RUs: no draw is spent on a machine of another model, half of them when
+ * half the machines carry it (17.4 draws a decision at R = 8 before, 8 after). The kept
+ * candidates are the same in distribution: the old draws, uniform over the partition's free
+ * RUs and filtered by model, were uniform over the model's free RUs too. The cap of 4R + 16
+ * draws per partition counted draws of every model; here it counts the model's, scaled by
+ * the model's share of the partition's free RUs in the view (plat_free): the number of the
+ * model's draws the old cap allowed, in expectation. Other partitions, and tasks of several
+ * models or of any, draw as before.
  */
 static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n_parts,
                        uint32_t *rus, rusk_placement *pl)
@@ -1315,76 +1389,110 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 	/* The accepted models' RU bitmaps (cluster.plat_bits): a draw of another model is
 	 * ruled out by one bit, before any per-machine load. */
 	const uint64_t *acc[RUSK_MAX_PLATFORMS];
-	uint32_t n_acc = 0;
+	uint32_t n_acc = 0, model = 0;
 	for (uint32_t k = 0; vd->gpus > 0 && vd->gpu_models != 0 && k < c->n_platforms; k++)
-		if ((vd->gpu_models >> k) & 1u)
+		if ((vd->gpu_models >> k) & 1u) {
 			acc[n_acc++] = c->plat_bits + (size_t)k * c->n_words;
+			model = k;
+		}
 	const rusk_vfit vf = rusk_vfit_make_(vd);
-	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
+	uint32_t buf[16 + RUSK_PICK_BATCH], mis[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
 	rusk_cand bc = {0, -INFINITY, 0};
+	const bool own_value = d->interf || d->t->n_preferred;
+	const uint32_t n_vskip = a->n_vskip;
+	uint32_t best_s = 0; /* the best slot score, when !own_value */
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
-		uint32_t p = a->order[i];
-		if (rusk_view_free_(a->v, p) == 0)
+		uint32_t p = a->order[i], free_p = rusk_view_free_(a->v, p);
+		if (free_p == 0)
 			continue;
 		const rusk_vrange vr = rusk_view_range_(a->v, p);
-		uint32_t bit0 = c->parts[p].first_bit - c->parts[p].first_ru;
-		for (uint32_t k = 0; k < 4 * R + 16 && kept < R;) {
+		uint32_t bit0 = c->parts[p].first_bit - c->parts[p].first_ru, lim = 4 * R + 16;
+		uint32_t n_ch = 0;
+		bool full = false;
+		const uint64_t *ch = n_acc == 1 ? rusk_chunks_(c, p, model, &n_ch, &full) : NULL;
+		uint32_t free_k =
+		        ch != NULL ? a->v->plat_free[(size_t)p * c->n_platforms + model] : 0;
+		bool indexed = free_k > 0 &&
+		               (uint64_t)free_k * VEC_CHUNK_ACCEPT >= (uint64_t)n_ch * RUSK_CHUNK;
+		if (ch != NULL && free_k == 0)
+			continue; /* no free RU of the model: every draw would be rejected */
+		if (indexed)      /* the model's share of the old cap, rounded up */
+			lim = (uint32_t)(((uint64_t)lim * free_k + free_p - 1) / free_p);
+		for (uint32_t k = 0; k < lim && kept < R;) {
 			/* What is still wanted, twice that once draws have missed: few wasted
 			 * draws when most machines fit, few batches when half do not. */
 			uint32_t want = k == 0 ? R - kept : 2 * (R - kept);
-			uint32_t n = rusk_view_pick_n_(&vr, &a->rng, buf, want < 16 ? want : 16);
+			if (want > 16)
+				want = 16;
+			uint32_t n, f;
+			if (indexed) {
+				f = n = pick_model(&vr, ch, n_ch, full, &a->rng, buf, mis, want);
+			} else {
+				n = rusk_view_pick_n_(&vr, &a->rng, buf, want);
+				/* Draws of a model the task does not accept go first, by one bit
+				 * each; then the others' machines and state are fetched before any
+				 * is used: the loads overlap instead of forming one chain of misses
+				 * per draw. */
+				f = n;
+				if (n_acc == 1) { /* one model: one bit, no inner loop */
+					f = 0;
+					for (uint32_t j = 0; j < n; j++) {
+						uint32_t b = bit0 + buf[j];
+						buf[f] = buf[j];
+						f += (uint32_t)(acc[0][b / 64] >> (b % 64)) & 1u;
+					}
+				} else if (n_acc > 1) {
+					f = 0;
+					for (uint32_t j = 0; j < n; j++) {
+						uint32_t b = bit0 + buf[j];
+						bool ok = false;
+						for (uint32_t q = 0; q < n_acc && !ok; q++)
+							ok = (acc[q][b / 64] >> (b % 64)) & 1u;
+						buf[f] = buf[j];
+						f += ok;
+					}
+				}
+				for (uint32_t j = 0; j < f; j++)
+					mis[j] = c->ru_machine[buf[j]];
+			}
 			if (n == 0)
 				break;
-			/* Draws of a model the task does not accept go first, by one bit each;
-			 * then the others' machines and state are fetched before any is used: the
-			 * loads overlap instead of forming one chain of misses per draw. */
-			uint32_t f = n;
-			if (n_acc == 1) { /* one model: one bit, no inner loop */
-				f = 0;
-				for (uint32_t j = 0; j < n; j++) {
-					uint32_t b = bit0 + buf[j];
-					buf[f] = buf[j];
-					f += (uint32_t)(acc[0][b / 64] >> (b % 64)) & 1u;
-				}
-			} else if (n_acc > 1) {
-				f = 0;
-				for (uint32_t j = 0; j < n; j++) {
-					uint32_t b = bit0 + buf[j];
-					bool model = false;
-					for (uint32_t q = 0; q < n_acc && !model; q++)
-						model = (acc[q][b / 64] >> (b % 64)) & 1u;
-					buf[f] = buf[j];
-					f += model;
-				}
-			}
 			drawn += n;
 			k += n;
-			uint32_t mis[16 + RUSK_PICK_BATCH];
-			for (uint32_t j = 0; j < f; j++)
-				mis[j] = c->ru_machine[buf[j]];
 			for (uint32_t j = 0; j < f; j++) {
-				__builtin_prefetch(&c->mshape[mis[j]]);
+				if (!indexed)
+					__builtin_prefetch(&c->mshape[mis[j]]);
 				__builtin_prefetch(&c->mvec[mis[j]]);
 				__builtin_prefetch(&c->ru_score[buf[j]]);
 			}
+			/* A machine of the model drawn from the index needs no static test: its
+			 * free memory is at most its memory, and GPUs that fit at most its GPUs. */
 			for (uint32_t j = 0; j < f && kept < R; j++) {
 				uint32_t ru = buf[j], mi = mis[j];
-				if (!rusk_vec_shape_fits_(c, mi, vd) ||
-				    machine_listed(a->vskip, a->n_vskip, mi) ||
+				if ((!indexed && !rusk_vec_shape_fits_(c, mi, vd)) ||
+				    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
 				    !rusk_vec_fits_now_(c, mi, &vf))
 					continue;
-				kept++;
 				/* Slot scores compare as integers (choose_latency1's order); Q
 				 * and preferred machines go through value(). Keys only on a tie. */
-				rusk_cand x = {ru,
-				               d->interf || d->t->n_preferred ? value(c, d, ru)
-				                                              : c->ru_score[ru],
-				               0};
-				if (kept == 1 || x.q > bc.q ||
-				    (x.q == bc.q && ru != bc.ru && tie_key(ru) > tie_key(bc.ru))) {
-					x.key = tie_key(ru);
-					bc = x;
+				if (own_value) {
+					rusk_cand x = {ru, value(c, d, ru), 0};
+					if (kept == 0 || x.q > bc.q ||
+					    (x.q == bc.q && ru != bc.ru &&
+					     tie_key(ru) > tie_key(bc.ru))) {
+						x.key = tie_key(ru);
+						bc = x;
+					}
+				} else {
+					uint32_t sc = c->ru_score[ru];
+					if (kept == 0 || sc > best_s ||
+					    (sc == best_s && ru != bc.ru &&
+					     tie_key(ru) > tie_key(bc.ru))) {
+						best_s = sc;
+						bc.ru = ru;
+					}
 				}
+				kept++;
 			}
 		}
 	}
@@ -1393,6 +1501,8 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 		vfail_note(a, d);
 		return RUSK_EAGAIN;
 	}
+	if (!own_value)
+		bc = (rusk_cand){bc.ru, best_s, tie_key(bc.ru)};
 	report_choice(a, d, &bc, 1, rus, pl);
 	return 1;
 }

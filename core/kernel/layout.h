@@ -131,6 +131,9 @@ struct rusk_cluster {
 	uint16_t *mord;   /* [n_rus] static: mord[first_ru + k] = the offset in its machine of
 	                   * the RU with the k-th best slot score (vec.c; the order of mtop), so
 	                   * the best m free RUs are found by a walk from the best (choose.c) */
+	uint64_t *mchunk; /* static: the per-model chunk index (vec_impl.h, rusk_chunks_) */
+	uint32_t *mchunk_off; /* [n_parts * n_platforms + 1]: where (p, k)'s chunks start */
+	bool *mchunk_full;    /* [n_parts * n_platforms]: (p, k)'s chunks all of 16 RUs */
 	const struct rusk_machine_spec *specs; /* build only: per-RU scores (cluster.c) */
 	uint32_t n_shapes;
 	rusk_machine *machines; /* [n_machines] */

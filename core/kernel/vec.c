@@ -104,6 +104,49 @@ static void top_sums(rusk_cluster *c, const rusk_machine *mm)
 		t[k] += t[k - 1];
 }
 
+/* The per-model chunk index (vec_impl.h, rusk_chunks_): counted, then filled, partition by
+ * partition and platform by platform. */
+static int build_chunks(rusk_cluster *c)
+{
+	size_t n_off = (size_t)c->n_parts * c->n_platforms + 1, n = 0;
+	c->mchunk_off = calloc(n_off, sizeof *c->mchunk_off);
+	c->mchunk_full = calloc(n_off, sizeof *c->mchunk_full);
+	if (c->mchunk_off == NULL || c->mchunk_full == NULL)
+		return RUSK_ENOMEM;
+	for (uint32_t m = 0; m < c->n_machines; m++)
+		n += (c->machines[m].n_rus + RUSK_CHUNK - 1) / RUSK_CHUNK;
+	c->mchunk = calloc(n ? n : 1, sizeof *c->mchunk);
+	if (c->mchunk == NULL)
+		return RUSK_ENOMEM;
+	c->bytes_total +=
+	        n_off * (sizeof *c->mchunk_off + sizeof *c->mchunk_full) + n * sizeof *c->mchunk;
+	uint32_t at = 0;
+	for (uint32_t p = 0; p < c->n_parts; p++) {
+		const rusk_partition *pp = &c->parts[p];
+		for (uint32_t k = 0; k < c->n_platforms; k++) {
+			size_t i = (size_t)p * c->n_platforms + k;
+			c->mchunk_off[i] = at;
+			c->mchunk_full[i] = true;
+			for (uint32_t m = pp->first_machine; m < pp->first_machine + pp->n_machines;
+			     m++) {
+				const rusk_machine *mm = &c->machines[m];
+				if (mm->platform != k)
+					continue;
+				for (uint32_t o = 0; o < mm->n_rus; o += RUSK_CHUNK) {
+					uint32_t len = mm->n_rus - o < RUSK_CHUNK ? mm->n_rus - o
+					                                          : RUSK_CHUNK;
+					c->mchunk[at++] = (uint64_t)m << 32 |
+					                  (uint64_t)(len - 1) << 24 |
+					                  (mm->first_ru - pp->first_ru + o);
+					c->mchunk_full[i] &= len == RUSK_CHUNK;
+				}
+			}
+		}
+	}
+	c->mchunk_off[n_off - 1] = at;
+	return RUSK_OK;
+}
+
 int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 {
 	size_t mb = sizeof(rusk_mvec) * c->n_machines, rb = sizeof(uint64_t) * c->n_rus;
@@ -128,11 +171,16 @@ int rusk_vec_build_(rusk_cluster *c, char *err, size_t errlen)
 		c->mvec[m].mem_mib = mm->mem_mib;
 		c->mvec[m].mem_free = mm->mem_mib;
 		c->mvec[m].n_gpus = (uint8_t)mm->gpus;
+		for (uint32_t k = 0; k < RUSK_GPU_WORDS; k++)
+			c->mvec[m].lanes[k] = rusk_lane_mask_(mm->gpus, k);
 		c->mshape[m] =
 		        mm->mem_mib | (uint64_t)mm->gpus << 32 | (uint64_t)mm->platform << 40;
 		add_shape(c, mm);
 		top_sums(c, mm);
 	}
+	_Static_assert(RUSK_MAX_PARTITION_RUS < (1u << 24), "a chunk's offset in 24 bits");
+	if (build_chunks(c) != RUSK_OK)
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory for the vector state");
 	return RUSK_OK;
 }
 
@@ -144,6 +192,9 @@ void rusk_vec_free_(rusk_cluster *c)
 	free(c->mshape);
 	free(c->mtop);
 	free(c->mord);
+	free(c->mchunk);
+	free(c->mchunk_off);
+	free(c->mchunk_full);
 }
 
 /* ---- take and give back ---------------------------------------------------------------- */

@@ -21,9 +21,10 @@
 typedef struct rusk_mvec {
 	uint64_t mem_free;                 /* live: MiB */
 	uint64_t gpu_used[RUSK_GPU_WORDS]; /* live: milli-GPU in use, per GPU */
+	uint64_t lanes[RUSK_GPU_WORDS];    /* static: bit 15 of each lane that is a GPU */
 	uint32_t mem_mib;                  /* capacity, static */
 	uint8_t n_gpus;                    /* static */
-	uint8_t pad_[35];
+	uint8_t pad_[19];
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_mvec;
 _Static_assert(sizeof(rusk_mvec) == RUSK_CACHELINE, "one machine's vector per cache line");
 
@@ -42,6 +43,33 @@ typedef struct rusk_shape {
 	uint16_t gpus;
 	uint8_t platform;
 } rusk_shape;
+
+/*
+ * The per-model chunk index (cluster.mchunk, built by rusk_vec_build_, read-only after):
+ * for each partition p and platform k, the RUs of p's machines of platform k cut into
+ * chunks of at most RUSK_CHUNK RUs, each within one machine, in machine order. An entry
+ * packs machine << 32 | (length - 1) << 24 | the offset of its first RU in p (a partition
+ * has under 2^24 RUs). A draw of a uniform chunk and a uniform offset below RUSK_CHUNK,
+ * kept when the offset is within the chunk and the RU is free in the view, is uniform over
+ * the free RUs of p of model k: every such RU is one (chunk, offset) pair, each pair equally
+ * likely (choose.c, pick_model). 8 bytes per chunk: 0.5 byte per RU at 16 RUs a machine.
+ */
+#define RUSK_CHUNK         16u
+#define RUSK_CHUNK_POS(e)  ((uint32_t)(e)&0xffffffu)
+#define RUSK_CHUNK_LAST(e) (((uint32_t)(e) >> 24) & (RUSK_CHUNK - 1))
+#define RUSK_CHUNK_MACH(e) ((uint32_t)((e) >> 32))
+
+/* Partition p's chunks of platform k: *n of them (0: none); *full when each has
+ * RUSK_CHUNK RUs (every slot is an RU: no offset to test). */
+static inline const uint64_t *rusk_chunks_(const rusk_cluster *c, uint32_t p, uint32_t k,
+                                           uint32_t *n, bool *full)
+{
+	size_t i = (size_t)p * c->n_platforms + k;
+	const uint32_t *off = c->mchunk_off + i;
+	*n = off[1] - off[0];
+	*full = c->mchunk_full[i];
+	return c->mchunk + off[0];
+}
 
 /* Vector state (vec.c). build_ after the layout; give_back_ by whoever ends the tenure of
  * ru (release, unhold, revocation) with the word owned, before the word is stored. */
@@ -93,7 +121,9 @@ static inline uint64_t rusk_lane_mask_(uint32_t n, uint32_t k)
 }
 
 /* Whether demand f fits machine m's free memory and GPUs now: a lane with room for a
- * share, or enough idle lanes (relaxed loads: a guess that the commit checks). */
+ * share, or enough idle lanes (relaxed loads: a guess that the commit checks). Both lane
+ * words are tested, without a branch on the GPU count: a lane that is no GPU is masked out
+ * by the machine's static lanes (rusk_lane_mask_), and the words share its cache line. */
 static inline bool rusk_vec_fits_now_(const rusk_cluster *c, uint32_t m, const rusk_vfit *f)
 {
 	const rusk_mvec *v = &c->mvec[m];
@@ -102,16 +132,12 @@ static inline bool rusk_vec_fits_now_(const rusk_cluster *c, uint32_t m, const r
 		return false;
 	if (f->gpus == 0)
 		return true;
-	uint32_t n = v->n_gpus, fit = 0;
 	_Static_assert(RUSK_GPU_WORDS == 2, "two lane words");
 	uint64_t w0 = rusk_load64(&v->gpu_used[0], RUSK_RELAXED);
-	fit += (uint32_t)__builtin_popcountll(~((w0 | RUSK_LANE_HIGH) - f->sub) &
-	                                      rusk_lane_mask_(n, 0));
-	if (n > RUSK_GPU_LANES) {
-		uint64_t w1 = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
-		fit += (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - f->sub) &
-		                                      rusk_lane_mask_(n, 1));
-	}
+	uint64_t w1 = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
+	uint32_t fit =
+	        (uint32_t)__builtin_popcountll(~((w0 | RUSK_LANE_HIGH) - f->sub) & v->lanes[0]) +
+	        (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - f->sub) & v->lanes[1]);
 	return fit >= f->gpus;
 }
 

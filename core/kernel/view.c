@@ -387,18 +387,6 @@ static inline uint32_t select64(uint64_t w, uint32_t k)
 	return (uint32_t)__builtin_ctzll(w);
 }
 
-/* got plus bit b % 64 of word: on x86-64 one bt and one adc (compilers emit a shift by
- * %cl, a move and a mask instead, three instructions in a loop of about fourteen). */
-static inline uint32_t add_bit(uint32_t got, uint64_t word, uint32_t b)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	__asm__("btq %2, %1\n\tadcl $0, %0" : "+r"(got) : "r"(word), "r"((uint64_t)b) : "cc");
-	return got;
-#else
-	return got + ((uint32_t)(word >> (b % 64)) & 1);
-#endif
-}
-
 /* Out of line: on its own, the batch loop keeps the generator, the positions and the count
  * in registers; inlined into a decision it spilled them (about a third more instructions). */
 RUSK_NOINLINE uint32_t rusk_vrange_reject_n_(const rusk_vrange *r, rusk_rng *rng, uint32_t *out,
@@ -415,9 +403,9 @@ RUSK_NOINLINE uint32_t rusk_vrange_reject_n_(const rusk_vrange *r, rusk_rng *rng
 			uint32_t p1 = (uint32_t)(((u & 0xffffffffu) * n_rus) >> 32);
 			uint64_t w0 = w[p0 / 64], w1 = w[p1 / 64];
 			out[got] = first + p0;
-			got = add_bit(got, w0, p0);
+			got = rusk_add_bit_(got, w0, p0);
 			out[got] = first + p1;
-			got = add_bit(got, w1, p1);
+			got = rusk_add_bit_(got, w1, p1);
 		}
 	*rng = g;
 	return got < n ? got : n;
