@@ -109,6 +109,10 @@ def cli_redis_bad_url():
           rusk("agent --backend redis://[::1]:7000", status=2).out)
     match(r"--agent-id 3: must be below --agents 2",
           rusk("agent --backend memory --agents 2 --agent-id 3", status=2).out)
+    # --backend's value left out: "needs a value", naming it (was "unknown option '2'")
+    match(r"rusk: --backend: needs a value \(found the option '--agents' instead\)",
+          rusk("agent --backend --agents 2", status=2).out)
+    match(r"rusk: --backend: needs a value\n", rusk("agent --agents 2 --backend", status=2).out)
 
 
 @case
@@ -126,6 +130,11 @@ def cli_redis_run_backend():
                status=2).out)
     match(r"--no-init: only with --backend redis://",
           rusk("run --no-init --duration-s 0.1", status=2).out)
+    # the value left out: named, exit 2 (was: '--agents' taken as the address; last: a crash)
+    match(r"rusk: --backend: needs a value \(found the option '--agents' instead\)",
+          rusk("run --backend --agents 2 --duration-s 0.1", status=2).out)
+    match(r"rusk: --backend: needs a value\n",
+          rusk("run --duration-s 0.1 --backend", status=2).out)
     # --wait / --wait-ms (WAIT-based commits): the flag named, exit 2
     for bad in ("--wait 0", "--wait 17", "--wait x"):
         match(r"--wait: '[^']*' is not an integer in 1\.\.16",
