@@ -117,7 +117,11 @@ static int find_node(rusk_redis *r, const char *host, int port)
 	if (r->n_nodes == MAX_NODES)
 		return -1;
 	node *n = &r->nodes[r->n_nodes];
-	snprintf(n->host, sizeof n->host, "%s", host);
+	/* A copy by length: host may be r->seed_host[k], which GCC's -Wrestrict cannot tell
+	 * apart from n->host through r. */
+	size_t len = strnlen(host, sizeof n->host - 1);
+	memcpy(n->host, host, len);
+	n->host[len] = '\0';
 	n->port = port;
 	n->ctx = NULL;
 	return r->n_nodes++;
@@ -220,6 +224,78 @@ static int refresh_map(rusk_redis *r)
 		if (i >= 0 && (rc = map_from(r, i)) == RUSK_OK)
 			return RUSK_OK;
 	}
+	return rc;
+}
+
+/* Whether the CLUSTER NODES text `nodes` (one "ID HOST:PORT@BUS FLAGS ..." line per node)
+ * lists node id `id`. */
+static bool lists_node(const char *nodes, const char *id, size_t idlen)
+{
+	for (const char *l = nodes; l != NULL && *l != '\0';) {
+		if (strncmp(l, id, idlen) == 0 && l[idlen] == ' ')
+			return true;
+		l = strchr(l, '\n');
+		l = l != NULL ? l + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * Every seed of the URL belongs to the cluster whose map seed k0 gave: each other seed's
+ * CLUSTER MYID is among k0's CLUSTER NODES. Seeds of two clusters would route each slot by
+ * k0's map and write there, while processes given the seeds in another order wrote to the
+ * other cluster: two master states that never meet. A seed that does not answer is left
+ * out (the map came from k0; a killed master is a seed too after a failover); one that
+ * answers as no cluster node is refused. RUSK_OK, or RUSK_EIO with r->err naming both
+ * seeds.
+ */
+static int check_seeds(rusk_redis *r, int k0)
+{
+	if (r->n_seeds < 2)
+		return RUSK_OK;
+	int i0 = find_node(r, r->seed_host[k0], r->seed_port[k0]);
+	redisContext *c0 = i0 >= 0 ? node_ctx(r, i0) : NULL;
+	redisReply *nodes = c0 != NULL ? redisCommand(c0, "CLUSTER NODES") : NULL;
+	if (nodes == NULL || nodes->type != REDIS_REPLY_STRING) {
+		int rc = set_err(r, RUSK_EIO, "%s:%d: CLUSTER NODES: %s", r->seed_host[k0],
+		                 r->seed_port[k0],
+		                 nodes != NULL && nodes->type == REDIS_REPLY_ERROR ? nodes->str
+		                 : c0 != NULL                                      ? c0->errstr
+		                              : "no connection");
+		if (nodes != NULL)
+			freeReplyObject(nodes);
+		return rc;
+	}
+	int rc = RUSK_OK;
+	for (int k = 0; k < r->n_seeds && rc == RUSK_OK; k++) {
+		if (k == k0)
+			continue;
+		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+		redisContext *c = i >= 0 ? node_ctx(r, i) : NULL;
+		redisReply *id = c != NULL ? redisCommand(c, "CLUSTER MYID") : NULL;
+		if (id == NULL) { /* unreachable or broken: not a seed today */
+			if (c != NULL)
+				drop_ctx(&r->nodes[i]);
+			continue;
+		}
+		if (id->type == REDIS_REPLY_ERROR)
+			rc = set_err(r, RUSK_EIO,
+			             "%s:%d is not a Redis Cluster node (CLUSTER MYID: %s)",
+			             r->seed_host[k], r->seed_port[k], id->str);
+		else if (id->type != REDIS_REPLY_STRING ||
+		         !lists_node(nodes->str, id->str, id->len))
+			rc = set_err(
+			        r, RUSK_EIO,
+			        "seeds %s:%d and %s:%d belong to different Redis Clusters "
+			        "(%s:%d's node id %.12s is not among %s:%d's CLUSTER NODES): give "
+			        "the addresses of one cluster",
+			        r->seed_host[k0], r->seed_port[k0], r->seed_host[k],
+			        r->seed_port[k], r->seed_host[k], r->seed_port[k],
+			        id->type == REDIS_REPLY_STRING ? id->str : "?", r->seed_host[k0],
+			        r->seed_port[k0]);
+		freeReplyObject(id);
+	}
+	freeReplyObject(nodes);
 	return rc;
 }
 
@@ -1547,12 +1623,15 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	}
 	/* The first seed that answers CLUSTER SLOTS gives the map. */
 	rc = RUSK_EIO;
-	for (int k = 0; k < r->n_seeds && rc != RUSK_OK; k++) {
-		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+	int k0 = 0;
+	for (; k0 < r->n_seeds; k0++) {
+		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
-		if (rc == RUSK_EPARSE) /* answered, but not as a cluster node: say so */
+		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
 			break;
 	}
+	if (rc == RUSK_OK)
+		rc = check_seeds(r, k0);
 	if (rc != RUSK_OK) {
 		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
 		goto fail;

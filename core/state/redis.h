@@ -102,14 +102,15 @@ enum {
 
 /*
  * rusk_redis_open_: connects to the cluster of url for the given shape. Checks that the
- * seeds answer, that they are cluster nodes, that every slot is served (CLUSTER SLOTS),
+ * seeds answer, that they are cluster nodes of one cluster (each seed's CLUSTER MYID among
+ * the first answering seed's CLUSTER NODES), that every slot is served (CLUSTER SLOTS),
  * and loads the scripts. Then, per init (the enum above): writes the empty state of every
  * partition (replacing any rusk state there), checks that each partition's state is there
  * and has the shape (rusk_redis_state_check_), or leaves the state alone. Returns RUSK_OK
  * and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is of another
- * shape), RUSK_EIO (cannot connect; not a cluster; slots missing; state absent) with a
- * one-line message naming the address or key in err; nothing is written on failure before
- * the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
+ * shape), RUSK_EIO (cannot connect; not a cluster; seeds of two clusters; slots missing;
+ * state absent) with a one-line message naming the address or key in err; nothing is
+ * written on failure before the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
  */
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen);

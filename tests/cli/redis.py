@@ -538,6 +538,49 @@ def cli_redis_missing_slots():
         stop(proc, d)
 
 
+def one_node_cluster():
+    """A cluster of one master serving every slot (a second cluster in a few seconds, for
+    cli_redis_two_clusters): (proc, port, dir)."""
+    proc, p, d = standalone(["--cluster-enabled", "yes", "--cluster-config-file",
+                             "nodes.conf"])
+    subprocess.run(["redis-cli", "-p", str(p), "cluster", "addslotsrange", "0", "16383"],
+                   capture_output=True, timeout=10, check=True)
+    return proc, p, d
+
+
+@case
+def cli_redis_two_clusters():
+    """Seeds of two different clusters: refused at connect, naming both, exit 2, nothing
+    written (rusk routed by the first seed's map, and a process given the seeds in the
+    other order used the other cluster: two master states)."""
+    need_redis()
+    a = b = None
+    try:
+        a = one_node_cluster()
+        b = one_node_cluster()
+        pa, pb = a[1], b[1]
+        msg = (r"seeds 127.0.0.1:%d and 127.0.0.1:%d belong to different Redis Clusters "
+               r"\(127.0.0.1:%d's node id [0-9a-f]{12} is not among 127.0.0.1:%d's CLUSTER "
+               r"NODES\)")
+        r = rusk("agent --backend redis://127.0.0.1:%d,redis://127.0.0.1:%d %s --init"
+                 % (pa, pb, SHAPE), status=2)
+        match(msg % (pa, pb, pb, pa), r.out)
+        r = rusk("run --backend redis://127.0.0.1:%d,127.0.0.1:%d %s --duration-s 0.5"
+                 % (pb, pa, SHAPE), status=2)
+        match(msg % (pb, pa, pa, pb), r.out)
+        for port in (pa, pb):
+            keys = subprocess.run(["redis-cli", "-p", str(port), "dbsize"],
+                                  capture_output=True, text=True, timeout=10).stdout.strip()
+            assert keys == "0", "a refused open wrote %s keys on %d" % (keys, port)
+        # one cluster's node given twice, and a seed that does not answer: still accepted
+        r = rusk("agent --backend redis://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d %s "
+                 "--init-only" % (pa, pa, free_port(), SHAPE))
+    finally:
+        for x in (a, b):
+            if x is not None:
+                stop(x[0], x[2])
+
+
 @case
 def cli_redis_no_state():
     """An agent that joins a cluster nobody initialised, or of another shape."""
