@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/atomic.h"
 #include "base/base.h"
 #include "state/redis.h"
 #include "state/redis_lua.h"
@@ -85,6 +86,15 @@ struct rusk_redis {
 	rusk_redis_stats st;
 	char err[512];
 };
+
+/* One connection's counter (r->st) grows by d: its thread is the only writer, so a relaxed
+ * load and store (plain moves, no locked add); partner: the relaxed loads of
+ * rusk_redis_stats_, which another thread may make while this one runs (an attached
+ * remote's stats, kernel/backend.h). */
+static void stat_add(uint64_t *ctr, uint64_t d)
+{
+	rusk_store64(ctr, rusk_load64(ctr, RUSK_RELAXED) + d, RUSK_RELAXED);
+}
 
 static uint64_t now_ns(void)
 {
@@ -482,7 +492,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			uint16_t s = 0;
 			if (rusk_redis_parse_redirect_(y->str, &ask, &s, host, sizeof host,
 			                               &port) == RUSK_OK) {
-				r->st.redirects++;
+				stat_add(&r->st.redirects, 1);
 				int to = find_node(r, host, port);
 				if (ask)
 					ask_node = to;
@@ -491,7 +501,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			} else if (is_err(y, "NOSCRIPT")) {
 				/* A promoted replica has no script cache: load them there once the
 				 * replies are read, and send the script again. */
-				r->st.noscript++;
+				stat_add(&r->st.noscript, 1);
 				need_load = true;
 			} else {
 				outage_begins(r, &outage);
@@ -509,20 +519,20 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			} else {
 				redisReply *y = x;
 				if (y->type != REDIS_REPLY_INTEGER || y->integer < r->wait_replicas)
-					r->st.wait_short++;
+					stat_add(&r->st.wait_short, 1);
 				freeReplyObject(y);
 			}
 		}
-		r->st.round_trips++;
-		r->st.commands += sent;
+		stat_add(&r->st.round_trips, 1);
+		stat_add(&r->st.commands, sent);
 		if (broken) {
 			/* The outcome of everything still pending is unknown: send it again with
 			 * the "again" flag once the slot is served (redis.h). */
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
 			drop_ctx(&r->nodes[ni]);
-			r->st.reconnects++;
-			r->st.resent++;
+			stat_add(&r->st.reconnects, 1);
+			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
 			for (size_t i = 0; i < n; i++)
 				if (pending[i] && cmds[i].again_at >= 0) {
@@ -545,7 +555,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 	}
 	if (outage)
-		r->st.outage_ns += now_ns() - t0;
+		stat_add(&r->st.outage_ns, now_ns() - t0);
 	if (pending != pending_buf)
 		free(pending);
 	return rc;
@@ -1736,7 +1746,18 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
 
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 {
-	return r != NULL ? r->st : (rusk_redis_stats){0};
+	rusk_redis_stats s = {0};
+	if (r == NULL)
+		return s;
+	/* Relaxed loads: partner of stat_add (the connection's thread may be writing). */
+	const uint64_t *src[] = {&r->st.round_trips, &r->st.commands, &r->st.redirects,
+	                         &r->st.reconnects,  &r->st.resent,   &r->st.wait_short,
+	                         &r->st.noscript,    &r->st.outage_ns};
+	uint64_t *dst[] = {&s.round_trips, &s.commands,   &s.redirects, &s.reconnects,
+	                   &s.resent,      &s.wait_short, &s.noscript,  &s.outage_ns};
+	for (size_t i = 0; i < sizeof src / sizeof *src; i++)
+		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
+	return s;
 }
 
 const char *rusk_redis_last_error_(const rusk_redis *r)

@@ -56,7 +56,7 @@ typedef struct rusk_redis_shape {
 	const uint32_t *m_platform; /* each machine's platform (GPU model); NULL: all 0 */
 } rusk_redis_shape;
 
-/* Counters of one connection (plain: one thread). */
+/* Counters of one connection (written by its thread alone; rusk_redis_stats_ reads them). */
 typedef struct rusk_redis_stats {
 	uint64_t round_trips; /* pipelines sent and answered */
 	uint64_t commands;    /* commands in them */
@@ -184,7 +184,8 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
 /* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);
 
-/* rusk_redis_stats_: a copy of r's counters. */
+/* rusk_redis_stats_: a copy of r's counters. Any thread (relaxed loads of counters that only
+ * r's thread writes: each exact, the set not one instant's). */
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r);
 
 /* rusk_redis_last_error_: the message of the last RUSK_EIO / script error (never NULL). */

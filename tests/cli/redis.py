@@ -176,6 +176,12 @@ def check_run(j, text, label, single=True):
     # no failover here: the ledger finds nothing lost and nothing orphaned (L2, L4)
     assert rd["ledger"]["checks"] > 0 and rd["ledger"]["lost_tasks"] == 0, rd["ledger"]
     assert rd["ledger"]["orphans"] == 0, rd["ledger"]
+    # ... and no connection lost, redirected or waiting out an outage (the links' counters,
+    # every connection's merged: a failover's run shows them, cli_redis_run_failover_loss)
+    assert rd["reconnects"] == 0 and rd["redirects"] == 0 and rd["resent"] == 0, rd
+    assert rd["outage_s"] == 0 and rd["outage_sum_s"] == 0, rd
+    match(r"redis link +0 reconnects, 0 redirections \(MOVED/ASK\), 0 pipelines sent again; "
+          r"0\.00 s in outage", text)
     if single:
         assert rd["released"] == (rd["claims"] - rd["claims_lost"] - rd["claims_unknown"] -
                                   rd["local_refused"]), rd
@@ -1333,6 +1339,12 @@ def cli_redis_run_failover_loss():
         print("failover", json.dumps({"tasks": t, "redis": rd}))
         assert rd["ledger"]["lost_tasks"] > 0, "nothing lost: %r" % rd["ledger"]
         assert rd["ledger"]["revoked"] > 0, rd["ledger"]
+        # the master's connections broke and waited for the promoted replica: the links'
+        # counters say so (before, rusk run's JSON and summary had none of them)
+        assert rd["reconnects"] >= 1 and rd["outage_s"] > 0, rd
+        assert rd["outage_sum_s"] >= rd["outage_s"], rd
+        match(r"redis link +[1-9][0-9]* reconnects, [0-9]+ redirections \(MOVED/ASK\), "
+              r"[0-9]+ pipelines sent again; [0-9.]+ s in outage", text)
         assert t["backlog_end"] == 0, t
         # each task revoked was placed once more, or, revoked after the generator closed the
         # dispatcher, ended REJECTED: one terminal event each either way
