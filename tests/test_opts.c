@@ -157,14 +157,13 @@ static void test_refusals(void **state)
 	               "rusk: --rate: 'x' is not a number in 0.001..1e+08\n");
 	assert_refused(false, ARGS("--task-dist", "gamma"),
 	               "rusk: --task-dist: 'gamma' is not exp, lognormal or fixed\n");
-	assert_refused(false, ARGS("--quality"),
-	               "rusk: --quality: '' is not score, interference, packing or fgd\n");
+	assert_refused(false, ARGS("--quality"), "rusk: --quality: needs a value\n");
 	assert_refused(false, ARGS("--trace-format", "swf"),
 	               "rusk: --trace-format: 'swf' is not openb or csv\n");
 	assert_refused(false, ARGS("--admission", "yes"),
 	               "rusk: --admission: 'yes' is not on or off\n");
 	assert_refused(false, ARGS("--latency-preferred"),
-	               "rusk: --latency-preferred: '' is not on or off\n");
+	               "rusk: --latency-preferred: needs a value\n");
 	assert_refused(false, ARGS("--trace"), "rusk: --trace: needs a file (or openb, or e2e)\n");
 	assert_refused(false, ARGS("--csv"), "rusk: --csv: needs a file name\n");
 	assert_refused(false, ARGS("--sync", "all"),
@@ -185,6 +184,40 @@ static void test_refusals(void **state)
 	               "rusk sim: unknown option '--bogus' (try: rusk sim --help)\n");
 	assert_refused(false, ARGS("--machines", "0"),
 	               "rusk: --machines: '0' is not an integer in 1..4294967295\n");
+}
+
+/* A flag that takes a value, given last or followed by another option ("--backend --agents
+ * 2"): "needs a value", naming the flag and what came instead, exit 2, for every kind of
+ * table entry and the cluster options; "-" (standard input) stays a value. */
+static void test_missing_value(void **state)
+{
+	(void)state;
+	static const char *const flags[] = {
+	        "--backend", "--agents", "--rate",     "--quality",  "--admission",
+	        "--json",    "--sample", "--phases",   "--machines", "--cluster",
+	        "--seed",    "--sync",   "--strategy",
+	};
+	for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+		const char *noun = strcmp(flags[k], "--json") == 0 ? "a file name" : "a value";
+		char want[256];
+		snprintf(want, sizeof want, "rusk: %s: needs %s\n", flags[k], noun);
+		assert_refused(false, ARGS(flags[k]), want);
+		snprintf(want, sizeof want,
+		         "rusk: %s: needs %s (found the option '--quiet' instead)\n", flags[k],
+		         noun);
+		assert_refused(false, ARGS(flags[k], "--quiet", "--agents", "2"), want);
+	}
+	assert_refused(false, ARGS("--backend", "--agents", "2"),
+	               "rusk: --backend: needs a value (found the option '--agents' instead)\n");
+	assert_refused(false, ARGS("--rate", "-h"),
+	               "rusk: --rate: needs a value (found the option '-h' instead)\n");
+	/* A negative number is a value (refused by its range, as before), "-" a file. */
+	assert_refused(false, ARGS("--rate", "-5"),
+	               "rusk: --rate: '-5' is not a number in 0.001..1e+08\n");
+	parsed p;
+	parse(&p, false, ARGS("--json", "-", "--quiet"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.json, "-");
 }
 
 /* --duration-s and the last of --phases, --phase-s and --groups: refused, naming it. */
@@ -400,6 +433,8 @@ static void test_experiment_plot(void **state)
 	        {ARGS("-o", "d"), "rusk plot: missing RUN.csv (try: rusk plot --help)\n"},
 	        {ARGS("r.csv"), "rusk plot: missing -o DIR (try: rusk plot --help)\n"},
 	        {ARGS("r.csv", "-o"), "rusk: -o: needs a directory\n"},
+	        {ARGS("-o", "-h", "r.csv"),
+	         "rusk: -o: needs a directory (found the option '-h' instead)\n"},
 	        {ARGS("a.csv", "b.csv", "-o", "d"),
 	         "rusk plot: unexpected argument 'b.csv' (try: rusk plot --help)\n"},
 	        {ARGS("r.csv", "-x"), "rusk plot: unknown option '-x' (try: rusk plot --help)\n"},
@@ -463,7 +498,7 @@ int main(void)
 	        cmocka_unit_test(test_refusals),        cmocka_unit_test(test_shape_rules),
 	        cmocka_unit_test(test_checks),          cmocka_unit_test(test_given),
 	        cmocka_unit_test(test_agent_params),    cmocka_unit_test(test_positional),
-	        cmocka_unit_test(test_experiment_plot),
+	        cmocka_unit_test(test_experiment_plot), cmocka_unit_test(test_missing_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

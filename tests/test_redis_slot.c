@@ -113,10 +113,18 @@ static void test_urls(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(hosts[1], "10.0.0.2");
 	assert_int_equal(ports[1], 7001);
-	static const char *const bad[] = {
-	        "127.0.0.1:7000",  "redis://",      "redis://host",
-	        "redis://:7000",   "redis://h:0",   "redis://h:65536",
-	        "redis://h:7000,", "redis://h:70a", "http://127.0.0.1:7000"};
+	/* The scheme may be repeated before each address. */
+	assert_int_equal(rusk_redis_parse_url_("redis://127.0.0.1:7000,redis://10.0.0.3:7002",
+	                                       hosts, ports, &n, err, sizeof err),
+	                 RUSK_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(hosts[1], "10.0.0.3");
+	assert_int_equal(ports[1], 7002);
+	static const char *const bad[] = {"127.0.0.1:7000",        "redis://",
+	                                  "redis://host",          "redis://:7000",
+	                                  "redis://h:0",           "redis://h:65536",
+	                                  "redis://h:7000,",       "redis://h:70a",
+	                                  "http://127.0.0.1:7000", "redis://h:7000,redis://"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err[0] = '\0';
 		assert_int_equal(rusk_redis_parse_url_(bad[i], hosts, ports, &n, err, sizeof err),

@@ -3,8 +3,11 @@
  * A remote commit with no answer (RUSK_EIO, an outage) against one the remote refused
  * (kernel/remote.c): both leave the task holding nothing, to be tried again, but only the
  * refusal is a conflict. The remote here is the in-memory backend of a second cluster (the
- * master state) behind a seam whose commits can be made to go unanswered.
+ * master state) behind a seam whose commits can be made to go unanswered. And the links'
+ * counters (reconnects, redirects, time in outage) of every connection merged on read by
+ * rusk_remote_stats_.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,7 +71,7 @@ static void test_unanswered_is_no_conflict(void **state)
 	fx_shape shape = {.machines = 8, .rus = 2, .partitions = 1};
 	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
 	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
-	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL};
+	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
 	char err[256];
 	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
 	rusk_agent_params ap = fx_agent_params(c);
@@ -108,11 +111,95 @@ static void test_unanswered_is_no_conflict(void **state)
 	rusk_cluster_destroy(master);
 }
 
+/* Per connection: what its link met (the handle points at one of these). */
+static rusk_remote_link links[2] = {
+        {.reconnects = 1, .outage_ns = 2000000000ull},
+        {.reconnects = 2, .redirects = 3, .resent = 1, .outage_ns = 5000000000ull}};
+static int opened;
+
+static int open_linked(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	*out = (rusk_backend){&seam, NULL};
+	*handle = &links[opened++ % 2]; /* opened by one thread at a time (joined in turn) */
+	return RUSK_OK;
+}
+
+static void link_of(void *arg, void *handle, rusk_remote_link *out)
+{
+	(void)arg;
+	*out = *(const rusk_remote_link *)handle;
+}
+
+typedef struct placer {
+	rusk_cluster *c;
+	uint64_t id;
+} placer;
+
+/* One placement from a thread of its own: one more connection. */
+static void *place_once(void *arg)
+{
+	placer *pp = arg;
+	rusk_thread_register();
+	rusk_agent_params ap = fx_agent_params(pp->c);
+	rusk_agent *a = fx_agent(pp->c, &ap, true);
+	rusk_task t = {.id = pp->id, .rus = 1};
+	rusk_lease l;
+	rusk_placement pl;
+	rusk_agent_place(a, &t, &l, &pl);
+	rusk_agent_destroy(a);
+	rusk_thread_unregister();
+	return NULL;
+}
+
+/* rusk_remote_stats_ merges each connection's link on read: sums, and the longest outage of
+ * one connection (rusk run's summary and JSON: reconnects, redirections, outage seconds). */
+static void test_links_merged(void **state)
+{
+	(void)state;
+	fx_shape shape = {.machines = 8, .rus = 2, .partitions = 1};
+	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
+	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
+	outage = 0;
+	rusk_remote_opener op = {open_linked, close_conn, NULL, NULL, NULL, link_of};
+	char err[256];
+	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
+	for (uint64_t k = 0; k < 2; k++) {
+		pthread_t th;
+		placer pp = {c, 10 + k};
+		assert_int_equal(pthread_create(&th, NULL, place_once, &pp), 0);
+		pthread_join(th, NULL);
+	}
+	rusk_remote_stats s;
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.connections, 2);
+	assert_int_equal(s.link.reconnects, 3);
+	assert_int_equal(s.link.redirects, 3);
+	assert_int_equal(s.link.resent, 1);
+	assert_int_equal(s.link.outage_ns, 7000000000ull);
+	assert_int_equal(s.outage_max_ns, 5000000000ull);
+	rusk_remote_detach_(c);
+	/* No link hook (the opener of the test above): zeros. */
+	rusk_remote_opener plain = {open_conn, close_conn, NULL, NULL, NULL, NULL};
+	assert_int_equal(rusk_remote_attach_(c, &plain, err, sizeof err), RUSK_OK);
+	pthread_t th;
+	placer pp = {c, 20};
+	assert_int_equal(pthread_create(&th, NULL, place_once, &pp), 0);
+	pthread_join(th, NULL);
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.connections, 1);
+	assert_true(s.link.reconnects == 0 && s.link.outage_ns == 0 && s.outage_max_ns == 0);
+	rusk_remote_detach_(c);
+	rusk_cluster_destroy(c);
+	rusk_cluster_destroy(master);
+}
+
 int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_unanswered_is_no_conflict),
+	        cmocka_unit_test(test_links_merged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

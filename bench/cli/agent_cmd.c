@@ -120,6 +120,15 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* --backend's address, kept as given (checked when the state is opened): a custom entry, not
+ * a file name, so that a missing one reads "needs a value" (cli_parse). */
+static int opt_backend(const char *flag, const char *v, void *out)
+{
+	(void)flag;
+	*(const char **)out = v;
+	return 0;
+}
+
 static void agent_usage(void)
 {
 	puts("usage: rusk agent --backend memory|redis://HOST:PORT[,HOST:PORT...] [options]\n"
@@ -965,7 +974,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	cli_cluster_init(&cc);
 	cc.params.machines = 1000;
 	const cli_opt opts[] = {
-	        {CLI_FILE_OPT("--backend", &o->backend)},
+	        {CLI_CUSTOM_OPT("--backend", opt_backend, &o->backend)},
 	        {CLI_FLAG_OPT("--init", &o->init)},
 	        {CLI_FLAG_OPT("--init-only", &o->init_only)},
 	        {CLI_FLAG_OPT("--force-init", &o->force_init)},

@@ -130,6 +130,9 @@ typedef struct cli_opt {
 	const char **given;
 	/* A positional argument that may be left out (cli_parse then leaves *out alone). */
 	bool optional;
+	/* What a missing value is called in "rusk: FLAG: needs ..." (cli_parse), e.g.
+	 * "a directory"; NULL: "a file name" for CLI_FILE, "a value" for the other kinds. */
+	const char *needs;
 } cli_opt;
 /* Table entries: the fields of one kind, designated (the rest zero), written inside braces
  * so that .given can follow: {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &s), .given = &g}. */
@@ -169,6 +172,10 @@ int cli_opt_sync_policy(const char *flag, const char *val, void *out);
  * ...): the k-th
  * argument not beginning with '-' goes to the k-th such entry, wherever it stands among
  * the options; its errors name it "CMD NAME"; one too many is refused.
+ * An option that takes a value (every kind but CLI_FLAG, and the cluster options) given last,
+ * or followed by what reads as another option ("--x", or '-' and a letter), is refused as
+ * "rusk: FLAG: needs a value" (or its .needs), naming the option found instead; a lone "-"
+ * and negative numbers are values.
  * Returns 0; 1 after --help / -h printed usage(); -1 after printing the error, naming the
  * option or argument (the caller exits with RUSK_EXIT_USAGE).
  */

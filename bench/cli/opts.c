@@ -121,6 +121,35 @@ static int parse_choice(const char *flag, const char *val, const cli_choice *ch,
 
 static const cli_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
 
+/* Whether argument v, standing after an option that takes a value, is rather the next option:
+ * "--anything", or '-' and a letter ("-h", "-o"). Such a value is missing ("--backend
+ * --agents 2" took "--agents" as the address, and "--backend" last crashed), so it is
+ * refused as "needs a value" naming the flag. A lone "-" (standard input) and negative
+ * numbers ("-5", "-.5") stay values: no option of rusk takes one today, and the range
+ * checks refuse them with their usual message. */
+static bool option_like(const char *v)
+{
+	return v[0] == '-' &&
+	       (v[1] == '-' || (v[1] >= 'a' && v[1] <= 'z') || (v[1] >= 'A' && v[1] <= 'Z'));
+}
+
+/* Refuses a value left out after `flag` (v NULL: the flag came last; or v option_like):
+ * "rusk: FLAG: needs WHAT" (e.g. "a value", "a file name") and, before another option,
+ * which one came instead. Returns 0 when v is a value, -1 after printing the error. */
+static int need_value(const char *flag, const char *v, const char *what)
+{
+	if (v == NULL) {
+		fprintf(stderr, "rusk: %s: needs %s\n", flag, what);
+		return -1;
+	}
+	if (option_like(v)) {
+		fprintf(stderr, "rusk: %s: needs %s (found the option '%s' instead)\n", flag, what,
+		        v);
+		return -1;
+	}
+	return 0;
+}
+
 /* Parses option o's value v (NULL: none left) into o->out. Returns how many arguments
  * the value took (0 or 1), or -1 after printing the error. */
 static int parse_value(const cli_opt *o, const char *a, const char *v)
@@ -230,6 +259,11 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 				        a, cmd);
 			return -1;
 		}
+		if (o->kind != CLI_FLAG && need_value(a, v,
+		                                      o->needs != NULL      ? o->needs
+		                                      : o->kind == CLI_FILE ? "a file name"
+		                                                            : "a value") != 0)
+			return -1;
 		int took = parse_value(o, a, v);
 		if (took < 0)
 			return -1;
@@ -329,6 +363,13 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 	const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
 	uint64_t x;
 	rusk_cluster_params *p = &cc->params;
+	/* Every cluster option takes a value: checked once the name is one of them. */
+	static const char *const names[] = {
+	        "--machines",       "--rus-per-machine", "--partitions", "--machines-per-rack",
+	        "--racks-per-cell", "--ru-milli",        "--seed",       "--cluster"};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+		if (strcmp(a, names[k]) == 0 && need_value(a, v, "a value") != 0)
+			return -1;
 	if (strcmp(a, "--machines") == 0) {
 		if (cli_u64(a, v, 1, UINT32_MAX, &x))
 			return -1;

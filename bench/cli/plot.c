@@ -42,7 +42,7 @@ int cli_plot_parse(int argc, char **argv, cli_plot *o)
 	*o = (cli_plot){0};
 	const cli_opt opts[] = {
 	        {CLI_FILE_OPT("RUN.csv", &o->in)},
-	        {CLI_CUSTOM_OPT("-o", dir_value, &o->dir)},
+	        {CLI_CUSTOM_OPT("-o", dir_value, &o->dir), .needs = "a directory"},
 	};
 	int r = cli_parse("plot", argc, argv, NULL, opts, sizeof opts / sizeof *opts, usage);
 	if (r == 0 && o->dir == NULL) {

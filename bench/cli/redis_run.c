@@ -33,7 +33,9 @@
  *          be read (the state unreachable: "Outages" below), but after a stop signal (not
  *          done, exit 3).
  *   json / print: the remote's counters (connections, snapshots, commit round trips and
- *          their p50/p99, claims lost, releases, errors), the reclaim and the recount.
+ *          their p50/p99, claims lost, releases, errors), the links' (reconnects,
+ *          redirections, pipelines resent, time in outage: every connection's, the main
+ *          one's too, run_link), the reclaim and the recount.
  *   free   detaches the remote (closes every thread's connection) and the main one.
  *
  * Several `rusk run`s per state: each one's task ids are its dispatcher's handles, the same
@@ -504,6 +506,29 @@ const char *drv_redis_why(const run *R)
 	return R->redis != NULL ? R->redis->why : "";
 }
 
+/* What the run's connections met on their links: the agents' and completers' (merged by
+ * rusk_remote_stats_ from each connection's own counters) and the main thread's (the
+ * ledger, the recount). outage_s: the most one connection waited in all (about the
+ * outage's length as one thread lived it); outage_sum_s: over every connection. */
+typedef struct run_link {
+	rusk_remote_link l;
+	double outage_s, outage_sum_s;
+} run_link;
+
+static run_link link_of(const drv_redis *X)
+{
+	rusk_redis_stats m = rusk_redis_stats_(X->main.redis);
+	run_link k = {X->st.link, 0, 0};
+	k.l.reconnects += m.reconnects;
+	k.l.redirects += m.redirects;
+	k.l.resent += m.resent;
+	k.l.outage_ns += m.outage_ns;
+	uint64_t most = X->st.outage_max_ns > m.outage_ns ? X->st.outage_max_ns : m.outage_ns;
+	k.outage_s = (double)most * 1e-9;
+	k.outage_sum_s = (double)k.l.outage_ns * 1e-9;
+	return k;
+}
+
 static void redis_json(FILE *f, run *R)
 {
 	drv_redis *X = R->redis;
@@ -511,6 +536,7 @@ static void redis_json(FILE *f, run *R)
 		return;
 	recount(R);
 	const rusk_remote_stats *s = &X->st;
+	run_link k = link_of(X);
 	fprintf(f,
 	        "  \"redis_dispatch\": {\"submitted\": %" PRIu64 ", \"placed\": %" PRIu64
 	        ", \"rejected\": %" PRIu64 ", \"revoked\": %" PRIu64 ", \"released\": %" PRIu64
@@ -526,7 +552,9 @@ static void redis_json(FILE *f, run *R)
 	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
 	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
 	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
-	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64
+	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64 ", \"reconnects\": %" PRIu64
+	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
+	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
 	        ", \"ledger\": {\"checks\": %" PRIu64 ", \"failed\": %" PRIu64
 	        ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64
 	        ", \"revoked\": %" PRIu64 "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
@@ -538,7 +566,8 @@ static void redis_json(FILE *f, run *R)
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
 	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
 	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
-	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, X->ledger_checks,
+	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, k.l.reconnects,
+	        k.l.redirects, k.l.resent, k.outage_s, k.outage_sum_s, X->ledger_checks,
 	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
 	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
 	        X->mismatch, X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
@@ -576,6 +605,13 @@ static void redis_print(run *R)
 	        "  %-28s %" PRIu64 " release round trips, %" PRIu64 " leases released, %" PRIu64
 	        " refused; %" PRIu64 " refused by the local mirror; %" PRIu64 " errors\n",
 	        "", s->release_trips, s->released, s->release_refused, s->local_refused, s->errors);
+	run_link k = link_of(X);
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " reconnects, %" PRIu64 " redirections (MOVED/ASK), %" PRIu64
+	        " pipelines sent again; %.2f s in outage (the longest connection; %.2f s over "
+	        "every connection)\n",
+	        "redis link", k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
+	        k.outage_sum_s);
 	if (s->errors > 0 || s->open_failures > 0) {
 		char err[512];
 		rusk_remote_last_error_(R->c, err, sizeof err);

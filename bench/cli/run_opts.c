@@ -60,6 +60,10 @@ static int opt_phases(const char *flag, const char *v, void *out)
 static int opt_backend(const char *flag, const char *v, void *out)
 {
 	run_cfg *cfg = out;
+	if (v == NULL) { /* cli_parse refuses a missing value first; kept for other callers */
+		fprintf(stderr, "rusk: %s: needs a value\n", flag);
+		return -1;
+	}
 	if (strcmp(v, "memory") == 0) {
 		cfg->backend = NULL;
 		return 0;
@@ -700,7 +704,8 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	         .given = &task_rus},
 	        {CLI_CUSTOM_OPT("--mix", opt_mix, &cfg), .given = &mix},
 	        {CLI_DOUBLE_OPT("--rate", 0.001, 1e8, &cfg.rate), .given = &rate},
-	        {CLI_CUSTOM_OPT("--trace", opt_trace, &cfg.trace)},
+	        {CLI_CUSTOM_OPT("--trace", opt_trace, &cfg.trace),
+	         .needs = "a file (or openb, or e2e)"},
 	        {CLI_CHOICE_OPT("--trace-format", trace_formats, &cfg.trace_format)},
 	        {CLI_U32_OPT("--preferred", 0, 64, &cfg.preferred)},
 	        {CLI_CHOICE_OPT("--quality", qualities, &quality)},

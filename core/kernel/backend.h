@@ -118,16 +118,29 @@ int rusk_backend_memory_(rusk_cluster *c, rusk_backend *out);
  */
 typedef struct rusk_remote rusk_remote;
 
+/* What one connection met on its link (rusk_remote_opener.link), summed or maxed over the
+ * connections by rusk_remote_stats_. */
+typedef struct rusk_remote_link {
+	uint64_t reconnects; /* connections lost (a master killed) and the slot map refreshed */
+	uint64_t redirects;  /* MOVED / ASK answers followed (a slot moved, a failover) */
+	uint64_t resent;     /* pipelines sent again after an unknown outcome */
+	uint64_t outage_ns;  /* time its calls waited for a slot to be served again */
+} rusk_remote_link;
+
 /* How the kernel gets a connection for a thread: open fills *out (the seam) and *handle
  * (what close and error get back), or returns an error with a message in err; close ends
  * one; error (may be NULL) says what the connection's last failed call met. open and error
- * are called by the thread that uses the connection, close at detach. */
+ * are called by the thread that uses the connection, close at detach. link (may be NULL:
+ * zeros) reads a connection's link counters into *out from any thread while its own thread
+ * may be using it (rusk_remote_stats_): it must read them without a data race (e.g. relaxed
+ * loads of counters the connection's thread alone writes), and cost no more than that. */
 typedef struct rusk_remote_opener {
 	int (*open)(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen);
 	void (*close)(void *arg, void *handle);
 	const char *(*error)(void *arg, void *handle);
 	void (*done)(void *arg); /* may be NULL: called once at detach, after every close */
 	void *arg;
+	void (*link)(void *arg, void *handle, rusk_remote_link *out);
 } rusk_remote_opener;
 
 /* What the remote did, summed over every connection (rusk_remote_stats_). */
@@ -149,6 +162,12 @@ typedef struct rusk_remote_stats {
 	                           * decisions committed together, one pipeline a partition) */
 	uint64_t batch_tasks;     /* tasks in them */
 	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
+	/* The links (rusk_remote_opener.link), merged on read from each connection's own
+	 * counters (no shared word on the commit path): reconnects, redirects, resent and
+	 * outage_ns summed over the connections (outage_ns: connection-seconds, one second
+	 * per thread that waited), outage_max_ns the most one connection waited in all. */
+	rusk_remote_link link;
+	uint64_t outage_max_ns;
 } rusk_remote_stats;
 
 /*

@@ -194,13 +194,24 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
-	rusk_hist *h = calloc(1, sizeof *h);
+	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
+	pthread_mutex_lock(&rm->lock);
+	for (const conn *cn = rm->conns; cn != NULL; cn = cn->next) {
+		if (h != NULL)
+			rusk_hist_merge(h, &cn->rtt); /* relaxed loads of one writer's counts */
+		rusk_remote_link l = {0};
+		if (rm->op.link != NULL) /* the opener's contract: race-free reads, any thread */
+			rm->op.link(rm->op.arg, cn->handle, &l);
+		out->link.reconnects += l.reconnects;
+		out->link.redirects += l.redirects;
+		out->link.resent += l.resent;
+		out->link.outage_ns += l.outage_ns;
+		if (l.outage_ns > out->outage_max_ns)
+			out->outage_max_ns = l.outage_ns;
+	}
+	pthread_mutex_unlock(&rm->lock);
 	if (h == NULL)
 		return;
-	pthread_mutex_lock(&rm->lock);
-	for (const conn *cn = rm->conns; cn != NULL; cn = cn->next)
-		rusk_hist_merge(h, &cn->rtt); /* relaxed loads of one writer's counts */
-	pthread_mutex_unlock(&rm->lock);
 	out->commit_p50_ns = rusk_hist_quantile(h, 0.5);
 	out->commit_p99_ns = rusk_hist_quantile(h, 0.99);
 	free(h);

@@ -97,6 +97,17 @@ static const char *conn_error(void *arg, void *handle)
 	(void)arg;
 	return rusk_redis_last_error_(((rusk_state *)handle)->redis);
 }
+
+/* The opener's link: rusk_redis_stats_'s relaxed loads (any thread, kernel/backend.h). */
+static void conn_link(void *arg, void *handle, rusk_remote_link *out)
+{
+	(void)arg;
+	rusk_redis_stats s = rusk_redis_stats_(((rusk_state *)handle)->redis);
+	*out = (rusk_remote_link){.reconnects = s.reconnects,
+	                          .redirects = s.redirects,
+	                          .resent = s.resent,
+	                          .outage_ns = s.outage_ns};
+}
 #endif
 
 int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts *opts, char *err,
@@ -117,7 +128,7 @@ int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts 
 	aa->c = c;
 	aa->opts = opts != NULL ? *opts : (rusk_state_opts){0};
 	memcpy(aa->spec, spec, n);
-	rusk_remote_opener op = {conn_open, conn_close, conn_error, free, aa};
+	rusk_remote_opener op = {conn_open, conn_close, conn_error, free, aa, conn_link};
 	int rc = rusk_remote_attach_(c, &op, err, errlen);
 	if (rc != RUSK_OK)
 		free(aa);

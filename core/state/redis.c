@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/atomic.h"
 #include "base/base.h"
 #include "state/redis.h"
 #include "state/redis_lua.h"
@@ -86,6 +87,15 @@ struct rusk_redis {
 	char err[512];
 };
 
+/* One connection's counter (r->st) grows by d: its thread is the only writer, so a relaxed
+ * load and store (plain moves, no locked add); partner: the relaxed loads of
+ * rusk_redis_stats_, which another thread may make while this one runs (an attached
+ * remote's stats, kernel/backend.h). */
+static void stat_add(uint64_t *ctr, uint64_t d)
+{
+	rusk_store64(ctr, rusk_load64(ctr, RUSK_RELAXED) + d, RUSK_RELAXED);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -117,7 +127,11 @@ static int find_node(rusk_redis *r, const char *host, int port)
 	if (r->n_nodes == MAX_NODES)
 		return -1;
 	node *n = &r->nodes[r->n_nodes];
-	snprintf(n->host, sizeof n->host, "%s", host);
+	/* A copy by length: host may be r->seed_host[k], which GCC's -Wrestrict cannot tell
+	 * apart from n->host through r. */
+	size_t len = strnlen(host, sizeof n->host - 1);
+	memcpy(n->host, host, len);
+	n->host[len] = '\0';
 	n->port = port;
 	n->ctx = NULL;
 	return r->n_nodes++;
@@ -220,6 +234,78 @@ static int refresh_map(rusk_redis *r)
 		if (i >= 0 && (rc = map_from(r, i)) == RUSK_OK)
 			return RUSK_OK;
 	}
+	return rc;
+}
+
+/* Whether the CLUSTER NODES text `nodes` (one "ID HOST:PORT@BUS FLAGS ..." line per node)
+ * lists node id `id`. */
+static bool lists_node(const char *nodes, const char *id, size_t idlen)
+{
+	for (const char *l = nodes; l != NULL && *l != '\0';) {
+		if (strncmp(l, id, idlen) == 0 && l[idlen] == ' ')
+			return true;
+		l = strchr(l, '\n');
+		l = l != NULL ? l + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * Every seed of the URL belongs to the cluster whose map seed k0 gave: each other seed's
+ * CLUSTER MYID is among k0's CLUSTER NODES. Seeds of two clusters would route each slot by
+ * k0's map and write there, while processes given the seeds in another order wrote to the
+ * other cluster: two master states that never meet. A seed that does not answer is left
+ * out (the map came from k0; a killed master is a seed too after a failover); one that
+ * answers as no cluster node is refused. RUSK_OK, or RUSK_EIO with r->err naming both
+ * seeds.
+ */
+static int check_seeds(rusk_redis *r, int k0)
+{
+	if (r->n_seeds < 2)
+		return RUSK_OK;
+	int i0 = find_node(r, r->seed_host[k0], r->seed_port[k0]);
+	redisContext *c0 = i0 >= 0 ? node_ctx(r, i0) : NULL;
+	redisReply *nodes = c0 != NULL ? redisCommand(c0, "CLUSTER NODES") : NULL;
+	if (nodes == NULL || nodes->type != REDIS_REPLY_STRING) {
+		int rc = set_err(r, RUSK_EIO, "%s:%d: CLUSTER NODES: %s", r->seed_host[k0],
+		                 r->seed_port[k0],
+		                 nodes != NULL && nodes->type == REDIS_REPLY_ERROR ? nodes->str
+		                 : c0 != NULL                                      ? c0->errstr
+		                              : "no connection");
+		if (nodes != NULL)
+			freeReplyObject(nodes);
+		return rc;
+	}
+	int rc = RUSK_OK;
+	for (int k = 0; k < r->n_seeds && rc == RUSK_OK; k++) {
+		if (k == k0)
+			continue;
+		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+		redisContext *c = i >= 0 ? node_ctx(r, i) : NULL;
+		redisReply *id = c != NULL ? redisCommand(c, "CLUSTER MYID") : NULL;
+		if (id == NULL) { /* unreachable or broken: not a seed today */
+			if (c != NULL)
+				drop_ctx(&r->nodes[i]);
+			continue;
+		}
+		if (id->type == REDIS_REPLY_ERROR)
+			rc = set_err(r, RUSK_EIO,
+			             "%s:%d is not a Redis Cluster node (CLUSTER MYID: %s)",
+			             r->seed_host[k], r->seed_port[k], id->str);
+		else if (id->type != REDIS_REPLY_STRING ||
+		         !lists_node(nodes->str, id->str, id->len))
+			rc = set_err(
+			        r, RUSK_EIO,
+			        "seeds %s:%d and %s:%d belong to different Redis Clusters "
+			        "(%s:%d's node id %.12s is not among %s:%d's CLUSTER NODES): give "
+			        "the addresses of one cluster",
+			        r->seed_host[k0], r->seed_port[k0], r->seed_host[k],
+			        r->seed_port[k], r->seed_host[k], r->seed_port[k],
+			        id->type == REDIS_REPLY_STRING ? id->str : "?", r->seed_host[k0],
+			        r->seed_port[k0]);
+		freeReplyObject(id);
+	}
+	freeReplyObject(nodes);
 	return rc;
 }
 
@@ -406,7 +492,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			uint16_t s = 0;
 			if (rusk_redis_parse_redirect_(y->str, &ask, &s, host, sizeof host,
 			                               &port) == RUSK_OK) {
-				r->st.redirects++;
+				stat_add(&r->st.redirects, 1);
 				int to = find_node(r, host, port);
 				if (ask)
 					ask_node = to;
@@ -415,7 +501,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			} else if (is_err(y, "NOSCRIPT")) {
 				/* A promoted replica has no script cache: load them there once the
 				 * replies are read, and send the script again. */
-				r->st.noscript++;
+				stat_add(&r->st.noscript, 1);
 				need_load = true;
 			} else {
 				outage_begins(r, &outage);
@@ -433,20 +519,20 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			} else {
 				redisReply *y = x;
 				if (y->type != REDIS_REPLY_INTEGER || y->integer < r->wait_replicas)
-					r->st.wait_short++;
+					stat_add(&r->st.wait_short, 1);
 				freeReplyObject(y);
 			}
 		}
-		r->st.round_trips++;
-		r->st.commands += sent;
+		stat_add(&r->st.round_trips, 1);
+		stat_add(&r->st.commands, sent);
 		if (broken) {
 			/* The outcome of everything still pending is unknown: send it again with
 			 * the "again" flag once the slot is served (redis.h). */
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
 			drop_ctx(&r->nodes[ni]);
-			r->st.reconnects++;
-			r->st.resent++;
+			stat_add(&r->st.reconnects, 1);
+			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
 			for (size_t i = 0; i < n; i++)
 				if (pending[i] && cmds[i].again_at >= 0) {
@@ -469,7 +555,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 	}
 	if (outage)
-		r->st.outage_ns += now_ns() - t0;
+		stat_add(&r->st.outage_ns, now_ns() - t0);
 	if (pending != pending_buf)
 		free(pending);
 	return rc;
@@ -1824,12 +1910,15 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	}
 	/* The first seed that answers CLUSTER SLOTS gives the map. */
 	rc = RUSK_EIO;
-	for (int k = 0; k < r->n_seeds && rc != RUSK_OK; k++) {
-		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
+	int k0 = 0;
+	for (; k0 < r->n_seeds; k0++) {
+		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
-		if (rc == RUSK_EPARSE) /* answered, but not as a cluster node: say so */
+		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
 			break;
 	}
+	if (rc == RUSK_OK)
+		rc = check_seeds(r, k0);
 	if (rc != RUSK_OK) {
 		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
 		goto fail;
@@ -1934,7 +2023,18 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
 
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 {
-	return r != NULL ? r->st : (rusk_redis_stats){0};
+	rusk_redis_stats s = {0};
+	if (r == NULL)
+		return s;
+	/* Relaxed loads: partner of stat_add (the connection's thread may be writing). */
+	const uint64_t *src[] = {&r->st.round_trips, &r->st.commands, &r->st.redirects,
+	                         &r->st.reconnects,  &r->st.resent,   &r->st.wait_short,
+	                         &r->st.noscript,    &r->st.outage_ns};
+	uint64_t *dst[] = {&s.round_trips, &s.commands,   &s.redirects, &s.reconnects,
+	                   &s.resent,      &s.wait_short, &s.noscript,  &s.outage_ns};
+	for (size_t i = 0; i < sizeof src / sizeof *src; i++)
+		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
+	return s;
 }
 
 const char *rusk_redis_last_error_(const rusk_redis *r)

@@ -59,7 +59,7 @@ typedef struct rusk_redis_shape {
 	const uint32_t *m_platform; /* each machine's platform (GPU model); NULL: all 0 */
 } rusk_redis_shape;
 
-/* Counters of one connection (plain: one thread). */
+/* Counters of one connection (written by its thread alone; rusk_redis_stats_ reads them). */
 typedef struct rusk_redis_stats {
 	uint64_t round_trips; /* pipelines sent and answered */
 	uint64_t commands;    /* commands in them */
@@ -105,14 +105,15 @@ enum {
 
 /*
  * rusk_redis_open_: connects to the cluster of url for the given shape. Checks that the
- * seeds answer, that they are cluster nodes, that every slot is served (CLUSTER SLOTS),
+ * seeds answer, that they are cluster nodes of one cluster (each seed's CLUSTER MYID among
+ * the first answering seed's CLUSTER NODES), that every slot is served (CLUSTER SLOTS),
  * and loads the scripts. Then, per init (the enum above): writes the empty state of every
  * partition (replacing any rusk state there), checks that each partition's state is there
  * and has the shape (rusk_redis_state_check_), or leaves the state alone. Returns RUSK_OK
  * and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is of another
- * shape), RUSK_EIO (cannot connect; not a cluster; slots missing; state absent) with a
- * one-line message naming the address or key in err; nothing is written on failure before
- * the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
+ * shape), RUSK_EIO (cannot connect; not a cluster; seeds of two clusters; slots missing;
+ * state absent) with a one-line message naming the address or key in err; nothing is
+ * written on failure before the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
  */
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen);
@@ -186,7 +187,8 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
 /* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);
 
-/* rusk_redis_stats_: a copy of r's counters. */
+/* rusk_redis_stats_: a copy of r's counters. Any thread (relaxed loads of counters that only
+ * r's thread writes: each exact, the set not one instant's). */
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r);
 
 /* rusk_redis_last_error_: the message of the last RUSK_EIO / script error (never NULL). */

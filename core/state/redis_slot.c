@@ -88,6 +88,10 @@ int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n
 	const char *p = url + 8;
 	int k = 0;
 	while (*p != '\0') {
+		/* "redis://A:1,redis://B:2": the scheme repeated before a later address (as
+		 * URL lists are often written) is the same list as "redis://A:1,B:2". */
+		if (k > 0 && strncmp(p, "redis://", 8) == 0)
+			p += 8;
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		const char *colon = memchr(p, ':', len);

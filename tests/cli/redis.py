@@ -109,6 +109,10 @@ def cli_redis_bad_url():
           rusk("agent --backend redis://[::1]:7000", status=2).out)
     match(r"--agent-id 3: must be below --agents 2",
           rusk("agent --backend memory --agents 2 --agent-id 3", status=2).out)
+    # --backend's value left out: "needs a value", naming it (was "unknown option '2'")
+    match(r"rusk: --backend: needs a value \(found the option '--agents' instead\)",
+          rusk("agent --backend --agents 2", status=2).out)
+    match(r"rusk: --backend: needs a value\n", rusk("agent --agents 2 --backend", status=2).out)
 
 
 @case
@@ -126,6 +130,11 @@ def cli_redis_run_backend():
                status=2).out)
     match(r"--no-init: only with --backend redis://",
           rusk("run --no-init --duration-s 0.1", status=2).out)
+    # the value left out: named, exit 2 (was: '--agents' taken as the address; last: a crash)
+    match(r"rusk: --backend: needs a value \(found the option '--agents' instead\)",
+          rusk("run --backend --agents 2 --duration-s 0.1", status=2).out)
+    match(r"rusk: --backend: needs a value\n",
+          rusk("run --duration-s 0.1 --backend", status=2).out)
     # --wait / --wait-ms (WAIT-based commits): the flag named, exit 2
     for bad in ("--wait 0", "--wait 17", "--wait x"):
         match(r"--wait: '[^']*' is not an integer in 1\.\.16",
@@ -167,6 +176,12 @@ def check_run(j, text, label, single=True):
     # no failover here: the ledger finds nothing lost and nothing orphaned (L2, L4)
     assert rd["ledger"]["checks"] > 0 and rd["ledger"]["lost_tasks"] == 0, rd["ledger"]
     assert rd["ledger"]["orphans"] == 0, rd["ledger"]
+    # ... and no connection lost, redirected or waiting out an outage (the links' counters,
+    # every connection's merged: a failover's run shows them, cli_redis_run_failover_loss)
+    assert rd["reconnects"] == 0 and rd["redirects"] == 0 and rd["resent"] == 0, rd
+    assert rd["outage_s"] == 0 and rd["outage_sum_s"] == 0, rd
+    match(r"redis link +0 reconnects, 0 redirections \(MOVED/ASK\), 0 pipelines sent again; "
+          r"0\.00 s in outage", text)
     if single:
         assert rd["released"] == (rd["claims"] - rd["claims_lost"] - rd["claims_unknown"] -
                                   rd["local_refused"]), rd
@@ -527,6 +542,49 @@ def cli_redis_missing_slots():
         match(r"the cluster serves no node for slots 8001-16383 \(CLUSTER SLOTS\)", r.out)
     finally:
         stop(proc, d)
+
+
+def one_node_cluster():
+    """A cluster of one master serving every slot (a second cluster in a few seconds, for
+    cli_redis_two_clusters): (proc, port, dir)."""
+    proc, p, d = standalone(["--cluster-enabled", "yes", "--cluster-config-file",
+                             "nodes.conf"])
+    subprocess.run(["redis-cli", "-p", str(p), "cluster", "addslotsrange", "0", "16383"],
+                   capture_output=True, timeout=10, check=True)
+    return proc, p, d
+
+
+@case
+def cli_redis_two_clusters():
+    """Seeds of two different clusters: refused at connect, naming both, exit 2, nothing
+    written (rusk routed by the first seed's map, and a process given the seeds in the
+    other order used the other cluster: two master states)."""
+    need_redis()
+    a = b = None
+    try:
+        a = one_node_cluster()
+        b = one_node_cluster()
+        pa, pb = a[1], b[1]
+        msg = (r"seeds 127.0.0.1:%d and 127.0.0.1:%d belong to different Redis Clusters "
+               r"\(127.0.0.1:%d's node id [0-9a-f]{12} is not among 127.0.0.1:%d's CLUSTER "
+               r"NODES\)")
+        r = rusk("agent --backend redis://127.0.0.1:%d,redis://127.0.0.1:%d %s --init"
+                 % (pa, pb, SHAPE), status=2)
+        match(msg % (pa, pb, pb, pa), r.out)
+        r = rusk("run --backend redis://127.0.0.1:%d,127.0.0.1:%d %s --duration-s 0.5"
+                 % (pb, pa, SHAPE), status=2)
+        match(msg % (pb, pa, pa, pb), r.out)
+        for port in (pa, pb):
+            keys = subprocess.run(["redis-cli", "-p", str(port), "dbsize"],
+                                  capture_output=True, text=True, timeout=10).stdout.strip()
+            assert keys == "0", "a refused open wrote %s keys on %d" % (keys, port)
+        # one cluster's node given twice, and a seed that does not answer: still accepted
+        r = rusk("agent --backend redis://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d %s "
+                 "--init-only" % (pa, pa, free_port(), SHAPE))
+    finally:
+        for x in (a, b):
+            if x is not None:
+                stop(x[0], x[2])
 
 
 @case
@@ -1413,6 +1471,12 @@ def cli_redis_run_failover_loss():
         print("failover", json.dumps({"tasks": t, "redis": rd}))
         assert rd["ledger"]["lost_tasks"] > 0, "nothing lost: %r" % rd["ledger"]
         assert rd["ledger"]["revoked"] > 0, rd["ledger"]
+        # the master's connections broke and waited for the promoted replica: the links'
+        # counters say so (before, rusk run's JSON and summary had none of them)
+        assert rd["reconnects"] >= 1 and rd["outage_s"] > 0, rd
+        assert rd["outage_sum_s"] >= rd["outage_s"], rd
+        match(r"redis link +[1-9][0-9]* reconnects, [0-9]+ redirections \(MOVED/ASK\), "
+              r"[0-9]+ pipelines sent again; [0-9.]+ s in outage", text)
         assert t["backlog_end"] == 0, t
         # each task revoked was placed once more, or, revoked after the generator closed the
         # dispatcher, ended REJECTED: one terminal event each either way
