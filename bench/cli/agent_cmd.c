@@ -138,8 +138,11 @@ static void agent_usage(void)
 	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
 	     "                       each reconnect and at the end (default 1000; 0: not)\n"
 	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
-	     "                       (default 5000; 0: none). A second process with the same\n"
-	     "                       --agent-id is refused while the lease is live\n"
+	     "                       (default 5000; 0: none; else at least 1000: a lease must\n"
+	     "                       outlive several round trips and a renew period, or a live\n"
+	     "                       agent's lapses and its id and RUs are taken). A second\n"
+	     "                       process with the same --agent-id is refused while the\n"
+	     "                       lease is live\n"
 	     "  --recount            no agent: recount every partition (held, free, mismatch)\n"
 	     "  --reclaim-agent I    with --recount: release every RU agent I's tasks hold (a\n"
 	     "                       line says when they hold none); refused while agent I's\n"
@@ -887,6 +890,9 @@ static const char *stop_why(const agent_run *a, int sig)
 	return sig != 0 ? "signal" : "duration";
 }
 
+/* The shortest --lease-ms but 0 (no lease); see the check in rusk_cmd_agent. */
+#define LEASE_MIN_MS 1000u
+
 int rusk_cmd_agent(int argc, char **argv)
 {
 	agent_run a;
@@ -942,6 +948,18 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (o->backend == NULL) {
 		fprintf(stderr, "rusk agent: --backend is required (memory or "
 		                "redis://HOST:PORT[,HOST:PORT...])\n");
+		return RUSK_EXIT_USAGE;
+	}
+	/* A lease shorter than a few round trips plus a renew period (MS/3) lapses while its
+	 * agent is alive: at --lease-ms 1 a second agent with the same id ran beside the first
+	 * and freed its RUs, and at 10 --reclaim-expired reclaimed 1,686 RUs from a live
+	 * agent. 1000 ms leaves a renewal (every 333 ms) two tries of slack on a loaded host. */
+	if (o->lease_ms != 0 && o->lease_ms < LEASE_MIN_MS) {
+		fprintf(stderr,
+		        "rusk agent: --lease-ms %" PRIu64 ": below %u ms (0: no lease): a lease "
+		        "must outlive several round trips and a renew period (MS/3), or a live "
+		        "agent's lease lapses and its id and RUs are taken\n",
+		        o->lease_ms, LEASE_MIN_MS);
 		return RUSK_EXIT_USAGE;
 	}
 	if (o->agent_id >= o->agents) {

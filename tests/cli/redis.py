@@ -109,6 +109,10 @@ def cli_redis_bad_url():
           rusk("agent --backend redis://[::1]:7000", status=2).out)
     match(r"--agent-id 3: must be below --agents 2",
           rusk("agent --backend memory --agents 2 --agent-id 3", status=2).out)
+    # a lease shorter than a few round trips and a renew period lapses under a live agent
+    for ms in ("1", "10", "999"):
+        match(r"--lease-ms %s: below 1000 ms \(0: no lease\): a lease must outlive" % ms,
+              rusk("agent --backend redis://127.0.0.1:7000 --lease-ms " + ms, status=2).out)
 
 
 @case
