@@ -943,6 +943,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 	o->policy = (rusk_sync_policy)policy;
+	/* o->backend as every message and report shows it (the password masked); the URL as
+	 * given opens the state. */
+	const char *url = o->backend;
+	char shown[512];
+	if (url != NULL)
+		o->backend = rusk_redis_mask_url_(url, shown, sizeof shown);
 	if (reclaim_given != NULL)
 		o->reclaim_agent = (int)o->reclaim_u;
 	if (o->backend == NULL) {
@@ -1038,7 +1044,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	}
 	char err[1024];
 	/* Connect only: the checks below come before anything is written. */
-	rc = rusk_state_open_(o->backend, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
+	rc = rusk_state_open_(url, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);

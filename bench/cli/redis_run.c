@@ -48,7 +48,9 @@
 #include "state/open.h"
 
 struct drv_redis {
-	const char *spec;
+	const char *spec; /* --backend as shown: its password masked */
+	const char *url;  /* --backend as given: what opens the state */
+	char shown[512];
 	rusk_state main; /* the main thread's connection: the init and the recount */
 	bool attached, counted, ok;
 	uint64_t held, held_run, free_rus, mismatch;
@@ -160,7 +162,8 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		fprintf(stderr, "rusk: --backend: out of memory\n");
 		return RUSK_EXIT_NOMEM;
 	}
-	X->spec = cfg->backend;
+	X->url = cfg->backend;
+	X->spec = rusk_redis_mask_url_(cfg->backend, X->shown, sizeof X->shown);
 	X->ledger_tid = pthread_self(); /* the main thread: the ledger's (before any other) */
 	R->redis = X;
 	char err[1536] = "";
@@ -168,7 +171,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * a refused run writes nothing. --wait N for more replicas than a shard has (every
 	 * WAIT there would wait out --wait-ms), and an init under live `rusk agent`s or runs
 	 * (their RUs would vanish under them; --force-init overrides) are bad input. */
-	int rc = rusk_state_open_(X->spec, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
+	int rc = rusk_state_open_(X->url, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
 	if (rc == RUSK_OK)
 		rc = rusk_state_check_wait_(&X->main, X->spec, cfg->wait, err, sizeof err);
 	if (rc == RUSK_OK && !cfg->no_init && !cfg->force_init)
@@ -194,7 +197,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms, redis_stopping, NULL};
 	if (cfg->wait > 0)
 		rusk_redis_set_wait_(X->main.redis, so.wait_replicas, so.wait_ms);
-	rc = rusk_state_attach_(X->spec, R->c, &so, err, sizeof err);
+	rc = rusk_state_attach_(X->url, R->c, &so, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;

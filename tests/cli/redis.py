@@ -46,13 +46,19 @@ def free_port():
 class Cluster:
     """A 3+3 cluster for the with-block; .url, .port, .dir."""
 
+    def __init__(self, password=None):
+        self.password = password  # requirepass + masterauth on every server
+
     def __enter__(self):
         need_redis()
         self.dir = tempfile.mkdtemp(prefix="rusk-redis.")
         self.port = int(subprocess.check_output([script(), "free-port"], timeout=30))
+        env = dict(os.environ)
+        if self.password is not None:
+            env["RUSK_REDIS_PASSWORD"] = self.password
         try:
             subprocess.run([script(), "start", self.dir, str(self.port)], check=True,
-                           timeout=120)
+                           timeout=120, env=env)
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -631,6 +637,41 @@ def cli_redis_layout():
 
 
 @case
+@case
+def cli_redis_auth():
+    """A cluster with requirepass (and masterauth): redis://:PASSWORD@... places tasks and
+    recounts clean; without the password, exit 2 naming the seed ('needs a password'); a
+    wrong one, exit 2 ('password ... is wrong'); the password never printed (masked)."""
+    pw = "s3cr-t-pw"
+    with Cluster(password=pw) as cl:
+        hosts = cl.url[len("redis://"):]
+        good = "redis://:%s@%s" % (pw, hosts)
+        r = rusk("agent --backend %s %s --init --duration-s 1 --task-ms 50" % (good, SHAPE))
+        j = last_json(r.out)
+        assert j["placed"] > 0, j
+        r2 = rusk("agent --backend %s %s --recount" % (good, SHAPE))
+        match(r"recount: 10 partitions: held 0, free [0-9]+, mismatch 0", r2.out)
+        bad = rusk("agent --backend %s %s --recount" % (cl.url, SHAPE), status=2)
+        match(r"127\.0\.0\.1:%d needs a password \(NOAUTH" % cl.port, bad.out)
+        wrong = rusk("agent --backend redis://:nope-%s@%s %s --recount" % (pw, hosts, SHAPE),
+                     status=2)
+        match(r"127\.0\.0\.1:%d refused the password of --backend .*is wrong" % cl.port,
+              wrong.out)
+        match(r"--backend redis://:\*\*\*@127\.0\.0\.1", wrong.out)
+        # rusk run the same: the seed named, the password masked
+        wrong_run = rusk("run --backend redis://:nope-%s@%s %s --duration-s 0.5"
+                         % (pw, hosts, SHAPE), status=2)
+        match(r"--backend redis://:\*\*\*@127.*refused the password", wrong_run.out)
+        # user:password (the default ACL user) and a wrong user
+        r3 = rusk("agent --backend redis://default:%s@%s %s --recount" % (pw, hosts, SHAPE))
+        match(r"mismatch 0", r3.out)
+        r4 = rusk("agent --backend redis://nobody:%s@%s %s --recount" % (pw, hosts, SHAPE),
+                  status=2)
+        match(r"refused the password", r4.out)
+        for x in (r, r2, bad, wrong, wrong_run, r3, r4):
+            assert pw not in x.out, x.out
+
+
 def cli_redis_agent_flags():
     """rusk agent refuses what rusk run refuses, with the same messages (exit 2, before any
     connection): --wait 0, --wait-ms without --wait, --wait without redis://; and the init
