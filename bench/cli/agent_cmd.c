@@ -911,6 +911,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
 	const char *reclaim_given = NULL, *wait_given = NULL, *wait_ms_given = NULL;
+	const char *lease_given = NULL, *failover_given = NULL;
 	cli_cluster cc;
 	cli_cluster_init(&cc);
 	cc.params.machines = 1000;
@@ -931,9 +932,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U32_OPT("--batch", 1, 4096, &o->batch)},
 	        {CLI_U64_OPT("--wait", 1, 16, &o->wait), .given = &wait_given},
 	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms), .given = &wait_ms_given},
-	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
+	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms),
+	         .given = &failover_given},
 	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
-	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
+	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms), .given = &lease_given},
 	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
 	        {CLI_U64_OPT("--reclaim-run", 1, (UINT64_C(1) << 24) - 1, &o->reclaim_run)},
@@ -955,6 +957,31 @@ int rusk_cmd_agent(int argc, char **argv)
 		fprintf(stderr, "rusk agent: --backend is required (memory or "
 		                "redis://HOST:PORT[,HOST:PORT...])\n");
 		return RUSK_EXIT_USAGE;
+	}
+	/* The options of a state on Redis, which the in-process state has no use for: before,
+	 * `--backend memory --init-only` printed "wrote the empty state at memory" and
+	 * --recount, --reclaim-expired and --lease-ms were taken and did nothing. */
+	if (strcmp(o->backend, "memory") == 0) {
+		const char *only = o->init                  ? "--init"
+		                   : o->init_only           ? "--init-only"
+		                   : o->force_init          ? "--force-init"
+		                   : o->recount             ? "--recount"
+		                   : o->reclaim_expired     ? "--reclaim-expired"
+		                   : reclaim_given != NULL  ? "--reclaim-agent"
+		                   : o->reclaim_run != 0    ? "--reclaim-run"
+		                   : o->force               ? "--force"
+		                   : lease_given != NULL    ? "--lease-ms"
+		                   : failover_given != NULL ? "--failover-ms"
+		                   : wait_given != NULL     ? "--wait"
+		                   : wait_ms_given != NULL  ? "--wait-ms"
+		                                            : NULL;
+		if (only != NULL) {
+			fprintf(stderr,
+			        "rusk agent: %s: only with --backend redis://... (the state "
+			        "on Redis; --backend %s has no use for it)\n",
+			        only, o->backend);
+			return RUSK_EXIT_USAGE;
+		}
 	}
 	/* A lease shorter than a few round trips plus a renew period (MS/3) lapses while its
 	 * agent is alive: at --lease-ms 1 a second agent with the same id ran beside the first

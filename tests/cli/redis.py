@@ -637,7 +637,6 @@ def cli_redis_layout():
 
 
 @case
-@case
 def cli_redis_auth():
     """A cluster with requirepass (and masterauth): redis://:PASSWORD@... places tasks and
     recounts clean; without the password, exit 2 naming the seed ('needs a password'); a
@@ -672,6 +671,7 @@ def cli_redis_auth():
             assert pw not in x.out, x.out
 
 
+@case
 def cli_redis_agent_flags():
     """rusk agent refuses what rusk run refuses, with the same messages (exit 2, before any
     connection): --wait 0, --wait-ms without --wait, --wait without redis://; and the init
@@ -683,6 +683,14 @@ def cli_redis_agent_flags():
           rusk("agent --backend redis://127.0.0.1:7000 --wait-ms 50", status=2).out)
     match(r"rusk agent: --wait: only with --backend redis://",
           rusk("agent --backend memory --wait 1", status=2).out)
+    # the options of a state on Redis: refused with the in-process state (before, each was
+    # taken and did nothing; --init-only printed "wrote the empty state at memory")
+    for flag in ("--init", "--init-only", "--force-init", "--recount", "--reclaim-expired",
+                 "--reclaim-agent 0", "--reclaim-run 1", "--force", "--lease-ms 5000",
+                 "--lease-ms 0", "--failover-ms 100", "--wait-ms 50"):
+        match(r"rusk agent: %s: only with --backend redis://\.\.\. \(the state on Redis; "
+              r"--backend memory has no use for it\)" % flag.split()[0],
+              rusk("agent --backend memory --duration-s 0.1 " + flag, status=2).out)
     match(r"rusk agent: --force-init: only with --init or --init-only",
           rusk("agent --backend redis://127.0.0.1:7000 --force-init", status=2).out)
     match(r"rusk agent: --init-only: not with --recount",
