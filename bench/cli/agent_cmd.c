@@ -82,7 +82,12 @@ typedef struct agent_run {
 	uint64_t seq;
 	rusk_rng rng;
 	/* results */
-	uint64_t placed, conflicts, released, rejected, unknown, syncs, batches, claims;
+	/* placed = released + rejected + releases_unknown + lost + held_end (the summary's
+	 * identity): claims_unknown are claims whose answer was lost with the connection (not
+	 * placed), releases_unknown releases whose answer was (placed, fate unknown). */
+	uint64_t placed, conflicts, released, rejected, claims_unknown, releases_unknown;
+	uint64_t held_end; /* placed, in the ledger, not released: an early stop */
+	uint64_t syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
 	/* The id's lease (rusk:{meta}:alive:I): this process's token, whether it holds it, the
 	 * state's epoch when it started, and why the loop stopped early (0: it did not). */
@@ -238,7 +243,7 @@ static void release_range(agent_run *a, size_t from, size_t to)
 		if (k == 0)
 			continue;
 		if (a->st.bk.ops->release(a->st.bk.self, p, ls, k, rcs) != RUSK_OK) {
-			a->unknown += k;
+			a->releases_unknown += k;
 			continue;
 		}
 		for (size_t i = 0; i < k; i++) {
@@ -759,7 +764,7 @@ static int run_loop(agent_run *a)
 			} else if (rcs[j] == RUSK_ECORRUPT) {
 				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
-				a->unknown++; /* the answer was lost with the connection */
+				a->claims_unknown++; /* the answer was lost with the connection */
 			} else if (a->fatal == 0) {
 				/* Every later claim would answer the same: counting them as
 				 * "unknown" hid an impossible task (25,264 of them, exit 0). */
@@ -1123,6 +1128,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		exit_rc = RUSK_EXIT_NOMEM;
 		goto out;
 	}
+	for (size_t i = a.h_head; a.stopped && i < a.h_head + a.h_n; i++)
+		a.held_end += a.h[i].id != 0; /* an early stop releases nothing (below) */
 	if (a.stopped == 2) {
 		/* The state was written afresh: the ledger's RUs are gone with the old one, but
 		 * commits made between the write and this renewal (up to a third of the lease)
@@ -1177,11 +1184,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	       o->agent_id, o->agents, a.st.bk.ops->name, a.np, sync_name(policy), o->gap_ms,
 	       o->batch, o->wait ? ", WAIT" : "");
 	printf("placed %" PRIu64 " tasks in %.2f s: %.0f tasks/s; conflicts %" PRIu64
-	       " (%.2f%% of claims); released %" PRIu64 ", refused %" PRIu64 ", unknown %" PRIu64
-	       "\n",
+	       " (%.2f%% of claims), claims whose answer was lost %" PRIu64 "; of the placed: "
+	       "released %" PRIu64 ", release refused %" PRIu64 ", release answer lost %" PRIu64
+	       ", commit lost %" PRIu64 ", held at the end %" PRIu64 "\n",
 	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
-	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.released,
-	       a.rejected, a.unknown);
+	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.claims_unknown,
+	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
 	if (sig != 0)
 		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
 		       sig == SIGINT   ? "SIGINT"
@@ -1208,7 +1216,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		       a.orphans);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
 	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"claims\":%" PRIu64
-	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unknown\":%" PRIu64
+	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"claims_unknown\":%" PRIu64
+	       ",\"releases_unknown\":%" PRIu64 ",\"held_end\":%" PRIu64
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
@@ -1217,8 +1226,9 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
-	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
-	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
+	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected,
+	       a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
+	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, elapsed,
 	       sig != 0 ? "true" : "false", stop_why(&a, sig));
