@@ -601,7 +601,7 @@ def cli_redis_corrupt_key():
     """A key of the state that another program overwrote (rusk:{p1}:gen a string): every
     commit script checks the types of its keys before its first write (Redis keeps a failed
     script's earlier writes), so nothing of partition 1 is taken; the agent stops with the
-    key named, exit 2; rusk run counts the errors and names the key."""
+    key named, exit 2; so does rusk run (its tasks ended, its RUs released)."""
     with Cluster() as cl:
         shape = "--machines 800 --partitions 4 --rus-per-machine 2"
         rusk("agent --backend %s %s --init-only" % (cl.url, shape))
@@ -617,9 +617,18 @@ def cli_redis_corrupt_key():
             raise Fail("partition 1 holds %s RUs after failed commits:\n%s" % (held, r.out))
         r = rusk("agent --backend %s %s --recount" % (cl.url, shape))
         match(r"held 0, free 1600, mismatch 0", r.out)
-        r = rusk("run --backend %s %s --no-init --duration-s 1" % (cl.url, shape))
-        match(r"last error: commit: partition 1: the rusk state is corrupt, nothing written: "
-              r"rusk:\{p1\}:gen has type string", r.out)
+        # rusk run stops at it too (before: ~30 s more, exit 0): the key named, exit 2,
+        # every task accounted for (the run's own recount finds none of its RUs held)
+        t0 = time.monotonic()
+        r = rusk("run --backend %s %s --no-init --duration-s 20 --rate 500 --json -"
+                 % (cl.url, shape), status=2)
+        took = time.monotonic() - t0
+        match(r"rusk: --backend redis://[^ ]*: commit: partition 1: the rusk state is corrupt, "
+              r"nothing written: rusk:\{p1\}:gen has type string, not hash[^\n]*: stopping the run",
+              r.out)
+        assert took < 15, "rusk run went on %.1f s after the corrupt key" % took
+        r2 = rusk("agent --backend %s %s --recount" % (cl.url, shape))
+        match(r"held 0, free 1600, mismatch 0", r2.out)
         held = subprocess.check_output(["redis-cli", "-p", port, "hlen", "rusk:{p1}:own"],
                                        text=True, timeout=30).strip()
         if held != "0":
