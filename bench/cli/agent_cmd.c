@@ -85,7 +85,12 @@ typedef struct agent_run {
 	uint64_t seq;
 	rusk_rng rng;
 	/* results */
-	uint64_t placed, conflicts, released, rejected, unknown, syncs, batches, claims;
+	/* placed = released + rejected + releases_unknown + lost + held_end (the summary's
+	 * identity): claims_unknown are claims whose answer was lost with the connection (not
+	 * placed), releases_unknown releases whose answer was (placed, fate unknown). */
+	uint64_t placed, conflicts, released, rejected, claims_unknown, releases_unknown;
+	uint64_t held_end; /* placed, in the ledger, not released: an early stop */
+	uint64_t syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
 	/* The id's lease (rusk:{meta}:alive:I): this process's token, whether it holds it, the
 	 * state's epoch when it started, and why the loop stopped early (0: it did not). */
@@ -156,8 +161,11 @@ static void agent_usage(void)
 	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
 	     "                       each reconnect and at the end (default 1000; 0: not)\n"
 	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
-	     "                       (default 5000; 0: none). A second process with the same\n"
-	     "                       --agent-id is refused while the lease is live\n"
+	     "                       (default 5000; 0: none; else at least 1000: a lease must\n"
+	     "                       outlive several round trips and a renew period, or a live\n"
+	     "                       agent's lapses and its id and RUs are taken). A second\n"
+	     "                       process with the same --agent-id is refused while the\n"
+	     "                       lease is live\n"
 	     "  --no-auto-reclaim    do not release dead processes' RUs: by default, at each\n"
 	     "                       lease renewal, the RUs of every agent whose lease expired\n"
 	     "                       and of every run whose run lease expired are released\n"
@@ -259,7 +267,7 @@ static void release_range(agent_run *a, size_t from, size_t to)
 		if (k == 0)
 			continue;
 		if (a->st.bk.ops->release(a->st.bk.self, p, ls, k, rcs) != RUSK_OK) {
-			a->unknown += k;
+			a->releases_unknown += k;
 			continue;
 		}
 		for (size_t i = 0; i < k; i++) {
@@ -821,7 +829,7 @@ static int run_loop(agent_run *a)
 			} else if (rcs[j] == RUSK_ECORRUPT) {
 				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
-				a->unknown++; /* the answer was lost with the connection */
+				a->claims_unknown++; /* the answer was lost with the connection */
 			} else if (a->fatal == 0) {
 				/* Every later claim would answer the same: counting them as
 				 * "unknown" hid an impossible task (25,264 of them, exit 0). */
@@ -952,6 +960,9 @@ static const char *stop_why(const agent_run *a, int sig)
 	return sig != 0 ? "signal" : "duration";
 }
 
+/* The shortest --lease-ms but 0 (no lease); see the check in rusk_cmd_agent. */
+#define LEASE_MIN_MS 1000u
+
 int rusk_cmd_agent(int argc, char **argv)
 {
 	agent_run a;
@@ -970,6 +981,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
 	const char *reclaim_given = NULL, *wait_given = NULL, *wait_ms_given = NULL;
+	const char *lease_given = NULL, *failover_given = NULL;
 	cli_cluster cc;
 	cli_cluster_init(&cc);
 	cc.params.machines = 1000;
@@ -990,9 +1002,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U32_OPT("--batch", 1, 4096, &o->batch)},
 	        {CLI_U64_OPT("--wait", 1, 16, &o->wait), .given = &wait_given},
 	        {CLI_U64_OPT("--wait-ms", 1, 60000, &o->wait_ms), .given = &wait_ms_given},
-	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms)},
+	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms),
+	         .given = &failover_given},
 	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
-	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms)},
+	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms), .given = &lease_given},
 	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
 	        {CLI_U64_OPT("--reclaim-run", 1, (UINT64_C(1) << 24) - 1, &o->reclaim_run)},
@@ -1003,11 +1016,54 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (pr != 0)
 		return pr > 0 ? 0 : RUSK_EXIT_USAGE;
 	o->policy = (rusk_sync_policy)policy;
+	/* o->backend as every message and report shows it (the password masked); the URL as
+	 * given opens the state. */
+	const char *url = o->backend;
+	char shown[512];
+	if (url != NULL)
+		o->backend = rusk_redis_mask_url_(url, shown, sizeof shown);
 	if (reclaim_given != NULL)
 		o->reclaim_agent = (int)o->reclaim_u;
 	if (o->backend == NULL) {
 		fprintf(stderr, "rusk agent: --backend is required (memory or "
 		                "redis://HOST:PORT[,HOST:PORT...])\n");
+		return RUSK_EXIT_USAGE;
+	}
+	/* The options of a state on Redis, which the in-process state has no use for: before,
+	 * `--backend memory --init-only` printed "wrote the empty state at memory" and
+	 * --recount, --reclaim-expired and --lease-ms were taken and did nothing. */
+	if (strcmp(o->backend, "memory") == 0) {
+		const char *only = o->init                  ? "--init"
+		                   : o->init_only           ? "--init-only"
+		                   : o->force_init          ? "--force-init"
+		                   : o->recount             ? "--recount"
+		                   : o->reclaim_expired     ? "--reclaim-expired"
+		                   : reclaim_given != NULL  ? "--reclaim-agent"
+		                   : o->reclaim_run != 0    ? "--reclaim-run"
+		                   : o->force               ? "--force"
+		                   : lease_given != NULL    ? "--lease-ms"
+		                   : failover_given != NULL ? "--failover-ms"
+		                   : wait_given != NULL     ? "--wait"
+		                   : wait_ms_given != NULL  ? "--wait-ms"
+		                                            : NULL;
+		if (only != NULL) {
+			fprintf(stderr,
+			        "rusk agent: %s: only with --backend redis://... (the state "
+			        "on Redis; --backend %s has no use for it)\n",
+			        only, o->backend);
+			return RUSK_EXIT_USAGE;
+		}
+	}
+	/* A lease shorter than a few round trips plus a renew period (MS/3) lapses while its
+	 * agent is alive: at --lease-ms 1 a second agent with the same id ran beside the first
+	 * and freed its RUs, and at 10 --reclaim-expired reclaimed 1,686 RUs from a live
+	 * agent. 1000 ms leaves a renewal (every 333 ms) two tries of slack on a loaded host. */
+	if (o->lease_ms != 0 && o->lease_ms < LEASE_MIN_MS) {
+		fprintf(stderr,
+		        "rusk agent: --lease-ms %" PRIu64 ": below %u ms (0: no lease): a lease "
+		        "must outlive several round trips and a renew period (MS/3), or a live "
+		        "agent's lease lapses and its id and RUs are taken\n",
+		        o->lease_ms, LEASE_MIN_MS);
 		return RUSK_EXIT_USAGE;
 	}
 	if (o->agent_id >= o->agents) {
@@ -1086,7 +1142,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	}
 	char err[1024];
 	/* Connect only: the checks below come before anything is written. */
-	rc = rusk_state_open_(o->backend, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
+	rc = rusk_state_open_(url, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);
@@ -1138,6 +1194,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		exit_rc = RUSK_EXIT_NOMEM;
 		goto out;
 	}
+	for (size_t i = a.h_head; a.stopped && i < a.h_head + a.h_n; i++)
+		a.held_end += a.h[i].id != 0; /* an early stop releases nothing (below) */
 	if (a.stopped == 2) {
 		/* The state was written afresh: the ledger's RUs are gone with the old one, but
 		 * commits made between the write and this renewal (up to a third of the lease)
@@ -1192,11 +1250,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	       o->agent_id, o->agents, a.st.bk.ops->name, a.np, sync_name(policy), o->gap_ms,
 	       o->batch, o->wait ? ", WAIT" : "");
 	printf("placed %" PRIu64 " tasks in %.2f s: %.0f tasks/s; conflicts %" PRIu64
-	       " (%.2f%% of claims); released %" PRIu64 ", refused %" PRIu64 ", unknown %" PRIu64
-	       "\n",
+	       " (%.2f%% of claims), claims whose answer was lost %" PRIu64 "; of the placed: "
+	       "released %" PRIu64 ", release refused %" PRIu64 ", release answer lost %" PRIu64
+	       ", commit lost %" PRIu64 ", held at the end %" PRIu64 "\n",
 	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
-	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.released,
-	       a.rejected, a.unknown);
+	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.claims_unknown,
+	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
 	if (sig != 0)
 		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
 		       sig == SIGINT   ? "SIGINT"
@@ -1229,7 +1288,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		       a.reclaim_passes, a.reclaim_busy);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
 	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"claims\":%" PRIu64
-	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unknown\":%" PRIu64
+	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"claims_unknown\":%" PRIu64
+	       ",\"releases_unknown\":%" PRIu64 ",\"held_end\":%" PRIu64
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
@@ -1239,8 +1299,9 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
-	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected, a.unknown,
-	       p50, p99, a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
+	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected,
+	       a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
+	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
 	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",

@@ -56,12 +56,15 @@
 #include "state/open.h"
 
 struct drv_redis {
-	const char *spec;
+	const char *spec; /* --backend as shown: its password masked */
+	const char *url;  /* --backend as given: what opens the state */
+	char shown[512];
 	rusk_state main; /* the main thread's connection: the init and the recount */
 	bool attached, counted, ok;
 	uint64_t held, held_run, free_rus, mismatch;
 	uint32_t parts_failed;
-	bool waived; /* the recount not done: interrupted during an outage (drv_redis_ok) */
+	bool waived;  /* the recount not done: interrupted during an outage (drv_redis_ok) */
+	bool corrupt; /* a call answered RUSK_ECORRUPT: the run stopped at it (redis_second) */
 	char why[512];
 	rusk_remote_stats st;
 	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
@@ -174,7 +177,8 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		fprintf(stderr, "rusk: --backend: out of memory\n");
 		return RUSK_EXIT_NOMEM;
 	}
-	X->spec = cfg->backend;
+	X->url = cfg->backend;
+	X->spec = rusk_redis_mask_url_(cfg->backend, X->shown, sizeof X->shown);
 	X->ledger_tid = pthread_self(); /* the main thread: the ledger's (before any other) */
 	R->redis = X;
 	char err[1536] = "";
@@ -182,7 +186,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * a refused run writes nothing. --wait N for more replicas than a shard has (every
 	 * WAIT there would wait out --wait-ms), and an init under live `rusk agent`s or runs
 	 * (their RUs would vanish under them; --force-init overrides) are bad input. */
-	int rc = rusk_state_open_(X->spec, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
+	int rc = rusk_state_open_(X->url, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
 	if (rc == RUSK_OK)
 		rc = rusk_state_check_wait_(&X->main, X->spec, cfg->wait, err, sizeof err);
 	if (rc == RUSK_OK && !cfg->no_init && !cfg->force_init)
@@ -208,7 +212,7 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms, redis_stopping, NULL};
 	if (cfg->wait > 0)
 		rusk_redis_set_wait_(X->main.redis, so.wait_replicas, so.wait_ms);
-	rc = rusk_state_attach_(X->spec, R->c, &so, err, sizeof err);
+	rc = rusk_state_attach_(X->url, R->c, &so, err, sizeof err);
 	if (rc != RUSK_OK) {
 		fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
@@ -410,6 +414,21 @@ static void redis_second(run *R, bool idle)
 {
 	(void)idle;
 	drv_redis *X = R->redis;
+	if (X->attached && !X->corrupt) {
+		/* A damaged key answers every later call the same: the run stops at once (its
+		 * tasks end, what it holds is released where the state allows), names the key
+		 * and exits 2, as rusk agent does. Before, it went on for ~30 s and exited 0. */
+		rusk_remote_stats s;
+		rusk_remote_stats_(R->c, &s);
+		if (s.corrupt > 0) {
+			char err[512];
+			rusk_remote_last_error_(R->c, err, sizeof err);
+			fprintf(stderr, "rusk: --backend %s: %s: stopping the run\n", X->spec, err);
+			X->corrupt = true;
+			rusk_store32((uint32_t *)&R->stop, 1,
+			             RUSK_RELEASE); /* partner: stopping() */
+		}
+	}
 	uint64_t failed = X->ledger_failed;
 	if (X->attached && R->d != NULL)
 		ledger_check(R, false);
@@ -499,6 +518,11 @@ bool drv_redis_ok(const run *R)
 		return true;
 	recount(R);
 	return R->redis->ok || R->redis->waived;
+}
+
+bool drv_redis_corrupt(const run *R)
+{
+	return R->redis != NULL && R->redis->corrupt;
 }
 
 const char *drv_redis_why(const run *R)

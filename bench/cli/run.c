@@ -466,6 +466,8 @@ int rusk_cmd_run(int argc, char **argv)
 		R.elapsed_s = (now - R.t0) / 1e9; /* the part of a second that ran counts */
 	stop_threads(&R, &th);
 	int status = drv_report(&R, interrupted);
+	if (status != RUSK_EXIT_NOMEM && drv_redis_corrupt(&R))
+		status = RUSK_EXIT_USAGE; /* the state is damaged: bad input, as rusk agent's */
 	drv_free(&R);
 	return status;
 }

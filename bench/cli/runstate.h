@@ -515,6 +515,8 @@ bool drv_grp_ok(const run *R);
  */
 bool drv_redis_ok(const run *R);
 const char *drv_redis_why(const run *R);
+/* drv_redis_corrupt: whether the run stopped at a damaged key of the state (exit 2). */
+bool drv_redis_corrupt(const run *R);
 /* Tasks the ledger revoked after the dispatcher was closed (the generator done): they could
  * not be queued again and ended REJECTED (RUSK_ESTOPPED) on the main thread; the report
  * counts them rejected. 0 without --backend redis. Any thread (relaxed). */

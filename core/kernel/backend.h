@@ -161,6 +161,7 @@ typedef struct rusk_remote_stats {
 	uint64_t batches;         /* commit batches (rusk_remote_set_batch_: several tasks'
 	                           * decisions committed together, one pipeline a partition) */
 	uint64_t batch_tasks;     /* tasks in them */
+	uint64_t corrupt; /* answers RUSK_ECORRUPT (the state damaged: the run stops at it) */
 	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
 	/* The links (rusk_remote_opener.link), merged on read from each connection's own
 	 * counters (no shared word on the commit path): reconnects, redirects, resent and

@@ -66,7 +66,7 @@ struct rusk_remote {
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
-	uint64_t batches, batch_tasks;
+	uint64_t batches, batch_tasks, corrupt;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
@@ -182,16 +182,17 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	rusk_remote *rm = c != NULL ? c->remote : NULL;
 	if (rm == NULL)
 		return;
-	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
-	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
-	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
-	                   &rm->released,     &rm->release_refused, &rm->errors,
-	                   &rm->batches,      &rm->batch_tasks,     &rm->claims_unknown};
+	uint64_t *src[] = {
+	        &rm->connections,   &rm->open_failures, &rm->snapshots,       &rm->commit_trips,
+	        &rm->claims,        &rm->claims_lost,   &rm->rollbacks,       &rm->local_refused,
+	        &rm->release_trips, &rm->released,      &rm->release_refused, &rm->errors,
+	        &rm->batches,       &rm->batch_tasks,   &rm->claims_unknown,  &rm->corrupt};
 	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
 	                   &out->commit_trips, &out->claims,          &out->claims_lost,
 	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
 	                   &out->released,     &out->release_refused, &out->errors,
-	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown};
+	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown,
+	                   &out->corrupt};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
@@ -366,6 +367,7 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 				ok += rcs[i] == RUSK_OK;
 				corrupt |= rcs[i] == RUSK_ECORRUPT;
 			}
+			count(&rm->corrupt, corrupt);
 			count(&rm->released, ok);
 			count(&rm->release_refused, (e - k) - ok);
 			if (corrupt) /* the state is damaged: an error with its message */
@@ -446,6 +448,7 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO &&
 				                                rcs[i] != RUSK_ECORRUPT);
 				count(&rm->claims_unknown, rcs[i] == RUSK_EIO);
+				count(&rm->corrupt, rcs[i] == RUSK_ECORRUPT);
 			}
 			if (eio)
 				note_error(rm, cn, "commit");
@@ -673,6 +676,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO &&
 			                                rcs[ci] != RUSK_ECORRUPT);
 			count(&rm->claims_unknown, rcs[ci] == RUSK_EIO);
+			count(&rm->corrupt, rcs[ci] == RUSK_ECORRUPT);
 			if (rcs[ci] == RUSK_OK)
 				memcpy(rl + bc[i].off, rlc + o, sizeof *rl * cl[ci].n);
 			o += cl[ci].n;

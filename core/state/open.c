@@ -113,12 +113,14 @@ static void conn_link(void *arg, void *handle, rusk_remote_link *out)
 int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts *opts, char *err,
                        size_t errlen)
 {
+	char shown[512]; /* spec as messages show it: its password masked */
+	rusk_redis_mask_url_(spec != NULL ? spec : "(none)", shown, sizeof shown);
 	if (spec == NULL || c == NULL || strncmp(spec, "redis://", 8) != 0)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "--backend %s: not redis://HOST:PORT",
-		                 spec ? spec : "(none)");
+		                 shown);
 	if (opts != NULL && opts->wait_replicas > 0 && opts->wait_ms <= 0)
 		return rusk_errf(err, errlen, RUSK_EINVAL,
-		                 "--backend %s: WAIT %d with timeout %d ms", spec,
+		                 "--backend %s: WAIT %d with timeout %d ms", shown,
 		                 opts->wait_replicas, opts->wait_ms);
 #ifdef RUSK_HAVE_REDIS
 	size_t n = strlen(spec) + 1;
@@ -137,7 +139,7 @@ int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts 
 	return rusk_errf(err, errlen, RUSK_EINVAL,
 	                 "--backend %s: this rusk was built without Redis support "
 	                 "(RUSK_WITH_REDIS=OFF, or libhiredis-dev missing)",
-	                 spec);
+	                 shown);
 #endif
 }
 
@@ -147,6 +149,8 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 	if (spec == NULL || c == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no backend");
 	memset(out, 0, sizeof *out);
+	char shown[512]; /* spec as messages show it: its password masked */
+	rusk_redis_mask_url_(spec, shown, sizeof shown);
 	if (strcmp(spec, "memory") == 0)
 		return rusk_backend_memory_(c, &out->bk);
 	if (strncmp(spec, "redis://", 8) == 0) {
@@ -157,12 +161,12 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 		return rusk_errf(err, errlen, RUSK_EINVAL,
 		                 "--backend %s: this rusk was built without Redis support "
 		                 "(RUSK_WITH_REDIS=OFF, or libhiredis-dev missing)",
-		                 spec);
+		                 shown);
 #endif
 	}
 	return rusk_errf(err, errlen, RUSK_EINVAL,
 	                 "--backend '%s' is neither 'memory' nor redis://HOST:PORT[,HOST:PORT...]",
-	                 spec);
+	                 shown);
 }
 
 int rusk_state_check_wait_(rusk_state *s, const char *spec, uint32_t wait, char *err, size_t errlen)

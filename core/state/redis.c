@@ -66,7 +66,11 @@ struct rusk_redis {
 	char seed_host[RUSK_REDIS_MAX_SEEDS][64];
 	int seed_port[RUSK_REDIS_MAX_SEEDS];
 	int n_seeds;
-	char url[512];
+	char url[512]; /* as given, its password masked (rusk_redis_mask_url_) */
+	/* AUTH [user] pass on every connection (node_ctx), the URL's; auth_failed: a node
+	 * refused them, which no retry mends */
+	char user[128], pass[256];
+	bool auth_failed;
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -162,6 +166,30 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 	int ms = r->wait_ms + 2000;
 	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
 	redisSetTimeout(c, rt);
+	if (r->pass[0] != '\0') {
+		/* Every connection, first or after a failover, to any node: a cluster with
+		 * requirepass answers NOAUTH to anything else. */
+		redisReply *a = r->user[0] != '\0' ? redisCommand(c, "AUTH %s %s", r->user, r->pass)
+		                                   : redisCommand(c, "AUTH %s", r->pass);
+		if (a == NULL || a->type == REDIS_REPLY_ERROR) {
+			if (a == NULL)
+				set_err(r, RUSK_EIO, "%s:%d: AUTH: %s", n->host, n->port,
+				        c->errstr);
+			else {
+				r->auth_failed = true;
+				set_err(r, RUSK_EPARSE,
+				        "%s:%d refused the password of --backend (%s): the "
+				        "password "
+				        "(or user) is wrong",
+				        n->host, n->port, a->str);
+			}
+			if (a != NULL)
+				freeReplyObject(a);
+			redisFree(c);
+			return NULL;
+		}
+		freeReplyObject(a);
+	}
 	n->ctx = c;
 	return c;
 }
@@ -172,12 +200,20 @@ static int map_from(rusk_redis *r, int i)
 {
 	redisContext *c = node_ctx(r, i);
 	if (c == NULL)
-		return RUSK_EIO;
+		return r->auth_failed ? RUSK_EPARSE : RUSK_EIO;
 	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
 	if (rep == NULL) {
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
 		drop_ctx(&r->nodes[i]);
 		return RUSK_EIO;
+	}
+	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
+		set_err(r, RUSK_EPARSE,
+		        "%s:%d needs a password (%s): give it as "
+		        "redis://[user:]password@HOST:PORT",
+		        r->nodes[i].host, r->nodes[i].port, rep->str);
+		freeReplyObject(rep);
+		return RUSK_EPARSE;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		set_err(r, RUSK_EPARSE, "%s:%d is not a Redis Cluster node (CLUSTER SLOTS: %s)",
@@ -1897,9 +1933,13 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	if (r == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	r->failover_ms = 30000;
-	snprintf(r->url, sizeof r->url, "%s", url);
-	rc = rusk_redis_parse_url_(url, r->seed_host, r->seed_port, &r->n_seeds, r->err,
-	                           sizeof r->err);
+	rusk_redis_mask_url_(url, r->url, sizeof r->url);
+	char bare[512];
+	rc = rusk_redis_split_auth_(url, r->user, sizeof r->user, r->pass, sizeof r->pass, bare,
+	                            sizeof bare, r->err, sizeof r->err);
+	if (rc == RUSK_OK)
+		rc = rusk_redis_parse_url_(bare, r->seed_host, r->seed_port, &r->n_seeds, r->err,
+		                           sizeof r->err);
 	if (rc != RUSK_OK) {
 		rc = rusk_errf(err, errlen, rc, "--backend %s", r->err);
 		goto fail;
@@ -1920,7 +1960,7 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	if (rc == RUSK_OK)
 		rc = check_seeds(r, k0);
 	if (rc != RUSK_OK) {
-		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
+		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", r->url, r->err);
 		goto fail;
 	}
 	char miss[256];
@@ -1929,7 +1969,7 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 		rc = rusk_errf(err, errlen, RUSK_EIO,
 		               "--backend %s: the cluster serves no node for slots %s (CLUSTER "
 		               "SLOTS); every slot must be served (redis-cli --cluster fix)",
-		               url, miss);
+		               r->url, miss);
 		goto fail;
 	}
 	for (int i = 0; i < r->n_nodes; i++) {
@@ -1937,7 +1977,7 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 		for (int s = 0; s < RUSK_REDIS_SLOTS && !master; s++)
 			master = r->slot_node[s] == i;
 		if (master && load_scripts(r, i) != RUSK_OK) {
-			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", url, r->err);
+			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", r->url, r->err);
 			goto fail;
 		}
 	}

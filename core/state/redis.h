@@ -95,6 +95,21 @@ int rusk_redis_parse_redirect_(const char *msg, int *ask, uint16_t *slot, char *
 int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n, char *err,
                           size_t errlen);
 
+/*
+ * rusk_redis_split_auth_: "redis://[user:]password@HOST:PORT[,...]" into user and pass
+ * (empty when not given) and rest, the URL without them ("redis://HOST:PORT[,...]"); a URL
+ * without '@' is copied as is. RUSK_OK, or RUSK_EINVAL (an empty password, or a part that
+ * does not fit its buffer) with a message in err that never holds the password. Pure.
+ */
+int rusk_redis_split_auth_(const char *url, char *user, size_t userlen, char *pass, size_t passlen,
+                           char *rest, size_t restlen, char *err, size_t errlen);
+
+/*
+ * rusk_redis_mask_url_: url with its password (if any) written as "***", into out
+ * (truncated to outlen): what every message and report prints. Pure; out on return.
+ */
+const char *rusk_redis_mask_url_(const char *url, char *out, size_t outlen);
+
 /* What rusk_redis_open_ does with the state once connected (its `init` argument). */
 enum {
 	RUSK_REDIS_CHECK = 0,   /* check that the state is there with this shape */

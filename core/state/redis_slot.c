@@ -137,6 +137,63 @@ int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n
 	return RUSK_OK;
 }
 
+/* The userinfo of a redis:// URL ends at its last '@' (a password may hold '@'; no host
+ * does). */
+static const char *auth_end(const char *url)
+{
+	return strncmp(url, "redis://", 8) == 0 ? strrchr(url + 8, '@') : NULL;
+}
+
+int rusk_redis_split_auth_(const char *url, char *user, size_t userlen, char *pass, size_t passlen,
+                           char *rest, size_t restlen, char *err, size_t errlen)
+{
+	if (url == NULL || user == NULL || pass == NULL || rest == NULL || userlen == 0 ||
+	    passlen == 0)
+		return RUSK_EINVAL;
+	user[0] = pass[0] = '\0';
+	const char *at = auth_end(url);
+	if (at == NULL) {
+		if ((size_t)snprintf(rest, restlen, "%s", url) >= restlen)
+			return rusk_errf(err, errlen, RUSK_EINVAL, "URL longer than %zu bytes",
+			                 restlen - 1);
+		return RUSK_OK;
+	}
+	const char *u = url + 8, *colon = memchr(u, ':', (size_t)(at - u));
+	const char *pw = colon != NULL ? colon + 1 : u;
+	size_t ul = colon != NULL ? (size_t)(colon - u) : 0, pl = (size_t)(at - pw);
+	if (pl == 0)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "'redis://%.*s@%s': an empty password (redis://[user:]password@"
+		                 "HOST:PORT)",
+		                 (int)ul, u, at + 1);
+	if (ul >= userlen || pl >= passlen)
+		return rusk_errf(err, errlen, RUSK_EINVAL,
+		                 "'%s': a user name or password longer than %zu bytes", at + 1,
+		                 (ul >= userlen ? userlen : passlen) - 1);
+	memcpy(user, u, ul);
+	user[ul] = '\0';
+	memcpy(pass, pw, pl);
+	pass[pl] = '\0';
+	if ((size_t)snprintf(rest, restlen, "redis://%s", at + 1) >= restlen)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "URL longer than %zu bytes",
+		                 restlen - 1);
+	return RUSK_OK;
+}
+
+const char *rusk_redis_mask_url_(const char *url, char *out, size_t outlen)
+{
+	if (out == NULL || outlen == 0)
+		return "";
+	const char *at = url != NULL ? auth_end(url) : NULL;
+	if (at == NULL) {
+		snprintf(out, outlen, "%s", url != NULL ? url : "");
+		return out;
+	}
+	const char *u = url + 8, *colon = memchr(u, ':', (size_t)(at - u));
+	snprintf(out, outlen, "redis://%.*s:***%s", colon != NULL ? (int)(colon - u) : 0, u, at);
+	return out;
+}
+
 uint16_t rusk_redis_slot_of_(uint32_t p)
 {
 	char tag[16];

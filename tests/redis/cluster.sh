@@ -9,6 +9,7 @@
 #   cluster.sh start DIR PORT       starts the 6 servers, `redis-cli --cluster create`,
 #                                   waits (at most 60 s) until every node says cluster_state:ok
 #                                   and every replica's link is up
+#                                   (RUSK_REDIS_PASSWORD set: every server requires it)
 #   cluster.sh stop DIR             SIGKILLs every server started in DIR and waits until they
 #                                   are gone (their data is thrown away: a SIGTERM took 1.5 s
 #                                   to end a server); safe to call twice or after a failed start
@@ -78,13 +79,20 @@ start)
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
     echo "redis-server or redis-cli missing (apt-get install redis-server)"; exit 77; }
   mkdir -p "$dir"
+  # RUSK_REDIS_PASSWORD set: every server asks for it (requirepass) and its replicas give
+  # it to their master (masterauth); redis-cli takes it from REDISCLI_AUTH
+  auth=()
+  if [ -n "${RUSK_REDIS_PASSWORD:-}" ]; then
+    auth=(--requirepass "$RUSK_REDIS_PASSWORD" --masterauth "$RUSK_REDIS_PASSWORD")
+    export REDISCLI_AUTH="$RUSK_REDIS_PASSWORD"
+  fi
   addrs=()
   for i in 0 1 2 3 4 5; do
     p=$((port + i)); d="$dir/$p"; mkdir -p "$d"
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$d/nodes.conf" --cluster-node-timeout 2000 \
       --dir "$d" --save "" --appendonly no --repl-diskless-sync-delay 0 --shutdown-on-sigterm "nosave now" --daemonize yes \
-      --pidfile "$d/redis.pid" --logfile "$d/redis.log" >/dev/null
+      --pidfile "$d/redis.pid" --logfile "$d/redis.log" "${auth[@]}" >/dev/null
     addrs+=("127.0.0.1:$p")
   done
   for i in 0 1 2 3 4 5; do   # every server answers before the cluster is made (<= 10 s)
