@@ -43,6 +43,21 @@ def free_port():
     return p
 
 
+def signalled(argv, after_s=3, sig=signal.SIGTERM):
+    """Runs argv, sends sig after after_s seconds; (exit status, output). Bounded: the
+    process is killed if it has not ended 60 s after the signal."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(after_s)
+        p.send_signal(sig)
+        text = p.communicate(timeout=60)[0]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    print(text)
+    return p.returncode, text
+
+
 class Cluster:
     """A 3+3 cluster for the with-block; .url, .port, .dir."""
 
@@ -320,19 +335,10 @@ def cli_redis_run_sigterm():
     go back to Redis too; the recount finds none held."""
     with Cluster() as cl:
         out = "cli_redis_run_sigterm.json"
-        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+        rc, text = signalled([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
                              ["--rate", "100", "--duration-s", "60", "--task-ms", "20000",
-                              "--json", out],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            time.sleep(3)
-            p.send_signal(signal.SIGTERM)
-            text = p.communicate(timeout=60)[0]
-        finally:
-            if p.poll() is None:
-                p.kill()
-        print(text)
-        assert p.returncode == 3, "exit %d, not 3 (interrupted)" % p.returncode
+                              "--json", out])
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
         j = run_json(out)
         assert j["run"]["interrupted"], j["run"]
         assert j["redis"]["released"] > 100, j["redis"]  # tasks of 20 s ended at the stop
@@ -1043,19 +1049,10 @@ def cli_redis_agent_sigterm():
     that says so; exit 3. The recount finds nothing held, and the id is free at once."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
-                             ["--agent-id", "0", "--duration-s", "60", "--task-ms", "20000",
-                              "--rate", "200"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            time.sleep(3)
-            p.send_signal(signal.SIGTERM)
-            out = p.communicate(timeout=60)[0]
-        finally:
-            if p.poll() is None:
-                p.kill()
-        print(out)
-        assert p.returncode == 3, "exit %d, not 3 (interrupted)" % p.returncode
+        rc, out = signalled([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                            ["--agent-id", "0", "--duration-s", "60", "--task-ms", "20000",
+                             "--rate", "200"])
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
         match(r"stopped by SIGTERM after [\d.]+ s of --duration-s 60: every held task "
               r"released", out)
         j = last_json(out)
