@@ -576,23 +576,26 @@ static rusk_cluster *manual_cluster(uint32_t machines, uint32_t rus, uint32_t pe
 	                             .clock = &manual_clock});
 }
 
-/* One agent whose view syncs every second of the manual clock, from its current time. */
+/* Agents (manual_agents of them) whose views sync every second of the manual clock, from
+ * its current time: DiffSync for one agent, StateSync for more (one partition). */
+static uint32_t manual_agents = 1;
 static void manual_sync(void *arg, uint32_t i, rusk_agent_params *out)
 {
 	(void)arg;
-	rusk_sync_params sp = {.policy = RUSK_SYNC_DIFF,
+	rusk_sync_params sp = {.policy = manual_agents > 1 ? RUSK_SYNC_STATE : RUSK_SYNC_DIFF,
 	                       .partitions = 1,
-	                       .agents = 1,
+	                       .agents = manual_agents,
 	                       .gap_ns = 1000000000ull,
 	                       .start_ns = atomic_load(&manual_ns)};
 	rusk_agent_params_init(out, &sp, i);
 }
 
-static rusk_dispatch *manual_dispatcher(rusk_cluster *c, bool gang,
-                                        void (*cb)(void *, rusk_dispatch_event *), void *arg)
+static rusk_dispatch *manual_dispatcher_n(rusk_cluster *c, uint32_t agents, bool gang,
+                                          void (*cb)(void *, rusk_dispatch_event *), void *arg)
 {
 	rusk_dispatch_params p;
-	rusk_dispatch_params_init(&p, 1);
+	rusk_dispatch_params_init(&p, agents);
+	manual_agents = agents;
 	p.agent_params = manual_sync;
 	p.gang = gang;
 	p.on_event = cb;
@@ -601,6 +604,12 @@ static rusk_dispatch *manual_dispatcher(rusk_cluster *c, bool gang,
 	rusk_dispatch *d;
 	assert_int_equal(rusk_dispatch_create(c, &p, &d, NULL, 0), RUSK_OK);
 	return d;
+}
+
+static rusk_dispatch *manual_dispatcher(rusk_cluster *c, bool gang,
+                                        void (*cb)(void *, rusk_dispatch_event *), void *arg)
+{
+	return manual_dispatcher_n(c, 1, gang, cb, arg);
 }
 
 /* The embedder holds an RU of machine `machine` directly, under its own id. */
@@ -1063,6 +1072,64 @@ static void test_machine_task_never_split(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* Two incremental whole-machine tasks on two agents with stale views split one machine: A
+ * (4 RUs) wins 3 of machine 0 while the embedder holds the 4th; the embedder lets it go,
+ * and B (2 RUs), placed by the other agent on a view from before A, wins it. Each then
+ * waits for an RU the other holds, and neither may become a reservation (each misses one
+ * RU): both waited for ever, and so did a draining stop (test_mixed_shapes_stress timed
+ * out under TSan on a loaded machine). A task that holds part of its RUs and has not grown
+ * for 2 x reserve_syncs syncs now gives them back and starts again. */
+static void test_partial_holds_do_not_deadlock(void **state)
+{
+	(void)state;
+	atomic_store(&manual_ns, 1000000000ull);
+	rusk_cluster *c = manual_cluster(1, 4, 1);
+	static shapes k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	rusk_dispatch *d = manual_dispatcher_n(c, 2, false, on_shape, &k);
+	assert_int_equal(rusk_dispatch_start(d), RUSK_OK);
+	sleep_ms(50); /* the first syncs: machine 0 whole in both views */
+	rusk_lease e0 = embedder_take(c, 1, 0);
+	rusk_dtask_spec a = {.rus = 4,
+	                     .placement = RUSK_PLACE_MACHINE,
+	                     .commit = RUSK_COMMIT_INCREMENTAL,
+	                     .run_ns = 1000,
+	                     .user = (void *)(intptr_t)(RUSK_PLACE_MACHINE + 1)};
+	assert_int_equal(rusk_dispatch_submit(d, 0, &a, NULL), RUSK_OK);
+	for (int t = 0; t < 5000 && rusk_cluster_free_rus(c) > 0; t++)
+		sleep_ms(1);
+	assert_int_equal(rusk_cluster_free_rus(c), 0); /* A holds 3, the embedder 1 */
+	assert_int_equal(rusk_ru_release(c, 1, e0), RUSK_OK);
+	rusk_dtask_spec b = a;
+	b.rus = 2;
+	assert_int_equal(rusk_dispatch_submit(d, 1, &b, NULL), RUSK_OK);
+	for (int t = 0; t < 5000 && rusk_cluster_free_rus(c) > 0; t++)
+		sleep_ms(1);
+	assert_int_equal(rusk_cluster_free_rus(c), 0); /* B holds the 4th */
+	sleep_ms(50);
+	assert_int_equal(atomic_load(&k.placed), 0);
+	/* A second of the manual clock each 50 ms: a sync in each view, and ends. */
+	for (int t = 0; t < 10000 && atomic_load(&k.done) < 2; t++) {
+		if (t % 50 == 0)
+			atomic_fetch_add(&manual_ns, 1000000000ull);
+		sleep_ms(1);
+	}
+	assert_int_equal(atomic_load(&k.done), 2);
+	assert_int_equal(atomic_load(&k.bad_kind), 0);
+	rusk_dispatch_stop(d, true);
+	rusk_dispatch_stats st;
+	rusk_dispatch_stats_get(d, &st);
+	printf("# split machine resolved: %llu holds given back, %llu asides\n",
+	       (unsigned long long)st.given_back, (unsigned long long)st.aside);
+	assert_true(st.given_back >= 1);
+	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
+	rusk_dispatch_destroy(d);
+	assert_int_equal(rusk_cluster_free_rus(c), rusk_cluster_rus(c));
+	assert_int_equal(rusk_cluster_verify(c, NULL, 0), RUSK_OK);
+	rusk_cluster_destroy(c);
+}
+
 /* Head of line: a gang task no machine of the view can hold waits aside; the 1-RU tasks
  * behind it are placed without waiting for a sync (the manual clock never moves: they
  * waited for ever; in real time, until the next sync). */
@@ -1256,14 +1323,30 @@ static void test_mixed_shapes_stress(void **state)
 		pthread_create(&th[i], NULL, mix_main, &m[i]);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
-	rusk_dispatch_stop(d, true);
+	/* A drain bounded by 120 s (the whole run takes 1-20 s): a task that can never be
+	 * placed fails the test with the queues' state instead of hanging it. */
+	rusk_dispatch_close(d);
+	for (int t = 0; t < 120000 && !rusk_dispatch_drained(d); t++)
+		sleep_ms(1);
+	bool drained = rusk_dispatch_drained(d);
 	rusk_dispatch_stats st;
 	rusk_dispatch_stats_get(d, &st);
+	if (!drained)
+		printf("# not drained after 120 s: %llu queued, %llu placed, %llu aside, %llu "
+		       "reservations, %llu given back, %llu free RUs of %llu\n",
+		       (unsigned long long)st.queued, (unsigned long long)st.placed,
+		       (unsigned long long)st.aside, (unsigned long long)st.reservations,
+		       (unsigned long long)st.given_back,
+		       (unsigned long long)rusk_cluster_free_rus(c),
+		       (unsigned long long)rusk_cluster_rus(c));
+	rusk_dispatch_stop(d, false);
+	assert_true(drained);
+	rusk_dispatch_stats_get(d, &st);
 	printf("# %llu placed (%lu of more than one RU), %llu rejected, %llu aside, %llu "
-	       "reservations\n",
+	       "reservations, %llu partial holds given back\n",
 	       (unsigned long long)st.placed, atomic_load(&k.placed_multi),
 	       (unsigned long long)st.rejected, (unsigned long long)st.aside,
-	       (unsigned long long)st.reservations);
+	       (unsigned long long)st.reservations, (unsigned long long)st.given_back);
 	assert_int_equal(atomic_load(&k.bad_kind), 0);
 	assert_true(atomic_load(&k.placed_multi) > 1000);
 	assert_int_equal(rusk_dispatch_check(d, NULL, 0), RUSK_OK);
@@ -1299,6 +1382,7 @@ int main(void)
 	        cmocka_unit_test(test_destroy_costs_what_was_used),
 	        cmocka_unit_test(test_batch_and_load),
 	        cmocka_unit_test(test_machine_task_never_split),
+	        cmocka_unit_test(test_partial_holds_do_not_deadlock),
 	        cmocka_unit_test(test_no_head_of_line_stall),
 	        cmocka_unit_test(test_large_task_not_starved),
 	        cmocka_unit_test(test_mixed_shapes_stress),

@@ -231,6 +231,7 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 		tot->aside += s->aside;
 		tot->dry += s->dry;
 		tot->reservations += s->reservations;
+		tot->given_back += s->given_back;
 		tot->cancelled += s->cancelled;
 		if (s->last_done_ns > tot->last_done_ns)
 			tot->last_done_ns = s->last_done_ns;
@@ -461,8 +462,9 @@ static void print_quality(const run *R, const summary *S)
 	if (tot->aside > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " times a task waited aside for want of room in its "
-		        "view, %" PRIu64 " reservations\n",
-		        "room", tot->aside, tot->reservations);
+		        "view, %" PRIu64 " reservations, %" PRIu64
+		        " partial holds given back (stopped growing)\n",
+		        "room", tot->aside, tot->reservations, tot->given_back);
 	fprintf(R->out,
 	        "  %-28s R %.1f per decision (max %" PRIu64
 	        "); staleness mean %.1f ms, p99 %.1f ms\n",
@@ -681,11 +683,12 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        "  \"conflicts\": {\"unit\": \"commit attempts that lost at least one RU\", "
 	        "\"total\": %" PRIu64 ", \"attempts\": %" PRIu64 ", \"rate\": %.6f, "
 	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64
-	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 ", \"dry\": %" PRIu64 "},\n",
+	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 ", \"given_back\": %" PRIu64
+	        ", \"dry\": %" PRIu64 "},\n",
 	        tot->conflicts, tot->attempts,
 	        tot->attempts ? (double)tot->conflicts / tot->attempts : 0.0,
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0, tot->rus_lost,
-	        tot->requeued, tot->aside, tot->reservations, tot->dry);
+	        tot->requeued, tot->aside, tot->reservations, tot->given_back, tot->dry);
 }
 
 /* "quality" with the CDF of D (score model only: D needs a static ranking), then

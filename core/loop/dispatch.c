@@ -28,7 +28,10 @@
  * held idle are bounded by agents x the largest task): it is placed incrementally within
  * its kind (the kernel keeps a remainder beside the RUs held: rusk_task.held), holding
  * what it wins in the master array, where every agent respects it, until it has all its
- * RUs; only then is it PLACED. Why not a bounded bypass: an agent that stops placing
+ * RUs; only then is it PLACED. Any other task holding part of its RUs (incremental) that has
+ * not grown for 2 x reserve_syncs syncs gives them back and starts again: two of them can
+ * split a group on views that missed each other's commits, each waiting for the other's RU
+ * for ever (give_back_partial). Why not a bounded bypass: an agent that stops placing
  * behind a large task frees nothing for it, since the other agents keep filling whatever
  * frees; why not a reservation in the agent's view: the other agents cannot see it.
  *
@@ -388,6 +391,7 @@ rusk_dtask *rusk_dispatch_new_task_(rusk_dispatch *d, const rusk_dtask_spec *s, 
 	j->placed = 0;
 	j->slot = (uint32_t)slot;
 	j->aside_syncs = 0;
+	j->stalled = 0;
 	j->prio = s->priority;
 	j->dequeued = j->admitted = j->resv = j->received = false;
 	j->group = s->group; /* spec_ok: 0 without groups */
@@ -761,6 +765,8 @@ rusk_dtask_outcome rusk_dispatch_placed_(rusk_dagent *a, rusk_dtask *j, const ru
 {
 	rusk_dagent_stats *s = &a->st;
 	j->placed += pl->placed;
+	if (pl->placed > 0)
+		j->stalled = 0; /* it grew (resume_aside) */
 	count_placement(s, pl, t_deq, t_done);
 	if (j->placed < j->rus) {
 		/* Incremental: it keeps what it won and waits for the rest. */
@@ -1140,11 +1146,14 @@ static void put_aside(rusk_dagent *a, rusk_dtask *j, const rusk_task *t, bool no
 	a->held++;
 }
 
-/* Reservation j stopped growing (its group's other RUs are held by tasks that stay, or by
- * another agent's reservation: the two could wait on each other for ever): it gives back
- * what it holds and waits aside as any task, to become a reservation again later, drawn
- * afresh. */
-static void drop_reservation(rusk_dagent *a, rusk_dtask *j)
+/* j holds part of its RUs and stopped growing: it gives back what it holds and starts
+ * again from nothing. A reservation (its group's other RUs are held by tasks that stay, or
+ * by another agent's reservation) waits aside as any task, to become a reservation again
+ * later, drawn afresh. An incremental task ("Partial holds" in rusk/dispatch.h): two of
+ * them that split a group between them, on views that did not show each other's commits
+ * (a 4-RU whole-machine task holding 3 RUs, a 2-RU one holding the 4th), each wait for an
+ * RU the other holds, and neither may become a reservation when it misses only one RU. */
+static void give_back_partial(rusk_dagent *a, rusk_dtask *j)
 {
 	if (j->placed > 0) {
 		release(a->d, j, NULL);
@@ -1152,21 +1161,26 @@ static void drop_reservation(rusk_dagent *a, rusk_dtask *j)
 			rusk_view_mark_free(rusk_agent_view(a->ag), j->l[k].ru);
 		j->placed = 0;
 	}
-	j->resv = false;
-	j->aside_syncs = 0;
-	a->resv = NULL;
-	rusk_dispatch_add_(&a->st.resv_dropped, 1);
+	if (j->resv) {
+		j->resv = false;
+		j->aside_syncs = 0;
+		a->resv = NULL;
+	}
+	j->stalled = 0;
+	rusk_dispatch_add_(&a->st.given_back, 1);
 }
 
 /* a's view synced: room may have appeared anywhere. The aside list goes back, in order,
  * to the front of the retry list (invariant 1: moved, never copied); the first multi-RU
- * task back often enough becomes a's reservation (invariant 4), and a reservation that
- * has not grown for 2 x reserve_syncs syncs is given up. */
+ * task back often enough becomes a's reservation (invariant 4); a reservation, or any
+ * other task holding part of its RUs, that has not grown for 2 x reserve_syncs syncs
+ * (at least 2) gives back what it holds (give_back_partial). */
 static void resume_aside(rusk_dagent *a)
 {
 	for (int i = 0; i < 5; i++)
 		a->room[i] = UINT32_MAX;
 	uint32_t reserve = a->d->p.reserve_syncs;
+	uint32_t stall_max = reserve > 0 ? 2 * reserve : 2;
 	while (a->aside.n > 0) {
 		rusk_dtask *j = a->aside.a[(a->aside.head + a->aside.n - 1) & (a->aside.cap - 1)];
 		a->aside.n--;
@@ -1174,8 +1188,8 @@ static void resume_aside(rusk_dagent *a)
 		if (j->resv) { /* j == a->resv */
 			a->resv_idle = j->placed > a->resv_held ? 0 : a->resv_idle + 1;
 			a->resv_held = j->placed;
-			if (a->resv_idle >= 2 * reserve)
-				drop_reservation(a, j);
+			if (a->resv_idle >= stall_max)
+				give_back_partial(a, j);
 		} else if (a->resv == NULL && reserve > 0 && j->aside_syncs >= reserve &&
 		           j->rus - j->placed > 1 && !rusk_vec_any(&j->vec) && j->prio == 0) {
 			a->resv = j;
@@ -1183,6 +1197,11 @@ static void resume_aside(rusk_dagent *a)
 			a->resv_idle = 0;
 			a->resv_held = j->placed;
 			rusk_dispatch_add_(&a->st.reservations, 1);
+		} else if (j->placed > 0) { /* an incremental task waiting for the rest */
+			if (j->stalled < UINT8_MAX)
+				j->stalled++;
+			if (j->stalled >= stall_max)
+				give_back_partial(a, j);
 		}
 		jobq_push(j->prio > 0 ? &a->hi : &a->retry, j, true);
 	}
@@ -2069,6 +2088,7 @@ static void sum_stats(const rusk_dispatch *d, rusk_dispatch_stats *o, rusk_hist 
 		o->admission_waited += rusk_load64(&s->adm_waited, RUSK_RELAXED);
 		o->aside += rusk_load64(&s->aside, RUSK_RELAXED);
 		o->reservations += rusk_load64(&s->reservations, RUSK_RELAXED);
+		o->given_back += rusk_load64(&s->given_back, RUSK_RELAXED);
 		o->queued_end += rusk_load64(&a->n_left, RUSK_RELAXED);
 		o->submitted += rusk_load64(&s->received, RUSK_RELAXED) + ck_ring_size(&a->in);
 		o->released += rusk_load64(&s->released, RUSK_RELAXED);

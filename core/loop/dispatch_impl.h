@@ -164,7 +164,9 @@ struct rusk_dtask {
 	 * wait 2^32 rounds, 497 days at the 10 ms period, to be mistaken). */
 	uint8_t q_in;
 	uint16_t group;
-	uint8_t q_wait; /* counted in its group's waiting demand (its owner of the moment) */
+	uint8_t q_wait;  /* counted in its group's waiting demand (its owner of the moment) */
+	uint8_t stalled; /* holding part of its RUs (not the reservation): syncs it came back
+	                  * from aside without growing (resume_aside; saturates at 255) */
 	uint32_t q_agent;
 	uint32_t q_held_round;
 	uint32_t q_adm_round;

@@ -51,7 +51,8 @@ typedef struct rusk_dagent_stats {
 	uint64_t refused;             /* the kernel refused the task outright: rejected */
 	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
 	uint64_t aside, reservations; /* put aside for want of room; reservations made */
-	uint64_t resv_dropped;        /* reservations given up: they stopped growing */
+	uint64_t given_back;          /* partial holds given up (a reservation's or an
+	                               * incremental task's): they stopped growing */
 	uint64_t dry;                 /* times its view had no free RU for a task (until a sync) */
 	uint64_t received;            /* submissions it took from its ring (E3) */
 	uint64_t released;            /* tenures of its tasks ended with their RUs released:

@@ -25,6 +25,13 @@
  * scheduler's reservation, held in the master state where every agent respects it). It
  * runs only once it holds all its RUs (PLACED), whatever its commit mode says.
  *
+ * Partial holds. An incremental task (RUSK_COMMIT_INCREMENTAL) keeps the RUs it wins and
+ * waits for the rest beside them; two such tasks placed by agents whose views had not yet
+ * seen each other's commits can split one machine (rack) between them, each waiting for an
+ * RU the other holds. A task holding part of its RUs, or a reservation, that has not grown
+ * for 2 x reserve_syncs of its agent's syncs (at least 2) gives back what it holds and
+ * starts again (stats.given_back), so such a pair never waits for ever.
+ *
  * Handles. A submitted task is named by a rusk_dtask_id: its task slot and that slot's use.
  * The value is also the owner id of its leases in the master array (rusk/ru.h). A handle
  * stays valid until the task's terminal event (DONE or REJECTED); afterwards every call
@@ -329,6 +336,8 @@ typedef struct rusk_dispatch_stats {
 	uint64_t admission_waited;       /* tasks admission control held back */
 	uint64_t aside;                  /* times a task was put aside for want of room */
 	uint64_t reservations;           /* tasks that became their agent's reservation */
+	uint64_t given_back;             /* partial holds given back after they stopped growing (a
+	                                  * reservation's, or an incremental task's: "Partial holds") */
 	uint64_t queued;                 /* in the agents' queues now (approximate while running) */
 	/* scheduling delay of placed tasks (submission or preemption to placement), ns */
 	uint64_t delay_p50_ns, delay_p99_ns, delay_p999_ns, delay_max_ns;
