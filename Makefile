@@ -2,7 +2,8 @@
 # A thin driver over CMake; every rule here only configures, builds or runs.
 #   make demo    install missing packages, build Release, run the main job (`rusk run`)
 #   make test    unit + concurrency + CLI tests, then the concurrency tests again under
-#                ThreadSanitizer and AddressSanitizer+UBSan
+#                ThreadSanitizer and AddressSanitizer+UBSan (all but the cases labelled long)
+#   make test-long  the cases labelled long (fault timings), plain and under ASan+UBSan
 #   make bench   Google Benchmark micro-suite + `rusk bench`; JSON under perf/bench/
 #   make stress  long torture runs and signals at random times (STRESS_SECONDS, default 60;
 #                STRESS_SEED, default 1)
@@ -46,7 +47,7 @@ paper: build
 test-plain: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build build -j $(JOBS)
-	cd build && ctest --output-on-failure -j $(JOBS)
+	cd build && ctest --output-on-failure -j $(JOBS) -LE long
 
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=thread >/dev/null
@@ -61,10 +62,13 @@ test-asan: deps
 	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 	  ctest --output-on-failure -j $(JOBS) -L 'concurrency|unit|cli' -LE long
 
-# The AddressSanitizer+UBSan run of the cases labelled "long" (tests/CMakeLists.txt): fault
-# timings and repeats of paths the default run covers; they run in the plain build of
-# `make test` too. CI runs `make test test-long`.
+# The cases labelled "long" (tests/CMakeLists.txt): fault timings and repeats of paths the
+# default run covers, in the plain build and under AddressSanitizer+UBSan. CI runs
+# `make test test-long`.
 test-long: deps
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build -j $(JOBS)
+	cd build && ctest --output-on-failure -j $(JOBS) -L long
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=address >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \

@@ -190,10 +190,12 @@ static void test_determinism(void **state)
 		const int jobs = 40;
 		drive((rusk_plan_mode)m, 42, jobs, true, &a);
 		drive((rusk_plan_mode)m, 42, jobs, true, &b);
-		drive((rusk_plan_mode)m, 43, jobs, true, &c);
 		assert_true(a.n >= (size_t)jobs); /* every job started or dropped */
 		assert_true(a.h == b.h && a.n == b.n);
-		assert_true(a.h != c.h);
+		if (m == 0) { /* the seed reaches the trace (once: it is the same code path) */
+			drive((rusk_plan_mode)m, 43, jobs, true, &c);
+			assert_true(a.h != c.h);
+		}
 		printf("%s: %llu ticks, %.1f ms planning in all, %.2f ms at most\n",
 		       rusk_plan_mode_name((rusk_plan_mode)m), (unsigned long long)a.st.ticks,
 		       a.st.solve_s_sum * 1e3, a.st.solve_s_max * 1e3);
@@ -852,7 +854,9 @@ static void test_placement_capacity(void **state)
 	for (int m = 0; m < RUSK_PLAN_MODES; m++)
 		for (int milp = 0; milp <= 1; milp++) {
 			uint64_t a = drive_groups((rusk_plan_mode)m, milp, 5);
-			assert_true(a == drive_groups((rusk_plan_mode)m, milp, 5));
+			if (milp) /* the solver's plans again: the same starts (greedy has no
+			             budget) */
+				assert_true(a == drive_groups((rusk_plan_mode)m, milp, 5));
 		}
 }
 

@@ -75,7 +75,7 @@ def cli_sim_sched_gen():
 def cli_run_sched():
     """Real time: the planner thread, agents and completer together (also under TSan)."""
     rusk("run --machines 400 --rus-per-machine 1 --partitions 2 --trace e2e --e2e-jobs 120 "
-         "--e2e-train 300 --sched 3sigma --duration-s 4 --drain-s 14400 --plan-budget-ms 20 "
+         "--e2e-train 300 --sched 3sigma --duration-s 2 --drain-s 14400 --plan-budget-ms 20 "
          "--quiet --json rs.json")
     sched("rs.json")
 
