@@ -53,7 +53,7 @@ test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=thread >/dev/null
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$(CURDIR)/tests/tsan.supp" \
-	  $(NOASLR) ctest --output-on-failure -L concurrency
+	  $(NOASLR) ctest --output-on-failure -j $(JOBS) -L concurrency
 
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUSK_SANITIZE=address >/dev/null
