@@ -570,12 +570,12 @@ static void redis_json(FILE *f, run *R)
 	fprintf(f,
 	        "  \"redis\": {\"namespace\": %" PRIu64 ", \"connections\": %" PRIu64
 	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
-	        ", \"commit_round_trips\": %" PRIu64 ", \"claims\": %" PRIu64
-	        ", \"claims_lost\": %" PRIu64 ", \"claims_unknown\": %" PRIu64
-	        ", \"rollbacks\": %" PRIu64 ", \"local_refused\": %" PRIu64
-	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
-	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
-	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"snapshot_calls\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
+	        ", \"claims\": %" PRIu64 ", \"claims_lost\": %" PRIu64
+	        ", \"claims_unknown\": %" PRIu64 ", \"rollbacks\": %" PRIu64
+	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
+	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
+	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
 	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64 ", \"reconnects\": %" PRIu64
 	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
 	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
@@ -587,16 +587,17 @@ static void redis_json(FILE *f, run *R)
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
-	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
-	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
-	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
-	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, k.l.reconnects,
-	        k.l.redirects, k.l.resent, k.outage_s, k.outage_sum_s, X->ledger_checks,
-	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
-	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
-	        X->mismatch, X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
-	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
-	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed);
+	        X->ns, s->connections, s->open_failures, s->snapshots, s->snapshot_trips,
+	        s->commit_trips, s->claims, s->claims_lost, s->claims_unknown, s->rollbacks,
+	        s->local_refused, s->release_trips, s->released, s->release_refused, s->errors,
+	        R->cfg.commit_batch, R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0, s->batches,
+	        s->batch_tasks, k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
+	        k.outage_sum_s, X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks,
+	        X->orphans, X->revoked, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held,
+	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
+	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
+	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
+	        X->reclaim_failed);
 }
 
 static void redis_print(run *R)

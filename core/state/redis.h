@@ -8,7 +8,8 @@
  * :free (bitmap, bit i = local RU i free), :mem (local machine -> free MiB), :gpu ("m.k" ->
  * free milli-GPU of GPU k), :rec (anchor RU -> the shares it carries), :ver (version, +1
  * per change), :mach (local machine -> "first,n,mem,gpus"; field "part" -> the partition's
- * shape, checked at connect). A snapshot is one round trip (GET :free, GET :ver pipelined);
+ * shape, checked at connect). A snapshot is one round trip (GET :free, GET :ver pipelined),
+ * and a sync step's snapshots of many partitions one pipeline per node (snapshots op);
  * a commit or release is a Lua script that checks every RU's owner and generation and the
  * machine's memory and GPUs before it writes anything (a script's writes are not rolled
  * back on error, so nothing after the checks can fail), the rules of ru.c.
