@@ -15,6 +15,7 @@
  *  - owner namespaces: the same task id under two namespaces is two owners;
  *  - a sync step's reads of many partitions, one pipeline per node, answer exactly the
  *    state, also while a slot migrates (ASK), after (MOVED) and after a broken connection;
+ *    and so do a ledger pass's reads of many partitions' owners (rusk_redis_owners_many_);
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
  *    old master answer MOVED: the client follows it and the commit lands; a master without
  *    the scripts answers NOSCRIPT once, then has them again.
@@ -452,6 +453,31 @@ static void check_all(rusk_cluster *c, const rusk_backend *b, const uint32_t *ps
 			fail_msg("%s: partition %u: version %" PRIu64 " pipelined, %" PRIu64
 			         " alone",
 			         when, p, vn[i], v1[p]);
+	}
+	/* the owners likewise (a ledger pass's read): pipelined and one at a time; not while a
+	 * slot is half-migrated (a script over keys some of which moved is answered TRYAGAIN
+	 * until the migration ends, pipelined or not) */
+	if (strstr(when, "(ASK)") != NULL)
+		return;
+	enum { CAP = 64 * 80 };
+	static uint32_t rus[CAP], rus1[80], gens[CAP], gens1[80];
+	static uint64_t own[CAP], own1[80];
+	size_t off[65];
+	rusk_redis *r = b->self;
+	if (rusk_redis_owners_many_(r, ps, np, rus, own, gens, CAP, off, rcs) != RUSK_OK)
+		fail_msg("%s: owners_many: %s", when, rusk_redis_last_error_(r));
+	for (uint32_t i = 0; i < np; i++) {
+		size_t n1 = 0;
+		assert_int_equal(rcs[i], RUSK_OK);
+		assert_int_equal(rusk_redis_owners_(r, ps[i], rus1, own1, gens1, 80, &n1), RUSK_OK);
+		if (off[i + 1] - off[i] != n1 ||
+		    n1 != 80 - (uint32_t)__builtin_popcountll(want[ps[i]][0]) -
+		                    (uint32_t)__builtin_popcountll(want[ps[i]][1]))
+			fail_msg("%s: partition %u: %zu owners pipelined, %zu alone", when, ps[i],
+			         off[i + 1] - off[i], n1);
+		assert_memory_equal(rus + off[i], rus1, n1 * sizeof *rus1);
+		assert_memory_equal(own + off[i], own1, n1 * sizeof *own1);
+		assert_memory_equal(gens + off[i], gens1, n1 * sizeof *gens1);
 	}
 	(void)c;
 }

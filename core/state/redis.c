@@ -7,18 +7,18 @@
  * CLUSTER SLOTS. Every call but the multi-partition reads routes one partition's
  * commands, so one slot and one node: a batch is appended to that node's hiredis context
  * and its replies read back, one round trip (pipelining; exec_slot). The reads of many
- * partitions (a sync step's snapshots) go one pipeline per node, all written before any
- * is read (exec_multi). Replies that did not execute are sent again, bounded by failover_ms
- * (an outage's bound, per connection; and the caller's deadline and stop hook: give_up):
- * MOVED (the map is updated, the slot follows its new master), ASK (sent once to the named
- * node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN,
- * CLUSTERDOWN and LOADING (after a short sleep and a map refresh). A broken connection
- * (a master killed) leaves the outcome of the whole batch unknown: the map is refreshed
- * until the slot is served by a reachable node (the promoted replica), and the batch is
- * sent again with the scripts' "again" flag set, which makes a commit that already took
- * its RUs for its task, and a release already done, answer success (redis_lua.h). What the
- * old master acknowledged but had not replicated is lost: a later recount against the
- * run's ledger finds those tasks (rusk agent re-places them) and no RU has two holders.
+ * partitions (a sync step's snapshots, a ledger pass's owners) go one pipeline per node,
+ * all written before any is read (exec_multi). Replies that did not execute are sent again, bounded
+ * by failover_ms (an outage's bound, per connection; and the caller's deadline and stop hook:
+ * give_up): MOVED (the map is updated, the slot follows its new master), ASK (sent once to the
+ * named node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN, CLUSTERDOWN
+ * and LOADING (after a short sleep and a map refresh). A broken connection (a master killed) leaves
+ * the outcome of the whole batch unknown: the map is refreshed until the slot is served by a
+ * reachable node (the promoted replica), and the batch is sent again with the scripts' "again" flag
+ * set, which makes a commit that already took its RUs for its task, and a release already done,
+ * answer success (redis_lua.h). What the old master acknowledged but had not replicated is lost: a
+ * later recount against the run's ledger finds those tasks (rusk agent re-places them) and no RU
+ * has two holders.
  *
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
@@ -1237,6 +1237,75 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	arena_free(&a);
 	*n = k;
 	return rc;
+}
+
+int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_t *rus,
+                            uint64_t *owners, uint32_t *gens, size_t cap, size_t *off, int *rcs)
+{
+	if (r == NULL || off == NULL || rcs == NULL || (n > 0 && ps == NULL) ||
+	    (cap > 0 && (rus == NULL || owners == NULL)))
+		return RUSK_EINVAL;
+	off[0] = 0;
+	if (n == 0)
+		return RUSK_OK;
+	arena a;
+	rcmd *cmds = malloc(n * sizeof *cmds);
+	uint16_t *slots = malloc(n * sizeof *slots);
+	redisReply **rep = calloc(n, sizeof *rep);
+	if (cmds == NULL || slots == NULL || rep == NULL || arena_init(&a, 16 * n) != RUSK_OK) {
+		free(cmds);
+		free(slots);
+		free(rep);
+		return set_err(r, RUSK_ENOMEM, "out of memory");
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		rcs[i] = ps[i] < r->n_parts ? RUSK_OK : RUSK_ERANGE;
+		if (rcs[i] != RUSK_OK)
+			continue;
+		size_t s0 = arg_script(r, &a, S_OWNERS, ps[i]);
+		cmds[m] = cmd_at(&a, s0, -1, S_OWNERS);
+		slots[m++] = rusk_redis_slot_of_(ps[i]);
+	}
+	int rc = m > 0 ? exec_multi(r, slots, cmds, m, rep) : RUSK_OK;
+	if (rc == RUSK_ENOMEM)
+		m = 0;
+	size_t k = 0;
+	int first = rc == RUSK_ENOMEM ? rc : RUSK_OK;
+	for (size_t i = 0, j = 0; i < n; i++) {
+		if (rcs[i] == RUSK_OK) {
+			redisReply *y = rep[j++];
+			uint32_t p = ps[i];
+			if (rc == RUSK_ENOMEM || y == NULL) {
+				rcs[i] = rc == RUSK_ENOMEM ? rc : RUSK_EIO;
+			} else if (y->type != REDIS_REPLY_ARRAY) {
+				rcs[i] = set_err(
+				        r, RUSK_EIO, "partition %u: reading owners of %s: %s", p,
+				        r->keys[p][K_OWN],
+				        y->type == REDIS_REPLY_ERROR ? y->str : "no array");
+			} else if (k + y->elements / 3 > cap) {
+				rcs[i] = RUSK_ERANGE;
+			} else {
+				for (size_t e = 0; e + 2 < y->elements; e += 3, k++) {
+					rus[k] = r->p_first_ru[p] +
+					         (uint32_t)strtoul(y->element[e]->str, NULL, 10);
+					owners[k] = strtoull(y->element[e + 1]->str, NULL, 10);
+					if (gens != NULL)
+						gens[k] = (uint32_t)strtoul(y->element[e + 2]->str,
+						                            NULL, 10);
+				}
+			}
+		}
+		off[i + 1] = k;
+		if (first == RUSK_OK)
+			first = rcs[i];
+	}
+	free_replies(rep, m);
+	free(rep);
+	free(slots);
+	free(cmds);
+	arena_free(&a);
+	return first;
 }
 
 /* ---- meta keys: leases, epoch, shape (all in the slot of the tag {meta}) ---------- */

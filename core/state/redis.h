@@ -221,6 +221,17 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
                        size_t cap, size_t *n);
 
 /*
+ * rusk_redis_owners_many_: rusk_redis_owners_ of partitions ps[0..n) in one call, one
+ * pipeline per node (about one round trip for all): partition ps[i]'s entries at
+ * [off[i], off[i + 1]) of rus, owners and gens (off has n + 1 entries; gens may be NULL),
+ * at most cap entries in all; rcs[i] its code (RUSK_OK, RUSK_EIO: not read, no entries;
+ * RUSK_ERANGE: p, or cap full). Returns the first code that is not RUSK_OK, else RUSK_OK;
+ * RUSK_EINVAL on NULL arguments. Owner thread.
+ */
+int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_t *rus,
+                            uint64_t *owners, uint32_t *gens, size_t cap, size_t *off, int *rcs);
+
+/*
  * Agent leases, rusk:{meta}:alive:AGENT holding the token of the process that has the id
  * (any string unique to it; at most 200 bytes) with an expiry of ttl_ms:
  *  - rusk_redis_lease_claim_ takes the id at a process's start (SET NX PX: atomic, so of
