@@ -13,11 +13,15 @@
  *    reported with the key's name and writes nothing;
  *  - state of another shape is refused on open, naming both shapes;
  *  - owner namespaces: the same task id under two namespaces is two owners;
+ *  - a sync step's reads of many partitions, one pipeline per node, answer exactly the
+ *    state, also while a slot migrates (ASK), after (MOVED) and after a broken connection;
+ *    and so do a ledger pass's reads of many partitions' owners (rusk_redis_owners_many_);
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
  *    old master answer MOVED: the client follows it and the commit lands; a master without
  *    the scripts answers NOSCRIPT once, then has them again.
  */
 #include <hiredis/hiredis.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -334,6 +338,270 @@ static void test_owner_namespaces(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* The port of the master serving slot s (CLUSTER SLOTS from the URL's last seed). */
+static int master_port(uint16_t s)
+{
+	const char *colon = strrchr(url, ':');
+	redisContext *x = redisConnect("127.0.0.1", atoi(colon + 1));
+	assert_true(x != NULL && x->err == 0);
+	redisReply *r = redisCommand(x, "CLUSTER SLOTS");
+	assert_non_null(r);
+	int port = -1;
+	for (size_t i = 0; i < r->elements; i++) {
+		redisReply *e = r->element[i];
+		if (e->element[0]->integer <= s && s <= e->element[1]->integer)
+			port = (int)e->element[2]->element[1]->integer;
+	}
+	freeReplyObject(r);
+	redisFree(x);
+	assert_true(port > 0);
+	return port;
+}
+
+/* Runs one command on the node at port and checks it did not answer an error. */
+static void node_cmd(int port, const char *fmt, ...)
+{
+	redisContext *x = redisConnect("127.0.0.1", port);
+	assert_true(x != NULL && x->err == 0);
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(x, fmt, ap);
+	va_end(ap);
+	assert_non_null(r);
+	if (r->type == REDIS_REPLY_ERROR)
+		fail_msg("127.0.0.1:%d: %s", port, r->str);
+	freeReplyObject(r);
+	redisFree(x);
+}
+
+static void node_id(int port, char id[41])
+{
+	redisContext *x = redisConnect("127.0.0.1", port);
+	assert_true(x != NULL && x->err == 0);
+	redisReply *r = redisCommand(x, "CLUSTER MYID");
+	assert_true(r != NULL && r->type == REDIS_REPLY_STRING && r->len == 40);
+	memcpy(id, r->str, 41);
+	freeReplyObject(r);
+	redisFree(x);
+}
+
+/* Moves partition p's keys (rusk:{pN}:*) from the node at src to the node at dst: both
+ * nodes told (IMPORTING / MIGRATING), the keys moved with MIGRATE; with finish, the slot
+ * given to dst on every master (then the old master answers MOVED), else left half-way
+ * (the old master answers ASK for the keys gone). */
+static void migrate_part(uint32_t p, int src, int dst, const int *masters, int n_masters,
+                         bool finish)
+{
+	uint16_t s = rusk_redis_slot_of_(p);
+	char sid[41], did[41];
+	node_id(src, sid);
+	node_id(dst, did);
+	node_cmd(dst, "CLUSTER SETSLOT %u IMPORTING %s", s, sid);
+	node_cmd(src, "CLUSTER SETSLOT %u MIGRATING %s", s, did);
+	static const char *const k[] = {"own", "gen", "free", "mem", "gpu", "rec", "ver", "mach"};
+	for (int i = 0; i < 8; i++) {
+		char key[48];
+		snprintf(key, sizeof key, "rusk:{p%u}:%s", p, k[i]);
+		redisContext *x = redisConnect("127.0.0.1", src);
+		assert_true(x != NULL && x->err == 0);
+		redisReply *r = redisCommand(x, "MIGRATE 127.0.0.1 %d %s 0 5000", dst, key);
+		assert_non_null(r);
+		/* OK, or NOKEY for a key the partition does not have (an empty hash) */
+		if (r->type == REDIS_REPLY_ERROR)
+			fail_msg("MIGRATE %s: %s", key, r->str);
+		freeReplyObject(r);
+		redisFree(x);
+	}
+	if (!finish)
+		return;
+	node_cmd(dst, "CLUSTER SETSLOT %u NODE %s", s, did);
+	node_cmd(src, "CLUSTER SETSLOT %u NODE %s", s, did);
+	for (int i = 0; i < n_masters; i++)
+		if (masters[i] != src && masters[i] != dst)
+			node_cmd(masters[i], "CLUSTER SETSLOT %u NODE %s", s, did);
+}
+
+/* Every partition of c read one at a time (snapshot) and in one call (snapshots): the
+ * same words and versions, equal to want (the expected free bits, backend.h's layout). */
+static void check_all(rusk_cluster *c, const rusk_backend *b, const uint32_t *ps, uint32_t np,
+                      uint64_t (*want)[8], const char *when)
+{
+	uint64_t one[64][8] = {{0}}, many[64][8] = {{0}}, v1[64], vn[64];
+	uint64_t *w[64];
+	uint32_t nw[64];
+	int rcs[64];
+	for (uint32_t i = 0; i < np; i++) {
+		w[i] = many[ps[i]];
+		nw[i] = 8;
+		rcs[i] = RUSK_EIO;
+	}
+	int rc = b->ops->snapshots(b->self, ps, np, w, nw, vn, rcs);
+	if (rc != RUSK_OK)
+		fail_msg("%s: snapshots: %d (%s)", when, rc, rusk_redis_last_error_(b->self));
+	for (uint32_t i = 0; i < np; i++) {
+		uint32_t p = ps[i];
+		assert_int_equal(rcs[i], RUSK_OK);
+		assert_int_equal(b->ops->snapshot(b->self, p, one[p], 8, &v1[p]), RUSK_OK);
+		if (memcmp(one[p], many[p], sizeof one[p]) != 0 ||
+		    memcmp(want[p], many[p], sizeof want[p]) != 0)
+			fail_msg("%s: partition %u: the pipelined read differs from the state "
+			         "(words 0-1: pipelined %#" PRIx64 " %#" PRIx64 ", alone %#" PRIx64
+			         " %#" PRIx64 ", want %#" PRIx64 " %#" PRIx64 ")",
+			         when, p, many[p][0], many[p][1], one[p][0], one[p][1], want[p][0],
+			         want[p][1]);
+		if (vn[i] != v1[p])
+			fail_msg("%s: partition %u: version %" PRIu64 " pipelined, %" PRIu64
+			         " alone",
+			         when, p, vn[i], v1[p]);
+	}
+	/* the owners likewise (a ledger pass's read): pipelined and one at a time; not while a
+	 * slot is half-migrated (a script over keys some of which moved is answered TRYAGAIN
+	 * until the migration ends, pipelined or not) */
+	if (strstr(when, "(ASK)") != NULL)
+		return;
+	enum { CAP = 64 * 80 };
+	static uint32_t rus[CAP], rus1[80], gens[CAP], gens1[80];
+	static uint64_t own[CAP], own1[80];
+	size_t off[65];
+	rusk_redis *r = b->self;
+	if (rusk_redis_owners_many_(r, ps, np, rus, own, gens, CAP, off, rcs) != RUSK_OK)
+		fail_msg("%s: owners_many: %s", when, rusk_redis_last_error_(r));
+	for (uint32_t i = 0; i < np; i++) {
+		size_t n1 = 0;
+		assert_int_equal(rcs[i], RUSK_OK);
+		assert_int_equal(rusk_redis_owners_(r, ps[i], rus1, own1, gens1, 80, &n1), RUSK_OK);
+		if (off[i + 1] - off[i] != n1 ||
+		    n1 != 80 - (uint32_t)__builtin_popcountll(want[ps[i]][0]) -
+		                    (uint32_t)__builtin_popcountll(want[ps[i]][1]))
+			fail_msg("%s: partition %u: %zu owners pipelined, %zu alone", when, ps[i],
+			         off[i + 1] - off[i], n1);
+		assert_memory_equal(rus + off[i], rus1, n1 * sizeof *rus1);
+		assert_memory_equal(own + off[i], own1, n1 * sizeof *own1);
+		assert_memory_equal(gens + off[i], gens1, n1 * sizeof *gens1);
+	}
+	(void)c;
+}
+
+/*
+ * A view's sync step reads many partitions in one call (backend.h snapshots: one pipeline
+ * per node). Over 64 partitions spread on the 3 masters, in a shuffled order, it answers
+ * exactly the state (each partition's bitmap and version as a read of it alone), in about
+ * one round trip per master; and still exactly while a partition's slot is half-migrated
+ * (its keys moved: the old master answers ASK for them), after the migration (MOVED: the
+ * client's map is stale), and after the client's connections to a master were killed (the
+ * pipeline's outcome there unknown: read again).
+ */
+static void test_snapshots_pipelined(void **state)
+{
+	(void)state;
+	rusk_cluster *c = fx_cluster((fx_shape){
+	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
+	rusk_state red;
+	char err[512];
+	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
+	if (rc != RUSK_OK)
+		fail_msg("%s", err);
+	const rusk_backend *b = &red.bk;
+	assert_non_null(b->ops->snapshots);
+	/* 80 RUs a partition: bits 0..79 free; partition p gives up RUs p % 80 and 79 - p % 7 */
+	uint64_t want[64][8] = {{0}};
+	uint32_t ps[64];
+	for (uint32_t p = 0; p < 64; p++) {
+		rusk_partition_info pi;
+		rusk_cluster_partition(c, p, &pi);
+		assert_int_equal(pi.rus, 80);
+		want[p][0] = ~UINT64_C(0);
+		want[p][1] = (UINT64_C(1) << 16) - 1;
+		uint32_t loc[2] = {p % 80, 79 - p % 7};
+		for (int j = 0; j < 2; j++) {
+			uint32_t ru = pi.first_ru + loc[j];
+			rusk_bk_claim cl = claim(1000 + p * 2 + (uint64_t)j,
+			                         rusk_cluster_ru_machine(c, ru), &ru, 1, 0, 0, 0);
+			rusk_lease l;
+			assert_int_equal(b->ops->commit(b->self, p, &cl, 1, &rc, &l), RUSK_OK);
+			assert_int_equal(rc, RUSK_OK);
+			want[p][loc[j] / 64] &= ~(UINT64_C(1) << (loc[j] % 64));
+		}
+		ps[p] = (p * 37) % 64; /* shuffled: the nodes' commands interleave */
+	}
+	/* the masters that serve the 64 partitions: all three */
+	int masters[3], n_masters = 0;
+	for (uint32_t p = 0; p < 64; p++) {
+		int port = master_port(rusk_redis_slot_of_(p)), k = 0;
+		while (k < n_masters && masters[k] != port)
+			k++;
+		if (k == n_masters) {
+			assert_true(n_masters < 3);
+			masters[n_masters++] = port;
+		}
+	}
+	assert_int_equal(n_masters, 3);
+	rusk_redis_stats s0 = rusk_redis_stats_(red.redis);
+	uint64_t v[64];
+	uint64_t words[64][8];
+	uint64_t *w[64];
+	uint32_t nw[64];
+	int rcs[64];
+	for (uint32_t i = 0; i < 64; i++) {
+		w[i] = words[i];
+		nw[i] = 8;
+	}
+	assert_int_equal(b->ops->snapshots(b->self, ps, 64, w, nw, v, rcs), RUSK_OK);
+	rusk_redis_stats s1 = rusk_redis_stats_(red.redis);
+	/* one pipeline per master, where one call per partition took 64 round trips */
+	assert_int_equal(s1.round_trips - s0.round_trips, 3);
+	assert_int_equal(s1.commands - s0.commands, 128);
+	check_all(c, b, ps, 64, want, "healthy");
+
+	/* partition 5's slot half-migrated to another master: ASK for its keys */
+	uint32_t mp = 5;
+	int src = master_port(rusk_redis_slot_of_(mp)),
+	    dst = masters[0] == src ? masters[1] : masters[0];
+	migrate_part(mp, src, dst, masters, n_masters, false);
+	s0 = rusk_redis_stats_(red.redis);
+	check_all(c, b, ps, 64, want, "half-migrated (ASK)");
+	s1 = rusk_redis_stats_(red.redis);
+	assert_true(s1.redirects > s0.redirects);
+	/* ... the migration finished: the old master answers MOVED */
+	migrate_part(mp, src, dst, masters, n_masters, true);
+	s0 = rusk_redis_stats_(red.redis);
+	check_all(c, b, ps, 64, want, "migrated (MOVED)");
+	s1 = rusk_redis_stats_(red.redis);
+	assert_true(s1.redirects > s0.redirects);
+	assert_int_equal(master_port(rusk_redis_slot_of_(mp)), dst);
+	/* a commit there lands on the new node, and both reads see it (a commit during the
+	 * migration is answered TRYAGAIN: its script's keys are not all there) */
+	rusk_partition_info pi;
+	rusk_cluster_partition(c, mp, &pi);
+	uint32_t ru = pi.first_ru + 40;
+	rusk_bk_claim cl = claim(9999, rusk_cluster_ru_machine(c, ru), &ru, 1, 0, 0, 0);
+	rusk_lease l;
+	assert_int_equal(b->ops->commit(b->self, mp, &cl, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	want[mp][0] &= ~(UINT64_C(1) << 40);
+	check_all(c, b, ps, 64, want, "after a commit on the new node");
+
+	/* the client's connections to a master killed: what was pending there is read again */
+	node_cmd(dst, "CLIENT KILL TYPE normal");
+	s0 = rusk_redis_stats_(red.redis);
+	check_all(c, b, ps, 64, want, "a master's connections killed");
+	s1 = rusk_redis_stats_(red.redis);
+	assert_true(s1.reconnects > s0.reconnects);
+
+	/* bad arguments: per-partition codes, the others read */
+	uint32_t bad[2] = {3, 64};
+	nw[1] = 8;
+	assert_int_equal(b->ops->snapshots(b->self, bad, 2, w, nw, v, rcs), RUSK_ERANGE);
+	assert_int_equal(rcs[0], RUSK_OK);
+	assert_int_equal(rcs[1], RUSK_ERANGE);
+	assert_memory_equal(words[0], want[3], 2 * sizeof want[3][0]); /* 80 RUs: 2 words */
+
+	/* the slot back where it was, for the tests after this one */
+	migrate_part(mp, dst, src, masters, n_masters, true);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -423,6 +691,7 @@ int main(void)
 	        cmocka_unit_test(test_same_decisions),
 	        cmocka_unit_test(test_script_error_writes_nothing),
 	        cmocka_unit_test(test_owner_namespaces),
+	        cmocka_unit_test(test_snapshots_pipelined),
 	        cmocka_unit_test(test_moved_after_manual_failover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,7 +50,7 @@ static int recount(void *self, uint32_t p, rusk_bk_count *out)
 	return master_bk.ops->recount(master_bk.self, p, out);
 }
 
-static const rusk_backend_ops seam = {"seam", snap, commit, release, recount};
+static const rusk_backend_ops seam = {"seam", snap, commit, release, recount, NULL};
 
 static int open_conn(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
 {

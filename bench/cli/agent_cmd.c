@@ -80,7 +80,10 @@ typedef struct agent_run {
 	uint64_t **words;
 	uint32_t *n_words;
 	uint64_t *synced_ns;
-	held *h; /* FIFO: tasks end in order (one duration) */
+	uint32_t *sp;   /* [np] a sync step's partitions (sync_step) */
+	uint64_t *sver; /* [np] their versions */
+	int *src;       /* [np] and answers */
+	held *h;        /* FIFO: tasks end in order (one duration) */
 	size_t h_head, h_n, h_cap;
 	uint64_t seq;
 	rusk_rng rng;
@@ -193,6 +196,35 @@ static void agent_usage(void)
 	     "message names the flag or address), 3 at a stop signal.");
 }
 
+/* Partitions [lo, hi) read into the view (those that answer: synced_ns = now), in one
+ * call where the backend has one (snapshots: one pipeline per node). How many were read. */
+static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
+{
+	uint64_t got = 0;
+	if (a->st.bk.ops->snapshots != NULL && hi - lo > 1) {
+		uint32_t n_p = hi - lo;
+		for (uint32_t i = 0; i < n_p; i++)
+			a->sp[i] = lo + i;
+		a->st.bk.ops->snapshots(a->st.bk.self, a->sp, n_p, a->words + lo, a->n_words + lo,
+		                        a->sver, a->src);
+		for (uint32_t i = 0; i < n_p; i++)
+			if (a->src[i] == RUSK_OK) {
+				a->synced_ns[lo + i] = now;
+				got++;
+			}
+		return got;
+	}
+	for (uint32_t p = lo; p < hi; p++) {
+		uint64_t ver;
+		if (a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver) ==
+		    RUSK_OK) {
+			a->synced_ns[p] = now;
+			got++;
+		}
+	}
+	return got;
+}
+
 /* DiffSync / SameSync / StateSync: the partitions agent i refreshes at step k. */
 static void sync_step(agent_run *a, uint64_t k, uint64_t now)
 {
@@ -203,14 +235,7 @@ static void sync_step(agent_run *a, uint64_t k, uint64_t now)
 		hi = (uint32_t)((j + 1) * a->np / n);
 	}
 	uint64_t t0 = mono_ns();
-	for (uint32_t p = lo; p < hi; p++) {
-		uint64_t ver;
-		if (a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver) ==
-		    RUSK_OK) {
-			a->synced_ns[p] = now;
-			a->syncs++;
-		}
-	}
+	a->syncs += read_parts(a, lo, hi, now);
 	a->sync_s += (double)(mono_ns() - t0) * 1e-9;
 }
 
@@ -739,8 +764,7 @@ static int run_loop(agent_run *a)
 	uint64_t ledger_ns = a->o.ledger_ms * 1000000u, next_ledger = t0 + ledger_ns;
 	/* The lease is renewed three times per period: one late renewal is not a death. */
 	uint64_t lease_ns = a->o.lease_ms * 1000000u / 3, next_lease = t0;
-	for (uint32_t p = 0; p < a->np; p++) /* a first full view */
-		a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], NULL);
+	read_parts(a, 0, a->np, t0); /* a first full view */
 	for (uint32_t p = 0; p < a->np; p++)
 		a->synced_ns[p] = t0;
 	for (;;) {
@@ -1176,8 +1200,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	a.words = calloc(a.np, sizeof *a.words);
 	a.n_words = calloc(a.np, sizeof *a.n_words);
 	a.synced_ns = calloc(a.np, sizeof *a.synced_ns);
+	a.sp = calloc(a.np, sizeof *a.sp);
+	a.sver = calloc(a.np, sizeof *a.sver);
+	a.src = calloc(a.np, sizeof *a.src);
 	rusk_rng_seed(&a.rng, cc.params.seed, 0x6167656e74ull + o->agent_id); /* "agent" */
-	bool oom = a.words == NULL || a.n_words == NULL || a.synced_ns == NULL;
+	bool oom = a.words == NULL || a.n_words == NULL || a.synced_ns == NULL || a.sp == NULL ||
+	           a.sver == NULL || a.src == NULL;
 	for (uint32_t p = 0; !oom && p < a.np; p++) {
 		rusk_partition_info pi;
 		rusk_cluster_partition(a.c, p, &pi);
@@ -1315,6 +1343,9 @@ out:
 	free(a.words);
 	free(a.n_words);
 	free(a.synced_ns);
+	free(a.sp);
+	free(a.sver);
+	free(a.src);
 	free(a.h);
 	free(a.rtt);
 	rusk_state_close_(&a.st);

@@ -19,7 +19,8 @@
  *   second once a second, the ledger check (ledger_check, L1-L4): tasks whose acknowledged
  *          commits Redis lost are revoked and placed again; RUs Redis holds for this run
  *          that no task of it holds (lost releases, unanswered commits) are released.
- *          Within a budget (LEDGER_BUDGET_MS per pass: "Outages" below). Then the
+ *          Within a budget (LEDGER_BUDGET_MS per pass: "Outages" below), each pass resuming
+ *          where the last one stopped (ledger_check). Then the
  *          automatic reclaim (auto_reclaim, unless --no-auto-reclaim): the RUs of every
  *          `rusk agent` whose lease expired and of every other run whose run lease expired
  *          (processes killed) are released, so a killed agent's RUs come back about a
@@ -73,7 +74,19 @@ struct drv_redis {
 	rusk_ru_info *l_before;
 	rusk_bk_lease *l_back;
 	int *l_rcs;
+	/* A pass's block of partitions (LEDGER_BLOCK: one pipelined read), the cursor where
+	 * the next pass starts (a pass that ran out of budget leaves the rest to the next),
+	 * and l_orph_n [RUs]: how many reads in a row saw the orphan l_orph marks (L4). */
+	uint32_t *l_ps;
+	size_t *l_off;
+	int *l_prc;
+	uint8_t *l_orph_n;
+	uint32_t l_next, l_sweep_parts, l_sweep_passes;
 	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
+	/* Partitions: read, not read for lack of budget (left to the next pass), the most a
+	 * pass failed and the fewest it read (while the run went), and the most passes one
+	 * sweep over every partition took. */
+	uint64_t parts_read, parts_deferred, pass_failed_max, pass_read_min, sweep_passes_max;
 	/* REJECTED events delivered on the main thread while it revokes (L3 after the
 	 * dispatcher was closed: the task cannot be queued again); in_ledger (relaxed) says
 	 * when, ledger_tid on which thread. Counted by redis_event, read by the report. */
@@ -105,12 +118,15 @@ static bool own_owner(const drv_redis *X, uint64_t o)
  * the connection lost the cluster, not per call), and gives up at once when a stop signal
  * came (redis_stopping, each connection's hook): the agents, the completions and the
  * dispatcher's stop then end their tasks locally, and what Redis still holds is the
- * recount's to report. The main thread's reads, one call per partition, have a budget per
- * pass, not per call: the ledger's once a second LEDGER_BUDGET_MS (the sampler waits no
- * longer: before, each partition waited out the outage in turn, and a run whose cluster
- * stopped 2 s in was still going after 210 s, deaf to its first SIGTERM), the last ledger
- * pass and the recount END_BUDGET_MS each. A partition not read within it counts as could
- * not be read (ledger.failed, recount.partitions_failed), and a recount that could not read
+ * recount's to report. The main thread's reads (the ledger's: pipelined blocks of
+ * partitions; the recount's: one call per partition) have a budget per pass, not per
+ * call: the ledger's once a second LEDGER_BUDGET_MS (the sampler waits no longer: before,
+ * each partition waited out the outage in turn, and a run whose cluster stopped 2 s in was
+ * still going after 210 s, deaf to its first SIGTERM), the last ledger pass and the
+ * recount END_BUDGET_MS each. A partition whose read failed counts as could not be read
+ * (ledger.failed, recount.partitions_failed; the periodic ledger leaves the partitions
+ * its budget did not reach to its next pass, ledger.parts_deferred, the last pass counts
+ * them failed), and a recount that could not read
  * one is not ok: the checks say NO, exit 1; when a signal stopped the run, the recount was
  * not done rather than failed (as the other checks of an interrupted run): exit 3.
  */
@@ -256,16 +272,95 @@ static int redis_setup(run *R, const drv_setup_in *in)
  *       counted), REVOKED is delivered and it is queued again and placed afresh, so no RU
  *       is ever held twice and the task still ends once;
  *  (L4) orphan: an RU Redis shows held by a task of this run, under the same owner and
- *       generation at two checks in a row (a second apart), while the local array did not
- *       hold it for that task at either read: a release Redis lost, or a commit whose
- *       answer never came. It is released in Redis with that owner and generation (the
- *       script refuses it if either moved on). A commit in flight or a deferred release
- *       lasts a loop turn, not a second; if one ever outlasted it, the release it makes is
- *       refused later (counted) and L2 revokes the task: the RU is still held once. After
- *       the run (end != 0: every thread joined, every task ended) nothing is in flight and
- *       the local array holds nothing, so what Redis still shows for this run is released
- *       at once; the tests assert that this finds nothing in a run without failover.
+ *       generation at ORPHAN_READS reads of its partition in a row (a second or more
+ *       apart), while the local array did not hold it for that task at any of them: a
+ *       release Redis lost, or a commit whose answer never came. It is released in Redis
+ *       with that owner and generation (the script refuses it if either moved on). A
+ *       commit in flight or a deferred release lasts a loop turn, not seconds: one
+ *       sighting, or two, may be a release on its way; if one ever outlasted them all,
+ *       the release it makes is refused later (counted) and L2 revokes the task: the RU
+ *       is still held once. After the run (end != 0: every thread joined, every task
+ *       ended) nothing is in flight and the local array holds nothing, so what Redis
+ *       still shows for this run is released at once; the tests assert that this finds
+ *       nothing in a run without failover.
+ *
+ * A pass reads partitions in blocks of LEDGER_BLOCK (one pipelined call each: one
+ * pipeline per node) from where the last pass stopped, until every partition was read
+ * once or its budget is spent; the next pass resumes at the first partition not read. So
+ * every partition is checked within ceil(partitions / partitions read per pass) passes,
+ * where a pass that started at partition 0 each time never reached the last ones when
+ * the budget ran short. The end's pass reads every partition.
  */
+#define LEDGER_BLOCK 32
+#define ORPHAN_READS 4
+
+/* L2-L4 of partition p: local records in l_before (by RU), Redis's n owners at rus/own/
+ * gens. */
+static void ledger_part(run *R, uint32_t p, const uint32_t *rus, const uint64_t *own,
+                        const uint32_t *gens, size_t n, bool end)
+{
+	drv_redis *X = R->redis;
+	rusk_cluster *c = R->c;
+	rusk_partition_info pi;
+	if (rusk_cluster_partition(c, p, &pi) != RUSK_OK)
+		return;
+	uint64_t *remote = X->l_remote + pi.first_ru;
+	const rusk_ru_info *before = X->l_before + pi.first_ru;
+	memset(remote, 0, sizeof *remote * pi.rus);
+	for (size_t k = 0; k < n; k++)
+		if (rus[k] - pi.first_ru < pi.rus)
+			remote[rus[k] - pi.first_ru] = own[k];
+	uint64_t last = 0, hi = X->ns << RUSK_OWNER_NS_SHIFT;
+	for (uint32_t i = 0; i < pi.rus; i++) {
+		uint64_t o = before[i].owner; /* a local id; Redis has hi | o */
+		if (end || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE ||
+		    remote[i] == (hi | o))
+			continue; /* at the end every task has ended: nothing to revoke */
+		rusk_ru_info now; /* L2: the same record after Redis's answer */
+		if (rusk_ru_state(c, pi.first_ru + i, &now) != RUSK_OK || now.owner != o ||
+		    now.gen != before[i].gen)
+			continue;
+		X->lost_rus++;
+		X->lost_tasks += o != last;
+		last = o;
+		/* L3 (a task revoked after the close is REJECTED here: redis_event) */
+		rusk_store32(&X->in_ledger, 1, RUSK_RELAXED); /* this thread's own flag */
+		rusk_dispatch_revoked(o, (rusk_lease){pi.first_ru + i, now.gen}, R->d);
+		rusk_store32(&X->in_ledger, 0, RUSK_RELAXED);
+	}
+	/* L4: Redis's holders of this run (its namespace: never another run's or an agent's)
+	 * that the local array does not hold. An RU not seen so is no longer a suspect. */
+	for (uint32_t i = 0; i < pi.rus; i++)
+		if (X->l_orph[pi.first_ru + i] != 0 && !own_owner(X, remote[i]))
+			X->l_orph[pi.first_ru + i] = 0;
+	size_t nb = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t ru = rus[k], i = ru - pi.first_ru;
+		uint64_t o = own[k], t = rusk_owner_task_(o);
+		if (i >= pi.rus || !own_owner(X, o))
+			continue;
+		rusk_ru_info now;
+		if (before[i].owner == t || rusk_ru_state(c, ru, &now) != RUSK_OK ||
+		    now.owner == t) {
+			X->l_orph[ru] = 0;
+			continue;
+		}
+		uint64_t mark = t ^ ((uint64_t)gens[k] << 40) ^ 1; /* never 0 */
+		if (X->l_orph[ru] != mark) {
+			X->l_orph[ru] = mark; /* seen once */
+			X->l_orph_n[ru] = 0;
+		}
+		if (end || ++X->l_orph_n[ru] >= ORPHAN_READS) {
+			X->l_back[nb++] = (rusk_bk_lease){o, {ru, gens[k]}};
+			X->l_orph[ru] = 0;
+		}
+	}
+	if (nb > 0 &&
+	    X->main.bk.ops->release(X->main.bk.self, p, X->l_back, nb, X->l_rcs) == RUSK_OK)
+		for (size_t k = 0; k < nb; k++)
+			X->orphans += X->l_rcs[k] == RUSK_OK;
+}
+
 static void ledger_check(run *R, bool end)
 {
 	drv_redis *X = R->redis;
@@ -278,11 +373,16 @@ static void ledger_check(run *R, bool end)
 		X->l_remote = malloc(sizeof *X->l_remote * c1);
 		X->l_before = malloc(sizeof *X->l_before * c1);
 		X->l_orph = calloc(c1, sizeof *X->l_orph);
+		X->l_orph_n = calloc(c1, sizeof *X->l_orph_n);
 		X->l_back = malloc(sizeof *X->l_back * c1);
 		X->l_rcs = malloc(sizeof *X->l_rcs * c1);
+		X->l_ps = malloc(sizeof *X->l_ps * LEDGER_BLOCK);
+		X->l_off = malloc(sizeof *X->l_off * (LEDGER_BLOCK + 1));
+		X->l_prc = malloc(sizeof *X->l_prc * LEDGER_BLOCK);
 		if (X->l_rus == NULL || X->l_gens == NULL || X->l_owners == NULL ||
 		    X->l_remote == NULL || X->l_before == NULL || X->l_orph == NULL ||
-		    X->l_back == NULL || X->l_rcs == NULL) {
+		    X->l_orph_n == NULL || X->l_back == NULL || X->l_rcs == NULL ||
+		    X->l_ps == NULL || X->l_off == NULL || X->l_prc == NULL) {
 			X->ledger_failed++;
 			free(X->l_rus);
 			X->l_rus = NULL;
@@ -294,71 +394,61 @@ static void ledger_check(run *R, bool end)
 	uint32_t np = rusk_cluster_partitions(c);
 	uint64_t deadline = pass_begin(X, end ? END_BUDGET_MS : LEDGER_BUDGET_MS);
 	bool failed = false;
-	for (uint32_t p = 0; p < np; p++) {
-		rusk_partition_info pi;
-		if (rusk_cluster_partition(c, p, &pi) != RUSK_OK)
-			continue;
+	uint32_t next = end ? 0 : X->l_next % (np ? np : 1), done = 0;
+	uint64_t read = 0, failed_n = 0;
+	while (done < np) {
 		if (pass_over(deadline, failed)) {
-			X->ledger_failed++; /* not read (budget): the next pass tries again */
-			continue;
+			/* Not read (budget): the next pass starts here; at the end there is none.
+			 */
+			if (end)
+				X->ledger_failed += np - done;
+			else
+				X->parts_deferred += np - done;
+			break;
 		}
-		for (uint32_t i = 0; i < pi.rus; i++) /* L1: local first */
-			rusk_ru_state(c, pi.first_ru + i, &X->l_before[i]);
-		size_t n = 0;
-		if (rusk_redis_owners_(X->main.redis, p, X->l_rus, X->l_owners, X->l_gens, cap,
-		                       &n) != RUSK_OK) {
-			X->ledger_failed++; /* a failover under way: the next pass tries again */
-			failed = true;
-			continue;
-		}
-		memset(X->l_remote, 0, sizeof *X->l_remote * pi.rus);
-		for (size_t k = 0; k < n; k++)
-			if (X->l_rus[k] - pi.first_ru < pi.rus)
-				X->l_remote[X->l_rus[k] - pi.first_ru] = X->l_owners[k];
-		uint64_t last = 0, hi = X->ns << RUSK_OWNER_NS_SHIFT;
-		for (uint32_t i = 0; i < pi.rus; i++) {
-			uint64_t o = X->l_before[i].owner; /* a local id; Redis has hi | o */
-			if (end || o < RUSK_DISPATCH_ID_BASE || o == RUSK_OWNER_NONE ||
-			    X->l_remote[i] == (hi | o))
-				continue; /* at the end every task has ended: nothing to revoke */
-			rusk_ru_info now; /* L2: the same record after Redis's answer */
-			if (rusk_ru_state(c, pi.first_ru + i, &now) != RUSK_OK || now.owner != o ||
-			    now.gen != X->l_before[i].gen)
+		uint32_t nb = np - done < LEDGER_BLOCK ? np - done : LEDGER_BLOCK;
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t p = (next + j) % np;
+			rusk_partition_info pi;
+			X->l_ps[j] = p;
+			if (rusk_cluster_partition(c, p, &pi) != RUSK_OK)
 				continue;
-			X->lost_rus++;
-			X->lost_tasks += o != last;
-			last = o;
-			/* L3 (a task revoked after the close is REJECTED here: redis_event) */
-			rusk_store32(&X->in_ledger, 1, RUSK_RELAXED); /* this thread's own flag */
-			rusk_dispatch_revoked(o, (rusk_lease){pi.first_ru + i, now.gen}, R->d);
-			rusk_store32(&X->in_ledger, 0, RUSK_RELAXED);
+			for (uint32_t i = 0; i < pi.rus; i++) /* L1: local first */
+				rusk_ru_state(c, pi.first_ru + i, &X->l_before[pi.first_ru + i]);
 		}
-		/* L4: Redis's holders of this run (its namespace: never another run's or an
-		 * agent's) that the local array does not hold. */
-		size_t nb = 0;
-		for (size_t k = 0; k < n; k++) {
-			uint32_t ru = X->l_rus[k], i = ru - pi.first_ru;
-			uint64_t o = X->l_owners[k], t = rusk_owner_task_(o);
-			if (i >= pi.rus || !own_owner(X, o))
-				continue;
-			rusk_ru_info now;
-			if (X->l_before[i].owner == t || rusk_ru_state(c, ru, &now) != RUSK_OK ||
-			    now.owner == t) {
-				X->l_orph[ru] = 0;
+		rusk_redis_owners_many_(X->main.redis, X->l_ps, nb, X->l_rus, X->l_owners,
+		                        X->l_gens, cap, X->l_off, X->l_prc);
+		for (uint32_t j = 0; j < nb; j++) {
+			if (X->l_prc[j] != RUSK_OK) {
+				X->ledger_failed++; /* a failover under way: the next pass tries
+				                       again */
+				failed_n++;
+				failed = true;
 				continue;
 			}
-			uint64_t mark = t ^ ((uint64_t)X->l_gens[k] << 40) ^ 1; /* never 0 */
-			if (end || X->l_orph[ru] == mark) {
-				X->l_back[nb++] = (rusk_bk_lease){o, {ru, X->l_gens[k]}};
-				X->l_orph[ru] = 0;
-			} else {
-				X->l_orph[ru] = mark; /* seen once: released if seen so next time */
-			}
+			read++;
+			size_t o0 = X->l_off[j], o1 = X->l_off[j + 1];
+			ledger_part(R, X->l_ps[j], X->l_rus + o0, X->l_owners + o0, X->l_gens + o0,
+			            o1 - o0, end);
 		}
-		if (nb > 0 &&
-		    X->main.bk.ops->release(X->main.bk.self, p, X->l_back, nb, X->l_rcs) == RUSK_OK)
-			for (size_t k = 0; k < nb; k++)
-				X->orphans += X->l_rcs[k] == RUSK_OK;
+		next = (next + nb) % np;
+		done += nb;
+	}
+	X->parts_read += read;
+	if (!end) {
+		X->l_next = next;
+		if (failed_n > X->pass_failed_max)
+			X->pass_failed_max = failed_n;
+		if (X->ledger_checks == 1 || read < X->pass_read_min)
+			X->pass_read_min = read;
+		X->l_sweep_parts += done;
+		X->l_sweep_passes++;
+		if (X->l_sweep_parts >= np) {
+			if (X->l_sweep_passes > X->sweep_passes_max)
+				X->sweep_passes_max = X->l_sweep_passes;
+			X->l_sweep_parts = 0;
+			X->l_sweep_passes = 0;
+		}
 	}
 	rusk_redis_set_deadline_(X->main.redis, 0);
 	rusk_thread_unregister();
@@ -570,31 +660,36 @@ static void redis_json(FILE *f, run *R)
 	fprintf(f,
 	        "  \"redis\": {\"namespace\": %" PRIu64 ", \"connections\": %" PRIu64
 	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
-	        ", \"commit_round_trips\": %" PRIu64 ", \"claims\": %" PRIu64
-	        ", \"claims_lost\": %" PRIu64 ", \"claims_unknown\": %" PRIu64
-	        ", \"rollbacks\": %" PRIu64 ", \"local_refused\": %" PRIu64
-	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
-	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
-	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"snapshot_calls\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
+	        ", \"claims\": %" PRIu64 ", \"claims_lost\": %" PRIu64
+	        ", \"claims_unknown\": %" PRIu64 ", \"rollbacks\": %" PRIu64
+	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
+	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
+	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
 	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64 ", \"reconnects\": %" PRIu64
 	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
 	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
 	        ", \"ledger\": {\"checks\": %" PRIu64 ", \"failed\": %" PRIu64
-	        ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64
-	        ", \"revoked\": %" PRIu64 "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
+	        ", \"parts_read\": %" PRIu64 ", \"parts_deferred\": %" PRIu64
+	        ", \"pass_failed_max\": %" PRIu64 ", \"pass_read_min\": %" PRIu64
+	        ", \"sweep_passes_max\": %" PRIu64 ", \"lost_rus\": %" PRIu64
+	        ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
+	        "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
-	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
-	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
-	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
-	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, k.l.reconnects,
-	        k.l.redirects, k.l.resent, k.outage_s, k.outage_sum_s, X->ledger_checks,
-	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
-	        s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus,
-	        X->mismatch, X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
+	        X->ns, s->connections, s->open_failures, s->snapshots, s->snapshot_trips,
+	        s->commit_trips, s->claims, s->claims_lost, s->claims_unknown, s->rollbacks,
+	        s->local_refused, s->release_trips, s->released, s->release_refused, s->errors,
+	        R->cfg.commit_batch, R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0, s->batches,
+	        s->batch_tasks, k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
+	        k.outage_sum_s, X->ledger_checks, X->ledger_failed, X->parts_read,
+	        X->parts_deferred, X->pass_failed_max, X->pass_read_min, X->sweep_passes_max,
+	        X->lost_rus, X->lost_tasks, X->orphans, X->revoked, s->commit_p50_ns / 1e3,
+	        s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch,
+	        X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
 	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
 	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed);
 }
@@ -642,11 +737,14 @@ static void redis_print(run *R)
 		fprintf(R->out, "  %-28s last error: %s\n", "", err);
 	}
 	fprintf(R->out,
-	        "  %-28s %" PRIu64 " checks (%" PRIu64 " could not read a partition): %" PRIu64
+	        "  %-28s %" PRIu64 " checks, %" PRIu64 " partitions read, %" PRIu64
+	        " could not be read, %" PRIu64 " left to the next pass (budget; every partition "
+	        "read within %" PRIu64 " passes): %" PRIu64
 	        " acknowledged commits lost by Redis (%" PRIu64
 	        " RUs), those tasks revoked and placed again (%" PRIu64
 	        " of them revoked after the close: REJECTED); %" PRIu64 " orphans released\n",
-	        "redis ledger", X->ledger_checks, X->ledger_failed, X->lost_tasks, X->lost_rus,
+	        "redis ledger", X->ledger_checks, X->parts_read, X->ledger_failed,
+	        X->parts_deferred, X->sweep_passes_max, X->lost_tasks, X->lost_rus,
 	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
 	if (R->cfg.no_auto_reclaim)
 		fprintf(R->out, "  %-28s off (--no-auto-reclaim)\n", "redis reclaim");
@@ -682,8 +780,12 @@ static void redis_free(run *R)
 	free(X->l_remote);
 	free(X->l_before);
 	free(X->l_orph);
+	free(X->l_orph_n);
 	free(X->l_back);
 	free(X->l_rcs);
+	free(X->l_ps);
+	free(X->l_off);
+	free(X->l_prc);
 	free(X);
 	R->redis = NULL;
 }

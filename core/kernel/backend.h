@@ -97,6 +97,16 @@ typedef struct rusk_backend_ops {
 	int (*release)(void *self, uint32_t p, const rusk_bk_lease *ls, size_t n, int *rcs);
 	/* recount: counts partition p (quiescence gives exact figures). */
 	int (*recount)(void *self, uint32_t p, rusk_bk_count *out);
+	/*
+	 * snapshots (NULL: none; callers then call snapshot per partition): n partitions'
+	 * snapshots in one call, partition ps[i] into words[i][0..n_words[i]) and
+	 * versions[i] (versions may be NULL), rcs[i] as snapshot's return for it. A remote
+	 * backend sends them together (Redis: one pipeline per node, about one round trip in
+	 * all). RUSK_OK when every partition was read, else the first failure (RUSK_EIO: the
+	 * partitions with rcs[i] RUSK_OK were read all the same).
+	 */
+	int (*snapshots)(void *self, const uint32_t *ps, size_t n, uint64_t *const *words,
+	                 const uint32_t *n_words, uint64_t *versions, int *rcs);
 } rusk_backend_ops;
 
 /* A backend: its operations and its state. */
@@ -147,7 +157,9 @@ typedef struct rusk_remote_opener {
 typedef struct rusk_remote_stats {
 	uint64_t connections;     /* opened (one per thread that used the remote) */
 	uint64_t open_failures;   /* opens that failed (the thread's call failed) */
-	uint64_t snapshots;       /* partition snapshots read (one round trip each) */
+	uint64_t snapshots;       /* partition snapshots read */
+	uint64_t snapshot_trips;  /* calls that read them (a view's sync step: all its
+	                           * partitions in one call, about one round trip) */
 	uint64_t commit_trips;    /* commit pipelines sent (one per partition per decision) */
 	uint64_t claims;          /* machine claims in them */
 	uint64_t claims_lost;     /* refused: an RU held elsewhere, or memory / GPUs short */

@@ -52,6 +52,9 @@ typedef struct conn {
 	bool defer;
 	rusk_bk_lease *pend;
 	size_t n_pend, cap_pend;
+	/* rusk_remote_snapshots_'s argument arrays, [n_parts] once used (its thread's alone) */
+	uint64_t **sw;
+	uint32_t *sn;
 } conn;
 
 struct rusk_remote {
@@ -66,7 +69,7 @@ struct rusk_remote {
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
-	uint64_t batches, batch_tasks, corrupt;
+	uint64_t batches, batch_tasks, corrupt, snapshot_trips;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
@@ -163,6 +166,8 @@ void rusk_remote_detach_(rusk_cluster *c)
 			release_remote(rm, cn, cn->pend, cn->n_pend);
 		rm->op.close(rm->op.arg, cn->handle);
 		free(cn->pend);
+		free(cn->sw);
+		free(cn->sn);
 		free(cn);
 	}
 	if (tls.serial == rm->serial)
@@ -182,17 +187,18 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	rusk_remote *rm = c != NULL ? c->remote : NULL;
 	if (rm == NULL)
 		return;
-	uint64_t *src[] = {
-	        &rm->connections,   &rm->open_failures, &rm->snapshots,       &rm->commit_trips,
-	        &rm->claims,        &rm->claims_lost,   &rm->rollbacks,       &rm->local_refused,
-	        &rm->release_trips, &rm->released,      &rm->release_refused, &rm->errors,
-	        &rm->batches,       &rm->batch_tasks,   &rm->claims_unknown,  &rm->corrupt};
+	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
+	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
+	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
+	                   &rm->released,     &rm->release_refused, &rm->errors,
+	                   &rm->batches,      &rm->batch_tasks,     &rm->claims_unknown,
+	                   &rm->corrupt,      &rm->snapshot_trips};
 	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
 	                   &out->commit_trips, &out->claims,          &out->claims_lost,
 	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
 	                   &out->released,     &out->release_refused, &out->errors,
 	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown,
-	                   &out->corrupt};
+	                   &out->corrupt,      &out->snapshot_trips};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
@@ -320,6 +326,58 @@ int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t
 	}
 	count(&rm->snapshots, 1);
 	return RUSK_OK;
+}
+
+int rusk_remote_snapshots_(rusk_remote *rm, const uint32_t *ps, size_t n, uint64_t *bits,
+                           uint64_t *versions, int *rcs)
+{
+	conn *cn = conn_get(rm);
+	if (cn == NULL)
+		return RUSK_EIO;
+	if (RUSK_UNLIKELY(cn->n_pend > 0)) /* B1 */
+		flush(rm, cn);
+	const rusk_cluster *c = rm->c;
+	if (cn->bk.ops->snapshots == NULL) { /* one call per partition */
+		int first = RUSK_OK;
+		for (size_t i = 0; i < n; i++) {
+			const rusk_partition *pp = &c->parts[ps[i]];
+			rcs[i] = rusk_remote_snapshot_(rm, ps[i], bits + pp->first_bit / 64,
+			                               (pp->n_rus + 63) / 64, &versions[i]);
+			first = first == RUSK_OK ? rcs[i] : first;
+		}
+		return first;
+	}
+	if (n > c->n_parts)
+		return RUSK_EINVAL;
+	if (cn->sw == NULL) {
+		cn->sw = malloc(sizeof *cn->sw * c->n_parts);
+		cn->sn = malloc(sizeof *cn->sn * c->n_parts);
+		if (cn->sw == NULL || cn->sn == NULL) {
+			free(cn->sw);
+			free(cn->sn);
+			cn->sw = NULL;
+			cn->sn = NULL;
+			note_error(rm, cn, "snapshot: out of memory");
+			return RUSK_EIO;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const rusk_partition *pp = &c->parts[ps[i]];
+		cn->sw[i] = bits + pp->first_bit / 64;
+		cn->sn[i] = (pp->n_rus + 63) / 64;
+	}
+	int rc = cn->bk.ops->snapshots(cn->bk.self, ps, n, cn->sw, cn->sn, versions, rcs);
+	count(&rm->snapshot_trips, 1);
+	uint64_t ok = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rc != RUSK_OK && rc != RUSK_EIO)
+			rcs[i] = rc;
+		ok += rcs[i] == RUSK_OK;
+	}
+	count(&rm->snapshots, ok);
+	if (ok < n)
+		note_error(rm, cn, "snapshot");
+	return ok == n ? RUSK_OK : RUSK_EIO;
 }
 
 static int cmp_u32(const void *x, const void *y)

@@ -93,6 +93,15 @@
 int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t n_words,
                           uint64_t *version);
 
+/* Partitions ps[0..n) in one call (a view's sync step): partition p's bitmap into
+ * bits + p's first word (the view's words, laid out as the cluster's), versions[i] its
+ * version, rcs[i] RUSK_OK or RUSK_EIO (that partition not read: its words untouched). The
+ * backend's snapshots op sends them together (one pipeline per node: about one round trip
+ * however many partitions, where one call per partition cost one round trip each);
+ * without it, one snapshot call each. RUSK_OK when all were read, else RUSK_EIO. */
+int rusk_remote_snapshots_(rusk_remote *rm, const uint32_t *ps, size_t n, uint64_t *bits,
+                           uint64_t *versions, int *rcs);
+
 /* rusk_commit_unlocked_ over the remote: the remote grant, then the local mirror's commit of
  * what was granted (rusk_commit_local_). Returns the RUs won, their (local) leases in
  * leases[]; marks the view and counts conflicts as the local commit does. */

@@ -97,6 +97,8 @@ RUSK_EXPORT void rusk_view_destroy(rusk_view *v)
 	free(v->parts);
 	free(v->plat_free);
 	free(v->scratch);
+	free(v->rver);
+	free(v->rrc);
 	free(v->order);
 	free(v);
 }
@@ -136,21 +138,21 @@ static void reorder(rusk_view *v, uint32_t p)
 
 /*
  * A sync from a remote master state (remote.h): p's free bitmap read through the remote
- * (one round trip) straight into the view's words, ANDed with the local array's bits (an
- * RU this process holds or is committing is not free whatever the remote said a moment
- * ago), then the summaries a local snapshot carries, computed the same way (snapshot.c
- * snap_build). Its time is taken before the round trip, so the data is never older than it
- * claims. On RUSK_EIO the view keeps its previous copy of p (a failed read writes nothing).
+ * straight into the view's words, ANDed with the local array's bits (an RU this process
+ * holds or is committing is not free whatever the remote said a moment ago), then the
+ * summaries a local snapshot carries, computed the same way (snapshot.c snap_build). Its
+ * time is taken before the round trip, so the data is never older than it claims. On
+ * RUSK_EIO the view keeps its previous copy of p (a failed read writes nothing).
+ * sync_remote reads one partition (one round trip); sync_remote_step reads a tick step's
+ * partitions in one call (rusk_remote_snapshots_: one pipeline per node, about one round
+ * trip for all of them); remote_done is what both do with a partition read.
  */
-static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
+static void remote_done(rusk_view *v, uint32_t p, uint64_t t0, uint64_t version)
 {
 	rusk_cluster *c = v->c;
 	const rusk_partition *pp = &c->parts[p];
 	uint32_t n_words = (pp->n_rus + 63) / 64, n_nz = (n_words + 63) / 64;
-	uint64_t *w = v->bits + pp->first_bit / 64, version = 0;
-	int rc = rusk_remote_snapshot_(c->remote, p, w, n_words, &version);
-	if (rc != RUSK_OK)
-		return rc;
+	uint64_t *w = v->bits + pp->first_bit / 64;
 	const uint64_t *local = c->free_bits + pp->first_bit / 64;
 	uint64_t *nz = v->nz + v->nz_off[p];
 	uint16_t *cnt = v->cnt + v->nz_off[p];
@@ -180,8 +182,48 @@ static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
 	vp->synced = true;
 	reorder(v, p);
 	v->st.syncs++;
+}
+
+static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
+{
+	rusk_cluster *c = v->c;
+	const rusk_partition *pp = &c->parts[p];
+	uint64_t version = 0;
+	int rc = rusk_remote_snapshot_(c->remote, p, v->bits + pp->first_bit / 64,
+	                               (pp->n_rus + 63) / 64, &version);
+	if (rc != RUSK_OK)
+		return rc;
+	remote_done(v, p, t0, version);
 	v->st.sync_ns += rusk_now_(c) - t0;
 	return RUSK_OK;
+}
+
+/* ps[0..n)'s remote sync in one call; the partitions read (those that failed keep their
+ * old copy), or a negative error (RUSK_ENOMEM). */
+static int sync_remote_step(rusk_view *v, const uint32_t *ps, size_t n)
+{
+	rusk_cluster *c = v->c;
+	if (v->rver == NULL) {
+		v->rver = malloc(sizeof *v->rver * c->n_parts);
+		v->rrc = malloc(sizeof *v->rrc * c->n_parts);
+		if (v->rver == NULL || v->rrc == NULL) {
+			free(v->rver);
+			free(v->rrc);
+			v->rver = NULL;
+			v->rrc = NULL;
+			return RUSK_ENOMEM;
+		}
+	}
+	uint64_t t0 = rusk_now_(c);
+	rusk_remote_snapshots_(c->remote, ps, n, v->bits, v->rver, v->rrc);
+	int synced = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v->rrc[i] == RUSK_OK) {
+			remote_done(v, ps[i], t0, v->rver[i]);
+			synced++;
+		}
+	v->st.sync_ns += rusk_now_(c) - t0;
+	return synced;
 }
 
 RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
@@ -294,7 +336,16 @@ RUSK_EXPORT int rusk_view_tick(rusk_view *v, uint64_t now)
 	int synced = 0;
 	for (; k <= last; k++) {
 		size_t n = rusk_sync_partitions(&v->sp, v->agent, k, v->scratch, v->c->n_parts);
-		for (size_t i = 0; i < n; i++) {
+		bool one_call = RUSK_UNLIKELY(v->c->remote != NULL) && n > 1;
+		if (one_call) {
+			/* One call for the step (sync_remote_step); a partition that did not
+			 * answer keeps its old copy (remote.h), as below. */
+			int got = sync_remote_step(v, v->scratch, n);
+			if (got < 0)
+				return got;
+			synced += got;
+		}
+		for (size_t i = 0; !one_call && i < n; i++) {
 			int rc = rusk_view_sync(v, v->scratch[i]);
 			if (rc == RUSK_EIO)
 				continue; /* a remote that did not answer (remote.h): the old copy

@@ -31,6 +31,8 @@ struct rusk_view {
 	vpart *parts;        /* [n_parts] */
 	uint32_t *plat_free; /* [n_parts][n_platforms] */
 	uint32_t *scratch;   /* [n_parts] */
+	uint64_t *rver;      /* [n_parts] a remote sync step's versions (NULL until one) */
+	int *rrc;            /* [n_parts] and its per-partition answers */
 	uint32_t *order;     /* [n_parts] freshest first, kept sorted as syncs happen */
 	rusk_rng tie;        /* seeded per agent: ranks of partitions within a round */
 	uint64_t total_free; /* sum of parts[].free_rus */

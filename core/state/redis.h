@@ -8,7 +8,8 @@
  * :free (bitmap, bit i = local RU i free), :mem (local machine -> free MiB), :gpu ("m.k" ->
  * free milli-GPU of GPU k), :rec (anchor RU -> the shares it carries), :ver (version, +1
  * per change), :mach (local machine -> "first,n,mem,gpus"; field "part" -> the partition's
- * shape, checked at connect). A snapshot is one round trip (GET :free, GET :ver pipelined);
+ * shape, checked at connect). A snapshot is one round trip (GET :free, GET :ver pipelined),
+ * and a sync step's snapshots of many partitions one pipeline per node (snapshots op);
  * a commit or release is a Lua script that checks every RU's owner and generation and the
  * machine's memory and GPUs before it writes anything (a script's writes are not rolled
  * back on error, so nothing after the checks can fail), the rules of ru.c.
@@ -218,6 +219,17 @@ const char *rusk_redis_last_error_(const rusk_redis *r);
  */
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n);
+
+/*
+ * rusk_redis_owners_many_: rusk_redis_owners_ of partitions ps[0..n) in one call, one
+ * pipeline per node (about one round trip for all): partition ps[i]'s entries at
+ * [off[i], off[i + 1]) of rus, owners and gens (off has n + 1 entries; gens may be NULL),
+ * at most cap entries in all; rcs[i] its code (RUSK_OK, RUSK_EIO: not read, no entries;
+ * RUSK_ERANGE: p, or cap full). Returns the first code that is not RUSK_OK, else RUSK_OK;
+ * RUSK_EINVAL on NULL arguments. Owner thread.
+ */
+int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_t *rus,
+                            uint64_t *owners, uint32_t *gens, size_t cap, size_t *off, int *rcs);
 
 /*
  * Agent leases, rusk:{meta}:alive:AGENT holding the token of the process that has the id
