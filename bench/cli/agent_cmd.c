@@ -352,6 +352,12 @@ out:
 }
 
 /* Whether ns is among set[0..n) (the live run namespaces, or those printed). */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
 static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -369,7 +375,9 @@ static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
 static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 {
 	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0, named = 0, from_runs = 0;
-	uint64_t named_run = 0;
+	uint64_t named_run = 0, forced_tasks = 0;
+	uint64_t *forced = NULL; /* the owners of the RUs a forced --reclaim-run took */
+	size_t n_forced = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	bool runs = a->o.reclaim_expired || a->o.reclaim_run != 0;
 	bool dead_runs = a->o.reclaim_expired; /* cleared when the live runs cannot be read */
@@ -398,6 +406,17 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 			dead_runs = false; /* else every run's RUs would count as dead */
 			n_live = 0;
 		}
+		/* --reclaim-run NS --force of a live run (reclaim_guard let it through): its RUs
+		 * are not a dead run's. Counted apart and recorded (rusk_redis_forced_add_), so
+		 * that run NS names them a forced reclaim, not commits Redis lost. */
+		bool run_live = false;
+		if (a->o.reclaim_run != 0 && a->o.force) {
+			uint64_t lv[256];
+			uint32_t nl = 0;
+			run_live = rusk_redis_live_run_ns_(a->st.redis, lv, 256, &nl) == RUSK_OK &&
+			           (nl > 256 || ns_in(lv, nl, a->o.reclaim_run));
+			forced = run_live ? malloc(sizeof *forced * (n_rus ? n_rus : 1)) : NULL;
+		}
 		uint64_t said[64]; /* the dead namespaces printed (their RUs interleave) */
 		uint32_t n_said = 0;
 		if (read_ok)
@@ -419,9 +438,12 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 						said[n_said++] = ns;
 					}
 					bool ok = release_one(a, owner[ru], ru, gen[ru]);
+					bool live = run_live && ns == a->o.reclaim_run;
 					reclaimed += ok;
-					from_runs += ok;
+					from_runs += ok && !live;
 					named_run += ok && ns == a->o.reclaim_run;
+					if (ok && live && forced != NULL)
+						forced[n_forced++] = owner[ru];
 					continue;
 				}
 				uint64_t ag =
@@ -449,10 +471,27 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		free(owner);
 		free(gen);
 	}
+	if (n_forced > 0) { /* the tasks: distinct owners */
+		qsort(forced, n_forced, sizeof *forced, cmp_u64);
+		for (size_t i = 0; i < n_forced; i++)
+			forced_tasks += i == 0 || forced[i] != forced[i - 1];
+		if (rusk_redis_forced_add_(a->st.redis, a->o.reclaim_run, n_forced, forced_tasks) !=
+		    RUSK_OK)
+			fprintf(stderr,
+			        "rusk agent: --reclaim-run %" PRIu64
+			        " --force: recording the forced reclaim (rusk:{meta}:forced): %s: "
+			        "run %" PRIu64 " will count these RUs as lost commits\n",
+			        a->o.reclaim_run, rusk_redis_last_error_(a->st.redis),
+			        a->o.reclaim_run);
+	}
+	free(forced);
 	if (a->o.reclaim_run != 0 && a->st.redis != NULL)
 		printf("recount: --reclaim-run %" PRIu64 ": released %" PRIu64
-		       " RUs of run %" PRIu64 "\n",
-		       a->o.reclaim_run, named_run, a->o.reclaim_run);
+		       " RUs of run %" PRIu64 "%s\n",
+		       a->o.reclaim_run, named_run, a->o.reclaim_run,
+		       n_forced > 0 ? " (its lease is live: a forced reclaim, recorded in "
+		                      "rusk:{meta}:forced; its later releases of them are refused)"
+		                    : "");
 	if (reclaim >= 0 && a->st.redis != NULL) {
 		/* Say what --reclaim-agent found: an id that holds nothing (never used, or its
 		 * process ended cleanly) is not an error, but should not pass unnoticed. */
@@ -486,8 +525,11 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		mismatch += k.mismatch;
 	}
 	printf("recount: %u partitions: held %" PRIu64 ", free %" PRIu64 ", mismatch %" PRIu64
-	       ", reclaimed %" PRIu64 " (%" PRIu64 " from dead runs)\n",
+	       ", reclaimed %" PRIu64 " (%" PRIu64 " from dead runs",
 	       a->np, held, free_, mismatch, reclaimed, from_runs);
+	if (n_forced > 0)
+		printf("; %zu of live run %" PRIu64 ", forced", n_forced, a->o.reclaim_run);
+	printf(")\n");
 	if (held_out != NULL)
 		*held_out = held;
 	return mismatch == 0 ? RUSK_OK : RUSK_ECORRUPT;

@@ -157,11 +157,16 @@ typedef struct rusk_remote_stats {
 	uint64_t release_trips;   /* release pipelines sent */
 	uint64_t released;        /* leases the remote released */
 	uint64_t release_refused; /* leases it refused (not the owner, stale, free) */
-	uint64_t errors;          /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
-	uint64_t batches;         /* commit batches (rusk_remote_set_batch_: several tasks'
-	                           * decisions committed together, one pipeline a partition) */
-	uint64_t batch_tasks;     /* tasks in them */
-	uint64_t corrupt; /* answers RUSK_ECORRUPT (the state damaged: the run stops at it) */
+	/* Of them, leases the remote did not hold for the releasing task (another owner, free,
+	 * another generation: RUSK_ENOTOWNER, RUSK_EFREE, RUSK_ESTALE): its acknowledged claim
+	 * was lost (a failover) or taken (a forced reclaim) before the release; and the tasks
+	 * they belonged to (distinct owners per release call: a task's leases go in one). */
+	uint64_t release_not_held, release_not_held_tasks;
+	uint64_t errors;      /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
+	uint64_t batches;     /* commit batches (rusk_remote_set_batch_: several tasks'
+	                       * decisions committed together, one pipeline a partition) */
+	uint64_t batch_tasks; /* tasks in them */
+	uint64_t corrupt;     /* answers RUSK_ECORRUPT (the state damaged: the run stops at it) */
 	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
 	/* The links (rusk_remote_opener.link), merged on read from each connection's own
 	 * counters (no shared word on the commit path): reconnects, redirects, resent and

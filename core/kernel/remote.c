@@ -66,7 +66,7 @@ struct rusk_remote {
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
-	uint64_t batches, batch_tasks, corrupt;
+	uint64_t batches, batch_tasks, corrupt, release_not_held, release_not_held_tasks;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
@@ -182,17 +182,19 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	rusk_remote *rm = c != NULL ? c->remote : NULL;
 	if (rm == NULL)
 		return;
-	uint64_t *src[] = {
-	        &rm->connections,   &rm->open_failures, &rm->snapshots,       &rm->commit_trips,
-	        &rm->claims,        &rm->claims_lost,   &rm->rollbacks,       &rm->local_refused,
-	        &rm->release_trips, &rm->released,      &rm->release_refused, &rm->errors,
-	        &rm->batches,       &rm->batch_tasks,   &rm->claims_unknown,  &rm->corrupt};
-	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
-	                   &out->commit_trips, &out->claims,          &out->claims_lost,
-	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
-	                   &out->released,     &out->release_refused, &out->errors,
-	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown,
-	                   &out->corrupt};
+	uint64_t *src[] = {&rm->connections,  &rm->open_failures,    &rm->snapshots,
+	                   &rm->commit_trips, &rm->claims,           &rm->claims_lost,
+	                   &rm->rollbacks,    &rm->local_refused,    &rm->release_trips,
+	                   &rm->released,     &rm->release_refused,  &rm->errors,
+	                   &rm->batches,      &rm->batch_tasks,      &rm->claims_unknown,
+	                   &rm->corrupt,      &rm->release_not_held, &rm->release_not_held_tasks};
+	uint64_t *dst[] = {
+	        &out->connections,  &out->open_failures,    &out->snapshots,
+	        &out->commit_trips, &out->claims,           &out->claims_lost,
+	        &out->rollbacks,    &out->local_refused,    &out->release_trips,
+	        &out->released,     &out->release_refused,  &out->errors,
+	        &out->batches,      &out->batch_tasks,      &out->claims_unknown,
+	        &out->corrupt,      &out->release_not_held, &out->release_not_held_tasks};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
@@ -334,6 +336,31 @@ static int cmp_bk_lease(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* Whether a release's answer says the remote did not hold the lease for that task. */
+static bool not_held(int rc)
+{
+	return rc == RUSK_ENOTOWNER || rc == RUSK_EFREE || rc == RUSK_ESTALE;
+}
+
+/* Counts the leases of ls[0..n) whose release answered not_held, and their distinct owners
+ * (the tasks: each task's leases are in one call, rusk_remote_release_ or a flush). Rare:
+ * a quadratic pass over those alone. */
+static void count_not_held(rusk_remote *rm, const rusk_bk_lease *ls, const int *rcs, size_t n)
+{
+	uint64_t rus = 0, tasks = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!not_held(rcs[i]))
+			continue;
+		rus++;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = not_held(rcs[k]) && ls[k].task == ls[i].task;
+		tasks += !seen;
+	}
+	count(&rm->release_not_held, rus);
+	count(&rm->release_not_held_tasks, tasks);
+}
+
 /* Releases ls[0..n) remotely (any order: sorted here), one call per partition. */
 static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n)
 {
@@ -359,6 +386,8 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 			e++;
 		count(&rm->release_trips, 1);
 		if (cn->bk.ops->release(cn->bk.self, p, ls + k, e - k, rcs + k) != RUSK_OK) {
+			for (size_t i = k; i < e; i++)
+				rcs[i] = RUSK_EIO; /* for count_not_held: none known */
 			note_error(rm, cn, "release");
 		} else {
 			uint64_t ok = 0;
@@ -375,6 +404,7 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 		}
 		k = e;
 	}
+	count_not_held(rm, ls, rcs, n);
 	if (rcs != small)
 		free(rcs);
 }

@@ -1628,6 +1628,100 @@ def cli_redis_run_revoked_after_close():
                                                     (cl.url, RUN_SHAPE)).out)
 
 
+# Acknowledged grants rewritten to another owner (agent 200's, a process that never ran),
+# as a failover that lost them and let another holder take the RUs would leave them: up to
+# 20 of partition 0's; answers {RUs rewritten, distinct tasks that held them}.
+STEAL = ("local own = redis.call('HGETALL', KEYS[1]) local n = 0 local seen = {} local t = 0 "
+         "for i = 1, math.min(#own, 40), 2 do "
+         "if not seen[own[i + 1]] then seen[own[i + 1]] = true t = t + 1 end "
+         "redis.call('HSET', KEYS[1], own[i], '863288426497') n = n + 1 end "
+         "redis.call('INCR', KEYS[7]) return {n, t}")
+
+
+@case
+def cli_redis_run_lost_at_release():
+    """Grants taken from under running tasks of 50 ms (STEAL, 2 s in): most of those tasks
+    end before the next ledger pass (once a second) sees the loss, and learn of it only when
+    Redis refuses their release (not the owner). Each is a lost commit: the ledger's
+    lost_tasks plus lost_at_release is the tasks robbed, lost_total_rus the RUs (before: the
+    run reported the few the ledger saw, 1 of 16 in the review, and nothing of the rest)."""
+    with Cluster() as cl:
+        out = "cli_redis_run_lost_at_release.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--agents", "2", "--strategy", "random", "--rate", "1500",
+                              "--duration-s", "4", "--task-ms", "50", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2)
+            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                                 "ver", "mach")]
+            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] +
+                               keys, capture_output=True, text=True, timeout=10)
+            print("taken:", r.stdout.split())
+            n, tasks = (int(x) for x in r.stdout.split())
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        assert n > 0, "partition 0 held nothing 2 s in"
+        j = run_json(out)
+        led = j["redis"]["ledger"]
+        print("lost at release", json.dumps(led), "release_not_held",
+              j["redis"]["release_not_held"])
+        assert led["lost_tasks"] + led["lost_at_release"] == tasks, (n, tasks, led)
+        assert led["lost_total"] == tasks and led["lost_total_rus"] == n, (n, tasks, led)
+        assert led["lost_rus"] + led["lost_at_release_rus"] == n, (n, led)
+        assert led["forced_reclaim"] == {"rus": 0, "tasks": 0}, led
+        match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
+              r"[^\n]*lost in all: %d commits \(%d RUs\)" %
+              (led["lost_at_release"], led["lost_at_release_rus"], tasks, n), text)
+        assert j["redis"]["recount"]["ok"] and j["redis"]["recount"]["held_by_run"] == 0, j
+
+
+@case
+def cli_redis_run_forced_reclaim():
+    """rusk agent --recount --reclaim-run NS --force while run NS is live: the recount says
+    the RUs came from a live run, forced (before: "from dead runs"), and records them in
+    rusk:{meta}:forced; the run, whose ledger then finds them gone and whose releases of
+    them are refused, names them a forced reclaim and counts no lost commit."""
+    with Cluster() as cl:
+        out = "cli_redis_run_forced_reclaim.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--agents", "2", "--rate", "50", "--duration-s", "5",
+                              "--task-ms", "4000", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        count = "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)
+        try:
+            wait_for("the run's RUs held", lambda: p.poll() is not None or (
+                cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" and
+                last_json(rusk(count, show=False).out)["held"] > 50), 30)
+            assert p.poll() is None, "the run ended"
+            ns = int(cli(cl, "zrange", "rusk:{meta}:live-runs", "0", "-1"))
+            r = rusk("%s --reclaim-run %d --force" % (count, ns))
+            k = int(re_search(r"released ([0-9]+) RUs of run %d \(its lease is live: a "
+                              r"forced reclaim" % ns, r.out))
+            assert k > 0, r.out
+            match(r"reclaimed %d \(0 from dead runs; %d of live run %d, forced\)" % (k, k, ns),
+                  r.out)
+            assert cli(cl, "hget", "rusk:{meta}:forced", str(ns)) == str(k)
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        j = run_json(out)
+        led = j["redis"]["ledger"]
+        print("forced", json.dumps(led))
+        assert led["forced_reclaim"]["rus"] == k and led["forced_reclaim"]["tasks"] > 0, led
+        assert led["lost_total"] == 0 and led["lost_total_rus"] == 0, led
+        match(r"redis forced reclaim +%d RUs of [0-9]+ tasks taken by a forced reclaim of this "
+              r"run \(rusk agent --recount --reclaim-run %d --force\): not counted lost" %
+              (k, ns), text)
+
+
 @case
 def cli_redis_lost_commit_repair():
     """20 acknowledged commits of a running agent removed from the state as a failover
