@@ -602,11 +602,11 @@ static void redis_json(FILE *f, run *R)
 	        "  \"redis\": {\"namespace\": %" PRIu64 ", \"connections\": %" PRIu64
 	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
 	        ", \"commit_round_trips\": %" PRIu64 ", \"claims\": %" PRIu64
-	        ", \"claims_lost\": %" PRIu64 ", \"claims_unknown\": %" PRIu64
-	        ", \"rollbacks\": %" PRIu64 ", \"local_refused\": %" PRIu64
-	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
-	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
-	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"claims_lost\": %" PRIu64 ", \"claims_short\": %" PRIu64
+	        ", \"claims_unknown\": %" PRIu64 ", \"rollbacks\": %" PRIu64
+	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
+	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
+	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
 	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64 ", \"reconnects\": %" PRIu64
 	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
 	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
@@ -623,17 +623,17 @@ static void redis_json(FILE *f, run *R)
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->commit_trips, s->claims,
-	        s->claims_lost, s->claims_unknown, s->rollbacks, s->local_refused, s->release_trips,
-	        s->released, s->release_refused, s->errors, R->cfg.commit_batch, R->cfg.wait,
-	        R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks, k.l.reconnects,
-	        k.l.redirects, k.l.resent, k.outage_s, k.outage_sum_s, X->ledger_checks,
-	        X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans, X->revoked, X->at_release,
-	        X->at_release_rus, X->lost_total, X->lost_total_rus, X->forced_rus, X->forced_tasks,
-	        s->release_not_held, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held,
-	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
-	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
-	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
-	        X->reclaim_failed);
+	        s->claims_lost, s->claims_short, s->claims_unknown, s->rollbacks, s->local_refused,
+	        s->release_trips, s->released, s->release_refused, s->errors, R->cfg.commit_batch,
+	        R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0, s->batches, s->batch_tasks,
+	        k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s, k.outage_sum_s,
+	        X->ledger_checks, X->ledger_failed, X->lost_rus, X->lost_tasks, X->orphans,
+	        X->revoked, X->at_release, X->at_release_rus, X->lost_total, X->lost_total_rus,
+	        X->forced_rus, X->forced_tasks, s->release_not_held, s->commit_p50_ns / 1e3,
+	        s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch,
+	        X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
+	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
+	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed);
 }
 
 static void redis_print(run *R)
@@ -648,10 +648,11 @@ static void redis_print(run *R)
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " connections, %" PRIu64 " snapshots, %" PRIu64
 	        " commit round trips (%" PRIu64 " claims, %" PRIu64 " refused, %" PRIu64
-	        " unanswered in an outage, %" PRIu64
+	        " refused for memory or GPUs, %" PRIu64 " unanswered in an outage, %" PRIu64
 	        " gangs rolled back), p50 %.0f us, p99 %.0f us\n",
 	        "", s->connections, s->snapshots, s->commit_trips, s->claims, s->claims_lost,
-	        s->claims_unknown, s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
+	        s->claims_short, s->claims_unknown, s->rollbacks, s->commit_p50_ns / 1e3,
+	        s->commit_p99_ns / 1e3);
 	if (R->cfg.wait > 0)
 		fprintf(R->out,
 		        "  %-28s WAIT %u %u after each commit and release pipeline (--wait)\n", "",

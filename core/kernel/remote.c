@@ -38,6 +38,7 @@
 
 #include "base/atomic.h"
 #include "base/hist.h"
+#include "kernel/choose.h"
 #include "kernel/commit.h"
 #include "kernel/remote.h"
 #include "kernel/ru_impl.h"
@@ -67,6 +68,7 @@ struct rusk_remote {
 	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
 	uint64_t batches, batch_tasks, corrupt, release_not_held, release_not_held_tasks;
+	uint64_t claims_short;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
@@ -187,14 +189,15 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	                   &rm->rollbacks,    &rm->local_refused,    &rm->release_trips,
 	                   &rm->released,     &rm->release_refused,  &rm->errors,
 	                   &rm->batches,      &rm->batch_tasks,      &rm->claims_unknown,
-	                   &rm->corrupt,      &rm->release_not_held, &rm->release_not_held_tasks};
-	uint64_t *dst[] = {
-	        &out->connections,  &out->open_failures,    &out->snapshots,
-	        &out->commit_trips, &out->claims,           &out->claims_lost,
-	        &out->rollbacks,    &out->local_refused,    &out->release_trips,
-	        &out->released,     &out->release_refused,  &out->errors,
-	        &out->batches,      &out->batch_tasks,      &out->claims_unknown,
-	        &out->corrupt,      &out->release_not_held, &out->release_not_held_tasks};
+	                   &rm->corrupt,      &rm->release_not_held, &rm->release_not_held_tasks,
+	                   &rm->claims_short};
+	uint64_t *dst[] = {&out->connections,  &out->open_failures,    &out->snapshots,
+	                   &out->commit_trips, &out->claims,           &out->claims_lost,
+	                   &out->rollbacks,    &out->local_refused,    &out->release_trips,
+	                   &out->released,     &out->release_refused,  &out->errors,
+	                   &out->batches,      &out->batch_tasks,      &out->claims_unknown,
+	                   &out->corrupt,      &out->release_not_held, &out->release_not_held_tasks,
+	                   &out->claims_short};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
@@ -476,7 +479,9 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 				 * not a conflict, so that its message is kept and shown. */
 				eio |= rcs[i] == RUSK_EIO || rcs[i] == RUSK_ECORRUPT;
 				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO &&
-				                                rcs[i] != RUSK_ECORRUPT);
+				                                rcs[i] != RUSK_ECORRUPT &&
+				                                rcs[i] != RUSK_ESHORT_);
+				count(&rm->claims_short, rcs[i] == RUSK_ESHORT_);
 				count(&rm->claims_unknown, rcs[i] == RUSK_EIO);
 				count(&rm->corrupt, rcs[i] == RUSK_ECORRUPT);
 			}
@@ -501,12 +506,18 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		}
 		if (rcs[i] == RUSK_EAGAIN)
 			continue; /* a gang's claim not sent: nothing known of it */
-		/* an outage or a corrupt state is no conflict */
-		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT ? cl[i].n : 0;
+		/* an outage, a corrupt state or shares short is no conflict */
+		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT && rcs[i] != RUSK_ESHORT_
+		                  ? cl[i].n
+		                  : 0;
 		for (uint32_t k = 0; k < cl[i].n; k++)
 			rusk_view_mark_taken_(a->v, s[off + k]);
 		if (vec && a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
 			a->vskip[a->n_vskip++] = cl[i].machine;
+		if (rcs[i] == RUSK_ESHORT_) { /* skipped beyond this place() (decision.h) */
+			pl->memory_short++;
+			rusk_mshort_note_(a, cl[i].machine, t);
+		}
 	}
 	if (n_lost > 0) {
 		/* Counted as the local commit counts: a gang or vector commit once, an
@@ -704,7 +715,9 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
 			eio |= rcs[ci] == RUSK_EIO || rcs[ci] == RUSK_ECORRUPT;
 			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO &&
-			                                rcs[ci] != RUSK_ECORRUPT);
+			                                rcs[ci] != RUSK_ECORRUPT &&
+			                                rcs[ci] != RUSK_ESHORT_);
+			count(&rm->claims_short, rcs[ci] == RUSK_ESHORT_);
 			count(&rm->claims_unknown, rcs[ci] == RUSK_EIO);
 			count(&rm->corrupt, rcs[ci] == RUSK_ECORRUPT);
 			if (rcs[ci] == RUSK_OK)
@@ -739,8 +752,15 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				continue;
 			}
 			n_bad += cl[q].n;
-			/* an outage or a corrupt state is no conflict */
-			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT ? cl[q].n : 0;
+			/* an outage, a corrupt state or shares short is no conflict */
+			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT &&
+			                          rcs[q] != RUSK_ESHORT_
+			                  ? cl[q].n
+			                  : 0;
+			if (rcs[q] == RUSK_ESHORT_) {
+				it->pl->memory_short++;
+				rusk_mshort_note_(a, cl[q].machine, t);
+			}
 			for (uint32_t k = 0; k < cl[q].n; k++)
 				rusk_view_mark_taken_(a->v, s[o + k]);
 		}

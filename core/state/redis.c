@@ -812,9 +812,10 @@ static int rd_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, 
 				                             (uint32_t)y->element[1 + k]->integer};
 			rcs[i] = RUSK_OK;
 		} else {
-			rcs[i] = code == 1 || code == 3 ? RUSK_ECONFLICT
-			         : code == 2            ? RUSK_EDUP
-			                                : RUSK_EIO;
+			rcs[i] = code == 1   ? RUSK_ECONFLICT
+			         : code == 3 ? RUSK_ESHORT_ /* memory or GPUs short */
+			         : code == 2 ? RUSK_EDUP
+			                     : RUSK_EIO;
 		}
 	}
 	free_replies(rep, nc);
