@@ -116,18 +116,17 @@ static void test_defaults(void **state)
 }
 
 /* Every kind of table entry: integers (32 and 64 bits), numbers, choices, on|off, files,
- * custom parsers, flags without a value; a later value replaces an earlier one. */
+ * custom parsers, flags without a value (a flag may be repeated: --quiet twice). */
 static void test_values(void **state)
 {
 	(void)state;
 	parsed p;
 	parse(&p, true,
-	      ARGS("--quiet", "--agents", "3", "--gang", "--agents", "4", "--gap-ms", "250",
-	           "--rate", "100", "--task-dist", "exp", "--quality", "interference",
-	           "--trace-format", "openb", "--admission", "on", "--latency-preferred", "off",
-	           "--sample", "auto", "--sync", "same", "--strategy", "quality", "--json",
-	           "o.json", "--global-lock", "--decision-us", "0", "--partitions", "4", "--seed",
-	           "9"));
+	      ARGS("--quiet", "--agents", "4", "--gang", "--quiet", "--gap-ms", "250", "--rate",
+	           "100", "--task-dist", "exp", "--quality", "interference", "--trace-format",
+	           "openb", "--admission", "on", "--latency-preferred", "off", "--sample", "auto",
+	           "--sync", "same", "--strategy", "quality", "--json", "o.json", "--global-lock",
+	           "--decision-us", "0", "--partitions", "4", "--seed", "9"));
 	assert_int_equal(p.rc, 0);
 	assert_true(p.cfg.quiet && p.cfg.gang && p.cfg.global_lock && p.cfg.sim);
 	assert_int_equal(p.cfg.agents, 4);
@@ -218,6 +217,46 @@ static void test_missing_value(void **state)
 	parse(&p, false, ARGS("--json", "-", "--quiet"));
 	assert_int_equal(p.rc, 0);
 	assert_string_equal(p.cfg.json, "-");
+}
+
+/* A value option given twice, of every kind of table entry and the cluster options
+ * (rusk agent --backend redis://a --backend redis://b kept the last): refused, naming it,
+ * exit 2, even with the same value; a .repeatable entry takes each value. */
+static void test_twice(void **state)
+{
+	(void)state;
+	const struct {
+		const char *const *args;
+		const char *flag;
+	} twice[] = {
+	        {ARGS("--agents", "2", "--agents", "4"), "--agents"},
+	        {ARGS("--backend", "redis://a:1", "--quiet", "--backend", "redis://b:1"),
+	         "--backend"},
+	        {ARGS("--rate", "5", "--rate", "5"), "--rate"},
+	        {ARGS("--quality", "score", "--quality", "interference"), "--quality"},
+	        {ARGS("--admission", "on", "--admission", "off"), "--admission"},
+	        {ARGS("--json", "a", "--json", "b"), "--json"},
+	        {ARGS("--sync", "diff", "--sync", "same"), "--sync"},
+	        {ARGS("--phases", "50", "--phases", "60"), "--phases"},
+	        {ARGS("--machines", "5", "--seed", "1", "--machines", "6"), "--machines"},
+	        {ARGS("--seed", "1", "--seed", "1"), "--seed"},
+	        {ARGS("--cluster", "x.csv", "--cluster", "y.csv"), "--cluster"},
+	};
+	for (size_t k = 0; k < sizeof twice / sizeof *twice; k++) {
+		char want[256];
+		snprintf(want, sizeof want, "rusk: %s: given more than once (give it once)\n",
+		         twice[k].flag);
+		assert_refused(false, twice[k].args, want);
+	}
+	/* A .repeatable entry: each value goes to its parser. */
+	double v = 0;
+	const cli_opt opts[] = {
+	        {CLI_DOUBLE_OPT("--once", 0, 10, &v)},
+	        {CLI_DOUBLE_OPT("--many", 0, 10, &v), .repeatable = true},
+	};
+	char *ok[] = {"x", "--many", "1", "--once", "2", "--many", "3", NULL};
+	assert_int_equal(cli_parse("x", 7, ok, NULL, opts, 2, NULL), 0);
+	assert_true(v == 3);
 }
 
 /* --duration-s and the last of --phases, --phase-s and --groups: refused, naming it. */
@@ -499,6 +538,7 @@ int main(void)
 	        cmocka_unit_test(test_checks),          cmocka_unit_test(test_given),
 	        cmocka_unit_test(test_agent_params),    cmocka_unit_test(test_positional),
 	        cmocka_unit_test(test_experiment_plot), cmocka_unit_test(test_missing_value),
+	        cmocka_unit_test(test_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,10 +2,10 @@
 /*
  * A remote commit with no answer (RUSK_EIO, an outage) against one the remote refused
  * (kernel/remote.c): both leave the task holding nothing, to be tried again, but only the
- * refusal is a conflict. The remote here is the in-memory backend of a second cluster (the
- * master state) behind a seam whose commits can be made to go unanswered. And the links'
- * counters (reconnects, redirects, time in outage) of every connection merged on read by
- * rusk_remote_stats_.
+ * refusal is a conflict; a vector claim refused for memory is counted apart (memory_short). The
+ * remote here is the in-memory backend of a second cluster (the master state) behind a seam whose
+ * commits can be made to go unanswered. And the links' counters (reconnects, redirects, time in
+ * outage) of every connection merged on read by rusk_remote_stats_.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -111,6 +111,66 @@ static void test_unanswered_is_no_conflict(void **state)
 	rusk_cluster_destroy(master);
 }
 
+/* A vector claim refused because the machine's memory is short, its RUs free (the remote
+ * answers RUSK_ESHORT_): counted memory_short and claims_short, not a conflict nor
+ * claims_lost; and the agent then skips the machine for tasks as large (the next place()
+ * claims nothing there) until the view syncs, not for smaller ones. Before: a conflict
+ * each time, and each place() claimed another RU of the same machine. */
+static void test_memory_short_is_no_conflict(void **state)
+{
+	(void)state;
+	static const rusk_platform plats[] = {{"cpu", 1.0, 1.0}};
+	static const rusk_machine_spec specs[] = {{4, 65536, 0, 0, NULL, false}};
+	fx_shape shape = {.per_rack = 1, .per_cell = 1, .partitions = 1};
+	rusk_cluster *master = fx_machines(specs, 1, shape, plats, 1);
+	rusk_cluster *c = fx_machines(specs, 1, shape, plats, 1);
+	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
+	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
+	char err[256];
+	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
+	rusk_agent_params ap = fx_agent_params(c);
+	rusk_agent *a = fx_agent(c, &ap, true);
+	/* Another process's task holds RU 0 and 40,000 MiB in the master, behind the view. */
+	rusk_vec_demand big = {.mem_mib = 40000};
+	rusk_lease held;
+	uint32_t ru0 = 0;
+	assert_int_equal(rusk_ru_commit_vec(master, 99, &ru0, 1, &big, NULL, &held, NULL), RUSK_OK);
+	rusk_view_sync(rusk_agent_view(a), 0);
+	rusk_task t = {
+	        .id = 1, .rus = 1, .gang = true, .placement = RUSK_PLACE_MACHINE, .vec = big};
+	rusk_lease l;
+	rusk_placement pl;
+	assert_int_equal(rusk_agent_place(a, &t, &l, &pl), RUSK_EAGAIN);
+	assert_int_equal(pl.placed, 0);
+	assert_int_equal(pl.memory_short, 1);
+	assert_int_equal(pl.conflicts, 0);
+	assert_int_equal(pl.commits_lost, 0);
+	rusk_remote_stats s;
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.claims_short, 1);
+	assert_int_equal(s.claims_lost, 0);
+	/* Two RUs still free in the view: a task as large skips the machine (no claim), a
+	 * smaller one does not. */
+	uint64_t claims = s.claims;
+	rusk_task t2 = t;
+	t2.id = 2;
+	assert_int_equal(rusk_agent_place(a, &t2, &l, &pl), RUSK_EAGAIN);
+	assert_int_equal(pl.memory_short, 0);
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.claims, claims);
+	rusk_task t3 = t;
+	t3.id = 3;
+	t3.vec.mem_mib = 1000;
+	assert_int_equal(rusk_agent_place(a, &t3, &l, &pl), RUSK_OK);
+	assert_int_equal(pl.placed, 1);
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.claims, claims + 1);
+	rusk_agent_destroy(a);
+	rusk_remote_detach_(c);
+	rusk_cluster_destroy(c);
+	rusk_cluster_destroy(master);
+}
+
 /* Per connection: what its link met (the handle points at one of these). */
 static rusk_remote_link links[2] = {
         {.reconnects = 1, .outage_ns = 2000000000ull},
@@ -199,6 +259,7 @@ int main(void)
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_unanswered_is_no_conflict),
+	        cmocka_unit_test(test_memory_short_is_no_conflict),
 	        cmocka_unit_test(test_links_merged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,6 +92,12 @@ typedef struct agent_run {
 	 * identity): claims_unknown are claims whose answer was lost with the connection (not
 	 * placed), releases_unknown releases whose answer was (placed, fate unknown). */
 	uint64_t placed, conflicts, released, rejected, claims_unknown, releases_unknown;
+	/* claims = placed + conflicts + memory_short + claims_unknown: memory_short are claims
+	 * whose RU was free but whose machine's memory was short (RUSK_ESHORT_), not
+	 * conflicts. Such a machine is skipped (its free RUs marked taken in the view) until
+	 * this agent's task there ends or a sync shows its RUs changed (short_skip). */
+	uint64_t memory_short;
+	uint64_t *short_m; /* [machines]: 0, or SHORT_ON | the signature of its RUs' bits */
 	uint64_t held_end; /* placed, in the ledger, not released: an early stop */
 	uint64_t syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
@@ -195,9 +201,83 @@ static void agent_usage(void)
 	     "(a commit error, the state written afresh, its lease taken), 2 on bad input (the\n"
 	     "message names the flag or address), 3 at a stop signal.");
 }
+#define SHORT_ON (UINT64_C(1) << 63)
 
-/* Partitions [lo, hi) read into the view (those that answer: synced_ns = now), in one
- * call where the backend has one (snapshots: one pipeline per node). How many were read. */
+/* Machine m's RUs in partition p's view (pi): a signature of their free bits (FNV-1a), and
+ * with `hide` those bits cleared (taken in the view). */
+static uint64_t short_sig(agent_run *a, uint32_t p, const rusk_partition_info *pi, uint32_t m,
+                          bool hide)
+{
+	rusk_machine_info mi;
+	uint64_t h = UINT64_C(14695981039346656037);
+	if (rusk_cluster_machine(a->c, m, &mi) != RUSK_OK)
+		return h;
+	for (uint32_t r = mi.first_ru; r < mi.first_ru + mi.rus; r++) {
+		uint32_t i = r - pi->first_ru;
+		h = (h ^ ((a->words[p][i / 64] >> (i % 64) & 1) + 2 * (uint64_t)i)) *
+		    UINT64_C(1099511628211);
+		if (hide)
+			a->words[p][i / 64] &= ~(UINT64_C(1) << (i % 64));
+	}
+	return h;
+}
+
+/* A claim on machine m refused for its memory (RUSK_ESHORT_): m's RUs free in partition
+ * p's view are marked taken there, so that the agent stops claiming there (before: 98.6% of
+ * a vector run's claims were such refusals, each counted a conflict). Every task of an
+ * agent process asks the same memory: "that kind of task" is every task. The skip lasts
+ * until one of this agent's tasks there ends (short_end), or a sync of p shows m's RUs
+ * changed (short_resync: a task of another process ended or began there, so its memory
+ * did). A sync alone does not end it: the view holds RUs, not memory, and the agent syncs
+ * a partition every --gap-ms / agents (10 ms): ending the skip at each sync left the
+ * claims as they were (98.8% refused for memory). */
+static void short_skip(agent_run *a, uint32_t p, uint32_t m)
+{
+	rusk_partition_info pi;
+	if (a->short_m == NULL || rusk_cluster_partition(a->c, p, &pi) != RUSK_OK)
+		return;
+	/* The signature is the next sync's (short_resync): the view has the refused claim's
+	 * RU taken (the draw took it off), the state has it free. */
+	short_sig(a, p, &pi, m, true);
+	a->short_m[m] = SHORT_ON;
+}
+
+/* After a sync of partition p: each machine skipped for memory stays skipped (its RUs hidden
+ * again) while its RUs' free bits are as they were, and is tried again otherwise. */
+static void short_resync(agent_run *a, uint32_t p)
+{
+	rusk_partition_info pi;
+	if (a->short_m == NULL || rusk_cluster_partition(a->c, p, &pi) != RUSK_OK)
+		return;
+	for (uint32_t m = pi.first_machine; m < pi.first_machine + pi.machines; m++) {
+		if (a->short_m[m] == 0)
+			continue;
+		uint64_t sig = SHORT_ON | 1 | (short_sig(a, p, &pi, m, false) >> 1);
+		if (a->short_m[m] == SHORT_ON || a->short_m[m] == sig) { /* first sync, or same */
+			a->short_m[m] = sig;
+			short_sig(a, p, &pi, m, true);
+		} else {
+			a->short_m[m] = 0;
+		}
+	}
+}
+
+/* This agent's task on RU ru of partition p ended (released): its machine, if skipped for
+ * memory, is tried again, on that RU (free now, its memory given back). */
+static void short_end(agent_run *a, uint32_t p, uint32_t ru)
+{
+	uint32_t m = rusk_cluster_ru_machine(a->c, ru);
+	rusk_partition_info pi;
+	if (a->short_m == NULL || !a->short_m[m] || rusk_cluster_partition(a->c, p, &pi) != RUSK_OK)
+		return;
+	a->short_m[m] = 0;
+	uint32_t i = ru - pi.first_ru;
+	a->words[p][i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* Partitions [lo, hi) read into the view (those that answer: synced_ns = now, and their
+ * machines skipped for memory looked at again: short_resync), in one call where the backend
+ * has one (snapshots: one pipeline per node). How many were read. */
 static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 {
 	uint64_t got = 0;
@@ -211,6 +291,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 			if (a->src[i] == RUSK_OK) {
 				a->synced_ns[lo + i] = now;
 				got++;
+				short_resync(a, lo + i);
 			}
 		return got;
 	}
@@ -220,6 +301,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 		    RUSK_OK) {
 			a->synced_ns[p] = now;
 			got++;
+			short_resync(a, p);
 		}
 	}
 	return got;
@@ -298,6 +380,8 @@ static void release_range(agent_run *a, size_t from, size_t to)
 		for (size_t i = 0; i < k; i++) {
 			a->released += rcs[i] == RUSK_OK;
 			a->rejected += rcs[i] != RUSK_OK;
+			if (rcs[i] == RUSK_OK)
+				short_end(a, p, ls[i].lease.ru);
 		}
 	}
 	free(ls);
@@ -377,6 +461,12 @@ out:
 }
 
 /* Whether ns is among set[0..n) (the live run namespaces, or those printed). */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
 static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -394,7 +484,9 @@ static bool ns_in(const uint64_t *set, uint32_t n, uint64_t ns)
 static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 {
 	uint64_t held = 0, free_ = 0, mismatch = 0, reclaimed = 0, named = 0, from_runs = 0;
-	uint64_t named_run = 0;
+	uint64_t named_run = 0, forced_tasks = 0;
+	uint64_t *forced = NULL; /* the owners of the RUs a forced --reclaim-run took */
+	size_t n_forced = 0;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	bool runs = a->o.reclaim_expired || a->o.reclaim_run != 0;
 	bool dead_runs = a->o.reclaim_expired; /* cleared when the live runs cannot be read */
@@ -423,6 +515,17 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 			dead_runs = false; /* else every run's RUs would count as dead */
 			n_live = 0;
 		}
+		/* --reclaim-run NS --force of a live run (reclaim_guard let it through): its RUs
+		 * are not a dead run's. Counted apart and recorded (rusk_redis_forced_add_), so
+		 * that run NS names them a forced reclaim, not commits Redis lost. */
+		bool run_live = false;
+		if (a->o.reclaim_run != 0 && a->o.force) {
+			uint64_t lv[256];
+			uint32_t nl = 0;
+			run_live = rusk_redis_live_run_ns_(a->st.redis, lv, 256, &nl) == RUSK_OK &&
+			           (nl > 256 || ns_in(lv, nl, a->o.reclaim_run));
+			forced = run_live ? malloc(sizeof *forced * (n_rus ? n_rus : 1)) : NULL;
+		}
 		uint64_t said[64]; /* the dead namespaces printed (their RUs interleave) */
 		uint32_t n_said = 0;
 		if (read_ok)
@@ -444,9 +547,12 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 						said[n_said++] = ns;
 					}
 					bool ok = release_one(a, owner[ru], ru, gen[ru]);
+					bool live = run_live && ns == a->o.reclaim_run;
 					reclaimed += ok;
-					from_runs += ok;
+					from_runs += ok && !live;
 					named_run += ok && ns == a->o.reclaim_run;
+					if (ok && live && forced != NULL)
+						forced[n_forced++] = owner[ru];
 					continue;
 				}
 				uint64_t ag =
@@ -474,10 +580,27 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		free(owner);
 		free(gen);
 	}
+	if (n_forced > 0) { /* the tasks: distinct owners */
+		qsort(forced, n_forced, sizeof *forced, cmp_u64);
+		for (size_t i = 0; i < n_forced; i++)
+			forced_tasks += i == 0 || forced[i] != forced[i - 1];
+		if (rusk_redis_forced_add_(a->st.redis, a->o.reclaim_run, n_forced, forced_tasks) !=
+		    RUSK_OK)
+			fprintf(stderr,
+			        "rusk agent: --reclaim-run %" PRIu64
+			        " --force: recording the forced reclaim (rusk:{meta}:forced): %s: "
+			        "run %" PRIu64 " will count these RUs as lost commits\n",
+			        a->o.reclaim_run, rusk_redis_last_error_(a->st.redis),
+			        a->o.reclaim_run);
+	}
+	free(forced);
 	if (a->o.reclaim_run != 0 && a->st.redis != NULL)
 		printf("recount: --reclaim-run %" PRIu64 ": released %" PRIu64
-		       " RUs of run %" PRIu64 "\n",
-		       a->o.reclaim_run, named_run, a->o.reclaim_run);
+		       " RUs of run %" PRIu64 "%s\n",
+		       a->o.reclaim_run, named_run, a->o.reclaim_run,
+		       n_forced > 0 ? " (its lease is live: a forced reclaim, recorded in "
+		                      "rusk:{meta}:forced; its later releases of them are refused)"
+		                    : "");
 	if (reclaim >= 0 && a->st.redis != NULL) {
 		/* Say what --reclaim-agent found: an id that holds nothing (never used, or its
 		 * process ended cleanly) is not an error, but should not pass unnoticed. */
@@ -511,8 +634,11 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		mismatch += k.mismatch;
 	}
 	printf("recount: %u partitions: held %" PRIu64 ", free %" PRIu64 ", mismatch %" PRIu64
-	       ", reclaimed %" PRIu64 " (%" PRIu64 " from dead runs)\n",
+	       ", reclaimed %" PRIu64 " (%" PRIu64 " from dead runs",
 	       a->np, held, free_, mismatch, reclaimed, from_runs);
+	if (n_forced > 0)
+		printf("; %zu of live run %" PRIu64 ", forced", n_forced, a->o.reclaim_run);
+	printf(")\n");
 	if (held_out != NULL)
 		*held_out = held;
 	return mismatch == 0 ? RUSK_OK : RUSK_ECORRUPT;
@@ -850,6 +976,9 @@ static int run_loop(agent_run *a)
 				held_push(a, (held){cl[j].task, c1 + task_ns, p, ls[j]});
 			} else if (rcs[j] == RUSK_ECONFLICT || rcs[j] == RUSK_EDUP) {
 				a->conflicts++;
+			} else if (rcs[j] == RUSK_ESHORT_) {
+				a->memory_short++; /* the RU was free: not a conflict */
+				short_skip(a, p, cl[j].machine);
 			} else if (rcs[j] == RUSK_ECORRUPT) {
 				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
@@ -1213,6 +1342,9 @@ int rusk_cmd_agent(int argc, char **argv)
 		a.words[p] = calloc(a.n_words[p] ? a.n_words[p] : 1, sizeof(uint64_t));
 		oom = a.words[p] == NULL;
 	}
+	/* NULL (out of memory): no machine skipped for memory, the claims refused instead. */
+	a.short_m =
+	        o->task_mem > 0 ? calloc(rusk_cluster_machines(a.c) + 1, sizeof(uint64_t)) : NULL;
 	/* From here a stop signal ends the loop as --duration-s would (the design note). */
 	drv_signals_install();
 	if (a.st.redis != NULL)
@@ -1278,11 +1410,13 @@ int rusk_cmd_agent(int argc, char **argv)
 	       o->agent_id, o->agents, a.st.bk.ops->name, a.np, sync_name(policy), o->gap_ms,
 	       o->batch, o->wait ? ", WAIT" : "");
 	printf("placed %" PRIu64 " tasks in %.2f s: %.0f tasks/s; conflicts %" PRIu64
-	       " (%.2f%% of claims), claims whose answer was lost %" PRIu64 "; of the placed: "
+	       " (%.2f%% of claims), refused for memory %" PRIu64
+	       " (%.2f%%), claims whose answer was lost %" PRIu64 "; of the placed: "
 	       "released %" PRIu64 ", release refused %" PRIu64 ", release answer lost %" PRIu64
 	       ", commit lost %" PRIu64 ", held at the end %" PRIu64 "\n",
 	       a.placed, elapsed, (double)a.placed / elapsed, a.conflicts,
-	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.claims_unknown,
+	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.memory_short,
+	       a.claims ? 100.0 * (double)a.memory_short / (double)a.claims : 0.0, a.claims_unknown,
 	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
 	if (sig != 0)
 		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
@@ -1315,9 +1449,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		       a.reclaimed_expired, a.reclaimed_runs, a.reclaim_agents, a.reclaim_runs,
 		       a.reclaim_passes, a.reclaim_busy);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
-	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"claims\":%" PRIu64
-	       ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"claims_unknown\":%" PRIu64
-	       ",\"releases_unknown\":%" PRIu64 ",\"held_end\":%" PRIu64
+	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"memory_short\":%" PRIu64
+	       ",\"claims\":%" PRIu64 ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64
+	       ",\"claims_unknown\":%" PRIu64 ",\"releases_unknown\":%" PRIu64
+	       ",\"held_end\":%" PRIu64
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
@@ -1327,8 +1462,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
-	       (double)a.placed / elapsed, a.conflicts, a.claims, a.released, a.rejected,
-	       a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
+	       (double)a.placed / elapsed, a.conflicts, a.memory_short, a.claims, a.released,
+	       a.rejected, a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
 	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
@@ -1341,6 +1476,7 @@ out:
 	for (uint32_t p = 0; a.words != NULL && p < a.np; p++)
 		free(a.words[p]);
 	free(a.words);
+	free(a.short_m);
 	free(a.n_words);
 	free(a.synced_ns);
 	free(a.sp);

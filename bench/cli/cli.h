@@ -51,13 +51,14 @@ int cli_double(const char *flag, const char *val, double min, double max, double
 /* Cluster options shared by commands: --machines, --rus-per-machine, --partitions,
  * --machines-per-rack, --racks-per-cell, --cluster openb[:REPLICAS]|PATH[:REPLICAS], --seed.
  * cli_cluster_opt returns 1 if argv[*i] was one of them (consuming its value), 0 if not,
- * -1 on a bad value. */
+ * -1 on a bad value or one of them given a second time (since cli_cluster_init). */
 typedef struct cli_cluster {
 	rusk_cluster_params params;
 	const char *openb_path; /* NULL: build from parameters */
 	uint32_t openb_machines;
 	uint32_t openb_replicas; /* 0: none given */
 	bool partitions_set;     /* --partitions given (else a default that fits the cells) */
+	uint8_t given;           /* bit k: cli_cluster_opt's k-th option was given (once only) */
 	char openb_buf[4096];
 } cli_cluster;
 
@@ -133,7 +134,14 @@ typedef struct cli_opt {
 	/* What a missing value is called in "rusk: FLAG: needs ..." (cli_parse), e.g.
 	 * "a directory"; NULL: "a file name" for CLI_FILE, "a value" for the other kinds. */
 	const char *needs;
+	/* An option that takes a value and may be given more than once (each value handled
+	 * by its parser, e.g. one that adds to a list). Every other such option given twice is
+	 * refused: "rusk: FLAG: given more than once (give it once)". No option of rusk
+	 * repeats today. Flags without a value (CLI_FLAG) may be repeated: they set a bool. */
+	bool repeatable;
 } cli_opt;
+/* The most entries one cli_parse table may hold. */
+#define CLI_MAX_OPTS 256
 /* Table entries: the fields of one kind, designated (the rest zero), written inside braces
  * so that .given can follow: {CLI_DOUBLE_OPT("--phase-s", 0.001, 86400, &s), .given = &g}. */
 #define CLI_U64_OPT(flag, lo, hi, p)                                                               \

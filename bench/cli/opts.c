@@ -150,6 +150,16 @@ static int need_value(const char *flag, const char *v, const char *what)
 	return 0;
 }
 
+/* Refuses `flag`, a value option given a second time: a value given twice (e.g.
+ * "--backend redis://a --backend redis://b", "--agents 2 --agents 4") is a mistake in a
+ * command line, and keeping either silently runs something not asked for. The values are
+ * not repeated: a --backend URL may hold a password. Returns -1. */
+static int given_twice(const char *flag)
+{
+	fprintf(stderr, "rusk: %s: given more than once (give it once)\n", flag);
+	return -1;
+}
+
 /* Parses option o's value v (NULL: none left) into o->out. Returns how many arguments
  * the value took (0 or 1), or -1 after printing the error. */
 static int parse_value(const cli_opt *o, const char *a, const char *v)
@@ -224,6 +234,13 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
               size_t n, void (*usage)(void))
 {
 	size_t pos = 0; /* positional arguments taken */
+	/* seen[k]: option opts[k], one that takes a value, was given (given_twice). */
+	bool seen[CLI_MAX_OPTS] = {false};
+	if (n > CLI_MAX_OPTS) {
+		fprintf(stderr, "rusk %s: %zu options in its table, more than %d\n", cmd, n,
+		        CLI_MAX_OPTS);
+		return -1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		const cli_opt *o = a[0] != '-' ? nth_positional(opts, n, pos) : NULL;
@@ -264,6 +281,11 @@ int cli_parse(const char *cmd, int argc, char **argv, cli_cluster *cc, const cli
 		                                      : o->kind == CLI_FILE ? "a file name"
 		                                                            : "a value") != 0)
 			return -1;
+		if (o->kind != CLI_FLAG && !o->repeatable) {
+			if (seen[o - opts])
+				return given_twice(a);
+			seen[o - opts] = true;
+		}
 		int took = parse_value(o, a, v);
 		if (took < 0)
 			return -1;
@@ -367,9 +389,17 @@ int cli_cluster_opt(cli_cluster *cc, int argc, char **argv, int *i)
 	static const char *const names[] = {
 	        "--machines",       "--rus-per-machine", "--partitions", "--machines-per-rack",
 	        "--racks-per-cell", "--ru-milli",        "--seed",       "--cluster"};
-	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
-		if (strcmp(a, names[k]) == 0 && need_value(a, v, "a value") != 0)
+	_Static_assert(sizeof names / sizeof *names <= 8 * sizeof cc->given,
+	               "cc->given: a bit each");
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		if (strcmp(a, names[k]) != 0)
+			continue;
+		if (need_value(a, v, "a value") != 0)
 			return -1;
+		if (cc->given & 1u << k)
+			return given_twice(a);
+		cc->given |= (uint8_t)(1u << k);
+	}
 	if (strcmp(a, "--machines") == 0) {
 		if (cli_u64(a, v, 1, UINT32_MAX, &x))
 			return -1;

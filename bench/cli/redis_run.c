@@ -87,6 +87,10 @@ struct drv_redis {
 	 * pass failed and the fewest it read (while the run went), and the most passes one
 	 * sweep over every partition took. */
 	uint64_t parts_read, parts_deferred, pass_failed_max, pass_read_min, sweep_passes_max;
+	/* At the end (recount, lost_at_release): commits lost that the ledger's passes did not
+	 * see (their tasks ended first: their release refused), the RUs a forced reclaim of
+	 * this run took (rusk:{meta}:forced), and the lost commits in all, those apart. */
+	uint64_t at_release, at_release_rus, forced_rus, forced_tasks, lost_total, lost_total_rus;
 	/* REJECTED events delivered on the main thread while it revokes (L3 after the
 	 * dispatcher was closed: the task cannot be queued again); in_ledger (relaxed) says
 	 * when, ledger_tid on which thread. Counted by redis_event, read by the report. */
@@ -530,6 +534,32 @@ static void redis_second(run *R, bool idle)
 		rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms());
 }
 
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * Commits lost at release (after the run, from recount): a task whose acknowledged claim
+ * Redis lost (a failover) or a forced reclaim took, and that ended before the next ledger
+ * pass (L2) saw it, finds out only when its release is refused as not held (another owner,
+ * free, stale: remote.c release_not_held). Before, such a run reported 1 lost commit while
+ * 16 releases had been refused. Each RU the ledger found lost is refused once too (the
+ * revoked task's release): those are taken off. A forced reclaim of this run (rusk agent
+ * --recount --reclaim-run NS --force) records what it took in rusk:{meta}:forced: named
+ * apart, not counted lost (RUs exactly; tasks as the reclaimer counted them).
+ */
+static void lost_at_release(drv_redis *X)
+{
+	X->at_release_rus = minus(X->st.release_not_held, X->lost_rus);
+	X->at_release = minus(X->st.release_not_held_tasks, X->lost_tasks);
+	if (rusk_redis_forced_get_(X->main.redis, X->ns, &X->forced_rus, &X->forced_tasks) !=
+	    RUSK_OK)
+		X->forced_rus = X->forced_tasks = 0; /* unread: every loss counted as lost */
+	X->lost_total = minus(X->lost_tasks + X->at_release, X->forced_tasks);
+	X->lost_total_rus = minus(X->lost_rus + X->at_release_rus, X->forced_rus);
+}
+
 /* The recount after the run (once; main thread, every other thread joined). */
 static void recount(const run *R)
 {
@@ -546,6 +576,8 @@ static void recount(const run *R)
 	if (X->ledger_failed == failed) /* before the counts: what died is given back */
 		auto_reclaim((run *)R, END_BUDGET_MS);
 	rusk_remote_stats_(R->c, &X->st);
+	uint64_t deadline = pass_begin(X, END_BUDGET_MS);
+	lost_at_release(X);
 	uint32_t np = rusk_cluster_partitions(R->c);
 	size_t cap = rusk_cluster_rus(R->c);
 	uint32_t *rus = malloc(sizeof *rus * (cap ? cap : 1));
@@ -556,7 +588,6 @@ static void recount(const run *R)
 		free(owners);
 		return;
 	}
-	uint64_t deadline = pass_begin(X, END_BUDGET_MS);
 	char last[256] = "";
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_bk_count k;
@@ -662,10 +693,11 @@ static void redis_json(FILE *f, run *R)
 	        ", \"open_failures\": %" PRIu64 ", \"snapshots\": %" PRIu64
 	        ", \"snapshot_calls\": %" PRIu64 ", \"commit_round_trips\": %" PRIu64
 	        ", \"claims\": %" PRIu64 ", \"claims_lost\": %" PRIu64
-	        ", \"claims_unknown\": %" PRIu64 ", \"rollbacks\": %" PRIu64
-	        ", \"local_refused\": %" PRIu64 ", \"release_round_trips\": %" PRIu64
-	        ", \"released\": %" PRIu64 ", \"release_refused\": %" PRIu64
-	        ", \"errors\": %" PRIu64 ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
+	        ", \"claims_short\": %" PRIu64 ", \"claims_unknown\": %" PRIu64
+	        ", \"rollbacks\": %" PRIu64 ", \"local_refused\": %" PRIu64
+	        ", \"release_round_trips\": %" PRIu64 ", \"released\": %" PRIu64
+	        ", \"release_refused\": %" PRIu64 ", \"errors\": %" PRIu64
+	        ", \"commit_batch\": %u, \"wait\": %u, \"wait_ms\": %u"
 	        ", \"batches\": %" PRIu64 ", \"batch_tasks\": %" PRIu64 ", \"reconnects\": %" PRIu64
 	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
 	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
@@ -674,24 +706,30 @@ static void redis_json(FILE *f, run *R)
 	        ", \"pass_failed_max\": %" PRIu64 ", \"pass_read_min\": %" PRIu64
 	        ", \"sweep_passes_max\": %" PRIu64 ", \"lost_rus\": %" PRIu64
 	        ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
-	        "}, \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
+	        ", \"lost_at_release\": %" PRIu64 ", \"lost_at_release_rus\": %" PRIu64
+	        ", \"lost_total\": %" PRIu64 ", \"lost_total_rus\": %" PRIu64
+	        ", \"forced_reclaim\": {\"rus\": %" PRIu64 ", \"tasks\": %" PRIu64
+	        "}}, \"release_not_held\": %" PRIu64
+	        ", \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->snapshot_trips,
-	        s->commit_trips, s->claims, s->claims_lost, s->claims_unknown, s->rollbacks,
-	        s->local_refused, s->release_trips, s->released, s->release_refused, s->errors,
-	        R->cfg.commit_batch, R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0, s->batches,
-	        s->batch_tasks, k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
+	        s->commit_trips, s->claims, s->claims_lost, s->claims_short, s->claims_unknown,
+	        s->rollbacks, s->local_refused, s->release_trips, s->released, s->release_refused,
+	        s->errors, R->cfg.commit_batch, R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0,
+	        s->batches, s->batch_tasks, k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
 	        k.outage_sum_s, X->ledger_checks, X->ledger_failed, X->parts_read,
 	        X->parts_deferred, X->pass_failed_max, X->pass_read_min, X->sweep_passes_max,
-	        X->lost_rus, X->lost_tasks, X->orphans, X->revoked, s->commit_p50_ns / 1e3,
-	        s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch,
-	        X->parts_failed, X->ok ? "true" : "false", X->reclaimed,
-	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
-	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed);
+	        X->lost_rus, X->lost_tasks, X->orphans, X->revoked, X->at_release,
+	        X->at_release_rus, X->lost_total, X->lost_total_rus, X->forced_rus, X->forced_tasks,
+	        s->release_not_held, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held,
+	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
+	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
+	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
+	        X->reclaim_failed);
 }
 
 static void redis_print(run *R)
@@ -706,10 +744,11 @@ static void redis_print(run *R)
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " connections, %" PRIu64 " snapshots, %" PRIu64
 	        " commit round trips (%" PRIu64 " claims, %" PRIu64 " refused, %" PRIu64
-	        " unanswered in an outage, %" PRIu64
+	        " refused for memory or GPUs, %" PRIu64 " unanswered in an outage, %" PRIu64
 	        " gangs rolled back), p50 %.0f us, p99 %.0f us\n",
 	        "", s->connections, s->snapshots, s->commit_trips, s->claims, s->claims_lost,
-	        s->claims_unknown, s->rollbacks, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3);
+	        s->claims_short, s->claims_unknown, s->rollbacks, s->commit_p50_ns / 1e3,
+	        s->commit_p99_ns / 1e3);
 	if (R->cfg.wait > 0)
 		fprintf(R->out,
 		        "  %-28s WAIT %u %u after each commit and release pipeline (--wait)\n", "",
@@ -746,6 +785,18 @@ static void redis_print(run *R)
 	        "redis ledger", X->ledger_checks, X->parts_read, X->ledger_failed,
 	        X->parts_deferred, X->sweep_passes_max, X->lost_tasks, X->lost_rus,
 	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
+	fprintf(R->out,
+	        "  %-28s %" PRIu64 " commits (%" PRIu64
+	        " RUs) whose release Redis refused as not theirs (lost before a ledger pass saw "
+	        "them); lost in all: %" PRIu64 " commits (%" PRIu64 " RUs)\n",
+	        "redis lost at release", X->at_release, X->at_release_rus, X->lost_total,
+	        X->lost_total_rus);
+	if (X->forced_rus > 0)
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " RUs of %" PRIu64
+		        " tasks taken by a forced reclaim of this run (rusk agent --recount "
+		        "--reclaim-run %" PRIu64 " --force): not counted lost\n",
+		        "redis forced reclaim", X->forced_rus, X->forced_tasks, X->ns);
 	if (R->cfg.no_auto_reclaim)
 		fprintf(R->out, "  %-28s off (--no-auto-reclaim)\n", "redis reclaim");
 	else

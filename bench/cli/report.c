@@ -214,6 +214,7 @@ static int sum_agents(const run *R, agent_stats *tot, rusk_hist *delay, uint64_t
 		tot->placed += s->placed;
 		tot->conflicts += s->conflicts;
 		tot->rus_lost += s->rus_lost;
+		tot->memory_short += s->memory_short;
 		tot->attempts += s->attempts;
 		tot->requeued += s->requeued;
 		tot->r_sum += s->r_sum;
@@ -459,6 +460,11 @@ static void print_quality(const run *R, const summary *S)
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0,
 	        tot->attempts ? 100.0 * tot->conflicts / tot->attempts : 0.0, tot->attempts,
 	        tot->rus_lost, tot->requeued);
+	if (tot->memory_short > 0) /* vector tasks only */
+		fprintf(R->out,
+		        "  %-28s %" PRIu64 " vector commits refused for the machine's memory or "
+		        "GPUs (its RUs free: not conflicts)\n",
+		        "memory short", tot->memory_short);
 	if (tot->aside > 0)
 		fprintf(R->out,
 		        "  %-28s %" PRIu64 " times a task waited aside for want of room in its "
@@ -684,11 +690,12 @@ static void json_tasks(FILE *f, const run *R, const summary *S)
 	        "\"total\": %" PRIu64 ", \"attempts\": %" PRIu64 ", \"rate\": %.6f, "
 	        "\"per_task_mean\": %.6f, \"rus_lost\": %" PRIu64 ", \"requeued\": %" PRIu64
 	        ", \"aside\": %" PRIu64 ", \"reservations\": %" PRIu64 ", \"given_back\": %" PRIu64
-	        ", \"dry\": %" PRIu64 "},\n",
+	        ", \"dry\": %" PRIu64 ", \"memory_short\": %" PRIu64 "},\n",
 	        tot->conflicts, tot->attempts,
 	        tot->attempts ? (double)tot->conflicts / tot->attempts : 0.0,
 	        tot->placed ? (double)tot->conflicts / tot->placed : 0.0, tot->rus_lost,
-	        tot->requeued, tot->aside, tot->reservations, tot->given_back, tot->dry);
+	        tot->requeued, tot->aside, tot->reservations, tot->given_back, tot->dry,
+	        tot->memory_short);
 }
 
 /* "quality" with the CDF of D (score model only: D needs a static ranking), then

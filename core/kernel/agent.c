@@ -226,6 +226,8 @@ RUSK_EXPORT int rusk_agent_place(rusk_agent *a, const rusk_task *t, rusk_lease *
 	rusk_dctx d;
 	dctx_init(&d, a, t);
 	a->n_vskip = 0;
+	if (RUSK_UNLIKELY(a->n_mshort != 0) && rusk_vec_any(&t->vec))
+		rusk_mshort_apply_(a, t);
 	if (RUSK_UNLIKELY(d.fgd)) /* the mix learns from each task placed, once */
 		rusk_fgd_observe(&a->mix, t);
 	if (a->p.strategy == RUSK_STRATEGY_CENTRAL)
@@ -308,6 +310,8 @@ int rusk_agent_decide_(rusk_agent *a, const rusk_task *t, uint32_t *rus, rusk_pl
 	rusk_dctx d;
 	dctx_init(&d, a, t);
 	a->n_vskip = 0;
+	if (RUSK_UNLIKELY(a->n_mshort != 0) && rusk_vec_any(&t->vec))
+		rusk_mshort_apply_(a, t);
 	if (RUSK_UNLIKELY(d.fgd))
 		rusk_fgd_observe(&a->mix, t);
 	uint64_t t0 = rusk_now_(a->c);

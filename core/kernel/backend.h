@@ -87,9 +87,11 @@ typedef struct rusk_backend_ops {
 	/*
 	 * commit: n claims, all in partition p, sent together (one round trip for a remote
 	 * backend). rcs[i] = RUSK_OK (leases[off..off+claims[i].n) hold the leases, off the
-	 * sum of the earlier claims' n), RUSK_ECONFLICT (an RU is held or the shares are
-	 * short: nothing taken), RUSK_EDUP, RUSK_EINVAL, RUSK_ERANGE, RUSK_EIO (unknown outcome:
-	 * the recount settles it). Returns RUSK_OK when every claim got an answer.
+	 * sum of the earlier claims' n), RUSK_ECONFLICT (an RU is held: nothing taken),
+	 * RUSK_ESHORT_ (the RUs are free but the machine's memory or GPU shares are short for
+	 * a vector claim: nothing taken; a backend that cannot tell answers RUSK_ECONFLICT),
+	 * RUSK_EDUP, RUSK_EINVAL, RUSK_ERANGE, RUSK_EIO (unknown outcome: the recount settles
+	 * it). Returns RUSK_OK when every claim got an answer.
 	 */
 	int (*commit)(void *self, uint32_t p, const rusk_bk_claim *claims, size_t n, int *rcs,
 	              rusk_lease *leases);
@@ -153,6 +155,11 @@ typedef struct rusk_remote_opener {
 	void (*link)(void *arg, void *handle, rusk_remote_link *out);
 } rusk_remote_opener;
 
+/* A backend commit's answer, never a public one: a vector claim's RUs are free but the
+ * machine's memory or GPU shares are short (the Redis commit script's code 3). Counted
+ * memory_short, not a conflict (remote.c, rusk agent). */
+#define RUSK_ESHORT_ (-100)
+
 /* What the remote did, summed over every connection (rusk_remote_stats_). */
 typedef struct rusk_remote_stats {
 	uint64_t connections;     /* opened (one per thread that used the remote) */
@@ -162,18 +169,24 @@ typedef struct rusk_remote_stats {
 	                           * partitions in one call, about one round trip) */
 	uint64_t commit_trips;    /* commit pipelines sent (one per partition per decision) */
 	uint64_t claims;          /* machine claims in them */
-	uint64_t claims_lost;     /* refused: an RU held elsewhere, or memory / GPUs short */
+	uint64_t claims_lost;     /* refused: an RU held elsewhere */
+	uint64_t claims_short;    /* refused: a vector claim's memory / GPUs short (RUSK_ESHORT_) */
 	uint64_t claims_unknown;  /* no answer (RUSK_EIO, an outage): retried, not conflicts */
 	uint64_t rollbacks;       /* gang commits given back after a part was refused */
 	uint64_t local_refused;   /* granted remotely, refused by the local mirror (given back) */
 	uint64_t release_trips;   /* release pipelines sent */
 	uint64_t released;        /* leases the remote released */
 	uint64_t release_refused; /* leases it refused (not the owner, stale, free) */
-	uint64_t errors;          /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
-	uint64_t batches;         /* commit batches (rusk_remote_set_batch_: several tasks'
-	                           * decisions committed together, one pipeline a partition) */
-	uint64_t batch_tasks;     /* tasks in them */
-	uint64_t corrupt; /* answers RUSK_ECORRUPT (the state damaged: the run stops at it) */
+	/* Of them, leases the remote did not hold for the releasing task (another owner, free,
+	 * another generation: RUSK_ENOTOWNER, RUSK_EFREE, RUSK_ESTALE): its acknowledged claim
+	 * was lost (a failover) or taken (a forced reclaim) before the release; and the tasks
+	 * they belonged to (distinct owners per release call: a task's leases go in one). */
+	uint64_t release_not_held, release_not_held_tasks;
+	uint64_t errors;      /* calls that failed (RUSK_EIO: no answer, outcome unknown) */
+	uint64_t batches;     /* commit batches (rusk_remote_set_batch_: several tasks'
+	                       * decisions committed together, one pipeline a partition) */
+	uint64_t batch_tasks; /* tasks in them */
+	uint64_t corrupt;     /* answers RUSK_ECORRUPT (the state damaged: the run stops at it) */
 	uint64_t commit_p50_ns, commit_p99_ns; /* commit round trip, over every connection */
 	/* The links (rusk_remote_opener.link), merged on read from each connection's own
 	 * counters (no shared word on the commit path): reconnects, redirects, resent and

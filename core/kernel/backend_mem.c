@@ -58,6 +58,9 @@ static int mem_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n,
 			                             leases + off, &lost);
 		if (one && rcs[i] == RUSK_EOFFLINE)
 			rcs[i] = RUSK_ECONFLICT;
+		/* Every RU was free (rusk_ru_commit_vec: *lost_at = n), the shares short. */
+		if (one && rcs[i] == RUSK_ECONFLICT && rusk_vec_any(&cl[i].vec) && lost == cl[i].n)
+			rcs[i] = RUSK_ESHORT_;
 		off += cl[i].n;
 	}
 	return RUSK_OK;

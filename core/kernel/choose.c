@@ -1197,6 +1197,50 @@ static bool vec_dominates(uint32_t rus, const rusk_vec_demand *v, uint32_t frus,
 	return v->gpu_models != 0 && (v->gpu_models & ~f->gpu_models) == 0;
 }
 
+/* Machine m's shares in the local array (relaxed: a hint, compared, never trusted). */
+static void mshort_words(const rusk_cluster *c, uint32_t m, uint64_t w[3])
+{
+	const rusk_mvec *v = &c->mvec[m];
+	w[0] = rusk_load64(&v->mem_free, RUSK_RELAXED);
+	w[1] = rusk_load64(&v->gpu_used[0], RUSK_RELAXED);
+	w[2] = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
+}
+
+void rusk_mshort_note_(rusk_agent *a, uint32_t m, const rusk_task *t)
+{
+	if (a->c->mvec == NULL || m >= a->c->n_machines)
+		return;
+	uint32_t i = a->n_mshort < RUSK_MSHORT ? a->n_mshort++ : (uint32_t)(t->id % RUSK_MSHORT);
+	uint64_t w[3];
+	mshort_words(a->c, m, w);
+	a->mshort[i].m = m;
+	a->mshort[i].rus = t->rus;
+	a->mshort[i].vec = t->vec;
+	a->mshort[i].gen = a->v->st.syncs;
+	a->mshort[i].mem_free = w[0];
+	a->mshort[i].gpu0 = w[1];
+	a->mshort[i].gpu1 = w[2];
+}
+
+void rusk_mshort_apply_(rusk_agent *a, const rusk_task *t)
+{
+	uint64_t gen = a->v->st.syncs;
+	for (uint32_t i = 0; i < a->n_mshort;) {
+		uint64_t w[3];
+		mshort_words(a->c, a->mshort[i].m, w);
+		if (a->mshort[i].gen != gen || w[0] != a->mshort[i].mem_free ||
+		    w[1] != a->mshort[i].gpu0 || w[2] != a->mshort[i].gpu1) {
+			a->mshort[i] = a->mshort[--a->n_mshort]; /* stale: tried again */
+			continue;
+		}
+		if (a->n_vskip < sizeof a->vskip / sizeof a->vskip[0] &&
+		    vec_dominates(t->rus, &t->vec, a->mshort[i].rus, &a->mshort[i].vec) &&
+		    !machine_listed(a->vskip, a->n_vskip, a->mshort[i].m))
+			a->vskip[a->n_vskip++] = a->mshort[i].m;
+		i++;
+	}
+}
+
 /* Whether the memo of failed demands applies to this decision: a plain vector task (no
  * preferred machines, nothing held, no machines skipped by this place() call). */
 static inline bool vfail_applies(const rusk_agent *a, const rusk_dctx *d)

@@ -17,6 +17,7 @@
  */
 #include <pthread.h>
 
+#include "kernel/choose.h"
 #include "kernel/commit.h"
 #include "kernel/remote.h"
 #include "kernel/ru_impl.h"
@@ -91,8 +92,9 @@ static uint32_t commit_vec(rusk_agent *a, const rusk_task *t, const uint32_t *ru
 			rusk_ru_unhold_(c, leases[i]);
 		if (a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
 			a->vskip[a->n_vskip++] = m;
-		pl->conflicts++;
-		pl->commits_lost++;
+		/* The RUs were won: the shares are short, not taken by a rival commit. */
+		pl->memory_short++;
+		rusk_mshort_note_(a, m, t);
 		return 0;
 	}
 	c->ru_vec[rus[0]] = rec; /* C is set on every RU: published with them (vec.c) */

@@ -17,7 +17,8 @@
 #include "kernel/quality.h"
 #include "kernel/view.h"
 
-#define RUSK_VFAIL 16
+#define RUSK_VFAIL  16
+#define RUSK_MSHORT 8
 
 /* A candidate RU, its value for the task and its tie-break key. */
 typedef struct rusk_cand {
@@ -55,6 +56,17 @@ struct rusk_agent {
 	uint32_t vfail_rus[RUSK_VFAIL];
 	uint32_t n_vfail;
 	uint64_t vfail_gen;
+	/* Machines a vector commit found short of memory or GPUs (memory_short, not a
+	 * conflict), kept across place() calls (choose.c, rusk_mshort_note_): a task whose
+	 * demand dominates the one refused skips the machine (vskip) while the view has not
+	 * synced since (syncs == gen) and the machine's shares in the local array are as they
+	 * were (none of this process's tasks there ended or began). Round robin. */
+	struct {
+		uint32_t m, rus;
+		rusk_vec_demand vec;
+		uint64_t gen, mem_free, gpu0, gpu1;
+	} mshort[RUSK_MSHORT];
+	uint32_t n_mshort;
 };
 
 /*

@@ -38,6 +38,7 @@
 
 #include "base/atomic.h"
 #include "base/hist.h"
+#include "kernel/choose.h"
 #include "kernel/commit.h"
 #include "kernel/remote.h"
 #include "kernel/ru_impl.h"
@@ -69,7 +70,8 @@ struct rusk_remote {
 	uint64_t connections, open_failures, snapshots, commit_trips, claims, claims_lost;
 	uint64_t claims_unknown;
 	uint64_t rollbacks, local_refused, release_trips, released, release_refused, errors;
-	uint64_t batches, batch_tasks, corrupt, snapshot_trips;
+	uint64_t batches, batch_tasks, corrupt, snapshot_trips, release_not_held;
+	uint64_t release_not_held_tasks, claims_short;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
 };
@@ -187,18 +189,20 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 	rusk_remote *rm = c != NULL ? c->remote : NULL;
 	if (rm == NULL)
 		return;
-	uint64_t *src[] = {&rm->connections,  &rm->open_failures,   &rm->snapshots,
-	                   &rm->commit_trips, &rm->claims,          &rm->claims_lost,
-	                   &rm->rollbacks,    &rm->local_refused,   &rm->release_trips,
-	                   &rm->released,     &rm->release_refused, &rm->errors,
-	                   &rm->batches,      &rm->batch_tasks,     &rm->claims_unknown,
-	                   &rm->corrupt,      &rm->snapshot_trips};
-	uint64_t *dst[] = {&out->connections,  &out->open_failures,   &out->snapshots,
-	                   &out->commit_trips, &out->claims,          &out->claims_lost,
-	                   &out->rollbacks,    &out->local_refused,   &out->release_trips,
-	                   &out->released,     &out->release_refused, &out->errors,
-	                   &out->batches,      &out->batch_tasks,     &out->claims_unknown,
-	                   &out->corrupt,      &out->snapshot_trips};
+	uint64_t *src[] = {&rm->connections,  &rm->open_failures,    &rm->snapshots,
+	                   &rm->commit_trips, &rm->claims,           &rm->claims_lost,
+	                   &rm->rollbacks,    &rm->local_refused,    &rm->release_trips,
+	                   &rm->released,     &rm->release_refused,  &rm->errors,
+	                   &rm->batches,      &rm->batch_tasks,      &rm->claims_unknown,
+	                   &rm->corrupt,      &rm->release_not_held, &rm->release_not_held_tasks,
+	                   &rm->claims_short, &rm->snapshot_trips};
+	uint64_t *dst[] = {&out->connections,  &out->open_failures,    &out->snapshots,
+	                   &out->commit_trips, &out->claims,           &out->claims_lost,
+	                   &out->rollbacks,    &out->local_refused,    &out->release_trips,
+	                   &out->released,     &out->release_refused,  &out->errors,
+	                   &out->batches,      &out->batch_tasks,      &out->claims_unknown,
+	                   &out->corrupt,      &out->release_not_held, &out->release_not_held_tasks,
+	                   &out->claims_short, &out->snapshot_trips};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	rusk_hist *h = calloc(1, sizeof *h); /* NULL: no quantiles (zeros), the rest read */
@@ -392,6 +396,31 @@ static int cmp_bk_lease(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* Whether a release's answer says the remote did not hold the lease for that task. */
+static bool not_held(int rc)
+{
+	return rc == RUSK_ENOTOWNER || rc == RUSK_EFREE || rc == RUSK_ESTALE;
+}
+
+/* Counts the leases of ls[0..n) whose release answered not_held, and their distinct owners
+ * (the tasks: each task's leases are in one call, rusk_remote_release_ or a flush). Rare:
+ * a quadratic pass over those alone. */
+static void count_not_held(rusk_remote *rm, const rusk_bk_lease *ls, const int *rcs, size_t n)
+{
+	uint64_t rus = 0, tasks = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!not_held(rcs[i]))
+			continue;
+		rus++;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = not_held(rcs[k]) && ls[k].task == ls[i].task;
+		tasks += !seen;
+	}
+	count(&rm->release_not_held, rus);
+	count(&rm->release_not_held_tasks, tasks);
+}
+
 /* Releases ls[0..n) remotely (any order: sorted here), one call per partition. */
 static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n)
 {
@@ -417,6 +446,8 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 			e++;
 		count(&rm->release_trips, 1);
 		if (cn->bk.ops->release(cn->bk.self, p, ls + k, e - k, rcs + k) != RUSK_OK) {
+			for (size_t i = k; i < e; i++)
+				rcs[i] = RUSK_EIO; /* for count_not_held: none known */
 			note_error(rm, cn, "release");
 		} else {
 			uint64_t ok = 0;
@@ -433,6 +464,7 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 		}
 		k = e;
 	}
+	count_not_held(rm, ls, rcs, n);
 	if (rcs != small)
 		free(rcs);
 }
@@ -504,7 +536,9 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 				 * not a conflict, so that its message is kept and shown. */
 				eio |= rcs[i] == RUSK_EIO || rcs[i] == RUSK_ECORRUPT;
 				count(&rm->claims_lost, rcs[i] != RUSK_OK && rcs[i] != RUSK_EIO &&
-				                                rcs[i] != RUSK_ECORRUPT);
+				                                rcs[i] != RUSK_ECORRUPT &&
+				                                rcs[i] != RUSK_ESHORT_);
+				count(&rm->claims_short, rcs[i] == RUSK_ESHORT_);
 				count(&rm->claims_unknown, rcs[i] == RUSK_EIO);
 				count(&rm->corrupt, rcs[i] == RUSK_ECORRUPT);
 			}
@@ -529,12 +563,18 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		}
 		if (rcs[i] == RUSK_EAGAIN)
 			continue; /* a gang's claim not sent: nothing known of it */
-		/* an outage or a corrupt state is no conflict */
-		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT ? cl[i].n : 0;
+		/* an outage, a corrupt state or shares short is no conflict */
+		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT && rcs[i] != RUSK_ESHORT_
+		                  ? cl[i].n
+		                  : 0;
 		for (uint32_t k = 0; k < cl[i].n; k++)
 			rusk_view_mark_taken_(a->v, s[off + k]);
 		if (vec && a->n_vskip < sizeof a->vskip / sizeof a->vskip[0])
 			a->vskip[a->n_vskip++] = cl[i].machine;
+		if (rcs[i] == RUSK_ESHORT_) { /* skipped beyond this place() (decision.h) */
+			pl->memory_short++;
+			rusk_mshort_note_(a, cl[i].machine, t);
+		}
 	}
 	if (n_lost > 0) {
 		/* Counted as the local commit counts: a gang or vector commit once, an
@@ -732,7 +772,9 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			rcs[ci] = rc != RUSK_OK ? RUSK_EIO : rcc[i - k];
 			eio |= rcs[ci] == RUSK_EIO || rcs[ci] == RUSK_ECORRUPT;
 			count(&rm->claims_lost, rcs[ci] != RUSK_OK && rcs[ci] != RUSK_EIO &&
-			                                rcs[ci] != RUSK_ECORRUPT);
+			                                rcs[ci] != RUSK_ECORRUPT &&
+			                                rcs[ci] != RUSK_ESHORT_);
+			count(&rm->claims_short, rcs[ci] == RUSK_ESHORT_);
 			count(&rm->claims_unknown, rcs[ci] == RUSK_EIO);
 			count(&rm->corrupt, rcs[ci] == RUSK_ECORRUPT);
 			if (rcs[ci] == RUSK_OK)
@@ -767,8 +809,15 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				continue;
 			}
 			n_bad += cl[q].n;
-			/* an outage or a corrupt state is no conflict */
-			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT ? cl[q].n : 0;
+			/* an outage, a corrupt state or shares short is no conflict */
+			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT &&
+			                          rcs[q] != RUSK_ESHORT_
+			                  ? cl[q].n
+			                  : 0;
+			if (rcs[q] == RUSK_ESHORT_) {
+				it->pl->memory_short++;
+				rusk_mshort_note_(a, cl[q].machine, t);
+			}
 			for (uint32_t k = 0; k < cl[q].n; k++)
 				rusk_view_mark_taken_(a->v, s[o + k]);
 		}

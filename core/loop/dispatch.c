@@ -738,6 +738,7 @@ void rusk_dispatch_count_(rusk_dagent *a, const rusk_placement *pl)
 	rusk_dispatch_add_(&a->st.attempts, pl->attempts);
 	rusk_dispatch_add_(&a->st.conflicts, pl->commits_lost);
 	rusk_dispatch_add_(&a->st.rus_lost, pl->conflicts);
+	rusk_dispatch_add_(&a->st.memory_short, pl->memory_short);
 }
 
 uint64_t rusk_dispatch_tenure_(const rusk_dtask *j)

@@ -49,6 +49,8 @@ typedef struct rusk_dagent_stats {
 	        pref_tasks;
 	uint64_t preempted, preemptions, adm_waited, adm_bound, placed_hi;
 	uint64_t refused;             /* the kernel refused the task outright: rejected */
+	uint64_t memory_short;        /* vector commits refused for memory or GPUs (placement's
+	                               * memory_short): not conflicts */
 	uint64_t cancelled;           /* REJECTED by a cancellation on this agent */
 	uint64_t aside, reservations; /* put aside for want of room; reservations made */
 	uint64_t given_back;          /* partial holds given up (a reservation's or an

@@ -1078,9 +1078,10 @@ static int rd_commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, 
 				                             (uint32_t)y->element[1 + k]->integer};
 			rcs[i] = RUSK_OK;
 		} else {
-			rcs[i] = code == 1 || code == 3 ? RUSK_ECONFLICT
-			         : code == 2            ? RUSK_EDUP
-			                                : RUSK_EIO;
+			rcs[i] = code == 1   ? RUSK_ECONFLICT
+			         : code == 3 ? RUSK_ESHORT_ /* memory or GPUs short */
+			         : code == 2 ? RUSK_EDUP
+			                     : RUSK_EIO;
 		}
 	}
 	free_replies(rep, nc);
@@ -1647,6 +1648,60 @@ int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 		             y->type == REDIS_REPLY_ERROR ? y->str : "not a positive integer");
 	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
 		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
+	free_replies(&y, 1);
+	return rc;
+}
+
+/* The forced reclaims of live runs (rusk_redis_forced_add_): one hash, field NS the RUs
+ * released, NS:tasks the tasks they belonged to. */
+#define META_FORCED "rusk:{meta}:forced"
+
+int rusk_redis_forced_add_(rusk_redis *r, uint64_t ns, uint64_t rus, uint64_t tasks)
+{
+	if (r == NULL || ns == 0)
+		return RUSK_EINVAL;
+	char f1[32], f2[40], v1[24], v2[24];
+	snprintf(f1, sizeof f1, "%" PRIu64, ns);
+	snprintf(f2, sizeof f2, "%" PRIu64 ":tasks", ns);
+	snprintf(v1, sizeof v1, "%" PRIu64, rus);
+	snprintf(v2, sizeof v2, "%" PRIu64, tasks);
+	const char *a1[4] = {"HINCRBY", META_FORCED, f1, v1},
+	           *a2[4] = {"HINCRBY", META_FORCED, f2, v2};
+	size_t l1[4] = {7, strlen(META_FORCED), strlen(f1), strlen(v1)};
+	size_t l2[4] = {7, strlen(META_FORCED), strlen(f2), strlen(v2)};
+	rcmd cmds[2] = {{4, a1, l1, -1, 0}, {4, a2, l2, -1, 0}};
+	redisReply *y[2] = {NULL, NULL};
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), cmds, 2, y);
+	for (int k = 0; rc == RUSK_OK && k < 2; k++)
+		if (y[k]->type != REDIS_REPLY_INTEGER)
+			rc = set_err(r, RUSK_EIO, "HINCRBY %s: %s", META_FORCED,
+			             y[k]->type == REDIS_REPLY_ERROR ? y[k]->str : "no integer");
+	free_replies(y, 2);
+	return rc;
+}
+
+int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *tasks)
+{
+	if (r == NULL || rus == NULL || tasks == NULL)
+		return RUSK_EINVAL;
+	*rus = *tasks = 0;
+	char f1[32], f2[40];
+	snprintf(f1, sizeof f1, "%" PRIu64, ns);
+	snprintf(f2, sizeof f2, "%" PRIu64 ":tasks", ns);
+	const char *av[4] = {"HMGET", META_FORCED, f1, f2};
+	size_t al[4] = {5, strlen(META_FORCED), strlen(f1), strlen(f2)};
+	rcmd cmd = {4, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), &cmd, 1, &y);
+	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2))
+		rc = set_err(r, RUSK_EIO, "HMGET %s: %s", META_FORCED,
+		             y->type == REDIS_REPLY_ERROR ? y->str : "not two values");
+	if (rc == RUSK_OK) {
+		if (y->element[0]->type == REDIS_REPLY_STRING)
+			*rus = strtoull(y->element[0]->str, NULL, 10);
+		if (y->element[1]->type == REDIS_REPLY_STRING)
+			*tasks = strtoull(y->element[1]->str, NULL, 10);
+	}
 	free_replies(&y, 1);
 	return rc;
 }

@@ -333,6 +333,18 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  */
 int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns);
 
+/*
+ * The forced reclaims of live runs (rusk agent --recount --reclaim-run NS --force while run
+ * NS's lease is live): rusk_redis_forced_add_ adds to rusk:{meta}:forced (a hash: field NS
+ * the RUs released, NS:tasks the tasks that held them), so that run NS, whose releases of
+ * those RUs are then refused and whose ledger finds them gone, names them a forced reclaim
+ * rather than commits Redis lost (redis_run.c); rusk_redis_forced_get_ reads NS's (0, 0
+ * when none). The key outlives --init: run namespaces are never reused. One round trip
+ * each. RUSK_OK / RUSK_EINVAL / RUSK_EIO. Owner thread.
+ */
+int rusk_redis_forced_add_(rusk_redis *r, uint64_t ns, uint64_t rus, uint64_t tasks);
+int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *tasks);
+
 /* rusk_redis_slot_of_: the hash slot partition p's keys live in. */
 uint16_t rusk_redis_slot_of_(uint32_t p);
 

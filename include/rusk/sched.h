@@ -189,12 +189,16 @@ typedef struct rusk_placement {
 	 * quality, or visited for candidates). */
 	uint32_t examined;
 	uint32_t partitions;
-	const char *invalid; /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
-	                      * task's field at fault ("task", "id", "rus", "placement",
-	                      * "preferred", "profile", "held"; for a vector task "mem_mib",
-	                      * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
-	                      * some machine, none holds them together), a static string;
-	                      * NULL otherwise */
+	const char *invalid;   /* on RUSK_EINVAL / RUSK_EINFEASIBLE from a task check: the
+	                        * task's field at fault ("task", "id", "rus", "placement",
+	                        * "preferred", "profile", "held"; for a vector task "mem_mib",
+	                        * "gpus", "gpu_milli", "gpu_models" or "shape": each fits
+	                        * some machine, none holds them together), a static string;
+	                        * NULL otherwise */
+	uint32_t memory_short; /* a vector task's commits refused because its machine's memory
+	                        * or GPU shares were short (its RUs free): not conflicts; the
+	                        * machine is then skipped for such tasks until this agent's view
+	                        * syncs or the machine's shares change here */
 } rusk_placement;
 
 /* ---- agents ------------------------------------------------------------------------------ */

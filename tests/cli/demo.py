@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 """rusk demo: usage errors name the flag and exit 2; the --cluster node list's forms and
 refusals (a byte-order mark, CRLF and CR line ends, a NUL byte, a device or directory)."""
+import re
+
 from rusk_cli import (case, data, main, match, no_match, refusal, rusk, write)
 
 refusal("cli_bad_flag", "demo --machines abc", r"--machines: 'abc' is not an integer")
@@ -11,6 +13,34 @@ refusal("cli_bad_trace", "demo --cluster {data}/bad_cpu.csv",
 refusal("cli_unknown_option", "demo --frobnicate", r"unknown option '--frobnicate'")
 # Exit status 2 for the usage errors.
 refusal("cli_exit_status", "demo --machines 0", r"")
+
+
+@case
+def cli_flag_twice():
+    """A value flag given twice is refused, naming it, exit 2, in every command on the
+    shared parser (before, the last value was kept: `rusk agent --backend redis://a
+    --backend redis://b` ran on b); a flag without a value may repeat."""
+    for args, flag in (
+            ("agent --backend redis://127.0.0.1:1 --backend redis://127.0.0.1:2", "--backend"),
+            ("agent --backend memory --agents 2 --agents 4", "--agents"),
+            ("agent --backend memory --machines 100 --machines 200", "--machines"),
+            ("run --backend redis://127.0.0.1:1 --backend memory", "--backend"),
+            ("run --agents 2 --agents 4", "--agents"),
+            ("sim --seed 1 --seed 1", "--seed"),
+            ("sync --load 0.5 --load 0.6", "--load"),
+            ("bench --json a.json --json b.json", "--json"),
+            ("demo --duration-s 1 --duration-s 2", "--duration-s"),
+            ("plan --jobs 5 --jobs 6", "--jobs"),
+            ("classify --rank 2 --rank 3", "--rank"),
+            ("classify --alloc --jobs 2 --jobs 3", "--jobs"),
+            ("predict --generate 5 --generate 6", "--generate"),
+            ("experiment eq2 --rounds 5 --rounds 6", "--rounds"),
+            ("plot r.csv -o d -o e", "-o"),
+    ):
+        r = rusk(args, status=2)
+        match(r"rusk: %s: given more than once \(give it once\)" % re.escape(flag), r.out)
+    rusk("run --quiet --quiet --machines 1000 --partitions 4 --agents 2 --duration-s 0.2 "
+         "--rate 100")
 
 
 @case
