@@ -120,14 +120,19 @@ def sim_i20_stranded_fails():
 
 @case
 def sim_i20_no_idle_preemption():
-    """No preemption at 0.1% utilization (the openb pod list; Quality-first preempted 48
-    tasks), and a 40-RU task at 10% load placed at its first decision (16 re-queued)."""
+    """No preemption at 0.1% utilization (the openb pod list on its own cluster, where every
+    pod fits: Quality-first preempted 48 tasks; on the default 2-RU machines every pod was
+    refused as infeasible and the check held for nothing), and a 40-RU task at 10% load
+    placed at its first decision (16 re-queued)."""
     need_openb()
-    rusk("sim --trace openb --duration-s 5 --strategy quality --json i20p.json")
+    rusk("sim --trace openb --cluster openb --agents 4 --duration-s 5 --strategy quality "
+         "--json i20p.json")
     d = load("i20p.json")
-    assert d["tasks"]["preempted"] == 0 and d["utilization"]["mean"] < 0.01, d["tasks"]
-    rusk("%s --partitions 4 --machines 2000 --rate 100 --task-ms 500 --task-rus 40 "
-         "--json i20p.json" % I20_SIM)
+    t = d["tasks"]
+    assert t["committed"] == t["submitted"] > 8000 and t["high_priority_placed"] > 0, t
+    assert t["preempted"] == 0 and d["utilization"]["mean"] < 0.01, (t, d["utilization"])
+    rusk("sim --machines 2000 --partitions 4 --duration-s 1 --rate 100 --task-ms 500 "
+         "--task-rus 40 --json i20p.json")
     d = load("i20p.json")
     assert d["conflicts"]["requeued"] == 0 and d["tasks"]["preempted"] == 0, d["conflicts"]
 
