@@ -112,7 +112,8 @@ typedef struct agent_run {
 	 * the backend's message kept for the summary (0: none). */
 	int fatal;
 	char fatal_msg[512];
-	bool corrupt;     /* a commit found the state corrupt (RUSK_ECORRUPT): stop, exit 2 */
+	bool corrupt;     /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT): stop,
+	                   * exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	/* The automatic reclaim (auto_reclaim): RUs of dead processes released by this agent,
@@ -802,6 +803,12 @@ static bool lease_renew(agent_run *a)
 	int rc = rusk_redis_lease_renew_(a->st.redis, a->o.agent_id, a->token,
 	                                 (uint32_t)a->o.lease_ms, &lapsed, &epoch);
 	a->renewed = rc == RUSK_OK;
+	if (rc == RUSK_ECORRUPT) { /* a meta key of another type: stop, exit 2 */
+		fprintf(stderr, "rusk agent: --backend %s: renewing the lease: %s\n", a->o.backend,
+		        rusk_redis_last_error_(a->st.redis));
+		a->corrupt = true;
+		return false;
+	}
 	if (rc == RUSK_EBUSY) {
 		fprintf(stderr,
 		        "rusk agent: --agent-id %u: another process took this id's lease "
@@ -843,7 +850,13 @@ static bool lease_renew(agent_run *a)
 static void auto_reclaim(agent_run *a)
 {
 	rusk_redis_reclaim x;
-	if (rusk_redis_reclaim_dead_(a->st.redis, a->token, (int)a->o.agent_id, 0, &x) != RUSK_OK)
+	int rc = rusk_redis_reclaim_dead_(a->st.redis, a->token, (int)a->o.agent_id, 0, &x);
+	if (rc == RUSK_ECORRUPT) { /* a meta key of another type: stop, exit 2 (run_loop) */
+		fprintf(stderr, "rusk agent: --backend %s: the automatic reclaim: %s\n",
+		        a->o.backend, rusk_redis_last_error_(a->st.redis));
+		a->corrupt = true;
+	}
+	if (rc != RUSK_OK)
 		return;
 	a->reclaim_busy += (uint64_t)x.busy;
 	a->reclaim_passes += x.passes;
@@ -918,6 +931,8 @@ static int run_loop(agent_run *a)
 				next_ledger = now;
 			if (!a->o.no_auto_reclaim && a->renewed)
 				auto_reclaim(a); /* not when the renewal failed (an outage) */
+			if (a->corrupt)
+				break;
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);

@@ -1366,9 +1366,67 @@ static const char lua_runs[] =
         "end\n"
         "return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')\n";
 
+/*
+ * The type each meta key must have (absent is fine: never written yet). A key of another
+ * type (another program wrote there) made the scripts fail, or worse pass: SET NX on a
+ * hash answers "taken", so the reclaim lock seemed held forever; a run whose live-runs
+ * ZADD failed went on without its lease, so an init or a reclaim took it for dead. Every
+ * meta script checks its KEYS first (lua_meta_check, prepended by meta_eval) and answers
+ * RUSKCORRUPT, and a plain command's WRONGTYPE is turned into the same (meta_reply_err):
+ * RUSK_ECORRUPT naming the key and its type, which rusk run and rusk agent stop at (exit 2).
+ */
+#define META_CHECK_HINT                                                                            \
+	" (another program wrote there? delete that key once no rusk process uses the state, "     \
+	"or pick another Redis)"
+static const char lua_meta_check[] =
+        "local want = {['rusk:{meta}:live-runs'] = 'zset', ['rusk:{meta}:agents'] = 'set',\n"
+        "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
+        "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
+        "  ['rusk:{meta}:forced'] = 'hash'}\n"
+        "for _, k in ipairs(KEYS) do\n"
+        "  local w = want[k]\n"
+        "  if not w and string.find(k, 'rusk:{meta}:alive:', 1, true) == 1 then w = 'string' end\n"
+        "  if w then\n"
+        "    local t = redis.call('TYPE', k)['ok']\n"
+        "    if t ~= w and t ~= 'none' then\n"
+        "      return redis.error_reply('RUSKCORRUPT ' .. k .. ' has type ' .. t .. ', not ' .. "
+        "w)\n"
+        "    end\n"
+        "  end\n"
+        "end\n";
+
+/* A plain command's error reply y on meta key `key` of type `want`: WRONGTYPE (or INCR's
+ * "not an integer") is RUSK_ECORRUPT naming the key and its type (one TYPE call); any other
+ * error RUSK_EIO. */
+static int meta_reply_err(rusk_redis *r, const char *what, const char *key, const char *want,
+                          const redisReply *y)
+{
+	if (strncmp(y->str, "WRONGTYPE", 9) == 0) {
+		const char *av[2] = {"TYPE", key};
+		size_t al[2] = {4, strlen(key)};
+		rcmd cmd = {2, av, al, -1, 0};
+		redisReply *t = NULL;
+		char type[32] = "another";
+		if (exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &t) == RUSK_OK &&
+		    t->type == REDIS_REPLY_STATUS)
+			snprintf(type, sizeof type, "%s", t->str);
+		free_replies(&t, 1);
+		return set_err(r, RUSK_ECORRUPT,
+		               "the rusk state is corrupt: %s has type %s, not %s" META_CHECK_HINT,
+		               key, type, want);
+	}
+	if (strstr(y->str, "not an integer") != NULL)
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "the rusk state is corrupt: %s is not a count (%s: %s)" META_CHECK_HINT,
+		        key, what, y->str);
+	return set_err(r, RUSK_EIO, "%s %s: %s", what, key, y->str);
+}
+
 #define META_ARGS 336
 /* EVAL of a small meta script (not cached: a lease call is rare, one per third of a lease
- * at most) on keys of the {meta} slot; *y the reply (the caller frees it). */
+ * at most) on keys of the {meta} slot, each key's type checked first (lua_meta_check); *y
+ * the reply (the caller frees it). */
 static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
                      const char *const *args, redisReply **y)
 {
@@ -1381,8 +1439,13 @@ static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *con
 	char nk[12];
 	snprintf(nk, sizeof nk, "%d", nkeys);
 	int n = 0;
+	char *full = malloc(sizeof lua_meta_check + strlen(body));
+	if (full == NULL)
+		return set_err(r, RUSK_ENOMEM, "out of memory");
+	memcpy(full, lua_meta_check, sizeof lua_meta_check - 1);
+	strcpy(full + sizeof lua_meta_check - 1, body);
 	av[n++] = "EVAL";
-	av[n++] = body;
+	av[n++] = full;
 	av[n++] = nk;
 	for (int k = 0; k < nkeys; k++)
 		av[n++] = keys[k];
@@ -1393,8 +1456,17 @@ static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *con
 	rcmd cmd = {n, av, al, -1, 0};
 	*y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(keys[0], strlen(keys[0])), &cmd, 1, y);
-	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR)
-		rc = set_err(r, RUSK_EIO, "%s: %s", keys[0], (*y)->str);
+	free(full);
+	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR) {
+		const char *e = (*y)->str, *tail = strstr(e, " script: ");
+		int len = tail != NULL ? (int)(tail - e) : (int)strlen(e);
+		if (strncmp(e, "RUSKCORRUPT ", 12) == 0)
+			rc = set_err(r, RUSK_ECORRUPT,
+			             "the rusk state is corrupt: %.*s" META_CHECK_HINT, len - 12,
+			             e + 12);
+		else
+			rc = set_err(r, RUSK_EIO, "%s: %.*s", keys[0], len, e);
+	}
 	return rc;
 }
 
@@ -1626,7 +1698,7 @@ int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch)
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
 	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
-		rc = set_err(r, RUSK_EIO, "GET %s: %s", META_EPOCH, y->str);
+		rc = meta_reply_err(r, "GET", META_EPOCH, "string", y);
 	if (rc == RUSK_OK)
 		*epoch = y->type == REDIS_REPLY_STRING ? strtoull(y->str, NULL, 10) : 0;
 	free_replies(&y, 1);
@@ -1643,9 +1715,13 @@ int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 	rcmd cmd = {2, av, al, -1, 0};
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
-	if (rc == RUSK_OK && (y->type != REDIS_REPLY_INTEGER || y->integer < 1))
-		rc = set_err(r, RUSK_EIO, "INCR %s: %s", key,
-		             y->type == REDIS_REPLY_ERROR ? y->str : "not a positive integer");
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "INCR", key, "string", y);
+	else if (rc == RUSK_OK && (y->type != REDIS_REPLY_INTEGER || y->integer < 1))
+		rc = set_err(r, RUSK_ECORRUPT,
+		             "the rusk state is corrupt: INCR %s: not a positive "
+		             "integer" META_CHECK_HINT,
+		             key);
 	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
 		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
 	free_replies(&y, 1);
@@ -1673,9 +1749,10 @@ int rusk_redis_forced_add_(rusk_redis *r, uint64_t ns, uint64_t rus, uint64_t ta
 	redisReply *y[2] = {NULL, NULL};
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), cmds, 2, y);
 	for (int k = 0; rc == RUSK_OK && k < 2; k++)
-		if (y[k]->type != REDIS_REPLY_INTEGER)
-			rc = set_err(r, RUSK_EIO, "HINCRBY %s: %s", META_FORCED,
-			             y[k]->type == REDIS_REPLY_ERROR ? y[k]->str : "no integer");
+		if (y[k]->type == REDIS_REPLY_ERROR)
+			rc = meta_reply_err(r, "HINCRBY", META_FORCED, "hash", y[k]);
+		else if (y[k]->type != REDIS_REPLY_INTEGER)
+			rc = set_err(r, RUSK_EIO, "HINCRBY %s: no integer", META_FORCED);
 	free_replies(y, 2);
 	return rc;
 }
@@ -1693,9 +1770,10 @@ int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *
 	rcmd cmd = {4, av, al, -1, 0};
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), &cmd, 1, &y);
-	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2))
-		rc = set_err(r, RUSK_EIO, "HMGET %s: %s", META_FORCED,
-		             y->type == REDIS_REPLY_ERROR ? y->str : "not two values");
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "HMGET", META_FORCED, "hash", y);
+	else if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2))
+		rc = set_err(r, RUSK_EIO, "HMGET %s: not two values", META_FORCED);
 	if (rc == RUSK_OK) {
 		if (y->element[0]->type == REDIS_REPLY_STRING)
 			*rus = strtoull(y->element[0]->str, NULL, 10);
@@ -2216,10 +2294,13 @@ static int layout_check(rusk_redis *r)
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
 	uint64_t v[5], there = 0;
-	if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING &&
-	    sscanf(y->str, "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
-	           &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
-	    there != r->layout)
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "GET", META_SHAPE, "string", y);
+	else if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING &&
+	         sscanf(y->str,
+	                "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
+	                &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
+	         there != r->layout)
 		rc = set_err(r, RUSK_ESHAPE,
 		             "the rusk state at %s is for another cluster shape: the machines "
 		             "differ from the state's: same totals, another layout (layout digest "
@@ -2266,8 +2347,8 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 2, y);
 	for (int k = 0; rc == RUSK_OK && k < 2; k++)
 		if (y[k]->type == REDIS_REPLY_ERROR)
-			rc = set_err(r, RUSK_EIO, "writing %s: %s", k ? META_SHAPE : META_EPOCH,
-			             y[k]->str);
+			rc = meta_reply_err(r, k ? "SET" : "INCR", k ? META_SHAPE : META_EPOCH,
+			                    "string", y[k]);
 	free_replies(y, 2);
 	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++)
 		rc = init_part(r, p);

@@ -772,6 +772,73 @@ def cli_redis_corrupt_key():
             raise Fail("partition 1 holds %s RUs after rusk run:\n%s" % (held, r.out))
 
 
+@case
+def cli_redis_meta_wrong_type():
+    """A meta key of another type (another program wrote there): before, the calls on it
+    failed and the process went on without them (rusk run without its lease, so an init
+    or a reclaim took it for dead; the reclaim lock, a hash, seemed held forever). Now
+    each is RUSK_ECORRUPT naming the key and its type: rusk run exits 2, rusk agent exits
+    2, at the start or at the next lease renewal."""
+    with Cluster() as cl:
+        shape = "--machines 400 --partitions 2 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        run = "run --backend %s %s --no-init --duration-s 3 --rate 200" % (cl.url, shape)
+        agent = ("agent --backend %s %s --duration-s 4 --rate 200 --lease-ms 1200"
+                 % (cl.url, shape))
+
+        def wrong(key, typ, out):
+            match(r"the rusk state is corrupt: %s has type %s, not %s"
+                  % (re.escape(key), "[a-z]+" if typ is None else typ,
+                     {"live-runs": "zset", "agents": "set", "forced": "hash"}.get(
+                         key.split(":")[-1], "string")), out)
+
+        runs = "rusk:{meta}:live-runs"
+        cli(cl, "set", runs, "garbage")
+        r = rusk(run, status=2)  # before: exit 0, the run unleased
+        match(r"taking the run's lease: ", r.out)
+        wrong(runs, "string", r.out)
+        r = rusk(run.replace(" --no-init", ""), status=2)  # the init's guard reads it
+        wrong(runs, "string", r.out)
+        r = rusk(agent, status=2)  # its first automatic reclaim reads it
+        wrong(runs, "string", r.out)
+        cli(cl, "del", runs)
+        # the agents set a string: the agent's lease claim adds to it
+        cli(cl, "set", "rusk:{meta}:agents", "x")
+        wrong("rusk:{meta}:agents", "string", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:agents")
+        # the reclaim lock a hash (a dead run listed, so that the reclaim takes it)
+        cli(cl, "zadd", runs, "1", "999")
+        cli(cl, "hset", "rusk:{meta}:reclaim", "a", "b")
+        r = rusk(agent, status=2)  # before: the lock "busy" at every pass, exit 0
+        wrong("rusk:{meta}:reclaim", "hash", r.out)
+        r = rusk(run, status=2)
+        match(r"the automatic reclaim: [^\n]*rusk:\{meta\}:reclaim has type hash", r.out)
+        cli(cl, "del", "rusk:{meta}:reclaim", runs)
+        # an agent's lease key a list
+        cli(cl, "rpush", "rusk:{meta}:alive:0", "x")
+        wrong("rusk:{meta}:alive:0", "list", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:alive:0")
+        # the epoch and the run namespace counter
+        cli(cl, "del", "rusk:{meta}:epoch")
+        cli(cl, "hset", "rusk:{meta}:epoch", "a", "b")
+        wrong("rusk:{meta}:epoch", "hash", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:epoch")
+        cli(cl, "del", "rusk:{meta}:runs")
+        cli(cl, "sadd", "rusk:{meta}:runs", "x")
+        wrong("rusk:{meta}:runs", "set", rusk(run, status=2).out)
+        cli(cl, "set", "rusk:{meta}:runs", "abc")
+        match(r"rusk:\{meta\}:runs is not a count", rusk(run, status=2).out)
+        cli(cl, "del", "rusk:{meta}:runs")
+        # the forced reclaims, read at the run's end (before: read as none, exit 0)
+        cli(cl, "set", "rusk:{meta}:forced", "x")
+        r = rusk(run.replace("--duration-s 3", "--duration-s 1"), status=2)
+        wrong("rusk:{meta}:forced", "string", r.out)
+        cli(cl, "del", "rusk:{meta}:forced")
+        # all put right: both go
+        rusk(run.replace("--duration-s 3", "--duration-s 1"))
+        check_placed(last_json(rusk(agent.replace("--duration-s 4", "--duration-s 1")).out))
+
+
 def node_list(path, big_first):
     """400 machines alternating 4000/8000 cpu_milli (the same totals either way round)."""
     with open(path, "w") as f:
