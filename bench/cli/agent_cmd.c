@@ -112,8 +112,8 @@ typedef struct agent_run {
 	 * the backend's message kept for the summary (0: none). */
 	int fatal;
 	char fatal_msg[512];
-	bool corrupt;     /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT): stop,
-	                   * exit 2 */
+	bool corrupt;     /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
+	                   * node refused the password: stop, exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	/* The automatic reclaim (auto_reclaim): RUs of dead processes released by this agent,
@@ -919,6 +919,16 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= end || drv_stop_signal() != 0)
 			break;
+		/* A node refused the password on a reconnect (it was changed): no retry mends
+		 * it; before, every call waited out --failover-ms as for an outage. */
+		const char *auth =
+		        a->st.redis != NULL ? rusk_redis_auth_failed_(a->st.redis) : NULL;
+		if (auth != NULL) {
+			fprintf(stderr, "rusk agent: --backend %s: %s: stopping\n", a->o.backend,
+			        auth);
+			a->corrupt = true; /* exit 2 (main) */
+			break;
+		}
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
 			uint64_t lapsed = a->lapsed;

@@ -548,6 +548,14 @@ static void redis_second(run *R, bool idle)
 	uint64_t failed = X->ledger_failed;
 	if (X->attached && R->d != NULL)
 		ledger_check(R, false);
+	/* A node refused the password on a reconnect (the ledger's reads reach every node
+	 * each second): no retry mends it; before, the run waited out --failover-ms. */
+	const char *auth = rusk_redis_auth_failed_(X->main.redis);
+	if (X->attached && auth != NULL && !X->corrupt) {
+		fprintf(stderr, "rusk: --backend %s: %s: stopping the run\n", X->spec, auth);
+		X->corrupt = true; /* exit 2 (drv_redis_corrupt) */
+		rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE); /* partner: stopping() */
+	}
 	if (X->attached && X->ledger_failed == failed) /* not in an outage: the sampler waits */
 		auto_reclaim(R, LEDGER_BUDGET_MS);
 	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes

@@ -255,6 +255,11 @@ const char *rusk_redis_last_error_(const rusk_redis *r)
 	(void)r;
 	return "no connection";
 }
+const char *rusk_redis_auth_failed_(const rusk_redis *r)
+{
+	(void)r;
+	return NULL;
+}
 void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 {
 	(void)r, (void)replicas, (void)timeout_ms;

@@ -70,9 +70,12 @@ struct rusk_redis {
 	int n_seeds;
 	char url[512]; /* as given, its password masked (rusk_redis_mask_url_) */
 	/* AUTH [user] pass on every connection (node_ctx), the URL's; auth_failed: a node
-	 * refused them, which no retry mends */
+	 * refused them (at the start, or on a reconnect after the password was changed),
+	 * which no retry mends: every later call fails at once (exec_slot, exec_multi), with
+	 * auth_err the refusal's message (rusk_redis_auth_failed_) */
 	char user[128], pass[256];
 	bool auth_failed;
+	char auth_err[512];
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -180,10 +183,10 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 			else {
 				r->auth_failed = true;
 				set_err(r, RUSK_EPARSE,
-				        "%s:%d refused the password of --backend (%s): the "
-				        "password "
-				        "(or user) is wrong",
+				        "%s:%d refused the password of --backend (%s): "
+				        "authentication failed: the password (or user) is wrong",
 				        n->host, n->port, a->str);
+				snprintf(r->auth_err, sizeof r->auth_err, "%s", r->err);
 			}
 			if (a != NULL)
 				freeReplyObject(a);
@@ -211,9 +214,11 @@ static int map_from(rusk_redis *r, int i)
 	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
 		set_err(r, RUSK_EPARSE,
-		        "%s:%d needs a password (%s): give it as "
+		        "%s:%d needs a password (%s): authentication failed: give it as "
 		        "redis://[user:]password@HOST:PORT",
 		        r->nodes[i].host, r->nodes[i].port, rep->str);
+		r->auth_failed = true;
+		snprintf(r->auth_err, sizeof r->auth_err, "%s", r->err);
 		freeReplyObject(rep);
 		return RUSK_EPARSE;
 	}
@@ -451,6 +456,10 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 	int ask_node = -1, rc = RUSK_OK;
 	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
+		if (r->auth_failed) { /* no retry mends it: at once, not after the outage bound */
+			rc = set_err(r, RUSK_EIO, "%s", r->auth_err);
+			break;
+		}
 		if (tried && give_up(r, t0, outage)) {
 			/* Past the bound: one last attempt on a fresh map, if a node gives one. A
 			 * connection whose outage clock ran out (the whole cluster gone) must still
@@ -517,6 +526,15 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				break;
 			}
 			redisReply *y = x;
+			if (is_err(y, "NOAUTH") && !r->auth_failed) {
+				/* A node asks for a password this connection no longer has: the
+				 * next call fails at the loop's head, as for a refused AUTH. */
+				r->auth_failed = true;
+				snprintf(r->auth_err, sizeof r->auth_err,
+				         "%s:%d: authentication failed (%s): give the cluster's "
+				         "password as redis://[user:]password@HOST:PORT",
+				         r->nodes[ni].host, r->nodes[ni].port, y->str);
+			}
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
@@ -631,6 +649,10 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 	int rc = RUSK_OK;
 	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
+		if (r->auth_failed) { /* exec_slot's rule: at once */
+			rc = set_err(r, RUSK_EIO, "%s", r->auth_err);
+			break;
+		}
 		if (tried && give_up(r, t0, outage)) {
 			/* Past the bound: one last attempt on a fresh map (exec_slot's rule). */
 			if (outage && !last && refresh_map(r) == RUSK_OK) {
@@ -703,6 +725,15 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				continue;
 			}
 			redisReply *y = x;
+			if (is_err(y, "NOAUTH") && !r->auth_failed) {
+				/* A node asks for a password this connection no longer has: the
+				 * next call fails at the loop's head, as for a refused AUTH. */
+				r->auth_failed = true;
+				snprintf(r->auth_err, sizeof r->auth_err,
+				         "%s:%d: authentication failed (%s): give the cluster's "
+				         "password as redis://[user:]password@HOST:PORT",
+				         r->nodes[ni].host, r->nodes[ni].port, y->str);
+			}
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
@@ -1371,7 +1402,7 @@ static const char lua_runs[] =
  * type (another program wrote there) made the scripts fail, or worse pass: SET NX on a
  * hash answers "taken", so the reclaim lock seemed held forever; a run whose live-runs
  * ZADD failed went on without its lease, so an init or a reclaim took it for dead. Every
- * meta script checks its KEYS first (lua_meta_check, prepended by meta_eval) and answers
+ * meta script checks its KEYS first (meta_check, prepended by meta_eval) and answers
  * RUSKCORRUPT, and a plain command's WRONGTYPE is turned into the same (meta_reply_err):
  * RUSK_ECORRUPT naming the key and its type, which rusk run and rusk agent stop at (exit 2).
  */
@@ -2547,6 +2578,11 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 	for (size_t i = 0; i < sizeof src / sizeof *src; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	return s;
+}
+
+const char *rusk_redis_auth_failed_(const rusk_redis *r)
+{
+	return r != NULL && r->auth_failed ? r->auth_err : NULL;
 }
 
 const char *rusk_redis_last_error_(const rusk_redis *r)

@@ -210,6 +210,11 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r);
 /* rusk_redis_last_error_: the message of the last RUSK_EIO / script error (never NULL). */
 const char *rusk_redis_last_error_(const rusk_redis *r);
 
+/* rusk_redis_auth_failed_: NULL, or the message of a node's refusal of the URL's password
+ * (WRONGPASS on a reconnect after the password was changed, NOAUTH): no retry mends it, so
+ * every later call fails at once, not after the outage bound; the caller stops (exit 2). */
+const char *rusk_redis_auth_failed_(const rusk_redis *r);
+
 /*
  * rusk_redis_owners_: reads partition p's owners: for each held RU, rus[k] (global),
  * owners[k] and its generation gens[k] (gens may be NULL), at most cap entries; *n the

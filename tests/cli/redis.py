@@ -71,6 +71,7 @@ class Cluster:
         env = dict(os.environ)
         if self.password is not None:
             env["RUSK_REDIS_PASSWORD"] = self.password
+            os.environ["REDISCLI_AUTH"] = self.password  # this case's redis-cli calls
         try:
             subprocess.run([script(), "start", self.dir, str(self.port)], check=True,
                            timeout=120, env=env)
@@ -907,6 +908,70 @@ def cli_redis_auth():
 
 
 @case
+def cli_redis_auth_changed():
+    """The password changed under running processes (CONFIG SET requirepass and masterauth
+    on every node, then CLIENT KILL TYPE normal so that every client reconnects): the
+    reconnect's AUTH is refused (WRONGPASS), which no retry mends. rusk agent and rusk run
+    stop at once, naming the node and "authentication failed", exit 2; before, each took it
+    for an outage and retried until --failover-ms (30 s), then went on failing."""
+    pw, pw2 = "s3cr-t-pw", "n3w-pw"
+    with Cluster(password=pw) as cl:
+        hosts = cl.url[len("redis://"):]
+        good = "redis://:%s@%s" % (pw, hosts)
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (good, shape))
+        agent = subprocess.Popen(
+            [ARGS.rusk, "agent", "--backend", good] + shape.split() +
+            ["--duration-s", "60", "--rate", "300", "--task-ms", "200"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.Popen(
+            [ARGS.rusk, "run", "--backend", good] + shape.split() +
+            ["--no-init", "--duration-s", "60", "--rate", "100"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            assert agent.poll() is None and run.poll() is None, "ended before the change"
+            for i in range(6):
+                for kv in (("requirepass", pw2), ("masterauth", pw2)):
+                    subprocess.run(["redis-cli", "-p", str(cl.port + i), "-a", pw,
+                                    "--no-auth-warning", "config", "set"] + list(kv),
+                                   check=True, capture_output=True, timeout=10)
+            t0 = time.monotonic()
+            for i in range(6):
+                subprocess.run(["redis-cli", "-p", str(cl.port + i), "-a", pw2,
+                                "--no-auth-warning", "client", "kill", "type", "normal"],
+                               check=True, capture_output=True, timeout=10)
+            aout = agent.communicate(timeout=90)[0]
+            took_agent = time.monotonic() - t0
+            rout = run.communicate(timeout=90)[0]
+            took_run = time.monotonic() - t0
+        finally:
+            for p in (agent, run):
+                if p.poll() is None:
+                    p.kill()
+        print(aout)
+        print(rout)
+        print("stopped %.1f s (agent) and %.1f s (run) after the connections were killed"
+              % (took_agent, took_run))
+        assert agent.returncode == 2, "rusk agent exited %d" % agent.returncode
+        match(r"rusk agent: --backend redis://:\*\*\*@[^ ]*: 127\.0\.0\.1:[0-9]+ refused the "
+              r"password of --backend \(WRONGPASS[^\n]*authentication failed[^\n]*: stopping",
+              aout)
+        assert took_agent < 10, "rusk agent stopped %.1f s after the change" % took_agent
+        assert run.returncode == 2, "rusk run exited %d" % run.returncode
+        match(r"rusk: --backend redis://:\*\*\*@[^ ]*: 127\.0\.0\.1:[0-9]+ refused the "
+              r"password of --backend \(WRONGPASS[^\n]*authentication failed[^\n]*: "
+              r"stopping the run", rout)
+        assert took_run < 15, "rusk run stopped %.1f s after the change" % took_run
+        for x in (aout, rout):
+            assert pw not in x and pw2 not in x, x
+        # the new password joins: the state reads clean (what the stopped processes
+        # held stays theirs until their leases expire)
+        r = rusk("agent --backend redis://:%s@%s %s --recount" % (pw2, hosts, shape))
+        match(r"recount: 4 partitions: held [0-9]+, free [0-9]+, mismatch 0", r.out)
+
+
+@case
 def cli_redis_agent_flags():
     """rusk agent refuses what rusk run refuses, with the same messages (exit 2, before any
     connection): --wait 0, --wait-ms without --wait, --wait without redis://; and the init
@@ -1570,15 +1635,19 @@ def re_search(regex, text):
     return m.group(1)
 
 
-def failover(wait, lag=False, cut=False):
+def failover(wait, lag=False, cut=False, password=None):
     """A master killed 3 s into a 10 s run; with lag, its replica is paused 1 s before and
     resumed after, so the commits the master acknowledged meanwhile are lost on failover;
     with cut too, the master's replication link is closed once the replica is paused, so
-    they cannot arrive late from the socket buffers either."""
-    with Cluster() as cl:
-        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+    they cannot arrive late from the socket buffers either. With a password, the cluster
+    requires it (requirepass, masterauth) and the URL carries it."""
+    with Cluster(password=password) as cl:
+        url = cl.url
+        if password is not None:
+            url = "redis://:%s@%s" % (password, cl.url[len("redis://"):])
+        rusk("agent --backend %s %s --init-only" % (url, SHAPE))
         victim = cl.master_of_partition(0)
-        args = [ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() + [
+        args = [ARGS.rusk, "agent", "--backend", url] + SHAPE.split() + [
             "--duration-s", "10", "--task-ms", "300", "--rate", "5000"]
         if wait:
             args += ["--wait", "1", "--wait-ms", "200"]
@@ -1605,7 +1674,10 @@ def failover(wait, lag=False, cut=False):
         assert j["placed"] > 1000, j
         assert j["replaced"] == j["lost"], j
         # whatever was lost was re-placed, and nothing stays held: every RU once
-        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        r = rusk("agent --backend %s %s --recount" % (url, SHAPE))
+        match(r"held 0, free 32000, mismatch 0", r.out)
+        if password is not None:
+            assert password not in out and password not in r.out, "the password printed"
         return j
 
 
@@ -1614,6 +1686,13 @@ def cli_redis_failover():
     """Kill a master mid-run: its replica takes over, the agent goes on; the ledger check
     re-places tasks whose acknowledged commits the failover lost; the recount is clean."""
     failover(False)
+
+
+@case
+def cli_redis_auth_failover():
+    """A master of a cluster with requirepass killed mid-run: the connections to the
+    promoted replica AUTH as the first ones did; the run goes on, nothing held after."""
+    failover(False, password="s3cr-t-pw")
 
 
 @case
