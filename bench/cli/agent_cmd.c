@@ -717,12 +717,14 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 	if (!init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
 		return rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
 		                 rusk_redis_last_error_(a->st.redis));
+	/* The cluster flags go with the state; a mismatch names the ones that differ. */
+	char flags[512];
+	cli_cluster_describe(cc, a->c, flags, sizeof flags);
+	rusk_redis_set_flags_(a->st.redis, flags);
 	rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
 	          : rusk_redis_state_check_(a->st.redis, err, errlen);
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);
-		char flags[512];
-		cli_cluster_describe(cc, a->c, flags, sizeof flags);
 		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
 	}
 	if (rc == RUSK_OK && init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)

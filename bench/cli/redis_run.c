@@ -214,13 +214,16 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		                            "stop them first, or pass --no-init to join the state "
 		                            "(--force-init writes it anyway: the agents stop)",
 		                            err, sizeof err);
-	if (rc == RUSK_OK)
+	/* The cluster flags go with the state; a mismatch names the ones that differ. */
+	char flags[512];
+	cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
+	if (rc == RUSK_OK) {
+		rusk_redis_set_flags_(X->main.redis, flags);
 		rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
 		                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
+	}
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);
-		char flags[512];
-		cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
 		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
 	}
 	if (rc != RUSK_OK) {

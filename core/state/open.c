@@ -324,6 +324,10 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 	(void)r;
 	return rusk_errf(err, errlen, RUSK_EINVAL, "no Redis in this build");
 }
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags)
+{
+	(void)r, (void)flags;
+}
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 {
 	(void)r, (void)agent, (void)alive;

@@ -83,6 +83,9 @@ struct rusk_redis {
 	uint32_t *p_first_ru, *p_n_rus, *p_first_m, *p_n_m;
 	uint32_t *m_first_ru, *m_n_rus, *m_mem, *m_gpus;
 	uint64_t layout; /* layout_digest of the machines (rusk:{meta}:shape) */
+	/* the command line's cluster flags (rusk_redis_set_flags_: "--machines N ... --seed S"),
+	 * written with the state as rusk:{meta}:flags and compared at a shape mismatch */
+	char flags[512];
 	char (*keys)[N_KEYS][32];
 	char sha[N_SCRIPTS][41];
 	int wait_replicas, wait_ms, failover_ms;
@@ -1344,6 +1347,7 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
 
 #define META_EPOCH   "rusk:{meta}:epoch"
 #define META_SHAPE   "rusk:{meta}:shape"
+#define META_FLAGS   "rusk:{meta}:flags"
 #define META_RUNS    "rusk:{meta}:live-runs"
 /* The agent ids that took a lease and have not dropped it (a set): an id there whose lease
  * is gone is an agent that died (or stalled past its lease), which the automatic reclaim
@@ -1413,7 +1417,7 @@ static const char lua_meta_check[] =
         "local want = {['rusk:{meta}:live-runs'] = 'zset', ['rusk:{meta}:agents'] = 'set',\n"
         "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
         "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
-        "  ['rusk:{meta}:forced'] = 'hash'}\n"
+        "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string'}\n"
         "for _, k in ipairs(KEYS) do\n"
         "  local w = want[k]\n"
         "  if not w and string.find(k, 'rusk:{meta}:alive:', 1, true) == 1 then w = 'string' end\n"
@@ -2332,14 +2336,96 @@ static int layout_check(rusk_redis *r)
 	                "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
 	                &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
 	         there != r->layout)
-		rc = set_err(r, RUSK_ESHAPE,
-		             "the rusk state at %s is for another cluster shape: the machines "
-		             "differ from the state's: same totals, another layout (layout digest "
-		             "%016" PRIx64 " there vs %016" PRIx64 " here): another --cluster node "
-		             "list?",
-		             r->url, there, r->layout);
+		rc = set_err(
+		        r, RUSK_ESHAPE,
+		        "the rusk state at %s is for another cluster shape: the machines "
+		        "differ from the state's: same totals, another layout (layout digest "
+		        "%016" PRIx64 " there vs %016" PRIx64 " here): %s",
+		        r->url, there, r->layout,
+		        r->flags[0] == '\0' || strncmp(r->flags, "--cluster ", 10) == 0
+		                ? "another --cluster node list?"
+		                : "another --seed (the machines' platforms are drawn from it)?");
 	free_replies(&y, 1);
 	return rc;
+}
+
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags)
+{
+	if (r != NULL)
+		snprintf(r->flags, sizeof r->flags, "%s", flags != NULL ? flags : "");
+}
+
+/* Flag `name`'s value in a "--name value --name value ..." line (NULL: not there). */
+static const char *flag_value(const char *line, const char *name, size_t nlen, size_t *vlen)
+{
+	for (const char *t = line; t != NULL && *t != '\0';) {
+		while (*t == ' ')
+			t++;
+		const char *e = strchr(t, ' ');
+		size_t len = e != NULL ? (size_t)(e - t) : strlen(t);
+		if (len == nlen && strncmp(t, name, nlen) == 0 && e != NULL) {
+			const char *v = e + 1, *ve = strchr(v, ' ');
+			*vlen = ve != NULL ? (size_t)(ve - v) : strlen(v);
+			return v;
+		}
+		t = e;
+	}
+	return NULL;
+}
+
+/* Adds to u the flags of line `a` whose value line `b` lacks or differs in ("--seed 7"). */
+static size_t flags_differ(const char *a, const char *b, char *out, size_t len, size_t u)
+{
+	for (const char *t = a; t != NULL && *t != '\0';) {
+		while (*t == ' ')
+			t++;
+		const char *e = strchr(t, ' ');
+		if (e == NULL || strncmp(t, "--", 2) != 0)
+			break;
+		size_t nlen = (size_t)(e - t), av = 0, bv = 0;
+		const char *va = flag_value(a, t, nlen, &av), *vb = flag_value(b, t, nlen, &bv);
+		if (va != NULL && (vb == NULL || av != bv || strncmp(va, vb, av) != 0) &&
+		    u + 1 < len)
+			u += (size_t)snprintf(out + u, len - u, "%s%.*s %.*s", u ? " " : "",
+			                      (int)nlen, t, (int)av, va);
+		if (u >= len)
+			u = len - 1;
+		t = va != NULL ? va + av : NULL;
+	}
+	return u;
+}
+
+/* After a shape mismatch: the flags the state was written with (rusk:{meta}:flags) against
+ * this command line's, the ones that differ named on both sides, appended to r->err. A
+ * state written before the flags were recorded, or a command line without them: nothing
+ * added. */
+static void flags_hint(rusk_redis *r)
+{
+	if (r->flags[0] == '\0')
+		return;
+	const char *av[2] = {"GET", META_FLAGS};
+	size_t al[2] = {3, strlen(META_FLAGS)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	char msg[sizeof r->err];
+	snprintf(msg, sizeof msg, "%s", r->err);
+	if (exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y) == RUSK_OK &&
+	    y->type == REDIS_REPLY_STRING) {
+		char there[256] = "", here[256] = "";
+		flags_differ(y->str, r->flags, there, sizeof there, 0);
+		flags_differ(r->flags, y->str, here, sizeof here, 0);
+		if (there[0] != '\0' || here[0] != '\0')
+			snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
+			         "; the state was made with %s; this command line has %s: give %s, "
+			         "or "
+			         "write the state afresh (rusk agent --init, rusk run without "
+			         "--no-init)",
+			         there[0] ? there : "(none of them)",
+			         here[0] ? here : "(none of them)",
+			         there[0] ? there : "the state's flags");
+	}
+	free_replies(&y, 1);
+	snprintf(r->err, sizeof r->err, "%s", msg);
 }
 
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
@@ -2349,12 +2435,16 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 	for (uint32_t p = 0; p < r->n_parts; p++) {
 		char there[64];
 		int rc = check_part(r, p, there, sizeof there);
-		if (rc == RUSK_ESHAPE)
+		if (rc == RUSK_ESHAPE) {
 			rc = shape_error(r, p, there);
+			flags_hint(r);
+		}
 		if (rc != RUSK_OK)
 			return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	}
 	int rc = layout_check(r);
+	if (rc == RUSK_ESHAPE)
+		flags_hint(r);
 	if (rc != RUSK_OK)
 		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	return RUSK_OK;
@@ -2373,14 +2463,18 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	         t.rus, t.machines, t.mem, t.gpus, r->layout);
 	const char *a0[2] = {"INCR", META_EPOCH}, *a1[3] = {"SET", META_SHAPE, desc};
 	size_t l0[2] = {4, strlen(META_EPOCH)}, l1[3] = {3, strlen(META_SHAPE), strlen(desc)};
-	rcmd cmds[2] = {{2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}};
-	redisReply *y[2] = {NULL, NULL};
-	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 2, y);
+	/* the flags it was written with (none: the key deleted, no stale ones compared) */
+	const char *a2[3] = {r->flags[0] ? "SET" : "DEL", META_FLAGS, r->flags};
+	size_t l2[3] = {3, strlen(META_FLAGS), strlen(r->flags)};
+	rcmd cmds[3] = {
+	        {2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}, {r->flags[0] ? 3 : 2, a2, l2, -1, 0}};
+	redisReply *y[3] = {NULL, NULL, NULL};
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 3, y);
 	for (int k = 0; rc == RUSK_OK && k < 2; k++)
 		if (y[k]->type == REDIS_REPLY_ERROR)
 			rc = meta_reply_err(r, k ? "SET" : "INCR", k ? META_SHAPE : META_EPOCH,
 			                    "string", y[k]);
-	free_replies(y, 2);
+	free_replies(y, 3);
 	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++)
 		rc = init_part(r, p);
 	if (rc != RUSK_OK)

@@ -153,6 +153,13 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
  */
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen);
 
+/* rusk_redis_set_flags_: the command line's cluster flags ("--machines N ... --seed S", as
+ * cli_cluster_describe gives them): rusk_redis_state_write_ records them
+ * (rusk:{meta}:flags), and a shape mismatch found by rusk_redis_state_check_ names the ones
+ * that differ, with the state's values and r's ("the state was made with --seed 7; this
+ * command line has --seed 1: give --seed 7, or write the state afresh ..."). Owner thread. */
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags);
+
 /* rusk_redis_epoch_: rusk:{meta}:epoch (0 when absent: a state written before epochs).
  * RUSK_OK / RUSK_EIO / RUSK_EINVAL. Owner thread. */
 int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch);

@@ -711,7 +711,10 @@ def cli_redis_no_state():
         r = rusk("agent --backend %s --machines 4000 --partitions 10" % cl.url, status=2)
         match(r"the rusk state at redis://.* is for another cluster shape: it has 32000 RUs on "
               r"2000 machines in 10 partitions; this command line makes 64000 RUs on 4000 "
-              r"machines in 10 partitions; differs: the machines \(--machines, --cluster\) "
+              r"machines in 10 partitions; differs: the machines \(--machines, --cluster\); "
+              r"the state was made with --machines 2000; this command line has --machines "
+              r"4000: give --machines 2000, or write the state afresh \(rusk agent --init, "
+              r"rusk run without --no-init\) "
               r"\(this command line: --machines 4000 --rus-per-machine 16 --partitions 10 ", r.out)
         r = rusk("agent --backend %s %s --rus-per-machine 8" % (cl.url, SHAPE), status=2)
         match(r"this command line makes 16000 RUs on 2000 machines in 10 partitions; differs: "
@@ -719,7 +722,9 @@ def cli_redis_no_state():
         r = rusk("run --backend %s %s --no-init --duration-s 0.1" % (cl.url, SHAPE), status=2)
         match(r"it has 32000 RUs on 2000 machines in 10 partitions; this command line makes "
               r"4000 RUs on 2000 machines in 10 partitions; differs: the RUs per machine "
-              r"\(--rus-per-machine\) \(this command line: --machines 2000 --rus-per-machine 2 ",
+              r"\(--rus-per-machine\); the state was made with --rus-per-machine 16; this "
+              r"command line has --rus-per-machine 2: give --rus-per-machine 16, or write the "
+              r"state afresh [^\n]* \(this command line: --machines 2000 --rus-per-machine 2 ",
               r.out)
         r = rusk("agent --backend %s --machines 2000 --partitions 5" % cl.url, status=2)
         match(r"in 10 partitions; this command line makes 32000 RUs on 2000 machines in 5 "
@@ -732,6 +737,33 @@ def cli_redis_no_state():
         r = recount(cl, "--reclaim-agent 99")
         match(r"recount: --reclaim-agent 99: agent 99's tasks hold no RU: nothing to reclaim",
               r.out)
+
+
+@case
+def cli_redis_seed_mismatch():
+    """A state made with --seed 7 (the machines' platforms drawn from it: another layout)
+    joined with --seed 1: the refusal names the flag and both values and what to do, for
+    rusk agent and rusk run (exit 2). Before, it said "another --cluster node list?" of a
+    cluster given by flags. Two flags that differ are both named."""
+    with Cluster() as cl:
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --seed 7 --init-only" % (cl.url, shape))
+        hint = (r"the state was made with --seed 7; this command line has --seed 1: give "
+                r"--seed 7, or write the state afresh \(rusk agent --init, rusk run without "
+                r"--no-init\)")
+        r = rusk("agent --backend %s %s --seed 1 --duration-s 0.5" % (cl.url, shape), status=2)
+        match(r"is for another cluster shape: [^\n]*; " + hint, r.out)
+        r = rusk("run --backend %s %s --seed 1 --no-init --duration-s 0.5" % (cl.url, shape),
+                 status=2)
+        match(r"is for another cluster shape: [^\n]*; " + hint, r.out)
+        # two flags: both named, each side's values
+        r = rusk("agent --backend %s %s --seed 1 --machines-per-rack 20 --duration-s 0.5"
+                 % (cl.url, shape), status=2)
+        match(r"the state was made with --machines-per-rack 40 --seed 7; this command line "
+              r"has --machines-per-rack 20 --seed 1: give --machines-per-rack 40 --seed 7", r.out)
+        # the state's flags join
+        r = rusk("agent --backend %s %s --seed 7 --duration-s 0.5" % (cl.url, shape))
+        check_placed(last_json(r.out))
 
 
 @case
