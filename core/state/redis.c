@@ -1740,26 +1740,47 @@ int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch)
 	return rc;
 }
 
+/* The next run namespace: INCR unless the counter reached ARGV[1] (RUSK_OWNER_NS_MAX):
+ * {1, ns} taken, {0, n} none left (the counter unchanged). */
+static const char lua_run_ns[] =
+        "local v = redis.call('GET', KEYS[1])\n"
+        "if v and not string.match(v, '^%d+$') then\n"
+        "  return redis.error_reply('RUSKCORRUPT ' .. KEYS[1] .. ' is not a count: ' .. v)\n"
+        "end\n"
+        "local n = tonumber(v or '0')\n"
+        "if n >= tonumber(ARGV[1]) then return {0, n} end\n"
+        "return {1, redis.call('INCR', KEYS[1])}\n";
+
 int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 {
 	if (r == NULL || ns == NULL)
 		return RUSK_EINVAL;
 	const char *key = "rusk:{meta}:runs";
-	const char *av[2] = {"INCR", key};
-	size_t al[2] = {4, strlen(key)};
-	rcmd cmd = {2, av, al, -1, 0};
+	char max[24];
+	snprintf(max, sizeof max, "%" PRIu64, (uint64_t)RUSK_OWNER_NS_MAX);
+	const char *keys[1] = {key}, *args[1] = {max};
 	redisReply *y = NULL;
-	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
-	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
-		rc = meta_reply_err(r, "INCR", key, "string", y);
-	else if (rc == RUSK_OK && (y->type != REDIS_REPLY_INTEGER || y->integer < 1))
-		rc = set_err(r, RUSK_ECORRUPT,
-		             "the rusk state is corrupt: INCR %s: not a positive "
-		             "integer" META_CHECK_HINT,
-		             key);
-	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
-		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
-	free_replies(&y, 1);
+	int rc = meta_eval(r, lua_run_ns, 1, keys, 1, args, &y);
+	if (rc == RUSK_OK &&
+	    (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
+	     y->element[0]->type != REDIS_REPLY_INTEGER ||
+	     y->element[1]->type != REDIS_REPLY_INTEGER || y->element[1]->integer < 1))
+		rc = set_err(r, RUSK_EIO,
+		             "taking a run namespace from %s: an answer of another form", key);
+	if (rc == RUSK_OK && y->element[0]->integer == 0)
+		/* Wrapping would give a namespace a live run may still hold (its owner ids, so
+		 * its RUs, would be the new run's): refused instead. */
+		rc = set_err(
+		        r, RUSK_ERANGE,
+		        "%s is %lld: every run namespace (1..%" PRIu64
+		        ", the owner ids' top 24 bits) was handed out, and a wrapped one could "
+		        "be a live run's: stop every rusk process on the state, write it afresh "
+		        "(rusk agent --init-only), then delete %s and rusk:{meta}:forced",
+		        key, y->element[1]->integer, (uint64_t)RUSK_OWNER_NS_MAX, key);
+	if (rc == RUSK_OK)
+		*ns = (uint64_t)y->element[1]->integer;
+	if (y != NULL)
+		freeReplyObject(y);
 	return rc;
 }
 

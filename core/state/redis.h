@@ -336,12 +336,14 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner
- * ids"), taken atomically from the cluster: INCR rusk:{meta}:runs, mapped into
- * 1..RUSK_OWNER_NS_MAX (after 16.7M runs it wraps: only two runs alive together that far
- * apart could meet). The key outlives --init (a state written afresh does not reset it),
- * so every process that asks, before or after, gets another one. RUSK_OK and *ns,
- * RUSK_EINVAL (NULL), RUSK_EIO (no answer, or not an integer: the message names the key).
- * Owner thread.
+ * ids"), taken atomically from the cluster: INCR rusk:{meta}:runs, 1..RUSK_OWNER_NS_MAX.
+ * It never wraps (a wrapped namespace could be a live run's: its owner ids, so its RUs,
+ * would be the new run's): past RUSK_OWNER_NS_MAX runs it answers RUSK_ERANGE, the message
+ * naming the key and what to do (stop every process, write the state afresh, delete the
+ * key). The key outlives --init (a state written afresh does not reset it), so every
+ * process that asks, before or after, gets another one. RUSK_OK and *ns, RUSK_EINVAL
+ * (NULL), RUSK_ECORRUPT (not a count, or a key of another type: named), RUSK_EIO (no
+ * answer). Owner thread.
  */
 int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns);
 

@@ -767,6 +767,33 @@ def cli_redis_seed_mismatch():
 
 
 @case
+def cli_redis_run_ns_exhausted():
+    """The run namespace counter near its end (2^24 - 1 namespaces: the owner ids' top 24
+    bits): the last one is taken and runs; the next run is refused, exit 2, naming the key
+    and what to do, the counter left as it was. Before, it wrapped to namespace 1, which
+    a live run could hold (its RUs would have been the new run's own)."""
+    with Cluster() as cl:
+        shape = "--machines 400 --partitions 2 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        last = (1 << 24) - 1
+        cli(cl, "set", "rusk:{meta}:runs", str(last - 1))
+        run = "run --backend %s %s --no-init --duration-s 0.5 --rate 100" % (cl.url, shape)
+        r = rusk(run)
+        match(r"owner namespace %d\)" % last, r.out)
+        r = rusk(run, status=2)
+        match(r"rusk: --backend redis://[^ ]*: taking a run namespace: rusk:\{meta\}:runs is "
+              r"%d: every run namespace \(1\.\.%d, the owner ids' top 24 bits\) was handed "
+              r"out, and a wrapped one could be a live run's: stop every rusk process on the "
+              r"state, write it afresh \(rusk agent --init-only\), then delete "
+              r"rusk:\{meta\}:runs and rusk:\{meta\}:forced" % (last, last), r.out)
+        assert cli(cl, "get", "rusk:{meta}:runs") == str(last), "the counter moved"
+        # done as the message says: runs again from namespace 1
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        cli(cl, "del", "rusk:{meta}:runs", "rusk:{meta}:forced")
+        match(r"owner namespace 1\)", rusk(run).out)
+
+
+@case
 def cli_redis_corrupt_key():
     """A key of the state that another program overwrote (rusk:{p1}:gen a string): every
     commit script checks the types of its keys before its first write (Redis keeps a failed
