@@ -85,7 +85,8 @@ typedef struct agent_run {
 	int *src;       /* [np] and answers */
 	held *h;        /* FIFO: tasks end in order (one duration) */
 	size_t h_head, h_n, h_cap;
-	uint64_t seq;
+	uint64_t seq;   /* the last task id's sequence (rusk_redis_agent_task_) */
+	bool ids_spent; /* the sequence reached RUSK_REDIS_AGENT_SEQ_MAX: stopped (a->fatal) */
 	rusk_rng rng;
 	/* results */
 	/* placed = released + rejected + releases_unknown + lost + held_end (the summary's
@@ -982,13 +983,28 @@ static int run_loop(agent_run *a)
 			int64_t i = draw(a, p, pi.rus);
 			if (i < 0)
 				break;
+			uint64_t task = 0;
+			if (rusk_redis_agent_task_(a->o.agent_id, &a->seq, &task) != RUSK_OK) {
+				/* Its ids are spent: stop rather than reuse one (another id's). */
+				a->words[p][i / 64] |= UINT64_C(1) << (i % 64); /* undrawn */
+				a->ids_spent = true;
+				a->fatal = RUSK_ERANGE;
+				snprintf(
+				        a->fatal_msg, sizeof a->fatal_msg,
+				        "--agent-id %u: this process's task ids are spent (%" PRIu64
+				        " tasks; ids are (agent + 1) << 32 | a 32-bit sequence): a "
+				        "new process with this --agent-id starts afresh",
+				        a->o.agent_id, a->seq);
+				break;
+			}
 			rus[k] = pi.first_ru + (uint32_t)i;
-			cl[k] = (rusk_bk_claim){((uint64_t)a->o.agent_id + 1) << 32 | ++a->seq,
-			                        rusk_cluster_ru_machine(a->c, rus[k]), 1, &rus[k],
-			                        (rusk_vec_demand){0}};
+			cl[k] = (rusk_bk_claim){task, rusk_cluster_ru_machine(a->c, rus[k]), 1,
+			                        &rus[k], (rusk_vec_demand){0}};
 			cl[k].vec.mem_mib = a->o.task_mem;
 			k++;
 		}
+		if (k == 0 && a->ids_spent)
+			break; /* nothing to commit: stop (main says why) */
 		uint64_t c0 = mono_ns();
 		int rc = a->st.bk.ops->commit(a->st.bk.self, p, cl, k, rcs, ls);
 		uint64_t c1 = mono_ns();
@@ -1410,7 +1426,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		exit_rc = RUSK_EXIT_USAGE;
 		goto out;
 	}
-	if (a.fatal != 0)
+	if (a.ids_spent)
+		fprintf(stderr, "rusk agent: %s: stopping (every held task is released)\n",
+		        a.fatal_msg);
+	else if (a.fatal != 0)
 		fprintf(stderr,
 		        "rusk agent: a commit failed with %s (%s): stopping (every held task is "
 		        "released)\n",
