@@ -75,7 +75,7 @@ struct rusk_redis {
 	 * auth_err the refusal's message (rusk_redis_auth_failed_) */
 	char user[128], pass[256];
 	bool auth_failed;
-	char auth_err[512];
+	char auth_err[1024];
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -96,7 +96,7 @@ struct rusk_redis {
 	int (*stop)(void *);
 	void *stop_arg;
 	rusk_redis_stats st;
-	char err[512];
+	char err[1024];
 };
 
 /* One connection's counter (r->st) grows by d: its thread is the only writer, so a relaxed
@@ -2435,15 +2435,15 @@ static void flags_hint(rusk_redis *r)
 		char there[256] = "", here[256] = "";
 		flags_differ(y->str, r->flags, there, sizeof there, 0);
 		flags_differ(r->flags, y->str, here, sizeof here, 0);
-		if (there[0] != '\0' || here[0] != '\0')
-			snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
-			         "; the state was made with %s; this command line has %s: give %s, "
-			         "or "
-			         "write the state afresh (rusk agent --init, rusk run without "
-			         "--no-init)",
-			         there[0] ? there : "(none of them)",
-			         here[0] ? here : "(none of them)",
-			         there[0] ? there : "the state's flags");
+		/* cut short if it must: the return value checked keeps the compiler quiet */
+		if ((there[0] != '\0' || here[0] != '\0') &&
+		    snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
+		             "; the state was made with %s; this command line has %s: give %s, or "
+		             "write the state afresh (rusk agent --init, rusk run without "
+		             "--no-init)",
+		             there[0] ? there : "(none of them)", here[0] ? here : "(none of them)",
+		             there[0] ? there : "the state's flags") < 0)
+			msg[0] = '\0';
 	}
 	free_replies(&y, 1);
 	snprintf(r->err, sizeof r->err, "%s", msg);
