@@ -506,8 +506,11 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		 * read after the owners too (verdict, below). */
 		uint64_t live[256];
 		uint32_t n_live = 0;
-		bool live_ok = !a->o.reclaim_expired ||
-		               rusk_redis_live_run_ns_(a->st.redis, live, 256, &n_live) == RUSK_OK;
+		int live_rc = a->o.reclaim_expired
+		                      ? rusk_redis_live_run_ns_(a->st.redis, live, 256, &n_live)
+		                      : RUSK_OK;
+		bool live_ok = live_rc == RUSK_OK;
+		a->corrupt |= live_rc == RUSK_ECORRUPT; /* the key named below: exit 2 */
 		if (!live_ok || n_live > 256) {
 			fprintf(stderr,
 			        "rusk agent: --reclaim-expired: reading the live runs "
@@ -1365,8 +1368,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		uint64_t held = 0;
 		rc = do_recount(&a, o->reclaim_agent, &held);
 		printf("{\"recount\":true,\"held\":%" PRIu64 ",\"ok\":%s}\n", held,
-		       rc == RUSK_OK ? "true" : "false");
-		exit_rc = rc == RUSK_OK ? 0 : RUSK_EXIT_FAIL;
+		       rc == RUSK_OK && !a.corrupt ? "true" : "false");
+		exit_rc = a.corrupt ? RUSK_EXIT_USAGE : rc == RUSK_OK ? 0 : RUSK_EXIT_FAIL;
 		goto out;
 	}
 	a.words = calloc(a.np, sizeof *a.words);

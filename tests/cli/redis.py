@@ -861,6 +861,9 @@ def cli_redis_meta_wrong_type():
         wrong(runs, "string", r.out)
         r = rusk(agent, status=2)  # its first automatic reclaim reads it
         wrong(runs, "string", r.out)
+        r = rusk("agent --backend %s %s --recount --reclaim-expired" % (cl.url, shape),
+                 status=2)  # before: said, exit 0
+        wrong(runs, "string", r.out)
         cli(cl, "del", runs)
         # the agents set a string: the agent's lease claim adds to it
         cli(cl, "set", "rusk:{meta}:agents", "x")
