@@ -133,13 +133,43 @@ static void test_urls(void **state)
 	}
 }
 
+/* An agent's task ids near the end of its sequence: the last ones keep the agent's bits,
+ * the next is refused (RUSK_ERANGE, nothing changed) where ++seq carried into the agent's
+ * bits before: agent 3's id 2^32 was agent 4's id 0 (4 + 1) << 32 | 0. */
+static void test_agent_task_ids(void **state)
+{
+	(void)state;
+	uint64_t seq = RUSK_REDIS_AGENT_SEQ_MAX - 2, task = 0;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(rusk_redis_agent_task_(3, &seq, &task), RUSK_OK);
+		assert_int_equal(task >> 32, 4); /* agent 3's bits: (3 + 1) */
+		assert_int_equal(task & UINT32_MAX, seq);
+		assert_int_equal(rusk_owner_ns_(task), 0);
+	}
+	assert_int_equal(seq, RUSK_REDIS_AGENT_SEQ_MAX);
+	assert_int_equal(task, (UINT64_C(4) << 32) | UINT32_MAX);
+	uint64_t before = task;
+	assert_int_equal(rusk_redis_agent_task_(3, &seq, &task), RUSK_ERANGE);
+	assert_int_equal(seq, RUSK_REDIS_AGENT_SEQ_MAX);
+	assert_int_equal(task, before);
+	/* the old formula's next id: agent 4's (5 << 32 | 0), which the refusal avoids */
+	assert_int_equal((((uint64_t)3 + 1) << 32 | (seq + 1)) >> 32, 5);
+	/* the first id and the highest agent */
+	seq = 0;
+	assert_int_equal(rusk_redis_agent_task_(0, &seq, &task), RUSK_OK);
+	assert_int_equal(task, (UINT64_C(1) << 32) | 1);
+	seq = 0;
+	assert_int_equal(rusk_redis_agent_task_(RUSK_REDIS_AGENTS - 1, &seq, &task), RUSK_OK);
+	assert_true(task < (UINT64_C(1) << RUSK_OWNER_NS_SHIFT)); /* below every namespace */
+	assert_int_equal(rusk_redis_agent_task_(RUSK_REDIS_AGENTS, &seq, &task), RUSK_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_crc16_vectors),
-	        cmocka_unit_test(test_hash_tags),
-	        cmocka_unit_test(test_redirects),
-	        cmocka_unit_test(test_urls),
+	        cmocka_unit_test(test_crc16_vectors),  cmocka_unit_test(test_hash_tags),
+	        cmocka_unit_test(test_redirects),      cmocka_unit_test(test_urls),
+	        cmocka_unit_test(test_agent_task_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,7 +85,8 @@ typedef struct agent_run {
 	int *src;       /* [np] and answers */
 	held *h;        /* FIFO: tasks end in order (one duration) */
 	size_t h_head, h_n, h_cap;
-	uint64_t seq;
+	uint64_t seq;   /* the last task id's sequence (rusk_redis_agent_task_) */
+	bool ids_spent; /* the sequence reached RUSK_REDIS_AGENT_SEQ_MAX: stopped (a->fatal) */
 	rusk_rng rng;
 	/* results */
 	/* placed = released + rejected + releases_unknown + lost + held_end (the summary's
@@ -112,7 +113,8 @@ typedef struct agent_run {
 	 * the backend's message kept for the summary (0: none). */
 	int fatal;
 	char fatal_msg[512];
-	bool corrupt;     /* a commit found the state corrupt (RUSK_ECORRUPT): stop, exit 2 */
+	bool corrupt;     /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
+	                   * node refused the password: stop, exit 2 */
 	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
 	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
 	/* The automatic reclaim (auto_reclaim): RUs of dead processes released by this agent,
@@ -504,8 +506,11 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		 * read after the owners too (verdict, below). */
 		uint64_t live[256];
 		uint32_t n_live = 0;
-		bool live_ok = !a->o.reclaim_expired ||
-		               rusk_redis_live_run_ns_(a->st.redis, live, 256, &n_live) == RUSK_OK;
+		int live_rc = a->o.reclaim_expired
+		                      ? rusk_redis_live_run_ns_(a->st.redis, live, 256, &n_live)
+		                      : RUSK_OK;
+		bool live_ok = live_rc == RUSK_OK;
+		a->corrupt |= live_rc == RUSK_ECORRUPT; /* the key named below: exit 2 */
 		if (!live_ok || n_live > 256) {
 			fprintf(stderr,
 			        "rusk agent: --reclaim-expired: reading the live runs "
@@ -716,12 +721,14 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 	if (!init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
 		return rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
 		                 rusk_redis_last_error_(a->st.redis));
+	/* The cluster flags go with the state; a mismatch names the ones that differ. */
+	char flags[512];
+	cli_cluster_describe(cc, a->c, flags, sizeof flags);
+	rusk_redis_set_flags_(a->st.redis, flags);
 	rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
 	          : rusk_redis_state_check_(a->st.redis, err, errlen);
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);
-		char flags[512];
-		cli_cluster_describe(cc, a->c, flags, sizeof flags);
 		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
 	}
 	if (rc == RUSK_OK && init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
@@ -802,6 +809,12 @@ static bool lease_renew(agent_run *a)
 	int rc = rusk_redis_lease_renew_(a->st.redis, a->o.agent_id, a->token,
 	                                 (uint32_t)a->o.lease_ms, &lapsed, &epoch);
 	a->renewed = rc == RUSK_OK;
+	if (rc == RUSK_ECORRUPT) { /* a meta key of another type: stop, exit 2 */
+		fprintf(stderr, "rusk agent: --backend %s: renewing the lease: %s\n", a->o.backend,
+		        rusk_redis_last_error_(a->st.redis));
+		a->corrupt = true;
+		return false;
+	}
 	if (rc == RUSK_EBUSY) {
 		fprintf(stderr,
 		        "rusk agent: --agent-id %u: another process took this id's lease "
@@ -843,7 +856,13 @@ static bool lease_renew(agent_run *a)
 static void auto_reclaim(agent_run *a)
 {
 	rusk_redis_reclaim x;
-	if (rusk_redis_reclaim_dead_(a->st.redis, a->token, (int)a->o.agent_id, 0, &x) != RUSK_OK)
+	int rc = rusk_redis_reclaim_dead_(a->st.redis, a->token, (int)a->o.agent_id, 0, &x);
+	if (rc == RUSK_ECORRUPT) { /* a meta key of another type: stop, exit 2 (run_loop) */
+		fprintf(stderr, "rusk agent: --backend %s: the automatic reclaim: %s\n",
+		        a->o.backend, rusk_redis_last_error_(a->st.redis));
+		a->corrupt = true;
+	}
+	if (rc != RUSK_OK)
 		return;
 	a->reclaim_busy += (uint64_t)x.busy;
 	a->reclaim_passes += x.passes;
@@ -906,6 +925,16 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= end || drv_stop_signal() != 0)
 			break;
+		/* A node refused the password on a reconnect (it was changed): no retry mends
+		 * it; before, every call waited out --failover-ms as for an outage. */
+		const char *auth =
+		        a->st.redis != NULL ? rusk_redis_auth_failed_(a->st.redis) : NULL;
+		if (auth != NULL) {
+			fprintf(stderr, "rusk agent: --backend %s: %s: stopping\n", a->o.backend,
+			        auth);
+			a->corrupt = true; /* exit 2 (main) */
+			break;
+		}
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
 			uint64_t lapsed = a->lapsed;
@@ -918,6 +947,8 @@ static int run_loop(agent_run *a)
 				next_ledger = now;
 			if (!a->o.no_auto_reclaim && a->renewed)
 				auto_reclaim(a); /* not when the renewal failed (an outage) */
+			if (a->corrupt)
+				break;
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
@@ -955,13 +986,28 @@ static int run_loop(agent_run *a)
 			int64_t i = draw(a, p, pi.rus);
 			if (i < 0)
 				break;
+			uint64_t task = 0;
+			if (rusk_redis_agent_task_(a->o.agent_id, &a->seq, &task) != RUSK_OK) {
+				/* Its ids are spent: stop rather than reuse one (another id's). */
+				a->words[p][i / 64] |= UINT64_C(1) << (i % 64); /* undrawn */
+				a->ids_spent = true;
+				a->fatal = RUSK_ERANGE;
+				snprintf(
+				        a->fatal_msg, sizeof a->fatal_msg,
+				        "--agent-id %u: this process's task ids are spent (%" PRIu64
+				        " tasks; ids are (agent + 1) << 32 | a 32-bit sequence): a "
+				        "new process with this --agent-id starts afresh",
+				        a->o.agent_id, a->seq);
+				break;
+			}
 			rus[k] = pi.first_ru + (uint32_t)i;
-			cl[k] = (rusk_bk_claim){((uint64_t)a->o.agent_id + 1) << 32 | ++a->seq,
-			                        rusk_cluster_ru_machine(a->c, rus[k]), 1, &rus[k],
-			                        (rusk_vec_demand){0}};
+			cl[k] = (rusk_bk_claim){task, rusk_cluster_ru_machine(a->c, rus[k]), 1,
+			                        &rus[k], (rusk_vec_demand){0}};
 			cl[k].vec.mem_mib = a->o.task_mem;
 			k++;
 		}
+		if (k == 0 && a->ids_spent)
+			break; /* nothing to commit: stop (main says why) */
 		uint64_t c0 = mono_ns();
 		int rc = a->st.bk.ops->commit(a->st.bk.self, p, cl, k, rcs, ls);
 		uint64_t c1 = mono_ns();
@@ -1322,8 +1368,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		uint64_t held = 0;
 		rc = do_recount(&a, o->reclaim_agent, &held);
 		printf("{\"recount\":true,\"held\":%" PRIu64 ",\"ok\":%s}\n", held,
-		       rc == RUSK_OK ? "true" : "false");
-		exit_rc = rc == RUSK_OK ? 0 : RUSK_EXIT_FAIL;
+		       rc == RUSK_OK && !a.corrupt ? "true" : "false");
+		exit_rc = a.corrupt ? RUSK_EXIT_USAGE : rc == RUSK_OK ? 0 : RUSK_EXIT_FAIL;
 		goto out;
 	}
 	a.words = calloc(a.np, sizeof *a.words);
@@ -1383,7 +1429,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		exit_rc = RUSK_EXIT_USAGE;
 		goto out;
 	}
-	if (a.fatal != 0)
+	if (a.ids_spent)
+		fprintf(stderr, "rusk agent: %s: stopping (every held task is released)\n",
+		        a.fatal_msg);
+	else if (a.fatal != 0)
 		fprintf(stderr,
 		        "rusk agent: a commit failed with %s (%s): stopping (every held task is "
 		        "released)\n",

@@ -214,13 +214,16 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		                            "stop them first, or pass --no-init to join the state "
 		                            "(--force-init writes it anyway: the agents stop)",
 		                            err, sizeof err);
-	if (rc == RUSK_OK)
+	/* The cluster flags go with the state; a mismatch names the ones that differ. */
+	char flags[512];
+	cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
+	if (rc == RUSK_OK) {
+		rusk_redis_set_flags_(X->main.redis, flags);
 		rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
 		                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
+	}
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);
-		char flags[512];
-		cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
 		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
 	}
 	if (rc != RUSK_OK) {
@@ -249,7 +252,13 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	/* The run's lease (rusk:{meta}:live-runs): another process's init sees this run live
 	 * and refuses (rusk_state_init_guard_). Renewed every second (redis_second); if the
 	 * main thread is held longer than RUN_LEASE_MS (a failover), it lapses meanwhile. */
-	X->run_leased = rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_OK;
+	rc = rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms());
+	if (rc == RUSK_ECORRUPT) { /* a key of another type: the run would go unprotected */
+		fprintf(stderr, "rusk: --backend %s: taking the run's lease: %s\n", X->spec,
+		        rusk_redis_last_error_(X->main.redis));
+		return RUSK_EXIT_USAGE;
+	}
+	X->run_leased = rc == RUSK_OK;
 	snprintf(X->token, sizeof X->token, "rusk run, namespace %" PRIu64 ", pid %ld", X->ns,
 	         (long)getpid());
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
@@ -484,6 +493,19 @@ uint64_t drv_redis_rejected(const run *R)
  * thread). A pass that failed is tried again the next second; none follows a ledger pass
  * that could not read a partition (an outage: the second's sampling waits no longer).
  */
+/* A meta call answered RUSK_ECORRUPT (a meta key of another type, named in the message):
+ * the run stops as for a corrupt partition (redis_second), exit 2. */
+static void meta_corrupt(run *R, const char *what)
+{
+	drv_redis *X = R->redis;
+	if (X->corrupt)
+		return;
+	fprintf(stderr, "rusk: --backend %s: %s: %s: stopping the run\n", X->spec, what,
+	        rusk_redis_last_error_(X->main.redis));
+	X->corrupt = true;
+	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE); /* partner: stopping() */
+}
+
 static void auto_reclaim(run *R, uint32_t budget_ms)
 {
 	drv_redis *X = R->redis;
@@ -491,7 +513,10 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 		return;
 	pass_begin(X, budget_ms);
 	rusk_redis_reclaim x;
-	if (rusk_redis_reclaim_dead_(X->main.redis, X->token, -1, X->ns, &x) == RUSK_OK) {
+	int rc = rusk_redis_reclaim_dead_(X->main.redis, X->token, -1, X->ns, &x);
+	if (rc == RUSK_ECORRUPT)
+		meta_corrupt(R, "the automatic reclaim");
+	if (rc == RUSK_OK) {
 		X->reclaim_busy += (uint64_t)x.busy;
 		X->reclaim_passes += x.passes;
 		X->reclaimed += x.reclaimed;
@@ -526,12 +551,21 @@ static void redis_second(run *R, bool idle)
 	uint64_t failed = X->ledger_failed;
 	if (X->attached && R->d != NULL)
 		ledger_check(R, false);
+	/* A node refused the password on a reconnect (the ledger's reads reach every node
+	 * each second): no retry mends it; before, the run waited out --failover-ms. */
+	const char *auth = rusk_redis_auth_failed_(X->main.redis);
+	if (X->attached && auth != NULL && !X->corrupt) {
+		fprintf(stderr, "rusk: --backend %s: %s: stopping the run\n", X->spec, auth);
+		X->corrupt = true; /* exit 2 (drv_redis_corrupt) */
+		rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE); /* partner: stopping() */
+	}
 	if (X->attached && X->ledger_failed == failed) /* not in an outage: the sampler waits */
 		auto_reclaim(R, LEDGER_BUDGET_MS);
 	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes
 	 * one attempt and the sampler waits no longer (the lease lapses, documented). */
-	if (X->run_leased)
-		rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms());
+	if (X->run_leased &&
+	    rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_ECORRUPT)
+		meta_corrupt(R, "renewing the run's lease");
 }
 
 static uint64_t minus(uint64_t a, uint64_t b)
@@ -553,9 +587,14 @@ static void lost_at_release(drv_redis *X)
 {
 	X->at_release_rus = minus(X->st.release_not_held, X->lost_rus);
 	X->at_release = minus(X->st.release_not_held_tasks, X->lost_tasks);
-	if (rusk_redis_forced_get_(X->main.redis, X->ns, &X->forced_rus, &X->forced_tasks) !=
-	    RUSK_OK)
+	int rc = rusk_redis_forced_get_(X->main.redis, X->ns, &X->forced_rus, &X->forced_tasks);
+	if (rc != RUSK_OK)
 		X->forced_rus = X->forced_tasks = 0; /* unread: every loss counted as lost */
+	if (rc == RUSK_ECORRUPT && !X->corrupt) {    /* a key of another type: exit 2 */
+		fprintf(stderr, "rusk: --backend %s: reading the forced reclaims: %s\n", X->spec,
+		        rusk_redis_last_error_(X->main.redis));
+		X->corrupt = true;
+	}
 	X->lost_total = minus(X->lost_tasks + X->at_release, X->forced_tasks);
 	X->lost_total_rus = minus(X->lost_rus + X->at_release_rus, X->forced_rus);
 }

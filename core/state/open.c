@@ -255,6 +255,11 @@ const char *rusk_redis_last_error_(const rusk_redis *r)
 	(void)r;
 	return "no connection";
 }
+const char *rusk_redis_auth_failed_(const rusk_redis *r)
+{
+	(void)r;
+	return NULL;
+}
 void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 {
 	(void)r, (void)replicas, (void)timeout_ms;
@@ -318,6 +323,10 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 {
 	(void)r;
 	return rusk_errf(err, errlen, RUSK_EINVAL, "no Redis in this build");
+}
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags)
+{
+	(void)r, (void)flags;
 }
 int rusk_redis_lease_alive_(rusk_redis *r, uint32_t agent, int *alive)
 {

@@ -70,9 +70,12 @@ struct rusk_redis {
 	int n_seeds;
 	char url[512]; /* as given, its password masked (rusk_redis_mask_url_) */
 	/* AUTH [user] pass on every connection (node_ctx), the URL's; auth_failed: a node
-	 * refused them, which no retry mends */
+	 * refused them (at the start, or on a reconnect after the password was changed),
+	 * which no retry mends: every later call fails at once (exec_slot, exec_multi), with
+	 * auth_err the refusal's message (rusk_redis_auth_failed_) */
 	char user[128], pass[256];
 	bool auth_failed;
+	char auth_err[1024];
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -80,6 +83,9 @@ struct rusk_redis {
 	uint32_t *p_first_ru, *p_n_rus, *p_first_m, *p_n_m;
 	uint32_t *m_first_ru, *m_n_rus, *m_mem, *m_gpus;
 	uint64_t layout; /* layout_digest of the machines (rusk:{meta}:shape) */
+	/* the command line's cluster flags (rusk_redis_set_flags_: "--machines N ... --seed S"),
+	 * written with the state as rusk:{meta}:flags and compared at a shape mismatch */
+	char flags[512];
 	char (*keys)[N_KEYS][32];
 	char sha[N_SCRIPTS][41];
 	int wait_replicas, wait_ms, failover_ms;
@@ -90,7 +96,7 @@ struct rusk_redis {
 	int (*stop)(void *);
 	void *stop_arg;
 	rusk_redis_stats st;
-	char err[512];
+	char err[1024];
 };
 
 /* One connection's counter (r->st) grows by d: its thread is the only writer, so a relaxed
@@ -180,10 +186,10 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 			else {
 				r->auth_failed = true;
 				set_err(r, RUSK_EPARSE,
-				        "%s:%d refused the password of --backend (%s): the "
-				        "password "
-				        "(or user) is wrong",
+				        "%s:%d refused the password of --backend (%s): "
+				        "authentication failed: the password (or user) is wrong",
 				        n->host, n->port, a->str);
+				snprintf(r->auth_err, sizeof r->auth_err, "%s", r->err);
 			}
 			if (a != NULL)
 				freeReplyObject(a);
@@ -211,9 +217,11 @@ static int map_from(rusk_redis *r, int i)
 	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
 		set_err(r, RUSK_EPARSE,
-		        "%s:%d needs a password (%s): give it as "
+		        "%s:%d needs a password (%s): authentication failed: give it as "
 		        "redis://[user:]password@HOST:PORT",
 		        r->nodes[i].host, r->nodes[i].port, rep->str);
+		r->auth_failed = true;
+		snprintf(r->auth_err, sizeof r->auth_err, "%s", r->err);
 		freeReplyObject(rep);
 		return RUSK_EPARSE;
 	}
@@ -451,6 +459,10 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 	int ask_node = -1, rc = RUSK_OK;
 	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
+		if (r->auth_failed) { /* no retry mends it: at once, not after the outage bound */
+			rc = set_err(r, RUSK_EIO, "%s", r->auth_err);
+			break;
+		}
 		if (tried && give_up(r, t0, outage)) {
 			/* Past the bound: one last attempt on a fresh map, if a node gives one. A
 			 * connection whose outage clock ran out (the whole cluster gone) must still
@@ -517,6 +529,15 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				break;
 			}
 			redisReply *y = x;
+			if (is_err(y, "NOAUTH") && !r->auth_failed) {
+				/* A node asks for a password this connection no longer has: the
+				 * next call fails at the loop's head, as for a refused AUTH. */
+				r->auth_failed = true;
+				snprintf(r->auth_err, sizeof r->auth_err,
+				         "%s:%d: authentication failed (%s): give the cluster's "
+				         "password as redis://[user:]password@HOST:PORT",
+				         r->nodes[ni].host, r->nodes[ni].port, y->str);
+			}
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
@@ -631,6 +652,10 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 	int rc = RUSK_OK;
 	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
+		if (r->auth_failed) { /* exec_slot's rule: at once */
+			rc = set_err(r, RUSK_EIO, "%s", r->auth_err);
+			break;
+		}
 		if (tried && give_up(r, t0, outage)) {
 			/* Past the bound: one last attempt on a fresh map (exec_slot's rule). */
 			if (outage && !last && refresh_map(r) == RUSK_OK) {
@@ -703,6 +728,15 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				continue;
 			}
 			redisReply *y = x;
+			if (is_err(y, "NOAUTH") && !r->auth_failed) {
+				/* A node asks for a password this connection no longer has: the
+				 * next call fails at the loop's head, as for a refused AUTH. */
+				r->auth_failed = true;
+				snprintf(r->auth_err, sizeof r->auth_err,
+				         "%s:%d: authentication failed (%s): give the cluster's "
+				         "password as redis://[user:]password@HOST:PORT",
+				         r->nodes[ni].host, r->nodes[ni].port, y->str);
+			}
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
@@ -1313,6 +1347,7 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
 
 #define META_EPOCH   "rusk:{meta}:epoch"
 #define META_SHAPE   "rusk:{meta}:shape"
+#define META_FLAGS   "rusk:{meta}:flags"
 #define META_RUNS    "rusk:{meta}:live-runs"
 /* The agent ids that took a lease and have not dropped it (a set): an id there whose lease
  * is gone is an agent that died (or stalled past its lease), which the automatic reclaim
@@ -1366,9 +1401,67 @@ static const char lua_runs[] =
         "end\n"
         "return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')\n";
 
+/*
+ * The type each meta key must have (absent is fine: never written yet). A key of another
+ * type (another program wrote there) made the scripts fail, or worse pass: SET NX on a
+ * hash answers "taken", so the reclaim lock seemed held forever; a run whose live-runs
+ * ZADD failed went on without its lease, so an init or a reclaim took it for dead. Every
+ * meta script checks its KEYS first (meta_check, prepended by meta_eval) and answers
+ * RUSKCORRUPT, and a plain command's WRONGTYPE is turned into the same (meta_reply_err):
+ * RUSK_ECORRUPT naming the key and its type, which rusk run and rusk agent stop at (exit 2).
+ */
+#define META_CHECK_HINT                                                                            \
+	" (another program wrote there? delete that key once no rusk process uses the state, "     \
+	"or pick another Redis)"
+static const char lua_meta_check[] =
+        "local want = {['rusk:{meta}:live-runs'] = 'zset', ['rusk:{meta}:agents'] = 'set',\n"
+        "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
+        "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
+        "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string'}\n"
+        "for _, k in ipairs(KEYS) do\n"
+        "  local w = want[k]\n"
+        "  if not w and string.find(k, 'rusk:{meta}:alive:', 1, true) == 1 then w = 'string' end\n"
+        "  if w then\n"
+        "    local t = redis.call('TYPE', k)['ok']\n"
+        "    if t ~= w and t ~= 'none' then\n"
+        "      return redis.error_reply('RUSKCORRUPT ' .. k .. ' has type ' .. t .. ', not ' .. "
+        "w)\n"
+        "    end\n"
+        "  end\n"
+        "end\n";
+
+/* A plain command's error reply y on meta key `key` of type `want`: WRONGTYPE (or INCR's
+ * "not an integer") is RUSK_ECORRUPT naming the key and its type (one TYPE call); any other
+ * error RUSK_EIO. */
+static int meta_reply_err(rusk_redis *r, const char *what, const char *key, const char *want,
+                          const redisReply *y)
+{
+	if (strncmp(y->str, "WRONGTYPE", 9) == 0) {
+		const char *av[2] = {"TYPE", key};
+		size_t al[2] = {4, strlen(key)};
+		rcmd cmd = {2, av, al, -1, 0};
+		redisReply *t = NULL;
+		char type[32] = "another";
+		if (exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &t) == RUSK_OK &&
+		    t->type == REDIS_REPLY_STATUS)
+			snprintf(type, sizeof type, "%s", t->str);
+		free_replies(&t, 1);
+		return set_err(r, RUSK_ECORRUPT,
+		               "the rusk state is corrupt: %s has type %s, not %s" META_CHECK_HINT,
+		               key, type, want);
+	}
+	if (strstr(y->str, "not an integer") != NULL)
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "the rusk state is corrupt: %s is not a count (%s: %s)" META_CHECK_HINT,
+		        key, what, y->str);
+	return set_err(r, RUSK_EIO, "%s %s: %s", what, key, y->str);
+}
+
 #define META_ARGS 336
 /* EVAL of a small meta script (not cached: a lease call is rare, one per third of a lease
- * at most) on keys of the {meta} slot; *y the reply (the caller frees it). */
+ * at most) on keys of the {meta} slot, each key's type checked first (lua_meta_check); *y
+ * the reply (the caller frees it). */
 static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
                      const char *const *args, redisReply **y)
 {
@@ -1381,8 +1474,13 @@ static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *con
 	char nk[12];
 	snprintf(nk, sizeof nk, "%d", nkeys);
 	int n = 0;
+	char *full = malloc(sizeof lua_meta_check + strlen(body));
+	if (full == NULL)
+		return set_err(r, RUSK_ENOMEM, "out of memory");
+	memcpy(full, lua_meta_check, sizeof lua_meta_check - 1);
+	strcpy(full + sizeof lua_meta_check - 1, body);
 	av[n++] = "EVAL";
-	av[n++] = body;
+	av[n++] = full;
 	av[n++] = nk;
 	for (int k = 0; k < nkeys; k++)
 		av[n++] = keys[k];
@@ -1393,8 +1491,17 @@ static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *con
 	rcmd cmd = {n, av, al, -1, 0};
 	*y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(keys[0], strlen(keys[0])), &cmd, 1, y);
-	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR)
-		rc = set_err(r, RUSK_EIO, "%s: %s", keys[0], (*y)->str);
+	free(full);
+	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR) {
+		const char *e = (*y)->str, *tail = strstr(e, " script: ");
+		int len = tail != NULL ? (int)(tail - e) : (int)strlen(e);
+		if (strncmp(e, "RUSKCORRUPT ", 12) == 0)
+			rc = set_err(r, RUSK_ECORRUPT,
+			             "the rusk state is corrupt: %.*s" META_CHECK_HINT, len - 12,
+			             e + 12);
+		else
+			rc = set_err(r, RUSK_EIO, "%s: %.*s", keys[0], len, e);
+	}
 	return rc;
 }
 
@@ -1626,29 +1733,54 @@ int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch)
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
 	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
-		rc = set_err(r, RUSK_EIO, "GET %s: %s", META_EPOCH, y->str);
+		rc = meta_reply_err(r, "GET", META_EPOCH, "string", y);
 	if (rc == RUSK_OK)
 		*epoch = y->type == REDIS_REPLY_STRING ? strtoull(y->str, NULL, 10) : 0;
 	free_replies(&y, 1);
 	return rc;
 }
 
+/* The next run namespace: INCR unless the counter reached ARGV[1] (RUSK_OWNER_NS_MAX):
+ * {1, ns} taken, {0, n} none left (the counter unchanged). */
+static const char lua_run_ns[] =
+        "local v = redis.call('GET', KEYS[1])\n"
+        "if v and not string.match(v, '^%d+$') then\n"
+        "  return redis.error_reply('RUSKCORRUPT ' .. KEYS[1] .. ' is not a count: ' .. v)\n"
+        "end\n"
+        "local n = tonumber(v or '0')\n"
+        "if n >= tonumber(ARGV[1]) then return {0, n} end\n"
+        "return {1, redis.call('INCR', KEYS[1])}\n";
+
 int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns)
 {
 	if (r == NULL || ns == NULL)
 		return RUSK_EINVAL;
 	const char *key = "rusk:{meta}:runs";
-	const char *av[2] = {"INCR", key};
-	size_t al[2] = {4, strlen(key)};
-	rcmd cmd = {2, av, al, -1, 0};
+	char max[24];
+	snprintf(max, sizeof max, "%" PRIu64, (uint64_t)RUSK_OWNER_NS_MAX);
+	const char *keys[1] = {key}, *args[1] = {max};
 	redisReply *y = NULL;
-	int rc = exec_slot(r, rusk_redis_keyslot_(key, strlen(key)), &cmd, 1, &y);
-	if (rc == RUSK_OK && (y->type != REDIS_REPLY_INTEGER || y->integer < 1))
-		rc = set_err(r, RUSK_EIO, "INCR %s: %s", key,
-		             y->type == REDIS_REPLY_ERROR ? y->str : "not a positive integer");
-	if (rc == RUSK_OK) /* 1..RUSK_OWNER_NS_MAX, wrapping (redis.h) */
-		*ns = ((uint64_t)y->integer - 1) % RUSK_OWNER_NS_MAX + 1;
-	free_replies(&y, 1);
+	int rc = meta_eval(r, lua_run_ns, 1, keys, 1, args, &y);
+	if (rc == RUSK_OK &&
+	    (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
+	     y->element[0]->type != REDIS_REPLY_INTEGER ||
+	     y->element[1]->type != REDIS_REPLY_INTEGER || y->element[1]->integer < 1))
+		rc = set_err(r, RUSK_EIO,
+		             "taking a run namespace from %s: an answer of another form", key);
+	if (rc == RUSK_OK && y->element[0]->integer == 0)
+		/* Wrapping would give a namespace a live run may still hold (its owner ids, so
+		 * its RUs, would be the new run's): refused instead. */
+		rc = set_err(
+		        r, RUSK_ERANGE,
+		        "%s is %lld: every run namespace (1..%" PRIu64
+		        ", the owner ids' top 24 bits) was handed out, and a wrapped one could "
+		        "be a live run's: stop every rusk process on the state, write it afresh "
+		        "(rusk agent --init-only), then delete %s and rusk:{meta}:forced",
+		        key, y->element[1]->integer, (uint64_t)RUSK_OWNER_NS_MAX, key);
+	if (rc == RUSK_OK)
+		*ns = (uint64_t)y->element[1]->integer;
+	if (y != NULL)
+		freeReplyObject(y);
 	return rc;
 }
 
@@ -1673,9 +1805,10 @@ int rusk_redis_forced_add_(rusk_redis *r, uint64_t ns, uint64_t rus, uint64_t ta
 	redisReply *y[2] = {NULL, NULL};
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), cmds, 2, y);
 	for (int k = 0; rc == RUSK_OK && k < 2; k++)
-		if (y[k]->type != REDIS_REPLY_INTEGER)
-			rc = set_err(r, RUSK_EIO, "HINCRBY %s: %s", META_FORCED,
-			             y[k]->type == REDIS_REPLY_ERROR ? y[k]->str : "no integer");
+		if (y[k]->type == REDIS_REPLY_ERROR)
+			rc = meta_reply_err(r, "HINCRBY", META_FORCED, "hash", y[k]);
+		else if (y[k]->type != REDIS_REPLY_INTEGER)
+			rc = set_err(r, RUSK_EIO, "HINCRBY %s: no integer", META_FORCED);
 	free_replies(y, 2);
 	return rc;
 }
@@ -1693,9 +1826,10 @@ int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *
 	rcmd cmd = {4, av, al, -1, 0};
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_FORCED, strlen(META_FORCED)), &cmd, 1, &y);
-	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2))
-		rc = set_err(r, RUSK_EIO, "HMGET %s: %s", META_FORCED,
-		             y->type == REDIS_REPLY_ERROR ? y->str : "not two values");
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "HMGET", META_FORCED, "hash", y);
+	else if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2))
+		rc = set_err(r, RUSK_EIO, "HMGET %s: not two values", META_FORCED);
 	if (rc == RUSK_OK) {
 		if (y->element[0]->type == REDIS_REPLY_STRING)
 			*rus = strtoull(y->element[0]->str, NULL, 10);
@@ -2216,18 +2350,103 @@ static int layout_check(rusk_redis *r)
 	redisReply *y = NULL;
 	int rc = exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y);
 	uint64_t v[5], there = 0;
-	if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING &&
-	    sscanf(y->str, "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
-	           &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
-	    there != r->layout)
-		rc = set_err(r, RUSK_ESHAPE,
-		             "the rusk state at %s is for another cluster shape: the machines "
-		             "differ from the state's: same totals, another layout (layout digest "
-		             "%016" PRIx64 " there vs %016" PRIx64 " here): another --cluster node "
-		             "list?",
-		             r->url, there, r->layout);
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "GET", META_SHAPE, "string", y);
+	else if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING &&
+	         sscanf(y->str,
+	                "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNx64,
+	                &v[0], &v[1], &v[2], &v[3], &v[4], &there) == 6 &&
+	         there != r->layout)
+		rc = set_err(
+		        r, RUSK_ESHAPE,
+		        "the rusk state at %s is for another cluster shape: the machines "
+		        "differ from the state's: same totals, another layout (layout digest "
+		        "%016" PRIx64 " there vs %016" PRIx64 " here): %s",
+		        r->url, there, r->layout,
+		        r->flags[0] == '\0' || strncmp(r->flags, "--cluster ", 10) == 0
+		                ? "another --cluster node list?"
+		                : "another --seed (the machines' platforms are drawn from it)?");
 	free_replies(&y, 1);
 	return rc;
+}
+
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags)
+{
+	if (r != NULL)
+		snprintf(r->flags, sizeof r->flags, "%s", flags != NULL ? flags : "");
+}
+
+/* Flag `name`'s value in a "--name value --name value ..." line (NULL: not there). */
+static const char *flag_value(const char *line, const char *name, size_t nlen, size_t *vlen)
+{
+	for (const char *t = line; t != NULL && *t != '\0';) {
+		while (*t == ' ')
+			t++;
+		const char *e = strchr(t, ' ');
+		size_t len = e != NULL ? (size_t)(e - t) : strlen(t);
+		if (len == nlen && strncmp(t, name, nlen) == 0 && e != NULL) {
+			const char *v = e + 1, *ve = strchr(v, ' ');
+			*vlen = ve != NULL ? (size_t)(ve - v) : strlen(v);
+			return v;
+		}
+		t = e;
+	}
+	return NULL;
+}
+
+/* Adds to u the flags of line `a` whose value line `b` lacks or differs in ("--seed 7"). */
+static size_t flags_differ(const char *a, const char *b, char *out, size_t len, size_t u)
+{
+	for (const char *t = a; t != NULL && *t != '\0';) {
+		while (*t == ' ')
+			t++;
+		const char *e = strchr(t, ' ');
+		if (e == NULL || strncmp(t, "--", 2) != 0)
+			break;
+		size_t nlen = (size_t)(e - t), av = 0, bv = 0;
+		const char *va = flag_value(a, t, nlen, &av), *vb = flag_value(b, t, nlen, &bv);
+		if (va != NULL && (vb == NULL || av != bv || strncmp(va, vb, av) != 0) &&
+		    u + 1 < len)
+			u += (size_t)snprintf(out + u, len - u, "%s%.*s %.*s", u ? " " : "",
+			                      (int)nlen, t, (int)av, va);
+		if (u >= len)
+			u = len - 1;
+		t = va != NULL ? va + av : NULL;
+	}
+	return u;
+}
+
+/* After a shape mismatch: the flags the state was written with (rusk:{meta}:flags) against
+ * this command line's, the ones that differ named on both sides, appended to r->err. A
+ * state written before the flags were recorded, or a command line without them: nothing
+ * added. */
+static void flags_hint(rusk_redis *r)
+{
+	if (r->flags[0] == '\0')
+		return;
+	const char *av[2] = {"GET", META_FLAGS};
+	size_t al[2] = {3, strlen(META_FLAGS)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	char msg[sizeof r->err];
+	snprintf(msg, sizeof msg, "%s", r->err);
+	if (exec_slot(r, rusk_redis_keyslot_(av[1], al[1]), &cmd, 1, &y) == RUSK_OK &&
+	    y->type == REDIS_REPLY_STRING) {
+		char there[256] = "", here[256] = "";
+		flags_differ(y->str, r->flags, there, sizeof there, 0);
+		flags_differ(r->flags, y->str, here, sizeof here, 0);
+		/* cut short if it must: the return value checked keeps the compiler quiet */
+		if ((there[0] != '\0' || here[0] != '\0') &&
+		    snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
+		             "; the state was made with %s; this command line has %s: give %s, or "
+		             "write the state afresh (rusk agent --init, rusk run without "
+		             "--no-init)",
+		             there[0] ? there : "(none of them)", here[0] ? here : "(none of them)",
+		             there[0] ? there : "the state's flags") < 0)
+			msg[0] = '\0';
+	}
+	free_replies(&y, 1);
+	snprintf(r->err, sizeof r->err, "%s", msg);
 }
 
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
@@ -2237,12 +2456,16 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 	for (uint32_t p = 0; p < r->n_parts; p++) {
 		char there[64];
 		int rc = check_part(r, p, there, sizeof there);
-		if (rc == RUSK_ESHAPE)
+		if (rc == RUSK_ESHAPE) {
 			rc = shape_error(r, p, there);
+			flags_hint(r);
+		}
 		if (rc != RUSK_OK)
 			return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	}
 	int rc = layout_check(r);
+	if (rc == RUSK_ESHAPE)
+		flags_hint(r);
 	if (rc != RUSK_OK)
 		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	return RUSK_OK;
@@ -2261,14 +2484,18 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	         t.rus, t.machines, t.mem, t.gpus, r->layout);
 	const char *a0[2] = {"INCR", META_EPOCH}, *a1[3] = {"SET", META_SHAPE, desc};
 	size_t l0[2] = {4, strlen(META_EPOCH)}, l1[3] = {3, strlen(META_SHAPE), strlen(desc)};
-	rcmd cmds[2] = {{2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}};
-	redisReply *y[2] = {NULL, NULL};
-	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 2, y);
+	/* the flags it was written with (none: the key deleted, no stale ones compared) */
+	const char *a2[3] = {r->flags[0] ? "SET" : "DEL", META_FLAGS, r->flags};
+	size_t l2[3] = {3, strlen(META_FLAGS), strlen(r->flags)};
+	rcmd cmds[3] = {
+	        {2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}, {r->flags[0] ? 3 : 2, a2, l2, -1, 0}};
+	redisReply *y[3] = {NULL, NULL, NULL};
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 3, y);
 	for (int k = 0; rc == RUSK_OK && k < 2; k++)
 		if (y[k]->type == REDIS_REPLY_ERROR)
-			rc = set_err(r, RUSK_EIO, "writing %s: %s", k ? META_SHAPE : META_EPOCH,
-			             y[k]->str);
-	free_replies(y, 2);
+			rc = meta_reply_err(r, k ? "SET" : "INCR", k ? META_SHAPE : META_EPOCH,
+			                    "string", y[k]);
+	free_replies(y, 3);
 	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++)
 		rc = init_part(r, p);
 	if (rc != RUSK_OK)
@@ -2466,6 +2693,11 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 	for (size_t i = 0; i < sizeof src / sizeof *src; i++)
 		*dst[i] = rusk_load64(src[i], RUSK_RELAXED);
 	return s;
+}
+
+const char *rusk_redis_auth_failed_(const rusk_redis *r)
+{
+	return r != NULL && r->auth_failed ? r->auth_err : NULL;
 }
 
 const char *rusk_redis_last_error_(const rusk_redis *r)

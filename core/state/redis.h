@@ -153,6 +153,13 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
  */
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen);
 
+/* rusk_redis_set_flags_: the command line's cluster flags ("--machines N ... --seed S", as
+ * cli_cluster_describe gives them): rusk_redis_state_write_ records them
+ * (rusk:{meta}:flags), and a shape mismatch found by rusk_redis_state_check_ names the ones
+ * that differ, with the state's values and r's ("the state was made with --seed 7; this
+ * command line has --seed 1: give --seed 7, or write the state afresh ..."). Owner thread. */
+void rusk_redis_set_flags_(rusk_redis *r, const char *flags);
+
 /* rusk_redis_epoch_: rusk:{meta}:epoch (0 when absent: a state written before epochs).
  * RUSK_OK / RUSK_EIO / RUSK_EINVAL. Owner thread. */
 int rusk_redis_epoch_(rusk_redis *r, uint64_t *epoch);
@@ -210,6 +217,11 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r);
 /* rusk_redis_last_error_: the message of the last RUSK_EIO / script error (never NULL). */
 const char *rusk_redis_last_error_(const rusk_redis *r);
 
+/* rusk_redis_auth_failed_: NULL, or the message of a node's refusal of the URL's password
+ * (WRONGPASS on a reconnect after the password was changed, NOAUTH): no retry mends it, so
+ * every later call fails at once, not after the outage bound; the caller stops (exit 2). */
+const char *rusk_redis_auth_failed_(const rusk_redis *r);
+
 /*
  * rusk_redis_owners_: reads partition p's owners: for each held RU, rus[k] (global),
  * owners[k] and its generation gens[k] (gens may be NULL), at most cap entries; *n the
@@ -252,6 +264,25 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
  * --reclaim-expired). RUSK_OK / RUSK_EINVAL / RUSK_EIO as above. Owner thread.
  */
 #define RUSK_REDIS_AGENTS 255
+
+/*
+ * rusk_redis_agent_task_: the next task id of `rusk agent` id `agent` (namespace 0):
+ * (agent + 1) << 32 | seq, seq 1..RUSK_REDIS_AGENT_SEQ_MAX (32 bits), ++*seq. The sequence
+ * never carries into the agent's bits (UINT32_MAX + 1 would be agent + 1's sequence 0, so
+ * its ids: another live process's RUs): past RUSK_REDIS_AGENT_SEQ_MAX tasks (12 hours at
+ * 100,000 tasks/s) it answers RUSK_ERANGE, *seq and *task unchanged, and the process
+ * stops. RUSK_EINVAL for agent >= RUSK_REDIS_AGENTS. Pure.
+ */
+#define RUSK_REDIS_AGENT_SEQ_MAX UINT32_MAX
+static inline int rusk_redis_agent_task_(uint32_t agent, uint64_t *seq, uint64_t *task)
+{
+	if (agent >= RUSK_REDIS_AGENTS)
+		return RUSK_EINVAL;
+	if (*seq >= RUSK_REDIS_AGENT_SEQ_MAX)
+		return RUSK_ERANGE;
+	*task = ((uint64_t)agent + 1) << 32 | ++*seq;
+	return RUSK_OK;
+}
 int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
                             char *holder, size_t holderlen, int64_t *left_ms);
 int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, uint32_t ttl_ms,
@@ -324,12 +355,14 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner
- * ids"), taken atomically from the cluster: INCR rusk:{meta}:runs, mapped into
- * 1..RUSK_OWNER_NS_MAX (after 16.7M runs it wraps: only two runs alive together that far
- * apart could meet). The key outlives --init (a state written afresh does not reset it),
- * so every process that asks, before or after, gets another one. RUSK_OK and *ns,
- * RUSK_EINVAL (NULL), RUSK_EIO (no answer, or not an integer: the message names the key).
- * Owner thread.
+ * ids"), taken atomically from the cluster: INCR rusk:{meta}:runs, 1..RUSK_OWNER_NS_MAX.
+ * It never wraps (a wrapped namespace could be a live run's: its owner ids, so its RUs,
+ * would be the new run's): past RUSK_OWNER_NS_MAX runs it answers RUSK_ERANGE, the message
+ * naming the key and what to do (stop every process, write the state afresh, delete the
+ * key). The key outlives --init (a state written afresh does not reset it), so every
+ * process that asks, before or after, gets another one. RUSK_OK and *ns, RUSK_EINVAL
+ * (NULL), RUSK_ECORRUPT (not a count, or a key of another type: named), RUSK_EIO (no
+ * answer). Owner thread.
  */
 int rusk_redis_run_ns_(rusk_redis *r, uint64_t *ns);
 

@@ -71,6 +71,7 @@ class Cluster:
         env = dict(os.environ)
         if self.password is not None:
             env["RUSK_REDIS_PASSWORD"] = self.password
+            os.environ["REDISCLI_AUTH"] = self.password  # this case's redis-cli calls
         try:
             subprocess.run([script(), "start", self.dir, str(self.port)], check=True,
                            timeout=120, env=env)
@@ -710,7 +711,10 @@ def cli_redis_no_state():
         r = rusk("agent --backend %s --machines 4000 --partitions 10" % cl.url, status=2)
         match(r"the rusk state at redis://.* is for another cluster shape: it has 32000 RUs on "
               r"2000 machines in 10 partitions; this command line makes 64000 RUs on 4000 "
-              r"machines in 10 partitions; differs: the machines \(--machines, --cluster\) "
+              r"machines in 10 partitions; differs: the machines \(--machines, --cluster\); "
+              r"the state was made with --machines 2000; this command line has --machines "
+              r"4000: give --machines 2000, or write the state afresh \(rusk agent --init, "
+              r"rusk run without --no-init\) "
               r"\(this command line: --machines 4000 --rus-per-machine 16 --partitions 10 ", r.out)
         r = rusk("agent --backend %s %s --rus-per-machine 8" % (cl.url, SHAPE), status=2)
         match(r"this command line makes 16000 RUs on 2000 machines in 10 partitions; differs: "
@@ -718,7 +722,9 @@ def cli_redis_no_state():
         r = rusk("run --backend %s %s --no-init --duration-s 0.1" % (cl.url, SHAPE), status=2)
         match(r"it has 32000 RUs on 2000 machines in 10 partitions; this command line makes "
               r"4000 RUs on 2000 machines in 10 partitions; differs: the RUs per machine "
-              r"\(--rus-per-machine\) \(this command line: --machines 2000 --rus-per-machine 2 ",
+              r"\(--rus-per-machine\); the state was made with --rus-per-machine 16; this "
+              r"command line has --rus-per-machine 2: give --rus-per-machine 16, or write the "
+              r"state afresh [^\n]* \(this command line: --machines 2000 --rus-per-machine 2 ",
               r.out)
         r = rusk("agent --backend %s --machines 2000 --partitions 5" % cl.url, status=2)
         match(r"in 10 partitions; this command line makes 32000 RUs on 2000 machines in 5 "
@@ -731,6 +737,60 @@ def cli_redis_no_state():
         r = recount(cl, "--reclaim-agent 99")
         match(r"recount: --reclaim-agent 99: agent 99's tasks hold no RU: nothing to reclaim",
               r.out)
+
+
+@case
+def cli_redis_seed_mismatch():
+    """A state made with --seed 7 (the machines' platforms drawn from it: another layout)
+    joined with --seed 1: the refusal names the flag and both values and what to do, for
+    rusk agent and rusk run (exit 2). Before, it said "another --cluster node list?" of a
+    cluster given by flags. Two flags that differ are both named."""
+    with Cluster() as cl:
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --seed 7 --init-only" % (cl.url, shape))
+        hint = (r"the state was made with --seed 7; this command line has --seed 1: give "
+                r"--seed 7, or write the state afresh \(rusk agent --init, rusk run without "
+                r"--no-init\)")
+        r = rusk("agent --backend %s %s --seed 1 --duration-s 0.5" % (cl.url, shape), status=2)
+        match(r"is for another cluster shape: [^\n]*; " + hint, r.out)
+        r = rusk("run --backend %s %s --seed 1 --no-init --duration-s 0.5" % (cl.url, shape),
+                 status=2)
+        match(r"is for another cluster shape: [^\n]*; " + hint, r.out)
+        # two flags: both named, each side's values
+        r = rusk("agent --backend %s %s --seed 1 --machines-per-rack 20 --duration-s 0.5"
+                 % (cl.url, shape), status=2)
+        match(r"the state was made with --machines-per-rack 40 --seed 7; this command line "
+              r"has --machines-per-rack 20 --seed 1: give --machines-per-rack 40 --seed 7", r.out)
+        # the state's flags join
+        r = rusk("agent --backend %s %s --seed 7 --duration-s 0.5" % (cl.url, shape))
+        check_placed(last_json(r.out))
+
+
+@case
+def cli_redis_run_ns_exhausted():
+    """The run namespace counter near its end (2^24 - 1 namespaces: the owner ids' top 24
+    bits): the last one is taken and runs; the next run is refused, exit 2, naming the key
+    and what to do, the counter left as it was. Before, it wrapped to namespace 1, which
+    a live run could hold (its RUs would have been the new run's own)."""
+    with Cluster() as cl:
+        shape = "--machines 400 --partitions 2 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        last = (1 << 24) - 1
+        cli(cl, "set", "rusk:{meta}:runs", str(last - 1))
+        run = "run --backend %s %s --no-init --duration-s 0.5 --rate 100" % (cl.url, shape)
+        r = rusk(run)
+        match(r"owner namespace %d\)" % last, r.out)
+        r = rusk(run, status=2)
+        match(r"rusk: --backend redis://[^ ]*: taking a run namespace: rusk:\{meta\}:runs is "
+              r"%d: every run namespace \(1\.\.%d, the owner ids' top 24 bits\) was handed "
+              r"out, and a wrapped one could be a live run's: stop every rusk process on the "
+              r"state, write it afresh \(rusk agent --init-only\), then delete "
+              r"rusk:\{meta\}:runs and rusk:\{meta\}:forced" % (last, last), r.out)
+        assert cli(cl, "get", "rusk:{meta}:runs") == str(last), "the counter moved"
+        # done as the message says: runs again from namespace 1
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        cli(cl, "del", "rusk:{meta}:runs", "rusk:{meta}:forced")
+        match(r"owner namespace 1\)", rusk(run).out)
 
 
 @case
@@ -770,6 +830,76 @@ def cli_redis_corrupt_key():
                                        text=True, timeout=30).strip()
         if held != "0":
             raise Fail("partition 1 holds %s RUs after rusk run:\n%s" % (held, r.out))
+
+
+@case
+def cli_redis_meta_wrong_type():
+    """A meta key of another type (another program wrote there): before, the calls on it
+    failed and the process went on without them (rusk run without its lease, so an init
+    or a reclaim took it for dead; the reclaim lock, a hash, seemed held forever). Now
+    each is RUSK_ECORRUPT naming the key and its type: rusk run exits 2, rusk agent exits
+    2, at the start or at the next lease renewal."""
+    with Cluster() as cl:
+        shape = "--machines 400 --partitions 2 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        run = "run --backend %s %s --no-init --duration-s 3 --rate 200" % (cl.url, shape)
+        agent = ("agent --backend %s %s --duration-s 4 --rate 200 --lease-ms 1200"
+                 % (cl.url, shape))
+
+        def wrong(key, typ, out):
+            match(r"the rusk state is corrupt: %s has type %s, not %s"
+                  % (re.escape(key), "[a-z]+" if typ is None else typ,
+                     {"live-runs": "zset", "agents": "set", "forced": "hash"}.get(
+                         key.split(":")[-1], "string")), out)
+
+        runs = "rusk:{meta}:live-runs"
+        cli(cl, "set", runs, "garbage")
+        r = rusk(run, status=2)  # before: exit 0, the run unleased
+        match(r"taking the run's lease: ", r.out)
+        wrong(runs, "string", r.out)
+        r = rusk(run.replace(" --no-init", ""), status=2)  # the init's guard reads it
+        wrong(runs, "string", r.out)
+        r = rusk(agent, status=2)  # its first automatic reclaim reads it
+        wrong(runs, "string", r.out)
+        r = rusk("agent --backend %s %s --recount --reclaim-expired" % (cl.url, shape),
+                 status=2)  # before: said, exit 0
+        wrong(runs, "string", r.out)
+        cli(cl, "del", runs)
+        # the agents set a string: the agent's lease claim adds to it
+        cli(cl, "set", "rusk:{meta}:agents", "x")
+        wrong("rusk:{meta}:agents", "string", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:agents")
+        # the reclaim lock a hash (a dead run listed, so that the reclaim takes it)
+        cli(cl, "zadd", runs, "1", "999")
+        cli(cl, "hset", "rusk:{meta}:reclaim", "a", "b")
+        r = rusk(agent, status=2)  # before: the lock "busy" at every pass, exit 0
+        wrong("rusk:{meta}:reclaim", "hash", r.out)
+        r = rusk(run, status=2)
+        match(r"the automatic reclaim: [^\n]*rusk:\{meta\}:reclaim has type hash", r.out)
+        cli(cl, "del", "rusk:{meta}:reclaim", runs)
+        # an agent's lease key a list
+        cli(cl, "rpush", "rusk:{meta}:alive:0", "x")
+        wrong("rusk:{meta}:alive:0", "list", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:alive:0")
+        # the epoch and the run namespace counter
+        cli(cl, "del", "rusk:{meta}:epoch")
+        cli(cl, "hset", "rusk:{meta}:epoch", "a", "b")
+        wrong("rusk:{meta}:epoch", "hash", rusk(agent, status=2).out)
+        cli(cl, "del", "rusk:{meta}:epoch")
+        cli(cl, "del", "rusk:{meta}:runs")
+        cli(cl, "sadd", "rusk:{meta}:runs", "x")
+        wrong("rusk:{meta}:runs", "set", rusk(run, status=2).out)
+        cli(cl, "set", "rusk:{meta}:runs", "abc")
+        match(r"rusk:\{meta\}:runs is not a count", rusk(run, status=2).out)
+        cli(cl, "del", "rusk:{meta}:runs")
+        # the forced reclaims, read at the run's end (before: read as none, exit 0)
+        cli(cl, "set", "rusk:{meta}:forced", "x")
+        r = rusk(run.replace("--duration-s 3", "--duration-s 1"), status=2)
+        wrong("rusk:{meta}:forced", "string", r.out)
+        cli(cl, "del", "rusk:{meta}:forced")
+        # all put right: both go
+        rusk(run.replace("--duration-s 3", "--duration-s 1"))
+        check_placed(last_json(rusk(agent.replace("--duration-s 4", "--duration-s 1")).out))
 
 
 def node_list(path, big_first):
@@ -837,6 +967,70 @@ def cli_redis_auth():
         match(r"refused the password", r4.out)
         for x in (r, r2, bad, wrong, wrong_run, r3, r4):
             assert pw not in x.out, x.out
+
+
+@case
+def cli_redis_auth_changed():
+    """The password changed under running processes (CONFIG SET requirepass and masterauth
+    on every node, then CLIENT KILL TYPE normal so that every client reconnects): the
+    reconnect's AUTH is refused (WRONGPASS), which no retry mends. rusk agent and rusk run
+    stop at once, naming the node and "authentication failed", exit 2; before, each took it
+    for an outage and retried until --failover-ms (30 s), then went on failing."""
+    pw, pw2 = "s3cr-t-pw", "n3w-pw"
+    with Cluster(password=pw) as cl:
+        hosts = cl.url[len("redis://"):]
+        good = "redis://:%s@%s" % (pw, hosts)
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (good, shape))
+        agent = subprocess.Popen(
+            [ARGS.rusk, "agent", "--backend", good] + shape.split() +
+            ["--duration-s", "60", "--rate", "300", "--task-ms", "200"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.Popen(
+            [ARGS.rusk, "run", "--backend", good] + shape.split() +
+            ["--no-init", "--duration-s", "60", "--rate", "100"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            assert agent.poll() is None and run.poll() is None, "ended before the change"
+            for i in range(6):
+                for kv in (("requirepass", pw2), ("masterauth", pw2)):
+                    subprocess.run(["redis-cli", "-p", str(cl.port + i), "-a", pw,
+                                    "--no-auth-warning", "config", "set"] + list(kv),
+                                   check=True, capture_output=True, timeout=10)
+            t0 = time.monotonic()
+            for i in range(6):
+                subprocess.run(["redis-cli", "-p", str(cl.port + i), "-a", pw2,
+                                "--no-auth-warning", "client", "kill", "type", "normal"],
+                               check=True, capture_output=True, timeout=10)
+            aout = agent.communicate(timeout=90)[0]
+            took_agent = time.monotonic() - t0
+            rout = run.communicate(timeout=90)[0]
+            took_run = time.monotonic() - t0
+        finally:
+            for p in (agent, run):
+                if p.poll() is None:
+                    p.kill()
+        print(aout)
+        print(rout)
+        print("stopped %.1f s (agent) and %.1f s (run) after the connections were killed"
+              % (took_agent, took_run))
+        assert agent.returncode == 2, "rusk agent exited %d" % agent.returncode
+        match(r"rusk agent: --backend redis://:\*\*\*@[^ ]*: 127\.0\.0\.1:[0-9]+ refused the "
+              r"password of --backend \(WRONGPASS[^\n]*authentication failed[^\n]*: stopping",
+              aout)
+        assert took_agent < 10, "rusk agent stopped %.1f s after the change" % took_agent
+        assert run.returncode == 2, "rusk run exited %d" % run.returncode
+        match(r"rusk: --backend redis://:\*\*\*@[^ ]*: 127\.0\.0\.1:[0-9]+ refused the "
+              r"password of --backend \(WRONGPASS[^\n]*authentication failed[^\n]*: "
+              r"stopping the run", rout)
+        assert took_run < 15, "rusk run stopped %.1f s after the change" % took_run
+        for x in (aout, rout):
+            assert pw not in x and pw2 not in x, x
+        # the new password joins: the state reads clean (what the stopped processes
+        # held stays theirs until their leases expire)
+        r = rusk("agent --backend redis://:%s@%s %s --recount" % (pw2, hosts, shape))
+        match(r"recount: 4 partitions: held [0-9]+, free [0-9]+, mismatch 0", r.out)
 
 
 @case
@@ -1503,15 +1697,19 @@ def re_search(regex, text):
     return m.group(1)
 
 
-def failover(wait, lag=False, cut=False):
+def failover(wait, lag=False, cut=False, password=None):
     """A master killed 3 s into a 10 s run; with lag, its replica is paused 1 s before and
     resumed after, so the commits the master acknowledged meanwhile are lost on failover;
     with cut too, the master's replication link is closed once the replica is paused, so
-    they cannot arrive late from the socket buffers either."""
-    with Cluster() as cl:
-        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+    they cannot arrive late from the socket buffers either. With a password, the cluster
+    requires it (requirepass, masterauth) and the URL carries it."""
+    with Cluster(password=password) as cl:
+        url = cl.url
+        if password is not None:
+            url = "redis://:%s@%s" % (password, cl.url[len("redis://"):])
+        rusk("agent --backend %s %s --init-only" % (url, SHAPE))
         victim = cl.master_of_partition(0)
-        args = [ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() + [
+        args = [ARGS.rusk, "agent", "--backend", url] + SHAPE.split() + [
             "--duration-s", "10", "--task-ms", "300", "--rate", "5000"]
         if wait:
             args += ["--wait", "1", "--wait-ms", "200"]
@@ -1538,7 +1736,10 @@ def failover(wait, lag=False, cut=False):
         assert j["placed"] > 1000, j
         assert j["replaced"] == j["lost"], j
         # whatever was lost was re-placed, and nothing stays held: every RU once
-        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        r = rusk("agent --backend %s %s --recount" % (url, SHAPE))
+        match(r"held 0, free 32000, mismatch 0", r.out)
+        if password is not None:
+            assert password not in out and password not in r.out, "the password printed"
         return j
 
 
@@ -1547,6 +1748,13 @@ def cli_redis_failover():
     """Kill a master mid-run: its replica takes over, the agent goes on; the ledger check
     re-places tasks whose acknowledged commits the failover lost; the recount is clean."""
     failover(False)
+
+
+@case
+def cli_redis_auth_failover():
+    """A master of a cluster with requirepass killed mid-run: the connections to the
+    promoted replica AUTH as the first ones did; the run goes on, nothing held after."""
+    failover(False, password="s3cr-t-pw")
 
 
 @case
