@@ -16,12 +16,15 @@
  *  - a sync step's reads of many partitions, one pipeline per node, answer exactly the
  *    state, also while a slot migrates (ASK), after (MOVED) and after a broken connection;
  *    and so do a ledger pass's reads of many partitions' owners (rusk_redis_owners_many_);
+ *  - one partition's pipelined claims during a half-migrated slot (TRYAGAIN) and a brief
+ *    CLUSTERDOWN wait the fault out and each get their own answer, as the state says;
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
  *    old master answer MOVED: the client follows it and the commit lands; a master without
  *    the scripts answers NOSCRIPT once, then has them again.
  */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -391,7 +394,17 @@ static void node_id(int port, char id[41])
  * nodes told (IMPORTING / MIGRATING), the keys moved with MIGRATE; with finish, the slot
  * given to dst on every master (then the old master answers MOVED), else left half-way
  * (the old master answers ASK for the keys gone). */
+static void migrate_keys(uint32_t p, int src, int dst, const int *masters, int n_masters, int nkeys,
+                         bool finish);
 static void migrate_part(uint32_t p, int src, int dst, const int *masters, int n_masters,
+                         bool finish)
+{
+	migrate_keys(p, src, dst, masters, n_masters, 8, finish);
+}
+
+/* migrate_part, moving only the first nkeys of the partition's keys (fewer than 8: the
+ * old master answers TRYAGAIN to a script over keys some of which moved). */
+static void migrate_keys(uint32_t p, int src, int dst, const int *masters, int n_masters, int nkeys,
                          bool finish)
 {
 	uint16_t s = rusk_redis_slot_of_(p);
@@ -401,7 +414,7 @@ static void migrate_part(uint32_t p, int src, int dst, const int *masters, int n
 	node_cmd(dst, "CLUSTER SETSLOT %u IMPORTING %s", s, sid);
 	node_cmd(src, "CLUSTER SETSLOT %u MIGRATING %s", s, did);
 	static const char *const k[] = {"own", "gen", "free", "mem", "gpu", "rec", "ver", "mach"};
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < nkeys; i++) {
 		char key[48];
 		snprintf(key, sizeof key, "rusk:{p%u}:%s", p, k[i]);
 		redisContext *x = redisConnect("127.0.0.1", src);
@@ -610,6 +623,172 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* A fault healed by another thread while a call waits it out: after ms, heal(arg). */
+typedef struct healer {
+	int ms;
+	void (*heal)(struct healer *);
+	uint32_t p;
+	int src, dst, masters[3], n_masters, base;
+} healer;
+
+static void *heal_later(void *arg)
+{
+	healer *h = arg;
+	sleep_ms(h->ms);
+	h->heal(h);
+	return NULL;
+}
+
+static void heal_migration(healer *h)
+{
+	migrate_keys(h->p, h->src, h->dst, h->masters, h->n_masters, 8, true);
+}
+
+/* Waits (at most 10 s) until each of the 6 nodes from base says cluster_state:ok and
+ * slot s served: a slot given back with ADDSLOTS reaches the others by gossip. */
+static void wait_served(int base, uint16_t s)
+{
+	int ok = 0;
+	for (int t = 0; t < 200 && ok < 6; t++) {
+		ok = 0;
+		for (int i = 0; i < 6; i++) {
+			redisContext *x = redisConnect("127.0.0.1", base + i);
+			assert_true(x != NULL && x->err == 0);
+			redisReply *r = redisCommand(x, "CLUSTER INFO");
+			bool up = r != NULL && r->type == REDIS_REPLY_STRING &&
+			          strstr(r->str, "cluster_state:ok") != NULL;
+			if (r != NULL)
+				freeReplyObject(r);
+			r = redisCommand(x, "CLUSTER COUNTKEYSINSLOT %u", s);
+			up &= r != NULL && r->type == REDIS_REPLY_INTEGER;
+			if (r != NULL)
+				freeReplyObject(r);
+			r = redisCommand(x, "CLUSTER SLOTS");
+			bool has = false;
+			for (size_t k = 0; r != NULL && k < r->elements; k++)
+				has |= r->element[k]->element[0]->integer <= s &&
+				       s <= r->element[k]->element[1]->integer;
+			if (r != NULL)
+				freeReplyObject(r);
+			redisFree(x);
+			ok += up && has;
+		}
+		if (ok < 6)
+			sleep_ms(50);
+	}
+	assert_int_equal(ok, 6);
+}
+
+static void heal_clusterdown(healer *h)
+{
+	uint16_t s = rusk_redis_slot_of_(h->p);
+	node_cmd(h->src, "CLUSTER ADDSLOTS %u", s);
+	node_cmd(h->src, "CLUSTER BUMPEPOCH");
+}
+
+/*
+ * One partition's claims, one pipeline (exec_slot), while its slot answers TRYAGAIN (half
+ * migrated: one of its keys moved) and while it answers CLUSTERDOWN (the slot deleted on
+ * every node): the call waits the fault out and, once healed by another thread ~1 s later,
+ * every claim gets its own answer -- each RU held by its own task with its lease's
+ * generation, as the partition's owners read afterwards say. The partition is served by
+ * the URL's first seed (the client's first node), whose connection a map refresh uses:
+ * one made while the pipeline's replies were still unread took the next command's reply
+ * for CLUSTER SLOTS's, and every later command got a neighbour's.
+ */
+static void test_pipeline_waits_out_tryagain_and_clusterdown(void **state)
+{
+	(void)state;
+	rusk_cluster *c = fx_cluster((fx_shape){
+	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
+	rusk_state red;
+	char err[512];
+	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
+	if (rc != RUSK_OK)
+		fail_msg("%s", err);
+	const rusk_backend *b = &red.bk;
+	int base = atoi(strrchr(strchr(url, ','), ':') + 1) - 1; /* the URL's first seed */
+	healer h = {.ms = 1000, .base = base};
+	bool found = false;
+	for (uint32_t p = 0; p < 64; p++) {
+		int port = master_port(rusk_redis_slot_of_(p)), k = 0;
+		while (k < h.n_masters && h.masters[k] != port)
+			k++;
+		if (k == h.n_masters && h.n_masters < 3)
+			h.masters[h.n_masters++] = port;
+		if (port == base && !found) {
+			h.p = p;
+			found = true;
+		}
+	}
+	assert_true(found);
+	assert_int_equal(h.n_masters, 3);
+	h.src = base;
+	h.dst = h.masters[0] == base ? h.masters[1] : h.masters[0];
+	rusk_partition_info pi;
+	rusk_cluster_partition(c, h.p, &pi);
+	enum { N = 32 };
+	for (int round = 0; round < 2; round++) {
+		/* CLUSTERDOWN first: the slot still on the first seed */
+		const char *when = round == 0 ? "CLUSTERDOWN" : "half-migrated (TRYAGAIN)";
+		if (round == 0) {
+			for (int i = 0; i < 6; i++)
+				node_cmd(base + i, "CLUSTER DELSLOTS %u", rusk_redis_slot_of_(h.p));
+			h.heal = heal_clusterdown;
+		} else {
+			migrate_keys(h.p, h.src, h.dst, h.masters, h.n_masters, 1, false);
+			h.heal = heal_migration;
+		}
+		uint32_t rus[N];
+		rusk_bk_claim cl[N];
+		int rcs[N];
+		rusk_lease ls[N];
+		for (uint32_t i = 0; i < N; i++) {
+			rus[i] = pi.first_ru + (uint32_t)round * N + i;
+			cl[i] = claim(5000 + (uint64_t)round * N + i,
+			              rusk_cluster_ru_machine(c, rus[i]), &rus[i], 1, 0, 0, 0);
+			rcs[i] = RUSK_EIO;
+		}
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, heal_later, &h), 0);
+		rusk_redis_stats s0 = rusk_redis_stats_(red.redis);
+		rc = b->ops->commit(b->self, h.p, cl, N, rcs, ls);
+		rusk_redis_stats s1 = rusk_redis_stats_(red.redis);
+		pthread_join(th, NULL);
+		if (rc != RUSK_OK)
+			fail_msg("%s: commit: %d (%s)", when, rc,
+			         rusk_redis_last_error_(red.redis));
+		/* the fault was met (the call waited it out), and waited in rounds, not per
+		 * reply: a 50 ms sleep per retryable reply took 32 x 50 ms a round */
+		assert_true(s1.outage_ns - s0.outage_ns >= 500000000u);
+		for (uint32_t i = 0; i < N; i++)
+			if (rcs[i] != RUSK_OK)
+				fail_msg("%s: claim %u (RU %u): %d, want RUSK_OK", when, i, rus[i],
+				         rcs[i]);
+		wait_served(base, rusk_redis_slot_of_(h.p)); /* every node knows it again */
+		/* the state says the same: each RU held by its own task, at its lease's gen */
+		static uint32_t orus[80], ogen[80];
+		static uint64_t oown[80];
+		size_t no = 0;
+		assert_int_equal(rusk_redis_owners_(red.redis, h.p, orus, oown, ogen, 80, &no),
+		                 RUSK_OK);
+		assert_int_equal(no, (size_t)(round + 1) * N);
+		for (uint32_t i = 0; i < N; i++) {
+			size_t k = 0;
+			while (k < no && orus[k] != rus[i])
+				k++;
+			assert_true(k < no);
+			assert_int_equal(oown[k], cl[i].task);
+			assert_int_equal(ogen[k], ls[i].gen);
+			assert_int_equal(ls[i].ru, rus[i]);
+		}
+	}
+	/* the slot back where it was, for the tests after this one */
+	migrate_part(h.p, h.dst, h.src, h.masters, h.n_masters, true);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
 static void test_moved_after_manual_failover(void **state)
 {
 	(void)state;
@@ -694,6 +873,7 @@ int main(void)
 	        cmocka_unit_test(test_script_error_writes_nothing),
 	        cmocka_unit_test(test_owner_namespaces),
 	        cmocka_unit_test(test_snapshots_pipelined),
+	        cmocka_unit_test(test_pipeline_waits_out_tryagain_and_clusterdown),
 	        cmocka_unit_test(test_moved_after_manual_failover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,14 +11,15 @@
  * all written before any is read (exec_multi). Replies that did not execute are sent again, bounded
  * by failover_ms (an outage's bound, per connection; and the caller's deadline and stop hook:
  * give_up): MOVED (the map is updated, the slot follows its new master), ASK (sent once to the
- * named node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN, CLUSTERDOWN
- * and LOADING (after a short sleep and a map refresh). A broken connection (a master killed) leaves
- * the outcome of the whole batch unknown: the map is refreshed until the slot is served by a
- * reachable node (the promoted replica), and the batch is sent again with the scripts' "again" flag
- * set, which makes a commit that already took its RUs for its task, and a release already done,
- * answer success (redis_lua.h). What the old master acknowledged but had not replicated is lost: a
- * later recount against the run's ledger finds those tasks (rusk agent re-places them) and no RU
- * has two holders.
+ * named node after ASKING), NOSCRIPT (scripts loaded there, then sent again), TRYAGAIN,
+ * CLUSTERDOWN, LOADING and MASTERDOWN (after a short sleep and a map refresh, once every reply of
+ * the pipeline is read: a refresh on the same connection would read a later command's reply). A
+ * broken connection (a master killed) leaves the outcome of the whole batch unknown: the map is
+ * refreshed until the slot is served by a reachable node (the promoted replica), and the batch is
+ * sent again with the scripts' "again" flag set, which makes a commit that already took its RUs for
+ * its task, and a release already done, answer success (redis_lua.h). What the old master
+ * acknowledged but had not replicated is lost: a later recount against the run's ledger finds those
+ * tasks (rusk agent re-places them) and no RU has two holders.
  *
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
@@ -456,7 +457,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 	}
 	size_t left = n;
 	uint64_t t0 = now_ns();
-	int ask_node = -1, rc = RUSK_OK;
+	int ask_node = -1, rc = RUSK_OK, backoff = 50;
 	bool outage = false, last = false;
 	for (bool tried = false; left > 0; tried = true) {
 		if (r->auth_failed) { /* no retry mends it: at once, not after the outage bound */
@@ -512,7 +513,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			wait |= pending[i] && cmds[i].again_at >= 0;
 		if (wait)
 			redisAppendCommand(c, "WAIT %d %d", r->wait_replicas, r->wait_ms);
-		bool broken = false, again = false, need_load = false;
+		bool broken = false, again = false, need_load = false, errwait = false;
 		for (size_t i = 0; i < n && !broken; i++) {
 			if (!pending[i])
 				continue;
@@ -566,8 +567,10 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				outage_begins(r, &outage);
 				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
 				        r->nodes[ni].port, y->str);
-				sleep_ms(50);
-				refresh_map(r);
+				/* No wait and no map refresh here: CLUSTER SLOTS on this very
+				 * connection would read the next command's reply as its own,
+				 * and every later command a neighbour's. Once all are read. */
+				errwait = true;
 			}
 			freeReplyObject(y);
 		}
@@ -602,6 +605,16 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			continue;
 		}
 		(void)again;
+		if (errwait) {
+			/* TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN: every reply of the pipeline
+			 * read, one wait per round (doubling, 50 ms to 400 ms; none past the
+			 * bound: the last attempt is at the loop's head) and one refresh, then
+			 * only what did not execute goes again. */
+			if (!give_up(r, t0, true))
+				sleep_ms(backoff);
+			backoff = backoff < 400 ? backoff * 2 : 400;
+			refresh_map(r);
+		}
 		if (need_load && load_scripts(r, ni) != RUSK_OK) {
 			/* Cannot load them: send the bodies (EVAL) instead. */
 			for (size_t i = 0; i < n; i++)
