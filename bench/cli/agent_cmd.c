@@ -113,10 +113,12 @@ typedef struct agent_run {
 	 * the backend's message kept for the summary (0: none). */
 	int fatal;
 	char fatal_msg[512];
-	bool corrupt;     /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
-	                   * node refused the password: stop, exit 2 */
-	double elapsed_s; /* the loop's time: --duration-s, or less when a signal stopped it */
-	uint64_t lapsed;  /* renewals that found the lease expired (a stall): taken again */
+	bool corrupt; /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
+	               * node refused the password: stop, exit 2 */
+	/* the loop's wall time: --duration-s, less when a signal stopped it, more when a call
+	 * waiting out an outage returned after the end (arrivals are counted to the end only) */
+	double elapsed_s;
+	uint64_t lapsed; /* renewals that found the lease expired (a stall): taken again */
 	/* The automatic reclaim (auto_reclaim): RUs of dead processes released by this agent,
 	 * of them dead runs', the dead agents and runs, passes that read the owners, and
 	 * passes left to another process (its reclaim lock). */
@@ -1068,7 +1070,11 @@ static int run_loop(agent_run *a)
 			break;
 	}
 	uint64_t t1 = mono_ns();
-	a->elapsed_s = (double)((t1 < end ? t1 : end) - t0) * 1e-9;
+	a->elapsed_s = (double)(t1 - t0) * 1e-9;
+	/* The trailing gap: from the last commit to the loop's end (a stuck partition's commit
+	 * that returned after --duration-s placed nothing, so no gap was taken above). */
+	if ((double)(t1 - last_commit) * 1e-9 > a->max_gap_s)
+		a->max_gap_s = (double)(t1 - last_commit) * 1e-9;
 	/* Open loop: arrived + replaced = placed + backlog_end (after the end's ledger check). */
 	a->arrived = a->o.rate > 0 ? arrived : 0;
 	a->backlog_end = a->o.rate > 0 ? backlog : 0;
