@@ -93,6 +93,12 @@ typedef struct agent_run {
 	 * identity): claims_unknown are claims whose answer was lost with the connection (not
 	 * placed), releases_unknown releases whose answer was (placed, fate unknown). */
 	uint64_t placed, conflicts, released, rejected, claims_unknown, releases_unknown;
+	/* Of the rejected, those Redis refused as not this task's (another owner, free, another
+	 * generation): an acknowledged commit lost (a failover, a forced reclaim) that no
+	 * ledger check saw before the task ended. The ledger drops what it finds lost (never
+	 * released), so none of these is counted in `lost` too: lost + at_release is every
+	 * commit lost. One RU per task: the tasks and the RUs are the same count. */
+	uint64_t at_release;
 	/* claims = placed + conflicts + memory_short + claims_unknown: memory_short are claims
 	 * whose RU was free but whose machine's memory was short (RUSK_ESHORT_), not
 	 * conflicts. Such a machine is skipped (its free RUs marked taken in the view) until
@@ -382,6 +388,8 @@ static void release_range(agent_run *a, size_t from, size_t to)
 		for (size_t i = 0; i < k; i++) {
 			a->released += rcs[i] == RUSK_OK;
 			a->rejected += rcs[i] != RUSK_OK;
+			a->at_release += rcs[i] == RUSK_ENOTOWNER || rcs[i] == RUSK_EFREE ||
+			                 rcs[i] == RUSK_ESTALE;
 			if (rcs[i] == RUSK_OK)
 				short_end(a, p, ls[i].lease.ru);
 		}
@@ -1491,6 +1499,13 @@ int rusk_cmd_agent(int argc, char **argv)
 		       s.round_trips, s.redirects, s.reconnects, s.resent, s.wait_short,
 		       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted,
 		       a.orphans);
+	if (a.st.redis != NULL)
+		printf("redis lost at release %" PRIu64 " commits (%" PRIu64
+		       " RUs) whose release Redis refused as not the task's (another owner, free, "
+		       "stale; of the release refused %" PRIu64 "); lost in all: %" PRIu64
+		       " commits (%" PRIu64 " RUs)\n",
+		       a.at_release, a.at_release, a.rejected, a.lost + a.at_release,
+		       a.lost + a.at_release);
 	if (a.st.redis != NULL && o->lease_ms > 0 && !o->no_auto_reclaim)
 		printf("reclaim: %" PRIu64 " RUs of dead processes released (%" PRIu64
 		       " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
@@ -1505,8 +1520,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
-	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
-	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
+	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"lost_at_release\":%" PRIu64
+	       ",\"lost_at_release_rus\":%" PRIu64 ",\"lost_total\":%" PRIu64
+	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
+	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
 	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
@@ -1515,6 +1532,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.rejected, a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
 	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
+	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
 	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",
 	       stop_why(&a, sig));

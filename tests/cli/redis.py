@@ -1986,6 +1986,49 @@ def cli_redis_run_lost_at_release():
 
 
 @case
+def cli_redis_agent_lost_at_release():
+    """rusk agent's grants rewritten to another owner (STEAL, once partition 0 holds 10) while
+    its tasks of 300 ms run and its ledger checks only every 60 s: each robbed task learns of
+    the loss when Redis refuses its release (not the owner), and is a lost commit:
+    lost + lost_at_release is the RUs robbed (one RU a task), lost_total too, and the
+    identity placed = released + refused + releases_unknown + lost + held_end holds (before:
+    "release refused N, commit lost 0 ... acknowledged commits lost 0")."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--rate", "300", "--duration-s", "4", "--task-ms", "300",
+                              "--ledger-ms", "60000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_for("partition 0's grants", lambda: p.poll() is not None or
+                     int(cli(cl, "hlen", "rusk:{p0}:own") or 0) >= 10, 20)
+            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                                 "ver", "mach")]
+            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] +
+                               keys, capture_output=True, text=True, timeout=10)
+            print("taken:", r.stdout.split())
+            n, tasks = (int(x) for x in r.stdout.split())
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk agent exited %d" % p.returncode
+        assert n > 0 and n == tasks, (n, tasks)
+        a = last_json(text)
+        print("agent lost at release", json.dumps(a))
+        assert a["lost"] + a["lost_at_release"] == n, (n, a)
+        assert a["lost_at_release"] > 0 and a["lost_at_release_rus"] == a["lost_at_release"], a
+        assert a["lost_total"] == n and a["lost_total_rus"] == n, (n, a)
+        assert a["lost_at_release"] <= a["refused"], a
+        assert a["placed"] == (a["released"] + a["refused"] + a["releases_unknown"] +
+                               a["lost"] + a["held_end"]), a
+        match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
+              r"[^\n]*lost in all: %d commits \(%d RUs\)" %
+              (a["lost_at_release"], a["lost_at_release"], n, n), text)
+
+
+@case
 def cli_redis_run_forced_reclaim():
     """rusk agent --recount --reclaim-run NS --force while run NS is live: the recount says
     the RUs came from a live run, forced (before: "from dead runs"), and records them in
