@@ -283,6 +283,18 @@ static void short_end(agent_run *a, uint32_t p, uint32_t ru)
 	a->words[p][i / 64] |= UINT64_C(1) << (i % 64);
 }
 
+/* A read of the state answered rc: RUSK_ECORRUPT (a key of another type, named in the
+ * backend's message) stops the agent, exit 2 (a->corrupt; said once). Before, a snapshot
+ * that failed so left its partition full in the view for good, and the agent exited 0. */
+static void read_corrupt(agent_run *a, int rc)
+{
+	if (rc != RUSK_ECORRUPT || a->corrupt)
+		return;
+	fprintf(stderr, "rusk agent: --backend %s: %s\n", a->o.backend,
+	        a->st.redis != NULL ? rusk_redis_last_error_(a->st.redis) : rusk_strerror(rc));
+	a->corrupt = true;
+}
+
 /* Partitions [lo, hi) read into the view (those that answer: synced_ns = now, and their
  * machines skipped for memory looked at again: short_resync), in one call where the backend
  * has one (snapshots: one pipeline per node). How many were read. */
@@ -295,22 +307,25 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 			a->sp[i] = lo + i;
 		a->st.bk.ops->snapshots(a->st.bk.self, a->sp, n_p, a->words + lo, a->n_words + lo,
 		                        a->sver, a->src);
-		for (uint32_t i = 0; i < n_p; i++)
+		for (uint32_t i = 0; i < n_p; i++) {
 			if (a->src[i] == RUSK_OK) {
 				a->synced_ns[lo + i] = now;
 				got++;
 				short_resync(a, lo + i);
 			}
+			read_corrupt(a, a->src[i]);
+		}
 		return got;
 	}
 	for (uint32_t p = lo; p < hi; p++) {
 		uint64_t ver;
-		if (a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver) ==
-		    RUSK_OK) {
+		int rc = a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver);
+		if (rc == RUSK_OK) {
 			a->synced_ns[p] = now;
 			got++;
 			short_resync(a, p);
 		}
+		read_corrupt(a, rc);
 	}
 	return got;
 }
@@ -446,7 +461,9 @@ static void ledger_check(agent_run *a, uint64_t *replace)
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 	uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
-	if (owner == NULL || gen == NULL || read_owners(a, owner, gen) != RUSK_OK)
+	int rc = owner == NULL || gen == NULL ? RUSK_ENOMEM : read_owners(a, owner, gen);
+	read_corrupt(a, rc);
+	if (rc != RUSK_OK)
 		goto out;
 	uint64_t me = (uint64_t)a->o.agent_id + 1;
 	for (size_t i = a->h_head; i < a->h_head + a->h_n; i++) {
@@ -638,8 +655,12 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		rusk_bk_count k;
 		int rc = a->st.bk.ops->recount(a->st.bk.self, p, &k);
 		if (rc != RUSK_OK) {
-			fprintf(stderr, "rusk agent: recount of partition %u: %s\n", p,
-			        rusk_redis_last_error_(a->st.redis));
+			const char *e = rusk_redis_last_error_(a->st.redis);
+			if (strncmp(e, "partition ", 10) == 0) /* it names the partition */
+				fprintf(stderr, "rusk agent: recount: %s\n", e);
+			else
+				fprintf(stderr, "rusk agent: recount of partition %u: %s\n", p, e);
+			a->corrupt |= rc == RUSK_ECORRUPT; /* a key of another type: exit 2 */
 			return rc;
 		}
 		held += k.held;
@@ -960,6 +981,8 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
+			if (a->corrupt)
+				break;
 			next_sync += step_ns;
 			if (next_sync < now)
 				next_sync = now + step_ns;
@@ -1072,7 +1095,7 @@ static int run_loop(agent_run *a)
 				backlog += replace;
 			}
 		}
-		if (a->fatal != 0)
+		if (a->fatal != 0 || a->corrupt)
 			break;
 	}
 	uint64_t t1 = mono_ns();
@@ -1536,7 +1559,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
 	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",
 	       stop_why(&a, sig));
-	exit_rc = a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL : sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
+	exit_rc = a.corrupt                   ? RUSK_EXIT_USAGE /* the end's ledger check */
+	          : a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL
+	          : sig != 0                  ? RUSK_EXIT_INTERRUPTED
+	                                      : 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
 		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);

@@ -833,6 +833,39 @@ def cli_redis_corrupt_key():
 
 
 @case
+def cli_redis_part_wrong_type():
+    """A partition's key of another type (another program wrote there) met by a read: the
+    snapshot's :free and :ver, the owners' :own, the recount's every key. Each is
+    RUSK_ECORRUPT naming the key and its type, exit 2, for rusk agent, rusk agent --recount
+    and rusk run. Before: the agent's snapshot failed silently (partition 3 never used,
+    exit 0), the recount named rusk:{p3}:mach (exit 1), rusk run ran to the end and said
+    the state was unreachable (exit 1), and a WRONGTYPE on :free read as "is missing"."""
+    with Cluster() as cl:
+        init = "agent --backend %s %s --init-only --force-init" % (cl.url, RUN_SHAPE)
+        agent = "agent --backend %s %s --duration-s 3 --rate 200" % (cl.url, RUN_SHAPE)
+        count = "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)
+        run = "run --backend %s %s --no-init --duration-s 3 --rate 200" % (cl.url, RUN_SHAPE)
+        for key, typ, want, put in (("free", "hash", "string", ("hset", "a", "b")),
+                                    ("ver", "hash", "string", ("hset", "a", "b")),
+                                    ("own", "string", "hash", ("set", "x"))):
+            k = "rusk:{p3}:%s" % key
+            said = r"rusk:\{p3\}:%s has type %s, not %s" % (key, typ, want)
+            for what, cmd in (("agent", agent), ("recount", count), ("run", run)):
+                rusk(init)
+                cli(cl, "del", k)
+                cli(cl, put[0], k, *put[1:])
+                t0 = time.time()
+                r = rusk(cmd, status=2)
+                print(key, what, "%.1f s" % (time.time() - t0))
+                match(said, r.out)
+                assert "is missing" not in r.out and ":mach" not in r.out, r.out
+                if what == "run":
+                    assert "unreachable" not in r.out, r.out
+        rusk(init)
+        match(r"held 0, free 400, mismatch 0", rusk(count).out)
+
+
+@case
 def cli_redis_meta_wrong_type():
     """A meta key of another type (another program wrote there): before, the calls on it
     failed and the process went on without them (rusk run without its lease, so an init
