@@ -866,6 +866,28 @@ def cli_redis_part_wrong_type():
 
 
 @case
+def cli_redis_agents_wrong_type_no_lease():
+    """rusk:{meta}:agents a string: the agent's lease claim (SET NX PX, then SADD to the
+    agents set) is refused before its first write: exit 2 naming rusk:{meta}:agents (not
+    the lease key), no Lua noise (" script: SHA, on @user_script:N."), and no lease left
+    behind, so the next agent with that id runs (before: the SET had run, and the next
+    agent 0 was refused as 'another live rusk agent holds this id', naming the dead one)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        agent = "agent --backend %s %s --duration-s 1 --rate 100" % (cl.url, RUN_SHAPE)
+        cli(cl, "set", "rusk:{meta}:agents", "x")
+        r = rusk(agent, status=2)
+        match(r"the rusk state is corrupt: rusk:\{meta\}:agents has type string, not set",
+              r.out)
+        assert "alive:0" not in r.out and "script:" not in r.out and "@user_script" not in \
+            r.out, r.out
+        assert cli(cl, "exists", "rusk:{meta}:alive:0") == "0", "a lease was left behind"
+        cli(cl, "del", "rusk:{meta}:agents")
+        r = rusk(agent)  # exit 0: the id is free
+        assert "another live rusk agent" not in r.out, r.out
+
+
+@case
 def cli_redis_meta_wrong_type():
     """A meta key of another type (another program wrote there): before, the calls on it
     failed and the process went on without them (rusk run without its lease, so an init
