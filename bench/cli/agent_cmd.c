@@ -93,6 +93,12 @@ typedef struct agent_run {
 	 * identity): claims_unknown are claims whose answer was lost with the connection (not
 	 * placed), releases_unknown releases whose answer was (placed, fate unknown). */
 	uint64_t placed, conflicts, released, rejected, claims_unknown, releases_unknown;
+	/* Of the rejected, those Redis refused as not this task's (another owner, free, another
+	 * generation): an acknowledged commit lost (a failover, a forced reclaim) that no
+	 * ledger check saw before the task ended. The ledger drops what it finds lost (never
+	 * released), so none of these is counted in `lost` too: lost + at_release is every
+	 * commit lost. One RU per task: the tasks and the RUs are the same count. */
+	uint64_t at_release;
 	/* claims = placed + conflicts + memory_short + claims_unknown: memory_short are claims
 	 * whose RU was free but whose machine's memory was short (RUSK_ESHORT_), not
 	 * conflicts. Such a machine is skipped (its free RUs marked taken in the view) until
@@ -279,6 +285,18 @@ static void short_end(agent_run *a, uint32_t p, uint32_t ru)
 	a->words[p][i / 64] |= UINT64_C(1) << (i % 64);
 }
 
+/* A read of the state answered rc: RUSK_ECORRUPT (a key of another type, named in the
+ * backend's message) stops the agent, exit 2 (a->corrupt; said once). Before, a snapshot
+ * that failed so left its partition full in the view for good, and the agent exited 0. */
+static void read_corrupt(agent_run *a, int rc)
+{
+	if (rc != RUSK_ECORRUPT || a->corrupt)
+		return;
+	fprintf(stderr, "rusk agent: --backend %s: %s\n", a->o.backend,
+	        a->st.redis != NULL ? rusk_redis_last_error_(a->st.redis) : rusk_strerror(rc));
+	a->corrupt = true;
+}
+
 /* Partitions [lo, hi) read into the view (those that answer: synced_ns = now, and their
  * machines skipped for memory looked at again: short_resync), in one call where the backend
  * has one (snapshots: one pipeline per node). How many were read. */
@@ -291,22 +309,25 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 			a->sp[i] = lo + i;
 		a->st.bk.ops->snapshots(a->st.bk.self, a->sp, n_p, a->words + lo, a->n_words + lo,
 		                        a->sver, a->src);
-		for (uint32_t i = 0; i < n_p; i++)
+		for (uint32_t i = 0; i < n_p; i++) {
 			if (a->src[i] == RUSK_OK) {
 				a->synced_ns[lo + i] = now;
 				got++;
 				short_resync(a, lo + i);
 			}
+			read_corrupt(a, a->src[i]);
+		}
 		return got;
 	}
 	for (uint32_t p = lo; p < hi; p++) {
 		uint64_t ver;
-		if (a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver) ==
-		    RUSK_OK) {
+		int rc = a->st.bk.ops->snapshot(a->st.bk.self, p, a->words[p], a->n_words[p], &ver);
+		if (rc == RUSK_OK) {
 			a->synced_ns[p] = now;
 			got++;
 			short_resync(a, p);
 		}
+		read_corrupt(a, rc);
 	}
 	return got;
 }
@@ -384,6 +405,8 @@ static void release_range(agent_run *a, size_t from, size_t to)
 		for (size_t i = 0; i < k; i++) {
 			a->released += rcs[i] == RUSK_OK;
 			a->rejected += rcs[i] != RUSK_OK;
+			a->at_release += rcs[i] == RUSK_ENOTOWNER || rcs[i] == RUSK_EFREE ||
+			                 rcs[i] == RUSK_ESTALE;
 			if (rcs[i] == RUSK_OK)
 				short_end(a, p, ls[i].lease.ru);
 		}
@@ -440,7 +463,9 @@ static void ledger_check(agent_run *a, uint64_t *replace)
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 	uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
-	if (owner == NULL || gen == NULL || read_owners(a, owner, gen) != RUSK_OK)
+	int rc = owner == NULL || gen == NULL ? RUSK_ENOMEM : read_owners(a, owner, gen);
+	read_corrupt(a, rc);
+	if (rc != RUSK_OK)
 		goto out;
 	uint64_t me = (uint64_t)a->o.agent_id + 1;
 	for (size_t i = a->h_head; i < a->h_head + a->h_n; i++) {
@@ -632,8 +657,12 @@ static int do_recount(agent_run *a, int reclaim, uint64_t *held_out)
 		rusk_bk_count k;
 		int rc = a->st.bk.ops->recount(a->st.bk.self, p, &k);
 		if (rc != RUSK_OK) {
-			fprintf(stderr, "rusk agent: recount of partition %u: %s\n", p,
-			        rusk_redis_last_error_(a->st.redis));
+			const char *e = rusk_redis_last_error_(a->st.redis);
+			if (strncmp(e, "partition ", 10) == 0) /* it names the partition */
+				fprintf(stderr, "rusk agent: recount: %s\n", e);
+			else
+				fprintf(stderr, "rusk agent: recount of partition %u: %s\n", p, e);
+			a->corrupt |= rc == RUSK_ECORRUPT; /* a key of another type: exit 2 */
 			return rc;
 		}
 		held += k.held;
@@ -954,6 +983,8 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
+			if (a->corrupt)
+				break;
 			next_sync += step_ns;
 			if (next_sync < now)
 				next_sync = now + step_ns;
@@ -1066,7 +1097,7 @@ static int run_loop(agent_run *a)
 				backlog += replace;
 			}
 		}
-		if (a->fatal != 0)
+		if (a->fatal != 0 || a->corrupt)
 			break;
 	}
 	uint64_t t1 = mono_ns();
@@ -1497,6 +1528,13 @@ int rusk_cmd_agent(int argc, char **argv)
 		       s.round_trips, s.redirects, s.reconnects, s.resent, s.wait_short,
 		       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted,
 		       a.orphans);
+	if (a.st.redis != NULL)
+		printf("redis lost at release %" PRIu64 " commits (%" PRIu64
+		       " RUs) whose release Redis refused as not the task's (another owner, free, "
+		       "stale; of the release refused %" PRIu64 "); lost in all: %" PRIu64
+		       " commits (%" PRIu64 " RUs)\n",
+		       a.at_release, a.at_release, a.rejected, a.lost + a.at_release,
+		       a.lost + a.at_release);
 	if (a.st.redis != NULL && o->lease_ms > 0 && !o->no_auto_reclaim)
 		printf("reclaim: %" PRIu64 " RUs of dead processes released (%" PRIu64
 		       " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
@@ -1511,8 +1549,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
-	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"wait_short\":%" PRIu64
-	       ",\"arrived\":%" PRIu64 ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
+	       ",\"regranted\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"lost_at_release\":%" PRIu64
+	       ",\"lost_at_release_rus\":%" PRIu64 ",\"lost_total\":%" PRIu64
+	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
+	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
 	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
@@ -1521,10 +1561,14 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.rejected, a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
 	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
+	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
 	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",
 	       stop_why(&a, sig));
-	exit_rc = a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL : sig != 0 ? RUSK_EXIT_INTERRUPTED : 0;
+	exit_rc = a.corrupt                   ? RUSK_EXIT_USAGE /* the end's ledger check */
+	          : a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL
+	          : sig != 0                  ? RUSK_EXIT_INTERRUPTED
+	                                      : 0;
 out:
 	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
 		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);

@@ -628,6 +628,7 @@ static void recount(const run *R)
 		return;
 	}
 	char last[256] = "";
+	bool corrupt = false;
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_bk_count k;
 		size_t n = 0;
@@ -635,11 +636,19 @@ static void recount(const run *R)
 			X->parts_failed++; /* not read within the budget */
 			continue;
 		}
-		if (X->main.bk.ops->recount(X->main.bk.self, p, &k) != RUSK_OK ||
-		    rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n) != RUSK_OK) {
+		int rc = X->main.bk.ops->recount(X->main.bk.self, p, &k);
+		if (rc == RUSK_OK)
+			rc = rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n);
+		if (rc != RUSK_OK) {
 			X->parts_failed++;
-			snprintf(last, sizeof last, "partition %u: %s", p,
-			         rusk_redis_last_error_(X->main.redis));
+			/* A key of another type (named by the message): not an outage, exit 2 */
+			corrupt |= rc == RUSK_ECORRUPT;
+			X->corrupt |= rc == RUSK_ECORRUPT;
+			const char *e = rusk_redis_last_error_(X->main.redis);
+			if (strncmp(e, "partition ", 10) == 0) /* it names the partition */
+				snprintf(last, sizeof last, "%s", e);
+			else
+				snprintf(last, sizeof last, "partition %u: %s", p, e);
 			continue;
 		}
 		X->held += k.held;
@@ -659,6 +668,7 @@ static void recount(const run *R)
 		snprintf(X->why, sizeof X->why,
 		         "%s: %u of %u partitions could not be read (%s; budget %d s)",
 		         X->waived ? "not done, the run was interrupted"
+		         : corrupt ? "the state is corrupt"
 		                   : "the state was unreachable",
 		         X->parts_failed, np, last[0] ? last : "the budget was spent",
 		         END_BUDGET_MS / 1000);

@@ -325,6 +325,7 @@ int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t
 		flush(rm, cn);
 	int rc = cn->bk.ops->snapshot(cn->bk.self, p, words, n_words, version);
 	if (rc != RUSK_OK) {
+		count(&rm->corrupt, rc == RUSK_ECORRUPT); /* a key of another type: the run stops */
 		note_error(rm, cn, "snapshot");
 		return RUSK_EIO;
 	}
@@ -372,12 +373,14 @@ int rusk_remote_snapshots_(rusk_remote *rm, const uint32_t *ps, size_t n, uint64
 	}
 	int rc = cn->bk.ops->snapshots(cn->bk.self, ps, n, cn->sw, cn->sn, versions, rcs);
 	count(&rm->snapshot_trips, 1);
-	uint64_t ok = 0;
+	uint64_t ok = 0, corrupt = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (rc != RUSK_OK && rc != RUSK_EIO)
 			rcs[i] = rc;
 		ok += rcs[i] == RUSK_OK;
+		corrupt += rcs[i] == RUSK_ECORRUPT;
 	}
+	count(&rm->corrupt, corrupt); /* a key of another type: the run stops (its owner) */
 	count(&rm->snapshots, ok);
 	if (ok < n)
 		note_error(rm, cn, "snapshot");

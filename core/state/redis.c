@@ -946,15 +946,46 @@ static void free_decode(const redisReply *y, uint32_t nr, uint64_t *words)
 		words[need - 1] &= (UINT64_C(1) << (nr % 64)) - 1;
 }
 
-/* A snapshot's two replies (GET :free, GET :ver) into words and *version. */
+/* Partition p's key `key` answered WRONGTYPE to a read (another program wrote there): the
+ * state is corrupt, RUSK_ECORRUPT naming the key and its type (one TYPE call), as the write
+ * scripts' RUSKCORRUPT does. Before, a snapshot said "is missing (no rusk state)" for :free
+ * and read :ver as 0, and the partition was never used again, with no message. */
+static int part_type_err(rusk_redis *r, uint32_t p, const char *key, const char *want)
+{
+	const char *av[2] = {"TYPE", key};
+	size_t al[2] = {4, strlen(key)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *t = NULL;
+	char type[32] = "another";
+	if (exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &t) == RUSK_OK &&
+	    t->type == REDIS_REPLY_STATUS)
+		snprintf(type, sizeof type, "%s", t->str);
+	free_replies(&t, 1);
+	return set_err(r, RUSK_ECORRUPT,
+	               "partition %u: the rusk state is corrupt: %s has type %s, not %s "
+	               "(another program wrote there? `rusk agent --init-only --force-init` "
+	               "writes the state afresh)",
+	               p, key, type, want);
+}
+
+/* A snapshot's two replies (GET :free, GET :ver) into words and *version; a key of another
+ * type, or a :ver that is no count, is RUSK_ECORRUPT naming it. */
 static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *words,
                         uint64_t *version)
 {
 	if (rep[0] == NULL || rep[1] == NULL)
 		return RUSK_EIO;
+	for (int k = 0; k < 2; k++)
+		if (is_err(rep[k], "WRONGTYPE"))
+			return part_type_err(r, p, r->keys[p][k == 0 ? K_FREE : K_VER], "string");
 	if (rep[0]->type != REDIS_REPLY_STRING)
 		return set_err(r, RUSK_EIO, "partition %u: %s is missing (no rusk state)", p,
 		               r->keys[p][K_FREE]);
+	if (rep[1]->type == REDIS_REPLY_STRING &&
+	    (rep[1]->len == 0 || strspn(rep[1]->str, "0123456789") != rep[1]->len))
+		return set_err(r, RUSK_ECORRUPT,
+		               "partition %u: the rusk state is corrupt: %s is not a count: %.40s",
+		               p, r->keys[p][K_VER], rep[1]->str);
 	free_decode(rep[0], r->p_n_rus[p], words);
 	if (version != NULL)
 		*version = rep[1]->type == REDIS_REPLY_STRING ? strtoull(rep[1]->str, NULL, 10) : 0;
@@ -1278,8 +1309,10 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 				gens[k] = (uint32_t)strtoul(y->element[i + 2]->str, NULL, 10);
 		}
 	} else if (rc == RUSK_OK) {
-		rc = set_err(r, RUSK_EIO, "partition %u: reading owners of %s: %s", p,
-		             r->keys[p][K_OWN], y->type == REDIS_REPLY_ERROR ? y->str : "no array");
+		rc = y->type == REDIS_REPLY_ERROR
+		             ? script_error(r, p, y)
+		             : set_err(r, RUSK_EIO, "partition %u: reading owners of %s: no array",
+		                       p, r->keys[p][K_OWN]);
 	}
 	free_replies(&y, 1);
 	arena_free(&a);
@@ -1327,10 +1360,12 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
 			if (rc == RUSK_ENOMEM || y == NULL) {
 				rcs[i] = rc == RUSK_ENOMEM ? rc : RUSK_EIO;
 			} else if (y->type != REDIS_REPLY_ARRAY) {
-				rcs[i] = set_err(
-				        r, RUSK_EIO, "partition %u: reading owners of %s: %s", p,
-				        r->keys[p][K_OWN],
-				        y->type == REDIS_REPLY_ERROR ? y->str : "no array");
+				rcs[i] = y->type == REDIS_REPLY_ERROR
+				                 ? script_error(r, p, y)
+				                 : set_err(r, RUSK_EIO,
+				                           "partition %u: reading owners of %s: no "
+				                           "array",
+				                           p, r->keys[p][K_OWN]);
 			} else if (k + y->elements / 3 > cap) {
 				rcs[i] = RUSK_ERANGE;
 			} else {

@@ -18,7 +18,9 @@
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
  * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}, each RU counted at most
- * once (below). Owners: see below.
+ * once (below). Owners: see below. Both read scripts make the write scripts' type checks
+ * first (RUSK_LUA_CHECK): a key of another type is RUSKCORRUPT naming it, where the recount
+ * named rusk:{pN}:mach for a WRONGTYPE on :free.
  */
 #ifndef RUSK_STATE_REDIS_LUA_H
 #define RUSK_STATE_REDIS_LUA_H
@@ -197,7 +199,7 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
  * in the difference: 2 for 1 mismatch, 1 for 2.) An owner field that names no RU of the
  * partition (out of range, not a number in canonical form) and a free bit past the last RU
  * are not RUs: each is one mismatch of its own, and neither is counted held or free. */
-static const char rusk_lua_recount[] =
+static const char rusk_lua_recount[] = RUSK_LUA_CHECK
         "local part = redis.call('HGET', KEYS[8], 'part')\n"
         "if not part then return redis.error_reply('RUSKSTATE no partition shape in ' .. "
         "KEYS[8]) end\n"
@@ -224,13 +226,13 @@ static const char rusk_lua_recount[] =
 
 /* Owners: no ARGV; answers (RU, owner, generation) triples of every held RU, as strings. */
 static const char rusk_lua_owners[] =
-        "local own = redis.call('HGETALL', KEYS[1])\n"
-        "local res = {}\n"
-        "for i = 1, #own, 2 do\n"
-        "  res[#res + 1] = own[i]\n"
-        "  res[#res + 1] = own[i + 1]\n"
-        "  res[#res + 1] = redis.call('HGET', KEYS[2], own[i]) or '0'\n"
-        "end\n"
-        "return res\n";
+        RUSK_LUA_CHECK "local own = redis.call('HGETALL', KEYS[1])\n"
+                       "local res = {}\n"
+                       "for i = 1, #own, 2 do\n"
+                       "  res[#res + 1] = own[i]\n"
+                       "  res[#res + 1] = own[i + 1]\n"
+                       "  res[#res + 1] = redis.call('HGET', KEYS[2], own[i]) or '0'\n"
+                       "end\n"
+                       "return res\n";
 
 #endif /* RUSK_STATE_REDIS_LUA_H */

@@ -812,8 +812,10 @@ def cli_redis_corrupt_key():
                                        text=True, timeout=30).strip()
         if held != "0":
             raise Fail("partition 1 holds %s RUs after failed commits:\n%s" % (held, r.out))
-        r = rusk("agent --backend %s %s --recount" % (cl.url, shape))
-        match(r"held 0, free 1600, mismatch 0", r.out)
+        # the recount checks the keys' types too (before, it read past :gen): exit 2
+        r = rusk("agent --backend %s %s --recount" % (cl.url, shape), status=2)
+        match(r"recount: partition 1: the rusk state is corrupt, nothing written: "
+              r"rusk:\{p1\}:gen has type string, not hash", r.out)
         # rusk run stops at it too (before: ~30 s more, exit 0): the key named, exit 2,
         # every task accounted for (the run's own recount finds none of its RUs held)
         t0 = time.monotonic()
@@ -824,12 +826,71 @@ def cli_redis_corrupt_key():
               r"nothing written: rusk:\{p1\}:gen has type string, not hash[^\n]*: stopping the run",
               r.out)
         assert took < 15, "rusk run went on %.1f s after the corrupt key" % took
-        r2 = rusk("agent --backend %s %s --recount" % (cl.url, shape))
-        match(r"held 0, free 1600, mismatch 0", r2.out)
+        r2 = rusk("agent --backend %s %s --recount" % (cl.url, shape), status=2)
+        match(r"rusk:\{p1\}:gen has type string, not hash", r2.out)
+        subprocess.run(["redis-cli", "-p", port, "del", "rusk:{p1}:gen"], check=True,
+                       capture_output=True, timeout=30)  # gen absent: every RU's is 0
+        match(r"held 0, free 1600, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, shape)).out)
         held = subprocess.check_output(["redis-cli", "-p", port, "hlen", "rusk:{p1}:own"],
                                        text=True, timeout=30).strip()
         if held != "0":
             raise Fail("partition 1 holds %s RUs after rusk run:\n%s" % (held, r.out))
+
+
+@case
+def cli_redis_part_wrong_type():
+    """A partition's key of another type (another program wrote there) met by a read: the
+    snapshot's :free and :ver, the owners' :own, the recount's every key. Each is
+    RUSK_ECORRUPT naming the key and its type, exit 2, for rusk agent, rusk agent --recount
+    and rusk run. Before: the agent's snapshot failed silently (partition 3 never used,
+    exit 0), the recount named rusk:{p3}:mach (exit 1), rusk run ran to the end and said
+    the state was unreachable (exit 1), and a WRONGTYPE on :free read as "is missing"."""
+    with Cluster() as cl:
+        init = "agent --backend %s %s --init-only --force-init" % (cl.url, RUN_SHAPE)
+        agent = "agent --backend %s %s --duration-s 3 --rate 200" % (cl.url, RUN_SHAPE)
+        count = "agent --backend %s %s --recount" % (cl.url, RUN_SHAPE)
+        run = "run --backend %s %s --no-init --duration-s 3 --rate 200" % (cl.url, RUN_SHAPE)
+        for key, typ, want, put in (("free", "hash", "string", ("hset", "a", "b")),
+                                    ("ver", "hash", "string", ("hset", "a", "b")),
+                                    ("own", "string", "hash", ("set", "x"))):
+            k = "rusk:{p3}:%s" % key
+            said = r"rusk:\{p3\}:%s has type %s, not %s" % (key, typ, want)
+            for what, cmd in (("agent", agent), ("recount", count), ("run", run)):
+                rusk(init)
+                cli(cl, "del", k)
+                cli(cl, put[0], k, *put[1:])
+                t0 = time.time()
+                r = rusk(cmd, status=2)
+                print(key, what, "%.1f s" % (time.time() - t0))
+                match(said, r.out)
+                assert "is missing" not in r.out and ":mach" not in r.out, r.out
+                if what == "run":
+                    assert "unreachable" not in r.out, r.out
+        rusk(init)
+        match(r"held 0, free 400, mismatch 0", rusk(count).out)
+
+
+@case
+def cli_redis_agents_wrong_type_no_lease():
+    """rusk:{meta}:agents a string: the agent's lease claim (SET NX PX, then SADD to the
+    agents set) is refused before its first write: exit 2 naming rusk:{meta}:agents (not
+    the lease key), no Lua noise (" script: SHA, on @user_script:N."), and no lease left
+    behind, so the next agent with that id runs (before: the SET had run, and the next
+    agent 0 was refused as 'another live rusk agent holds this id', naming the dead one)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        agent = "agent --backend %s %s --duration-s 1 --rate 100" % (cl.url, RUN_SHAPE)
+        cli(cl, "set", "rusk:{meta}:agents", "x")
+        r = rusk(agent, status=2)
+        match(r"the rusk state is corrupt: rusk:\{meta\}:agents has type string, not set",
+              r.out)
+        assert "alive:0" not in r.out and "script:" not in r.out and "@user_script" not in \
+            r.out, r.out
+        assert cli(cl, "exists", "rusk:{meta}:alive:0") == "0", "a lease was left behind"
+        cli(cl, "del", "rusk:{meta}:agents")
+        r = rusk(agent)  # exit 0: the id is free
+        assert "another live rusk agent" not in r.out, r.out
 
 
 @case
@@ -2055,6 +2116,49 @@ def cli_redis_run_lost_at_release():
               r"[^\n]*lost in all: %d commits \(%d RUs\)" %
               (led["lost_at_release"], led["lost_at_release_rus"], tasks, n), text)
         assert j["redis"]["recount"]["ok"] and j["redis"]["recount"]["held_by_run"] == 0, j
+
+
+@case
+def cli_redis_agent_lost_at_release():
+    """rusk agent's grants rewritten to another owner (STEAL, once partition 0 holds 10) while
+    its tasks of 300 ms run and its ledger checks only every 60 s: each robbed task learns of
+    the loss when Redis refuses its release (not the owner), and is a lost commit:
+    lost + lost_at_release is the RUs robbed (one RU a task), lost_total too, and the
+    identity placed = released + refused + releases_unknown + lost + held_end holds (before:
+    "release refused N, commit lost 0 ... acknowledged commits lost 0")."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + RUN_SHAPE.split() +
+                             ["--rate", "300", "--duration-s", "4", "--task-ms", "300",
+                              "--ledger-ms", "60000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_for("partition 0's grants", lambda: p.poll() is not None or
+                     int(cli(cl, "hlen", "rusk:{p0}:own") or 0) >= 10, 20)
+            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                                 "ver", "mach")]
+            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] +
+                               keys, capture_output=True, text=True, timeout=10)
+            print("taken:", r.stdout.split())
+            n, tasks = (int(x) for x in r.stdout.split())
+            text = p.communicate(timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print(text)
+        assert p.returncode == 0, "rusk agent exited %d" % p.returncode
+        assert n > 0 and n == tasks, (n, tasks)
+        a = last_json(text)
+        print("agent lost at release", json.dumps(a))
+        assert a["lost"] + a["lost_at_release"] == n, (n, a)
+        assert a["lost_at_release"] > 0 and a["lost_at_release_rus"] == a["lost_at_release"], a
+        assert a["lost_total"] == n and a["lost_total_rus"] == n, (n, a)
+        assert a["lost_at_release"] <= a["refused"], a
+        assert a["placed"] == (a["released"] + a["refused"] + a["releases_unknown"] +
+                               a["lost"] + a["held_end"]), a
+        match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
+              r"[^\n]*lost in all: %d commits \(%d RUs\)" %
+              (a["lost_at_release"], a["lost_at_release"], n, n), text)
 
 
 @case
