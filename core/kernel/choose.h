@@ -15,13 +15,14 @@
  * held RUs). Returns the number of RUs chosen (> 0), RUSK_EAGAIN when the view holds
  * nothing suitable, or RUSK_ENOMEM. Never called for central.
  */
+int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl,
+                 uint64_t now);
+
 /* A vector task's commit on machine m was refused for memory or GPUs (decision.h,
  * mshort): noted; rusk_mshort_apply_ at the start of a place() lists in vskip the noted
  * machines still short for task t. The agent's thread. */
 void rusk_mshort_note_(rusk_agent *a, uint32_t m, const rusk_task *t);
 void rusk_mshort_apply_(rusk_agent *a, const rusk_task *t);
-int rusk_choose_(rusk_agent *a, const rusk_dctx *d, uint32_t *rus, rusk_placement *pl,
-                 uint64_t now);
 
 /* Grows *buf to hold n candidates (doubling); false, *buf unchanged, when out of memory. */
 bool rusk_cands_reserve_(rusk_cand **buf, size_t *cap, size_t n);
