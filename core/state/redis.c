@@ -388,6 +388,19 @@ static bool is_err(const redisReply *rep, const char *prefix)
 }
 
 /* Whether reply rep says the command did not execute and should go again. */
+/* Reply y of node ni asks for a password this connection no longer has (NOAUTH): the
+ * next call fails at the loop's head, as for a refused AUTH (exec_slot, exec_multi). */
+static void note_noauth(rusk_redis *r, int ni, const redisReply *y)
+{
+	if (!is_err(y, "NOAUTH") || r->auth_failed)
+		return;
+	r->auth_failed = true;
+	snprintf(r->auth_err, sizeof r->auth_err,
+	         "%s:%d: authentication failed (%s): give the cluster's password as "
+	         "redis://[user:]password@HOST:PORT",
+	         r->nodes[ni].host, r->nodes[ni].port, y->str);
+}
+
 static bool retryable(const redisReply *rep)
 {
 	return is_err(rep, "MOVED ") || is_err(rep, "ASK ") || is_err(rep, "NOSCRIPT") ||
@@ -530,15 +543,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				break;
 			}
 			redisReply *y = x;
-			if (is_err(y, "NOAUTH") && !r->auth_failed) {
-				/* A node asks for a password this connection no longer has: the
-				 * next call fails at the loop's head, as for a refused AUTH. */
-				r->auth_failed = true;
-				snprintf(r->auth_err, sizeof r->auth_err,
-				         "%s:%d: authentication failed (%s): give the cluster's "
-				         "password as redis://[user:]password@HOST:PORT",
-				         r->nodes[ni].host, r->nodes[ni].port, y->str);
-			}
+			note_noauth(r, ni, y);
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;
@@ -741,15 +746,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				continue;
 			}
 			redisReply *y = x;
-			if (is_err(y, "NOAUTH") && !r->auth_failed) {
-				/* A node asks for a password this connection no longer has: the
-				 * next call fails at the loop's head, as for a refused AUTH. */
-				r->auth_failed = true;
-				snprintf(r->auth_err, sizeof r->auth_err,
-				         "%s:%d: authentication failed (%s): give the cluster's "
-				         "password as redis://[user:]password@HOST:PORT",
-				         r->nodes[ni].host, r->nodes[ni].port, y->str);
-			}
+			note_noauth(r, ni, y);
 			if (!retryable(y)) {
 				r->outage_t0 = 0; /* the cluster answers (give_up) */
 				rep[i] = y;

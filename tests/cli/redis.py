@@ -2074,6 +2074,20 @@ STEAL = ("local own = redis.call('HGETALL', KEYS[1]) local n = 0 local seen = {}
          "redis.call('INCR', KEYS[7]) return {n, t}")
 
 
+def steal_p0(cl, p):
+    """Once partition 0 holds 10 grants of process p (a sanitizer's run starts slower than
+    a fixed delay allows), STEAL them; returns (RUs rewritten, tasks that held them)."""
+    wait_for("partition 0's grants", lambda: p.poll() is not None or
+             int(cli(cl, "hlen", "rusk:{p0}:own") or 0) >= 10, 20)
+    keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec", "ver",
+                                         "mach")]
+    r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] + keys,
+                       capture_output=True, text=True, timeout=10)
+    print("taken:", r.stdout.split())
+    n, tasks = (int(x) for x in r.stdout.split())
+    return n, tasks
+
+
 @case
 def cli_redis_run_lost_at_release():
     """Grants taken from under running tasks of 50 ms (STEAL, once partition 0 holds 10):
@@ -2088,15 +2102,7 @@ def cli_redis_run_lost_at_release():
                               "--duration-s", "6", "--task-ms", "50", "--json", out],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            # under a sanitizer the run starts slower: steal once partition 0 holds some
-            wait_for("partition 0's grants", lambda: p.poll() is not None or
-                     int(cli(cl, "hlen", "rusk:{p0}:own") or 0) >= 10, 20)
-            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
-                                                 "ver", "mach")]
-            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] +
-                               keys, capture_output=True, text=True, timeout=10)
-            print("taken:", r.stdout.split())
-            n, tasks = (int(x) for x in r.stdout.split())
+            n, tasks = steal_p0(cl, p)
             text = p.communicate(timeout=60)[0]
         finally:
             if p.poll() is None:
@@ -2133,14 +2139,7 @@ def cli_redis_agent_lost_at_release():
                               "--ledger-ms", "60000"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            wait_for("partition 0's grants", lambda: p.poll() is not None or
-                     int(cli(cl, "hlen", "rusk:{p0}:own") or 0) >= 10, 20)
-            keys = ["rusk:{p0}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
-                                                 "ver", "mach")]
-            r = subprocess.run(["redis-cli", "-c", "-p", str(cl.port), "eval", STEAL, "8"] +
-                               keys, capture_output=True, text=True, timeout=10)
-            print("taken:", r.stdout.split())
-            n, tasks = (int(x) for x in r.stdout.split())
+            n, tasks = steal_p0(cl, p)
             text = p.communicate(timeout=60)[0]
         finally:
             if p.poll() is None:
