@@ -16,7 +16,7 @@ RUSK_EXPORT const char *rusk_strerror(int err)
 	case RUSK_EFREE: return "RU already free (double release)";
 	case RUSK_ESTALE: return "stale lease or handle: what it names has ended";
 	case RUSK_ERANGE: return "index out of range";
-	case RUSK_EIO: return "cannot read file";
+	case RUSK_EIO: return "input/output error (a file, or the connection to a remote state)";
 	case RUSK_EPARSE: return "malformed input";
 	case RUSK_ESHAPE: return "impossible cluster shape";
 	case RUSK_EDUP: return "RU already held by this task or listed twice";

@@ -28,7 +28,8 @@ enum rusk_err {
 	                      * and taken again since, a dispatcher job's task is over and its
 	                      * slot may serve another task (rusk/dispatch.h) */
 	RUSK_ERANGE = -7,    /* an RU, machine or partition index is out of range */
-	RUSK_EIO = -8,       /* a file could not be opened or read */
+	RUSK_EIO = -8,       /* a file could not be opened or read, or a remote master state
+	                      * (Redis Cluster) could not be reached */
 	RUSK_EPARSE = -9,    /* malformed input (the message names file:line) */
 	RUSK_ESHAPE = -10,   /* impossible cluster shape (0 machines, P > cells, ...) */
 	RUSK_EDUP = -11,     /* RU already held by this task, or listed twice in one commit */
