@@ -1991,8 +1991,10 @@ def cli_redis_run_failover_loss():
         j = run_json(out)
         t, rd = j["tasks"], j["redis"]
         print("failover", json.dumps({"tasks": t, "redis": rd}))
-        assert rd["ledger"]["lost_tasks"] > 0, "nothing lost: %r" % rd["ledger"]
-        assert rd["ledger"]["revoked"] > 0, rd["ledger"]
+        # the loss is found by a ledger pass (its tasks revoked and placed again) or, when
+        # the passes' reads failed through the outage (under ASan: 30 of 110), at release
+        assert rd["ledger"]["lost_total"] > 0, "nothing lost: %r" % rd["ledger"]
+        assert rd["ledger"]["lost_tasks"] == 0 or rd["ledger"]["revoked"] > 0, rd["ledger"]
         # the master's connections broke and waited for the promoted replica: the links'
         # counters say so (before, rusk run's JSON and summary had none of them)
         assert rd["reconnects"] >= 1 and rd["outage_s"] > 0, rd
