@@ -1812,8 +1812,12 @@ def cli_redis_agent_arrivals_outage():
         assert rc == 0, "the agent exited %d" % rc
         j = last_json(out)
         # elapsed_s is the loop's real wall time: the outage ran past the end (before,
-        # 3.000 whatever the overrun, and max_gap_s left out the trailing stall)
-        assert j["elapsed_s"] > 3.5 and j["max_gap_s"] > 0.5 + j["elapsed_s"] - 3, j
+        # 3.000 whatever the overrun, and max_gap_s left out the trailing stall). The
+        # stall accounts for the overrun, less the moments after the cluster came back
+        # (a reconnect and a sync before the loop looks at its clock; 0.1 s in a CI run
+        # whose commits resumed at 6.13 s of 6.23 s)
+        assert j["elapsed_s"] > 3.5 and j["max_gap_s"] > 1.0, j
+        assert j["max_gap_s"] > j["elapsed_s"] - 3 - 1.0, j
         want = 500 * min(j["elapsed_s"], 3)
         print("arrived %d, rate x elapsed_s %.0f, outage %.2f s" % (j["arrived"], want,
                                                                    j["outage_s"]))
