@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -2240,34 +2241,186 @@ def sh(*argv, check=True):
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=120, check=check)
 
 
-# The slow link's fallback where the kernel has no sch_netem: a token bucket (tbf) on the
-# namespace's loopback, MTU 1500 (RUSK_SLOW_RATE overrides the rate, e.g. 8mbit).
-SLOW_RATE = os.environ.get("RUSK_SLOW_RATE", "4mbit")
-SLOW_TBF = ["tbf", "rate", SLOW_RATE, "burst", "5kb", "latency", "250ms"]
-SLOW_NETEM = ["netem", "delay", "2ms"]
+# The fixed one-way delays of cli_redis_slow_link, in ms: the first is the baseline.
+SLOW_DELAYS_MS = (0, 2, 10)
+
+
+class SlowLink:
+    """A 3+3 cluster behind a link of a fixed one-way delay, for the with-block: .kind
+    ("netem" or "delay proxy"), .url, .inside (the command prefix that runs a command on the
+    cluster's side: `ip netns exec NS`, or nothing), .set(ms) (the delay from now on; 0 at
+    start). Bounded: every command it runs has a timeout; a proxy that ends early ends
+    its readline (EOF).
+
+    netem is the first choice: a network namespace of its own, its loopback up, `tc qdisc
+    add dev lo root netem delay 0ms`, the cluster inside on ports 7000-7005; set() is `tc
+    qdisc change ... netem delay Dms`. Every packet on the loopback (clients, cluster bus,
+    replication) waits D ms; a round trip crosses it twice. It needs root, `ip` and `tc`, a
+    namespace, and sch_netem. Where any is missing (the development machine's kernel has
+    no sch_netem: "Specified qdisc kind is unknown"), tests/redis/delay_proxy.py forwards
+    each node's client port from a free port of its own, delaying each chunk by D ms each
+    way in order, and the nodes announce the proxy's ports (cluster.sh with
+    RUSK_REDIS_ANNOUNCE; the bus ports stay direct): CLUSTER SLOTS, MOVED and ASK name the
+    proxy, so every byte between rusk and a node crosses the delay (so do the replicas'
+    streams; the bus does not). No root needed; set() is `delay D` on its stdin."""
+
+    def __enter__(self):
+        need_redis()
+        self.dir = tempfile.mkdtemp(prefix="rusk-slow.")
+        self.ns, self.proxy, self.inside = None, None, []
+        try:
+            why = self.netem()
+            if why is None:
+                self.kind = "netem"
+                subprocess.run(self.inside + [script(), "start", self.dir, "7000"],
+                               check=True, timeout=180)
+                self.url = "redis://127.0.0.1:7000,127.0.0.1:7001"
+            else:
+                self.kind = "delay proxy"
+                print("%s: the delay proxy (tests/redis/delay_proxy.py) instead" % why)
+                self.start_proxy()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        print("slow link: %s" % self.kind)
+        return self
+
+    def netem(self):
+        """None where a namespace with netem on its loopback is made, else why not."""
+        if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+            return "netem needs root, ip and tc"
+        ns = "rusk-slow-%d" % os.getpid()
+        made = sh("ip", "netns", "add", ns, check=False)
+        if made.returncode != 0:
+            return "ip netns add: %s" % made.stderr.strip()
+        self.ns, self.inside = ns, ["ip", "netns", "exec", ns]
+        sh(*self.inside, "ip", "link", "set", "lo", "up")
+        q = sh(*self.inside, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms",
+               check=False)
+        if q.returncode == 0:
+            return None
+        sh("ip", "netns", "del", ns, check=False)
+        self.ns, self.inside = None, []
+        return "tc qdisc add dev lo root netem: %s" % q.stderr.strip()
+
+    def start_proxy(self):
+        base = int(subprocess.check_output([script(), "free-port"], timeout=30))
+        self.proxy = subprocess.Popen(
+            [sys.executable, os.path.join(ARGS.src, "tests", "redis", "delay_proxy.py")] +
+            [str(base + i) for i in range(6)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proxy.stdout.readline()
+        if not line.startswith("ports "):
+            raise Fail("delay_proxy.py answered %r, not its ports" % line)
+        ports = line.split()[1:]
+        env = dict(os.environ, RUSK_REDIS_ANNOUNCE=" ".join(ports))
+        subprocess.run([script(), "start", self.dir, str(base)], check=True, timeout=180,
+                       env=env)
+        self.url = "redis://127.0.0.1:%s,127.0.0.1:%s" % (ports[0], ports[1])
+
+    def set(self, ms):
+        if self.proxy is None:
+            sh(*self.inside, "tc", "qdisc", "change", "dev", "lo", "root", "netem", "delay",
+               "%gms" % ms)
+            return
+        self.proxy.stdin.write("delay %g\n" % ms)
+        self.proxy.stdin.flush()
+        ans = self.proxy.stdout.readline().strip()
+        if ans != "delay %g" % ms:
+            raise Fail("delay_proxy.py answered %r to `delay %g`" % (ans, ms))
+
+    def __exit__(self, *exc):
+        subprocess.run(self.inside + [script(), "stop", self.dir], timeout=60)
+        if self.proxy is not None:
+            self.proxy.stdin.close()  # its end of stdin: it exits
+            try:
+                self.proxy.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proxy.kill()
+                self.proxy.wait(timeout=10)
+        if self.ns is not None:
+            sh("ip", "netns", "del", self.ns, check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
 
 
 @case
 def cli_redis_slow_link():
-    """A slow link: a network namespace of its own, the cluster inside it, two agent
-    processes (DiffSync, 400 RUs, 500 tasks/s each of 200 ms) run first over the plain
-    loopback (the baseline), then over a shaped one, in the same namespace; then `rusk run
-    --backend` (default batches) over the shaped link. For each: commit round trip p50/p99,
-    staleness at commit, conflicts (claims the state refused), placed, and a clean recount.
+    """A slow link of a fixed delay (SlowLink: netem on a namespace's loopback where the
+    kernel has it, else the delay proxy in front of every node; the test prints which ran).
+    At each one-way delay D of 0 (the baseline), 2 and 10 ms, on one state: one agent
+    process, then two at once (DiffSync, 400 RUs, 500 tasks/s each of 200 ms, 2 s; a
+    recount after each), then `rusk run --backend` (default batches). For each: commit
+    round trip p50/p99, staleness at commit, conflicts (claims the state refused), placed,
+    tasks/s.
 
-    The shaping: `tc qdisc add dev lo root netem delay 2ms` (a fixed delay per packet) where
-    the kernel has sch_netem; where it has not ("Specified qdisc kind is unknown"), a token
-    bucket, `tbf rate 4mbit burst 5kb latency 250ms`, with the loopback's MTU set to 1500
-    for both runs. tbf is a slow link of low bandwidth, not a delay: a packet waits only
-    for its turn behind the bytes queued before it (an idle link passes a lone packet at
-    once); the agents' syncs, commits and releases, and the cluster's own gossip and
-    replication (about 1.3 Mbit/s idle), share the 4 Mbit/s, so the link is busy and every
-    round trip queues. Asserted: the shaped agents' round trip p50 at least 2x the
-    baseline's measured here (netem: also >= 3.5 ms), every arrival placed or still
-    waiting at the end, no release refused, and the recounts clean. Skipped (77) where
-    namespaces or both qdiscs are not permitted (not root, no `ip`/`tc`)."""
+    Asserted for every agent at every D: the round trip p50 at least 2D (a commit's
+    request and answer each cross the delay) and the staleness at commit at least 2D (the
+    view's age counts from the sync's request, whose answer crosses the link both ways);
+    conflicts reported; every arrival placed or still waiting, every placement released,
+    nothing lost, the recounts clean (slow_agents); at the largest D, the round trip p50
+    and the staleness above the baseline's. `rusk run`: its commit pipeline p50 at least
+    2D and check_run (all placed, ledger and recount clean). Skipped (77) without
+    redis-server or a Redis build."""
+    with SlowLink() as link:
+        run_in(link.inside, ["agent", "--backend", link.url, "--init-only"] + RUN_SHAPE.split())
+        rows = []
+        for ms in SLOW_DELAYS_MS:
+            link.set(ms)
+            label = "%s %g ms" % (link.kind, ms)
+            rows.append((ms, [slow_agents(link.inside, link.url, label, n, secs=2)
+                              for n in (1, 2)],
+                         slow_run(link.inside, link.url, "delay_%g" % ms)))
+        print("slow link: %s, one-way delay %s ms" %
+              (link.kind, " / ".join("%g" % ms for ms in SLOW_DELAYS_MS)))
+        for ms, by_n, rj in rows:
+            for js in by_n:
+                print_agents("%g ms" % ms, js)
+            print_run("%g ms" % ms, rj)
+        for ms, by_n, rj in rows:
+            for j in sum(by_n, []):
+                assert j["rtt_p50_ms"] >= 2 * ms, "one-way %g ms: round trip %s" % (ms, j)
+                assert j["staleness_ms"] >= 2 * ms, "one-way %g ms: staleness %s" % (ms, j)
+                assert "conflicts" in j and j["lost_total"] == 0, j
+            p50 = rj["redis"]["commit_rtt_us"]["p50"] / 1e3
+            assert p50 >= 2 * ms, "one-way %g ms: rusk run's commit p50 %.3f ms" % (ms, p50)
+        (_, base, _), (top, slow, _) = rows[0], rows[-1]
+        for b, s in zip(base, slow):
+            assert min(j["rtt_p50_ms"] for j in s) > max(j["rtt_p50_ms"] for j in b), (b, s)
+            stale = [sum(j["staleness_ms"] for j in js) / len(js) for js in (b, s)]
+            print("%d agent(s): round trip p50 x%.1f, staleness %.2f -> %.2f ms at %g ms" %
+                  (len(b), min(j["rtt_p50_ms"] for j in s) / max(j["rtt_p50_ms"] for j in b),
+                   stale[0], stale[1], top))
+            assert stale[1] > stale[0], (b, s)
+
+
+# cli_redis_slow_link_tbf: a token bucket (tbf) on a namespace's loopback, MTU 1500
+# (RUSK_SLOW_RATE overrides the rate, e.g. 8mbit).
+SLOW_RATE = os.environ.get("RUSK_SLOW_RATE", "4mbit")
+SLOW_TBF = ["tbf", "rate", SLOW_RATE, "burst", "5kb", "latency", "250ms"]
+
+
+@case
+def cli_redis_slow_link_tbf():
+    """A slow link of low bandwidth: a network namespace of its own, the cluster inside
+    it, two agent processes (DiffSync, 400 RUs, 500 tasks/s each of 200 ms) run first over
+    the plain loopback (the baseline), then over a shaped one, in the same namespace; then
+    `rusk run --backend` (default batches) over the shaped link. For each: commit round
+    trip p50/p99, staleness at commit, conflicts (claims the state refused), placed, and a
+    clean recount.
+
+    The shaping: a token bucket, `tbf rate 4mbit burst 5kb latency 250ms`, with the
+    loopback's MTU set to 1500 for both runs. tbf is a slow link of low bandwidth, not a
+    delay (cli_redis_slow_link has the delay): a packet waits only for its turn behind the
+    bytes queued before it (an idle link passes a lone packet at once); the agents' syncs,
+    commits and releases, and the cluster's own gossip and replication (about 1.3 Mbit/s
+    idle), share the 4 Mbit/s, so the link is busy and every round trip queues. Asserted:
+    the shaped agents' round trip p50 at least 2x the baseline's measured here, every
+    arrival placed or still waiting at the end, no release refused, and the recounts
+    clean. Skipped (77) where namespaces or tbf are not permitted (not root, no
+    `ip`/`tc`)."""
     need_redis()
-    ns = "rusk-slow-%d" % os.getpid()
+    ns = "rusk-tbf-%d" % os.getpid()
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         print("needs root, ip and tc: skipped")
         raise SystemExit(SKIP)
@@ -2275,22 +2428,16 @@ def cli_redis_slow_link():
     if made.returncode != 0:
         print("ip netns add: %s: skipped" % made.stderr.strip())
         raise SystemExit(SKIP)
-    d = tempfile.mkdtemp(prefix="rusk-slow.")
+    d = tempfile.mkdtemp(prefix="rusk-tbf.")
     inside = ["ip", "netns", "exec", ns]
     try:
         sh(*inside, "ip", "link", "set", "lo", "up")
-        # which shaping this kernel has: netem, else tbf (probed, then removed)
-        qdisc = SLOW_NETEM
-        q = sh(*inside, "tc", "qdisc", "add", "dev", "lo", "root", *qdisc, check=False)
-        if q.returncode != 0:
-            print("tc qdisc add ... netem: %s: falling back to tbf" % q.stderr.strip())
-            qdisc = SLOW_TBF
-            # an MTU of 1500 as on a real link: tbf's bucket must hold a whole packet
-            sh(*inside, "ip", "link", "set", "lo", "mtu", "1500")
-            t = sh(*inside, "tc", "qdisc", "add", "dev", "lo", "root", *qdisc, check=False)
-            if t.returncode != 0:
-                print("tc qdisc add ... tbf: %s: skipped" % t.stderr.strip())
-                raise SystemExit(SKIP)
+        # an MTU of 1500 as on a real link: tbf's bucket must hold a whole packet
+        sh(*inside, "ip", "link", "set", "lo", "mtu", "1500")
+        t = sh(*inside, "tc", "qdisc", "add", "dev", "lo", "root", *SLOW_TBF, check=False)
+        if t.returncode != 0:
+            print("tc qdisc add ... tbf: %s: skipped" % t.stderr.strip())
+            raise SystemExit(SKIP)
         sh(*inside, "tc", "qdisc", "del", "dev", "lo", "root")
         subprocess.run(inside + [script(), "start", d, "7000"], check=True, timeout=180)
         url = "redis://127.0.0.1:7000"
@@ -2298,54 +2445,58 @@ def cli_redis_slow_link():
                RUN_SHAPE.split())
         base = slow_agents(inside, url, "baseline")
         base_run = slow_run(inside, url, "baseline")
-        sh(*inside, "tc", "qdisc", "add", "dev", "lo", "root", *qdisc)
+        sh(*inside, "tc", "qdisc", "add", "dev", "lo", "root", *SLOW_TBF)
         slow = slow_agents(inside, url, "shaped")
         slow_run_j = slow_run(inside, url, "shaped")
-        stats = sh(*inside, "tc", "-s", "qdisc", "show", "dev", "lo").stdout
-        print(stats)
-        link = "%s (%s)" % (" ".join(qdisc), "netem" if qdisc is SLOW_NETEM else
-                            "tbf fallback: a rate limit, not a delay; MTU 1500")
-        print("slow link: %s" % link)
+        print(sh(*inside, "tc", "-s", "qdisc", "show", "dev", "lo").stdout)
+        print("slow link: %s (a rate limit, not a delay; MTU 1500)" % " ".join(SLOW_TBF))
         for label, js, rj in (("baseline", base, base_run), ("shaped", slow, slow_run_j)):
-            print("%-8s agents: rtt p50 %s ms, p99 %s ms; staleness %s ms; conflicts %s of "
-                  "%s claims; placed %s of %s arrived (%s waiting at the end); tasks/s %s; "
-                  "claims a batch %s; partition syncs %s"
-                  % (label, "/".join("%.3f" % j["rtt_p50_ms"] for j in js),
-                     "/".join("%.3f" % j["rtt_p99_ms"] for j in js),
-                     "/".join("%.2f" % j["staleness_ms"] for j in js),
-                     "/".join(str(j["conflicts"]) for j in js),
-                     "/".join(str(j["claims"]) for j in js),
-                     "/".join(str(j["placed"]) for j in js),
-                     "/".join(str(j["arrived"]) for j in js),
-                     "/".join(str(j["backlog_end"]) for j in js),
-                     "/".join("%.0f" % j["tasks_per_s"] for j in js),
-                     "/".join("%.1f" % (j["claims"] / max(j["batches"], 1)) for j in js),
-                     "/".join(str(j["syncs"]) for j in js)))
-            rd = rj["redis"]
-            print("%-8s rusk run: commit pipeline p50 %.3f ms, p99 %.3f ms; staleness mean "
-                  "%.2f ms, p99 %.2f ms; conflicts %d; placed %d of %d submitted; %d commit "
-                  "round trips, %d batches" %
-                  (label, rd["commit_rtt_us"]["p50"] / 1e3, rd["commit_rtt_us"]["p99"] / 1e3,
-                   rj["staleness_ms"]["mean"], rj["staleness_ms"]["p99"],
-                   rj["conflicts"]["total"], rj["tasks"]["committed"],
-                   rj["tasks"]["submitted"], rd["commit_round_trips"], rd["batches"]))
+            print_agents(label, js)
+            print_run(label, rj)
         b50 = max(j["rtt_p50_ms"] for j in base)
         s50 = min(j["rtt_p50_ms"] for j in slow)
         print("shaped / baseline round trip p50: %.1fx" % (s50 / b50))
         assert s50 >= 2 * b50, "shaped p50 %.3f ms, baseline %.3f ms" % (s50, b50)
-        if qdisc is SLOW_NETEM:
-            assert s50 >= 3.5, "a 2 ms link each way, round trip %.3f ms" % s50
     finally:
         subprocess.run(inside + [script(), "stop", d], timeout=60)
         sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(d, ignore_errors=True)
 
 
-def slow_agents(inside, url, label):
-    """Two agent processes at once (--agents 2), then a recount; their JSON lines."""
+def print_agents(label, js):
+    print("%-8s %d agent%s: rtt p50 %s ms, p99 %s ms; staleness %s ms; conflicts %s of %s "
+          "claims; placed %s of %s arrived (%s waiting at the end); tasks/s %s; claims a "
+          "batch %s; partition syncs %s"
+          % (label, len(js), "s" * (len(js) > 1),
+             "/".join("%.3f" % j["rtt_p50_ms"] for j in js),
+             "/".join("%.3f" % j["rtt_p99_ms"] for j in js),
+             "/".join("%.2f" % j["staleness_ms"] for j in js),
+             "/".join(str(j["conflicts"]) for j in js),
+             "/".join(str(j["claims"]) for j in js),
+             "/".join(str(j["placed"]) for j in js),
+             "/".join(str(j["arrived"]) for j in js),
+             "/".join(str(j["backlog_end"]) for j in js),
+             "/".join("%.0f" % j["tasks_per_s"] for j in js),
+             "/".join("%.1f" % (j["claims"] / max(j["batches"], 1)) for j in js),
+             "/".join(str(j["syncs"]) for j in js)))
+
+
+def print_run(label, rj):
+    rd = rj["redis"]
+    print("%-8s rusk run: commit pipeline p50 %.3f ms, p99 %.3f ms; staleness mean %.2f ms, "
+          "p99 %.2f ms; conflicts %d; placed %d of %d submitted; %d commit round trips, %d "
+          "batches" %
+          (label, rd["commit_rtt_us"]["p50"] / 1e3, rd["commit_rtt_us"]["p99"] / 1e3,
+           rj["staleness_ms"]["mean"], rj["staleness_ms"]["p99"], rj["conflicts"]["total"],
+           rj["tasks"]["committed"], rj["tasks"]["submitted"], rd["commit_round_trips"],
+           rd["batches"]))
+
+
+def slow_agents(inside, url, label, n=2, secs=3):
+    """n agent processes at once (--agents n), then a recount; their JSON lines."""
     argv = [inside + [ARGS.rusk, "agent", "--backend", url] + RUN_SHAPE.split() +
-            ["--agents", "2", "--agent-id", str(i), "--rate", "500", "--duration-s", "3",
-             "--task-ms", "200"] for i in range(2)]
+            ["--agents", str(n), "--agent-id", str(i), "--rate", "500", "--duration-s",
+             str(secs), "--task-ms", "200"] for i in range(n)]
     procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for a in argv]
     try:

@@ -9,7 +9,11 @@
 #   cluster.sh start DIR PORT       starts the 6 servers, `redis-cli --cluster create`,
 #                                   waits (at most 60 s) until every node says cluster_state:ok
 #                                   and every replica's link is up
-#                                   (RUSK_REDIS_PASSWORD set: every server requires it)
+#                                   (RUSK_REDIS_PASSWORD set: every server requires it;
+#                                   RUSK_REDIS_ANNOUNCE="A0 .. A5" set: server PORT+i announces
+#                                   client port Ai, its bus port staying PORT+i+10000, so
+#                                   clients and replicas reach it through Ai: a forwarder
+#                                   such as delay_proxy.py, which must be running)
 #   cluster.sh stop DIR             SIGKILLs every server started in DIR and waits until they
 #                                   are gone (their data is thrown away: a SIGTERM took 1.5 s
 #                                   to end a server); safe to call twice or after a failed start
@@ -86,13 +90,20 @@ start)
     auth=(--requirepass "$RUSK_REDIS_PASSWORD" --masterauth "$RUSK_REDIS_PASSWORD")
     export REDISCLI_AUTH="$RUSK_REDIS_PASSWORD"
   fi
+  announce=(${RUSK_REDIS_ANNOUNCE:-})
+  if [ ${#announce[@]} != 0 ] && [ ${#announce[@]} != 6 ]; then
+    echo "RUSK_REDIS_ANNOUNCE='${RUSK_REDIS_ANNOUNCE}': give 6 ports, one for each server"; exit 2
+  fi
   addrs=()
   for i in 0 1 2 3 4 5; do
     p=$((port + i)); d="$dir/$p"; mkdir -p "$d"
+    ann=()
+    [ ${#announce[@]} = 6 ] && ann=(--cluster-announce-port "${announce[$i]}"
+      --cluster-announce-bus-port $((p + 10000)))
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$d/nodes.conf" --cluster-node-timeout 2000 \
       --dir "$d" --save "" --appendonly no --repl-diskless-sync-delay 0 --shutdown-on-sigterm "nosave now" --daemonize yes \
-      --pidfile "$d/redis.pid" --logfile "$d/redis.log" "${auth[@]}" >/dev/null
+      --pidfile "$d/redis.pid" --logfile "$d/redis.log" "${auth[@]}" "${ann[@]}" >/dev/null
     addrs+=("127.0.0.1:$p")
   done
   for i in 0 1 2 3 4 5; do   # every server answers before the cluster is made (<= 10 s)

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A delaying TCP forwarder for rusk's slow-link test (issue 30): a fixed delay on the
+client connections of a Redis Cluster where the kernel has no sch_netem. A test tool.
+
+    delay_proxy.py TARGET_PORT...
+
+For each TARGET_PORT it listens on a free 127.0.0.1 port (the kernel's choice, outside the
+ports cluster.sh reserves) and forwards every connection to 127.0.0.1:TARGET_PORT. In each
+direction every chunk read is written D ms after it was read, in the order read: a link
+with a fixed one-way delay of D ms (the delay of `tc qdisc ... netem delay Dms` on the
+loopback, which a round trip crosses twice). It prints one line, `ports P1 P2 ...` (the
+listening ports, in the order of the targets), then reads commands from stdin, one a line:
+
+    delay MS        D := MS (a number >= 0; 0 at start) for every chunk read from now on;
+                    answers `delay MS` on stdout
+    end of stdin    closes the listeners and every connection and exits 0
+
+A bad command is answered `error: ...` on stdout and changes nothing. The nodes announce
+the listening ports (cluster.sh, RUSK_REDIS_ANNOUNCE), so their CLUSTER SLOTS, MOVED and
+ASK answers name them and every byte of a client crosses the delay; so do the replicas'
+replication streams. The cluster bus stays direct. A chunk is whatever one read returned
+(at most 64 KiB); a delay is a lower bound: the event loop wakes up to about 1 ms late
+(epoll's timeout is in ms), later on a loaded machine."""
+import asyncio
+import sys
+
+CHUNK = 65536
+
+
+class Link:
+    delay_s = 0.0  # the one-way delay; set by `delay MS`, read as each chunk arrives
+    open = {}      # each forwarding task -> its two writers, closed at the end
+
+
+async def pipe(reader, writer, link):
+    """Copies reader to writer, each chunk due link.delay_s after it was read; in order."""
+    loop = asyncio.get_running_loop()
+    queue = asyncio.Queue()
+
+    async def read():
+        try:
+            while True:
+                data = await reader.read(CHUNK)
+                queue.put_nowait((loop.time() + link.delay_s, data))
+                if not data:
+                    return
+        except (ConnectionError, OSError):
+            queue.put_nowait((loop.time() + link.delay_s, b""))
+
+    reading = asyncio.ensure_future(read())
+    try:
+        while True:
+            due, data = await queue.get()
+            wait = due - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if not data:
+                if writer.can_write_eof():
+                    writer.write_eof()
+                return
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        reading.cancel()
+
+
+async def forward(target, link, client_r, client_w):
+    try:
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", target)
+    except OSError:
+        client_w.close()
+        return
+    link.open[asyncio.current_task()] = (up_w, client_w)
+    try:
+        await asyncio.gather(pipe(client_r, up_w, link), pipe(up_r, client_w, link))
+    finally:
+        del link.open[asyncio.current_task()]
+        for w in (up_w, client_w):
+            w.close()
+
+
+async def main(targets):
+    link = Link()
+    servers = []
+    for t in targets:
+        servers.append(await asyncio.start_server(
+            lambda r, w, t=t: forward(t, link, r, w), "127.0.0.1", 0))
+    print("ports " + " ".join(str(s.sockets[0].getsockname()[1]) for s in servers),
+          flush=True)
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        words = line.split()
+        try:
+            if len(words) != 2 or words[0] != "delay":
+                raise ValueError("expected `delay MS`")
+            ms = float(words[1])
+            if not ms >= 0 or ms > 60000:
+                raise ValueError("MS must be 0..60000")
+        except ValueError as e:
+            print("error: %r: %s" % (line.strip(), e), flush=True)
+            continue
+        link.delay_s = ms / 1000.0
+        print("delay %g" % ms, flush=True)
+    # the end: every connection closed, so that each pipe reads its end and returns (the
+    # tasks end by themselves, not cancelled by asyncio.run); at most 5 s
+    for s in servers:
+        s.close()
+    for ws in list(link.open.values()):
+        for w in ws:
+            w.close()
+    if link.open:
+        await asyncio.wait(list(link.open), timeout=5)
+
+
+if __name__ == "__main__":
+    ports = sys.argv[1:]
+    bad = [p for p in ports if not (p.isdigit() and 0 < int(p) < 65536)]
+    if not ports or bad:
+        print("delay_proxy.py: %susage: delay_proxy.py TARGET_PORT... (ports 1..65535)" %
+              ("%r is not a port; " % bad[0] if bad else ""), file=sys.stderr)
+        raise SystemExit(2)
+    asyncio.run(main([int(p) for p in ports]))
