@@ -2095,6 +2095,30 @@ def steal_p0(cl, p):
     return n, tasks
 
 
+def steal_while(cl, argv):
+    """Runs `rusk ARGV...`, STEALs partition 0's grants under it (steal_p0), waits for its
+    end (at most 60 s; killed if still running), prints its output and asserts exit 0;
+    returns (RUs rewritten, tasks that held them, its output)."""
+    p = subprocess.Popen([ARGS.rusk] + argv, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        n, tasks = steal_p0(cl, p)
+        text = p.communicate(timeout=60)[0]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    print(text)
+    assert p.returncode == 0, "rusk %s exited %d" % (argv[0], p.returncode)
+    return n, tasks, text
+
+
+def match_lost_at_release(text, at_release, at_release_rus, tasks, rus):
+    """The report's line of commits lost at release and lost in all."""
+    match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
+          r"[^\n]*lost in all: %d commits \(%d RUs\)" %
+          (at_release, at_release_rus, tasks, rus), text)
+
+
 @case
 def cli_redis_run_lost_at_release():
     """Grants taken from under running tasks of 50 ms (STEAL, once partition 0 holds 10):
@@ -2104,18 +2128,10 @@ def cli_redis_run_lost_at_release():
     run reported the few the ledger saw, 1 of 16 in the review, and nothing of the rest)."""
     with Cluster() as cl:
         out = "cli_redis_run_lost_at_release.json"
-        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
-                             ["--agents", "2", "--strategy", "random", "--rate", "1500",
-                              "--duration-s", "6", "--task-ms", "50", "--json", out],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            n, tasks = steal_p0(cl, p)
-            text = p.communicate(timeout=60)[0]
-        finally:
-            if p.poll() is None:
-                p.kill()
-        print(text)
-        assert p.returncode == 0, "rusk run exited %d" % p.returncode
+        n, tasks, text = steal_while(cl, ["run", "--backend", cl.url] + RUN_SHAPE.split() +
+                                     ["--agents", "2", "--strategy", "random", "--rate",
+                                      "1500", "--duration-s", "6", "--task-ms", "50",
+                                      "--json", out])
         assert n > 0, "partition 0 held nothing"
         j = run_json(out)
         led = j["redis"]["ledger"]
@@ -2125,9 +2141,8 @@ def cli_redis_run_lost_at_release():
         assert led["lost_total"] == tasks and led["lost_total_rus"] == n, (n, tasks, led)
         assert led["lost_rus"] + led["lost_at_release_rus"] == n, (n, led)
         assert led["forced_reclaim"] == {"rus": 0, "tasks": 0}, led
-        match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
-              r"[^\n]*lost in all: %d commits \(%d RUs\)" %
-              (led["lost_at_release"], led["lost_at_release_rus"], tasks, n), text)
+        match_lost_at_release(text, led["lost_at_release"], led["lost_at_release_rus"], tasks,
+                              n)
         assert j["redis"]["recount"]["ok"] and j["redis"]["recount"]["held_by_run"] == 0, j
 
 
@@ -2141,18 +2156,9 @@ def cli_redis_agent_lost_at_release():
     "release refused N, commit lost 0 ... acknowledged commits lost 0")."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
-        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + RUN_SHAPE.split() +
-                             ["--rate", "300", "--duration-s", "4", "--task-ms", "300",
-                              "--ledger-ms", "60000"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            n, tasks = steal_p0(cl, p)
-            text = p.communicate(timeout=60)[0]
-        finally:
-            if p.poll() is None:
-                p.kill()
-        print(text)
-        assert p.returncode == 0, "rusk agent exited %d" % p.returncode
+        n, tasks, text = steal_while(cl, ["agent", "--backend", cl.url] + RUN_SHAPE.split() +
+                                     ["--rate", "300", "--duration-s", "4", "--task-ms",
+                                      "300", "--ledger-ms", "60000"])
         assert n > 0 and n == tasks, (n, tasks)
         a = last_json(text)
         print("agent lost at release", json.dumps(a))
@@ -2162,9 +2168,7 @@ def cli_redis_agent_lost_at_release():
         assert a["lost_at_release"] <= a["refused"], a
         assert a["placed"] == (a["released"] + a["refused"] + a["releases_unknown"] +
                                a["lost"] + a["held_end"]), a
-        match(r"redis lost at release +%d commits \(%d RUs\) whose release Redis refused "
-              r"[^\n]*lost in all: %d commits \(%d RUs\)" %
-              (a["lost_at_release"], a["lost_at_release"], n, n), text)
+        match_lost_at_release(text, a["lost_at_release"], a["lost_at_release"], n, n)
 
 
 @case
