@@ -2262,10 +2262,10 @@ class SlowLink:
     replication) waits D ms; a round trip crosses it twice. It needs root, `ip` and `tc`, a
     namespace, and sch_netem. Where any is missing (the development machine's kernel has
     no sch_netem: "Specified qdisc kind is unknown"), tests/redis/delay_proxy.py forwards
-    each node's client port from a free port of its own, delaying each chunk by D ms each
-    way in order, and the nodes announce the proxy's ports (cluster.sh with
-    RUSK_REDIS_ANNOUNCE; the bus ports stay direct): CLUSTER SLOTS, MOVED and ASK name the
-    proxy, so every byte between rusk and a node crosses the delay (so do the replicas'
+    each node's client port from a port of its own (reserved by free-port), delaying each
+    chunk by D ms each way in order, and the nodes announce the proxy's ports (cluster.sh
+    with RUSK_REDIS_ANNOUNCE; the bus ports stay direct): CLUSTER SLOTS, MOVED and ASK name
+    the proxy, so every byte between rusk and a node crosses the delay (so do the replicas'
     streams; the bus does not). No root needed; set() is `delay D` on its stdin."""
 
     def __enter__(self):
@@ -2308,10 +2308,12 @@ class SlowLink:
         return "tc qdisc add dev lo root netem: %s" % q.stderr.strip()
 
     def start_proxy(self):
-        base = int(subprocess.check_output([script(), "free-port"], timeout=30))
+        # two reservations: the nodes' ports, and the proxy's (its bus range unused)
+        base, front = (int(subprocess.check_output([script(), "free-port"], timeout=30))
+                       for _ in range(2))
         self.proxy = subprocess.Popen(
             [sys.executable, os.path.join(ARGS.src, "tests", "redis", "delay_proxy.py")] +
-            [str(base + i) for i in range(6)],
+            ["%d:%d" % (front + i, base + i) for i in range(6)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.proxy.stdout.readline()
         if not line.startswith("ports "):

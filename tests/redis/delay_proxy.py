@@ -3,10 +3,12 @@
 """A delaying TCP forwarder for rusk's slow-link test (issue 30): a fixed delay on the
 client connections of a Redis Cluster where the kernel has no sch_netem. A test tool.
 
-    delay_proxy.py TARGET_PORT...
+    delay_proxy.py [LISTEN_PORT:]TARGET_PORT...
 
-For each TARGET_PORT it listens on a free 127.0.0.1 port (the kernel's choice, outside the
-ports cluster.sh reserves) and forwards every connection to 127.0.0.1:TARGET_PORT. In each
+For each TARGET_PORT it listens on 127.0.0.1:LISTEN_PORT (without one, or 0: a port the
+kernel picks; a test gives ports that `cluster.sh free-port` reserved, so that no cluster
+starting beside it finds one taken) and forwards every connection to
+127.0.0.1:TARGET_PORT. In each
 direction every chunk read is written D ms after it was read, in the order read: a link
 with a fixed one-way delay of D ms (the delay of `tc qdisc ... netem delay Dms` on the
 loopback, which a round trip crosses twice). It prints one line, `ports P1 P2 ...` (the
@@ -82,12 +84,17 @@ async def forward(target, link, client_r, client_w):
             w.close()
 
 
-async def main(targets):
+async def main(pairs):
     link = Link()
     servers = []
-    for t in targets:
-        servers.append(await asyncio.start_server(
-            lambda r, w, t=t: forward(t, link, r, w), "127.0.0.1", 0))
+    for listen, t in pairs:
+        try:
+            servers.append(await asyncio.start_server(
+                lambda r, w, t=t: forward(t, link, r, w), "127.0.0.1", listen))
+        except OSError as e:
+            print("delay_proxy.py: cannot listen on 127.0.0.1:%d: %s" % (listen, e.strerror),
+                  file=sys.stderr)
+            raise SystemExit(1)
     print("ports " + " ".join(str(s.sockets[0].getsockname()[1]) for s in servers),
           flush=True)
     loop = asyncio.get_running_loop()
@@ -119,10 +126,17 @@ async def main(targets):
 
 
 if __name__ == "__main__":
-    ports = sys.argv[1:]
-    bad = [p for p in ports if not (p.isdigit() and 0 < int(p) < 65536)]
-    if not ports or bad:
-        print("delay_proxy.py: %susage: delay_proxy.py TARGET_PORT... (ports 1..65535)" %
-              ("%r is not a port; " % bad[0] if bad else ""), file=sys.stderr)
+    pairs, bad = [], None
+    for arg in sys.argv[1:]:
+        listen, _, target = arg.rpartition(":")
+        if (not target.isdigit() or not 0 < int(target) < 65536 or
+                listen and (not listen.isdigit() or int(listen) > 65535)):
+            bad = bad or arg
+            continue
+        pairs.append((int(listen or 0), int(target)))
+    if not sys.argv[1:] or bad:
+        print("delay_proxy.py: %susage: delay_proxy.py [LISTEN_PORT:]TARGET_PORT... (ports "
+              "1..65535; LISTEN_PORT 0: any free one)" %
+              ("%r is not [LISTEN_PORT:]TARGET_PORT; " % bad if bad else ""), file=sys.stderr)
         raise SystemExit(2)
-    asyncio.run(main([int(p) for p in ports]))
+    asyncio.run(main(pairs))
