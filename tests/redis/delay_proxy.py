@@ -7,10 +7,9 @@ client connections of a Redis Cluster where the kernel has no sch_netem. A test 
 
 For each TARGET_PORT it listens on 127.0.0.1:LISTEN_PORT (without one, or 0: a port the
 kernel picks; a test gives ports that `cluster.sh free-port` reserved, so that no cluster
-starting beside it finds one taken) and forwards every connection to
-127.0.0.1:TARGET_PORT. In each
-direction every chunk read is written D ms after it was read, in the order read: a link
-with a fixed one-way delay of D ms (the delay of `tc qdisc ... netem delay Dms` on the
+starting beside it finds one taken) and forwards every connection to 127.0.0.1:TARGET_PORT.
+In each direction every chunk read is written D ms after it was read, in the order read: a
+link with a fixed one-way delay of D ms (the delay of `tc qdisc ... netem delay Dms` on the
 loopback, which a round trip crosses twice). It prints one line, `ports P1 P2 ...` (the
 listening ports, in the order of the targets), then reads commands from stdin, one a line:
 
@@ -31,8 +30,9 @@ CHUNK = 65536
 
 
 class Link:
-    delay_s = 0.0  # the one-way delay; set by `delay MS`, read as each chunk arrives
-    open = {}      # each forwarding task -> its two writers, closed at the end
+    def __init__(self):
+        self.delay_s = 0.0  # the one-way delay: set by `delay MS`, read as each chunk arrives
+        self.open = {}      # each forwarding task -> its two writers, closed at the end
 
 
 async def pipe(reader, writer, link):
