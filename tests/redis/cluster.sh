@@ -9,7 +9,9 @@
 #   cluster.sh start DIR PORT       starts the 6 servers, `redis-cli --cluster create`,
 #                                   waits (at most 60 s) until every node says cluster_state:ok
 #                                   and every replica's link is up
-#                                   (RUSK_REDIS_PASSWORD set: every server requires it)
+#                                   (RUSK_REDIS_PASSWORD set: every server requires it;
+#                                   RUSK_REDIS_NODE_TIMEOUT_MS: cluster-node-timeout,
+#                                   default 2000: a master paused longer is failed over)
 #   cluster.sh stop DIR             SIGKILLs every server started in DIR and waits until they
 #                                   are gone (their data is thrown away: a SIGTERM took 1.5 s
 #                                   to end a server); safe to call twice or after a failed start
@@ -90,7 +92,7 @@ start)
   for i in 0 1 2 3 4 5; do
     p=$((port + i)); d="$dir/$p"; mkdir -p "$d"
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
-      --cluster-config-file "$d/nodes.conf" --cluster-node-timeout 2000 \
+      --cluster-config-file "$d/nodes.conf" --cluster-node-timeout "${RUSK_REDIS_NODE_TIMEOUT_MS:-2000}" \
       --dir "$d" --save "" --appendonly no --repl-diskless-sync-delay 0 --shutdown-on-sigterm "nosave now" --daemonize yes \
       --pidfile "$d/redis.pid" --logfile "$d/redis.log" "${auth[@]}" >/dev/null
     addrs+=("127.0.0.1:$p")
