@@ -138,7 +138,8 @@ typedef struct agent_run {
 	double stale_sum_ms, max_gap_s, sync_s;
 	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_): times a
 	 * partition was marked so, partition-seconds marked, tasks placed while one was, and
-	 * releases put off (their partition unavailable: sent again later, not lost); since[p]
+	 * releases put off, each time (their partition unavailable: sent again later, not
+	 * lost); since[p]
 	 * when p was marked (0: it is not; note_unavail). placed_s[k]: tasks placed in second k
 	 * of the loop (the JSON's placed_per_s). */
 	uint64_t unavail_n, placed_unavail, releases_deferred, unavail_check;
@@ -849,14 +850,15 @@ static bool unavailable(const agent_run *a, uint32_t p)
 }
 
 /* Follows the backend's marks (rusk_redis_part_unavailable_), at most once a millisecond:
- * a partition marked is skipped by pick_part as a full one is, its time counted. */
-static void note_unavail(agent_run *a, uint64_t now, bool all)
+ * a partition marked is skipped by pick_part as a full one is, its time counted. closing:
+ * the loop ended, every mark's time ends now. */
+static void note_unavail(agent_run *a, uint64_t now, bool closing)
 {
-	if (a->since == NULL || (!all && now < a->unavail_check))
+	if (a->since == NULL || (!closing && now < a->unavail_check))
 		return;
 	a->unavail_check = now + 1000000u;
 	for (uint32_t p = 0; p < a->np; p++) {
-		bool u = !all && rusk_redis_part_unavailable_(a->st.redis, p);
+		bool u = !closing && rusk_redis_part_unavailable_(a->st.redis, p);
 		if (u && a->since[p] == 0) {
 			a->since[p] = now;
 			a->unavail_n++;
