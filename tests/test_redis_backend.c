@@ -20,12 +20,16 @@
  *    CLUSTERDOWN wait the fault out and each get their own answer, as the state says;
  *  - a manual failover of a partition's shard (CLUSTER FAILOVER on its replica) makes the
  *    old master answer MOVED: the client follows it and the commit lands; a master without
- *    the scripts answers NOSCRIPT once, then has them again.
+ *    the scripts answers NOSCRIPT once, then has them again;
+ *  - a master stopped (SIGSTOP) with unavailable nodes on (rusk_redis_set_unavailable_ms_):
+ *    the others' partitions read after one read timeout, its own are marked and refused at
+ *    once with nothing sent, and they rejoin once it answers.
  */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -861,6 +865,146 @@ static void test_moved_after_manual_failover(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* The pid of the redis-server at port (INFO server's process_id). */
+static long node_pid(int port)
+{
+	redisContext *x = redisConnect("127.0.0.1", port);
+	assert_true(x != NULL && x->err == 0);
+	redisReply *r = redisCommand(x, "INFO server");
+	assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
+	const char *at = strstr(r->str, "process_id:");
+	assert_non_null(at);
+	long pid = strtol(at + 11, NULL, 10);
+	freeReplyObject(r);
+	redisFree(x);
+	assert_true(pid > 1);
+	return pid;
+}
+
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/*
+ * A master stopped (SIGSTOP) while the others answer, with rusk_redis_set_unavailable_ms_
+ * (300 ms): a sync step's reads of 64 partitions return after about one read timeout, the
+ * stopped master's partitions unread (RUSK_EIO) and every other one read exactly; its
+ * partitions are marked unavailable (rusk_redis_part_unavailable_), the others not; while
+ * marked, a commit there fails at once with RUSK_EAGAIN and nothing sent, a read too, and
+ * a commit elsewhere lands. Once the master answers again (SIGCONT), a retry (at most 2 s
+ * after the last) finds it: every partition reads, none is marked, and a commit there
+ * lands. The pause stays under the test cluster's cluster-node-timeout (2 s): no failover.
+ * Before, the first read waited on the stopped master for as long as it was stopped.
+ */
+static void test_stuck_master_unavailable(void **state)
+{
+	(void)state;
+	rusk_cluster *c = fx_cluster((fx_shape){
+	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
+	rusk_state red;
+	char err[512];
+	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
+	if (rc != RUSK_OK)
+		fail_msg("%s", err);
+	const rusk_backend *b = &red.bk;
+	rusk_redis_set_unavailable_ms_(red.redis, 300);
+	uint32_t ps[64];
+	int port[64];
+	for (uint32_t p = 0; p < 64; p++) {
+		ps[p] = p;
+		port[p] = master_port(rusk_redis_slot_of_(p));
+	}
+	int victim = port[7];
+	long pid = node_pid(victim);
+	uint64_t words[64][8];
+	uint64_t *w[64];
+	uint32_t nw[64];
+	int rcs[64];
+	for (uint32_t i = 0; i < 64; i++) {
+		w[i] = words[i];
+		nw[i] = 8;
+	}
+	/* healthy: every partition reads, all 80 RUs free */
+	assert_int_equal(b->ops->snapshots(b->self, ps, 64, w, nw, NULL, rcs), RUSK_OK);
+	assert_int_equal(kill((pid_t)pid, SIGSTOP), 0);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(words, 0, sizeof words);
+	int rc1 = b->ops->snapshots(b->self, ps, 64, w, nw, NULL, rcs);
+	double first_s = secs_since(&t0);
+	int rcs1[64], marked[64], n_victim = 0;
+	memcpy(rcs1, rcs, sizeof rcs);
+	for (uint32_t p = 0; p < 64; p++)
+		marked[p] = rusk_redis_part_unavailable_(red.redis, p);
+	uint64_t words1[64][8];
+	memcpy(words1, words, sizeof words);
+	/* while marked: at once, nothing sent */
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rusk_partition_info pi;
+	rusk_cluster_partition(c, 7, &pi);
+	uint32_t ru = pi.first_ru + 3;
+	rusk_bk_claim cl = claim(4242, rusk_cluster_ru_machine(c, ru), &ru, 1, 0, 0, 0);
+	rusk_lease l;
+	int crc = RUSK_OK;
+	int rc_stuck = b->ops->commit(b->self, 7, &cl, 1, &crc, &l);
+	int crc_stuck = crc;
+	uint64_t one[8];
+	int rc_read = b->ops->snapshot(b->self, 7, one, 8, NULL);
+	double marked_s = secs_since(&t1);
+	uint32_t other = 0;
+	while (port[other] == victim)
+		other++;
+	rusk_cluster_partition(c, other, &pi);
+	uint32_t ru2 = pi.first_ru + 5;
+	rusk_bk_claim cl2 = claim(4243, rusk_cluster_ru_machine(c, ru2), &ru2, 1, 0, 0, 0);
+	int rc_other = b->ops->commit(b->self, other, &cl2, 1, &crc, &l);
+	int crc_other = crc;
+	assert_int_equal(kill((pid_t)pid, SIGCONT), 0); /* before any assertion */
+	printf("stopped master %d: reads returned in %.3f s (%d), then %.4f s while marked\n",
+	       victim, first_s, rc1, marked_s);
+	assert_true(first_s < 1.5); /* one read timeout (300 ms), not the pause */
+	assert_int_equal(rc1, RUSK_EIO);
+	for (uint32_t p = 0; p < 64; p++) {
+		bool stuck = port[p] == victim;
+		n_victim += stuck;
+		assert_int_equal(rcs1[p], stuck ? RUSK_EIO : RUSK_OK);
+		assert_int_equal(marked[p], stuck ? 1 : 0);
+		if (!stuck) /* 80 RUs free: words 0 and 1 */
+			assert_true(words1[p][0] == ~UINT64_C(0) &&
+			            words1[p][1] == (UINT64_C(1) << 16) - 1);
+	}
+	assert_true(n_victim > 0 && n_victim < 64);
+	assert_int_equal(rc_stuck, RUSK_EAGAIN);
+	assert_int_equal(crc_stuck, RUSK_EIO); /* untouched: nothing was sent */
+	assert_int_equal(rc_read, RUSK_EAGAIN);
+	assert_true(marked_s < 0.25);
+	assert_int_equal(rc_other, RUSK_OK);
+	assert_int_equal(crc_other, RUSK_OK);
+	/* back: a retry finds it within its backoff (250 ms, then 500 ms ...) */
+	int left = 64;
+	for (int t = 0; t < 60 && left > 0; t++) {
+		sleep_ms(100);
+		rc = b->ops->snapshots(b->self, ps, 64, w, nw, NULL, rcs);
+		left = 0;
+		for (uint32_t p = 0; p < 64; p++)
+			left += rcs[p] != RUSK_OK || rusk_redis_part_unavailable_(red.redis, p);
+	}
+	assert_int_equal(left, 0);
+	assert_int_equal(rc, RUSK_OK);
+	assert_int_equal(b->ops->commit(b->self, 7, &cl, 1, &crc, &l), RUSK_OK);
+	assert_int_equal(crc, RUSK_OK);
+	rusk_bk_count k;
+	assert_int_equal(b->ops->recount(b->self, 7, &k), RUSK_OK);
+	assert_int_equal(k.held, 1); /* the claim refused while marked was never sent */
+	assert_int_equal(k.mismatch, 0);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	url = getenv("RUSK_REDIS_URL");
@@ -875,6 +1019,7 @@ int main(void)
 	        cmocka_unit_test(test_snapshots_pipelined),
 	        cmocka_unit_test(test_pipeline_waits_out_tryagain_and_clusterdown),
 	        cmocka_unit_test(test_moved_after_manual_failover),
+	        cmocka_unit_test(test_stuck_master_unavailable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

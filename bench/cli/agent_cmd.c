@@ -61,13 +61,16 @@ typedef struct held {
 	rusk_lease l;
 } held;
 
+/* The seconds the JSON's placed_per_s covers (later ones count in the last). */
+#define PLACED_SECONDS 120
+
 typedef struct agent_opts {
 	const char *backend;
 	bool init, init_only, force_init, recount, reclaim_expired, force, no_auto_reclaim;
 	uint64_t reclaim_run; /* --reclaim-run NS (0: none) */
 	uint32_t agent_id, agents, batch, task_mem;
 	int reclaim_agent;
-	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms;
+	uint64_t reclaim_u, gap_ms, wait, wait_ms, failover_ms, ledger_ms, lease_ms, unavail_ms;
 	double rate, duration_s, task_ms;
 	rusk_sync_policy policy;
 } agent_opts;
@@ -133,6 +136,18 @@ typedef struct agent_run {
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
+	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_): times a
+	 * partition was marked so, partition-seconds marked, tasks placed while one was, and
+	 * releases put off, each time (their partition unavailable: sent again later, not
+	 * lost); since[p]
+	 * when p was marked (0: it is not; note_unavail). placed_s[k]: tasks placed in second k
+	 * of the loop (the JSON's placed_per_s). */
+	uint64_t unavail_n, placed_unavail, releases_deferred, unavail_check;
+	double unavail_s;
+	uint64_t *since;
+	held *def; /* releases put off by release_range, pushed back by requeue */
+	size_t n_def, cap_def;
+	uint64_t placed_s[PLACED_SECONDS];
 	double *rtt;
 	size_t n_rtt, cap_rtt;
 } agent_run;
@@ -177,6 +192,11 @@ static void agent_usage(void)
 	     "                       after each batch (default: none)\n"
 	     "  --wait-ms MS         with --wait: WAIT's timeout (default 100)\n"
 	     "  --failover-ms MS     how long a shard may be unserved before calls fail (30000)\n"
+	     "  --unavailable-ms MS  a master that does not answer within MS (or cannot be\n"
+	     "                       reached) while others do is marked unavailable: its\n"
+	     "                       partitions are skipped, their tasks placed on the others,\n"
+	     "                       and it is tried again with backoff (default 1000; 0: wait\n"
+	     "                       out every outage, up to --failover-ms)\n"
 	     "  --ledger-ms MS       compare the ledger with the state this often, besides after\n"
 	     "                       each reconnect and at the end (default 1000; 0: not)\n"
 	     "  --lease-ms MS        the agent's lease (rusk:{meta}:alive:I), renewed every MS/3\n"
@@ -378,7 +398,40 @@ static void rtt_add(agent_run *a, double ms)
 	a->rtt[a->n_rtt++] = ms;
 }
 
-/* Releases held[from, to) (FIFO positions), grouped by partition, one batch each. */
+/* A release put off (its partition unavailable), kept until requeue. Out of memory: counted
+ * as a release whose answer was lost (a recount or the lease's expiry frees it). */
+static void defer_push(agent_run *a, held x)
+{
+	if (a->n_def == a->cap_def) {
+		size_t cap = a->cap_def ? a->cap_def * 2 : 256;
+		held *n = realloc(a->def, cap * sizeof *n);
+		if (n == NULL) {
+			a->releases_unknown++;
+			return;
+		}
+		a->def = n;
+		a->cap_def = cap;
+	}
+	a->def[a->n_def++] = x;
+	a->releases_deferred++;
+}
+
+/* The releases put off go back into the FIFO, due again DEFER_NS from now (its order by end
+ * time bends by at most that much: a due task waits behind them until they are due). */
+#define DEFER_NS 100000000u
+static void requeue(agent_run *a, uint64_t now)
+{
+	for (size_t i = 0; i < a->n_def; i++) {
+		held x = a->def[i];
+		x.end_ns = now + DEFER_NS;
+		if (held_push(a, x) != RUSK_OK)
+			a->releases_unknown++;
+	}
+	a->n_def = 0;
+}
+
+/* Releases held[from, to) (FIFO positions), grouped by partition, one batch each; those
+ * of an unavailable partition are put off (defer_push). */
 static void release_range(agent_run *a, size_t from, size_t to)
 {
 	size_t n = to - from;
@@ -398,7 +451,15 @@ static void release_range(agent_run *a, size_t from, size_t to)
 				ls[k++] = (rusk_bk_lease){a->h[i].id, a->h[i].l};
 		if (k == 0)
 			continue;
-		if (a->st.bk.ops->release(a->st.bk.self, p, ls, k, rcs) != RUSK_OK) {
+		int rc = a->st.bk.ops->release(a->st.bk.self, p, ls, k, rcs);
+		if (rc == RUSK_EAGAIN) {
+			/* p unavailable: nothing sent; the releases go again later (requeue) */
+			for (size_t i = from; i < to; i++)
+				if (a->h[i].part == p && a->h[i].id != 0)
+					defer_push(a, a->h[i]);
+			continue;
+		}
+		if (rc != RUSK_OK) {
 			a->releases_unknown += k;
 			continue;
 		}
@@ -782,13 +843,42 @@ static double pct(const double *v, size_t n, double q)
 	return v[i < n ? i : n - 1];
 }
 
-/* Picks the freshest partition with a free RU in the view (Latency-first). */
+/* Whether partition p is marked unavailable now (note_unavail keeps since[p]). */
+static bool unavailable(const agent_run *a, uint32_t p)
+{
+	return a->since != NULL && a->since[p] != 0;
+}
+
+/* Follows the backend's marks (rusk_redis_part_unavailable_), at most once a millisecond:
+ * a partition marked is skipped by pick_part as a full one is, its time counted. closing:
+ * the loop ended, every mark's time ends now. */
+static void note_unavail(agent_run *a, uint64_t now, bool closing)
+{
+	if (a->since == NULL || (!closing && now < a->unavail_check))
+		return;
+	a->unavail_check = now + 1000000u;
+	for (uint32_t p = 0; p < a->np; p++) {
+		bool u = !closing && rusk_redis_part_unavailable_(a->st.redis, p);
+		if (u && a->since[p] == 0) {
+			a->since[p] = now;
+			a->unavail_n++;
+		} else if (!u && a->since[p] != 0) {
+			a->unavail_s += (double)(now - a->since[p]) * 1e-9;
+			a->since[p] = 0;
+		}
+	}
+}
+
+/* Picks the freshest partition with a free RU in the view (Latency-first), not one that is
+ * unavailable (its node stuck or unreachable: its tasks go to the others). */
 static int pick_part(agent_run *a, uint32_t *out)
 {
 	int best = -1;
 	uint32_t start = rusk_rng_below(&a->rng, a->np);
 	for (uint32_t k = 0; k < a->np; k++) {
 		uint32_t p = (start + k) % a->np;
+		if (unavailable(a, p))
+			continue;
 		bool any = false;
 		for (uint32_t w = 0; w < a->n_words[p] && !any; w++)
 			any = a->words[p][w] != 0;
@@ -966,6 +1056,7 @@ static int run_loop(agent_run *a)
 			a->corrupt = true; /* exit 2 (main) */
 			break;
 		}
+		note_unavail(a, now, false);
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
 			next_lease = now + lease_ns;
 			uint64_t lapsed = a->lapsed;
@@ -997,6 +1088,7 @@ static int run_loop(agent_run *a)
 			release_range(a, a->h_head, a->h_head + done);
 			a->h_head += done;
 			a->h_n -= done;
+			requeue(a, now);
 		}
 		if (a->o.rate == 0)
 			backlog = B;
@@ -1044,6 +1136,17 @@ static int run_loop(agent_run *a)
 		uint64_t c0 = mono_ns();
 		int rc = a->st.bk.ops->commit(a->st.bk.self, p, cl, k, rcs, ls);
 		uint64_t c1 = mono_ns();
+		if (rc == RUSK_EAGAIN) {
+			/* p became unavailable: nothing was sent, its RUs stay free in the view
+			 * (skipped while p is), and the tasks wait for the next batch */
+			for (uint32_t j = 0; j < k; j++) {
+				uint32_t i = rus[j] - pi.first_ru;
+				a->words[p][i / 64] |= UINT64_C(1) << (i % 64);
+			}
+			a->unavail_check = 0;
+			note_unavail(a, c1, false);
+			continue;
+		}
 		rtt_add(a, (double)(c1 - c0) * 1e-6);
 		a->batches++;
 		a->claims += k;
@@ -1078,6 +1181,13 @@ static int run_loop(agent_run *a)
 		}
 		a->placed += won;
 		backlog -= won;
+		uint64_t sec = (c1 - t0) / 1000000000u;
+		a->placed_s[sec < PLACED_SECONDS ? sec : PLACED_SECONDS - 1] += won;
+		for (uint32_t q = 0; q < a->np && a->since != NULL && won > 0; q++)
+			if (a->since[q] != 0) {
+				a->placed_unavail += won; /* placed while q was unavailable */
+				break;
+			}
 		if (won > 0) {
 			double gap = (double)(c1 - last_commit) * 1e-9;
 			if (gap > a->max_gap_s)
@@ -1102,6 +1212,7 @@ static int run_loop(agent_run *a)
 	}
 	uint64_t t1 = mono_ns();
 	a->elapsed_s = (double)(t1 - t0) * 1e-9;
+	note_unavail(a, t1, true); /* the times of those still marked end here */
 	/* The trailing gap: from the last commit to the loop's end (a stuck partition's commit
 	 * that returned after --duration-s placed nothing, so no gap was taken above). */
 	if ((double)(t1 - last_commit) * 1e-9 > a->max_gap_s)
@@ -1213,11 +1324,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	o->failover_ms = 30000;
 	o->ledger_ms = 1000;
 	o->lease_ms = 5000;
+	o->unavail_ms = 1000;
 	o->reclaim_agent = -1;
 	o->reclaim_u = UINT64_MAX;
 	int policy = RUSK_SYNC_DIFF;
 	const char *reclaim_given = NULL, *wait_given = NULL, *wait_ms_given = NULL;
-	const char *lease_given = NULL, *failover_given = NULL;
+	const char *lease_given = NULL, *failover_given = NULL, *unavail_given = NULL;
 	cli_cluster cc;
 	cli_cluster_init(&cc);
 	cc.params.machines = 1000;
@@ -1241,6 +1353,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	        {CLI_U64_OPT("--failover-ms", 1, 600000, &o->failover_ms),
 	         .given = &failover_given},
 	        {CLI_U64_OPT("--ledger-ms", 0, 3600000, &o->ledger_ms)},
+	        {CLI_U64_OPT("--unavailable-ms", 0, 60000, &o->unavail_ms),
+	         .given = &unavail_given},
 	        {CLI_U64_OPT("--lease-ms", 0, 3600000, &o->lease_ms), .given = &lease_given},
 	        {CLI_FLAG_OPT("--reclaim-expired", &o->reclaim_expired)},
 	        {CLI_U64_OPT("--reclaim-agent", 0, 254, &o->reclaim_u), .given = &reclaim_given},
@@ -1279,6 +1393,7 @@ int rusk_cmd_agent(int argc, char **argv)
 		                   : o->force               ? "--force"
 		                   : lease_given != NULL    ? "--lease-ms"
 		                   : failover_given != NULL ? "--failover-ms"
+		                   : unavail_given != NULL  ? "--unavailable-ms"
 		                   : wait_given != NULL     ? "--wait"
 		                   : wait_ms_given != NULL  ? "--wait-ms"
 		                                            : NULL;
@@ -1300,6 +1415,15 @@ int rusk_cmd_agent(int argc, char **argv)
 		        "must outlive several round trips and a renew period (MS/3), or a live "
 		        "agent's lease lapses and its id and RUs are taken\n",
 		        o->lease_ms, LEASE_MIN_MS);
+		return RUSK_EXIT_USAGE;
+	}
+	/* Below 100 ms a healthy master's slow answer on a loaded host would mark it
+	 * unavailable, and the batch it was answering would count as lost answers. */
+	if (o->unavail_ms != 0 && o->unavail_ms < 100) {
+		fprintf(stderr,
+		        "rusk agent: --unavailable-ms %" PRIu64 ": below 100 ms (0: off): a "
+		        "healthy master's slow answer would mark it unavailable\n",
+		        o->unavail_ms);
 		return RUSK_EXIT_USAGE;
 	}
 	if (o->agent_id >= o->agents) {
@@ -1432,7 +1556,17 @@ int rusk_cmd_agent(int argc, char **argv)
 	drv_signals_install();
 	if (a.st.redis != NULL)
 		rusk_redis_set_stop_(a.st.redis, agent_stopping, NULL);
-	if (oom || run_loop(&a) != RUSK_OK) {
+	if (a.st.redis != NULL && o->unavail_ms > 0) {
+		a.since = calloc(a.np, sizeof *a.since);
+		oom |= a.since == NULL;
+		rusk_redis_set_unavailable_ms_(a.st.redis, (int)o->unavail_ms);
+	}
+	if (!oom && run_loop(&a) != RUSK_OK)
+		oom = true;
+	/* The end (ledger check, releases) waits out an outage as before: nothing is put off */
+	if (a.st.redis != NULL)
+		rusk_redis_set_unavailable_ms_(a.st.redis, 0);
+	if (oom) {
 		fprintf(stderr, "rusk agent: out of memory\n");
 		exit_rc = RUSK_EXIT_NOMEM;
 		goto out;
@@ -1535,6 +1669,18 @@ int rusk_cmd_agent(int argc, char **argv)
 		       " commits (%" PRIu64 " RUs)\n",
 		       a.at_release, a.at_release, a.rejected, a.lost + a.at_release,
 		       a.lost + a.at_release);
+	if (a.st.redis != NULL)
+		printf("unavailable partitions (--unavailable-ms %" PRIu64 "): marked %" PRIu64
+		       " times, %.2f partition-seconds; placed meanwhile %" PRIu64
+		       " tasks; releases put off %" PRIu64 "\n",
+		       o->unavail_ms, a.unavail_n, a.unavail_s, a.placed_unavail,
+		       a.releases_deferred);
+	/* Tasks placed per second of the loop, for the JSON (a stall shows as zeros). */
+	char per_s[PLACED_SECONDS * 12 + 8] = "";
+	size_t per_n = (size_t)ceil(elapsed), per_u = 0;
+	for (size_t k = 0; k < per_n && k < PLACED_SECONDS; k++)
+		per_u += (size_t)snprintf(per_s + per_u, sizeof per_s - per_u, "%s%" PRIu64,
+		                          k ? "," : "", a.placed_s[k]);
 	if (a.st.redis != NULL && o->lease_ms > 0 && !o->no_auto_reclaim)
 		printf("reclaim: %" PRIu64 " RUs of dead processes released (%" PRIu64
 		       " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
@@ -1555,6 +1701,9 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
 	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
+	       ",\"unavailable_ms\":%" PRIu64 ",\"parts_unavailable\":%" PRIu64
+	       ",\"unavailable_s\":%.3f,\"placed_while_unavailable\":%" PRIu64
+	       ",\"releases_deferred\":%" PRIu64 ",\"placed_per_s\":[%s]"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
 	       (double)a.placed / elapsed, a.conflicts, a.memory_short, a.claims, a.released,
@@ -1563,8 +1712,9 @@ int rusk_cmd_agent(int argc, char **argv)
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
-	       a.reclaimed_expired, a.reclaim_passes, elapsed, sig != 0 ? "true" : "false",
-	       stop_why(&a, sig));
+	       a.reclaimed_expired, a.reclaim_passes, elapsed,
+	       a.st.redis != NULL ? o->unavail_ms : 0, a.unavail_n, a.unavail_s, a.placed_unavail,
+	       a.releases_deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));
 	exit_rc = a.corrupt                   ? RUSK_EXIT_USAGE /* the end's ledger check */
 	          : a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL
 	          : sig != 0                  ? RUSK_EXIT_INTERRUPTED
@@ -1582,6 +1732,8 @@ out:
 	free(a.sver);
 	free(a.src);
 	free(a.h);
+	free(a.def);
+	free(a.since);
 	free(a.rtt);
 	rusk_state_close_(&a.st);
 	rusk_cluster_destroy(a.c);

@@ -46,13 +46,21 @@ static const char *const key_suffix[N_KEYS] = {"own", "gen", "free", "mem",
 enum { S_COMMIT, S_RELEASE, S_RECOUNT, S_OWNERS, N_SCRIPTS };
 static const char *const scripts[N_SCRIPTS] = {rusk_lua_commit, rusk_lua_release, rusk_lua_recount,
                                                rusk_lua_owners};
+/* A probe of a node marked unavailable (slot_unavailable): its PING's read timeout. */
+#define PROBE_MS      200
 /* Leases per release script call: a script blocks its shard while it runs. */
 #define RELEASE_CHUNK 256
 
+/* down_until, down_ms: the node is unavailable until down_until (0: it answers), marked so
+ * by a call that met it stuck or unreachable while other nodes answered (unavail_ms; see
+ * mark_down); serves: the last slot map names it for a partition's slot (mark_serving). */
 typedef struct node {
 	char host[64];
 	int port;
 	redisContext *ctx;
+	uint64_t down_until;
+	int down_ms;
+	bool serves;
 } node;
 
 /* One command of a batch: argv strings (borrowed) and, for scripts, the argv index of the
@@ -90,6 +98,11 @@ struct rusk_redis {
 	char (*keys)[N_KEYS][32];
 	char sha[N_SCRIPTS][41];
 	int wait_replicas, wait_ms, failover_ms;
+	/* rusk_redis_set_unavailable_ms_: a node that does not answer within unavail_ms (its
+	 * connections' read timeout, beyond wait_ms) is marked unavailable (0: off, every
+	 * outage waited out); probing: node_ctx connects with the probe's short timeout. */
+	int unavail_ms;
+	bool probing;
 	/* Waiting out an outage (exec_slot): outage_t0, when this connection last lost the
 	 * cluster (0: it answers), so that failover_ms bounds an outage, not each call of it;
 	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); stop, its hook. */
@@ -147,6 +160,9 @@ static int find_node(rusk_redis *r, const char *host, int port)
 	n->host[len] = '\0';
 	n->port = port;
 	n->ctx = NULL;
+	n->down_until = 0;
+	n->down_ms = 0;
+	n->serves = false;
 	return r->n_nodes++;
 }
 
@@ -172,7 +188,7 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 			redisFree(c);
 		return NULL;
 	}
-	int ms = r->wait_ms + 2000;
+	int ms = r->probing ? PROBE_MS : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
 	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
 	redisSetTimeout(c, rt);
 	if (r->pass[0] != '\0') {
@@ -201,6 +217,22 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 	}
 	n->ctx = c;
 	return c;
+}
+
+/* nodes[].serves from the slot map: the nodes serving a partition's slot (any slot before
+ * the shape is known). */
+static void mark_serving(rusk_redis *r)
+{
+	for (int j = 0; j < r->n_nodes; j++)
+		r->nodes[j].serves = false;
+	for (uint32_t p = 0; p < r->n_parts; p++) {
+		int j = r->slot_node[rusk_redis_slot_of_(p)];
+		if (j >= 0)
+			r->nodes[j].serves = true;
+	}
+	for (int s = 0; r->n_parts == 0 && s < RUSK_REDIS_SLOTS; s++)
+		if (r->slot_node[s] >= 0)
+			r->nodes[r->slot_node[s]].serves = true;
 }
 
 /* Reads CLUSTER SLOTS from node i into r->slot_node. RUSK_OK, RUSK_EIO (unreachable or
@@ -258,6 +290,7 @@ static int map_from(rusk_redis *r, int i)
 			if (s >= 0)
 				r->slot_node[s] = (int16_t)ni;
 	}
+	mark_serving(r);
 out:
 	freeReplyObject(rep);
 	return rc;
@@ -272,6 +305,8 @@ static int refresh_map(rusk_redis *r)
 		for (int i = 0; i < r->n_nodes; i++) {
 			if ((pass == 0) != (r->nodes[i].ctx != NULL))
 				continue;
+			if (r->nodes[i].down_until > now_ns())
+				continue; /* unavailable: its retry is slot_unavailable's */
 			rc = map_from(r, i);
 			if (rc == RUSK_OK)
 				return RUSK_OK;
@@ -452,6 +487,81 @@ static void outage_begins(rusk_redis *r, bool *outage)
 }
 
 /*
+ * Unavailable nodes (rusk_redis_set_unavailable_ms_; off by default). A node that a call
+ * finds stuck (its read timed out: unavail_ms past wait_ms) or unreachable, while another
+ * node that serves a partition answers, is marked unavailable: the call returns at once (what it
+ * had sent there: outcome unknown, RUSK_EIO; what it had not: RUSK_EAGAIN) instead of
+ * waiting out the outage, and later calls for its slots fail at once (RUSK_EAGAIN, nothing
+ * sent) so that the caller goes on with the other nodes' partitions. Its retry is due after
+ * 250 ms, doubling to 2 s (mark_down): the next call for one of its slots refreshes the map
+ * (a failover may have moved the slot) and probes it (a fresh connection, PING within
+ * PROBE_MS); an answer makes it available again. With no other node answering (the whole
+ * cluster out) nothing is skipped: calls wait out the outage as before, within failover_ms.
+ */
+static bool others_up(const rusk_redis *r, int ni)
+{
+	for (int j = 0; j < r->n_nodes; j++)
+		if (j != ni && r->nodes[j].serves && r->nodes[j].down_until == 0)
+			return true;
+	return false;
+}
+
+/* Whether a failure of node ni makes it unavailable rather than waited out. */
+static bool skips(const rusk_redis *r, int ni)
+{
+	return r->unavail_ms > 0 && ni >= 0 && others_up(r, ni);
+}
+
+static void mark_down(rusk_redis *r, int ni)
+{
+	node *n = &r->nodes[ni];
+	n->down_ms = n->down_ms == 0 ? 250 : n->down_ms < 1000 ? 2 * n->down_ms : 2000;
+	n->down_until = now_ns() + (uint64_t)n->down_ms * 1000000u;
+	drop_ctx(n);
+	if (r->outage_t0 == 0) /* the whole cluster's bound counts from here (give_up) */
+		r->outage_t0 = now_ns();
+}
+
+/* Whether slot's node is unavailable now (and others answer): its retry, when due, is made
+ * here (a map refresh, then a probe), before the caller appends anything to a connection. */
+static bool slot_unavailable(rusk_redis *r, uint16_t slot)
+{
+	int ni = r->slot_node[slot];
+	if (r->unavail_ms == 0 || ni < 0 || r->nodes[ni].down_until == 0 || !others_up(r, ni))
+		return false;
+	if (now_ns() < r->nodes[ni].down_until) {
+		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
+		        r->nodes[ni].host, r->nodes[ni].port, r->unavail_ms, slot);
+		return true;
+	}
+	refresh_map(r);
+	int nj = r->slot_node[slot];
+	if (nj != ni) /* moved (a failover): the new node, unless it is unavailable too */
+		return nj >= 0 && now_ns() < r->nodes[nj].down_until;
+	node *n = &r->nodes[ni];
+	drop_ctx(n);
+	r->probing = true;
+	redisContext *c = node_ctx(r, ni);
+	r->probing = false;
+	redisReply *y = c != NULL ? redisCommand(c, "PING") : NULL;
+	bool ok = y != NULL && y->type == REDIS_REPLY_STATUS;
+	if (y != NULL)
+		freeReplyObject(y);
+	if (!ok) {
+		mark_down(r, ni);
+		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
+		        n->host, n->port, PROBE_MS, slot);
+		return true;
+	}
+	int ms = r->wait_ms + r->unavail_ms;
+	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
+	redisSetTimeout(c, rt);
+	n->down_until = 0;
+	n->down_ms = 0;
+	return false;
+}
+
+/*
  * Sends cmds[0..n) for slot `slot` and stores each final reply in rep[i] (the caller frees
  * them). One round trip when nothing redirects. RUSK_OK, or RUSK_EIO once the outage it met
  * outlasted its bound (give_up: failover_ms since the connection lost the cluster, the
@@ -471,7 +581,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 	size_t left = n;
 	uint64_t t0 = now_ns();
 	int ask_node = -1, rc = RUSK_OK, backoff = 50;
-	bool outage = false, last = false;
+	bool outage = false, last = false, lost = false; /* lost: sent, its answer lost */
 	for (bool tried = false; left > 0; tried = true) {
 		if (r->auth_failed) { /* no retry mends it: at once, not after the outage bound */
 			rc = set_err(r, RUSK_EIO, "%s", r->auth_err);
@@ -492,8 +602,17 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				break;
 			}
 		}
+		if (ask_node < 0 && slot_unavailable(r, slot)) {
+			rc = lost ? RUSK_EIO : RUSK_EAGAIN; /* nothing sent there now */
+			break;
+		}
 		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
 		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
+		if (c == NULL && skips(r, ni) && !r->auth_failed) {
+			mark_down(r, ni);
+			rc = lost ? RUSK_EIO : RUSK_EAGAIN;
+			break;
+		}
 		if (c == NULL) {
 			if (ni < 0)
 				set_err(r, RUSK_EIO, "no node serves slot %u (cluster down?)",
@@ -599,6 +718,15 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
 			drop_ctx(&r->nodes[ni]);
 			stat_add(&r->st.reconnects, 1);
+			lost = true;
+			if (skips(r, ni)) {
+				/* Stuck (its read timed out) or gone while others answer: the
+				 * pending commands' outcome is unknown, and the caller goes on
+				 * elsewhere (slot_unavailable retries the node later). */
+				mark_down(r, ni);
+				rc = RUSK_EIO;
+				break;
+			}
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
 			for (size_t i = 0; i < n; i++)
@@ -656,9 +784,11 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n, redisReply **rep)
 {
 	int16_t *ask = malloc(n * sizeof *ask), *at = malloc(n * sizeof *at);
-	if (ask == NULL || at == NULL) {
+	bool *gone = calloc(n, sizeof *gone); /* its node unavailable: given up (no reply) */
+	if (ask == NULL || at == NULL || gone == NULL) {
 		free(ask);
 		free(at);
+		free(gone);
 		return set_err(r, RUSK_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -688,6 +818,14 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				break;
 			}
 		}
+		/* Commands whose node is unavailable are given up, before anything is appended
+		 * (a retry due there refreshes the map and probes: slot_unavailable). */
+		for (size_t i = 0; i < n; i++)
+			if (rep[i] == NULL && !gone[i] && ask[i] < 0 &&
+			    slot_unavailable(r, slots[i])) {
+				gone[i] = true;
+				left--;
+			}
 		/* Append each pending command to its node's pipeline; st: 0 untried, 1 used,
 		 * 2 cannot connect (asked once per round), 3 broken while writing. */
 		uint8_t st[MAX_NODES] = {0};
@@ -695,7 +833,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 		bool down = false;
 		for (size_t i = 0; i < n; i++) {
 			at[i] = -1;
-			if (rep[i] != NULL)
+			if (rep[i] != NULL || gone[i])
 				continue;
 			int ni = ask[i] >= 0 ? ask[i] : r->slot_node[slots[i]];
 			if (ni < 0) {
@@ -704,8 +842,19 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				down = true;
 				continue;
 			}
-			if (st[ni] == 2 || (st[ni] == 0 && node_ctx(r, ni) == NULL)) {
+			if (st[ni] == 0 && node_ctx(r, ni) == NULL) {
 				st[ni] = 2;
+				if (skips(r, ni) && !r->auth_failed) {
+					mark_down(r, ni); /* unreachable while others answer */
+					st[ni] = 4;
+				}
+			}
+			if (st[ni] == 4) {
+				gone[i] = true;
+				left--;
+				continue;
+			}
+			if (st[ni] == 2) {
 				down = true;
 				continue;
 			}
@@ -786,6 +935,17 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			        r->nodes[ni].ctx->errstr[0] ? r->nodes[ni].ctx->errstr : "closed");
 			drop_ctx(&r->nodes[ni]);
 			stat_add(&r->st.reconnects, 1);
+			if (skips(r, ni)) {
+				/* Stuck or gone while others answer: its reads are given up
+				 * (exec_slot's rule), the others keep their answers. */
+				mark_down(r, ni);
+				for (size_t i = 0; i < n; i++)
+					if (at[i] == ni && rep[i] == NULL) {
+						gone[i] = true;
+						left--;
+					}
+				continue;
+			}
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
 			refresh = true;
@@ -818,8 +978,12 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 	}
 	if (outage)
 		stat_add(&r->st.outage_ns, now_ns() - t0);
+	for (size_t i = 0; i < n && rc == RUSK_OK; i++)
+		if (gone[i])
+			rc = RUSK_EIO; /* r->err names the unavailable node */
 	free(ask);
 	free(at);
+	free(gone);
 	return rc;
 }
 
@@ -2708,6 +2872,27 @@ void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	if (r != NULL)
 		r->failover_ms = ms > 0 ? ms : 1;
+}
+
+void rusk_redis_set_unavailable_ms_(rusk_redis *r, int ms)
+{
+	if (r == NULL)
+		return;
+	r->unavail_ms = ms > 0 ? ms : 0;
+	mark_serving(r);
+	for (int i = 0; i < r->n_nodes; i++) {
+		drop_ctx(&r->nodes[i]); /* read timeouts follow unavail_ms */
+		r->nodes[i].down_until = 0;
+		r->nodes[i].down_ms = 0;
+	}
+}
+
+int rusk_redis_part_unavailable_(const rusk_redis *r, uint32_t p)
+{
+	if (r == NULL || r->unavail_ms == 0 || p >= r->n_parts)
+		return 0;
+	int ni = r->slot_node[rusk_redis_slot_of_(p)];
+	return ni >= 0 && r->nodes[ni].down_until != 0 && others_up(r, ni);
 }
 
 void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns)

@@ -190,6 +190,26 @@ int rusk_redis_min_replicas_(rusk_redis *r);
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms);
 
 /*
+ * rusk_redis_set_unavailable_ms_: with ms > 0, a node that does not answer within ms
+ * (beyond --wait's timeout) or cannot be reached, while another node that serves a
+ * partition answers, is marked unavailable instead of waited out: the call that met it returns at
+ * once (RUSK_EIO: what it had sent there has an unknown outcome, as after failover_ms;
+ * RUSK_EAGAIN: nothing was sent), and calls for its slots fail at once with RUSK_EAGAIN,
+ * nothing sent (multi-partition reads: those partitions unread, RUSK_EIO), until its retry
+ * is due (250 ms, doubling to 2 s): the next call for one of its slots refreshes the slot
+ * map and probes it (PING within 200 ms), and an answer makes it available again. With no
+ * other node answering (the whole cluster out) calls wait out the outage within
+ * failover_ms as before. 0 (the default): every outage is waited out. Clears every mark.
+ * Owner thread.
+ */
+void rusk_redis_set_unavailable_ms_(rusk_redis *r, int ms);
+
+/* rusk_redis_part_unavailable_: 1 while partition p's node is marked unavailable (until a
+ * retry, made by a call for one of its slots once due, finds it answering) and another
+ * node answers, else 0. Owner thread. */
+int rusk_redis_part_unavailable_(const rusk_redis *r, uint32_t p);
+
+/*
  * rusk_redis_set_deadline_: calls that meet an outage stop waiting it out at deadline_ns
  * (CLOCK_MONOTONIC, ns) if that comes before the failover bound; 0: none (the
  * default). The first attempt of each call is made whatever the deadline (a cluster that

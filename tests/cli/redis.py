@@ -62,8 +62,9 @@ def signalled(argv, after_s=3, sig=signal.SIGTERM):
 class Cluster:
     """A 3+3 cluster for the with-block; .url, .port, .dir."""
 
-    def __init__(self, password=None):
+    def __init__(self, password=None, node_timeout_ms=None):
         self.password = password  # requirepass + masterauth on every server
+        self.node_timeout_ms = node_timeout_ms  # cluster-node-timeout (None: cluster.sh's)
 
     def __enter__(self):
         need_redis()
@@ -73,6 +74,8 @@ class Cluster:
         if self.password is not None:
             env["RUSK_REDIS_PASSWORD"] = self.password
             os.environ["REDISCLI_AUTH"] = self.password  # this case's redis-cli calls
+        if self.node_timeout_ms is not None:
+            env["RUSK_REDIS_NODE_TIMEOUT_MS"] = str(self.node_timeout_ms)
         try:
             subprocess.run([script(), "start", self.dir, str(self.port)], check=True,
                            timeout=120, env=env)
@@ -88,9 +91,10 @@ class Cluster:
         return False
 
     def master_of_partition(self, p):
-        """The port of the master serving partition p's slot."""
+        """The port of the master serving partition p's slot (p a string: hash tag {p})."""
+        tag = "{p%d}" % p if isinstance(p, int) else "{%s}" % p
         slot = int(subprocess.check_output(
-            ["redis-cli", "-p", str(self.port), "cluster", "keyslot", "{p%d}" % p],
+            ["redis-cli", "-p", str(self.port), "cluster", "keyslot", tag],
             timeout=10))
         for i in range(6):
             out = subprocess.run(["redis-cli", "-p", str(self.port + i), "role"],
@@ -1115,10 +1119,15 @@ def cli_redis_agent_flags():
     # taken and did nothing; --init-only printed "wrote the empty state at memory")
     for flag in ("--init", "--init-only", "--force-init", "--recount", "--reclaim-expired",
                  "--reclaim-agent 0", "--reclaim-run 1", "--force", "--lease-ms 5000",
-                 "--lease-ms 0", "--failover-ms 100", "--wait-ms 50"):
+                 "--lease-ms 0", "--failover-ms 100", "--unavailable-ms 500", "--wait-ms 50"):
         match(r"rusk agent: %s: only with --backend redis://\.\.\. \(the state on Redis; "
               r"--backend memory has no use for it\)" % flag.split()[0],
               rusk("agent --backend memory --duration-s 0.1 " + flag, status=2).out)
+    # a read timeout too short to tell a stuck master from a slow answer
+    match(r"rusk agent: --unavailable-ms 50: below 100 ms \(0: off\)",
+          rusk("agent --backend redis://127.0.0.1:7000 --unavailable-ms 50", status=2).out)
+    match(r"--unavailable-ms: '60001' is not an integer in 0\.\.60000",
+          rusk("agent --backend redis://127.0.0.1:7000 --unavailable-ms 60001", status=2).out)
     match(r"rusk agent: --force-init: only with --init or --init-only",
           rusk("agent --backend redis://127.0.0.1:7000 --force-init", status=2).out)
     match(r"rusk agent: --init-only: not with --recount",
@@ -1794,14 +1803,16 @@ def cli_redis_reclaim_live_refused():
 @case
 def cli_redis_agent_arrivals_outage():
     """Open-loop arrivals through an outage that lasts past --duration-s (a master killed
-    0.5 s before the end, its failover taking seconds): arrivals are counted up to the
-    end, arrived = rate x --duration-s (before, the loop ended at the first look at the clock
+    0.5 s before the end, its failover taking seconds; --unavailable-ms 0: the agent waits
+    it out rather than going on with the other masters' partitions): arrivals are counted
+    up to the end, arrived = rate x --duration-s (before, the loop ended at the first look at the clock
     after the outage without counting the arrivals during it: about 1,250 of 1,500)."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         victim = cl.master_of_partition(0)
         p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
-                             ["--duration-s", "3", "--task-ms", "300", "--rate", "500"],
+                             ["--duration-s", "3", "--task-ms", "300", "--rate", "500",
+                              "--unavailable-ms", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             time.sleep(2.5)
@@ -1824,6 +1835,65 @@ def cli_redis_agent_arrivals_outage():
                                                                    j["outage_s"]))
         assert abs(j["arrived"] - want) <= 0.02 * want, (j["arrived"], want, j)
         assert j["arrived"] + j["replaced"] == j["placed"] + j["backlog_end"], j
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+@case
+def cli_redis_agent_stuck_master():
+    """One master of three stops answering (SIGSTOP) for 4 s mid-run, with no failover (a
+    cluster-node-timeout of 30 s): the agent marks its partitions unavailable within
+    --unavailable-ms (1 s by default), places the arrivals on the other masters'
+    partitions meanwhile, and takes the stuck ones back once it answers. Asserted from
+    outside, the healthy partitions' versions (every commit and release script increments
+    its partition's) advance during the pause: before, the agent waited on the stuck
+    socket for the whole pause (0 advance, its longest gap between commits 4.0 s). Then
+    the agent's own counts, every task accounted for, and the recount clean afterwards:
+    the claims whose answer the stuck master kept are released as orphans."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_partition("meta")
+        owner = {q: cl.master_of_partition(q) for q in range(10)}
+        others = [m for m in set(owner.values()) if m != meta]  # the lease's stays up
+        victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
+        healthy = [q for q in range(10) if owner[q] != victim]
+
+        def versions():
+            return sum(int(subprocess.run(
+                ["redis-cli", "-p", str(owner[q]), "get", "rusk:{p%d}:ver" % q],
+                capture_output=True, text=True, timeout=10).stdout.strip() or 0)
+                for q in healthy)
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--duration-s", "9", "--task-ms", "100", "--rate", "2000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2)
+            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            t = time.monotonic()
+            try:
+                time.sleep(1.5)  # the agent's read times out after 1 s
+                v0 = versions()
+                time.sleep(max(0.0, t + 3.9 - time.monotonic()))
+                v1 = versions()
+                time.sleep(max(0.0, t + 4 - time.monotonic()))
+            finally:
+                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
+                               timeout=10)
+            out, rc = finish(p, 90)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        print("healthy partitions' versions advanced by %d during the pause" % (v1 - v0))
+        assert v1 > v0 + 100, "the agent placed nothing on the healthy masters while " \
+            "master %d was paused (versions %d -> %d)" % (victim, v0, v1)
+        assert rc == 0, "the agent exited %d" % rc
+        j = last_json(out)
+        check_placed(j)
+        assert j["parts_unavailable"] >= 1 and j["placed_while_unavailable"] > 100, j
+        assert j["max_gap_s"] < 3.0, j  # the read timeout, not the 4 s pause
+        assert j["arrived"] + j["replaced"] == j["placed"] + j["backlog_end"], j
+        # the claims whose answer the stuck master kept: released as orphans if it took them
+        assert j["orphans"] <= j["claims_unknown"], j
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 

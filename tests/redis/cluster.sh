@@ -13,7 +13,9 @@
 #                                   RUSK_REDIS_ANNOUNCE="A0 .. A5" set: server PORT+i announces
 #                                   client port Ai, its bus port staying PORT+i+10000, so
 #                                   clients and replicas reach it through Ai: a forwarder
-#                                   such as delay_proxy.py, which must be running)
+#                                   such as delay_proxy.py, which must be running;
+#                                   RUSK_REDIS_NODE_TIMEOUT_MS: cluster-node-timeout,
+#                                   default 2000: a master paused longer is failed over)
 #   cluster.sh stop DIR             SIGKILLs every server started in DIR and waits until they
 #                                   are gone (their data is thrown away: a SIGTERM took 1.5 s
 #                                   to end a server); safe to call twice or after a failed start
@@ -101,7 +103,7 @@ start)
     [ ${#announce[@]} = 6 ] && ann=(--cluster-announce-port "${announce[$i]}"
       --cluster-announce-bus-port $((p + 10000)))
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
-      --cluster-config-file "$d/nodes.conf" --cluster-node-timeout 2000 \
+      --cluster-config-file "$d/nodes.conf" --cluster-node-timeout "${RUSK_REDIS_NODE_TIMEOUT_MS:-2000}" \
       --dir "$d" --save "" --appendonly no --repl-diskless-sync-delay 0 --shutdown-on-sigterm "nosave now" --daemonize yes \
       --pidfile "$d/redis.pid" --logfile "$d/redis.log" "${auth[@]}" "${ann[@]}" >/dev/null
     addrs+=("127.0.0.1:$p")
