@@ -1511,8 +1511,12 @@ int rusk_cmd_agent(int argc, char **argv)
 	int exit_rc = 0;
 	rc = open_checks(&a, &cc, err, sizeof err);
 	if (rc != RUSK_OK) {
+		/* The cluster unreachable past --failover-ms (a failover at the start): exit 1. */
+		bool outage = rc == RUSK_EIO && rusk_redis_outage_(a.st.redis, err, sizeof err);
 		fprintf(stderr, "rusk agent: %s\n", err);
-		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
+		          : outage          ? RUSK_EXIT_FAIL
+		                            : RUSK_EXIT_USAGE;
 		goto out;
 	}
 	if (o->init_only) {

@@ -227,8 +227,14 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
 	}
 	if (rc != RUSK_OK) {
+		/* The cluster unreachable past the failover bound (a failover at the start): an
+		 * outage, exit 1; what the cluster answered (or no seed at all): bad input. */
+		bool outage = rc == RUSK_EIO &&
+		              rusk_redis_outage_(X->main.redis, err, sizeof err); /* NULL: 0 */
 		fprintf(stderr, "rusk: %s\n", err);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
+		       : outage          ? RUSK_EXIT_FAIL
+		                         : RUSK_EXIT_USAGE;
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */

@@ -264,6 +264,11 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms)
 {
 	(void)r, (void)replicas, (void)timeout_ms;
 }
+int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+{
+	(void)r, (void)err, (void)errlen;
+	return 0;
+}
 void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 {
 	(void)r, (void)ms;

@@ -2799,14 +2799,34 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 		               r->url, miss);
 		goto fail;
 	}
-	for (int i = 0; i < r->n_nodes; i++) {
+	/* The scripts on every master that answers. One the map names that cannot be reached
+	 * (a master killed, its replica not promoted yet: CLUSTER SLOTS names it until then)
+	 * is an outage, not bad input: the seed answered, so the calls that need its slots
+	 * wait it out as any outage (exec_slot: failover_ms from now, the deadline, the stop
+	 * hook) and load the scripts on the promoted replica (NOSCRIPT). Before, the start
+	 * failed (`cannot connect`, read as bad input). A refused password, a node that
+	 * answers the load with an error, or no node that takes the scripts fails here. */
+	bool loaded = false, refused = false;
+	for (int i = 0; i < r->n_nodes && !refused; i++) {
 		bool master = false;
 		for (int s = 0; s < RUSK_REDIS_SLOTS && !master; s++)
 			master = r->slot_node[s] == i;
-		if (master && load_scripts(r, i) != RUSK_OK) {
-			rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", r->url, r->err);
-			goto fail;
-		}
+		if (!master)
+			continue;
+		if (load_scripts(r, i) == RUSK_OK)
+			loaded = true;
+		else if (r->auth_failed || r->nodes[i].ctx != NULL)
+			refused = true; /* it answered, with an error */
+		else if (r->outage_t0 == 0)
+			r->outage_t0 = now_ns(); /* unreachable: its calls' bound runs from here */
+	}
+	/* No master answers: the seed that gave the map (a replica) takes them. */
+	if (!loaded && !refused &&
+	    load_scripts(r, find_node(r, r->seed_host[k0], r->seed_port[k0])) == RUSK_OK)
+		loaded = true;
+	if (!loaded || refused) {
+		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", r->url, r->err);
+		goto fail;
 	}
 	if (init == RUSK_REDIS_INIT)
 		rc = rusk_redis_state_write_(r, err, errlen);
@@ -2928,6 +2948,20 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 const char *rusk_redis_auth_failed_(const rusk_redis *r)
 {
 	return r != NULL && r->auth_failed ? r->auth_err : NULL;
+}
+
+int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+{
+	if (r == NULL || r->outage_t0 == 0)
+		return 0;
+	size_t u = err != NULL ? strnlen(err, errlen) : errlen;
+	if (u + 1 < errlen)
+		snprintf(err + u, errlen - u,
+		         " (the cluster did not answer for %.1f s: unreachable or failing over, "
+		         "a master down and its replica not promoted yet? An outage, not bad "
+		         "input: start again once every slot is served)",
+		         (double)(now_ns() - r->outage_t0) / 1e9);
+	return 1;
 }
 
 const char *rusk_redis_last_error_(const rusk_redis *r)

@@ -123,13 +123,17 @@ enum {
  * rusk_redis_open_: connects to the cluster of url for the given shape. Checks that the
  * seeds answer, that they are cluster nodes of one cluster (each seed's CLUSTER MYID among
  * the first answering seed's CLUSTER NODES), that every slot is served (CLUSTER SLOTS),
- * and loads the scripts. Then, per init (the enum above): writes the empty state of every
- * partition (replacing any rusk state there), checks that each partition's state is there
- * and has the shape (rusk_redis_state_check_), or leaves the state alone. Returns RUSK_OK
- * and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is of another
- * shape), RUSK_EIO (cannot connect; not a cluster; seeds of two clusters; slots missing;
- * state absent) with a one-line message naming the address or key in err; nothing is
- * written on failure before the checks pass. Any thread; the caller owns *out (rusk_redis_close_).
+ * and loads the scripts on every master that answers: a master the map names that cannot
+ * be reached (killed, its replica not promoted yet) is an outage, not a failure here: r
+ * starts in it (rusk_redis_outage_), and the calls that need its slots wait it out as any
+ * outage (rusk_redis_set_failover_ms_). Then, per init (the enum above): writes the empty
+ * state of every partition (replacing any rusk state there), checks that each partition's
+ * state is there and has the shape (rusk_redis_state_check_), or leaves the state alone.
+ * Returns RUSK_OK and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is
+ * of another shape), RUSK_EIO (no seed answers; not a cluster; seeds of two clusters;
+ * slots missing; state absent) with a one-line message naming the address or key in err;
+ * nothing is written on failure before the checks pass. Any thread; the caller owns *out
+ * (rusk_redis_close_).
  */
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen);
@@ -181,6 +185,17 @@ void rusk_redis_set_wait_(rusk_redis *r, int replicas, int timeout_ms);
  * (ROLE on each, one round trip per master): a WAIT for more replicas than that waits out
  * its timeout on that shard. -1 when a master cannot be asked (or r NULL). Owner thread. */
 int rusk_redis_min_replicas_(rusk_redis *r);
+
+/*
+ * rusk_redis_outage_: whether r is in an outage: its last call that needed the cluster got
+ * no answer (a node of the slot map unreachable, a slot unserved, CLUSTERDOWN), including
+ * one found at rusk_redis_open_ (a master the map still names, killed, its replica not
+ * promoted yet: the open succeeds and the calls wait it out). 1, and err (a message, may
+ * be NULL) gets " (the cluster did not answer for T s: unreachable or failing over ...)"
+ * appended; 0 when the cluster answered. A caller whose call failed with RUSK_EIO tells an
+ * outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
+ */
+int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
 
 /* rusk_redis_set_failover_ms_: how long r waits out an outage (a slot unserved, its node
  * unreachable, CLUSTERDOWN) before calls fail with RUSK_EIO (default 30000), counted from

@@ -2015,6 +2015,55 @@ def cli_redis_failover_short_bound():
 
 
 @case
+def cli_redis_start_in_failover():
+    """Processes started while a master is down and its replica not promoted yet (the
+    slot map still names the dead master; issue 30, fifth review, defect 5): `rusk agent
+    --recount`, a 2 s `rusk agent` and a 2 s `rusk run --no-init`, each given the dead
+    master and a live one as seeds (both orders), started at once after the kill, wait the
+    failover out and succeed (exit 0, recounts clean). Before, each was refused at its
+    start as bad input: `cannot connect to 127.0.0.1:P (Connection refused)`, exit 2. Then
+    the promoted replica killed too (its shard gone for good): an agent started with
+    --failover-ms 1500 gives up as an outage, exit 1 (not 2), saying so."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        alive = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != victim][0]
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        url1 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (alive, victim)
+        url2 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (victim, alive)
+        out = "cli_redis_start_in_failover.json"
+        argvs = [["agent", "--backend", url1] + SHAPE.split() + ["--recount"],
+                 ["agent", "--backend", url2] + SHAPE.split() +
+                 ["--duration-s", "2", "--task-ms", "200", "--rate", "500"],
+                 ["run", "--backend", url1] + SHAPE.split() +
+                 ["--rus-per-machine", "16", "--no-init", "--agents", "2", "--sync", "state",
+                  "--rate", "300", "--duration-s", "2", "--task-ms", "200", "--json", out]]
+        subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+        t0 = time.monotonic()
+        procs = [subprocess.Popen([ARGS.rusk] + a, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) for a in argvs]
+        role = subprocess.run(["redis-cli", "-p", str(replica), "role"], capture_output=True,
+                              text=True, timeout=10).stdout
+        res = [finish(p, timeout=120) for p in procs]
+        print("ended %.1f s after the kill" % (time.monotonic() - t0))
+        # started before the promotion (2 s node timeout, then an election): else this
+        # case tested nothing
+        assert role.startswith("slave"), "replica %d promoted before the starts" % replica
+        for (text, rc), a in zip(res, argvs):
+            assert rc == 0, "rusk %s exited %d during a failover" % (" ".join(a[:2]), rc)
+        match(r"recount: 10 partitions: held [0-9]+, free [0-9]+, mismatch 0", res[0][0])
+        check_placed(last_json(res[1][0]))
+        assert run_json(out)["tasks"]["submitted"] > 0, "the run submitted nothing"
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # the shard gone for good: an outage past --failover-ms, exit 1, not bad input
+        subprocess.run([script(), "kill", cl.dir, str(replica)], check=True, timeout=10)
+        r = rusk(["agent", "--backend", url1] + SHAPE.split() +
+                 ["--duration-s", "1", "--failover-ms", "1500"], status=1)
+        match(r"the cluster did not answer for [0-9.]+ s: unreachable or failing over", r.out)
+
+
+@case
 def cli_redis_failover_loss():
     """A failover that loses acknowledged commits for certain: the replica paused, the
     master's replication link closed, 1 s of commits (about 5,000 tasks/s, a sixth of
