@@ -6,7 +6,9 @@ Starts a 3+3 Redis Cluster on free 127.0.0.1 ports (tests/redis/cluster.sh), run
 agent` processes against it, prints Markdown tables, and stops the cluster (also on
 failure). Usage: perf/redis_figures.py [--rusk build/rusk] [--seconds 5] [--only rtt,scale,failover]
 
-  rtt       commit round trip per batch, one claim per batch vs 32 pipelined
+  rtt       commit round trip per batch, one claim per batch vs 32 pipelined; the servers'
+            mean time per EVALSHA (INFO commandstats: the commit and release scripts, nearly
+            all of the calls; the agent's lease and owners scripts beside them)
   scale     tasks/s with 1, 2 and 4 agent processes (DiffSync), closed loop and at 40K
             tasks/s in all; conflicts beside `rusk sync` (in-memory agents, same shape,
             gap and agents, at the load the Redis run held)
@@ -72,17 +74,39 @@ def agents(rusk, cl, n, extra, init=True):
     return [last_json(o) for o in outs]
 
 
+def script_time(cl, reset=False):
+    """The servers' EVALSHA calls and microseconds in them, summed over the six nodes
+    (INFO commandstats); reset: CONFIG RESETSTAT on each first."""
+    calls = usec = 0
+    for port in range(cl.port, cl.port + 6):
+        cli = ["redis-cli", "-p", str(port)]
+        if reset:
+            subprocess.run(cli + ["config", "resetstat"], check=True, capture_output=True,
+                           timeout=10)
+            continue
+        out = subprocess.run(cli + ["info", "commandstats"], capture_output=True, text=True,
+                             timeout=10).stdout
+        m = re.search(r"cmdstat_evalsha:calls=(\d+),usec=(\d+),", out)
+        if m:
+            calls += int(m.group(1))
+            usec += int(m.group(2))
+    return calls, usec
+
+
 def rtt(rusk, secs):
     print("| claims per batch | batches | round trip p50 (ms) | p99 (ms) | per claim p50 (us) "
-          "| tasks/s |")
-    print("|---|---|---|---|---|---|")
+          "| tasks/s | server us per script |")
+    print("|---|---|---|---|---|---|---|")
     with Cluster() as cl:
         for b in (1, 32):
+            script_time(cl, reset=True)
             j = agents(rusk, cl, 1, ["--batch", str(b), "--duration-s", str(secs),
                                      "--task-ms", "100"])[0]
+            calls, usec = script_time(cl)
             per = j["rtt_p50_ms"] * 1000 / (j["claims"] / max(j["batches"], 1))
-            print("| %d | %d | %.3f | %.3f | %.1f | %.0f |" % (
-                b, j["batches"], j["rtt_p50_ms"], j["rtt_p99_ms"], per, j["tasks_per_s"]))
+            print("| %d | %d | %.3f | %.3f | %.1f | %.0f | %.2f |" % (
+                b, j["batches"], j["rtt_p50_ms"], j["rtt_p99_ms"], per, j["tasks_per_s"],
+                usec / max(calls, 1)))
 
 
 def mem_conflicts(rusk, n, load, secs):

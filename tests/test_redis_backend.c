@@ -10,7 +10,9 @@
  *    backend does not change a decision;
  *  - a recount finds every RU held once and the bitmaps consistent;
  *  - a script error (the partition's shape key deleted behind the client's back) is
- *    reported with the key's name and writes nothing;
+ *    reported with the key's name and writes nothing; so does a commit or a release on a
+ *    partition one of whose keys another program overwrote with another type (each key in
+ *    turn), naming the key and its type;
  *  - state of another shape is refused on open, naming both shapes;
  *  - owner namespaces: the same task id under two namespaces is two owners;
  *  - a sync step's reads of many partitions, one pipeline per node, answer exactly the
@@ -288,6 +290,107 @@ static void test_script_error_writes_nothing(void **state)
 	assert_non_null(strstr(err, "another cluster shape"));
 	assert_non_null(strstr(err, url));
 	rusk_cluster_destroy(c2);
+	rusk_cluster_destroy(c);
+}
+
+/* Partition p's eight keys' DUMPs (the serialized values; NULL: absent) into d. */
+static void dump_part(redisContext *x, uint32_t p, char *d[8], size_t len[8])
+{
+	static const char *const k[] = {"own", "gen", "free", "mem", "gpu", "rec", "ver", "mach"};
+	for (int i = 0; i < 8; i++) {
+		redisReply *r = redisCommand(x, "DUMP rusk:{p%u}:%s", p, k[i]);
+		assert_true(r != NULL &&
+		            (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
+		d[i] = NULL;
+		len[i] = 0;
+		if (r->type == REDIS_REPLY_STRING) {
+			d[i] = malloc(r->len);
+			assert_non_null(d[i]);
+			memcpy(d[i], r->str, r->len);
+			len[i] = r->len;
+		}
+		freeReplyObject(r);
+	}
+}
+
+/* The dumps a and b are the same, key by key (what names the key that changed); frees b. */
+static void same_dumps(char *a[8], const size_t al[8], char *b[8], const size_t bl[8],
+                       const char *what)
+{
+	static const char *const k[] = {"own", "gen", "free", "mem", "gpu", "rec", "ver", "mach"};
+	for (int i = 0; i < 8; i++) {
+		if (al[i] != bl[i] || (al[i] > 0 && memcmp(a[i], b[i], al[i]) != 0))
+			fail_msg("%s wrote rusk:{p0}:%s", what, k[i]);
+		free(b[i]);
+	}
+}
+
+/* Each of partition 0's eight keys overwritten with a value of another type, in turn (a
+ * string for a hash, a hash for :free and :ver): a commit there with memory and a GPU share
+ * (it touches all eight keys) and the release of a lease with its record (every key but
+ * :mach, which the release does not touch: it is done) answer RUSK_ECORRUPT naming the key
+ * and its type, and write nothing: the eight keys' DUMPs are the same before and after. The
+ * write scripts check a key they read by that read and ask the TYPE only of the keys whose
+ * first touch is a write (:free, :rec, :ver by its GET; redis_lua.h): without a check, the
+ * script writes before it fails (or names no key) and this fails. */
+static void test_corrupt_key_writes_nothing(void **state)
+{
+	(void)state;
+	static const char *const k[] = {"own", "gen", "free", "mem", "gpu", "rec", "ver", "mach"};
+	rusk_cluster *c = make_cluster(400);
+	int rport;
+	redisContext *x = master_of(0, &rport);
+	for (int key = 0; key < 8; key++) {
+		rusk_state red;
+		char err[512];
+		assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+		/* a lease with a record: task 7 holds RU 24 of machine 3, 100 MiB, half a GPU */
+		uint32_t r0[] = {24}, r1[] = {25};
+		rusk_bk_claim hold = claim(7, 3, r0, 1, 100, 1, 500);
+		int rc = RUSK_EIO;
+		rusk_lease l;
+		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &hold, 1, &rc, &l), RUSK_OK);
+		assert_int_equal(rc, RUSK_OK);
+		bool hash = key != 2 && key != 6;
+		redisReply *r = redisCommand(x, "DEL rusk:{p0}:%s", k[key]);
+		freeReplyObject(r);
+		r = hash ? redisCommand(x, "SET rusk:{p0}:%s garbage", k[key])
+		         : redisCommand(x, "HSET rusk:{p0}:%s a b", k[key]);
+		assert_true(r != NULL && r->type != REDIS_REPLY_ERROR);
+		freeReplyObject(r);
+		char said[96];
+		snprintf(said, sizeof said, "rusk:{p0}:%s has type %s, not %s", k[key],
+		         hash ? "string" : "hash", hash ? "hash" : "string");
+		char *before[8], *after[8];
+		size_t bl[8], al[8];
+		dump_part(x, 0, before, bl);
+		rusk_bk_claim more = claim(8, 3, r1, 1, 100, 1, 500);
+		rc = RUSK_OK;
+		rusk_lease l2;
+		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &more, 1, &rc, &l2), RUSK_OK);
+		printf("rusk:{p0}:%s corrupt: commit %d: %s\n", k[key], rc,
+		       rusk_redis_last_error_(red.redis));
+		dump_part(x, 0, after, al);
+		same_dumps(before, bl, after, al, "a failed commit");
+		assert_int_equal(rc, RUSK_ECORRUPT);
+		assert_non_null(strstr(rusk_redis_last_error_(red.redis), said));
+		assert_non_null(strstr(rusk_redis_last_error_(red.redis), "nothing written"));
+		rusk_bk_lease rel = {7, l};
+		rc = RUSK_EIO;
+		assert_int_equal(red.bk.ops->release(red.bk.self, 0, &rel, 1, &rc), RUSK_OK);
+		if (key == 7) { /* :mach: the release does not read it */
+			assert_int_equal(rc, RUSK_OK);
+		} else {
+			dump_part(x, 0, after, al);
+			same_dumps(before, bl, after, al, "a failed release");
+			assert_int_equal(rc, RUSK_ECORRUPT);
+			assert_non_null(strstr(rusk_redis_last_error_(red.redis), said));
+		}
+		for (int i = 0; i < 8; i++)
+			free(before[i]);
+		rusk_state_close_(&red);
+	}
+	redisFree(x);
 	rusk_cluster_destroy(c);
 }
 
@@ -1015,6 +1118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_same_decisions),
 	        cmocka_unit_test(test_script_error_writes_nothing),
+	        cmocka_unit_test(test_corrupt_key_writes_nothing),
 	        cmocka_unit_test(test_owner_namespaces),
 	        cmocka_unit_test(test_snapshots_pipelined),
 	        cmocka_unit_test(test_pipeline_waits_out_tryagain_and_clusterdown),

@@ -486,6 +486,79 @@ static void outage_begins(rusk_redis *r, bool *outage)
 		r->outage_t0 = now_ns();
 }
 
+/* The reply to one pipelined command from c, after ASKING's when asking, into *y: false when
+ * the connection broke (the command's outcome unknown). */
+static bool read_reply(redisContext *c, bool asking, redisReply **y)
+{
+	void *x = NULL;
+	if (asking && (redisGetReply(c, &x) != REDIS_OK || x == NULL))
+		return false;
+	if (x != NULL)
+		freeReplyObject(x);
+	x = NULL;
+	if (redisGetReply(c, &x) != REDIS_OK || x == NULL)
+		return false;
+	*y = x;
+	return true;
+}
+
+/* What one reply says (sort_reply). */
+enum { REPLY_FINAL, REPLY_REDIRECT, REPLY_NOSCRIPT, REPLY_WAIT };
+
+/*
+ * sort_reply: reply y of node ni to a pending command (exec_slot, exec_multi). REPLY_FINAL:
+ * the command's answer, kept by the caller (the cluster answers: the outage clock stops,
+ * give_up). Else the command did not execute and goes again, y freed: REPLY_REDIRECT (MOVED:
+ * the slot's node updated; ASK: *ask_to the node named, -1 when unknown), REPLY_NOSCRIPT (a
+ * promoted replica has no script cache: the caller loads them on ni once every reply is
+ * read), REPLY_WAIT (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN: the outage begins, r->err
+ * names it; the caller waits and refreshes the map once every reply is read, never here:
+ * CLUSTER SLOTS on this very connection would read the next command's reply as its own,
+ * and every later command a neighbour's).
+ */
+static int sort_reply(rusk_redis *r, int ni, redisReply *y, int *ask_to, bool *outage)
+{
+	note_noauth(r, ni, y);
+	if (!retryable(y)) {
+		r->outage_t0 = 0;
+		return REPLY_FINAL;
+	}
+	int kind = REPLY_WAIT;
+	char host[64];
+	int ask = 0, port = 0;
+	uint16_t s = 0;
+	if (rusk_redis_parse_redirect_(y->str, &ask, &s, host, sizeof host, &port) == RUSK_OK) {
+		stat_add(&r->st.redirects, 1);
+		int to = find_node(r, host, port);
+		if (ask)
+			*ask_to = to;
+		else if (to >= 0)
+			r->slot_node[s] = (int16_t)to;
+		kind = REPLY_REDIRECT;
+	} else if (is_err(y, "NOSCRIPT")) {
+		stat_add(&r->st.noscript, 1);
+		kind = REPLY_NOSCRIPT;
+	} else {
+		outage_begins(r, outage);
+		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host, r->nodes[ni].port, y->str);
+	}
+	freeReplyObject(y);
+	return kind;
+}
+
+/* A node answered NOSCRIPT and the scripts cannot be loaded there: each command still
+ * without a reply (rep[i] NULL) that calls a script by its SHA sends the body (EVAL). */
+static void send_bodies(rcmd *cmds, size_t n, redisReply *const *rep)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rep[i] == NULL && strcmp(cmds[i].argv[0], "EVALSHA") == 0) {
+			cmds[i].argv[0] = "EVAL";
+			cmds[i].len[0] = 4;
+			cmds[i].argv[1] = scripts[cmds[i].script];
+			cmds[i].len[1] = strlen(scripts[cmds[i].script]);
+		}
+}
+
 /*
  * Unavailable nodes (rusk_redis_set_unavailable_ms_; off by default). A node that a call
  * finds stuck (its read timed out: unavail_ms past wait_ms) or unreachable, while another
@@ -645,58 +718,24 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			wait |= pending[i] && cmds[i].again_at >= 0;
 		if (wait)
 			redisAppendCommand(c, "WAIT %d %d", r->wait_replicas, r->wait_ms);
-		bool broken = false, again = false, need_load = false, errwait = false;
+		bool broken = false, need_load = false, errwait = false;
 		for (size_t i = 0; i < n && !broken; i++) {
 			if (!pending[i])
 				continue;
-			void *x = NULL;
-			if (asking && (redisGetReply(c, &x) != REDIS_OK || x == NULL)) {
+			redisReply *y = NULL;
+			if (!read_reply(c, asking, &y)) {
 				broken = true;
 				break;
 			}
-			if (x != NULL)
-				freeReplyObject(x);
-			x = NULL;
-			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
-				broken = true;
-				break;
-			}
-			redisReply *y = x;
-			note_noauth(r, ni, y);
-			if (!retryable(y)) {
-				r->outage_t0 = 0; /* the cluster answers (give_up) */
+			int kind = sort_reply(r, ni, y, &ask_node, &outage);
+			if (kind == REPLY_FINAL) {
 				rep[i] = y;
 				pending[i] = false;
 				left--;
 				continue;
 			}
-			again = true;
-			char host[64];
-			int ask = 0, port = 0;
-			uint16_t s = 0;
-			if (rusk_redis_parse_redirect_(y->str, &ask, &s, host, sizeof host,
-			                               &port) == RUSK_OK) {
-				stat_add(&r->st.redirects, 1);
-				int to = find_node(r, host, port);
-				if (ask)
-					ask_node = to;
-				else if (to >= 0)
-					r->slot_node[s] = (int16_t)to;
-			} else if (is_err(y, "NOSCRIPT")) {
-				/* A promoted replica has no script cache: load them there once the
-				 * replies are read, and send the script again. */
-				stat_add(&r->st.noscript, 1);
-				need_load = true;
-			} else {
-				outage_begins(r, &outage);
-				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
-				        r->nodes[ni].port, y->str);
-				/* No wait and no map refresh here: CLUSTER SLOTS on this very
-				 * connection would read the next command's reply as its own,
-				 * and every later command a neighbour's. Once all are read. */
-				errwait = true;
-			}
-			freeReplyObject(y);
+			need_load |= kind == REPLY_NOSCRIPT;
+			errwait |= kind == REPLY_WAIT;
 		}
 		if (!broken && wait) {
 			void *x = NULL;
@@ -737,7 +776,6 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			refresh_map(r);
 			continue;
 		}
-		(void)again;
 		if (errwait) {
 			/* TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN: every reply of the pipeline
 			 * read, one wait per round (doubling, 50 ms to 400 ms; none past the
@@ -748,16 +786,8 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			backoff = backoff < 400 ? backoff * 2 : 400;
 			refresh_map(r);
 		}
-		if (need_load && load_scripts(r, ni) != RUSK_OK) {
-			/* Cannot load them: send the bodies (EVAL) instead. */
-			for (size_t i = 0; i < n; i++)
-				if (pending[i] && strcmp(cmds[i].argv[0], "EVALSHA") == 0) {
-					cmds[i].argv[0] = "EVAL";
-					cmds[i].len[0] = 4;
-					cmds[i].argv[1] = scripts[cmds[i].script];
-					cmds[i].len[1] = strlen(scripts[cmds[i].script]);
-				}
-		}
+		if (need_load && load_scripts(r, ni) != RUSK_OK)
+			send_bodies(cmds, n, rep);
 	}
 	if (outage)
 		stat_add(&r->st.outage_ns, now_ns() - t0);
@@ -882,48 +912,22 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			redisContext *c = r->nodes[ni].ctx;
 			bool asking = ask[i] >= 0;
 			ask[i] = -1;
-			void *x = NULL;
-			if (asking && (redisGetReply(c, &x) != REDIS_OK || x == NULL)) {
+			redisReply *y = NULL;
+			if (!read_reply(c, asking, &y)) {
 				st[ni] = 3;
 				continue;
 			}
-			if (x != NULL)
-				freeReplyObject(x);
-			x = NULL;
-			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
-				st[ni] = 3;
-				continue;
-			}
-			redisReply *y = x;
-			note_noauth(r, ni, y);
-			if (!retryable(y)) {
-				r->outage_t0 = 0; /* the cluster answers (give_up) */
+			int to = -1, kind = sort_reply(r, ni, y, &to, &outage);
+			if (kind == REPLY_FINAL) {
 				rep[i] = y;
 				left--;
 				continue;
 			}
-			char host[64];
-			int is_ask = 0, port = 0;
-			uint16_t s = 0;
-			if (rusk_redis_parse_redirect_(y->str, &is_ask, &s, host, sizeof host,
-			                               &port) == RUSK_OK) {
-				stat_add(&r->st.redirects, 1);
-				int to = find_node(r, host, port);
-				if (is_ask)
-					ask[i] = (int16_t)to;
-				else if (to >= 0)
-					r->slot_node[s] = (int16_t)to;
-			} else if (is_err(y, "NOSCRIPT")) {
-				stat_add(&r->st.noscript, 1);
-				need_load[ni] = true;
-			} else {
-				outage_begins(r, &outage);
-				set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[ni].host,
-				        r->nodes[ni].port, y->str);
-				errwait = refresh = true;
-			}
-			freeReplyObject(y);
+			ask[i] = (int16_t)to;
+			need_load[ni] |= kind == REPLY_NOSCRIPT;
+			errwait |= kind == REPLY_WAIT;
 		}
+		refresh |= errwait;
 		for (int ni = 0; ni < r->n_nodes; ni++) {
 			if (st[ni] == 1 || st[ni] == 3)
 				stat_add(&r->st.round_trips, 1);
@@ -955,16 +959,8 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 		}
 		stat_add(&r->st.commands, sent);
 		for (int ni = 0; ni < r->n_nodes; ni++) {
-			if (!need_load[ni] || load_scripts(r, ni) == RUSK_OK)
-				continue;
-			/* Cannot load them: send the bodies (EVAL) instead. */
-			for (size_t i = 0; i < n; i++)
-				if (rep[i] == NULL && strcmp(cmds[i].argv[0], "EVALSHA") == 0) {
-					cmds[i].argv[0] = "EVAL";
-					cmds[i].len[0] = 4;
-					cmds[i].argv[1] = scripts[cmds[i].script];
-					cmds[i].len[1] = strlen(scripts[cmds[i].script]);
-				}
+			if (need_load[ni] && load_scripts(r, ni) != RUSK_OK)
+				send_bodies(cmds, n, rep);
 		}
 		if (down) {
 			outage_begins(r, &outage);

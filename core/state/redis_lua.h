@@ -14,27 +14,74 @@
  * The write scripts (commit, release) check everything that can fail before their first
  * write, since Redis keeps a failed script's earlier writes: a key of another type, a count
  * or field that is not an integer, is the error "RUSKCORRUPT <key> ..."; arguments that are
- * not numbers "RUSKARG ...". So a script writes all of its effect or nothing.
+ * not numbers "RUSKARG ...". So a script writes all of its effect or nothing. Each key a
+ * write script reads before it writes is checked by that read (RUSK_LUA_READ); only the keys
+ * whose first touch is a write are asked their TYPE first (:free always; :rec when a commit
+ * has memory or GPUs; :ver by its GET).
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
  * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}, each RU counted at most
- * once (below). Owners: see below. Both read scripts make the write scripts' type checks
- * first (RUSK_LUA_CHECK): a key of another type is RUSKCORRUPT naming it, where the recount
- * named rusk:{pN}:mach for a WRONGTYPE on :free.
+ * once (below). Owners: see below. Both read scripts ask the TYPE of all eight keys first
+ * (RUSK_LUA_CHECK): a key of another type is RUSKCORRUPT naming it, where the recount named
+ * rusk:{pN}:mach for a WRONGTYPE on :free; the recount never reads :gen, and a check that
+ * finds corruption is what they are for (they run once a second or at the end, not per claim).
  */
 #ifndef RUSK_STATE_REDIS_LUA_H
 #define RUSK_STATE_REDIS_LUA_H
 
+/* The checks of the write scripts (commit, release), cheaper than asking every key's TYPE
+ * (the lean scripts, perf/RESULTS.md: 2 calls more per script, not 9). want[k]: the type of
+ * KEYS[k]. rd(k, cmd, ...): cmd on KEYS[k] by redis.pcall; a WRONGTYPE answer is RUSKCORRUPT
+ * naming the key and its type (the TYPE asked only then), any other error raised as it came.
+ * blind(k): the TYPE check of a key whose first touch is a write (absent: fine). count(k):
+ * KEYS[k] (rusk:{pN}:ver) absent or a count, by its GET (INCR refuses anything else). int(k,
+ * f): the integer field f of the hash KEYS[k] (absent: 0); a value HINCRBY would refuse is
+ * RUSKCORRUPT. Each is called before the script's first write only. */
+#define RUSK_LUA_READ                                                                              \
+	"local want = {'hash', 'hash', 'string', 'hash', 'hash', 'hash', 'string', 'hash'}\n"      \
+	"local function corrupt(k, t)\n"                                                           \
+	"  t = t or redis.call('TYPE', KEYS[k])['ok']\n"                                           \
+	"  error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' has type ' .. t .. ', not ' .. want[k]})\n" \
+	"end\n"                                                                                    \
+	"local function rd(k, cmd, ...)\n"                                                         \
+	"  local v = redis.pcall(cmd, KEYS[k], ...)\n"                                             \
+	"  if type(v) == 'table' and v['err'] then\n"                                              \
+	"    if string.sub(v['err'], 1, 9) == 'WRONGTYPE' then corrupt(k) end\n"                   \
+	"    error(v)\n"                                                                           \
+	"  end\n"                                                                                  \
+	"  return v\n"                                                                             \
+	"end\n"                                                                                    \
+	"local function blind(k)\n"                                                                \
+	"  local t = redis.call('TYPE', KEYS[k])['ok']\n"                                          \
+	"  if t ~= want[k] and t ~= 'none' then corrupt(k, t) end\n"                               \
+	"end\n"                                                                                    \
+	"local function count(k)\n"                                                                \
+	"  local v = rd(k, 'GET')\n"                                                               \
+	"  if v and not string.match(v, '^%d+$') then\n"                                           \
+	"    error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' is not a count: ' .. v})\n"               \
+	"  end\n"                                                                                  \
+	"end\n"                                                                                    \
+	"local function int(k, f)\n"                                                               \
+	"  local v = rd(k, 'HGET', f)\n"                                                           \
+	"  if not v then return 0 end\n"                                                           \
+	"  if not string.match(v, '^%-?%d+$') then\n"                                              \
+	"    error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' field ' .. f .. ' is not an integer: ' "  \
+	".. v})\n"                                                                                 \
+	"  end\n"                                                                                  \
+	"  return tonumber(v)\n"                                                                   \
+	"end\n"
+
+/* A machine's shape from rusk:{pN}:mach (after RUSK_LUA_READ): first RU, RUs, MiB, GPUs. */
 #define RUSK_LUA_SHAPE                                                                             \
 	"local function shape(m)\n"                                                                \
-	"  local s = redis.call('HGET', KEYS[8], m)\n"                                             \
+	"  local s = rd(8, 'HGET', m)\n"                                                           \
 	"  if not s then return nil end\n"                                                         \
 	"  local a, b, c, d = string.match(s, '^(%d+),(%d+),(%d+),(%d+)$')\n"                      \
 	"  return tonumber(a), tonumber(b), tonumber(c), tonumber(d)\n"                            \
 	"end\n"
 
-/* The checks every write script makes before its first write: the type of each of the eight
- * keys, and rusk:{pN}:ver a count (INCR refuses anything else). */
+/* The read scripts' checks (recount, owners): the type of each of the eight keys, and
+ * rusk:{pN}:ver a count. */
 #define RUSK_LUA_CHECK                                                                             \
 	"local want = {'hash', 'hash', 'string', 'hash', 'hash', 'hash', 'string', 'hash'}\n"      \
 	"for k = 1, 8 do\n"                                                                        \
@@ -49,20 +96,9 @@
 	"  return redis.error_reply('RUSKCORRUPT ' .. KEYS[7] .. ' is not a count: ' .. ver)\n"    \
 	"end\n"
 
-/* An integer field of hash h (absent: 0). A value HINCRBY would refuse raises RUSKCORRUPT
- * (the scripts call it before their first write only). */
-#define RUSK_LUA_INT                                                                               \
-	"local function int(h, f)\n"                                                               \
-	"  local v = redis.call('HGET', h, f)\n"                                                   \
-	"  if not v then return 0 end\n"                                                           \
-	"  if not string.match(v, '^%-?%d+$') then\n"                                              \
-	"    error({err = 'RUSKCORRUPT ' .. h .. ' field ' .. f .. ' is not an integer: ' .. "     \
-	"v})\n"                                                                                    \
-	"  end\n"                                                                                  \
-	"  return tonumber(v)\n"                                                                   \
-	"end\n"
-
-static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
+/* Commit: the keys its first write touches (:free; :rec when the claim has memory or GPUs;
+ * :ver) checked first, then every read (:mach, :gen, :own, :mem, :gpu) checked by itself. */
+static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
         "local task, m = ARGV[1], ARGV[2]\n"
         "local mem, g, milli = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
         "local again = ARGV[6] == '1'\n"
@@ -70,6 +106,9 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
         "  return redis.error_reply('RUSKARG commit arguments ' .. table.concat(ARGV, ' ', 1, "
         "math.min(#ARGV, 6)))\n"
         "end\n"
+        "blind(3)\n"
+        "count(7)\n"
+        "if mem > 0 or g > 0 then blind(6) end\n"
         "local first, n, memcap, ngpu = shape(m)\n"
         "if not first then return redis.error_reply('RUSKSTATE no machine ' .. m .. ' in ' .. "
         "KEYS[8]) end\n"
@@ -81,8 +120,8 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
         "  end\n"
         "  for j = 1, #rus do if rus[j] == ARGV[i] then return {2, i - 7} end end\n"
         "  rus[#rus + 1] = ARGV[i]\n"
-        "  gens[#gens + 1] = int(KEYS[2], ARGV[i])\n"
-        "  local o = redis.call('HGET', KEYS[1], ARGV[i])\n"
+        "  gens[#gens + 1] = int(2, ARGV[i])\n"
+        "  local o = rd(1, 'HGET', ARGV[i])\n"
         "  if o then if o == task then mine = mine + 1 else return {1, i - 7} end end\n"
         "end\n"
         "if mine > 0 then\n"
@@ -91,24 +130,24 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
         "    for j = 1, #rus do res[#res + 1] = gens[j] end\n"
         "    return res\n"
         "  end\n"
-        "  for j = 1, #rus do if redis.call('HGET', KEYS[1], rus[j]) == task then return {2, j "
+        "  for j = 1, #rus do if rd(1, 'HGET', rus[j]) == task then return {2, j "
         "- 1} end end\n"
         "end\n"
         "if mem > memcap or g > ngpu then return redis.error_reply('RUSKINFEASIBLE machine ' .. "
         "m) end\n"
-        "if mem > 0 and int(KEYS[4], m) < mem then return {3, #rus} end\n"
+        "if mem > 0 and int(4, m) < mem then return {3, #rus} end\n"
         "local picks = {}\n"
         "if g == 1 and milli < 1000 then\n"
         "  local best, bestf = -1, 1001\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    local f = int(KEYS[5], m .. '.' .. k)\n"
+        "    local f = int(5, m .. '.' .. k)\n"
         "    if f >= milli and f < bestf then best, bestf = k, f end\n"
         "  end\n"
         "  if best < 0 then return {3, #rus} end\n"
         "  picks[1] = best\n"
         "elseif g > 0 then\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    if #picks < g and int(KEYS[5], m .. '.' .. k) == 1000 then picks[#picks + 1] = k "
+        "    if #picks < g and int(5, m .. '.' .. k) == 1000 then picks[#picks + 1] = k "
         "end\n"
         "  end\n"
         "  if #picks < g then return {3, #rus} end\n"
@@ -131,10 +170,13 @@ static const char rusk_lua_commit[] = RUSK_LUA_SHAPE RUSK_LUA_INT RUSK_LUA_CHECK
         "redis.call('INCR', KEYS[7])\n"
         "return res\n";
 
-/* Release: a first pass decides every lease and checks all it will parse or add to (the
- * same RU twice in one call: the second sees the first's release), the second writes. */
-static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
+/* Release: :free and :ver checked first (written, not read), then a first pass decides every
+ * lease and checks all it will parse or add to by reading it (:own, :gen, :rec, :mem, :gpu;
+ * the same RU twice in one call: the second sees the first's release), the second writes. */
+static const char rusk_lua_release[] = RUSK_LUA_READ
         "local again = ARGV[1] == '1'\n"
+        "blind(3)\n"
+        "count(7)\n"
         "local res, apply, done = {}, {}, {}\n"
         "for i = 2, #ARGV, 3 do\n"
         "  local task, ru, gen = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])\n"
@@ -144,8 +186,8 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "  end\n"
         "  local o, cur\n"
         "  if done[ru] then o, cur = nil, done[ru] else\n"
-        "    o = redis.call('HGET', KEYS[1], ru)\n"
-        "    cur = int(KEYS[2], ru)\n"
+        "    o = rd(1, 'HGET', ru)\n"
+        "    cur = int(2, ru)\n"
         "  end\n"
         "  local rc = 0\n"
         "  if not o then\n"
@@ -154,17 +196,17 @@ static const char rusk_lua_release[] = RUSK_LUA_INT RUSK_LUA_CHECK
         "  elseif cur ~= gen then rc = 3\n"
         "  else\n"
         "    local t = {ru = ru, gen = (gen + 1) % 2097152}\n"
-        "    local rec = redis.call('HGET', KEYS[6], ru)\n"
+        "    local rec = rd(6, 'HGET', ru)\n"
         "    if rec then\n"
         "      local m, mem, milli, picks = string.match(rec, '^(%d+),(%d+),(%d+),([%d.]*)$')\n"
         "      if not m then\n"
         "        return redis.error_reply('RUSKCORRUPT ' .. KEYS[6] .. ' field ' .. ru .. ' is "
         "not a record: ' .. rec)\n"
         "      end\n"
-        "      if tonumber(mem) > 0 then int(KEYS[4], m) end\n"
+        "      if tonumber(mem) > 0 then int(4, m) end\n"
         "      t.m, t.mem, t.milli, t.picks = m, tonumber(mem), tonumber(milli), {}\n"
         "      for k in string.gmatch(picks, '%d+') do\n"
-        "        int(KEYS[5], m .. '.' .. k)\n"
+        "        int(5, m .. '.' .. k)\n"
         "        t.picks[#t.picks + 1] = k\n"
         "      end\n"
         "    end\n"
