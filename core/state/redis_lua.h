@@ -16,8 +16,13 @@
  * or field that is not an integer, is the error "RUSKCORRUPT <key> ..."; arguments that are
  * not numbers "RUSKARG ...". So a script writes all of its effect or nothing. Each key a
  * write script reads before it writes is checked by that read (RUSK_LUA_READ); only the keys
- * whose first touch is a write are asked their TYPE first (:free always; :rec when a commit
- * has memory or GPUs; :ver by its GET).
+ * whose first touch is a write are asked their TYPE first (:rec when a commit has memory or
+ * GPUs; :free by its STRLEN, :ver by its GET). What init_part (redis.c) always writes must be
+ * there: :free long enough for every RU the script sets, :ver, the machine's :mach field, and
+ * its :mem field and :gpu fields when the call uses them; a generation is a count below
+ * 2^21, and memory and GPU shares are never negative. An absent key or field, a bitmap cut
+ * short or a negative count is RUSKCORRUPT too (before, a deleted :free or :mem was written
+ * afresh or read as 0, and a negative generation left an RU held that no release could free).
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
  * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}, each RU counted at most
@@ -33,10 +38,13 @@
  * (the lean scripts, perf/RESULTS.md: 2 calls more per script, not 9). want[k]: the type of
  * KEYS[k]. rd(k, cmd, ...): cmd on KEYS[k] by redis.pcall; a WRONGTYPE answer is RUSKCORRUPT
  * naming the key and its type (the TYPE asked only then), any other error raised as it came.
- * blind(k): the TYPE check of a key whose first touch is a write (absent: fine). count(k):
- * KEYS[k] (rusk:{pN}:ver) absent or a count, by its GET (INCR refuses anything else). int(k,
- * f): the integer field f of the hash KEYS[k] (absent: 0); a value HINCRBY would refuse is
- * RUSKCORRUPT. Each is called before the script's first write only. */
+ * blind(k): the TYPE check of a key whose first touch is a write (absent: fine). bits(k):
+ * the length in bits of the bitmap KEYS[k] (:free), by its STRLEN; absent is RUSKCORRUPT.
+ * fits(nb, ru): RUSKCORRUPT unless RU ru is inside a bitmap of nb bits. count(k): KEYS[k]
+ * (rusk:{pN}:ver) a count, by its GET; absent is RUSKCORRUPT. int(k, f): the field f of the
+ * hash KEYS[k], a count (absent: 0); anything else (negative, not a number) is RUSKCORRUPT.
+ * need(k, f): the same, absent RUSKCORRUPT. gen_of(f): :gen's field f, a count below 2^21
+ * (absent: 0). Each is called before the script's first write only. */
 #define RUSK_LUA_READ                                                                              \
 	"local want = {'hash', 'hash', 'string', 'hash', 'hash', 'hash', 'string', 'hash'}\n"      \
 	"local function corrupt(k, t)\n"                                                           \
@@ -55,20 +63,38 @@
 	"  local t = redis.call('TYPE', KEYS[k])['ok']\n"                                          \
 	"  if t ~= want[k] and t ~= 'none' then corrupt(k, t) end\n"                               \
 	"end\n"                                                                                    \
+	"local function bad(k, what)\n"                                                            \
+	"  error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' ' .. what})\n"                              \
+	"end\n"                                                                                    \
+	"local function bits(k)\n"                                                                 \
+	"  local n = rd(k, 'STRLEN')\n"                                                            \
+	"  if n == 0 then bad(k, 'is absent') end\n"                                               \
+	"  return n * 8\n"                                                                         \
+	"end\n"                                                                                    \
+	"local function fits(nb, ru)\n"                                                            \
+	"  if tonumber(ru) >= nb then bad(3, 'is ' .. nb / 8 .. ' bytes, too short for RU ' .. "   \
+	"ru) end\n"                                                                                \
+	"end\n"                                                                                    \
 	"local function count(k)\n"                                                                \
 	"  local v = rd(k, 'GET')\n"                                                               \
-	"  if v and not string.match(v, '^%d+$') then\n"                                           \
-	"    error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' is not a count: ' .. v})\n"               \
-	"  end\n"                                                                                  \
+	"  if not v then bad(k, 'is absent') end\n"                                                \
+	"  if not string.match(v, '^%d+$') then bad(k, 'is not a count: ' .. v) end\n"             \
 	"end\n"                                                                                    \
-	"local function int(k, f)\n"                                                               \
+	"local function int(k, f, need)\n"                                                         \
 	"  local v = rd(k, 'HGET', f)\n"                                                           \
-	"  if not v then return 0 end\n"                                                           \
-	"  if not string.match(v, '^%-?%d+$') then\n"                                              \
-	"    error({err = 'RUSKCORRUPT ' .. KEYS[k] .. ' field ' .. f .. ' is not an integer: ' "  \
-	".. v})\n"                                                                                 \
+	"  if not v then\n"                                                                        \
+	"    if need then bad(k, 'has no field ' .. f) end\n"                                      \
+	"    return 0\n"                                                                           \
 	"  end\n"                                                                                  \
+	"  if not string.match(v, '^%d+$') then bad(k, 'field ' .. f .. ' is not a count: ' .. "   \
+	"v) end\n"                                                                                 \
 	"  return tonumber(v)\n"                                                                   \
+	"end\n"                                                                                    \
+	"local function need(k, f) return int(k, f, true) end\n"                                   \
+	"local function gen_of(f)\n"                                                               \
+	"  local v = int(2, f)\n"                                                                  \
+	"  if v >= 2097152 then bad(2, 'field ' .. f .. ' is not a generation: ' .. v) end\n"      \
+	"  return v\n"                                                                             \
 	"end\n"
 
 /* A machine's shape from rusk:{pN}:mach (after RUSK_LUA_READ): first RU, RUs, MiB, GPUs. */
@@ -106,12 +132,11 @@ static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
         "  return redis.error_reply('RUSKARG commit arguments ' .. table.concat(ARGV, ' ', 1, "
         "math.min(#ARGV, 6)))\n"
         "end\n"
-        "blind(3)\n"
+        "local nb = bits(3)\n"
         "count(7)\n"
         "if mem > 0 or g > 0 then blind(6) end\n"
         "local first, n, memcap, ngpu = shape(m)\n"
-        "if not first then return redis.error_reply('RUSKSTATE no machine ' .. m .. ' in ' .. "
-        "KEYS[8]) end\n"
+        "if not first then bad(8, 'has no machine ' .. m) end\n"
         "local rus, gens, mine = {}, {}, 0\n"
         "for i = 7, #ARGV do\n"
         "  local r = tonumber(ARGV[i])\n"
@@ -119,8 +144,9 @@ static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
         "    return redis.error_reply('RUSKRANGE RU ' .. ARGV[i] .. ' is not on machine ' .. m)\n"
         "  end\n"
         "  for j = 1, #rus do if rus[j] == ARGV[i] then return {2, i - 7} end end\n"
+        "  fits(nb, r)\n"
         "  rus[#rus + 1] = ARGV[i]\n"
-        "  gens[#gens + 1] = int(2, ARGV[i])\n"
+        "  gens[#gens + 1] = gen_of(ARGV[i])\n"
         "  local o = rd(1, 'HGET', ARGV[i])\n"
         "  if o then if o == task then mine = mine + 1 else return {1, i - 7} end end\n"
         "end\n"
@@ -135,19 +161,19 @@ static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
         "end\n"
         "if mem > memcap or g > ngpu then return redis.error_reply('RUSKINFEASIBLE machine ' .. "
         "m) end\n"
-        "if mem > 0 and int(4, m) < mem then return {3, #rus} end\n"
+        "if mem > 0 and need(4, m) < mem then return {3, #rus} end\n"
         "local picks = {}\n"
         "if g == 1 and milli < 1000 then\n"
         "  local best, bestf = -1, 1001\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    local f = int(5, m .. '.' .. k)\n"
+        "    local f = need(5, m .. '.' .. k)\n"
         "    if f >= milli and f < bestf then best, bestf = k, f end\n"
         "  end\n"
         "  if best < 0 then return {3, #rus} end\n"
         "  picks[1] = best\n"
         "elseif g > 0 then\n"
         "  for k = 0, ngpu - 1 do\n"
-        "    if #picks < g and int(5, m .. '.' .. k) == 1000 then picks[#picks + 1] = k "
+        "    if #picks < g and need(5, m .. '.' .. k) == 1000 then picks[#picks + 1] = k "
         "end\n"
         "  end\n"
         "  if #picks < g then return {3, #rus} end\n"
@@ -175,7 +201,7 @@ static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
  * the same RU twice in one call: the second sees the first's release), the second writes. */
 static const char rusk_lua_release[] = RUSK_LUA_READ
         "local again = ARGV[1] == '1'\n"
-        "blind(3)\n"
+        "local nb = bits(3)\n"
         "count(7)\n"
         "local res, apply, done = {}, {}, {}\n"
         "for i = 2, #ARGV, 3 do\n"
@@ -187,7 +213,7 @@ static const char rusk_lua_release[] = RUSK_LUA_READ
         "  local o, cur\n"
         "  if done[ru] then o, cur = nil, done[ru] else\n"
         "    o = rd(1, 'HGET', ru)\n"
-        "    cur = int(2, ru)\n"
+        "    cur = gen_of(ru)\n"
         "  end\n"
         "  local rc = 0\n"
         "  if not o then\n"
@@ -195,6 +221,7 @@ static const char rusk_lua_release[] = RUSK_LUA_READ
         "  elseif o ~= task then rc = 2\n"
         "  elseif cur ~= gen then rc = 3\n"
         "  else\n"
+        "    fits(nb, ru)\n"
         "    local t = {ru = ru, gen = (gen + 1) % 2097152}\n"
         "    local rec = rd(6, 'HGET', ru)\n"
         "    if rec then\n"
@@ -203,10 +230,10 @@ static const char rusk_lua_release[] = RUSK_LUA_READ
         "        return redis.error_reply('RUSKCORRUPT ' .. KEYS[6] .. ' field ' .. ru .. ' is "
         "not a record: ' .. rec)\n"
         "      end\n"
-        "      if tonumber(mem) > 0 then int(4, m) end\n"
+        "      if tonumber(mem) > 0 then need(4, m) end\n"
         "      t.m, t.mem, t.milli, t.picks = m, tonumber(mem), tonumber(milli), {}\n"
         "      for k in string.gmatch(picks, '%d+') do\n"
-        "        int(5, m .. '.' .. k)\n"
+        "        need(5, m .. '.' .. k)\n"
         "        t.picks[#t.picks + 1] = k\n"
         "      end\n"
         "    end\n"
