@@ -133,6 +133,14 @@ typedef struct agent_run {
 	 * passes left to another process (its reclaim lock). */
 	uint64_t reclaimed_expired, reclaimed_runs, reclaim_agents, reclaim_runs;
 	uint64_t reclaim_passes, reclaim_busy;
+	/* passes not made: the {meta} shard had not answered steadily for a lease (an outage
+	 * ended lately: an absent lease may be a live process's; rusk_redis_set_reclaim_lease_) */
+	uint64_t reclaim_unsteady;
+	/* orphan releases the state did not take (ledger_check), and at the end what may be
+	 * left held: releases not made, or the end's ledger check could not read the owners
+	 * (left_held: the id's lease is then left to lapse, for the automatic reclaim) */
+	uint64_t orphans_unknown, end_unknown;
+	bool end_unread, left_held;
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
@@ -517,10 +525,10 @@ static bool release_one(agent_run *a, uint64_t task, uint32_t ru, uint32_t g)
  * so the RU never has two holders); RUs the state shows as this agent's but the ledger does
  * not (a commit whose answer was lost) are released (orphans).
  */
-static void ledger_check(agent_run *a, uint64_t *replace)
+static bool ledger_check(agent_run *a, uint64_t *replace)
 {
 	if (a->st.redis == NULL)
-		return;
+		return true;
 	uint32_t n_rus = rusk_cluster_rus(a->c);
 	uint64_t *owner = calloc(n_rus ? n_rus : 1, sizeof *owner);
 	uint32_t *gen = calloc(n_rus ? n_rus : 1, sizeof *gen);
@@ -542,12 +550,18 @@ static void ledger_check(agent_run *a, uint64_t *replace)
 		x->id = 0; /* dropped from the ledger: never released, never counted twice */
 		(*replace)++;
 	}
-	for (uint32_t ru = 0; ru < n_rus; ru++)
-		if (owner[ru] != 0 && (owner[ru] >> 32) == me)
-			a->orphans += release_one(a, owner[ru], ru, gen[ru]);
+	for (uint32_t ru = 0; ru < n_rus; ru++) {
+		if (owner[ru] == 0 || (owner[ru] >> 32) != me)
+			continue;
+		if (release_one(a, owner[ru], ru, gen[ru]))
+			a->orphans++;
+		else
+			a->orphans_unknown++; /* not taken: left held, maybe (the end's report) */
+	}
 out:
 	free(owner);
 	free(gen);
+	return rc == RUSK_OK;
 }
 
 /* Whether ns is among set[0..n) (the live run namespaces, or those printed). */
@@ -799,6 +813,9 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 			                 "--agent-id %u: taking its lease at %s: %s", o->agent_id,
 			                 o->backend, rusk_redis_last_error_(a->st.redis));
 		a->leased = true;
+		/* the automatic reclaim believes an absent lease only after a lease of the
+		 * {meta} shard answering without a gap */
+		rusk_redis_set_reclaim_lease_(a->st.redis, (uint32_t)o->lease_ms);
 	}
 	if (init && !o->force_init) {
 		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
@@ -986,6 +1003,7 @@ static void auto_reclaim(agent_run *a)
 	if (rc != RUSK_OK)
 		return;
 	a->reclaim_busy += (uint64_t)x.busy;
+	a->reclaim_unsteady += (uint64_t)x.unsteady;
 	a->reclaim_passes += x.passes;
 	a->reclaimed_expired += x.reclaimed;
 	a->reclaimed_runs += x.from_runs;
@@ -1619,11 +1637,17 @@ int rusk_cmd_agent(int argc, char **argv)
 	 * another process's now (its releases are its own); after an epoch change the ledger
 	 * was dropped and the new state's RUs released above. The summary follows either way. */
 	if (!a.stopped) {
-		uint64_t replace = 0;
-		ledger_check(&a, &replace);
+		uint64_t replace = 0, unknown = a.releases_unknown, orph = a.orphans_unknown;
+		a.end_unread = !ledger_check(&a, &replace);
 		a.replaced += replace;
 		a.backlog_end += replace; /* dropped from the ledger, not placed again */
 		release_range(&a, a.h_head, a.h_head + a.h_n);
+		/* The end's check read every owner and every release was made: nothing of the
+		 * id's is left (an earlier release whose answer was lost, or a claim's, shows
+		 * there as an orphan, released). Else what it may still hold is left to the
+		 * automatic reclaim: the id stays in rusk:{meta}:agents, its lease lapses. */
+		a.end_unknown = a.releases_unknown - unknown + a.orphans_unknown - orph;
+		a.left_held = a.leased && (a.end_unread || a.end_unknown > 0);
 	}
 	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
 	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
@@ -1643,11 +1667,29 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.claims ? 100.0 * (double)a.memory_short / (double)a.claims : 0.0, a.claims_unknown,
 	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
 	if (sig != 0)
-		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
+		printf("stopped by %s after %.2f s of --duration-s %g: %s\n",
 		       sig == SIGINT   ? "SIGINT"
 		       : sig == SIGHUP ? "SIGHUP"
 		                       : "SIGTERM",
-		       elapsed, o->duration_s);
+		       elapsed, o->duration_s,
+		       a.end_unread || a.end_unknown > 0 ? "not every held task could be released"
+		                                         : "every held task released");
+	if (a.left_held)
+		printf("left to the reclaim: %" PRIu64 " releases not made%s; the id's lease "
+		       "(rusk:{meta}:alive:%u) is left to lapse, so the automatic reclaim of the "
+		       "live processes frees what it still holds about --lease-ms %" PRIu64
+		       " ms from now\n",
+		       a.end_unknown,
+		       a.end_unread ? " and the end's ledger check could not read every partition"
+		                    : "",
+		       o->agent_id, o->lease_ms);
+	else if (!a.leased && (a.end_unread || a.end_unknown > 0))
+		printf("left held: %" PRIu64 " releases not made%s; no lease (--lease-ms 0): "
+		       "`rusk agent --recount --reclaim-agent %u` frees them\n",
+		       a.end_unknown,
+		       a.end_unread ? " and the end's ledger check could not read every partition"
+		                    : "",
+		       o->agent_id);
 	if (o->rate > 0)
 		printf("arrived %" PRIu64 " tasks (--rate %.0f/s); %" PRIu64
 		       " not placed at the end\n",
@@ -1688,9 +1730,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (a.st.redis != NULL && o->lease_ms > 0 && !o->no_auto_reclaim)
 		printf("reclaim: %" PRIu64 " RUs of dead processes released (%" PRIu64
 		       " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
-		       " passes; %" PRIu64 " passes left to another process's reclaim\n",
+		       " passes; %" PRIu64 " passes left to another process's reclaim, %" PRIu64
+		       " put off (the {meta} shard not answering steadily for a lease)\n",
 		       a.reclaimed_expired, a.reclaimed_runs, a.reclaim_agents, a.reclaim_runs,
-		       a.reclaim_passes, a.reclaim_busy);
+		       a.reclaim_passes, a.reclaim_busy, a.reclaim_unsteady);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
 	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"memory_short\":%" PRIu64
 	       ",\"claims\":%" PRIu64 ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64
@@ -1704,7 +1747,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
 	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
-	       ",\"reclaim_passes\":%" PRIu64 ",\"elapsed_s\":%.3f"
+	       ",\"reclaim_passes\":%" PRIu64 ",\"reclaim_unsteady\":%" PRIu64
+	       ",\"left_to_reclaim\":%s,\"end_unknown\":%" PRIu64 ",\"elapsed_s\":%.3f"
 	       ",\"unavailable_ms\":%" PRIu64 ",\"parts_unavailable\":%" PRIu64
 	       ",\"unavailable_s\":%.3f,\"placed_while_unavailable\":%" PRIu64
 	       ",\"releases_deferred\":%" PRIu64 ",\"placed_per_s\":[%s]"
@@ -1716,7 +1760,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
-	       a.reclaimed_expired, a.reclaim_passes, elapsed,
+	       a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
+	       a.left_held ? "true" : "false", a.end_unknown, elapsed,
 	       a.st.redis != NULL ? o->unavail_ms : 0, a.unavail_n, a.unavail_s, a.placed_unavail,
 	       a.releases_deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));
 	exit_rc = a.corrupt                   ? RUSK_EXIT_USAGE /* the end's ledger check */
@@ -1724,7 +1769,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	          : sig != 0                  ? RUSK_EXIT_INTERRUPTED
 	                                      : 0;
 out:
-	if (a.leased) /* the id is free again at once (a recount finds nothing of it) */
+	if (a.leased && !a.left_held) /* the id is free again at once (a recount finds nothing
+	                               * of it); left_held: it lapses, for the reclaim */
 		rusk_redis_lease_drop_(a.st.redis, o->agent_id, a.token);
 	for (uint32_t p = 0; a.words != NULL && p < a.np; p++)
 		free(a.words[p]);

@@ -107,6 +107,13 @@ struct drv_redis {
 	char token[96];
 	uint64_t reclaimed, reclaimed_runs, reclaim_agents, reclaim_runs, reclaim_passes;
 	uint64_t reclaim_busy, reclaim_failed;
+	/* passes put off: the {meta} shard had not answered steadily for a lease (an outage
+	 * ended lately; rusk_redis_set_reclaim_lease_) */
+	uint64_t reclaim_unsteady;
+	/* The recount after the run could not read every partition, or found RUs still held
+	 * by this run's tasks: its live-runs entry is kept, left to lapse, so that the
+	 * automatic reclaim of the live processes frees them (redis_free). */
+	bool left_held;
 };
 
 /* Whether remote owner o is one of this run's tasks (a dispatcher handle in its namespace). */
@@ -265,6 +272,9 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		return RUSK_EXIT_USAGE;
 	}
 	X->run_leased = rc == RUSK_OK;
+	/* the automatic reclaim believes an absent lease only after a run lease of the {meta}
+	 * shard answering this connection without a gap */
+	rusk_redis_set_reclaim_lease_(X->main.redis, run_lease_ms());
 	snprintf(X->token, sizeof X->token, "rusk run, namespace %" PRIu64 ", pid %ld", X->ns,
 	         (long)getpid());
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
@@ -524,6 +534,7 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 		meta_corrupt(R, "the automatic reclaim");
 	if (rc == RUSK_OK) {
 		X->reclaim_busy += (uint64_t)x.busy;
+		X->reclaim_unsteady += (uint64_t)x.unsteady;
 		X->reclaim_passes += x.passes;
 		X->reclaimed += x.reclaimed;
 		X->reclaimed_runs += x.from_runs;
@@ -667,6 +678,7 @@ static void recount(const run *R)
 	free(rus);
 	free(owners);
 	X->ok = X->parts_failed == 0 && X->mismatch == 0 && X->held_run == 0;
+	X->left_held = X->run_leased && (X->parts_failed > 0 || X->held_run > 0);
 	if (X->parts_failed > 0) {
 		/* The state unreachable (or part of it): not judged after a stop signal, as the
 		 * other checks of an interrupted run; a failed check otherwise. */
@@ -699,6 +711,14 @@ bool drv_redis_ok(const run *R)
 bool drv_redis_corrupt(const run *R)
 {
 	return R->redis != NULL && R->redis->corrupt;
+}
+
+bool drv_redis_left_held(const run *R)
+{
+	if (R->redis == NULL || !R->redis->attached)
+		return false;
+	recount(R); /* once */
+	return R->redis->left_held;
 }
 
 const char *drv_redis_why(const run *R)
@@ -770,7 +790,8 @@ static void redis_json(FILE *f, run *R)
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
-	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64 "}},\n",
+	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64
+	        ", \"unsteady\": %" PRIu64 "}, \"left_to_reclaim\": %s},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->snapshot_trips,
 	        s->commit_trips, s->claims, s->claims_lost, s->claims_short, s->claims_unknown,
 	        s->rollbacks, s->local_refused, s->release_trips, s->released, s->release_refused,
@@ -784,7 +805,7 @@ static void redis_json(FILE *f, run *R)
 	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
 	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
 	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
-	        X->reclaim_failed);
+	        X->reclaim_failed, X->reclaim_unsteady, X->left_held ? "true" : "false");
 }
 
 static void redis_print(run *R)
@@ -859,15 +880,33 @@ static void redis_print(run *R)
 		        "  %-28s %" PRIu64 " RUs of dead processes released (%" PRIu64
 		        " of dead runs; %" PRIu64 " dead agents, %" PRIu64 " dead runs) in %" PRIu64
 		        " passes; %" PRIu64 " left to another process's reclaim, %" PRIu64
-		        " failed\n",
+		        " failed, %" PRIu64
+		        " put off (the {meta} shard not answering steadily for a lease)\n",
 		        "redis reclaim", X->reclaimed, X->reclaimed_runs, X->reclaim_agents,
-		        X->reclaim_runs, X->reclaim_passes, X->reclaim_busy, X->reclaim_failed);
+		        X->reclaim_runs, X->reclaim_passes, X->reclaim_busy, X->reclaim_failed,
+		        X->reclaim_unsteady);
 	fprintf(R->out,
 	        "  %-28s %u partitions: held %" PRIu64 " (by this run's tasks %" PRIu64
 	        "), free %" PRIu64 ", mismatch %" PRIu64 "%s%s\n",
 	        "redis recount", rusk_cluster_partitions(R->c) - X->parts_failed, X->held,
 	        X->held_run, X->free_rus, X->mismatch, X->parts_failed ? "; " : "",
 	        X->parts_failed ? X->why : "");
+	if (X->left_held) {
+		char what[160];
+		if (X->parts_failed > 0)
+			snprintf(what, sizeof what,
+			         "what this run's tasks hold on the %u partitions not read (and "
+			         "%" PRIu64 " RUs on those read)",
+			         X->parts_failed, X->held_run);
+		else
+			snprintf(what, sizeof what, "%" PRIu64 " RUs of this run's tasks",
+			         X->held_run);
+		fprintf(R->out,
+		        "  %-28s %s left to the reclaim: the run's lease (namespace %" PRIu64
+		        " in rusk:{meta}:live-runs) is left to lapse, so the automatic reclaim of "
+		        "the live processes frees them about %u ms from now\n",
+		        "redis left held", what, X->ns, run_lease_ms());
+	}
 }
 
 static void redis_free(run *R)
@@ -877,7 +916,10 @@ static void redis_free(run *R)
 		return;
 	if (X->attached)
 		rusk_remote_detach_(R->c); /* every thread that used it is joined */
-	if (X->run_leased)                 /* gone at once: an init after this run is not refused */
+	/* Gone at once: an init after this run is not refused. Not when the recount could not
+	 * show every RU of this run free (left_held): the entry lapses, and the automatic
+	 * reclaim of the live processes frees what its tasks still hold. */
+	if (X->run_leased && X->counted && !X->left_held)
 		rusk_redis_run_lease_(X->main.redis, X->ns, 0);
 	rusk_state_close_(&X->main);
 	free(X->l_rus);

@@ -555,6 +555,8 @@ static void print_checks(const run *R, const summary *S)
 	fprintf(R->out, "  %-28s %s; counts add up: %s; all RUs free after the run: %s", "checks",
 	        S->vrc == RUSK_OK ? "counters consistent" : S->err, S->adds_up ? "yes" : "NO",
 	        S->all_free ? "yes" : "NO");
+	if (drv_redis_left_held(R)) /* the line's "free" is the kernel's; Redis's are below */
+		fprintf(R->out, " (on Redis, some left to the reclaim: \"redis left held\")");
 	if (S->stuck > 0)
 		fprintf(R->out, "; NO: %" PRIu64 " tasks that fit left queued on an idle cluster",
 		        S->stuck);

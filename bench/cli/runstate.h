@@ -515,6 +515,10 @@ bool drv_grp_ok(const run *R);
  */
 bool drv_redis_ok(const run *R);
 const char *drv_redis_why(const run *R);
+/* drv_redis_left_held: after drv_redis_ok, whether RUs of this run's tasks may be left held
+ * on Redis (the recount could not read every partition, or found some): its run lease is
+ * left to lapse, so that the automatic reclaim of the live processes frees them. */
+bool drv_redis_left_held(const run *R);
 /* drv_redis_corrupt: whether the run stopped at a damaged key of the state (exit 2). */
 bool drv_redis_corrupt(const run *R);
 /* Tasks the ledger revoked after the dispatcher was closed (the generator done): they could

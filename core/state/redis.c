@@ -109,6 +109,13 @@ struct rusk_redis {
 	uint64_t outage_t0, deadline;
 	int (*stop)(void *);
 	void *stop_arg;
+	/* The {meta} shard as this connection saw it (rusk_redis_set_reclaim_lease_): meta_bad,
+	 * when a meta call last failed or was slow (or this connection opened, or its meta
+	 * calls were spaced wider than meta_space_ms); meta_last, when the last one ended. The
+	 * automatic reclaim believes an absent lease only after meta_quiet_ms without a bad
+	 * call (0: always, the default). */
+	uint64_t meta_bad, meta_last;
+	uint32_t meta_quiet_ms, meta_space_ms;
 	rusk_redis_stats st;
 	char err[1024];
 };
@@ -1663,6 +1670,22 @@ static int meta_reply_err(rusk_redis *r, const char *what, const char *key, cons
 	return set_err(r, RUSK_EIO, "%s %s: %s", what, key, y->str);
 }
 
+/* A meta call slower than this counts as a gap in the {meta} shard's reachability. */
+#define META_SLOW_MS 1000
+
+/* What a meta call that began at t0 says of the {meta} shard (rusk_redis_reclaim_dead_):
+ * failed, slow, or the first after a silence wider than meta_space_ms (this process saw
+ * nothing then: an outage may have come and gone), a gap that ends now. */
+static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
+{
+	uint64_t now = now_ns();
+	bool silent = r->meta_space_ms > 0 && r->meta_last != 0 &&
+	              t0 - r->meta_last > (uint64_t)r->meta_space_ms * 1000000u;
+	if (!ok || now - t0 > (uint64_t)META_SLOW_MS * 1000000u || silent)
+		r->meta_bad = now;
+	r->meta_last = now;
+}
+
 #define META_ARGS 336
 /* EVAL of a small meta script (not cached: a lease call is rare, one per third of a lease
  * at most) on keys of the {meta} slot, each key's type checked first (lua_meta_check); *y
@@ -1695,8 +1718,10 @@ static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *con
 		al[k] = strlen(av[k]);
 	rcmd cmd = {n, av, al, -1, 0};
 	*y = NULL;
+	uint64_t t0 = now_ns();
 	int rc = exec_slot(r, rusk_redis_keyslot_(keys[0], strlen(keys[0])), &cmd, 1, y);
 	free(full);
+	meta_seen(r, t0, rc == RUSK_OK);
 	if (rc == RUSK_OK && (*y)->type == REDIS_REPLY_ERROR) {
 		const char *e = (*y)->str, *tail = strstr(e, " script: ");
 		int len = tail != NULL ? (int)(tail - e) : (int)strlen(e);
@@ -2083,7 +2108,11 @@ static const char lua_lock[] =
  * releases: 10-50 ms for 4-10 partitions on loopback); if its holder dies, another process
  * reclaims after it. Two passes at once would still release each RU once (the release
  * script checks owner and generation); the lock spares the second pass's reads. */
-#define RECLAIM_LOCK_MS 5000
+#define RECLAIM_LOCK_MS   5000
+/* Beyond the lease, how long the {meta} shard must have answered without a gap before an
+ * absent lease is believed (meta_steady): a live process's renewal (every third of its
+ * lease) and its round trip on a loaded machine. */
+#define RECLAIM_MARGIN_MS 1000
 
 typedef struct dead_set {
 	uint8_t agent[RUSK_REDIS_AGENTS];
@@ -2185,6 +2214,27 @@ static void forget_dead(rusk_redis *r, const dead_set *d, int keep_agent, uint64
 		freeReplyObject(y);
 }
 
+/* Whether the {meta} shard answered this connection without a gap for meta_quiet_ms up to
+ * now (meta_seen): only then is an absent lease a dead process's. A live one whose lease
+ * key expired while it could not reach the shard (the shard paused, failing over: a
+ * promoted replica's leases may all look expired at once) renews it within a third of its
+ * lease once the shard answers, so an absence read a full lease and a margin after the
+ * last gap is real. */
+static bool meta_steady(const rusk_redis *r)
+{
+	return r->meta_quiet_ms == 0 ||
+	       now_ns() - r->meta_bad > (uint64_t)r->meta_quiet_ms * 1000000u;
+}
+
+void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
+{
+	if (r == NULL)
+		return;
+	r->meta_quiet_ms = lease_ms > 0 ? lease_ms + RECLAIM_MARGIN_MS : 0;
+	r->meta_space_ms = lease_ms / 2;
+	r->meta_bad = now_ns(); /* nothing seen before: a full lease from now */
+}
+
 /* The reclaim lock (SET NX PX): RUSK_OK taken, RUSK_EBUSY another process holds it. */
 static int reclaim_lock(rusk_redis *r, const char *token, bool take)
 {
@@ -2207,9 +2257,18 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 		return RUSK_EINVAL;
 	memset(out, 0, sizeof *out);
 	dead_set d, d2;
+	if (!meta_steady(r)) {
+		out->unsteady =
+		        1; /* an absent lease may be a live process's that could not renew */
+		return RUSK_OK;
+	}
 	int rc = read_dead(r, &d);
 	if (rc != RUSK_OK)
 		return rc;
+	if (!meta_steady(r)) { /* the read itself was slow: its absences are not believed */
+		out->unsteady = 1;
+		return RUSK_OK;
+	}
 	if (keep_agent >= 0 && keep_agent < RUSK_REDIS_AGENTS && d.agent[keep_agent]) {
 		d.agent[keep_agent] = 0; /* this process's own id: never taken for dead */
 		d.n_agents--;
@@ -2260,6 +2319,11 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	rc = read_dead(r, &d2);
 	if (rc != RUSK_OK)
 		goto out;
+	if (!meta_steady(r)) { /* a gap since the first read: nothing released */
+		out->unsteady = 1;
+		out->passes = 0;
+		goto out;
+	}
 	dead_both(&d, &d2);
 	out->agents = d.n_agents; /* keep_agent left out at the first read */
 	for (uint32_t i = 0; i < d.n_runs; i++)

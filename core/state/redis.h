@@ -384,9 +384,26 @@ typedef struct rusk_redis_reclaim {
 	uint32_t parts_failed; /* partitions not read (the dead then not forgotten) */
 	uint32_t passes;       /* 1 when it read the owners (something was dead) */
 	int busy;              /* another process held the reclaim lock: nothing done */
+	int unsteady; /* the {meta} shard not steady for a lease: nothing done (set_reclaim_lease)
+	               */
 } rusk_redis_reclaim;
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out);
+/*
+ * rusk_redis_set_reclaim_lease_: the lease (ms) of the processes that share the state, for
+ * rusk_redis_reclaim_dead_ on r: a lease key that expired while its live holder could not
+ * reach the {meta} shard (the shard paused, or failing over: cluster-node-timeout is 15 s
+ * by default, longer than the 5 s lease) is absent though its holder lives. So a pass reads
+ * the dead only when r's meta calls (its lease renewals, every third of a lease; its reclaim
+ * reads) have all answered, each within 1 s and none more than half a lease after the one
+ * before, for the lease and 1 s up to the read, and releases only when both reads of the
+ * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
+ * process renews within a third of its lease once the shard answers, so an absence read
+ * then is a dead process's. The window starts at this call too (a process that just began
+ * has seen nothing). 0 (the default): no such rule (`--recount --reclaim-expired`, by
+ * hand). Owner thread.
+ */
+void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms);
 
 /*
  * rusk_redis_run_ns_: a namespace for this process's owner ids (kernel/backend.h "Owner

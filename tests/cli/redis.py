@@ -92,10 +92,12 @@ class Cluster:
 
     def master_of_partition(self, p):
         """The port of the master serving partition p's slot (p a string: hash tag {p})."""
-        tag = "{p%d}" % p if isinstance(p, int) else "{%s}" % p
+        return self.master_of_tag("{p%d}" % p if isinstance(p, int) else "{%s}" % p)
+
+    def master_of_tag(self, tag):
+        """The port of the master serving the slot of key `tag` ("{meta}": the leases)."""
         slot = int(subprocess.check_output(
-            ["redis-cli", "-p", str(self.port), "cluster", "keyslot", tag],
-            timeout=10))
+            ["redis-cli", "-p", str(self.port), "cluster", "keyslot", tag], timeout=10))
         for i in range(6):
             out = subprocess.run(["redis-cli", "-p", str(self.port + i), "role"],
                                  capture_output=True, text=True, timeout=10).stdout
@@ -1653,6 +1655,203 @@ def cli_redis_auto_reclaim():
         # the dead agent is forgotten (rusk:{meta}:agents), the live one dropped its entry
         assert cli(cl, "scard", "rusk:{meta}:agents") == "0", cli(cl, "smembers",
                                                                  "rusk:{meta}:agents")
+
+
+@case
+def cli_redis_meta_outage_no_reclaim():
+    """The {meta} shard (the leases' master and its replica) paused 5 s beside a live
+    `rusk run` (run lease 2 s) and two live agents (--lease-ms 2000): every lease key
+    expires on the server meanwhile, though nobody could renew it. No live process's RU is
+    reclaimed: a reclaimer believes an absent lease only after the {meta} shard answered it
+    without a gap for a lease and a margin (its passes meanwhile put off, counted), and a
+    live process renews within a third of its lease once the shard answers. So nothing is
+    reclaimed, no release is refused as not the task's, and the recount finds nothing held.
+    Before, the first reclaim after the resume took the others for dead: `redis reclaim
+    1200 RUs of dead processes released (2 dead agents)` from live agents, each of which
+    then counted its tasks lost at release."""
+    with Cluster() as cl:
+        jpath = os.path.abspath("cli_redis_meta_outage_no_reclaim.json")
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        replica = subprocess.check_output([script(), "replica-of", cl.dir, str(meta)],
+                                          text=True, timeout=10).strip()
+        env = dict(os.environ, RUSK_RUN_LEASE_MS="2000")
+        run = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + AUTO_SHAPE.split() +
+                               ["--no-init", "--rate", "300", "--duration-s", "16",
+                                "--task-ms", "3000", "--json", jpath],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=env)
+        ags = [subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] +
+                                AUTO_SHAPE.split() +
+                                ["--agents", "2", "--agent-id", str(i), "--duration-s", "16",
+                                 "--task-ms", "2000", "--rate", "200", "--lease-ms", "2000"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for i in (0, 1)]
+        paused = False
+        try:
+            for i in (0, 1):
+                wait_lease(cl, i, ags[i])
+            time.sleep(2)
+            for port in (str(meta), replica):
+                subprocess.run([script(), "pause", cl.dir, port], check=True, timeout=10)
+            paused = True
+            time.sleep(5)
+        finally:
+            if paused:
+                for port in (str(meta), replica):
+                    subprocess.run([script(), "resume", cl.dir, port], timeout=10)
+            outs = []
+            for p in ags + [run]:
+                try:
+                    outs.append(finish(p, 120))
+                except Fail:
+                    outs.append(("", -1))
+            for p in ags + [run]:
+                if p.poll() is None:
+                    p.kill()
+        j = run_json(jpath)
+        rd = j["redis"]
+        print("run: reclaimed %d, reclaim %s, lost_at_release %d" %
+              (rd["reclaimed_expired"], rd["reclaim"], rd["ledger"]["lost_at_release"]))
+        assert rd["reclaimed_expired"] == 0, rd["reclaim"]
+        assert rd["ledger"]["lost_at_release"] == 0, rd["ledger"]
+        unsteady = rd["reclaim"]["unsteady"]
+        for i in (0, 1):
+            a = last_json(outs[i][0])
+            print("agent %d: reclaimed %d, lease_lapsed %d, lost_at_release %d, put off %d" %
+                  (i, a["reclaimed_expired"], a["lease_lapsed"], a["lost_at_release"],
+                   a["reclaim_unsteady"]))
+            assert a["reclaimed_expired"] == 0, a
+            assert a["lost_at_release"] == 0 and a["refused"] == 0, a
+            assert not a["left_to_reclaim"], a
+            unsteady += a["reclaim_unsteady"]
+        assert unsteady > 0, "no reclaim pass was put off after the outage"
+        wait_for("the cluster answers", lambda: "cluster_state:ok" in cli(cl, "cluster",
+                                                                           "info"), 30)
+        r = rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE))
+        match(r"held 0, free 4000, mismatch 0", r.out)
+
+
+@case
+def cli_redis_end_unreleased_left_to_reclaim():
+    """An agent stopped (SIGTERM) just after the master of one of its partitions was
+    killed: the end's ledger check cannot read that partition and its releases there are
+    not made. The agent says so (`left to the reclaim`, "left_to_reclaim" in its JSON) and
+    keeps its id registered (rusk:{meta}:agents), its lease left to lapse, so a later
+    agent's automatic reclaim frees those RUs once the replica took over: the recount then
+    finds nothing held. Before, the agent printed "every held task released" and dropped
+    its id, so nothing took it for dead and the RUs stayed held for good (only a recount
+    by hand with --reclaim-expired freed them)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        part = [q for q in range(10) if cl.master_of_partition(q) != meta][0]
+        victim = cl.master_of_partition(part)
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                             ["--agents", "2", "--agent-id", "0", "--duration-s", "60",
+                              "--task-ms", "600000",
+                              "--rate", "300", "--lease-ms", "2000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_lease(cl, 0, p)
+            wait_wall("agent 0 holds RUs", lambda: p.poll() is not None or
+                      agent_rus(cl, 10, 0) > 200, 60)
+            assert p.poll() is None, "agent 0 ended"
+            subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+            time.sleep(0.2)
+            p.send_signal(signal.SIGTERM)
+            out, rc = finish(p, 60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert rc == 3, "agent 0 exited %d" % rc
+        registered = cli(cl, "sismember", "rusk:{meta}:agents", "0") == "1"
+        wait_for("partition %d failed over" % part,
+                 lambda: cl.master_of_partition(part) != victim, 60)
+        wait_for("partition %d served again" % part, lambda: all(
+            "cluster_state:ok" in subprocess.run(
+                ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
+                capture_output=True, text=True, timeout=10).stdout
+            for i in range(6) if cl.port + i != victim), 60)
+        held = agent_rus(cl, 10, 0)
+        assert held > 0, "nothing of agent 0's left held: the case tests nothing"
+        # a later agent (another id) frees them by its automatic reclaim
+        r = subprocess.run([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                           ["--agents", "2", "--agent-id", "1", "--duration-s", "8",
+                            "--task-ms", "100",
+                            "--rate", "100", "--lease-ms", "2000"],
+                           capture_output=True, text=True, timeout=120)
+        print(r.stdout + r.stderr)
+        assert r.returncode == 0, r.returncode
+        a = last_json(r.stdout)
+        print("agent 0 left %d RUs held; agent 1 reclaimed %d" % (held, a["reclaimed_expired"]))
+        match(r"held 0, free 4000, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+        assert a["reclaimed_expired"] == held, (a["reclaimed_expired"], held)
+        assert registered, "agent 0 dropped its id though its end left RUs held"
+        assert cli(cl, "scard", "rusk:{meta}:agents") == "0", cli(cl, "smembers",
+                                                                 "rusk:{meta}:agents")
+        j = last_json(out)
+        assert j["left_to_reclaim"] and j["end_unknown"] > 0, j
+        match(r"left to the reclaim: [0-9]+ releases not made", out)
+        assert "every held task released" not in out, out
+
+
+@case
+def cli_redis_run_end_left_to_reclaim():
+    """`rusk run --backend` stopped (SIGTERM) just after the master of one partition was
+    killed: the recount after the run cannot read that partition, so the run keeps its
+    entry in rusk:{meta}:live-runs (left to lapse: its lease, 2 s here) and says so
+    ("left_to_reclaim"); a later agent's automatic reclaim then frees the RUs its tasks
+    still hold, and the recount finds nothing held. Before, the run removed its entry at
+    its end, so nothing took it for dead: held 2400 for good (only `--recount
+    --reclaim-expired` by hand freed them)."""
+    with Cluster() as cl:
+        jpath = os.path.abspath("cli_redis_run_end_left_to_reclaim.json")
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        part = [q for q in range(10) if cl.master_of_partition(q) not in (meta, cl.port)][0]
+        victim = cl.master_of_partition(part)
+        env = dict(os.environ, RUSK_RUN_LEASE_MS="2000")
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + AUTO_SHAPE.split() +
+                             ["--no-init", "--rate", "500", "--duration-s", "60", "--task-ms",
+                              "600000", "--json", jpath],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=env)
+        try:
+            wait_for("the run's RUs held", lambda: p.poll() is not None or (
+                cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" and
+                len(owners(cl, 10)) > 300), 60)
+            assert p.poll() is None, "the run ended"
+            subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+            time.sleep(0.2)
+            p.send_signal(signal.SIGTERM)
+            out, rc = finish(p, 120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        print("run exit %d" % rc)
+        registered = cli(cl, "zcard", "rusk:{meta}:live-runs") == "1"
+        wait_for("partition %d failed over" % part,
+                 lambda: cl.master_of_partition(part) != victim, 60)
+        held = len(owners(cl, 10))
+        assert held > 0, "nothing of the run's left held: the case tests nothing"
+        r = subprocess.run([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                           ["--duration-s", "8", "--task-ms", "100", "--rate", "100",
+                            "--lease-ms", "2000"],
+                           capture_output=True, text=True, timeout=120)
+        print(r.stdout + r.stderr)
+        assert r.returncode == 0, r.returncode
+        a = last_json(r.stdout)
+        print("the run left %d RUs held; the agent reclaimed %d" % (held,
+                                                                   a["reclaimed_expired"]))
+        match(r"held 0, free 4000, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+        assert a["reclaimed_expired"] == held, (a["reclaimed_expired"], held)
+        assert registered, "the run removed its live-runs entry though RUs were left held"
+        assert run_json(jpath)["redis"]["left_to_reclaim"], "no left_to_reclaim"
+        match(r"redis left held +.* left to the reclaim: the run's lease", out)
+        match(r"all RUs free after the run: [a-zA-Z]+ \(on Redis, some left to the reclaim", out)
 
 
 @case
