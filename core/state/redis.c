@@ -2231,7 +2231,11 @@ void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
 	if (r == NULL)
 		return;
 	r->meta_quiet_ms = lease_ms > 0 ? lease_ms + RECLAIM_MARGIN_MS : 0;
-	r->meta_space_ms = lease_ms / 2;
+	/* An outage this process did not see (no meta call in it) cannot have made a live
+	 * process's lease lapse if it was shorter than two thirds of a lease (each renews every
+	 * third); a run renews once a second, half of a 2 s lease (RUSK_RUN_LEASE_MS), which a
+	 * half-lease spacing took for a gap at every renewal, so its reclaim never ran. */
+	r->meta_space_ms = lease_ms / 3 * 2;
 	r->meta_bad = now_ns(); /* nothing seen before: a full lease from now */
 }
 

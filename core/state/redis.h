@@ -395,7 +395,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  * reach the {meta} shard (the shard paused, or failing over: cluster-node-timeout is 15 s
  * by default, longer than the 5 s lease) is absent though its holder lives. So a pass reads
  * the dead only when r's meta calls (its lease renewals, every third of a lease; its reclaim
- * reads) have all answered, each within 1 s and none more than half a lease after the one
+ * reads) have all answered, each within 1 s and none more than 2/3 of a lease after the one
  * before, for the lease and 1 s up to the read, and releases only when both reads of the
  * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
  * process renews within a third of its lease once the shard answers, so an absence read

@@ -942,7 +942,10 @@ def cli_redis_meta_wrong_type():
         cli(cl, "hset", "rusk:{meta}:reclaim", "a", "b")
         r = rusk(agent, status=2)  # before: the lock "busy" at every pass, exit 0
         wrong("rusk:{meta}:reclaim", "hash", r.out)
-        r = rusk(run, status=2)
+        # the run's reclaim passes wait for the {meta} shard to have answered for a lease
+        # and a margin (the run lease, 10 s by default): a 2 s lease and a 7 s run reach one
+        r = rusk(run.replace("--duration-s 3", "--duration-s 7"), status=2,
+                 env={"RUSK_RUN_LEASE_MS": "2000"})
         match(r"the automatic reclaim: [^\n]*rusk:\{meta\}:reclaim has type hash", r.out)
         cli(cl, "del", "rusk:{meta}:reclaim", runs)
         # an agent's lease key a list
