@@ -1283,6 +1283,34 @@ int rusk_redis_backend_(rusk_redis *r, rusk_backend *out)
 	return RUSK_OK;
 }
 
+/* One (RU, owner, generation) triple of the owners script (strings) into rus[k] (global),
+ * owners[k] and gens[k] (gens may be NULL). An RU field that is not a number of the
+ * partition (0 .. its RUs - 1: another program wrote there) is RUSK_ECORRUPT naming the
+ * key and the field; before, the callers indexed their arrays with it (an out-of-bounds
+ * write in rusk agent's ledger). */
+static int owner_entry(rusk_redis *r, uint32_t p, redisReply **e, uint32_t *rus, uint64_t *owners,
+                       uint32_t *gens, size_t k)
+{
+	const redisReply *f = e[0];
+	bool num = f->type == REDIS_REPLY_STRING && f->len > 0 && f->len <= 10 &&
+	           strspn(f->str, "0123456789") == f->len;
+	unsigned long long ru = num ? strtoull(f->str, NULL, 10) : 0;
+	if (!num || ru >= r->p_n_rus[p])
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "partition %u: the rusk state is corrupt: %s has field %.40s, not an "
+		        "RU 0..%u of the partition (another program wrote there? `rusk agent "
+		        "--init-only --force-init` writes the state afresh)",
+		        p, r->keys[p][K_OWN], f->type == REDIS_REPLY_STRING ? f->str : "?",
+		        r->p_n_rus[p] - 1);
+	rus[k] = r->p_first_ru[p] + (uint32_t)ru;
+	owners[k] = e[1]->type == REDIS_REPLY_STRING ? strtoull(e[1]->str, NULL, 10) : 0;
+	if (gens != NULL)
+		gens[k] = e[2]->type == REDIS_REPLY_STRING ? (uint32_t)strtoul(e[2]->str, NULL, 10)
+		                                           : 0;
+	return RUSK_OK;
+}
+
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n)
 {
@@ -1299,11 +1327,9 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
 	size_t k = 0;
 	if (rc == RUSK_OK && y->type == REDIS_REPLY_ARRAY) {
-		for (size_t i = 0; i + 2 < y->elements && k < cap; i += 3, k++) {
-			rus[k] = r->p_first_ru[p] + (uint32_t)strtoul(y->element[i]->str, NULL, 10);
-			owners[k] = strtoull(y->element[i + 1]->str, NULL, 10);
-			if (gens != NULL)
-				gens[k] = (uint32_t)strtoul(y->element[i + 2]->str, NULL, 10);
+		for (size_t i = 0; rc == RUSK_OK && i + 2 < y->elements && k < cap; i += 3) {
+			rc = owner_entry(r, p, y->element + i, rus, owners, gens, k);
+			k += rc == RUSK_OK;
 		}
 	} else if (rc == RUSK_OK) {
 		rc = y->type == REDIS_REPLY_ERROR
@@ -1313,7 +1339,7 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	}
 	free_replies(&y, 1);
 	arena_free(&a);
-	*n = k;
+	*n = rc == RUSK_OK ? k : 0;
 	return rc;
 }
 
@@ -1366,14 +1392,15 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
 			} else if (k + y->elements / 3 > cap) {
 				rcs[i] = RUSK_ERANGE;
 			} else {
-				for (size_t e = 0; e + 2 < y->elements; e += 3, k++) {
-					rus[k] = r->p_first_ru[p] +
-					         (uint32_t)strtoul(y->element[e]->str, NULL, 10);
-					owners[k] = strtoull(y->element[e + 1]->str, NULL, 10);
-					if (gens != NULL)
-						gens[k] = (uint32_t)strtoul(y->element[e + 2]->str,
-						                            NULL, 10);
+				size_t k0 = k;
+				for (size_t e = 0; rcs[i] == RUSK_OK && e + 2 < y->elements;
+				     e += 3) {
+					rcs[i] = owner_entry(r, p, y->element + e, rus, owners,
+					                     gens, k);
+					k += rcs[i] == RUSK_OK;
 				}
+				if (rcs[i] != RUSK_OK)
+					k = k0; /* no entries of a corrupt partition */
 			}
 		}
 		off[i + 1] = k;

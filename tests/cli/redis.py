@@ -794,6 +794,24 @@ def cli_redis_run_ns_exhausted():
 
 
 @case
+def cli_redis_owners_field_corrupt():
+    """A field of rusk:{p1}:own that is no RU of the partition (another program wrote
+    there): the agent's ledger, which reads every partition's owners at its end, stops with
+    the key and the field named, exit 2 (before: an out-of-bounds write indexed with the
+    field, exit 0; ASan: SEGV in read_owners)."""
+    with Cluster() as cl:
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        port = str(cl.master_of_partition(1))
+        subprocess.run(["redis-cli", "-p", port, "hset", "rusk:{p1}:own", "99999",
+                        "4294967297"], check=True, capture_output=True, timeout=30)
+        r = rusk("agent --backend %s %s --rate 200 --duration-s 1 --lease-ms 0"
+                 % (cl.url, shape), status=2)
+        match(r"partition 1: the rusk state is corrupt: rusk:\{p1\}:own has field 99999, "
+              r"not an RU 0\.\.399 of the partition", r.out)
+
+
+@case
 def cli_redis_corrupt_key():
     """A key of the state that another program overwrote (rusk:{p1}:gen a string): every
     commit script checks the types of its keys before its first write (Redis keeps a failed
