@@ -1487,7 +1487,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		a.backlog_end += replace; /* dropped from the ledger, not placed again */
 		release_range(&a, a.h_head, a.h_head + a.h_n);
 	}
-	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
+	if (a.n_rtt > 0) /* no commit made: a.rtt is NULL, which qsort may not take */
+		qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
 	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
 	double mean_claims = a.batches ? (double)a.claims / (double)a.batches : 0;
 	rusk_redis_stats s = rusk_redis_stats_(a.st.redis);
