@@ -449,14 +449,66 @@ static bool release_one(agent_run *a, uint64_t task, uint32_t ru, uint32_t g)
 	return rc == RUSK_OK;
 }
 
+/* A pass's time for its orphans' releases while the loop runs (the end's pass has none:
+ * what it leaves stays held until a reclaim); those it leaves are found by the next. */
+#define ORPHAN_PASS_NS (1000 * 1000000ull)
+
+/*
+ * The orphans of the ledger's pass (owner[ru] this agent's: a commit whose answer was
+ * lost) released one partition at a time, each partition's in one call (one pipelined
+ * script and one WAIT with --wait; before, one call and one WAIT each: 416 orphans with
+ * --wait-ms 200 stalled the agent for 89 s). RUs of a partition are contiguous. A pass
+ * in the loop stops starting calls after ORPHAN_PASS_NS (`bounded`).
+ */
+static void release_orphans(agent_run *a, const uint64_t *owner, const uint32_t *gen, uint64_t me,
+                            bool bounded)
+{
+	uint32_t n_rus = rusk_cluster_rus(a->c);
+	rusk_bk_lease *ls = malloc(sizeof *ls * (n_rus ? n_rus : 1));
+	int *rcs = malloc(sizeof *rcs * (n_rus ? n_rus : 1));
+	if (ls == NULL || rcs == NULL)
+		goto out;
+	uint64_t t0 = mono_ns();
+	size_t k = 0;
+	uint32_t part = 0;
+	for (uint32_t ru = 0; ru <= n_rus; ru++) {
+		uint32_t p = part;
+		if (ru < n_rus) {
+			if (owner[ru] == 0 || (owner[ru] >> 32) != me)
+				continue;
+			rusk_machine_info mi;
+			rusk_cluster_machine(a->c, rusk_cluster_ru_machine(a->c, ru), &mi);
+			p = mi.partition;
+		}
+		if (k > 0 && (p != part || ru == n_rus)) { /* partition part's batch */
+			if (bounded && mono_ns() - t0 > ORPHAN_PASS_NS)
+				break;
+			for (size_t i = 0; i < k; i++)
+				rcs[i] = RUSK_EIO;
+			a->st.bk.ops->release(a->st.bk.self, part, ls, k, rcs);
+			for (size_t i = 0; i < k; i++)
+				a->orphans += rcs[i] == RUSK_OK;
+			k = 0;
+		}
+		if (ru < n_rus) {
+			ls[k++] = (rusk_bk_lease){owner[ru], {ru, gen[ru]}};
+			part = p;
+		}
+	}
+out:
+	free(ls);
+	free(rcs);
+}
+
 /*
  * The ledger against the state (after a failover and at the end): tasks whose RU the
  * state does not show as theirs lost an acknowledged commit (placed again: *replace grows;
  * `regranted` counts those whose RU another agent holds by now, which the ledger gives up,
  * so the RU never has two holders); RUs the state shows as this agent's but the ledger does
- * not (a commit whose answer was lost) are released (orphans).
+ * not (a commit whose answer was lost) are released (orphans, release_orphans; `bounded`:
+ * a pass in the loop, its releases bounded in time).
  */
-static void ledger_check(agent_run *a, uint64_t *replace)
+static void ledger_check(agent_run *a, uint64_t *replace, bool bounded)
 {
 	if (a->st.redis == NULL)
 		return;
@@ -481,9 +533,7 @@ static void ledger_check(agent_run *a, uint64_t *replace)
 		x->id = 0; /* dropped from the ledger: never released, never counted twice */
 		(*replace)++;
 	}
-	for (uint32_t ru = 0; ru < n_rus; ru++)
-		if (owner[ru] != 0 && (owner[ru] >> 32) == me)
-			a->orphans += release_one(a, owner[ru], ru, gen[ru]);
+	release_orphans(a, owner, gen, me, bounded);
 out:
 	free(owner);
 	free(gen);
@@ -1092,7 +1142,7 @@ static int run_loop(agent_run *a)
 				reconnects = s.reconnects;
 				next_ledger = c1 + ledger_ns;
 				uint64_t replace = 0;
-				ledger_check(a, &replace);
+				ledger_check(a, &replace, true);
 				a->replaced += replace;
 				backlog += replace;
 			}
@@ -1449,7 +1499,7 @@ int rusk_cmd_agent(int argc, char **argv)
 			a.h[i].id = 0;
 		uint64_t none = 0, before = a.orphans;
 		if (rusk_redis_state_check_(a.st.redis, err, sizeof err) == RUSK_OK) {
-			ledger_check(&a, &none);
+			ledger_check(&a, &none, false);
 			fprintf(stderr,
 			        "rusk agent: released the %" PRIu64
 			        " RUs it took in the new state\n",
@@ -1482,7 +1532,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	 * was dropped and the new state's RUs released above. The summary follows either way. */
 	if (!a.stopped) {
 		uint64_t replace = 0;
-		ledger_check(&a, &replace);
+		ledger_check(&a, &replace, false);
 		a.replaced += replace;
 		a.backlog_end += replace; /* dropped from the ledger, not placed again */
 		release_range(&a, a.h_head, a.h_head + a.h_n);

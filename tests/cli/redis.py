@@ -1270,6 +1270,53 @@ def cli_redis_agent_id_taken():
 
 
 @case
+def cli_redis_agent_orphans_wait():
+    """The ledger releases a partition's orphans in one call, one WAIT per partition: with
+    every replica paused (each WAIT waits its full --wait-ms 200), a new agent with the id
+    of a killed one releases the dead one's RUs in a few seconds (before: one release and
+    one WAIT per RU, ~0.2 s each: a minute for ~300), and every one of them is released."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        a = agent_proc(cl, SHAPE, 0, 1, 60, ["--lease-ms", "0"])
+        try:
+            wait_for("RUs held", lambda: last_json(rusk(
+                "agent --backend %s %s --recount" % (cl.url, SHAPE), show=False).out)[
+                    "held"] > 200 or a.poll() is not None, 30)
+            a.send_signal(signal.SIGKILL)
+            a.wait(10)
+        finally:
+            if a.poll() is None:
+                a.kill()
+        held = last_json(recount(cl).out)["held"]
+        assert held > 200, "the killed agent held only %d RUs" % held
+        replicas = [str(cl.port + i) for i in range(6) if subprocess.run(
+            ["redis-cli", "-p", str(cl.port + i), "role"], capture_output=True, text=True,
+            timeout=10).stdout.startswith("slave")]
+        assert len(replicas) == 3, replicas
+        for r in replicas:
+            subprocess.run([script(), "pause", cl.dir, r], check=True, timeout=10)
+        try:
+            t0 = time.monotonic()
+            p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                 ["--agent-id", "0", "--duration-s", "1", "--rate", "1",
+                                  "--lease-ms", "0", "--wait", "1", "--wait-ms", "200"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            out, rc = finish(p, 45)
+            took = time.monotonic() - t0
+        finally:
+            for r in replicas:
+                subprocess.run([script(), "resume", cl.dir, r], timeout=10)
+        print("the agent ran %.1f s, %d orphans" % (took, held))
+        assert rc == 0, "the agent exited %d" % rc
+        j = last_json(out)
+        assert j["orphans"] == held, "released %d of the dead agent's %d RUs" % (
+            j["orphans"], held)
+        # 10 partitions, ~0.2 s each, and the few commits' WAITs: generous on a loaded CI
+        assert took < 20, "the agent took %.1f s for %d orphans" % (took, held)
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+@case
 def cli_redis_run_wait_refused():
     """rusk run --wait 2 on a cluster of one replica per shard is refused before anything is
     written: a state whose RUs a killed agent holds (--lease-ms 0: no lease, so nothing but
