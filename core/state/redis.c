@@ -53,6 +53,10 @@ typedef struct node {
 	char host[64];
 	int port;
 	redisContext *ctx;
+	/* After the caller's stop hook said stop (stopping): the connection's read timeout
+	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
+	 * so it is not tried again (node_ctx). */
+	bool short_to, stop_dead;
 } node;
 
 /* One command of a batch: argv strings (borrowed) and, for scripts, the argv index of the
@@ -157,12 +161,53 @@ static void drop_ctx(node *n)
 	n->ctx = NULL;
 }
 
-/* Connects node i if needed; NULL and r->err on failure. */
+/* A read's timeout once the caller's stop hook said stop: a node that hangs (stopped, not
+ * dead: its connections stay open) holds each call that far, not 2 s, and only once
+ * (node.stop_dead). Before, each call of the end (ledger reads, releases, the lease's drop)
+ * waited 2 s on it: an agent ended 18 s after its SIGINT. */
+#define STOP_READ_MS 250
+
+/* Whether the caller's stop hook says stop (a signal came). */
+static bool stopping(const rusk_redis *r)
+{
+	return r->stop != NULL && r->stop(r->stop_arg);
+}
+
+/* Node i's connection broke (or timed out): dropped; once stopping, never tried again. */
+static void node_lost(rusk_redis *r, int i)
+{
+	drop_ctx(&r->nodes[i]);
+	if (stopping(r))
+		r->nodes[i].stop_dead = true;
+}
+
+/* The read timeout of a connection: wait_ms (WAIT's own) + 2 s, once stopping
+ * STOP_READ_MS + wait_ms. */
+static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
+{
+	int ms = r->wait_ms + (stop ? STOP_READ_MS : 2000);
+	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
+	redisSetTimeout(c, rt);
+}
+
+/* Connects node i if needed; NULL and r->err on failure. Once stopping, a node that failed
+ * since is not tried again, and the connections' read timeouts are cut short. */
 static redisContext *node_ctx(rusk_redis *r, int i)
 {
 	node *n = &r->nodes[i];
-	if (n->ctx != NULL)
+	bool stop = stopping(r);
+	if (stop && n->stop_dead) {
+		set_err(r, RUSK_EIO, "%s:%d: no answer since the stop (not tried again)", n->host,
+		        n->port);
+		return NULL;
+	}
+	if (n->ctx != NULL) {
+		if (stop && !n->short_to) {
+			set_read_timeout(r, n->ctx, true);
+			n->short_to = true;
+		}
 		return n->ctx;
+	}
 	struct timeval tv = {0, 500000};
 	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (c == NULL || c->err) {
@@ -170,11 +215,11 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		        c ? c->errstr : "out of memory");
 		if (c != NULL)
 			redisFree(c);
+		n->stop_dead = stop;
 		return NULL;
 	}
-	int ms = r->wait_ms + 2000;
-	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
-	redisSetTimeout(c, rt);
+	set_read_timeout(r, c, stop);
+	n->short_to = stop;
 	if (r->pass[0] != '\0') {
 		/* Every connection, first or after a failover, to any node: a cluster with
 		 * requirepass answers NOAUTH to anything else. */
@@ -213,7 +258,7 @@ static int map_from(rusk_redis *r, int i)
 	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
 	if (rep == NULL) {
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
-		drop_ctx(&r->nodes[i]);
+		node_lost(r, i);
 		return RUSK_EIO;
 	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
@@ -365,7 +410,7 @@ static int load_scripts(rusk_redis *r, int i)
 	for (int s = 0; s < N_SCRIPTS; s++) {
 		redisReply *rep = redisCommand(c, "SCRIPT LOAD %s", scripts[s]);
 		if (rep == NULL) {
-			drop_ctx(&r->nodes[i]);
+			node_lost(r, i);
 			return set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: connection lost",
 			               r->nodes[i].host, r->nodes[i].port);
 		}
@@ -597,7 +642,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			 * the "again" flag once the slot is served (redis.h). */
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
-			drop_ctx(&r->nodes[ni]);
+			node_lost(r, ni);
 			stat_add(&r->st.reconnects, 1);
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
@@ -784,7 +829,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port,
 			        r->nodes[ni].ctx->errstr[0] ? r->nodes[ni].ctx->errstr : "closed");
-			drop_ctx(&r->nodes[ni]);
+			node_lost(r, ni);
 			stat_add(&r->st.reconnects, 1);
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);

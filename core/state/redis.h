@@ -202,7 +202,10 @@ void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
 /*
  * rusk_redis_set_stop_: stop(arg) is asked while a call waits out an outage (between
  * retries, every 100 ms or so); non-zero makes the call fail at once with RUSK_EIO
- * ("stopping during an outage"). Never asked of a call the cluster answers. NULL: none.
+ * ("stopping during an outage"). Never cuts a call the cluster answers. Once it said
+ * stop, it is also asked before each connection is used: reads time out after 250 ms
+ * (plus the WAIT's timeout), and a node that failed a read or a connect since is not tried
+ * again (a hung node costs the end's calls one short timeout, not 2 s each). NULL: none.
  * stop is called on r's owner thread; it must be safe there (a flag's load). Owner thread.
  */
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);

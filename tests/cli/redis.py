@@ -1549,6 +1549,62 @@ def cli_redis_agent_sigterm():
 
 
 @case
+def cli_redis_agent_sigint_hung_meta():
+    """SIGINT to an agent while the {meta} shard hangs (its master and replica stopped, not
+    dead: their connections stay open): the end's calls there each get one short read
+    (250 ms) and the nodes are not tried again, so the agent ends within seconds of the
+    signal (before: one 2 s read timeout per call, 18 s), exit 3, every placed task
+    accounted for (what it could not release counted releases_unknown, none lost
+    silently). Resumed, the recount finds what it left held and no mismatch."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        slot = cli(cl, "cluster", "keyslot", "{meta}")
+        meta = next(str(cl.port + i) for i in range(6) if subprocess.run(
+            ["redis-cli", "-p", str(cl.port + i), "role"], capture_output=True, text=True,
+            timeout=10).stdout.startswith("master") and cli_node(cl.port + i, int(slot)))
+        replica = subprocess.check_output([script(), "replica-of", cl.dir, meta], text=True,
+                                          timeout=10).strip()
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--duration-s", "60", "--task-ms", "500", "--rate", "500"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2)
+            for n in (meta, replica):
+                subprocess.run([script(), "pause", cl.dir, n], check=True, timeout=10)
+            time.sleep(3)
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, rc = finish(p, 60)
+            took = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for n in (meta, replica):
+                subprocess.run([script(), "resume", cl.dir, n], timeout=10)
+        print("the agent ended %.1f s after the signal" % took)
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
+        j = last_json(out)
+        check_placed(j)
+        assert j["placed"] > 100, j
+        assert took < 8, "the agent ended %.1f s after SIGINT (meta shard hung)" % took
+        time.sleep(1)
+        r = recount(cl)
+        assert last_json(r.out)["held"] <= j["releases_unknown"] + j["held_end"] + \
+            j["claims_unknown"], (last_json(r.out), j)
+
+
+def cli_node(port, slot):
+    """Whether the node at port serves slot (CLUSTER SLOTS: its own ranges as master)."""
+    out = subprocess.run(["redis-cli", "-p", str(port), "cluster", "slots"],
+                         capture_output=True, text=True, timeout=10).stdout.split()
+    for k in range(len(out) - 3):
+        if (out[k].isdigit() and out[k + 1].isdigit() and int(out[k]) <= slot <= int(out[k + 1])
+                and out[k + 3] == str(port)):
+            return True
+    return False
+
+
+@case
 def cli_redis_agent_killed():
     """An agent process killed mid-run: its lease expires and the recount reclaims its RUs
     (--reclaim-expired), while a live agent's RUs stay; --reclaim-agent names one. The
