@@ -1555,12 +1555,18 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.memory_short,
 	       a.claims ? 100.0 * (double)a.memory_short / (double)a.claims : 0.0, a.claims_unknown,
 	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
+	char unconfirmed[96] = ""; /* releases whose answer was lost: not said released */
+	if (a.releases_unknown > 0)
+		snprintf(unconfirmed, sizeof unconfirmed,
+		         ", %" PRIu64 " of them not confirmed (release answer lost)",
+		         a.releases_unknown);
 	if (sig != 0)
-		printf("stopped by %s after %.2f s of --duration-s %g: every held task released\n",
+		printf("stopped by %s after %.2f s of --duration-s %g: every held task "
+		       "released%s\n",
 		       sig == SIGINT   ? "SIGINT"
 		       : sig == SIGHUP ? "SIGHUP"
 		                       : "SIGTERM",
-		       elapsed, o->duration_s);
+		       elapsed, o->duration_s, unconfirmed);
 	if (o->rate > 0)
 		printf("arrived %" PRIu64 " tasks (--rate %.0f/s); %" PRIu64
 		       " not placed at the end\n",
