@@ -15,6 +15,7 @@
  *    turn), naming the key and its type;
  *  - state of another shape is refused on open, naming both shapes;
  *  - owner namespaces: the same task id under two namespaces is two owners;
+ *  - an owners field that is no RU of the partition is corrupt state, named;
  *  - a sync step's reads of many partitions, one pipeline per node, answer exactly the
  *    state, also while a slot migrates (ASK), after (MOVED) and after a broken connection;
  *    and so do a ledger pass's reads of many partitions' owners (rusk_redis_owners_many_);
@@ -1194,6 +1195,65 @@ static void test_stuck_master_unavailable(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* A field of rusk:{pN}:own that is not an RU of the partition (another program wrote
+ * there) is RUSK_ECORRUPT naming the key and the field, from rusk_redis_owners_ and
+ * rusk_redis_owners_many_, with no entries: before, the RU was taken as given and a
+ * caller's array indexed with it (rusk agent's ledger wrote out of bounds). */
+static void test_owners_field_corrupt(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400); /* 2 partitions of 1600 RUs */
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	int rport;
+	redisContext *x = master_of(1, &rport);
+	const char *bad[] = {"1600", "99999", "4294967297", "-1", "x", ""};
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+		redisReply *r = redisCommand(x, "HSET rusk:{p1}:own %s 4294967297", bad[b]);
+		freeReplyObject(r);
+		uint32_t rus[8];
+		uint64_t own[8];
+		uint32_t gens[8];
+		size_t n = 7;
+		assert_int_equal(rusk_redis_owners_(red.redis, 1, rus, own, gens, 8, &n),
+		                 RUSK_ECORRUPT);
+		assert_int_equal(n, 0);
+		const char *msg = rusk_redis_last_error_(red.redis);
+		assert_non_null(strstr(msg, "rusk:{p1}:own"));
+		char field[64];
+		snprintf(field, sizeof field, "field %s,", bad[b]);
+		if (strstr(msg, field) == NULL)
+			fail_msg("no '%s' in: %s", field, msg);
+		uint32_t ps[2] = {0, 1};
+		size_t off[3];
+		int rcs[2];
+		assert_int_equal(
+		        rusk_redis_owners_many_(red.redis, ps, 2, rus, own, gens, 8, off, rcs),
+		        RUSK_ECORRUPT);
+		assert_int_equal(rcs[0], RUSK_OK);
+		assert_int_equal(rcs[1], RUSK_ECORRUPT);
+		assert_int_equal(off[2], off[1]);
+		r = redisCommand(x, "HDEL rusk:{p1}:own %s", bad[b]);
+		freeReplyObject(r);
+	}
+	/* the last RU of the partition is one */
+	redisReply *r = redisCommand(x, "HSET rusk:{p1}:own 1599 4294967297");
+	freeReplyObject(r);
+	uint32_t rus[2];
+	uint64_t own[2];
+	size_t n = 0;
+	assert_int_equal(rusk_redis_owners_(red.redis, 1, rus, own, NULL, 2, &n), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(rus[0], 3199);
+	assert_int_equal(own[0], UINT64_C(4294967297));
+	r = redisCommand(x, "HDEL rusk:{p1}:own 1599");
+	freeReplyObject(r);
+	redisFree(x);
+	rusk_state_close_(&red);
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	url = getenv("RUSK_REDIS_URL");
@@ -1207,6 +1267,7 @@ int main(void)
 	        cmocka_unit_test(test_corrupt_key_writes_nothing),
 	        cmocka_unit_test(test_missing_values_write_nothing),
 	        cmocka_unit_test(test_owner_namespaces),
+	        cmocka_unit_test(test_owners_field_corrupt),
 	        cmocka_unit_test(test_snapshots_pipelined),
 	        cmocka_unit_test(test_pipeline_waits_out_tryagain_and_clusterdown),
 	        cmocka_unit_test(test_moved_after_manual_failover),

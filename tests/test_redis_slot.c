@@ -131,6 +131,27 @@ static void test_urls(void **state)
 		                 RUSK_EINVAL);
 		assert_non_null(strstr(err, bad[i])); /* the message names the input */
 	}
+	/* a path, database or option: said so, not "no port" */
+	static const char *const db[] = {"redis://h:7000/0", "redis://h:7000,g:7001/",
+	                                 "redis://h:7000?db=1"};
+	for (size_t i = 0; i < sizeof db / sizeof *db; i++) {
+		assert_int_equal(rusk_redis_parse_url_(db[i], hosts, ports, &n, err, sizeof err),
+		                 RUSK_EINVAL);
+		if (strstr(err, "a path, database or option") == NULL || strstr(err, db[i]) == NULL)
+			fail_msg("%s: %s", db[i], err);
+	}
+	/* an empty password is echoed with its userinfo as given ("redis://:@", not "redis://@") */
+	char user[8], pass[8], rest[64];
+	static const char *const empty[] = {"redis://:@h:7000", "redis://u:@h:7000",
+	                                    "redis://@h:7000"};
+	for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+		assert_int_equal(rusk_redis_split_auth_(empty[i], user, sizeof user, pass,
+		                                        sizeof pass, rest, sizeof rest, err,
+		                                        sizeof err),
+		                 RUSK_EINVAL);
+		if (strstr(err, empty[i]) == NULL || strstr(err, "an empty password") == NULL)
+			fail_msg("%s: %s", empty[i], err);
+	}
 }
 
 /* An agent's task ids near the end of its sequence: the last ones keep the agent's bits,

@@ -518,14 +518,73 @@ static bool release_one(agent_run *a, uint64_t task, uint32_t ru, uint32_t g)
 	return rc == RUSK_OK;
 }
 
+/* A pass's time for its orphans' releases while the loop runs (the end's pass has none:
+ * what it leaves stays held until a reclaim); those it leaves are found by the next. */
+#define ORPHAN_PASS_NS (1000 * 1000000ull)
+
+/*
+ * The orphans of the ledger's pass (owner[ru] this agent's: a commit whose answer was
+ * lost) released one partition at a time, each partition's in one call (one pipelined
+ * script and one WAIT with --wait; before, one call and one WAIT each: 416 orphans with
+ * --wait-ms 200 stalled the agent for 89 s). RUs of a partition are contiguous. A pass
+ * in the loop stops starting calls after ORPHAN_PASS_NS (`bounded`).
+ */
+static void release_orphans(agent_run *a, const uint64_t *owner, const uint32_t *gen, uint64_t me,
+                            bool bounded)
+{
+	uint32_t n_rus = rusk_cluster_rus(a->c);
+	rusk_bk_lease *ls = malloc(sizeof *ls * (n_rus ? n_rus : 1));
+	int *rcs = malloc(sizeof *rcs * (n_rus ? n_rus : 1));
+	if (ls == NULL || rcs == NULL) { /* none released: each left held, as far as we know */
+		for (uint32_t ru = 0; ru < n_rus; ru++)
+			a->orphans_unknown += owner[ru] != 0 && (owner[ru] >> 32) == me;
+		goto out;
+	}
+	uint64_t t0 = mono_ns();
+	size_t k = 0;
+	uint32_t part = 0;
+	for (uint32_t ru = 0; ru <= n_rus; ru++) {
+		uint32_t p = part;
+		if (ru < n_rus) {
+			if (owner[ru] == 0 || (owner[ru] >> 32) != me)
+				continue;
+			rusk_machine_info mi;
+			rusk_cluster_machine(a->c, rusk_cluster_ru_machine(a->c, ru), &mi);
+			p = mi.partition;
+		}
+		if (k > 0 && (p != part || ru == n_rus)) { /* partition part's batch */
+			if (bounded && mono_ns() - t0 > ORPHAN_PASS_NS)
+				break;
+			for (size_t i = 0; i < k; i++)
+				rcs[i] = RUSK_EIO;
+			a->st.bk.ops->release(a->st.bk.self, part, ls, k, rcs);
+			for (size_t i = 0; i < k; i++) {
+				if (rcs[i] == RUSK_OK)
+					a->orphans++;
+				else /* not taken: left held, maybe (the end's report) */
+					a->orphans_unknown++;
+			}
+			k = 0;
+		}
+		if (ru < n_rus) {
+			ls[k++] = (rusk_bk_lease){owner[ru], {ru, gen[ru]}};
+			part = p;
+		}
+	}
+out:
+	free(ls);
+	free(rcs);
+}
+
 /*
  * The ledger against the state (after a failover and at the end): tasks whose RU the
  * state does not show as theirs lost an acknowledged commit (placed again: *replace grows;
  * `regranted` counts those whose RU another agent holds by now, which the ledger gives up,
  * so the RU never has two holders); RUs the state shows as this agent's but the ledger does
- * not (a commit whose answer was lost) are released (orphans).
+ * not (a commit whose answer was lost) are released (orphans, release_orphans; `bounded`:
+ * a pass in the loop, its releases bounded in time).
  */
-static bool ledger_check(agent_run *a, uint64_t *replace)
+static bool ledger_check(agent_run *a, uint64_t *replace, bool bounded)
 {
 	if (a->st.redis == NULL)
 		return true;
@@ -550,14 +609,7 @@ static bool ledger_check(agent_run *a, uint64_t *replace)
 		x->id = 0; /* dropped from the ledger: never released, never counted twice */
 		(*replace)++;
 	}
-	for (uint32_t ru = 0; ru < n_rus; ru++) {
-		if (owner[ru] == 0 || (owner[ru] >> 32) != me)
-			continue;
-		if (release_one(a, owner[ru], ru, gen[ru]))
-			a->orphans++;
-		else
-			a->orphans_unknown++; /* not taken: left held, maybe (the end's report) */
-	}
+	release_orphans(a, owner, gen, me, bounded);
 out:
 	free(owner);
 	free(gen);
@@ -1220,7 +1272,7 @@ static int run_loop(agent_run *a)
 				reconnects = s.reconnects;
 				next_ledger = c1 + ledger_ns;
 				uint64_t replace = 0;
-				ledger_check(a, &replace);
+				ledger_check(a, &replace, true);
 				a->replaced += replace;
 				backlog += replace;
 			}
@@ -1605,7 +1657,7 @@ int rusk_cmd_agent(int argc, char **argv)
 			a.h[i].id = 0;
 		uint64_t none = 0, before = a.orphans;
 		if (rusk_redis_state_check_(a.st.redis, err, sizeof err) == RUSK_OK) {
-			ledger_check(&a, &none);
+			ledger_check(&a, &none, false);
 			fprintf(stderr,
 			        "rusk agent: released the %" PRIu64
 			        " RUs it took in the new state\n",
@@ -1638,7 +1690,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	 * was dropped and the new state's RUs released above. The summary follows either way. */
 	if (!a.stopped) {
 		uint64_t replace = 0, unknown = a.releases_unknown, orph = a.orphans_unknown;
-		a.end_unread = !ledger_check(&a, &replace);
+		a.end_unread = !ledger_check(&a, &replace, false);
 		a.replaced += replace;
 		a.backlog_end += replace; /* dropped from the ledger, not placed again */
 		release_range(&a, a.h_head, a.h_head + a.h_n);
@@ -1649,7 +1701,8 @@ int rusk_cmd_agent(int argc, char **argv)
 		a.end_unknown = a.releases_unknown - unknown + a.orphans_unknown - orph;
 		a.left_held = a.leased && (a.end_unread || a.end_unknown > 0);
 	}
-	qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
+	if (a.n_rtt > 0) /* no commit made: a.rtt is NULL, which qsort may not take */
+		qsort(a.rtt, a.n_rtt, sizeof *a.rtt, cmp_double);
 	double p50 = pct(a.rtt, a.n_rtt, 0.5), p99 = pct(a.rtt, a.n_rtt, 0.99);
 	double mean_claims = a.batches ? (double)a.claims / (double)a.batches : 0;
 	rusk_redis_stats s = rusk_redis_stats_(a.st.redis);
@@ -1666,14 +1719,20 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.claims ? 100.0 * (double)a.conflicts / (double)a.claims : 0.0, a.memory_short,
 	       a.claims ? 100.0 * (double)a.memory_short / (double)a.claims : 0.0, a.claims_unknown,
 	       a.released, a.rejected, a.releases_unknown, a.lost, a.held_end);
+	char unconfirmed[96] = ""; /* releases whose answer was lost: not said released */
+	if (a.releases_unknown > 0)
+		snprintf(unconfirmed, sizeof unconfirmed,
+		         ", %" PRIu64 " of them not confirmed (release answer lost)",
+		         a.releases_unknown);
 	if (sig != 0)
-		printf("stopped by %s after %.2f s of --duration-s %g: %s\n",
+		printf("stopped by %s after %.2f s of --duration-s %g: %s%s\n",
 		       sig == SIGINT   ? "SIGINT"
 		       : sig == SIGHUP ? "SIGHUP"
 		                       : "SIGTERM",
 		       elapsed, o->duration_s,
 		       a.end_unread || a.end_unknown > 0 ? "not every held task could be released"
-		                                         : "every held task released");
+		                                         : "every held task released",
+		       unconfirmed);
 	if (a.left_held)
 		printf("left to the reclaim: %" PRIu64 " releases not made%s; the id's lease "
 		       "(rusk:{meta}:alive:%u) is left to lapse, so the automatic reclaim of the "

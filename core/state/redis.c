@@ -61,6 +61,10 @@ typedef struct node {
 	uint64_t down_until;
 	int down_ms;
 	bool serves;
+	/* After the caller's stop hook said stop (stopping): the connection's read timeout
+	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
+	 * so it is not tried again (node_ctx). */
+	bool short_to, stop_dead;
 } node;
 
 /* One command of a batch: argv strings (borrowed) and, for scripts, the argv index of the
@@ -180,12 +184,56 @@ static void drop_ctx(node *n)
 	n->ctx = NULL;
 }
 
-/* Connects node i if needed; NULL and r->err on failure. */
+/* A read's timeout once the caller's stop hook said stop: a node that hangs (stopped, not
+ * dead: its connections stay open) holds each call that far, not 2 s, and only once
+ * (node.stop_dead). Before, each call of the end (ledger reads, releases, the lease's drop)
+ * waited 2 s on it: an agent ended 18 s after its SIGINT. */
+#define STOP_READ_MS 250
+
+/* Whether the caller's stop hook says stop (a signal came). */
+static bool stopping(const rusk_redis *r)
+{
+	return r->stop != NULL && r->stop(r->stop_arg);
+}
+
+/* Node i's connection broke (or timed out): dropped; once stopping, never tried again. */
+static void node_lost(rusk_redis *r, int i)
+{
+	drop_ctx(&r->nodes[i]);
+	if (stopping(r))
+		r->nodes[i].stop_dead = true;
+}
+
+/* The read timeout of a connection: wait_ms (WAIT's own) + 2 s, or + unavail_ms where a
+ * stuck master is marked unavailable (rusk_redis_set_unavailable_ms_); PROBE_MS for a probe of
+ * a marked node; once stopping STOP_READ_MS + wait_ms. */
+static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
+{
+	int ms = r->probing ? PROBE_MS
+	         : stop     ? r->wait_ms + STOP_READ_MS
+	                    : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
+	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
+	redisSetTimeout(c, rt);
+}
+
+/* Connects node i if needed; NULL and r->err on failure. Once stopping, a node that failed
+ * since is not tried again, and the connections' read timeouts are cut short. */
 static redisContext *node_ctx(rusk_redis *r, int i)
 {
 	node *n = &r->nodes[i];
-	if (n->ctx != NULL)
+	bool stop = stopping(r);
+	if (stop && n->stop_dead) {
+		set_err(r, RUSK_EIO, "%s:%d: no answer since the stop (not tried again)", n->host,
+		        n->port);
+		return NULL;
+	}
+	if (n->ctx != NULL) {
+		if (stop && !n->short_to) {
+			set_read_timeout(r, n->ctx, true);
+			n->short_to = true;
+		}
 		return n->ctx;
+	}
 	struct timeval tv = {0, 500000};
 	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (c == NULL || c->err) {
@@ -193,11 +241,11 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		        c ? c->errstr : "out of memory");
 		if (c != NULL)
 			redisFree(c);
+		n->stop_dead = stop;
 		return NULL;
 	}
-	int ms = r->probing ? PROBE_MS : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
-	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
-	redisSetTimeout(c, rt);
+	set_read_timeout(r, c, stop);
+	n->short_to = stop;
 	if (r->pass[0] != '\0') {
 		/* Every connection, first or after a failover, to any node: a cluster with
 		 * requirepass answers NOAUTH to anything else. */
@@ -252,7 +300,7 @@ static int map_from(rusk_redis *r, int i)
 	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
 	if (rep == NULL) {
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
-		drop_ctx(&r->nodes[i]);
+		node_lost(r, i);
 		return RUSK_EIO;
 	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
@@ -407,7 +455,7 @@ static int load_scripts(rusk_redis *r, int i)
 	for (int s = 0; s < N_SCRIPTS; s++) {
 		redisReply *rep = redisCommand(c, "SCRIPT LOAD %s", scripts[s]);
 		if (rep == NULL) {
-			drop_ctx(&r->nodes[i]);
+			node_lost(r, i);
 			return set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: connection lost",
 			               r->nodes[i].host, r->nodes[i].port);
 		}
@@ -633,9 +681,7 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 		        n->host, n->port, PROBE_MS, slot);
 		return true;
 	}
-	int ms = r->wait_ms + r->unavail_ms;
-	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
-	redisSetTimeout(c, rt);
+	set_read_timeout(r, c, stopping(r)); /* the probe's short timeout no longer */
 	n->down_until = 0;
 	n->down_ms = 0;
 	return false;
@@ -762,7 +808,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			 * the "again" flag once the slot is served (redis.h). */
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port, c->errstr[0] ? c->errstr : "closed");
-			drop_ctx(&r->nodes[ni]);
+			node_lost(r, ni);
 			stat_add(&r->st.reconnects, 1);
 			lost = true;
 			if (skips(r, ni)) {
@@ -944,7 +990,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			set_err(r, RUSK_EIO, "%s:%d: connection lost (%s)", r->nodes[ni].host,
 			        r->nodes[ni].port,
 			        r->nodes[ni].ctx->errstr[0] ? r->nodes[ni].ctx->errstr : "closed");
-			drop_ctx(&r->nodes[ni]);
+			node_lost(r, ni);
 			stat_add(&r->st.reconnects, 1);
 			if (skips(r, ni)) {
 				/* Stuck or gone while others answer: its reads are given up
@@ -1450,6 +1496,34 @@ int rusk_redis_backend_(rusk_redis *r, rusk_backend *out)
 	return RUSK_OK;
 }
 
+/* One (RU, owner, generation) triple of the owners script (strings) into rus[k] (global),
+ * owners[k] and gens[k] (gens may be NULL). An RU field that is not a number of the
+ * partition (0 .. its RUs - 1: another program wrote there) is RUSK_ECORRUPT naming the
+ * key and the field; before, the callers indexed their arrays with it (an out-of-bounds
+ * write in rusk agent's ledger). */
+static int owner_entry(rusk_redis *r, uint32_t p, redisReply **e, uint32_t *rus, uint64_t *owners,
+                       uint32_t *gens, size_t k)
+{
+	const redisReply *f = e[0];
+	bool num = f->type == REDIS_REPLY_STRING && f->len > 0 && f->len <= 10 &&
+	           strspn(f->str, "0123456789") == f->len;
+	unsigned long long ru = num ? strtoull(f->str, NULL, 10) : 0;
+	if (!num || ru >= r->p_n_rus[p])
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "partition %u: the rusk state is corrupt: %s has field %.40s, not an "
+		        "RU 0..%u of the partition (another program wrote there? `rusk agent "
+		        "--init-only --force-init` writes the state afresh)",
+		        p, r->keys[p][K_OWN], f->type == REDIS_REPLY_STRING ? f->str : "?",
+		        r->p_n_rus[p] - 1);
+	rus[k] = r->p_first_ru[p] + (uint32_t)ru;
+	owners[k] = e[1]->type == REDIS_REPLY_STRING ? strtoull(e[1]->str, NULL, 10) : 0;
+	if (gens != NULL)
+		gens[k] = e[2]->type == REDIS_REPLY_STRING ? (uint32_t)strtoul(e[2]->str, NULL, 10)
+		                                           : 0;
+	return RUSK_OK;
+}
+
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n)
 {
@@ -1466,11 +1540,9 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
 	size_t k = 0;
 	if (rc == RUSK_OK && y->type == REDIS_REPLY_ARRAY) {
-		for (size_t i = 0; i + 2 < y->elements && k < cap; i += 3, k++) {
-			rus[k] = r->p_first_ru[p] + (uint32_t)strtoul(y->element[i]->str, NULL, 10);
-			owners[k] = strtoull(y->element[i + 1]->str, NULL, 10);
-			if (gens != NULL)
-				gens[k] = (uint32_t)strtoul(y->element[i + 2]->str, NULL, 10);
+		for (size_t i = 0; rc == RUSK_OK && i + 2 < y->elements && k < cap; i += 3) {
+			rc = owner_entry(r, p, y->element + i, rus, owners, gens, k);
+			k += rc == RUSK_OK;
 		}
 	} else if (rc == RUSK_OK) {
 		rc = y->type == REDIS_REPLY_ERROR
@@ -1480,7 +1552,7 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
 	}
 	free_replies(&y, 1);
 	arena_free(&a);
-	*n = k;
+	*n = rc == RUSK_OK ? k : 0;
 	return rc;
 }
 
@@ -1533,14 +1605,15 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
 			} else if (k + y->elements / 3 > cap) {
 				rcs[i] = RUSK_ERANGE;
 			} else {
-				for (size_t e = 0; e + 2 < y->elements; e += 3, k++) {
-					rus[k] = r->p_first_ru[p] +
-					         (uint32_t)strtoul(y->element[e]->str, NULL, 10);
-					owners[k] = strtoull(y->element[e + 1]->str, NULL, 10);
-					if (gens != NULL)
-						gens[k] = (uint32_t)strtoul(y->element[e + 2]->str,
-						                            NULL, 10);
+				size_t k0 = k;
+				for (size_t e = 0; rcs[i] == RUSK_OK && e + 2 < y->elements;
+				     e += 3) {
+					rcs[i] = owner_entry(r, p, y->element + e, rus, owners,
+					                     gens, k);
+					k += rcs[i] == RUSK_OK;
 				}
+				if (rcs[i] != RUSK_OK)
+					k = k0; /* no entries of a corrupt partition */
 			}
 		}
 		off[i + 1] = k;

@@ -237,7 +237,10 @@ void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
 /*
  * rusk_redis_set_stop_: stop(arg) is asked while a call waits out an outage (between
  * retries, every 100 ms or so); non-zero makes the call fail at once with RUSK_EIO
- * ("stopping during an outage"). Never asked of a call the cluster answers. NULL: none.
+ * ("stopping during an outage"). Never cuts a call the cluster answers. Once it said
+ * stop, it is also asked before each connection is used: reads time out after 250 ms
+ * (plus the WAIT's timeout), and a node that failed a read or a connect since is not tried
+ * again (a hung node costs the end's calls one short timeout, not 2 s each). NULL: none.
  * stop is called on r's owner thread; it must be safe there (a flag's load). Owner thread.
  */
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
@@ -261,8 +264,10 @@ const char *rusk_redis_auth_failed_(const rusk_redis *r);
  * rusk_redis_owners_: reads partition p's owners: for each held RU, rus[k] (global),
  * owners[k] and its generation gens[k] (gens may be NULL), at most cap entries; *n the
  * count. One round trip (a script: the three are read together). RUSK_OK / RUSK_EIO /
- * RUSK_ERANGE / RUSK_EINVAL. Used by recounts that compare the state with a run's ledger
- * and by reclaims (a release with the owner and generation read here).
+ * RUSK_ERANGE / RUSK_EINVAL; RUSK_ECORRUPT (no entries) where a field of rusk:{pN}:own is
+ * not an RU of the partition (0 .. its RUs - 1), the message naming the key and field. Used by
+ * recounts that compare the state with a run's ledger and by reclaims (a release with the owner and
+ * generation read here).
  */
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n);
@@ -272,8 +277,8 @@ int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owner
  * pipeline per node (about one round trip for all): partition ps[i]'s entries at
  * [off[i], off[i + 1]) of rus, owners and gens (off has n + 1 entries; gens may be NULL),
  * at most cap entries in all; rcs[i] its code (RUSK_OK, RUSK_EIO: not read, no entries;
- * RUSK_ERANGE: p, or cap full). Returns the first code that is not RUSK_OK, else RUSK_OK;
- * RUSK_EINVAL on NULL arguments. Owner thread.
+ * RUSK_ERANGE: p, or cap full; RUSK_ECORRUPT: as rusk_redis_owners_, no entries). Returns the first
+ * code that is not RUSK_OK, else RUSK_OK; RUSK_EINVAL on NULL arguments. Owner thread.
  */
 int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_t *rus,
                             uint64_t *owners, uint32_t *gens, size_t cap, size_t *off, int *rcs);

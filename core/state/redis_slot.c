@@ -108,6 +108,16 @@ int rusk_redis_parse_url_(const char *url, char (*hosts)[64], int *ports, int *n
 			        "'%s': address '%.*s': IPv6 addresses are not supported: use "
 			        "a host name (or an IPv4 address)",
 			        url, (int)len, p);
+		/* "redis://h:7000/0", "redis://h:7000?db=0": a cluster has database 0 only,
+		 * and rusk takes no options in the URL; said so, not "no port". */
+		const char *extra = colon != NULL ? colon + strcspn(colon, "/?") : NULL;
+		if (extra != NULL && extra < p + len)
+			return rusk_errf(
+			        err, errlen, RUSK_EINVAL,
+			        "'%s': address '%.*s': a path, database or option ('%.*s') "
+			        "is not supported: give redis://HOST:PORT (a Redis Cluster "
+			        "has database 0 only)",
+			        url, (int)len, p, (int)(p + len - extra), extra);
 		if (colon == NULL || colon == p || (size_t)(colon - p) >= 64)
 			return rusk_errf(err, errlen, RUSK_EINVAL,
 			                 "'%s': address '%.*s' is not HOST:PORT", url, (int)len, p);
@@ -165,7 +175,7 @@ int rusk_redis_split_auth_(const char *url, char *user, size_t userlen, char *pa
 		return rusk_errf(err, errlen, RUSK_EINVAL,
 		                 "'redis://%.*s@%s': an empty password (redis://[user:]password@"
 		                 "HOST:PORT)",
-		                 (int)ul, u, at + 1);
+		                 (int)(at - u), u, at + 1); /* the userinfo as given: no secret */
 	if (ul >= userlen || pl >= passlen)
 		return rusk_errf(err, errlen, RUSK_EINVAL,
 		                 "'%s': a user name or password longer than %zu bytes", at + 1,

@@ -801,6 +801,24 @@ def cli_redis_run_ns_exhausted():
 
 
 @case
+def cli_redis_owners_field_corrupt():
+    """A field of rusk:{p1}:own that is no RU of the partition (another program wrote
+    there): the agent's ledger, which reads every partition's owners at its end, stops with
+    the key and the field named, exit 2 (before: an out-of-bounds write indexed with the
+    field, exit 0; ASan: SEGV in read_owners)."""
+    with Cluster() as cl:
+        shape = "--machines 800 --partitions 4 --rus-per-machine 2"
+        rusk("agent --backend %s %s --init-only" % (cl.url, shape))
+        port = str(cl.master_of_partition(1))
+        subprocess.run(["redis-cli", "-p", port, "hset", "rusk:{p1}:own", "99999",
+                        "4294967297"], check=True, capture_output=True, timeout=30)
+        r = rusk("agent --backend %s %s --rate 200 --duration-s 1 --lease-ms 0"
+                 % (cl.url, shape), status=2)
+        match(r"partition 1: the rusk state is corrupt: rusk:\{p1\}:own has field 99999, "
+              r"not an RU 0\.\.399 of the partition", r.out)
+
+
+@case
 def cli_redis_corrupt_key():
     """A key of the state that another program overwrote (rusk:{p1}:gen a string): every
     commit script checks the types of its keys before its first write (Redis keeps a failed
@@ -1267,6 +1285,53 @@ def cli_redis_agent_id_taken():
 
 
 @case
+def cli_redis_agent_orphans_wait():
+    """The ledger releases a partition's orphans in one call, one WAIT per partition: with
+    every replica paused (each WAIT waits its full --wait-ms 200), a new agent with the id
+    of a killed one releases the dead one's RUs in a few seconds (before: one release and
+    one WAIT per RU, ~0.2 s each: a minute for ~300), and every one of them is released."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        a = agent_proc(cl, SHAPE, 0, 1, 60, ["--lease-ms", "0"])
+        try:
+            wait_for("RUs held", lambda: last_json(rusk(
+                "agent --backend %s %s --recount" % (cl.url, SHAPE), show=False).out)[
+                    "held"] > 200 or a.poll() is not None, 30)
+            a.send_signal(signal.SIGKILL)
+            a.wait(10)
+        finally:
+            if a.poll() is None:
+                a.kill()
+        held = last_json(recount(cl).out)["held"]
+        assert held > 200, "the killed agent held only %d RUs" % held
+        replicas = [str(cl.port + i) for i in range(6) if subprocess.run(
+            ["redis-cli", "-p", str(cl.port + i), "role"], capture_output=True, text=True,
+            timeout=10).stdout.startswith("slave")]
+        assert len(replicas) == 3, replicas
+        for r in replicas:
+            subprocess.run([script(), "pause", cl.dir, r], check=True, timeout=10)
+        try:
+            t0 = time.monotonic()
+            p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                 ["--agent-id", "0", "--duration-s", "1", "--rate", "1",
+                                  "--lease-ms", "0", "--wait", "1", "--wait-ms", "200"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            out, rc = finish(p, 45)
+            took = time.monotonic() - t0
+        finally:
+            for r in replicas:
+                subprocess.run([script(), "resume", cl.dir, r], timeout=10)
+        print("the agent ran %.1f s, %d orphans" % (took, held))
+        assert rc == 0, "the agent exited %d" % rc
+        j = last_json(out)
+        assert j["orphans"] == held, "released %d of the dead agent's %d RUs" % (
+            j["orphans"], held)
+        # 10 partitions, ~0.2 s each, and the few commits' WAITs: generous on a loaded CI
+        assert took < 20, "the agent took %.1f s for %d orphans" % (took, held)
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+@case
 def cli_redis_run_wait_refused():
     """rusk run --wait 2 on a cluster of one replica per shard is refused before anything is
     written: a state whose RUs a killed agent holds (--lease-ms 0: no lease, so nothing but
@@ -1496,6 +1561,65 @@ def cli_redis_agent_sigterm():
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
         r = rusk("agent --backend %s %s --agent-id 0 --duration-s 0.5" % (cl.url, SHAPE))
         assert last_json(r.out)["interrupted"] is False, r.out
+
+
+@case
+def cli_redis_agent_sigint_hung_meta():
+    """SIGINT to an agent while the {meta} shard hangs (its master and replica stopped, not
+    dead: their connections stay open): the end's calls there each get one short read
+    (250 ms) and the nodes are not tried again, so the agent ends within seconds of the
+    signal (before: one 2 s read timeout per call, 18 s), exit 3, every placed task
+    accounted for (what it could not release counted releases_unknown, none lost
+    silently). Resumed, the recount finds what it left held and no mismatch."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        slot = cli(cl, "cluster", "keyslot", "{meta}")
+        meta = next(str(cl.port + i) for i in range(6) if subprocess.run(
+            ["redis-cli", "-p", str(cl.port + i), "role"], capture_output=True, text=True,
+            timeout=10).stdout.startswith("master") and cli_node(cl.port + i, int(slot)))
+        replica = subprocess.check_output([script(), "replica-of", cl.dir, meta], text=True,
+                                          timeout=10).strip()
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--duration-s", "60", "--task-ms", "500", "--rate", "500"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2)
+            for n in (meta, replica):
+                subprocess.run([script(), "pause", cl.dir, n], check=True, timeout=10)
+            time.sleep(3)
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, rc = finish(p, 60)
+            took = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for n in (meta, replica):
+                subprocess.run([script(), "resume", cl.dir, n], timeout=10)
+        print("the agent ended %.1f s after the signal" % took)
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
+        j = last_json(out)
+        check_placed(j)
+        assert j["releases_unknown"] > 0, j
+        match(r"stopped by SIGINT after [\d.]+ s of --duration-s 60: every held task released, "
+              r"%d of them not confirmed \(release answer lost\)" % j["releases_unknown"], out)
+        assert j["placed"] > 100, j
+        assert took < 8, "the agent ended %.1f s after SIGINT (meta shard hung)" % took
+        time.sleep(1)
+        r = recount(cl)
+        assert last_json(r.out)["held"] <= j["releases_unknown"] + j["held_end"] + \
+            j["claims_unknown"], (last_json(r.out), j)
+
+
+def cli_node(port, slot):
+    """Whether the node at port serves slot (CLUSTER SLOTS: its own ranges as master)."""
+    out = subprocess.run(["redis-cli", "-p", str(port), "cluster", "slots"],
+                         capture_output=True, text=True, timeout=10).stdout.split()
+    for k in range(len(out) - 3):
+        if (out[k].isdigit() and out[k + 1].isdigit() and int(out[k]) <= slot <= int(out[k + 1])
+                and out[k + 3] == str(port)):
+            return True
+    return False
 
 
 @case
