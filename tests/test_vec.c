@@ -388,6 +388,56 @@ static void test_agent_places_vector_tasks(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* rusk_agent_choose's check of a vector task (agent.c, check_task: its own checks called
+ * directly on the hot path): a well-formed task is chosen for, and each malformed or
+ * infeasible one refused naming its field, as rusk_task_check names it. */
+static void test_choose_checks_vector_task(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make();
+	rusk_agent *a = agent(c, RUSK_QUALITY_SCORE);
+	rusk_placement pl;
+	uint32_t ru;
+	const rusk_task ok = {.id = 5,
+	                      .rus = 1,
+	                      .gang = true,
+	                      .placement = RUSK_PLACE_MACHINE,
+	                      .vec = {.mem_mib = 1000, .gpus = 1, .gpu_milli = 500}};
+	assert_int_equal(rusk_agent_choose(a, &ok, &ru, &pl), RUSK_OK);
+	assert_null(pl.invalid);
+	assert_int_equal(rusk_task_check(c, &ok, NULL, 0), RUSK_OK);
+	static const struct {
+		const char *field;
+		int rc;
+	} want[] = {{"id", RUSK_EINVAL},        {"rus", RUSK_EINVAL},
+	            {"gpu_milli", RUSK_EINVAL}, {"gpus", RUSK_EINVAL},
+	            {"placement", RUSK_EINVAL}, {"placement", RUSK_EINVAL},
+	            {"preferred", RUSK_EINVAL}, {"mem_mib", RUSK_EINFEASIBLE},
+	            {"rus", RUSK_EINFEASIBLE}};
+	for (uint32_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		rusk_task t = ok;
+		switch (i) {
+		case 0: t.id = 0; break;
+		case 1: t.rus = 0; break;
+		case 2: t.vec.gpu_milli = 0; break;
+		case 3: t.vec.gpus = 0; break; /* a share without a GPU */
+		case 4: t.placement = RUSK_PLACE_ANY; break;
+		case 5: t.gang = false; break;
+		case 6: t.n_preferred = 1; break; /* preferred NULL */
+		case 7: t.vec.mem_mib = 1u << 30; break;
+		default: t.rus = 1000; break; /* more RUs than any machine */
+		}
+		char err[256];
+		pl.invalid = NULL;
+		assert_int_equal(rusk_agent_choose(a, &t, &ru, &pl), want[i].rc);
+		assert_non_null(pl.invalid);
+		assert_string_equal(pl.invalid, want[i].field);
+		assert_int_equal(rusk_task_check(c, &t, err, sizeof err), want[i].rc);
+	}
+	rusk_agent_destroy(a);
+	rusk_cluster_destroy(c);
+}
+
 static void test_packing_fills_pieces(void **state)
 {
 	(void)state;
@@ -432,6 +482,7 @@ int main(void)
 	        cmocka_unit_test(test_infeasible_by_dimension),
 	        cmocka_unit_test(test_revocation_returns_shares),
 	        cmocka_unit_test(test_agent_places_vector_tasks),
+	        cmocka_unit_test(test_choose_checks_vector_task),
 	        cmocka_unit_test(test_packing_fills_pieces),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,14 +156,22 @@ static void dctx_init(rusk_dctx *d, const rusk_agent *a, const rusk_task *t)
 		rusk_dctx_beside_(d, a->c, NULL, 0);
 }
 
-/* The hot path's check: one pass of compares, the explanation only on failure. */
+/* The hot path's check: one pass of compares, the explanation only on failure. A vector
+ * task's own checks (rusk_vec_check_: its demand well formed, some machine shape holds it)
+ * are called directly, not through rusk_task_problem_'s chain. */
 static inline int check_task(const rusk_cluster *c, const rusk_task *t, const char **field)
 {
 	if (RUSK_LIKELY(t != NULL && t->id - 1 < RUSK_TASK_ID_MAX &&
-	                t->placement <= RUSK_PLACE_SPREAD && t->rus - 1 < c->fit[t->placement] &&
+	                t->placement <= RUSK_PLACE_SPREAD && t->rus != 0 &&
 	                (t->n_preferred == 0 || t->preferred != NULL) &&
-	                rusk_profile_ok_(&t->profile) && !rusk_vec_any(&t->vec) && t->n_held == 0))
-		return RUSK_OK;
+	                rusk_profile_ok_(&t->profile) && t->n_held == 0)) {
+		if (!rusk_vec_any(&t->vec)) {
+			if (RUSK_LIKELY(t->rus - 1 < c->fit[t->placement]))
+				return RUSK_OK;
+		} else if (rusk_vec_check_(c, t, field, NULL, 0) == RUSK_OK) {
+			return RUSK_OK;
+		}
+	}
 	return rusk_task_problem_(c, t, field, NULL, 0);
 }
 

@@ -957,9 +957,11 @@ static int choose_spread_beside(rusk_agent *a, const rusk_dctx *d, rusk_strategy
 
 /* A decision's first steps, the general one's and a vector task's: room for the task's RUs
  * in the view, R from the guarantee, the partitions in the strategy's order, the
- * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. */
+ * staleness of the first. RUSK_OK, or RUSK_EAGAIN when the view has no room. order: NULL,
+ * or where the order is read from: Latency-first's is the view's own (freshest first, not
+ * copied: nothing in a decision syncs the view), any other a->order. */
 static int decision_start(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, rusk_placement *pl,
-                          uint64_t now, uint32_t *R, uint32_t *n_parts)
+                          uint64_t now, uint32_t *R, uint32_t *n_parts, const uint32_t **order)
 {
 	uint64_t view_free = rusk_view_total_free_(a->v);
 	/* Room for the whole task, or for one RU of a reserving one. */
@@ -967,10 +969,18 @@ static int decision_start(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, ru
 		return RUSK_EAGAIN;
 	*R = sample_r(a, s, view_free);
 	pl->sample_size = *R;
-	*n_parts = partition_order(a, d, s);
+	const uint32_t *o = a->order;
+	if (order != NULL && s == RUSK_STRATEGY_LATENCY) {
+		o = rusk_view_order_(a->v);
+		*n_parts = a->c->n_parts;
+	} else {
+		*n_parts = partition_order(a, d, s);
+	}
+	if (order != NULL)
+		*order = o;
 	if (*n_parts == 0)
 		return RUSK_EAGAIN;
-	pl->staleness_ns = rusk_view_staleness_(a->v, a->order[0], now);
+	pl->staleness_ns = rusk_view_staleness_(a->v, o[0], now);
 	return RUSK_OK;
 }
 
@@ -987,7 +997,7 @@ static int choose_view(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint3
 	if (RUSK_UNLIKELY(d->anchored))
 		return choose_anchored(a, d, s, rus, pl, now);
 	uint32_t m = t->rus, R, n_parts;
-	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts, NULL);
 	if (rc != RUSK_OK)
 		return rc;
 	uint8_t place = t->placement;
@@ -1356,23 +1366,26 @@ static bool vec_part_any(const rusk_agent *a, const rusk_dctx *d, uint32_t p)
 
 /*
  * n free RUs of vr's partition of one model (its chunks ch[0..n_ch), rusk_chunks_), each
- * uniform and independent among the RUs of that model free in the view, into ru[0..n) and
- * their machines into mi[] (room for n + RUSK_PICK_BATCH each). A position is a slot of
- * the 16 n_ch (chunk, offset) slots, by multiply-shift from 32 random bits (two a
- * generator word, as rusk_vrange_reject_n_); kept when the offset is within the chunk
- * and the RU is free in the view. Each free RU of the model is exactly one slot, so a kept
- * position is uniform over them; surplus positions of the last batch are dropped (the kept
- * ones are i.i.d.). No branch on the data, the chunk's entry gives the machine (no
- * ru_machine load). Returns n, or fewer when VEC_CHUNK_BATCHES * n batches kept fewer.
+ * uniform and independent among the RUs of that model free in the view, into out[0..n)
+ * (room for n + RUSK_PICK_BATCH), each as its machine << 32 | its offset in the partition
+ * (a chunk entry less its last offset, plus the slot's offset: one store a position). A
+ * position is a slot of the 16 n_ch (chunk, offset) slots, by multiply-shift from 32
+ * random bits (two a generator word, as rusk_vrange_reject_n_); kept when the offset is
+ * within the chunk and the RU is free in the view. Each free RU of the model is exactly one
+ * slot, so a kept position is uniform over them; surplus positions of the last batch are
+ * dropped (the kept ones are i.i.d.). No branch on the data, the chunk's entry gives the
+ * machine (no ru_machine load). Returns n, or fewer when VEC_CHUNK_BATCHES * n batches
+ * kept fewer.
  */
-static RUSK_ALWAYS_INLINE uint32_t pick_model_(const rusk_vrange *vr, const uint64_t *ch,
-                                               uint32_t n_ch, bool full, rusk_rng *rng,
-                                               uint32_t *ru, uint32_t *mi, uint32_t n)
+#define VEC_PICK_POS(x)  ((uint32_t)(x))
+#define VEC_PICK_MACH(x) ((uint32_t)((x) >> 32))
+static RUSK_ALWAYS_INLINE uint32_t pick_model_(const uint64_t *w, const uint64_t *ch, uint32_t n_ch,
+                                               bool full, rusk_rng *rng, uint64_t *out, uint32_t n)
 {
 	static const uint64_t none = 0; /* the word tested for a slot past its chunk */
 	rusk_rng g = *rng;              /* in registers: the stores cannot alias it */
-	const uint64_t *w = vr->w, slots = (uint64_t)n_ch * RUSK_CHUNK;
-	const uint32_t first = vr->first_ru;
+	const uint64_t slots = (uint64_t)n_ch * RUSK_CHUNK;
+	const uint64_t keep = ~((uint64_t)(RUSK_CHUNK - 1) << 24); /* drops the last offset */
 	uint32_t got = 0;
 	for (uint32_t b = 0; b < VEC_CHUNK_BATCHES * n && got < n; b++)
 		for (int j = 0; j < RUSK_PICK_BATCH; j += 2) {
@@ -1380,18 +1393,17 @@ static RUSK_ALWAYS_INLINE uint32_t pick_model_(const rusk_vrange *vr, const uint
 			uint32_t s0 = (uint32_t)(((u >> 32) * slots) >> 32);
 			uint32_t s1 = (uint32_t)(((u & 0xffffffffu) * slots) >> 32);
 			uint64_t e0 = ch[s0 / RUSK_CHUNK], e1 = ch[s1 / RUSK_CHUNK];
-			uint32_t p0 = RUSK_CHUNK_POS(e0) + s0 % RUSK_CHUNK;
-			uint32_t p1 = RUSK_CHUNK_POS(e1) + s1 % RUSK_CHUNK;
+			uint64_t x0 = (e0 & keep) + s0 % RUSK_CHUNK;
+			uint64_t x1 = (e1 & keep) + s1 % RUSK_CHUNK;
+			uint32_t p0 = VEC_PICK_POS(x0), p1 = VEC_PICK_POS(x1);
 			const uint64_t *w0 = &w[p0 / 64], *w1 = &w[p1 / 64];
 			if (!full) { /* a cmov each: a slot past its chunk tests a zero word */
 				w0 = s0 % RUSK_CHUNK <= RUSK_CHUNK_LAST(e0) ? w0 : &none;
 				w1 = s1 % RUSK_CHUNK <= RUSK_CHUNK_LAST(e1) ? w1 : &none;
 			}
-			ru[got] = first + p0;
-			mi[got] = RUSK_CHUNK_MACH(e0);
+			out[got] = x0;
 			got = rusk_add_bit_(got, *w0, p0);
-			ru[got] = first + p1;
-			mi[got] = RUSK_CHUNK_MACH(e1);
+			out[got] = x1;
 			got = rusk_add_bit_(got, *w1, p1);
 		}
 	*rng = g;
@@ -1400,12 +1412,80 @@ static RUSK_ALWAYS_INLINE uint32_t pick_model_(const rusk_vrange *vr, const uint
 
 /* pick_model_, its loop compiled apart for chunks all full (no offset tested). Out of line,
  * as rusk_vrange_reject_n_: the loop then keeps the generator and the count in registers. */
-static RUSK_NOINLINE uint32_t pick_model(const rusk_vrange *vr, const uint64_t *ch, uint32_t n_ch,
-                                         bool full, rusk_rng *rng, uint32_t *ru, uint32_t *mi,
-                                         uint32_t n)
+static RUSK_NOINLINE uint32_t pick_model(const uint64_t *w, const uint64_t *ch, uint32_t n_ch,
+                                         bool full, rusk_rng *rng, uint64_t *out, uint32_t n)
 {
-	return full ? pick_model_(vr, ch, n_ch, true, rng, ru, mi, n)
-	            : pick_model_(vr, ch, n_ch, false, rng, ru, mi, n);
+	return full ? pick_model_(w, ch, n_ch, true, rng, out, n)
+	            : pick_model_(w, ch, n_ch, false, rng, out, n);
+}
+
+/*
+ * choose_vec1's candidates cand[0..f) (machine << 32 | offset from first) judged in order
+ * while *kept < R: a candidate is kept when its machine could hold the task now, and the
+ * best kept so far is *bc (own values: Q, preferred machines) or bc->ru with its slot
+ * score plus one in *best_s. indexed: drawn from the model's index (no static test: a
+ * machine of the model has the memory and GPUs any fit now needs). plain: no skip list and
+ * slot scores, tests the caller made once. Inline, each case its own loop.
+ */
+static RUSK_ALWAYS_INLINE void judge_cands(const rusk_agent *a, const rusk_dctx *d,
+                                           const rusk_vfit *vf, const uint64_t *cand, uint32_t f,
+                                           uint32_t first, uint32_t R, bool indexed, bool plain,
+                                           uint32_t *kept, rusk_cand *bc, uint32_t *best_s)
+{
+	const rusk_cluster *c = a->c;
+	const bool own_value = !plain && (d->interf || d->t->n_preferred);
+	const uint32_t n_vskip = plain ? 0 : a->n_vskip;
+	uint32_t k = *kept, bs = *best_s, bru = bc->ru;
+	for (uint32_t j = 0; j < f && k < R; j++) {
+		uint32_t ru = first + VEC_PICK_POS(cand[j]);
+		uint32_t mi = VEC_PICK_MACH(cand[j]);
+		if ((!indexed && !rusk_vec_shape_fits_(c, mi, &d->t->vec)) ||
+		    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
+		    !rusk_vec_fits_now_(c, mi, vf))
+			continue;
+		/* Slot scores compare as integers (choose_latency1's order); Q and preferred
+		 * machines go through value(). Keys only on a tie. */
+		if (own_value) {
+			rusk_cand x = {ru, value(c, d, ru), 0};
+			if (k == 0 || x.q > bc->q ||
+			    (x.q == bc->q && ru != bc->ru && tie_key(ru) > tie_key(bc->ru))) {
+				x.key = tie_key(ru);
+				*bc = x;
+			}
+		} else {
+			/* The score plus one, so that the first candidate beats bs = 0; a
+			 * higher one replaces the best by selects, not a branch (a coin the
+			 * predictor cannot learn, as in choose_latency1); keys decide a tie. */
+			uint32_t sc = c->ru_score[ru] + 1u;
+			if (RUSK_UNLIKELY(sc == bs)) {
+				if (ru != bru && tie_key(ru) > tie_key(bru))
+					bru = ru;
+			} else {
+				bool up = sc > bs;
+				bs = up ? sc : bs;
+				bru = up ? ru : bru;
+			}
+		}
+		k++;
+	}
+	*kept = k;
+	if (!own_value) {
+		*best_s = bs;
+		bc->ru = bru;
+	}
+}
+
+/* judge_cands for a plain decision, out of line as pick_model (its own registers: inlined
+ * in choose_vec, the loop kept its count and best on the stack), a loop for each of
+ * indexed and not. */
+static RUSK_NOINLINE void judge_plain(const rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf,
+                                      const uint64_t *cand, uint32_t f, uint32_t first, uint32_t R,
+                                      bool indexed, uint32_t *kept, rusk_cand *bc, uint32_t *best_s)
+{
+	if (indexed)
+		judge_cands(a, d, vf, cand, f, first, R, true, true, kept, bc, best_s);
+	else
+		judge_cands(a, d, vf, cand, f, first, R, false, true, kept, bc, best_s);
 }
 
 /*
@@ -1425,8 +1505,8 @@ static RUSK_NOINLINE uint32_t pick_model(const rusk_vrange *vr, const uint64_t *
  * model's draws the old cap allowed, in expectation. Other partitions, and tasks of several
  * models or of any, draw as before.
  */
-static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n_parts,
-                       uint32_t *rus, rusk_placement *pl)
+static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, const uint32_t *order,
+                       uint32_t n_parts, uint32_t *rus, rusk_placement *pl)
 {
 	const rusk_cluster *c = a->c;
 	const rusk_vec_demand *vd = &d->t->vec;
@@ -1440,13 +1520,14 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 			model = k;
 		}
 	const rusk_vfit vf = rusk_vfit_make_(vd);
-	uint32_t buf[16 + RUSK_PICK_BATCH], mis[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
+	uint32_t buf[16 + RUSK_PICK_BATCH], kept = 0, drawn = 0;
+	uint64_t cand[16 + RUSK_PICK_BATCH]; /* machine << 32 | offset in the partition */
 	rusk_cand bc = {0, -INFINITY, 0};
 	const bool own_value = d->interf || d->t->n_preferred;
-	const uint32_t n_vskip = a->n_vskip;
-	uint32_t best_s = 0; /* the best slot score, when !own_value */
+	const bool plain = !own_value && a->n_vskip == 0; /* judge_cands */
+	uint32_t best_s = 0; /* the best slot score plus one, when !own_value; 0: none yet */
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
-		uint32_t p = a->order[i], free_p = rusk_view_free_(a->v, p);
+		uint32_t p = order[i], free_p = rusk_view_free_(a->v, p);
 		if (free_p == 0)
 			continue;
 		const rusk_vrange vr = rusk_view_range_(a->v, p);
@@ -1470,7 +1551,7 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 				want = 16;
 			uint32_t n, f;
 			if (indexed) {
-				f = n = pick_model(&vr, ch, n_ch, full, &a->rng, buf, mis, want);
+				f = n = pick_model(vr.w, ch, n_ch, full, &a->rng, cand, want);
 			} else {
 				n = rusk_view_pick_n_(&vr, &a->rng, buf, want);
 				/* Draws of a model the task does not accept go first, by one bit
@@ -1497,47 +1578,30 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 					}
 				}
 				for (uint32_t j = 0; j < f; j++)
-					mis[j] = c->ru_machine[buf[j]];
+					cand[j] = (uint64_t)c->ru_machine[buf[j]] << 32 |
+					          (buf[j] - vr.first_ru);
 			}
 			if (n == 0)
 				break;
 			drawn += n;
 			k += n;
 			for (uint32_t j = 0; j < f; j++) {
+				uint32_t mj = VEC_PICK_MACH(cand[j]);
 				if (!indexed)
-					__builtin_prefetch(&c->mshape[mis[j]]);
-				__builtin_prefetch(&c->mvec[mis[j]]);
-				__builtin_prefetch(&c->ru_score[buf[j]]);
+					__builtin_prefetch(&c->mshape[mj]);
+				__builtin_prefetch(&c->mvec[mj]);
+				__builtin_prefetch(
+				        &c->ru_score[vr.first_ru + VEC_PICK_POS(cand[j])]);
 			}
-			/* A machine of the model drawn from the index needs no static test: its
-			 * free memory is at most its memory, and GPUs that fit at most its GPUs. */
-			for (uint32_t j = 0; j < f && kept < R; j++) {
-				uint32_t ru = buf[j], mi = mis[j];
-				if ((!indexed && !rusk_vec_shape_fits_(c, mi, vd)) ||
-				    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
-				    !rusk_vec_fits_now_(c, mi, &vf))
-					continue;
-				/* Slot scores compare as integers (choose_latency1's order); Q
-				 * and preferred machines go through value(). Keys only on a tie. */
-				if (own_value) {
-					rusk_cand x = {ru, value(c, d, ru), 0};
-					if (kept == 0 || x.q > bc.q ||
-					    (x.q == bc.q && ru != bc.ru &&
-					     tie_key(ru) > tie_key(bc.ru))) {
-						x.key = tie_key(ru);
-						bc = x;
-					}
-				} else {
-					uint32_t sc = c->ru_score[ru];
-					if (kept == 0 || sc > best_s ||
-					    (sc == best_s && ru != bc.ru &&
-					     tie_key(ru) > tie_key(bc.ru))) {
-						best_s = sc;
-						bc.ru = ru;
-					}
-				}
-				kept++;
-			}
+			/* One copy of the loop for each case of a plain decision (no skip
+			 * list, slot scores), one for the rest: its tests are then not made
+			 * for every candidate. */
+			if (plain)
+				judge_plain(a, d, &vf, cand, f, vr.first_ru, R, indexed, &kept, &bc,
+				            &best_s);
+			else
+				judge_cands(a, d, &vf, cand, f, vr.first_ru, R, indexed, false,
+				            &kept, &bc, &best_s);
 		}
 	}
 	pl->samples = drawn;
@@ -1546,7 +1610,7 @@ static int choose_vec1(rusk_agent *a, const rusk_dctx *d, uint32_t R, uint32_t n
 		return RUSK_EAGAIN;
 	}
 	if (!own_value)
-		bc = (rusk_cand){bc.ru, best_s, tie_key(bc.ru)};
+		bc = (rusk_cand){bc.ru, best_s - 1, tie_key(bc.ru)};
 	report_choice(a, d, &bc, 1, rus, pl);
 	return 1;
 }
@@ -1645,7 +1709,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 {
 	const rusk_task *t = d->t;
 	uint32_t m = t->rus, R, n_parts;
-	int rc = decision_start(a, d, s, pl, now, &R, &n_parts);
+	const uint32_t *order;
+	int rc = decision_start(a, d, s, pl, now, &R, &n_parts, &order);
 	if (rc != RUSK_OK)
 		return rc;
 	if (live_pref(d) && uses_preferred(a, d, s)) {
@@ -1657,7 +1722,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	if (vfail_applies(a, d) && vfail_known(a, d))
 		return RUSK_EAGAIN; /* pl->samples 0: nothing drawn */
 	if (m == 1 && !d->pack && !d->fgd && s != RUSK_STRATEGY_QUALITY)
-		return choose_vec1(a, d, R, n_parts, rus, pl);
+		return choose_vec1(a, d, R, order, n_parts, rus, pl);
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
 	rusk_cand *best = a->group, *tmp = a->group + m;
@@ -1671,7 +1736,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	uint32_t *part_lo = lazy ? alloca(sizeof *part_lo * R) : NULL, n_part = 0;
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
-		uint32_t p = a->order[i], kept_p = kept, lim = 4 * R + 16;
+		uint32_t p = order[i], kept_p = kept, lim = 4 * R + 16;
 		for (uint32_t k = 0; k < lim && kept < R; k++) {
 			if (k == VEC_PROBE && kept == kept_p && !weighted &&
 			    !vec_part_any(a, d, p)) {
