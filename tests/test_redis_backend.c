@@ -328,6 +328,58 @@ static void same_dumps(char *a[8], const size_t al[8], char *b[8], const size_t 
 	}
 }
 
+/* One corruption case on partition 0 of c (through x, its master): task 7 holds RU 24 of
+ * machine 3 with a record (100 MiB, half a GPU); cmds[0..n) corrupt the partition; then a
+ * commit there (task 8, RU 25, the same vector) must be RUSK_ECORRUPT naming `said` and
+ * writing nothing, and the release of task 7's lease the same with `rsaid` (NULL: the
+ * release does not read what was corrupted, and goes through). */
+static void corrupt_case(redisContext *x, rusk_cluster *c, const char *const *cmds, int n,
+                         const char *said, const char *rsaid)
+{
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	uint32_t r0[] = {24}, r1[] = {25};
+	rusk_bk_claim hold = claim(7, 3, r0, 1, 100, 1, 500);
+	int rc = RUSK_EIO;
+	rusk_lease l;
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &hold, 1, &rc, &l), RUSK_OK);
+	assert_int_equal(rc, RUSK_OK);
+	for (int k = 0; k < n; k++) {
+		redisReply *r = redisCommand(x, cmds[k]);
+		assert_true(r != NULL && r->type != REDIS_REPLY_ERROR);
+		freeReplyObject(r);
+	}
+	char *before[8], *after[8];
+	size_t bl[8], al[8];
+	dump_part(x, 0, before, bl);
+	rusk_bk_claim more = claim(8, 3, r1, 1, 100, 1, 500);
+	rc = RUSK_OK;
+	rusk_lease l2;
+	assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &more, 1, &rc, &l2), RUSK_OK);
+	printf("%s: commit %d: %s\n", cmds[n - 1], rc, rusk_redis_last_error_(red.redis));
+	dump_part(x, 0, after, al);
+	same_dumps(before, bl, after, al, "a failed commit");
+	assert_int_equal(rc, RUSK_ECORRUPT);
+	assert_non_null(strstr(rusk_redis_last_error_(red.redis), said));
+	assert_non_null(strstr(rusk_redis_last_error_(red.redis), "nothing written"));
+	rusk_bk_lease rel = {7, l};
+	rc = RUSK_EIO;
+	assert_int_equal(red.bk.ops->release(red.bk.self, 0, &rel, 1, &rc), RUSK_OK);
+	if (rsaid == NULL) {
+		assert_int_equal(rc, RUSK_OK);
+	} else {
+		printf("%s: release %d: %s\n", cmds[n - 1], rc, rusk_redis_last_error_(red.redis));
+		dump_part(x, 0, after, al);
+		same_dumps(before, bl, after, al, "a failed release");
+		assert_int_equal(rc, RUSK_ECORRUPT);
+		assert_non_null(strstr(rusk_redis_last_error_(red.redis), rsaid));
+	}
+	for (int i = 0; i < 8; i++)
+		free(before[i]);
+	rusk_state_close_(&red);
+}
+
 /* Each of partition 0's eight keys overwritten with a value of another type, in turn (a
  * string for a hash, a hash for :free and :ver): a commit there with memory and a GPU share
  * (it touches all eight keys) and the release of a lease with its record (every key but
@@ -344,54 +396,16 @@ static void test_corrupt_key_writes_nothing(void **state)
 	int rport;
 	redisContext *x = master_of(0, &rport);
 	for (int key = 0; key < 8; key++) {
-		rusk_state red;
-		char err[512];
-		assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
-		/* a lease with a record: task 7 holds RU 24 of machine 3, 100 MiB, half a GPU */
-		uint32_t r0[] = {24}, r1[] = {25};
-		rusk_bk_claim hold = claim(7, 3, r0, 1, 100, 1, 500);
-		int rc = RUSK_EIO;
-		rusk_lease l;
-		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &hold, 1, &rc, &l), RUSK_OK);
-		assert_int_equal(rc, RUSK_OK);
 		bool hash = key != 2 && key != 6;
-		redisReply *r = redisCommand(x, "DEL rusk:{p0}:%s", k[key]);
-		freeReplyObject(r);
-		r = hash ? redisCommand(x, "SET rusk:{p0}:%s garbage", k[key])
-		         : redisCommand(x, "HSET rusk:{p0}:%s a b", k[key]);
-		assert_true(r != NULL && r->type != REDIS_REPLY_ERROR);
-		freeReplyObject(r);
-		char said[96];
+		char del[64], set[64], said[96];
+		snprintf(del, sizeof del, "DEL rusk:{p0}:%s", k[key]);
+		snprintf(set, sizeof set,
+		         hash ? "SET rusk:{p0}:%s garbage" : "HSET rusk:{p0}:%s a b", k[key]);
 		snprintf(said, sizeof said, "rusk:{p0}:%s has type %s, not %s", k[key],
 		         hash ? "string" : "hash", hash ? "hash" : "string");
-		char *before[8], *after[8];
-		size_t bl[8], al[8];
-		dump_part(x, 0, before, bl);
-		rusk_bk_claim more = claim(8, 3, r1, 1, 100, 1, 500);
-		rc = RUSK_OK;
-		rusk_lease l2;
-		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &more, 1, &rc, &l2), RUSK_OK);
-		printf("rusk:{p0}:%s corrupt: commit %d: %s\n", k[key], rc,
-		       rusk_redis_last_error_(red.redis));
-		dump_part(x, 0, after, al);
-		same_dumps(before, bl, after, al, "a failed commit");
-		assert_int_equal(rc, RUSK_ECORRUPT);
-		assert_non_null(strstr(rusk_redis_last_error_(red.redis), said));
-		assert_non_null(strstr(rusk_redis_last_error_(red.redis), "nothing written"));
-		rusk_bk_lease rel = {7, l};
-		rc = RUSK_EIO;
-		assert_int_equal(red.bk.ops->release(red.bk.self, 0, &rel, 1, &rc), RUSK_OK);
-		if (key == 7) { /* :mach: the release does not read it */
-			assert_int_equal(rc, RUSK_OK);
-		} else {
-			dump_part(x, 0, after, al);
-			same_dumps(before, bl, after, al, "a failed release");
-			assert_int_equal(rc, RUSK_ECORRUPT);
-			assert_non_null(strstr(rusk_redis_last_error_(red.redis), said));
-		}
-		for (int i = 0; i < 8; i++)
-			free(before[i]);
-		rusk_state_close_(&red);
+		const char *cmds[2] = {del, set};
+		/* :mach: the release does not read it */
+		corrupt_case(x, c, cmds, 2, said, key == 7 ? NULL : said);
 	}
 	redisFree(x);
 	rusk_cluster_destroy(c);
@@ -432,51 +446,9 @@ static void test_missing_values_write_nothing(void **state)
 	rusk_cluster *c = make_cluster(400);
 	int rport;
 	redisContext *x = master_of(0, &rport);
-	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-		rusk_state red;
-		char err[512];
-		assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
-		uint32_t r0[] = {24}, r1[] = {25};
-		rusk_bk_claim hold = claim(7, 3, r0, 1, 100, 1, 500);
-		int rc = RUSK_EIO;
-		rusk_lease l;
-		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &hold, 1, &rc, &l), RUSK_OK);
-		assert_int_equal(rc, RUSK_OK);
-		for (int k = 0; k < 2 && cases[t].cmd[k] != NULL; k++) {
-			redisReply *r = redisCommand(x, cases[t].cmd[k]);
-			assert_true(r != NULL && r->type != REDIS_REPLY_ERROR);
-			freeReplyObject(r);
-		}
-		char *before[8], *after[8];
-		size_t bl[8], al[8];
-		dump_part(x, 0, before, bl);
-		rusk_bk_claim more = claim(8, 3, r1, 1, 100, 1, 500);
-		rc = RUSK_OK;
-		rusk_lease l2;
-		assert_int_equal(red.bk.ops->commit(red.bk.self, 0, &more, 1, &rc, &l2), RUSK_OK);
-		printf("%s: commit %d: %s\n", cases[t].cmd[0], rc,
-		       rusk_redis_last_error_(red.redis));
-		dump_part(x, 0, after, al);
-		same_dumps(before, bl, after, al, "a failed commit");
-		assert_int_equal(rc, RUSK_ECORRUPT);
-		assert_non_null(strstr(rusk_redis_last_error_(red.redis), cases[t].said));
-		rusk_bk_lease rel = {7, l};
-		rc = RUSK_EIO;
-		assert_int_equal(red.bk.ops->release(red.bk.self, 0, &rel, 1, &rc), RUSK_OK);
-		if (cases[t].rsaid == NULL) {
-			assert_int_equal(rc, RUSK_OK);
-		} else {
-			printf("%s: release %d: %s\n", cases[t].cmd[0], rc,
-			       rusk_redis_last_error_(red.redis));
-			dump_part(x, 0, after, al);
-			same_dumps(before, bl, after, al, "a failed release");
-			assert_int_equal(rc, RUSK_ECORRUPT);
-			assert_non_null(strstr(rusk_redis_last_error_(red.redis), cases[t].rsaid));
-		}
-		for (int i = 0; i < 8; i++)
-			free(before[i]);
-		rusk_state_close_(&red);
-	}
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
+		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
+		             cases[t].rsaid);
 	redisFree(x);
 	rusk_cluster_destroy(c);
 }
