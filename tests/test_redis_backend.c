@@ -296,6 +296,18 @@ static void test_script_error_writes_nothing(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* 640 machines of 8 RUs in 64 partitions (spread on the 3 masters), the state written
+ * afresh and opened in *red. */
+static rusk_cluster *open_64(rusk_state *red)
+{
+	rusk_cluster *c = fx_cluster((fx_shape){
+	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
+	char err[512];
+	if (rusk_state_open_(url, c, 1, red, err, sizeof err) != RUSK_OK)
+		fail_msg("%s", err);
+	return c;
+}
+
 /* Partition p's eight keys' DUMPs (the serialized values; NULL: absent) into d. */
 static void dump_part(redisContext *x, uint32_t p, char *d[8], size_t len[8])
 {
@@ -675,13 +687,9 @@ static void check_all(rusk_cluster *c, const rusk_backend *b, const uint32_t *ps
 static void test_snapshots_pipelined(void **state)
 {
 	(void)state;
-	rusk_cluster *c = fx_cluster((fx_shape){
-	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
 	rusk_state red;
-	char err[512];
-	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
-	if (rc != RUSK_OK)
-		fail_msg("%s", err);
+	rusk_cluster *c = open_64(&red);
+	int rc;
 	const rusk_backend *b = &red.bk;
 	assert_non_null(b->ops->snapshots);
 	/* 80 RUs a partition: bits 0..79 free; partition p gives up RUs p % 80 and 79 - p % 7 */
@@ -865,13 +873,9 @@ static void heal_clusterdown(healer *h)
 static void test_pipeline_waits_out_tryagain_and_clusterdown(void **state)
 {
 	(void)state;
-	rusk_cluster *c = fx_cluster((fx_shape){
-	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
 	rusk_state red;
-	char err[512];
-	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
-	if (rc != RUSK_OK)
-		fail_msg("%s", err);
+	rusk_cluster *c = open_64(&red);
+	int rc;
 	const rusk_backend *b = &red.bk;
 	int base = atoi(strrchr(strchr(url, ','), ':') + 1) - 1; /* the URL's first seed */
 	healer h = {.ms = 1000, .base = base};
@@ -1064,13 +1068,9 @@ static double secs_since(const struct timespec *t0)
 static void test_stuck_master_unavailable(void **state)
 {
 	(void)state;
-	rusk_cluster *c = fx_cluster((fx_shape){
-	        .machines = 640, .rus = 8, .per_rack = 10, .per_cell = 1, .partitions = 64});
 	rusk_state red;
-	char err[512];
-	int rc = rusk_state_open_(url, c, 1, &red, err, sizeof err);
-	if (rc != RUSK_OK)
-		fail_msg("%s", err);
+	rusk_cluster *c = open_64(&red);
+	int rc;
 	const rusk_backend *b = &red.bk;
 	rusk_redis_set_unavailable_ms_(red.redis, 300);
 	uint32_t ps[64];

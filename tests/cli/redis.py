@@ -1860,6 +1860,15 @@ def cli_redis_meta_outage_no_reclaim():
         match(r"held 0, free 4000, mismatch 0", r.out)
 
 
+def kill_then_term(cl, victim, p, secs):
+    """Master `victim` killed, then process p sent SIGTERM 0.2 s later, so that its end
+    meets the dead master: p's output and exit status (finish, secs)."""
+    subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    return finish(p, secs)
+
+
 @case
 def cli_redis_end_unreleased_left_to_reclaim():
     """An agent stopped (SIGTERM) just after the master of one of its partitions was
@@ -1885,10 +1894,7 @@ def cli_redis_end_unreleased_left_to_reclaim():
             wait_wall("agent 0 holds RUs", lambda: p.poll() is not None or
                       agent_rus(cl, 10, 0) > 200, 60)
             assert p.poll() is None, "agent 0 ended"
-            subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
-            time.sleep(0.2)
-            p.send_signal(signal.SIGTERM)
-            out, rc = finish(p, 60)
+            out, rc = kill_then_term(cl, victim, p, 60)
         finally:
             if p.poll() is None:
                 p.kill()
@@ -1951,10 +1957,7 @@ def cli_redis_run_end_left_to_reclaim():
                 cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" and
                 len(owners(cl, 10)) > 300), 60)
             assert p.poll() is None, "the run ended"
-            subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
-            time.sleep(0.2)
-            p.send_signal(signal.SIGTERM)
-            out, rc = finish(p, 120)
+            out, rc = kill_then_term(cl, victim, p, 120)
         finally:
             if p.poll() is None:
                 p.kill()
