@@ -142,6 +142,12 @@ typedef struct agent_run {
 	uint64_t orphans_unknown, end_unknown;
 	bool end_unread, left_held;
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
+	/* The lease kept alive while a call waits (keep_lease): a second connection (keep),
+	 * the time of the last renewal answered on either (renewed_ns), renewals made so
+	 * (kept), and in_keep, a renewal under way (the hook is not entered again). */
+	rusk_state keep;
+	uint64_t renewed_ns, kept;
+	bool in_keep;
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_): times a
@@ -159,6 +165,8 @@ typedef struct agent_run {
 	double *rtt;
 	size_t n_rtt, cap_rtt;
 } agent_run;
+
+static int agent_stopping(void *arg);
 
 static uint64_t mono_ns(void)
 {
@@ -865,9 +873,17 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 			                 "--agent-id %u: taking its lease at %s: %s", o->agent_id,
 			                 o->backend, rusk_redis_last_error_(a->st.redis));
 		a->leased = true;
+		a->renewed_ns = mono_ns();
 		/* the automatic reclaim believes an absent lease only after a lease of the
 		 * {meta} shard answering without a gap */
 		rusk_redis_set_reclaim_lease_(a->st.redis, (uint32_t)o->lease_ms);
+		/* keep_lease's connection (none: the loop's renewals only, as before) */
+		char kerr[256];
+		if (rusk_state_open_(o->backend, a->c, RUSK_REDIS_CONNECT, &a->keep, kerr,
+		                     sizeof kerr) != RUSK_OK)
+			a->keep.redis = NULL;
+		else
+			rusk_redis_set_stop_(a->keep.redis, agent_stopping, NULL);
 	}
 	if (init && !o->force_init) {
 		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
@@ -999,6 +1015,8 @@ static bool lease_renew(agent_run *a)
 	int rc = rusk_redis_lease_renew_(a->st.redis, a->o.agent_id, a->token,
 	                                 (uint32_t)a->o.lease_ms, &lapsed, &epoch);
 	a->renewed = rc == RUSK_OK;
+	if (rc == RUSK_OK)
+		a->renewed_ns = mono_ns();
 	if (rc == RUSK_ECORRUPT) { /* a meta key of another type: stop, exit 2 */
 		fprintf(stderr, "rusk agent: --backend %s: renewing the lease: %s\n", a->o.backend,
 		        rusk_redis_last_error_(a->st.redis));
@@ -1068,11 +1086,52 @@ static void auto_reclaim(agent_run *a)
 		       x.runs == 1 ? "" : "s");
 }
 
-/* The connection's stop hook (rusk_redis_set_stop_): a stop signal came. Any thread. */
+/*
+ * The lease kept alive while the loop is held in a call (keep_lease, from the stop hook): a
+ * call that waits out an outage of another master (--unavailable-ms 0, or the end's ledger
+ * check and releases, which wait for every partition) held the loop, and with it the
+ * renewals, past the lease: a live agent's lease lapsed and another process's automatic
+ * reclaim released its RUs while its tasks ran (the sixth review: 1,138 RUs of a live agent,
+ * 12 of them granted again, and the loss reported as Redis's). Once the last renewal is
+ * KEEP_LATE_NS past its third of a lease (the loop renews every third: it is held), the
+ * hook renews on a connection of its own, its call bounded by a third of a lease (one
+ * attempt at least): the outage of another master does not hold it. The hook runs between
+ * a waiting call's tries, so a read that blocks on a hung master (2 s + --wait-ms with
+ * --unavailable-ms 0, else --unavailable-ms) delays it: a lease shorter than a third plus
+ * that can still lapse (the default 5 s lease has 3.2 s of room). A renewal that finds the
+ * id taken or the state written afresh does nothing here: the loop's next renewal finds it
+ * too, and stops (lease_renew).
+ */
+#define KEEP_LATE_NS (100 * 1000000ull)
+static void keep_lease(agent_run *a)
+{
+	uint64_t now = mono_ns(), lease_ns = a->o.lease_ms * 1000000u;
+	if (!a->leased || a->keep.redis == NULL || a->in_keep ||
+	    now - a->renewed_ns < lease_ns / 3 + KEEP_LATE_NS)
+		return;
+	a->in_keep = true;
+	int lapsed = 0;
+	uint64_t epoch = a->epoch;
+	rusk_redis_set_deadline_(a->keep.redis, now + lease_ns / 3);
+	if (rusk_redis_lease_renew_(a->keep.redis, a->o.agent_id, a->token, (uint32_t)a->o.lease_ms,
+	                            &lapsed, &epoch) == RUSK_OK) {
+		a->renewed_ns = mono_ns();
+		a->kept++;
+		a->lapsed += lapsed != 0;
+	}
+	a->in_keep = false;
+}
+
+/* The connection's stop hook (rusk_redis_set_stop_): a stop signal came; else the lease is
+ * kept alive if the loop is held in a call (keep_lease; arg: the agent_run, NULL for the
+ * keep connection's own hook). Owner thread. */
 static int agent_stopping(void *arg)
 {
-	(void)arg;
-	return drv_stop_signal() != 0;
+	if (drv_stop_signal() != 0)
+		return 1;
+	if (arg != NULL)
+		keep_lease(arg);
+	return 0;
 }
 
 static int run_loop(agent_run *a)
@@ -1629,7 +1688,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	/* From here a stop signal ends the loop as --duration-s would (the design note). */
 	drv_signals_install();
 	if (a.st.redis != NULL)
-		rusk_redis_set_stop_(a.st.redis, agent_stopping, NULL);
+		rusk_redis_set_stop_(a.st.redis, agent_stopping, &a);
 	if (a.st.redis != NULL && o->unavail_ms > 0) {
 		a.since = calloc(a.np, sizeof *a.since);
 		oom |= a.since == NULL;
@@ -1805,9 +1864,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"lost_at_release_rus\":%" PRIu64 ",\"lost_total\":%" PRIu64
 	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
 	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
-	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"reclaimed_expired\":%" PRIu64
-	       ",\"reclaim_passes\":%" PRIu64 ",\"reclaim_unsteady\":%" PRIu64
-	       ",\"left_to_reclaim\":%s,\"end_unknown\":%" PRIu64 ",\"elapsed_s\":%.3f"
+	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"lease_kept\":%" PRIu64
+	       ",\"reclaimed_expired\":%" PRIu64 ",\"reclaim_passes\":%" PRIu64
+	       ",\"reclaim_unsteady\":%" PRIu64 ",\"left_to_reclaim\":%s,\"end_unknown\":%" PRIu64
+	       ",\"elapsed_s\":%.3f"
 	       ",\"unavailable_ms\":%" PRIu64 ",\"parts_unavailable\":%" PRIu64
 	       ",\"unavailable_s\":%.3f,\"placed_while_unavailable\":%" PRIu64
 	       ",\"releases_deferred\":%" PRIu64 ",\"placed_per_s\":[%s]"
@@ -1818,7 +1878,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
-	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed,
+	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, a.kept,
 	       a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
 	       a.left_held ? "true" : "false", a.end_unknown, elapsed,
 	       a.st.redis != NULL ? o->unavail_ms : 0, a.unavail_n, a.unavail_s, a.placed_unavail,
@@ -1844,6 +1904,8 @@ out:
 	free(a.def);
 	free(a.since);
 	free(a.rtt);
+	if (a.keep.redis != NULL)
+		rusk_state_close_(&a.keep);
 	rusk_state_close_(&a.st);
 	rusk_cluster_destroy(a.c);
 	return exit_rc;

@@ -1860,6 +1860,56 @@ def cli_redis_meta_outage_no_reclaim():
         match(r"held 0, free 4000, mismatch 0", r.out)
 
 
+@case
+def cli_redis_lease_kept_in_outage():
+    """A live agent held in a call that waits out one master's outage (--unavailable-ms 0;
+    the {meta} shard answering) keeps its lease: the call's stop hook renews it on a
+    connection of its own once the loop is late for a renewal. Beside it a second agent's
+    automatic reclaim, whose {meta} shard answered all along, must take nothing: before,
+    the first agent's lease (5 s) lapsed during the 8 s pause, the second reclaimed its RUs
+    while its tasks ran (1,138 in the review, some granted again) and the first reported
+    them lost by Redis. No failover: cluster-node-timeout 20 s."""
+    with Cluster(node_timeout_ms=20000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        part = [q for q in range(10) if cl.master_of_partition(q) != meta][0]
+        victim = cl.master_of_partition(part)
+        common = ["--agents", "2", "--duration-s", "14"]
+        held = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                                common + ["--agent-id", "0", "--unavailable-ms", "0",
+                                          "--rate", "300", "--task-ms", "15000"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        other = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] +
+                                 AUTO_SHAPE.split() + common +
+                                 ["--agent-id", "1", "--rate", "100", "--task-ms", "50"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            time.sleep(8)
+            subprocess.run([script(), "resume", cl.dir, str(victim)], check=True, timeout=10)
+            out0, rc0 = finish(held, 90)
+            out1, rc1 = finish(other, 90)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(victim)], timeout=10)
+            for q in (held, other):
+                if q.poll() is None:
+                    q.kill()
+        assert rc0 == 0 and rc1 == 0, "exits %d and %d" % (rc0, rc1)
+        j0, j1 = last_json(out0), last_json(out1)
+        print("agent 0: outage %.2f s, lease kept %d times, lapsed %d; agent 1 reclaimed %d"
+              % (j0["outage_s"], j0["lease_kept"], j0["lease_lapsed"],
+                 j1["reclaimed_expired"]))
+        assert j0["outage_s"] > 5, j0  # the call was held past the lease
+        assert j0["lease_kept"] > 0 and j0["lease_lapsed"] == 0, j0
+        assert j1["reclaimed_expired"] == 0, j1
+        for j in (j0, j1):
+            assert j["lost_total"] == 0 and j["regranted"] == 0, j
+            check_placed(j)
+        match(r"held 0, free 4000, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+
+
 def kill_then_term(cl, victim, p, secs):
     """Master `victim` killed, then process p sent SIGTERM 0.2 s later, so that its end
     meets the dead master: p's output and exit status (finish, secs)."""
