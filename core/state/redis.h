@@ -241,7 +241,9 @@ void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
  * stop, it is also asked before each connection is used: reads time out after 250 ms
  * (plus the WAIT's timeout), and a node that failed a read or a connect since is not tried
  * again (a hung node costs the end's calls one short timeout, not 2 s each). NULL: none.
- * stop is called on r's owner thread; it must be safe there (a flag's load). Owner thread.
+ * stop is called on r's owner thread, between a waiting call's tries and before each
+ * connection is used; it may make calls of its own on another rusk_redis, never on r (rusk
+ * agent renews its lease so while a call holds its loop). Owner thread.
  */
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
 
