@@ -206,12 +206,25 @@ static void node_lost(rusk_redis *r, int i)
 
 /* The read timeout of a connection: wait_ms (WAIT's own) + 2 s, or + unavail_ms where a
  * stuck master is marked unavailable (rusk_redis_set_unavailable_ms_); PROBE_MS for a probe of
- * a marked node; once stopping STOP_READ_MS + wait_ms. */
+ * a marked node; once stopping STOP_READ_MS + wait_ms; in an outage, at most what is left of
+ * its bound. */
 static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
 {
 	int ms = r->probing ? PROBE_MS
 	         : stop     ? r->wait_ms + STOP_READ_MS
 	                    : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
+	if (r->outage_t0 != 0 && !r->probing) {
+		/* In an outage, no read outlasts what is left of --failover-ms (100 ms at
+		 * least): a hung node (stopped, its socket open) held each retry for the full
+		 * timeout, and a bound of 3 s ended after 11 s (the sixth review). Restored
+		 * when the outage ends (sort_reply). */
+		uint64_t end = r->outage_t0 + (uint64_t)r->failover_ms * 1000000u, now = now_ns();
+		int left = end > now ? (int)((end - now) / 1000000u) : 0;
+		if (left < 100)
+			left = 100;
+		if (left < ms)
+			ms = left;
+	}
 	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
 	redisSetTimeout(c, rt);
 }
@@ -575,7 +588,11 @@ static int sort_reply(rusk_redis *r, int ni, redisReply *y, int *ask_to, bool *o
 {
 	note_noauth(r, ni, y);
 	if (!retryable(y)) {
-		r->outage_t0 = 0;
+		if (r->outage_t0 != 0) { /* the outage's short read timeout no longer */
+			r->outage_t0 = 0;
+			if (r->nodes[ni].ctx != NULL)
+				set_read_timeout(r, r->nodes[ni].ctx, stopping(r));
+		}
 		return REPLY_FINAL;
 	}
 	int kind = REPLY_WAIT;
@@ -821,6 +838,9 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			}
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
+			if (r->outage_t0 >
+			    t0) /* it began with the read that broke, at the latest */
+				r->outage_t0 = t0;
 			for (size_t i = 0; i < n; i++)
 				if (pending[i] && cmds[i].again_at >= 0) {
 					cmds[i].argv[cmds[i].again_at] = "1";
@@ -1005,6 +1025,9 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			}
 			stat_add(&r->st.resent, 1);
 			outage_begins(r, &outage);
+			if (r->outage_t0 >
+			    t0) /* it began with the read that broke, at the latest */
+				r->outage_t0 = t0;
 			refresh = true;
 			for (size_t i = 0; i < n; i++)
 				if (at[i] == ni)
