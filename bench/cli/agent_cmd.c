@@ -40,6 +40,7 @@
  * outage gives up at the signal (rusk_redis_set_stop_): what it could not release is left
  * to the lease's expiry and a recount, as for an agent killed.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -835,6 +836,57 @@ static void make_token(char *buf, size_t len)
 }
 
 /*
+ * The wait of open_checks for the id's lease, held by holder (its token) for left ms more, to
+ * lapse: one line says so (and, when the holder is a process of this host that is gone, that
+ * it has ended), then a sleep until the lapse plus a margin, in slices. A stop signal cuts it
+ * (the handlers are installed here, before the run's): RUSK_ESTOPPED with the message in err,
+ * nothing taken. Else RUSK_OK: the caller tries the lease once more.
+ */
+static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err, size_t errlen)
+{
+	const agent_opts *o = &a->o;
+	long pid = 0;
+	char host[64] = "", self[64] = "?";
+	const char *ended = "";
+	if (gethostname(self, sizeof self) != 0)
+		snprintf(self, sizeof self, "?");
+	self[sizeof self - 1] = '\0';
+	/* make_token's form: "pid P on HOST, token T" */
+	if (sscanf(holder, "pid %ld on %63[^,]", &pid, host) == 2 && pid > 0 &&
+	    strcmp(host, self) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		ended = " (that process has ended)";
+	drv_signals_install();
+	if (pid > 0 && host[0] != '\0')
+		printf("rusk agent: --agent-id %u: waiting %.1f s for the lease of an earlier "
+		       "process with this id (pid %ld on %s)%s to lapse\n",
+		       o->agent_id, (double)left / 1e3, pid, host, ended);
+	else
+		printf("rusk agent: --agent-id %u: waiting %.1f s for the lease of an earlier "
+		       "process with this id (%s) to lapse\n",
+		       o->agent_id, (double)left / 1e3, holder[0] ? holder : "?");
+	fflush(stdout);
+	uint64_t end = mono_ns() + (uint64_t)left * 1000000u + 100000000u; /* +100 ms */
+	for (;;) {
+		int sig = drv_stop_signal();
+		if (sig != 0)
+			return rusk_errf(
+			        err, errlen, RUSK_ESTOPPED,
+			        "--agent-id %u: stopped by %s while waiting for the lease "
+			        "of an earlier process with this id to lapse: nothing taken",
+			        o->agent_id,
+			        sig == SIGINT   ? "SIGINT"
+			        : sig == SIGHUP ? "SIGHUP"
+			                        : "SIGTERM");
+		uint64_t now = mono_ns();
+		if (now >= end)
+			return RUSK_OK;
+		uint64_t d = end - now < 100000000u ? end - now : 100000000u;
+		struct timespec ts = {0, (long)d};
+		nanosleep(&ts, NULL); /* a signal returns it at once */
+	}
+}
+
+/*
  * What comes before the agent touches the state, in this order, so that a refused command
  * writes nothing: --wait against the shards' replicas (as rusk run); the id's lease (not
  * for --recount and --init-only, which run no agent, nor with --lease-ms 0); with --init or
@@ -859,6 +911,17 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		int64_t left = -1;
 		rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
 		                             (uint32_t)o->lease_ms, holder, sizeof holder, &left);
+		if (rc == RUSK_EBUSY && left > 0 && left <= (int64_t)o->lease_ms) {
+			/* Held for at most a lease term: an earlier process with this id that ended
+			 * without dropping it (killed, or its releases left to the reclaim) looks
+			 * the same as a live one until the lease lapses; wait for that once. */
+			rc = lease_wait(a, holder, left, err, errlen);
+			if (rc != RUSK_OK)
+				return rc; /* a stop signal: exit 3 */
+			rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
+			                             (uint32_t)o->lease_ms, holder, sizeof holder,
+			                             &left);
+		}
 		if (rc == RUSK_EBUSY)
 			return rusk_errf(
 			        err, errlen, rc,
@@ -1643,9 +1706,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		/* The cluster unreachable past --failover-ms (a failover at the start): exit 1. */
 		bool outage = rc == RUSK_EIO && rusk_redis_outage_(a.st.redis, err, sizeof err);
 		fprintf(stderr, "rusk agent: %s\n", err);
-		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
-		          : outage          ? RUSK_EXIT_FAIL
-		                            : RUSK_EXIT_USAGE;
+		exit_rc = rc == RUSK_ENOMEM     ? RUSK_EXIT_NOMEM
+		          : rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED /* lease_wait */
+		          : outage              ? RUSK_EXIT_FAIL
+		                                : RUSK_EXIT_USAGE;
 		goto out;
 	}
 	if (o->init_only) {

@@ -1208,7 +1208,8 @@ def wait_lease(cl, agent, p):
 @case
 def cli_redis_agent_id_taken():
     """Two rusk agent processes with one --agent-id: the second is refused at its start
-    (SET NX on rusk:{meta}:alive:I: exit 2, the flag and the holder named) and the first
+    (SET NX on rusk:{meta}:alive:I; it waits once for the lease to lapse, as a dead
+    holder's would, and the first renewed it: exit 2, the flag and the holder named) and the first
     goes on unharmed (none of its releases refused); of two started at once, exactly one
     runs. Only the holder's token renews the
     lease: a lease taken by another token makes the agent stop (exit 1). An agent killed
@@ -1216,7 +1217,9 @@ def cli_redis_agent_id_taken():
     agent's ledger releases the dead one's RUs (orphans). Bounded waits only."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        a = agent_proc(cl, SHAPE, 3, 4, 6, ["--lease-ms", "3000"])
+        # the second waits once for the lease (3 s: at most its own term) to lapse, and
+        # is refused when the first renewed it: the first runs well past that
+        a = agent_proc(cl, SHAPE, 3, 4, 12, ["--lease-ms", "3000"])
         try:
             wait_lease(cl, 3, a)
             t0 = time.time()
@@ -1226,6 +1229,9 @@ def cli_redis_agent_id_taken():
             match(r"rusk agent: --agent-id 3: another live rusk agent holds this id at %s "
                   r"\(pid %d on [^,]+, token [0-9a-f]+; its lease rusk:\{meta\}:alive:3 ends in "
                   r"[0-9.]+ s" % (re.escape(cl.url), a.pid), r.out)
+            match(r"rusk agent: --agent-id 3: waiting [0-9.]+ s for the lease of an earlier "
+                  r"process with this id \(pid %d on [^)]+\) to lapse\n" % a.pid, r.out)
+            assert "has ended" not in r.out, r.out
             assert a.poll() is None, "the first agent ended when the second was refused"
         finally:
             out, rc = finish(a)
@@ -1236,8 +1242,9 @@ def cli_redis_agent_id_taken():
         # its lease went with its end: the id is free at once (and nothing is held)
         assert cli(cl, "exists", "rusk:{meta}:alive:3") == "0"
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
-        # two started at once: SET NX lets exactly one of them have the id
-        two = [agent_proc(cl, SHAPE, 2, 4, 2) for _ in range(2)]
+        # two started at once: SET NX lets exactly one of them have the id (the other
+        # waits out a lease, 1.5 s, that the first renews: it runs 6 s)
+        two = [agent_proc(cl, SHAPE, 2, 4, 6, ["--lease-ms", "1500"]) for _ in range(2)]
         try:
             codes = sorted(finish(p)[1] for p in two)
         finally:
@@ -1281,6 +1288,75 @@ def cli_redis_agent_id_taken():
         j = last_json(r.out)
         assert j["orphans"] == held, "the new agent released %d of the dead one's %d RUs" % (
             j["orphans"], held)
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+
+@case
+def cli_redis_agent_id_restart_after_kill():
+    """An agent SIGKILLed leaves its lease (5 s: room for the recount between) to lapse; the same --agent-id started at
+    once waits for that lapse (one line says so, and that the process has ended: its pid
+    on this host is gone), takes the id, releases the dead one's RUs as orphans and exits
+    0; the recount then finds nothing held. Before, it was refused with exit 2 ("another
+    live rusk agent holds this id ... give every agent process its own --agent-id"),
+    though its holder was dead: a supervisor restarting it gave up. A stop signal during
+    the wait ends it with exit 3, nothing taken."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+
+        def killed():
+            c = agent_proc(cl, SHAPE, 1, 4, 60, ["--lease-ms", "5000"])
+            try:
+                wait_lease(cl, 1, c)
+                wait_wall("agent 1 holds RUs", lambda: c.poll() is not None or last_json(
+                    recount(cl).out)["held"] > 100, 60)
+                c.send_signal(signal.SIGKILL)
+                c.wait(10)
+            finally:
+                if c.poll() is None:
+                    c.kill()
+            assert cli(cl, "exists", "rusk:{meta}:alive:1") == "1", "the lease went at once"
+            return c.pid
+
+        pid = killed()
+        held = last_json(recount(cl).out)["held"]
+        assert held > 100, "the killed agent held only %d RUs" % held
+        t0 = time.time()
+        r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
+                 "--ledger-ms 200 --lease-ms 5000" % (cl.url, SHAPE))
+        took = time.time() - t0
+        assert took < 60, "the restarted agent took %.1f s" % took
+        match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
+              r"process with this id \(pid %d on [^)]+\) \(that process has ended\) to "
+              r"lapse\n" % pid, r.out)
+        assert "another live rusk agent" not in r.out, r.out
+        j = last_json(r.out)
+        assert j["orphans"] == held, "the new agent released %d of the dead one's %d RUs" % (
+            j["orphans"], held)
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # SIGTERM during the wait: exit 3, nothing taken (the dead one's lease lapses)
+        killed()
+        w = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                             ["--agents", "4", "--agent-id", "1", "--duration-s", "1.5",
+                              "--lease-ms", "5000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            first = [w.stdout.readline() for _ in range(1)]  # flushed before the wait
+            while first[-1] and "waiting" not in first[-1] and len(first) < 20:
+                first.append(w.stdout.readline())
+            assert "waiting" in first[-1], first
+            w.send_signal(signal.SIGTERM)
+            out, rc = finish(w, 30)
+            out = "".join(first) + out
+        finally:
+            if w.poll() is None:
+                w.kill()
+        assert rc == 3, "the agent stopped during its wait exited %d" % rc
+        match(r"--agent-id 1: stopped by SIGTERM while waiting for the lease of an earlier "
+              r"process with this id to lapse: nothing taken", out)
+        assert "placed" not in out, out
+        wait_for("the dead one's lease lapsed",
+                 lambda: cli(cl, "exists", "rusk:{meta}:alive:1") == "0")
+        rusk("agent --backend %s %s --recount --reclaim-agent 1" % (cl.url, SHAPE))
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 
