@@ -2491,6 +2491,23 @@ def cli_redis_start_in_failover():
         acked = subprocess.run(["redis-cli", "-p", str(victim), "WAIT", "1", "10000"],
                                capture_output=True, text=True, timeout=20).stdout.strip()
         assert acked == "1", "the replica acknowledged %r of the init" % acked
+        # and it is there at the kill: a failover of its own on a loaded machine (2 s node
+        # timeout) can lose it before (a loaded ASan run found no rusk:{p0}:* after the
+        # promotion although the WAIT was acknowledged), which is not this case's subject
+        for tries in range(3):
+            gone = [q for q in range(10) if cli(cl, "exists", "rusk:{p%d}:mach" % q) != "1"]
+            if not gone:
+                break
+            print("the init lost before the kill (partitions %s): written again" % gone)
+            rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+            victim = cl.master_of_partition(0)
+            alive = [q for q in (cl.master_of_partition(p) for p in range(10))
+                     if q != victim][0]
+            replica = int(subprocess.check_output(
+                [script(), "replica-of", cl.dir, str(victim)], text=True, timeout=10).strip())
+            subprocess.run(["redis-cli", "-p", str(victim), "WAIT", "1", "10000"],
+                           capture_output=True, timeout=20)
+        assert not gone, "the init lost again and again before the kill"
         url1 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (alive, victim)
         url2 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (victim, alive)
         out = "cli_redis_start_in_failover.json"
@@ -2532,7 +2549,12 @@ def cli_redis_failover_loss():
     agent must find the losses in the state after it reconnects, place those tasks again,
     and end with a clean recount: no RU held twice, none leaked."""
     j = failover(False, lag=True, cut=True)
-    assert j["lost"] > 0, "nothing lost: the failover kept every acknowledged commit (%r)" % j
+    # found by a ledger pass (re-placed) or, for tasks that ended before a pass read their
+    # partition (skipped while its master was unavailable), at their release (an ASan run:
+    # all 958 so)
+    assert j["lost_total"] > 0, \
+        "nothing lost: the failover kept every acknowledged commit (%r)" % j
+    assert j["lost_total"] == j["lost"] + j["lost_at_release"], j
 
 
 # 10,000 RUs: 1,500 tasks/s of 5 s hold 7,500, so the second of commits the failover loses
