@@ -296,6 +296,15 @@ static void test_script_error_writes_nothing(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* The 64 snapshot buffers of a sync step's read (snapshots): w[i] is words[i], of 8 words. */
+static void snap_bufs(uint64_t words[64][8], uint64_t *w[64], uint32_t nw[64])
+{
+	for (uint32_t i = 0; i < 64; i++) {
+		w[i] = words[i];
+		nw[i] = 8;
+	}
+}
+
 /* 640 machines of 8 RUs in 64 partitions (spread on the 3 masters), the state written
  * afresh and opened in *red. */
 static rusk_cluster *open_64(rusk_state *red)
@@ -731,10 +740,7 @@ static void test_snapshots_pipelined(void **state)
 	uint64_t *w[64];
 	uint32_t nw[64];
 	int rcs[64];
-	for (uint32_t i = 0; i < 64; i++) {
-		w[i] = words[i];
-		nw[i] = 8;
-	}
+	snap_bufs(words, w, nw);
 	assert_int_equal(b->ops->snapshots(b->self, ps, 64, w, nw, v, rcs), RUSK_OK);
 	rusk_redis_stats s1 = rusk_redis_stats_(red.redis);
 	/* one pipeline per master, where one call per partition took 64 round trips */
@@ -1085,10 +1091,7 @@ static void test_stuck_master_unavailable(void **state)
 	uint64_t *w[64];
 	uint32_t nw[64];
 	int rcs[64];
-	for (uint32_t i = 0; i < 64; i++) {
-		w[i] = words[i];
-		nw[i] = 8;
-	}
+	snap_bufs(words, w, nw);
 	/* healthy: every partition reads, all 80 RUs free */
 	assert_int_equal(b->ops->snapshots(b->self, ps, 64, w, nw, NULL, rcs), RUSK_OK);
 	assert_int_equal(kill((pid_t)pid, SIGSTOP), 0);
