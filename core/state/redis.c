@@ -88,6 +88,9 @@ struct rusk_redis {
 	 * auth_err the refusal's message (rusk_redis_auth_failed_) */
 	char user[128], pass[256];
 	bool auth_failed;
+	/* rusk_redis_state_check_ found some partitions' state gone while others' is there:
+	 * lost by the cluster, not a state never written (rusk_redis_outage_: exit 1) */
+	bool state_lost;
 	char auth_err[1024];
 	node nodes[MAX_NODES];
 	int n_nodes;
@@ -2637,8 +2640,9 @@ static totals shape_totals(const rusk_redis *r)
 }
 
 /* Checks that partition p's state is there with this run's shape: RUSK_OK, RUSK_EIO
- * (absent, or no answer), RUSK_ESHAPE (another shape; its description in there[]). */
-static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len)
+ * (absent: *missing set, or no answer), RUSK_ESHAPE (another shape; its description in
+ * there[]). */
+static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len, bool *missing)
 {
 	const char *av[3] = {"HGET", r->keys[p][K_MACH], "part"};
 	size_t al[3] = {4, strlen(av[1]), 4};
@@ -2647,7 +2651,8 @@ static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len)
 	int rc = exec_slot(r, rusk_redis_slot_of_(p), &cmd, 1, &y);
 	char want[64];
 	part_desc(r, p, want, sizeof want);
-	if (rc == RUSK_OK && y->type != REDIS_REPLY_STRING) {
+	*missing = rc == RUSK_OK && y->type != REDIS_REPLY_STRING;
+	if (*missing) {
 		rc = set_err(
 		        r, RUSK_EIO,
 		        "no rusk state for partition %u at %s (key %s missing): start "
@@ -2818,13 +2823,64 @@ static void flags_hint(rusk_redis *r)
 	snprintf(r->err, sizeof r->err, "%s", msg);
 }
 
+/*
+ * Partition p's state is missing (check_part said so, r->err): whether the state was never
+ * written (every partition missing: RUSK_EIO, check_part's message, bad input) or the
+ * cluster lost part of it (some partitions' state there, p's and maybe others' gone: a
+ * master failed over before its replica had the writes it had acknowledged, a node
+ * restarted empty; docs/redis.md, Faults): RUSK_EIO, r->state_lost set (an outage's exit
+ * status, 1, not bad input) and a message naming the partitions gone. Reads every
+ * partition once (one round trip each): on this error path only.
+ */
+static int missing_part(rusk_redis *r, uint32_t p)
+{
+	char first[sizeof r->err];
+	snprintf(first, sizeof first, "%s", r->err);
+	uint32_t gone = 1, there = 0;
+	char names[160] = "";
+	size_t u = (size_t)snprintf(names, sizeof names, "%u", p);
+	for (uint32_t q = 0; q < r->n_parts; q++) {
+		if (q == p)
+			continue;
+		char desc[64];
+		bool missing = false;
+		int rc = check_part(r, q, desc, sizeof desc, &missing);
+		if (missing) {
+			gone++;
+			if (u + 24 < sizeof names)
+				u += (size_t)snprintf(names + u, sizeof names - u, ", %u", q);
+			else if (u + 5 < sizeof names && names[u - 1] != '.')
+				u += (size_t)snprintf(names + u, sizeof names - u, ", ...");
+		} else if (rc != RUSK_EIO) {
+			there++; /* there (of this shape or another: the check says which) */
+		} else {
+			return set_err(r, RUSK_EIO, "%s", first); /* no answer: not known */
+		}
+	}
+	if (there == 0)
+		return set_err(r, RUSK_EIO, "%s", first);
+	r->state_lost = true;
+	return set_err(r, RUSK_EIO,
+	               "the rusk state at %s is incomplete: partition%s %s (%u of %u) gone while "
+	               "the others' state is there: lost by the cluster (a master failed over "
+	               "before its replica had the writes it had acknowledged, or a node "
+	               "restarted empty), or an init that did not finish: write the state "
+	               "afresh (`rusk agent --init-only --force-init`: what the live agents and "
+	               "runs hold is lost with it)",
+	               r->url, gone > 1 ? "s" : "", names, gone, r->n_parts);
+}
+
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 {
 	if (r == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
+	r->state_lost = false;
 	for (uint32_t p = 0; p < r->n_parts; p++) {
 		char there[64];
-		int rc = check_part(r, p, there, sizeof there);
+		bool missing = false;
+		int rc = check_part(r, p, there, sizeof there, &missing);
+		if (missing)
+			rc = missing_part(r, p);
 		if (rc == RUSK_ESHAPE) {
 			rc = shape_error(r, p, there);
 			flags_hint(r);
@@ -3112,6 +3168,8 @@ const char *rusk_redis_auth_failed_(const rusk_redis *r)
 
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
 {
+	if (r != NULL && r->state_lost)
+		return 1; /* its message says what was lost (missing_part) */
 	if (r == NULL || r->outage_t0 == 0)
 		return 0;
 	size_t u = err != NULL ? strnlen(err, errlen) : errlen;

@@ -149,7 +149,10 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
 
 /*
  * rusk_redis_state_check_: checks that every partition's state is there with r's shape.
- * RUSK_OK; RUSK_EIO (a partition's state absent: the key named), RUSK_ESHAPE (another
+ * RUSK_OK; RUSK_EIO (a partition's state absent: the key named; with every partition's
+ * absent the state was never written, bad input; with some others' there the cluster lost
+ * part of it, the message names the partitions gone and rusk_redis_outage_ says 1: an
+ * outage's exit status, not bad input), RUSK_ESHAPE (another
  * shape: the message gives the state's totals and r's, and which of partitions,
  * machines, RUs per machine, memory or GPUs differ, from rusk:{meta}:shape when the state
  * has it, else the first partition that differs; or the same totals and partitions with
@@ -192,8 +195,10 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * one found at rusk_redis_open_ (a master the map still names, killed, its replica not
  * promoted yet: the open succeeds and the calls wait it out). 1, and err (a message, may
  * be NULL) gets " (the cluster did not answer for T s: unreachable or failing over ...)"
- * appended; 0 when the cluster answered. A caller whose call failed with RUSK_EIO tells an
- * outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
+ * appended; 0 when the cluster answered. Also 1 (nothing appended) after a
+ * rusk_redis_state_check_ that found some partitions' state gone while others' is there
+ * (lost by the cluster: its message says so). A caller whose call failed with RUSK_EIO
+ * tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
  */
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
 

@@ -705,6 +705,47 @@ def cli_redis_two_clusters():
 
 
 @case
+def cli_redis_state_lost():
+    """Some partitions' state gone while the others' is there: the cluster lost the init
+    its master acknowledged (docs/redis.md, Faults). Here for certain: the replica of
+    partition 0's master paused and its replication link cut, the state written (that
+    master alone acknowledges its shard's partitions), the master killed and the empty
+    replica promoted. rusk agent, its recount and rusk run --no-init say the state is
+    incomplete, lost by the cluster, naming the partitions gone, and exit 1 as for an
+    outage. Before, each said "no rusk state for partition 0 ... start `rusk run` first"
+    and exited 2, as for a cluster nobody initialised (cli_redis_no_state: still so)."""
+    with Cluster() as cl:
+        victim = cl.master_of_partition(0)
+        gone = [p for p in range(10) if cl.master_of_partition(p) == victim]
+        replica = subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                          text=True, timeout=10).strip()
+        subprocess.run([script(), "pause", cl.dir, replica], check=True, timeout=10)
+        time.sleep(0.2)
+        subprocess.run([script(), "cut", cl.dir, str(victim)], check=True, timeout=10)
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        subprocess.run([script(), "kill", cl.dir, str(victim)], check=True, timeout=10)
+        subprocess.run([script(), "resume", cl.dir, replica], check=True, timeout=10)
+        wait_for("the replica %s promoted" % replica, lambda: subprocess.run(
+            ["redis-cli", "-p", replica, "role"], capture_output=True, text=True,
+            timeout=10).stdout.startswith("master"), secs=60)
+        url = "redis://127.0.0.1:%d,127.0.0.1:%s" % (cl.master_of_partition(2), replica)
+        names = ", ".join(str(p) for p in gone)
+        want = (r"the rusk state at redis://\S+ is incomplete: partitions %s \(%d of 10\) "
+                r"gone while the others' state is there: lost by the cluster" %
+                (names, len(gone)))
+        for args in ("agent --backend %s %s" % (url, SHAPE),
+                     "agent --backend %s %s --recount" % (url, SHAPE),
+                     "run --backend %s %s --no-init --duration-s 0.1" % (url, SHAPE)):
+            r = rusk(args, status=1)
+            match(want, r.out)
+            assert "no rusk state" not in r.out, r.out
+        # written afresh, it is whole again
+        rusk("agent --backend %s %s --init-only" % (url, SHAPE))
+        r = rusk("agent --backend %s %s --recount" % (url, SHAPE))
+        match(r"held 0, free 32000, mismatch 0", r.out)
+
+
+@case
 def cli_redis_no_state():
     """An agent that joins a cluster nobody initialised, or of another shape."""
     with Cluster() as cl:
@@ -2485,41 +2526,80 @@ def cli_redis_start_in_failover():
             why = start_in_failover_once(cl)
         if why is None:
             return
-        # seen in 2 of 3 full long runs (loaded), never alone: the promoted replica without
-        # the state it acknowledged; not understood yet, so said, and tried once more
+        # seen in 2 of 3 full long runs (loaded), never alone, before shard_ready read the
+        # state on the replica itself: the promoted replica without the init (a failover
+        # of the loaded cluster before the kill is the cause found so far); said with the
+        # nodes' failovers, and tried once more
         assert attempt == 1, why
         print("first attempt: %s; again on a fresh cluster" % why)
+
+
+def shard_ready(cl):
+    """(victim, alive, replica, why) for cli_redis_start_in_failover: victim serves
+    partition 0, alive another partition, replica is victim's replica; why is None when
+    every partition's state is there, victim is a master whose replica is linked and
+    acknowledges (WAIT 1), and replica holds every partition of victim's shard (READONLY
+    reads there), else what is not so."""
+    masters = [cl.master_of_partition(p) for p in range(10)]
+    victim = masters[0]
+    alive = [q for q in masters if q != victim][0]
+    gone = [q for q in range(10) if cli(cl, "exists", "rusk:{p%d}:mach" % q) != "1"]
+    if gone:
+        return victim, alive, 0, "partitions %s missing" % gone
+    role = subprocess.run(["redis-cli", "-p", str(victim), "role"], capture_output=True,
+                          text=True, timeout=10).stdout.split()
+    if len(role) < 4 or role[0] != "master":
+        return victim, alive, 0, "%d's role: %r" % (victim, role)
+    replica = int(role[3])
+    theirs = subprocess.run(["redis-cli", "-p", str(replica), "role"], capture_output=True,
+                            text=True, timeout=10).stdout.split()
+    if theirs[:4] != ["slave", "127.0.0.1", str(victim), "connected"]:
+        return victim, alive, replica, "%d's role: %r" % (replica, theirs)
+    acked = subprocess.run(["redis-cli", "-p", str(victim), "WAIT", "1", "10000"],
+                           capture_output=True, text=True, timeout=20).stdout.strip()
+    if acked != "1":
+        return victim, alive, replica, "WAIT 1 on %d: %r" % (victim, acked)
+    shard = [q for q in range(10) if masters[q] == victim]
+    got = subprocess.run(["redis-cli", "-p", str(replica)], capture_output=True, text=True,
+                         timeout=10, input="READONLY\n" + "".join(
+                             "EXISTS rusk:{p%d}:mach\n" % q for q in shard)).stdout.split()
+    if got != ["OK"] + ["1"] * len(shard):
+        return victim, alive, replica, "partitions %s missing on the replica %d: %r" % (
+            shard, replica, got)
+    return victim, alive, replica, None
+
+
+def node_events(cl):
+    """Each node's log lines on failures, failovers, role changes and full syncs."""
+    keep = re.compile(r"FAIL|ailover|Configuration change|Full resync|Flushing|"
+                      r"Connection with|Marking node|Cluster state changed")
+    lines = []
+    for i in range(6):
+        try:
+            with open(os.path.join(cl.dir, str(cl.port + i), "redis.log")) as f:
+                lines += ["%d %s" % (cl.port + i, ln.rstrip()) for ln in f if keep.search(ln)]
+        except OSError as e:
+            lines.append("%d: %s" % (cl.port + i, e))
+    return "\n".join(lines)
 
 
 def start_in_failover_once(cl):
     """cli_redis_start_in_failover on cluster cl: None, or why the state was missing."""
     rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-    victim = cl.master_of_partition(0)
-    alive = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != victim][0]
-    replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
-                                          text=True, timeout=10).strip())
-    # the init replicated before its master dies: Redis replicates asynchronously, and
-    # a CI run (loaded, under ASan) lost it, the promoted replica without rusk:{p0}:*
-    acked = subprocess.run(["redis-cli", "-p", str(victim), "WAIT", "1", "10000"],
-                           capture_output=True, text=True, timeout=20).stdout.strip()
-    assert acked == "1", "the replica acknowledged %r of the init" % acked
-    # and it is there at the kill: a failover of its own on a loaded machine (2 s node
-    # timeout) can lose it before (a loaded ASan run found no rusk:{p0}:* after the
-    # promotion although the WAIT was acknowledged), which is not this case's subject
-    for tries in range(3):
-        gone = [q for q in range(10) if cli(cl, "exists", "rusk:{p%d}:mach" % q) != "1"]
-        if not gone:
+    # The state whole on the replica to be promoted, read there, at the kill: Redis
+    # replicates asynchronously, and a master that stalls past the node timeout (2 s; a
+    # loaded machine) is failed over while it still acknowledges writes, lost when it
+    # learns of it and resyncs from its promoted replica (docs/redis.md, Faults; a
+    # loaded ASan run lost the init so). Not this case's subject: written again then.
+    for tries in range(5):
+        victim, alive, replica, why = shard_ready(cl)
+        if why is None:
             break
-        print("the init lost before the kill (partitions %s): written again" % gone)
-        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        victim = cl.master_of_partition(0)
-        alive = [q for q in (cl.master_of_partition(p) for p in range(10))
-                 if q != victim][0]
-        replica = int(subprocess.check_output(
-            [script(), "replica-of", cl.dir, str(victim)], text=True, timeout=10).strip())
-        subprocess.run(["redis-cli", "-p", str(victim), "WAIT", "1", "10000"],
-                       capture_output=True, timeout=20)
-    assert not gone, "the init lost again and again before the kill"
+        print("before the kill (try %d): %s" % (tries + 1, why))
+        if "missing" in why:
+            rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        time.sleep(1)
+    assert why is None, "the cluster not ready for the kill: %s" % why
     url1 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (alive, victim)
     url2 = "redis://127.0.0.1:%d,127.0.0.1:%d" % (victim, alive)
     out = "cli_redis_start_in_failover.json"
@@ -2537,10 +2617,11 @@ def start_in_failover_once(cl):
                           text=True, timeout=10).stdout
     res = [finish(p, timeout=120) for p in procs]
     print("ended %.1f s after the kill" % (time.monotonic() - t0))
-    if any("no rusk state for partition" in text for text, rc in res):
-        return ("a process found no rusk state after the promotion (rusk:{p0}:mach: %r; "
-                "cluster nodes:\n%s)" % (cli(cl, "exists", "rusk:{p0}:mach"),
-                                         cli(cl, "cluster", "nodes")))
+    if any("lost by the cluster" in text or "no rusk state" in text for text, rc in res):
+        return ("a process found the state lost after the promotion although the replica "
+                "had it at the kill (rusk:{p0}:mach: %r; cluster nodes:\n%s\nthe nodes' "
+                "failovers and syncs:\n%s)" % (cli(cl, "exists", "rusk:{p0}:mach"),
+                                               cli(cl, "cluster", "nodes"), node_events(cl)))
     # started before the promotion (2 s node timeout, then an election): else this
     # case tested nothing
     assert role.startswith("slave"), "replica %d promoted before the starts" % replica
