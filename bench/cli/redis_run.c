@@ -147,8 +147,11 @@ static bool own_owner(const drv_redis *X, uint64_t o)
 #define LEDGER_BUDGET_MS 500
 #define END_BUDGET_MS    5000
 /* The end's wait for the releases put off (a master unavailable: kernel/remote.h), sent
- * again every 100 ms: the failover bound (state/redis.h), as a call would wait it out. */
-#define DRAIN_MS         30000
+ * again every 100 ms: a budget as the end's other steps. Not the failover bound: with the
+ * whole cluster gone after one master was marked, its releases are put off again at each
+ * try (the marks of a connection that reaches nobody stand), and the run's end waited 30 s
+ * more (cli_redis_run_outage). What is left is left to the reclaim (left_held). */
+#define DRAIN_MS         END_BUDGET_MS
 
 static int redis_stopping(void *arg)
 {
@@ -632,8 +635,8 @@ static void recount(const run *R)
 	X->counted = true;
 	uint64_t failed = X->ledger_failed;
 	/* The releases put off (a master unavailable when they were made: kernel/remote.h)
-	 * go before the last ledger pass, which would take their RUs for orphans: within the
-	 * end's budget, or up to the failover bound while the master is stuck. */
+	 * go before the last ledger pass, within DRAIN_MS (that pass does not take them for
+	 * orphans: rusk_remote_put_off_; the recount then finds them held, left_held). */
 	X->put_off_end = rusk_remote_drain_(R->c, clock_ns() + (uint64_t)DRAIN_MS * 1000000u,
 	                                    redis_stopping, NULL);
 	if (R->d != NULL) {
