@@ -5,7 +5,9 @@
  * refusal is a conflict; a vector claim refused for memory is counted apart (memory_short). The
  * remote here is the in-memory backend of a second cluster (the master state) behind a seam whose
  * commits can be made to go unanswered. And the links' counters (reconnects, redirects, time in
- * outage) of every connection merged on read by rusk_remote_stats_.
+ * outage) of every connection merged on read by rusk_remote_stats_. And a partition whose node
+ * is unavailable (the seam's unavailable op, as a stuck Redis master): skipped by the view,
+ * its releases put off and sent once it answers (remote.h "Unavailable partitions").
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,10 +22,13 @@
 
 static rusk_backend master_bk; /* the in-memory backend of the master cluster */
 static int outage;             /* commits answer nothing while set */
+static int down = -1;          /* this partition is unavailable (-1: none) */
 
 static int snap(void *self, uint32_t p, uint64_t *w, uint32_t n, uint64_t *ver)
 {
 	(void)self;
+	if ((int)p == down)
+		return RUSK_EIO; /* unread, as a Redis read of a stuck master's slot */
 	return master_bk.ops->snapshot(master_bk.self, p, w, n, ver);
 }
 
@@ -31,6 +36,8 @@ static int commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, int
                   rusk_lease *ls)
 {
 	(void)self;
+	if ((int)p == down)
+		return RUSK_EAGAIN; /* nothing sent */
 	if (!outage)
 		return master_bk.ops->commit(master_bk.self, p, cl, n, rcs, ls);
 	for (size_t i = 0; i < n; i++)
@@ -41,6 +48,8 @@ static int commit(void *self, uint32_t p, const rusk_bk_claim *cl, size_t n, int
 static int release(void *self, uint32_t p, const rusk_bk_lease *ls, size_t n, int *rcs)
 {
 	(void)self;
+	if ((int)p == down)
+		return RUSK_EAGAIN; /* nothing sent */
 	return master_bk.ops->release(master_bk.self, p, ls, n, rcs);
 }
 
@@ -50,7 +59,13 @@ static int recount(void *self, uint32_t p, rusk_bk_count *out)
 	return master_bk.ops->recount(master_bk.self, p, out);
 }
 
-static const rusk_backend_ops seam = {"seam", snap, commit, release, recount, NULL};
+static int unavailable(void *self, uint32_t p)
+{
+	(void)self;
+	return (int)p == down;
+}
+
+static const rusk_backend_ops seam = {"seam", snap, commit, release, recount, NULL, unavailable};
 
 static int open_conn(void *arg, rusk_backend *out, void **handle, char *err, size_t errlen)
 {
@@ -254,6 +269,99 @@ static void test_links_merged(void **state)
 	rusk_cluster_destroy(master);
 }
 
+/* Partition 1 unavailable (a stuck master) beside partition 0: a release of a task placed
+ * there is freed locally and put off (still held in the master, not an orphan:
+ * rusk_remote_put_off_), a sync of it shows it all taken so that every placement goes to
+ * partition 0, with no conflict nor unknown claim, and the marks are counted; once it answers,
+ * rusk_remote_drain_ sends the release (the master frees it) and its mark ends. Before, a
+ * release there had no answer (an error, the RU held in the master until a recount), and the
+ * view kept offering partition 1's RUs. */
+static void test_unavailable_partition(void **state)
+{
+	(void)state;
+	fx_shape shape = {.machines = 8, .rus = 2, .per_rack = 2, .per_cell = 2, .partitions = 2};
+	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
+	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
+	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
+	char err[256];
+	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
+	rusk_agent_params ap = fx_agent_params(c);
+	ap.sample = 1;
+	rusk_agent *a = fx_agent(c, &ap, true);
+	rusk_partition_info p1;
+	assert_int_equal(rusk_cluster_partition(c, 1, &p1), RUSK_OK);
+	/* every RU held (16 tasks), then all released but one on partition 1, while it
+	 * answers */
+	rusk_lease ls[16], l1 = {0};
+	uint64_t id1 = 0;
+	rusk_placement pl;
+	for (uint64_t id = 1; id <= 16; id++) {
+		rusk_task t = {.id = id, .rus = 1};
+		assert_int_equal(rusk_agent_place(a, &t, &ls[id - 1], &pl), RUSK_OK);
+		if (id1 == 0 && ls[id - 1].ru >= p1.first_ru &&
+		    ls[id - 1].ru < p1.first_ru + p1.rus) {
+			id1 = id;
+			l1 = ls[id - 1];
+		}
+	}
+	assert_true(id1 != 0);
+	for (uint64_t id = 1; id <= 16; id++)
+		if (id != id1)
+			assert_int_equal(rusk_agent_release(a, id, &ls[id - 1], 1, NULL), RUSK_OK);
+	rusk_remote_stats s0;
+	rusk_remote_stats_(c, &s0);
+	rusk_view_sync(rusk_agent_view(a), 0); /* the view sees them free again */
+	down = 1;
+	/* its release: freed locally, put off in the master */
+	assert_int_equal(rusk_agent_release(a, id1, &l1, 1, NULL), RUSK_OK);
+	rusk_ru_info ri;
+	assert_int_equal(rusk_ru_state(master, l1.ru, &ri), RUSK_OK);
+	assert_int_equal(ri.owner, id1);
+	assert_int_equal(rusk_remote_put_off_(c, id1, l1.ru), 1);
+	rusk_remote_stats s;
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.releases_deferred, 1);
+	assert_int_equal(s.releases_put_off, 1);
+	assert_int_equal(s.parts_unavailable, 1);
+	assert_int_equal(s.errors, 0);
+	/* partition 1 shown all taken: every placement lands on partition 0 */
+	assert_int_equal(rusk_view_sync(rusk_agent_view(a), 1), RUSK_OK);
+	rusk_lease held[8];
+	for (uint64_t k = 0; k < 8; k++) {
+		rusk_task t = {.id = 100 + k, .rus = 1};
+		assert_int_equal(rusk_agent_place(a, &t, &held[k], &pl), RUSK_OK);
+		assert_true(held[k].ru < p1.first_ru || held[k].ru >= p1.first_ru + p1.rus);
+		assert_int_equal(pl.conflicts, 0);
+	}
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.claims_unknown, 0);
+	assert_int_equal(s.claims_lost, 0);
+	assert_true(s.placed_unavailable >= 8);
+	/* while still down, a drain gives up at its deadline with the release still put off */
+	assert_int_equal(rusk_remote_drain_(c, 0, NULL, NULL), 1);
+	/* back: the drain sends it, the master frees it, the mark ends */
+	down = -1;
+	assert_int_equal(rusk_remote_drain_(c, UINT64_MAX, NULL, NULL), 0);
+	assert_int_equal(rusk_ru_state(master, l1.ru, &ri), RUSK_OK);
+	assert_int_equal(ri.owner, 0); /* free */
+	assert_int_equal(rusk_remote_put_off_(c, id1, l1.ru), 0);
+	rusk_remote_stats_(c, &s);
+	assert_int_equal(s.releases_put_off, 0);
+	assert_int_equal(s.released, s0.released + 1);
+	assert_int_equal(s.errors, 0);
+	for (uint64_t k = 0; k < 8; k++)
+		assert_int_equal(rusk_agent_release(a, 100 + k, &held[k], 1, NULL), RUSK_OK);
+	rusk_bk_count k1;
+	assert_int_equal(master_bk.ops->recount(master_bk.self, 1, &k1), RUSK_OK);
+	assert_int_equal(k1.held, 0);
+	assert_int_equal(master_bk.ops->recount(master_bk.self, 0, &k1), RUSK_OK);
+	assert_int_equal(k1.held, 0);
+	rusk_agent_destroy(a);
+	rusk_remote_detach_(c);
+	rusk_cluster_destroy(c);
+	rusk_cluster_destroy(master);
+}
+
 int main(void)
 {
 	rusk_thread_register();
@@ -261,6 +369,7 @@ int main(void)
 	        cmocka_unit_test(test_unanswered_is_no_conflict),
 	        cmocka_unit_test(test_memory_short_is_no_conflict),
 	        cmocka_unit_test(test_links_merged),
+	        cmocka_unit_test(test_unavailable_partition),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

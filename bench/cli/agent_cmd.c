@@ -151,15 +151,16 @@ typedef struct agent_run {
 	bool in_keep;
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
-	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_): times a
-	 * partition was marked so, partition-seconds marked, tasks placed while one was, and
-	 * releases put off, each time (their partition unavailable: sent again later, not
-	 * lost); since[p]
-	 * when p was marked (0: it is not; note_unavail). placed_s[k]: tasks placed in second k
-	 * of the loop (the JSON's placed_per_s). */
-	uint64_t unavail_n, placed_unavail, releases_deferred, unavail_check;
+	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_), followed
+	 * as `rusk run`'s remote follows them (kernel/backend.h rusk_unavail: the marks, times
+	 * a partition was marked, partition-seconds, tasks placed while one was, releases put
+	 * off each time: sent again later, not lost); un_on while --unavailable-ms is on
+	 * (note_unavail). placed_s[k]: tasks placed in second k of the loop (the JSON's
+	 * placed_per_s). */
+	rusk_unavail un;
+	bool un_on;
+	uint64_t unavail_check;
 	double unavail_s;
-	uint64_t *since;
 	held *def; /* releases put off by release_range, pushed back by requeue */
 	size_t n_def, cap_def;
 	uint64_t placed_s[PLACED_SECONDS];
@@ -430,7 +431,7 @@ static void defer_push(agent_run *a, held x)
 		a->cap_def = cap;
 	}
 	a->def[a->n_def++] = x;
-	a->releases_deferred++;
+	a->un.deferred++; /* this thread's alone (rusk_unavail: relaxed atomics elsewhere) */
 }
 
 /* The releases put off go back into the FIFO, due again DEFER_NS from now (its order by end
@@ -994,7 +995,7 @@ static double pct(const double *v, size_t n, double q)
 /* Whether partition p is marked unavailable now (note_unavail keeps since[p]). */
 static bool unavailable(const agent_run *a, uint32_t p)
 {
-	return a->since != NULL && a->since[p] != 0;
+	return a->un_on && a->un.since[p] != 0;
 }
 
 /* Follows the backend's marks (rusk_redis_part_unavailable_), at most once a millisecond:
@@ -1002,19 +1003,14 @@ static bool unavailable(const agent_run *a, uint32_t p)
  * the loop ended, every mark's time ends now. */
 static void note_unavail(agent_run *a, uint64_t now, bool closing)
 {
-	if (a->since == NULL || (!closing && now < a->unavail_check))
+	if (!a->un_on || (!closing && now < a->unavail_check))
 		return;
 	a->unavail_check = now + 1000000u;
-	for (uint32_t p = 0; p < a->np; p++) {
-		bool u = !closing && rusk_redis_part_unavailable_(a->st.redis, p);
-		if (u && a->since[p] == 0) {
-			a->since[p] = now;
-			a->unavail_n++;
-		} else if (!u && a->since[p] != 0) {
-			a->unavail_s += (double)(now - a->since[p]) * 1e-9;
-			a->since[p] = 0;
-		}
-	}
+	for (uint32_t p = 0; p < a->np; p++)
+		rusk_unavail_note_(&a->un, p,
+		                   !closing && rusk_redis_part_unavailable_(a->st.redis, p), now);
+	if (closing)
+		a->unavail_s = rusk_unavail_s_(&a->un, now);
 }
 
 /* Picks the freshest partition with a free RU in the view (Latency-first), not one that is
@@ -1375,11 +1371,7 @@ static int run_loop(agent_run *a)
 		backlog -= won;
 		uint64_t sec = (c1 - t0) / 1000000000u;
 		a->placed_s[sec < PLACED_SECONDS ? sec : PLACED_SECONDS - 1] += won;
-		for (uint32_t q = 0; q < a->np && a->since != NULL && won > 0; q++)
-			if (a->since[q] != 0) {
-				a->placed_unavail += won; /* placed while q was unavailable */
-				break;
-			}
+		rusk_unavail_placed_(&a->un, won); /* placed while a partition was unavailable */
 		if (won > 0) {
 			double gap = (double)(c1 - last_commit) * 1e-9;
 			if (gap > a->max_gap_s)
@@ -1754,8 +1746,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (a.st.redis != NULL)
 		rusk_redis_set_stop_(a.st.redis, agent_stopping, &a);
 	if (a.st.redis != NULL && o->unavail_ms > 0) {
-		a.since = calloc(a.np, sizeof *a.since);
-		oom |= a.since == NULL;
+		a.un_on = rusk_unavail_init_(&a.un, a.np) == RUSK_OK;
+		oom |= !a.un_on;
 		rusk_redis_set_unavailable_ms_(a.st.redis, (int)o->unavail_ms);
 	}
 	if (!oom && run_loop(&a) != RUSK_OK)
@@ -1901,8 +1893,7 @@ int rusk_cmd_agent(int argc, char **argv)
 		printf("unavailable partitions (--unavailable-ms %" PRIu64 "): marked %" PRIu64
 		       " times, %.2f partition-seconds; placed meanwhile %" PRIu64
 		       " tasks; releases put off %" PRIu64 "\n",
-		       o->unavail_ms, a.unavail_n, a.unavail_s, a.placed_unavail,
-		       a.releases_deferred);
+		       o->unavail_ms, a.un.marked, a.unavail_s, a.un.placed, a.un.deferred);
 	/* Tasks placed per second of the loop, for the JSON (a stall shows as zeros). */
 	char per_s[PLACED_SECONDS * 12 + 8] = "";
 	size_t per_n = (size_t)ceil(elapsed), per_u = 0;
@@ -1945,8 +1936,8 @@ int rusk_cmd_agent(int argc, char **argv)
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, a.kept,
 	       a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
 	       a.left_held ? "true" : "false", a.end_unknown, elapsed,
-	       a.st.redis != NULL ? o->unavail_ms : 0, a.unavail_n, a.unavail_s, a.placed_unavail,
-	       a.releases_deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));
+	       a.st.redis != NULL ? o->unavail_ms : 0, a.un.marked, a.unavail_s, a.un.placed,
+	       a.un.deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));
 	exit_rc = a.corrupt                   ? RUSK_EXIT_USAGE /* the end's ledger check */
 	          : a.fatal != 0 || a.stopped ? RUSK_EXIT_FAIL
 	          : sig != 0                  ? RUSK_EXIT_INTERRUPTED
@@ -1966,7 +1957,7 @@ out:
 	free(a.src);
 	free(a.h);
 	free(a.def);
-	free(a.since);
+	rusk_unavail_free_(&a.un);
 	free(a.rtt);
 	if (a.keep.redis != NULL)
 		rusk_state_close_(&a.keep);

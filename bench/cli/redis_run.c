@@ -26,6 +26,8 @@
  *          (processes killed) are released, so a killed agent's RUs come back about a
  *          lease after its death without a recount by hand; a budget of the same size.
  *   ok     after the run (every thread joined, every task ended: the dispatcher's stop),
+ *          the releases put off while their master was unavailable sent (--unavailable-ms:
+ *          kernel/remote.h "Unavailable partitions"; rusk_remote_drain_, within DRAIN_MS),
  *          a last automatic reclaim, then recounts every partition from the main thread:
  *          no RU whose free mark disagrees with its owner (mismatch), and no RU still held
  *          by a task id of this run (dispatcher handles, RUSK_DISPATCH_ID_BASE and up;
@@ -114,6 +116,7 @@ struct drv_redis {
 	 * by this run's tasks: its live-runs entry is kept, left to lapse, so that the
 	 * automatic reclaim of the live processes frees them (redis_free). */
 	bool left_held;
+	size_t put_off_end; /* releases still put off after the end's drain (recount) */
 };
 
 /* Whether remote owner o is one of this run's tasks (a dispatcher handle in its namespace). */
@@ -143,6 +146,12 @@ static bool own_owner(const drv_redis *X, uint64_t o)
  */
 #define LEDGER_BUDGET_MS 500
 #define END_BUDGET_MS    5000
+/* The end's wait for the releases put off (a master unavailable: kernel/remote.h), sent
+ * again every 100 ms: a budget as the end's other steps. Not the failover bound: with the
+ * whole cluster gone after one master was marked, its releases are put off again at each
+ * try (the marks of a connection that reaches nobody stand), and the run's end waited 30 s
+ * more (cli_redis_run_outage). What is left is left to the reclaim (left_held). */
+#define DRAIN_MS         END_BUDGET_MS
 
 static int redis_stopping(void *arg)
 {
@@ -245,7 +254,8 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */
-	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms, redis_stopping, NULL};
+	rusk_state_opts so = {(int)cfg->wait, (int)cfg->wait_ms, redis_stopping, NULL,
+	                      (int)cfg->unavail_ms};
 	if (cfg->wait > 0)
 		rusk_redis_set_wait_(X->main.redis, so.wait_replicas, so.wait_ms);
 	rc = rusk_state_attach_(X->url, R->c, &so, err, sizeof err);
@@ -370,8 +380,8 @@ static void ledger_part(run *R, uint32_t p, const uint32_t *rus, const uint64_t 
 			continue;
 		rusk_ru_info now;
 		if (before[i].owner == t || rusk_ru_state(c, ru, &now) != RUSK_OK ||
-		    now.owner == t) {
-			X->l_orph[ru] = 0;
+		    now.owner == t || rusk_remote_put_off_(c, o, ru)) {
+			X->l_orph[ru] = 0; /* held, or its release put off (sent again later) */
 			continue;
 		}
 		uint64_t mark = t ^ ((uint64_t)gens[k] << 40) ^ 1; /* never 0 */
@@ -624,6 +634,11 @@ static void recount(const run *R)
 		return;
 	X->counted = true;
 	uint64_t failed = X->ledger_failed;
+	/* The releases put off (a master unavailable when they were made: kernel/remote.h)
+	 * go before the last ledger pass, within DRAIN_MS (that pass does not take them for
+	 * orphans: rusk_remote_put_off_; the recount then finds them held, left_held). */
+	X->put_off_end = rusk_remote_drain_(R->c, clock_ns() + (uint64_t)DRAIN_MS * 1000000u,
+	                                    redis_stopping, NULL);
 	if (R->d != NULL) {
 		ledger_check((run *)R, true); /* L4 at the end: what Redis still shows */
 		rusk_dispatch_stats_get(R->d, &X->ds);
@@ -791,7 +806,11 @@ static void redis_json(FILE *f, run *R)
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64
-	        ", \"unsteady\": %" PRIu64 "}, \"left_to_reclaim\": %s},\n",
+	        ", \"unsteady\": %" PRIu64 "}, \"left_to_reclaim\": %s"
+	        ", \"unavailable_ms\": %u, \"parts_unavailable\": %" PRIu64
+	        ", \"unavailable_s\": %.3f, \"placed_while_unavailable\": %" PRIu64
+	        ", \"releases_deferred\": %" PRIu64 ", \"releases_put_off_end\": %zu"
+	        ", \"max_gap_s\": %.3f},\n",
 	        X->ns, s->connections, s->open_failures, s->snapshots, s->snapshot_trips,
 	        s->commit_trips, s->claims, s->claims_lost, s->claims_short, s->claims_unknown,
 	        s->rollbacks, s->local_refused, s->release_trips, s->released, s->release_refused,
@@ -805,7 +824,10 @@ static void redis_json(FILE *f, run *R)
 	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
 	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
 	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
-	        X->reclaim_failed, X->reclaim_unsteady, X->left_held ? "true" : "false");
+	        X->reclaim_failed, X->reclaim_unsteady, X->left_held ? "true" : "false",
+	        R->cfg.unavail_ms, s->parts_unavailable, (double)s->unavailable_ns * 1e-9,
+	        s->placed_unavailable, s->releases_deferred, X->put_off_end,
+	        (double)s->max_gap_ns * 1e-9);
 }
 
 static void redis_print(run *R)
@@ -846,6 +868,15 @@ static void redis_print(run *R)
 	        "every connection)\n",
 	        "redis link", k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
 	        k.outage_sum_s);
+	if (R->cfg.unavail_ms > 0)
+		fprintf(R->out,
+		        "  %-28s (--unavailable-ms %u) marked %" PRIu64
+		        " times, %.2f partition-seconds; placed meanwhile %" PRIu64
+		        " tasks; releases put off %" PRIu64 " (%zu still at the end); longest "
+		        "gap between commits %.2f s\n",
+		        "redis unavailable", R->cfg.unavail_ms, s->parts_unavailable,
+		        (double)s->unavailable_ns * 1e-9, s->placed_unavailable,
+		        s->releases_deferred, X->put_off_end, (double)s->max_gap_ns * 1e-9);
 	if (s->errors > 0 || s->open_failures > 0) {
 		char err[512];
 		rusk_remote_last_error_(R->c, err, sizeof err);

@@ -431,6 +431,11 @@ static void usage_flags(void)
 	     "                        cost; default none: asynchronous replication)\n"
 	     "  --wait-ms MS          with --wait: WAIT's timeout (default 100; a WAIT that\n"
 	     "                        times out is counted, the commit stands)\n"
+	     "  --unavailable-ms MS   with --backend redis://: a master that does not answer\n"
+	     "                        within MS (or cannot be reached) while others do is\n"
+	     "                        marked unavailable: its partitions are skipped, the\n"
+	     "                        releases there put off and sent again once it answers\n"
+	     "                        (default 1000; 0: wait out every outage)\n"
 	     "  --admit-predict on|off  with --admission on (score model): at each task's first\n"
 	     "                        admission wait, also estimate when its missing RUs free\n"
 	     "                        up from the running tasks' remaining-runtime\n"
@@ -585,6 +590,7 @@ static void cfg_defaults(run_cfg *cfg, bool sim)
 	                 .batch = 100,
 	                 .commit_batch = 32,
 	                 .wait_ms = 100,
+	                 .unavail_ms = 1000,
 	                 .spin_us = 2,
 	                 .task_rus = 1,
 	                 .reserve_syncs = 2,
@@ -690,6 +696,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	const char *shape = NULL, *rate = NULL, *sched_only = NULL, *e2e_only = NULL;
 	const char *task_rus = NULL, *mix = NULL, *generators = NULL, *agents = NULL;
 	const char *classify = NULL, *commit_batch = NULL, *wait = NULL, *wait_ms = NULL;
+	const char *unavail = NULL;
 	int quality = cfg.quality, rus_only = 0, fb_full = 0, cost_flat = 0;
 	bool latency_pref = !cfg.latency_ignores_pref;
 	cli_choice_sync sync = {&cfg.sync, NULL};
@@ -752,6 +759,7 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	        {CLI_U32_OPT("--commit-batch", 1, 4096, &cfg.commit_batch), .given = &commit_batch},
 	        {CLI_U32_OPT("--wait", 1, 16, &cfg.wait), .given = &wait},
 	        {CLI_U32_OPT("--wait-ms", 1, 60000, &cfg.wait_ms), .given = &wait_ms},
+	        {CLI_U32_OPT("--unavailable-ms", 0, 60000, &cfg.unavail_ms), .given = &unavail},
 	        {CLI_FILE_OPT("--groups-file", &cfg.groups_file)},
 	        {CLI_DOUBLE_OPT("--quota-period-ms", 0.01, 1e6, &cfg.quota_period_ms)},
 	        {CLI_CHOICE_OPT("--openb-groups", openb_groupings, &cfg.openb_groups)},
@@ -817,11 +825,22 @@ int drv_parse(int argc, char **argv, bool sim, cli_cluster *cc, run_cfg *out)
 	}
 	if (check_backend(&cfg) != 0)
 		return RUSK_EXIT_USAGE;
-	if ((commit_batch != NULL || wait != NULL || wait_ms != NULL) && cfg.backend == NULL) {
+	if ((commit_batch != NULL || wait != NULL || wait_ms != NULL || unavail != NULL) &&
+	    cfg.backend == NULL) {
 		fprintf(stderr, "rusk: %s: only with --backend redis://...\n",
 		        commit_batch != NULL ? "--commit-batch"
 		        : wait != NULL       ? "--wait"
-		                             : "--wait-ms");
+		        : wait_ms != NULL    ? "--wait-ms"
+		                             : "--unavailable-ms");
+		return RUSK_EXIT_USAGE;
+	}
+	/* rusk agent's rule: below 100 ms a healthy master's slow answer on a loaded host
+	 * would mark it unavailable. */
+	if (cfg.unavail_ms != 0 && cfg.unavail_ms < 100) {
+		fprintf(stderr,
+		        "rusk: --unavailable-ms %u: below 100 ms (0: off): a healthy master's "
+		        "slow answer would mark it unavailable\n",
+		        cfg.unavail_ms);
 		return RUSK_EXIT_USAGE;
 	}
 	if (wait_ms != NULL && wait == NULL) {

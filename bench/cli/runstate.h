@@ -108,6 +108,8 @@ typedef struct run_cfg {
 	uint32_t wait;           /* --wait N: WAIT for N replicas after each commit or release
 	                          * pipeline (state/redis.h); 0: none */
 	uint32_t wait_ms;        /* --wait-ms: WAIT's timeout (default 100) */
+	uint32_t unavail_ms;     /* --unavailable-ms: a stuck master's partitions skipped after
+	                          * this long (kernel/remote.h; default 1000, 0: waited out) */
 	double quota_period_ms;  /* --quota-period-ms: the coordinator's period (default 10) */
 	/* --groups-csv / --groups-png: the groups' series over time (groups_run.c); NULL:
 	 * not written. --openb-groups: an openb pod's group (RUSK_TRACE_GROUPS_*). */

@@ -109,6 +109,13 @@ typedef struct rusk_backend_ops {
 	 */
 	int (*snapshots)(void *self, const uint32_t *ps, size_t n, uint64_t *const *words,
 	                 const uint32_t *n_words, uint64_t *versions, int *rcs);
+	/*
+	 * unavailable (NULL: never): 1 while partition p's node is marked unavailable (Redis:
+	 * rusk_redis_part_unavailable_, a stuck master skipped while others answer), else 0.
+	 * While it is, commit and release there answer RUSK_EAGAIN, nothing sent, and a
+	 * read of it fails. The connection's thread.
+	 */
+	int (*unavailable)(void *self, uint32_t p);
 } rusk_backend_ops;
 
 /* A backend: its operations and its state. */
@@ -194,7 +201,41 @@ typedef struct rusk_remote_stats {
 	 * per thread that waited), outage_max_ns the most one connection waited in all. */
 	rusk_remote_link link;
 	uint64_t outage_max_ns;
+	/* Unavailable partitions (the backend's unavailable op; rusk_unavail below): times a
+	 * partition was found so, partition-ns marked, tasks placed while one was, releases
+	 * put off (each time: sent again later, rusk_remote_drain_), and those still put off
+	 * now. max_gap_ns: the longest time between two commits that won RUs (any thread). */
+	uint64_t parts_unavailable, unavailable_ns, placed_unavailable, releases_deferred;
+	uint64_t releases_put_off, max_gap_ns;
 } rusk_remote_stats;
+
+/*
+ * Unavailable partitions, as the callers of a backend follow them (rusk agent's loop, the
+ * remote's threads): since[p], when p was found unavailable (0: it is not; relaxed CAS, so
+ * several threads may note the same partition: the first mark counts, the first unmark ends
+ * it), and the counts the reports give (parts_unavailable, unavailable_s,
+ * placed_while_unavailable, releases_deferred). Any thread (relaxed atomics).
+ */
+typedef struct rusk_unavail {
+	uint64_t *since; /* [n_parts]: CLOCK_MONOTONIC ns of the mark, 0: none */
+	uint32_t n_parts;
+	uint32_t now_marked; /* partitions marked now */
+	uint64_t marked;     /* marks made */
+	uint64_t ns;         /* partition-ns of the marks ended */
+	uint64_t placed;     /* tasks placed while a partition was marked */
+	uint64_t deferred;   /* releases put off (each time) */
+} rusk_unavail;
+/* rusk_unavail_init_: n_parts partitions, none marked. RUSK_OK / RUSK_ENOMEM. */
+int rusk_unavail_init_(rusk_unavail *u, uint32_t n_parts);
+void rusk_unavail_free_(rusk_unavail *u);
+/* rusk_unavail_note_: p found unavailable (1) or answering (0) at now (ns). */
+void rusk_unavail_note_(rusk_unavail *u, uint32_t p, int unavailable, uint64_t now);
+/* rusk_unavail_any_: whether a partition is marked now. */
+int rusk_unavail_any_(const rusk_unavail *u);
+/* rusk_unavail_placed_: n tasks placed now (counted when a partition is marked). */
+void rusk_unavail_placed_(rusk_unavail *u, uint64_t n);
+/* rusk_unavail_s_: partition-seconds marked, the open marks counted up to now. */
+double rusk_unavail_s_(const rusk_unavail *u, uint64_t now);
 
 /*
  * rusk_remote_attach_: from now on c's views, commits and releases go through the remote
@@ -210,6 +251,23 @@ int rusk_remote_attach_(rusk_cluster *c, const rusk_remote_opener *op, char *err
  * the remote has stopped using it). NULL or none attached: nothing.
  */
 void rusk_remote_detach_(rusk_cluster *c);
+
+/*
+ * rusk_remote_drain_: sends the releases put off (their partition unavailable when they
+ * were made: remote.h "Unavailable partitions") again from the calling thread, every
+ * 100 ms, until none is left, deadline_ns (CLOCK_MONOTONIC) passes or stop(arg) says so
+ * (stop may be NULL). Returns how many are still put off. After every thread that
+ * released stopped (the run's end, before its recount); any thread.
+ */
+size_t rusk_remote_drain_(rusk_cluster *c, uint64_t deadline_ns, int (*stop)(void *), void *arg);
+
+/*
+ * rusk_remote_put_off_: whether owner's lease of RU ru (global) is among the releases put off
+ * (held in the remote though its task freed it locally: not an orphan). owner: the remote's
+ * owner id (with the namespace, "Owner ids"). Any thread; a scan under a lock (for the rare
+ * suspects of a ledger check).
+ */
+int rusk_remote_put_off_(const rusk_cluster *c, uint64_t owner, uint32_t ru);
 
 /* rusk_remote_stats_: a copy of the counters (relaxed sums: exact at quiescence). Any
  * thread; zeros when no remote is attached. */

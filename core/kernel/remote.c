@@ -26,6 +26,25 @@
  * a task that does not hold them locally, which the run's recount reports (held by this
  * run after its end), and a later `rusk agent --recount --reclaim-agent` can release.
  *
+ * Unavailable partitions (the backend's unavailable op: a stuck master skipped while the
+ * others answer, state/redis.h rusk_redis_set_unavailable_ms_). Each connection finds out
+ * for itself (its first call there waits out its read timeout, later ones fail at once),
+ * and the remote follows them all in rm->un (rusk_unavail: marked by a call that found p
+ * unavailable, unmarked by one that p answered):
+ *  - a read of p that fails while p is unavailable shows p all taken in the view (its
+ *    words zeroed, answered as read): the decisions leave it alone and go to the other
+ *    partitions, until a read answers again (every sync step tries: the backend's retry,
+ *    a map refresh and a probe, is made then when due);
+ *  - a claim there (RUSK_EAGAIN: nothing sent) is refused as not sent (UNAVAIL below):
+ *    its RUs marked taken in the view, a gang's other parts given back, the task queued
+ *    again; not a conflict, not an unknown outcome;
+ *  - a release there (RUSK_EAGAIN: nothing sent) is put off (rm->later, any thread's,
+ *    under rm->lock) and sent again by the next thread that releases, flushes or commits
+ *    once LATER_NS has passed; the run's end sends what is left (rusk_remote_drain_)
+ *    before its recount, and the ledger does not take an RU put off for an orphan
+ *    (rusk_remote_put_off_). The local array freed it first (the mirror's rule stands):
+ *    a claim of that RU meanwhile is refused by the remote until the release lands.
+ *
  * Connections: conn_get returns the calling thread's connection to this remote, opening
  * it on first use (the thread-local slot names the remote by serial number, so a slot
  * left by a detached remote is never reused). Counters are relaxed atomics: one fetch-add
@@ -35,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/atomic.h"
 #include "base/hist.h"
@@ -74,9 +94,24 @@ struct rusk_remote {
 	uint64_t release_not_held_tasks, claims_short;
 	uint32_t batch; /* rusk_remote_set_batch_: set at quiescence, read by the agents */
 	uint64_t ns;    /* rusk_remote_set_owner_ns_: ns << RUSK_OWNER_NS_SHIFT, likewise */
+	/* Unavailable partitions (the note on top): the marks, and the releases put off
+	 * (under lock; n_later also read relaxed outside it, a hint: its partner is the
+	 * store under the lock), sent again from later_due on. */
+	rusk_unavail un;
+	rusk_bk_lease *later;
+	uint64_t n_later; /* written under lock (rusk_store64), read relaxed outside */
+	size_t cap_later;
+	uint64_t later_due;
+	uint64_t last_won, max_gap; /* the last commit that won RUs, the longest gap (ns) */
 };
 
+/* A claim's answer inside this file only: its partition was unavailable, nothing sent. */
+#define UNAVAIL  (-101)
+/* Releases put off are sent again this long after they were (the agent's DEFER_NS). */
+#define LATER_NS 100000000u
+
 static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t n);
+static void retry_later(rusk_remote *rm, conn *cn, bool now);
 
 /* Serial numbers of remotes (relaxed: uniqueness is all that is needed). */
 static uint64_t serials;
@@ -88,6 +123,15 @@ static _Thread_local struct {
 static uint64_t mono(const rusk_cluster *c)
 {
 	return rusk_now_(c);
+}
+
+/* CLOCK_MONOTONIC, ns: the marks' and the releases put off's clock (a virtual cluster clock
+ * does not tell when to try a node again). */
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void count(uint64_t *ctr, uint64_t d)
@@ -146,6 +190,13 @@ int rusk_remote_attach_(rusk_cluster *c, const rusk_remote_opener *op, char *err
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (remote, %u RUs)",
 		                 c->n_rus);
 	}
+	if (rusk_unavail_init_(&rm->un, c->n_parts) != RUSK_OK) {
+		pthread_mutex_destroy(&rm->lock);
+		free(rm);
+		free(rgen);
+		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory (remote, %u partitions)",
+		                 c->n_parts);
+	}
 	rm->c = c;
 	rm->op = *op;
 	rm->rgen = rgen;
@@ -161,6 +212,10 @@ void rusk_remote_detach_(rusk_cluster *c)
 	if (c == NULL || c->remote == NULL)
 		return;
 	rusk_remote *rm = c->remote;
+	if (rm->n_later > 0 && rm->conns != NULL) { /* one last try (the run drained first) */
+		retry_later(rm, rm->conns, true);
+		count(&rm->errors, rm->n_later); /* still put off: held remotely (recount) */
+	}
 	c->remote = NULL;
 	for (conn *cn = rm->conns, *next; cn != NULL; cn = next) {
 		next = cn->next;
@@ -177,6 +232,8 @@ void rusk_remote_detach_(rusk_cluster *c)
 	if (rm->op.done != NULL)
 		rm->op.done(rm->op.arg);
 	pthread_mutex_destroy(&rm->lock);
+	rusk_unavail_free_(&rm->un);
+	free(rm->later);
 	free(rm->rgen);
 	free(rm);
 }
@@ -220,7 +277,14 @@ void rusk_remote_stats_(const rusk_cluster *c, rusk_remote_stats *out)
 		if (l.outage_ns > out->outage_max_ns)
 			out->outage_max_ns = l.outage_ns;
 	}
+	out->releases_put_off = rm->n_later;
 	pthread_mutex_unlock(&rm->lock);
+	uint64_t now = real_ns();
+	out->parts_unavailable = rusk_load64(&rm->un.marked, RUSK_RELAXED);
+	out->unavailable_ns = (uint64_t)(rusk_unavail_s_(&rm->un, now) * 1e9);
+	out->placed_unavailable = rusk_load64(&rm->un.placed, RUSK_RELAXED);
+	out->releases_deferred = rusk_load64(&rm->un.deferred, RUSK_RELAXED);
+	out->max_gap_ns = rusk_load64(&rm->max_gap, RUSK_RELAXED);
 	if (h == NULL)
 		return;
 	out->commit_p50_ns = rusk_hist_quantile(h, 0.5);
@@ -295,6 +359,9 @@ void rusk_remote_flush_(rusk_cluster *c)
 	rusk_remote *rm = c->remote;
 	if (rm != NULL && tls.serial == rm->serial && tls.cn != NULL && tls.cn->n_pend > 0)
 		flush(rm, tls.cn);
+	if (rm != NULL && RUSK_UNLIKELY(rusk_load64(&rm->n_later, RUSK_RELAXED) > 0) &&
+	    tls.serial == rm->serial && tls.cn != NULL)
+		retry_later(rm, tls.cn, false);
 }
 
 /* Keeps ls[0..n) for cn's next flush; false when there is no room (sent at once then). */
@@ -315,6 +382,174 @@ static bool defer_release(conn *cn, const rusk_bk_lease *ls, size_t n)
 	return true;
 }
 
+/* ---- unavailable partitions (the note on top) ------------------------------------------ */
+
+int rusk_unavail_init_(rusk_unavail *u, uint32_t n_parts)
+{
+	memset(u, 0, sizeof *u);
+	u->since = calloc(n_parts ? n_parts : 1, sizeof *u->since);
+	u->n_parts = n_parts;
+	return u->since != NULL ? RUSK_OK : RUSK_ENOMEM;
+}
+
+void rusk_unavail_free_(rusk_unavail *u)
+{
+	free(u->since);
+	u->since = NULL;
+}
+
+void rusk_unavail_note_(rusk_unavail *u, uint32_t p, int unavailable, uint64_t now)
+{
+	if (u->since == NULL || p >= u->n_parts)
+		return;
+	uint64_t was = rusk_load64(&u->since[p], RUSK_RELAXED);
+	if (unavailable && was == 0) {
+		now += now == 0;                                         /* 0 means unmarked */
+		if (rusk_cas64(&u->since[p], &was, now, RUSK_RELAXED)) { /* partner: the unmark */
+			count(&u->marked, 1);
+			rusk_faa32(&u->now_marked, 1, RUSK_RELAXED);
+		}
+	} else if (!unavailable && was != 0 &&
+	           rusk_cas64(&u->since[p], &was, 0, RUSK_RELAXED)) { /* partner: the mark */
+		count(&u->ns, now > was ? now - was : 0);
+		rusk_faa32(&u->now_marked, (uint32_t)-1, RUSK_RELAXED);
+	}
+}
+
+int rusk_unavail_any_(const rusk_unavail *u)
+{
+	return rusk_load32(&u->now_marked, RUSK_RELAXED) != 0; /* a statistic's test */
+}
+
+void rusk_unavail_placed_(rusk_unavail *u, uint64_t n)
+{
+	if (n > 0 && rusk_unavail_any_(u))
+		count(&u->placed, n);
+}
+
+double rusk_unavail_s_(const rusk_unavail *u, uint64_t now)
+{
+	uint64_t ns = rusk_load64(&u->ns, RUSK_RELAXED);
+	for (uint32_t p = 0; u->since != NULL && p < u->n_parts; p++) {
+		uint64_t t = rusk_load64(&u->since[p], RUSK_RELAXED);
+		ns += t != 0 && now > t ? now - t : 0;
+	}
+	return (double)ns * 1e-9;
+}
+
+/* Whether partition p is unavailable on cn (its backend's mark). cn's thread. */
+static bool part_unavail(const conn *cn, uint32_t p)
+{
+	return cn->bk.ops->unavailable != NULL && cn->bk.ops->unavailable(cn->bk.self, p);
+}
+
+/* Follows cn's call for p in rm->un: p found unavailable (marked), or p answered
+ * (unmarked); another failure (an outage waited out) changes nothing. */
+static void note_part(rusk_remote *rm, const conn *cn, uint32_t p, bool answered)
+{
+	if (cn->bk.ops->unavailable == NULL)
+		return;
+	if (!answered && part_unavail(cn, p))
+		rusk_unavail_note_(&rm->un, p, 1, real_ns());
+	else if (answered && rusk_load64(&rm->un.since[p], RUSK_RELAXED) != 0)
+		rusk_unavail_note_(&rm->un, p, 0, real_ns());
+}
+
+/* Puts ls[0..n) off (their partition unavailable): sent again from LATER_NS on. No room:
+ * counted as errors (held remotely until a recount, as a release whose answer was lost). */
+static void put_off(rusk_remote *rm, const rusk_bk_lease *ls, size_t n)
+{
+	pthread_mutex_lock(&rm->lock);
+	if (rm->n_later + n > rm->cap_later) {
+		size_t cap = rm->cap_later ? rm->cap_later : 256;
+		while (cap < rm->n_later + n)
+			cap *= 2;
+		rusk_bk_lease *p = realloc(rm->later, cap * sizeof *p);
+		if (p == NULL) {
+			pthread_mutex_unlock(&rm->lock);
+			count(&rm->errors, n);
+			return;
+		}
+		rm->later = p;
+		rm->cap_later = cap;
+	}
+	memcpy(rm->later + rm->n_later, ls, n * sizeof *ls);
+	rusk_store64(&rm->n_later, rm->n_later + n, RUSK_RELAXED); /* partner: the hints */
+	rm->later_due = real_ns() + LATER_NS;
+	pthread_mutex_unlock(&rm->lock);
+	count(&rm->un.deferred, n);
+}
+
+/* Sends the releases put off on cn (those whose partition is still unavailable are put off
+ * again), once due or now. cn's thread. */
+static void retry_later(rusk_remote *rm, conn *cn, bool now)
+{
+	if (rusk_load64(&rm->n_later, RUSK_RELAXED) == 0) /* a hint: checked again below */
+		return;
+	pthread_mutex_lock(&rm->lock);
+	if (rm->n_later == 0 || (!now && real_ns() < rm->later_due)) {
+		pthread_mutex_unlock(&rm->lock);
+		return;
+	}
+	size_t n = rm->n_later;
+	rusk_bk_lease *ls = rm->later;
+	rm->later = NULL;
+	rm->cap_later = 0;
+	rusk_store64(&rm->n_later, 0, RUSK_RELAXED);
+	rm->later_due = real_ns() + LATER_NS;
+	pthread_mutex_unlock(&rm->lock);
+	release_remote(rm, cn, ls, n);
+	free(ls);
+}
+
+size_t rusk_remote_drain_(rusk_cluster *c, uint64_t deadline_ns, int (*stop)(void *), void *arg)
+{
+	rusk_remote *rm = c != NULL ? c->remote : NULL;
+	if (rm == NULL)
+		return 0;
+	/* Every thread that used the remote stopped (the contract): any one's connection will
+	 * do, and one opened now (its open checks every partition) is not needed. */
+	pthread_mutex_lock(&rm->lock);
+	conn *cn = rm->conns;
+	pthread_mutex_unlock(&rm->lock);
+	while (rusk_load64(&rm->n_later, RUSK_RELAXED) > 0) {
+		if (cn == NULL && (cn = conn_get(rm)) == NULL)
+			break;
+		retry_later(rm, cn, true);
+		if (rusk_load64(&rm->n_later, RUSK_RELAXED) == 0 || real_ns() >= deadline_ns ||
+		    (stop != NULL && stop(arg)))
+			break;
+		struct timespec ts = {0, LATER_NS};
+		nanosleep(&ts, NULL);
+	}
+	return (size_t)rusk_load64(&rm->n_later, RUSK_RELAXED);
+}
+
+int rusk_remote_put_off_(const rusk_cluster *c, uint64_t owner, uint32_t ru)
+{
+	rusk_remote *rm = c != NULL ? c->remote : NULL;
+	if (rm == NULL || rusk_load64(&rm->n_later, RUSK_RELAXED) == 0)
+		return 0;
+	int found = 0;
+	pthread_mutex_lock(&rm->lock);
+	for (size_t i = 0; i < rm->n_later && !found; i++)
+		found = rm->later[i].task == owner && rm->later[i].lease.ru == ru;
+	pthread_mutex_unlock(&rm->lock);
+	return found;
+}
+
+/* A commit that won RUs now: the longest gap between two such (any thread). */
+static void note_won(rusk_remote *rm, uint64_t tasks)
+{
+	uint64_t now = real_ns();
+	uint64_t last = rusk_fas64(&rm->last_won, now, RUSK_RELAXED); /* partner: itself */
+	uint64_t gap = last != 0 && now > last ? now - last : 0;
+	uint64_t most = rusk_load64(&rm->max_gap, RUSK_RELAXED);
+	while (gap > most && !rusk_cas64(&rm->max_gap, &most, gap, RUSK_RELAXED))
+		;
+	rusk_unavail_placed_(&rm->un, tasks);
+}
+
 int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t n_words,
                           uint64_t *version)
 {
@@ -324,6 +559,14 @@ int rusk_remote_snapshot_(rusk_remote *rm, uint32_t p, uint64_t *words, uint32_t
 	if (RUSK_UNLIKELY(cn->n_pend > 0)) /* B1 */
 		flush(rm, cn);
 	int rc = cn->bk.ops->snapshot(cn->bk.self, p, words, n_words, version);
+	note_part(rm, cn, p, rc == RUSK_OK);
+	if (rc != RUSK_OK && part_unavail(cn, p)) {
+		/* unavailable: shown all taken, so that decisions go elsewhere (the note on top) */
+		memset(words, 0, sizeof *words * n_words);
+		if (version != NULL)
+			*version = 0;
+		return RUSK_OK;
+	}
 	if (rc != RUSK_OK) {
 		count(&rm->corrupt, rc == RUSK_ECORRUPT); /* a key of another type: the run stops */
 		note_error(rm, cn, "snapshot");
@@ -373,15 +616,24 @@ int rusk_remote_snapshots_(rusk_remote *rm, const uint32_t *ps, size_t n, uint64
 	}
 	int rc = cn->bk.ops->snapshots(cn->bk.self, ps, n, cn->sw, cn->sn, versions, rcs);
 	count(&rm->snapshot_trips, 1);
-	uint64_t ok = 0, corrupt = 0;
+	uint64_t ok = 0, corrupt = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (rc != RUSK_OK && rc != RUSK_EIO)
 			rcs[i] = rc;
+		note_part(rm, cn, ps[i], rcs[i] == RUSK_OK);
+		if (rcs[i] == RUSK_EIO && part_unavail(cn, ps[i])) {
+			/* unavailable: shown all taken (the note on top), counted as read */
+			memset(cn->sw[i], 0, sizeof *cn->sw[i] * cn->sn[i]);
+			if (versions != NULL)
+				versions[i] = 0;
+			rcs[i] = RUSK_OK;
+			skipped++;
+		}
 		ok += rcs[i] == RUSK_OK;
 		corrupt += rcs[i] == RUSK_ECORRUPT;
 	}
 	count(&rm->corrupt, corrupt); /* a key of another type: the run stops (its owner) */
-	count(&rm->snapshots, ok);
+	count(&rm->snapshots, ok - skipped);
 	if (ok < n)
 		note_error(rm, cn, "snapshot");
 	return ok == n ? RUSK_OK : RUSK_EIO;
@@ -447,8 +699,18 @@ static void release_remote(rusk_remote *rm, conn *cn, rusk_bk_lease *ls, size_t 
 		size_t e = k + 1;
 		while (e < n && c->machines[c->ru_machine[ls[e].lease.ru]].partition == p)
 			e++;
+		int rc = cn->bk.ops->release(cn->bk.self, p, ls + k, e - k, rcs + k);
+		note_part(rm, cn, p, rc == RUSK_OK);
+		if (rc == RUSK_EAGAIN) {
+			/* p unavailable: nothing sent, put off (the note on top) */
+			put_off(rm, ls + k, e - k);
+			for (size_t i = k; i < e; i++)
+				rcs[i] = RUSK_EAGAIN;
+			k = e;
+			continue;
+		}
 		count(&rm->release_trips, 1);
-		if (cn->bk.ops->release(cn->bk.self, p, ls + k, e - k, rcs + k) != RUSK_OK) {
+		if (rc != RUSK_OK) {
 			for (size_t i = k; i < e; i++)
 				rcs[i] = RUSK_EIO; /* for count_not_held: none known */
 			note_error(rm, cn, "release");
@@ -482,6 +744,7 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		return 0; /* nothing taken; place() tries again or gives the task back */
 	if (RUSK_UNLIKELY(cn->n_pend > 0)) /* B1 */
 		flush(rm, cn);
+	retry_later(rm, cn, false); /* the releases put off, when due */
 	/* Scratch: sorted RUs, claims (at most one per RU), their answers and remote leases,
 	 * the granted RUs and the remote leases to give back. */
 	size_t need = (size_t)n * (sizeof(uint32_t) * 2 + sizeof(rusk_bk_claim) + sizeof(int) +
@@ -525,6 +788,14 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 			uint64_t t0 = mono(c);
 			int rc = cn->bk.ops->commit(cn->bk.self, p, cl + k, e - k, rcs + k,
 			                            rl + (cl[k].rus - s));
+			note_part(rm, cn, p, rc == RUSK_OK);
+			if (rc == RUSK_EAGAIN) { /* p unavailable: nothing sent (the note on top) */
+				for (size_t i = k; i < e; i++)
+					rcs[i] = UNAVAIL;
+				refused = true;
+				k = e;
+				continue;
+			}
 			rusk_hist_record(&cn->rtt, mono(c) - t0); /* its thread: the one writer */
 			count(&rm->commit_trips, 1);
 			count(&rm->claims, e - k);
@@ -566,8 +837,9 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		}
 		if (rcs[i] == RUSK_EAGAIN)
 			continue; /* a gang's claim not sent: nothing known of it */
-		/* an outage, a corrupt state or shares short is no conflict */
-		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT && rcs[i] != RUSK_ESHORT_
+		/* an outage, an unavailable node, a corrupt state or shares short is no conflict */
+		n_lost += rcs[i] != RUSK_EIO && rcs[i] != RUSK_ECORRUPT && rcs[i] != RUSK_ESHORT_ &&
+		                          rcs[i] != UNAVAIL
 		                  ? cl[i].n
 		                  : 0;
 		for (uint32_t k = 0; k < cl[i].n; k++)
@@ -596,6 +868,8 @@ uint32_t rusk_remote_commit_(rusk_agent *a, const rusk_task *t, const uint32_t *
 		n_won = 0;
 	}
 	uint32_t got = n_won > 0 ? rusk_commit_local_(a, t, won, n_won, leases, pl, prof) : 0;
+	if (got > 0)
+		note_won(rm, 1);
 	if (RUSK_UNLIKELY(got < n_won)) {
 		/* The local mirror refused part (remote.h): give that part back remotely. */
 		n_back = 0;
@@ -659,6 +933,9 @@ int rusk_remote_release_(rusk_cluster *c, uint64_t task, const rusk_lease *lease
 		; /* B2: freed locally above, remotely at the thread's next flush */
 	else
 		release_remote(rm, cn, bl, m);
+	if (RUSK_UNLIKELY(rusk_load64(&rm->n_later, RUSK_RELAXED) > 0) &&
+	    (cn != NULL || (cn = conn_get(rm)) != NULL))
+		retry_later(rm, cn, false); /* the releases put off, when due */
 	if (bl != small)
 		free(bl);
 	if (n_rejected != NULL)
@@ -707,6 +984,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 		return;     /* nothing taken: the dispatcher queues them again */
 	if (cn->n_pend > 0) /* B1: this thread's releases go first */
 		flush(rm, cn);
+	retry_later(rm, cn, false); /* the releases put off, when due */
 	size_t N = 0;
 	for (size_t i = 0; i < n; i++)
 		N += items[i].n;
@@ -765,6 +1043,13 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			call[i - k] = cl[bc[i].k];
 		uint64_t c0 = mono(c);
 		int rc = cn->bk.ops->commit(cn->bk.self, bc[k].part, call, e - k, rcc, rlc);
+		note_part(rm, cn, bc[k].part, rc == RUSK_OK);
+		if (rc == RUSK_EAGAIN) { /* unavailable: nothing sent (the note on top) */
+			for (size_t i = k; i < e; i++)
+				rcs[bc[i].k] = UNAVAIL;
+			k = e;
+			continue;
+		}
 		rusk_hist_record(&cn->rtt, mono(c) - c0); /* its thread: the one writer */
 		count(&rm->commit_trips, 1);
 		count(&rm->claims, e - k);
@@ -794,6 +1079,7 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 	 * refused part given back (all of them in one release below), the rest committed
 	 * locally. */
 	size_t n_back = 0;
+	uint64_t placed = 0;
 	off = 0;
 	for (size_t i = 0; i < n; i++) {
 		rusk_remote_item *it = &items[i];
@@ -812,9 +1098,10 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 				continue;
 			}
 			n_bad += cl[q].n;
-			/* an outage, a corrupt state or shares short is no conflict */
+			/* an outage, an unavailable node, a corrupt state or shares short is no
+			 * conflict */
 			n_lost += rcs[q] != RUSK_EIO && rcs[q] != RUSK_ECORRUPT &&
-			                          rcs[q] != RUSK_ESHORT_
+			                          rcs[q] != RUSK_ESHORT_ && rcs[q] != UNAVAIL
 			                  ? cl[q].n
 			                  : 0;
 			if (rcs[q] == RUSK_ESHORT_) {
@@ -863,8 +1150,11 @@ void rusk_remote_commit_many_(rusk_agent *a, rusk_remote_item *items, size_t n)
 			}
 		}
 		it->won = got;
+		placed += got > 0;
 		off += it->n;
 	}
+	if (placed > 0)
+		note_won(rm, placed);
 	release_remote(rm, cn, back, n_back);
 	free(range);
 	free(mem);

@@ -70,6 +70,16 @@
  *  (B3) a thread that defers flushes before it stops using the remote (the dispatcher's
  *       agent at its end), and rusk_remote_detach_ sends what any connection still holds.
  *
+ * Unavailable partitions (the backend's unavailable op: a stuck Redis master skipped while the
+ * others answer, rusk_redis_set_unavailable_ms_). A sync of such a partition shows it all
+ * taken in the view (the decisions go to the other partitions until a read answers again); a
+ * claim there is not sent and counts as neither conflict nor unknown outcome (the task is
+ * tried again, a gang's other parts given back); a release there is put off, freed locally at
+ * once (B2 stands) and sent again by whichever thread next releases, flushes or commits
+ * (every 100 ms), and by rusk_remote_drain_ at the end; rusk_remote_put_off_ tells a ledger
+ * such an RU from an orphan. The marks and counts are rusk_unavail's (backend.h), those of
+ * `rusk agent` too. remote.c has the details.
+ *
  * The in-memory path pays one predictable branch on c->remote (NULL) in a view's sync,
  * a commit and a release, nothing else; the dispatcher tests its agent's batch once per
  * round and once per turn of its loop.

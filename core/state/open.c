@@ -80,6 +80,8 @@ static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, siz
 	if (aa->opts.wait_replicas > 0)
 		rusk_redis_set_wait_(s->redis, aa->opts.wait_replicas, aa->opts.wait_ms);
 	rusk_redis_set_stop_(s->redis, aa->opts.stop, aa->opts.stop_arg);
+	if (aa->opts.unavail_ms > 0) /* a stuck master skipped (kernel/remote.h) */
+		rusk_redis_set_unavailable_ms_(s->redis, aa->opts.unavail_ms);
 	*out = s->bk;
 	*handle = s;
 	return RUSK_OK;

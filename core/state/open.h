@@ -39,6 +39,9 @@ typedef struct rusk_state_opts {
 	int wait_ms;         /* WAIT's timeout, ms (> 0 with wait_replicas) */
 	int (*stop)(void *); /* non-NULL: each connection's rusk_redis_set_stop_ hook */
 	void *stop_arg;
+	int unavail_ms; /* > 0: rusk_redis_set_unavailable_ms_ on each connection (a stuck
+	                 * master's partitions skipped, its releases put off: kernel/remote.h
+	                 * "Unavailable partitions"); 0: every outage waited out */
 } rusk_state_opts;
 
 /*

@@ -1504,6 +1504,11 @@ static int rd_recount(void *self, uint32_t p, rusk_bk_count *out)
 	return rc;
 }
 
+static int rd_unavailable(void *self, uint32_t p)
+{
+	return rusk_redis_part_unavailable_(self, p);
+}
+
 static const rusk_backend_ops redis_ops = {
         .name = "redis",
         .snapshot = rd_snapshot,
@@ -1511,6 +1516,7 @@ static const rusk_backend_ops redis_ops = {
         .release = rd_release,
         .recount = rd_recount,
         .snapshots = rd_snapshots,
+        .unavailable = rd_unavailable,
 };
 
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out)

@@ -188,6 +188,15 @@ def cli_redis_run_backend():
                status=2).out)
     match(r"--wait: only with --backend redis://",
           rusk("run --wait 1 --duration-s 0.1", status=2).out)
+    # --unavailable-ms (a stuck master skipped): rusk agent's bounds, only with --backend
+    match(r"--unavailable-ms 50: below 100 ms \(0: off\)",
+          rusk("run --backend redis://127.0.0.1:7000 --unavailable-ms 50 --duration-s 0.1",
+               status=2).out)
+    match(r"--unavailable-ms: '60001' is not an integer in 0\.\.60000",
+          rusk("run --backend redis://127.0.0.1:7000 --unavailable-ms 60001 --duration-s 0.1",
+               status=2).out)
+    match(r"--unavailable-ms: only with --backend redis://",
+          rusk("run --unavailable-ms 1000 --duration-s 0.1", status=2).out)
     # the view syncs' time is wall time: its share is of the agents' wall time, at most
     # 100% (before: "7.399 s (940.0% of the agents' CPU time)" over Redis)
     d = tempfile.mkdtemp(prefix="rusk-syncs.")
@@ -2393,6 +2402,78 @@ def cli_redis_agent_stuck_master():
         assert j["orphans"] <= j["claims_unknown"], j
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
+
+@case
+def cli_redis_run_stuck_master():
+    """rusk run --backend beside one master of three stopped (SIGSTOP) for 4 s, with no
+    failover (a cluster-node-timeout of 30 s): as rusk agent does (cli_redis_agent_stuck_
+    master), the run's connections mark its partitions unavailable within --unavailable-ms
+    (1 s by default), the views show them taken so the agents place on the other masters'
+    partitions meanwhile, the releases there are put off and sent again once it answers.
+    Asserted from outside, the healthy partitions' versions (every commit and release
+    script increments its partition's) advance during the pause: before, every agent
+    thread waited on the stuck master in turn and the run placed almost nothing until it
+    answered. Then the run's counts: every task committed and ended once, the releases put
+    off all sent (none left at the end), no RU held by the run after it, nothing lost."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        meta = cl.master_of_partition("meta")
+        owner = {q: cl.master_of_partition(q) for q in range(10)}
+        others = [m for m in set(owner.values()) if m != meta]  # the run lease's stays up
+        victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
+        healthy = [q for q in range(10) if owner[q] != victim]
+
+        def versions():
+            return sum(int(subprocess.run(
+                ["redis-cli", "-p", str(owner[q]), "get", "rusk:{p%d}:ver" % q],
+                capture_output=True, text=True, timeout=10).stdout.strip() or 0)
+                for q in healthy)
+        out = "cli_redis_run_stuck_master.json"
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
+                             ["--agents", "2", "--rate", "2000", "--duration-s", "9",
+                              "--task-ms", "100", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(2.5)
+            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            t = time.monotonic()
+            try:
+                time.sleep(1.5)  # each connection's read times out after 1 s
+                v0 = versions()
+                time.sleep(max(0.0, t + 3.9 - time.monotonic()))
+                v1 = versions()
+                time.sleep(max(0.0, t + 4 - time.monotonic()))
+            finally:
+                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
+                               timeout=10)
+            text, rc = finish(p, 120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        print("healthy partitions' versions advanced by %d during the pause" % (v1 - v0))
+        assert v1 > v0 + 100, "the run placed nothing on the healthy masters while " \
+            "master %d was paused (versions %d -> %d)" % (victim, v0, v1)
+        assert rc == 0, "the run exited %d" % rc
+        j = run_json(out)
+        t, rd = j["tasks"], j["redis"]
+        print(json.dumps({"tasks": t, "redis": rd}))
+        assert rd["unavailable_ms"] == 1000 and rd["parts_unavailable"] >= 1, rd
+        assert rd["placed_while_unavailable"] > 100 and rd["releases_deferred"] > 0, rd
+        assert rd["releases_put_off_end"] == 0, rd
+        assert rd["max_gap_s"] < 3.0, rd  # the read timeout, not the 4 s pause
+        # every task ended once; nothing held by the run after it, nothing lost
+        assert t["submitted"] > 0 and t["committed"] == t["submitted"], t
+        assert t["rejected"] == 0 and t["backlog_end"] == 0, t
+        assert j["checks"]["counts_add_up"] and j["checks"]["counters_consistent"], j["checks"]
+        match(r"counts add up: yes; all RUs free after the run: yes", text)
+        assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd
+        assert rd["recount"]["mismatch"] == 0 and rd["recount"]["partitions_failed"] == 0, rd
+        assert rd["ledger"]["lost_total"] == 0, rd["ledger"]
+        # the claims whose answer the stuck master kept: released as orphans if it took them
+        assert rd["ledger"]["orphans"] <= rd["claims_unknown"], rd
+        match(r"redis unavailable +\(--unavailable-ms 1000\) marked [1-9][0-9]* times", text)
+        match(r"held 0, free 4000, mismatch 0", rusk("agent --backend %s %s --recount" %
+                                                    (cl.url, BATCH_SHAPE)).out)
 
 def re_search(regex, text):
     import re
