@@ -1526,6 +1526,37 @@ def cli_redis_agent_memory_short():
 
 
 @case
+def cli_redis_agent_mem_unfit():
+    """A node list whose every other machine has 0 MiB, tasks of 1,000 MiB: the 0-MiB
+    machines can never hold a task, the others can. The agent never claims the former (its
+    JSON's machines_unfit, 200, and a line saying so) and places on the latter for the whole
+    --duration-s, exit 0. Before: the first claim on a 0-MiB machine answered RUSKINFEASIBLE
+    and stopped the agent ("a commit failed with task larger than the cluster could ever
+    hold", "stopped":"error", exit 1), --backend memory as well as Redis."""
+    def check(r):
+        match(r"--task-mem-mib 1000: 200 of the 400 machines have less memory and can never "
+              r"hold a task: their RUs are never claimed", r.out)
+        j = last_json(r.out)
+        assert j["stopped"] == "duration" and j["machines_unfit"] == 200, j
+        assert j["claims"] == (j["placed"] + j["conflicts"] + j["memory_short"] +
+                               j["claims_unknown"]), j
+        assert j["placed"] > 100 and j["memory_short"] == 0, j
+        check_placed(j)
+    with Cluster() as cl:
+        nl = os.path.join(cl.dir, "nl0.csv")
+        with open(nl, "w") as f:
+            f.write("sn,cpu_milli,memory_mib,gpu,model\n")
+            for i in range(400):
+                f.write("n%d,8000,%d,0,\n" % (i, 0 if i % 2 else 16000))
+        args = "--cluster %s --partitions 2 --task-mem-mib 1000 --duration-s 1" % nl
+        check(rusk("agent --backend memory " + args))
+        check(rusk("agent --backend %s --init %s" % (cl.url, args)))
+        match(r"held 0, free 3200, mismatch 0",
+              rusk("agent --backend %s --cluster %s --partitions 2 --recount" %
+                   (cl.url, nl)).out)
+
+
+@case
 def cli_redis_agents():
     """Two agent processes at once on one cluster, DiffSync; then a recount."""
     with Cluster() as cl:
