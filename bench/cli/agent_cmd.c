@@ -899,6 +899,21 @@ static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err,
 	}
 }
 
+/* A stop signal ended a wait of the start (rusk_state_open_wait_, or a call of open_checks
+ * waiting out an outage): said on one line, why in `why`. Nothing was taken (a lease taken
+ * meanwhile is dropped on the way out). */
+static void start_stopped(const char *why)
+{
+	int sig = drv_stop_signal();
+	fprintf(stderr,
+	        "rusk agent: stopped by %s while waiting for the cluster at the start (%s): "
+	        "nothing taken\n",
+	        sig == SIGINT   ? "SIGINT"
+	        : sig == SIGHUP ? "SIGHUP"
+	                        : "SIGTERM",
+	        why);
+}
+
 /*
  * What comes before the agent touches the state, in this order, so that a refused command
  * writes nothing: --wait against the shards' replicas (as rusk run); the id's lease (not
@@ -1706,23 +1721,44 @@ int rusk_cmd_agent(int argc, char **argv)
 		}
 	}
 	char err[1024];
-	/* Connect only: the checks below come before anything is written. */
-	rc = rusk_state_open_(url, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
+	/* A stop signal from here on: the waits of the start (a seed that does not answer, a
+	 * master down: up to --failover-ms each) end with a line and exit 3, nothing taken, as
+	 * lease_wait's; before, the default action killed the process (exit 143, no output). */
+	drv_signals_install();
+	/* Connect only: the checks below come before anything is written. A seed that does
+	 * not answer in time is an outage, waited out (exit 1 past --failover-ms), not bad
+	 * input (before: exit 2, "Resource temporarily unavailable"). */
+	rc = rusk_state_open_wait_(url, a.c, RUSK_REDIS_CONNECT, (int)o->failover_ms,
+	                           agent_stopping, NULL, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
-		fprintf(stderr, "rusk agent: %s\n", err);
+		if (rc == RUSK_ESTOPPED)
+			start_stopped(err);
+		else
+			fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		return rc == RUSK_ENOMEM     ? RUSK_EXIT_NOMEM
+		       : rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED
+		       : rc == RUSK_EAGAIN   ? RUSK_EXIT_FAIL
+		                             : RUSK_EXIT_USAGE;
 	}
+	if (a.st.redis != NULL)
+		rusk_redis_set_stop_(a.st.redis, agent_stopping,
+		                     NULL); /* the lease not taken yet */
 	int exit_rc = 0;
 	rc = open_checks(&a, &cc, err, sizeof err);
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past --failover-ms (a failover at the start): exit 1. */
-		bool outage = rc == RUSK_EIO && rusk_redis_outage_(a.st.redis, err, sizeof err);
-		fprintf(stderr, "rusk agent: %s\n", err);
-		exit_rc = rc == RUSK_ENOMEM     ? RUSK_EXIT_NOMEM
-		          : rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED /* lease_wait */
-		          : outage              ? RUSK_EXIT_FAIL
-		                                : RUSK_EXIT_USAGE;
+		bool stopped = rc == RUSK_ESTOPPED || drv_stop_signal() != 0;
+		bool outage = !stopped && rc == RUSK_EIO &&
+		              rusk_redis_outage_(a.st.redis, err, sizeof err);
+		if (stopped && rc != RUSK_ESTOPPED) /* a call that gave up at the signal */
+			start_stopped(err);
+		else
+			fprintf(stderr, "rusk agent: %s\n", err);
+		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
+		          : stopped         ? RUSK_EXIT_INTERRUPTED /* lease_wait, an outage */
+		          : outage          ? RUSK_EXIT_FAIL
+		                            : RUSK_EXIT_USAGE;
 		goto out;
 	}
 	if (o->init_only) {

@@ -48,6 +48,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -213,7 +214,12 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * a refused run writes nothing. --wait N for more replicas than a shard has (every
 	 * WAIT there would wait out --wait-ms), and an init under live `rusk agent`s or runs
 	 * (their RUs would vanish under them; --force-init overrides) are bad input. */
-	int rc = rusk_state_open_(X->url, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
+	/* A seed that does not answer in time is an outage, waited out up to the failover
+	 * bound (state/redis.h's 30 s), then exit 1; a stop signal ends the wait (exit 3). */
+	int rc = rusk_state_open_wait_(X->url, R->c, RUSK_REDIS_CONNECT, 30000, redis_stopping,
+	                               NULL, &X->main, err, sizeof err);
+	if (rc == RUSK_OK) /* the checks' calls wait out an outage: a stop ends them too */
+		rusk_redis_set_stop_(X->main.redis, redis_stopping, NULL);
 	if (rc == RUSK_OK)
 		rc = rusk_state_check_wait_(&X->main, X->spec, cfg->wait, err, sizeof err);
 	if (rc == RUSK_OK && !cfg->no_init && !cfg->force_init)
@@ -236,12 +242,24 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past the failover bound (a failover at the start): an
 		 * outage, exit 1; what the cluster answered (or no seed at all): bad input. */
-		bool outage = rc == RUSK_EIO &&
+		int sig = drv_stop_signal();
+		bool outage = sig == 0 && rc == RUSK_EIO &&
 		              rusk_redis_outage_(X->main.redis, err, sizeof err); /* NULL: 0 */
-		fprintf(stderr, "rusk: %s\n", err);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
-		       : outage          ? RUSK_EXIT_FAIL
-		                         : RUSK_EXIT_USAGE;
+		if (sig != 0 || rc == RUSK_ESTOPPED)
+			fprintf(stderr,
+			        "rusk: stopped by %s while waiting for the cluster at the start "
+			        "(%s): "
+			        "nothing taken\n",
+			        sig == SIGINT   ? "SIGINT"
+			        : sig == SIGHUP ? "SIGHUP"
+			                        : "SIGTERM",
+			        err);
+		else
+			fprintf(stderr, "rusk: %s\n", err);
+		return rc == RUSK_ENOMEM                 ? RUSK_EXIT_NOMEM
+		       : sig != 0 || rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED
+		       : outage || rc == RUSK_EAGAIN     ? RUSK_EXIT_FAIL
+		                                         : RUSK_EXIT_USAGE;
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */

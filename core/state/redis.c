@@ -24,6 +24,7 @@
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
  */
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -89,6 +90,10 @@ struct rusk_redis {
 	char user[128], pass[256];
 	bool auth_failed;
 	char auth_err[1024];
+	/* A node connected to but silent past its timeout, or whose connect timed out (a
+	 * paused or overloaded server, not a wrong address): set by timed_out, read by
+	 * rusk_redis_open_ when no seed gave the map (RUSK_EAGAIN: an outage, not bad input) */
+	bool timed_out;
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -231,6 +236,19 @@ static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
 
 /* Connects node i if needed; NULL and r->err on failure. Once stopping, a node that failed
  * since is not tried again, and the connections' read timeouts are cut short. */
+/* Whether c's error is a timeout (hiredis 0.14 names it only by its errno's text: a read
+ * past the connection's SO_RCVTIMEO, EAGAIN; a connect past its bound, ETIMEDOUT): noted
+ * in r->timed_out. "Connection refused" and the like are not: nothing listens there. */
+static bool timed_out(rusk_redis *r, const redisContext *c)
+{
+	bool t = c != NULL && c->err == REDIS_ERR_IO &&
+	         (strcmp(c->errstr, strerror(EAGAIN)) == 0 ||
+	          strcmp(c->errstr, strerror(EWOULDBLOCK)) == 0 ||
+	          strcmp(c->errstr, strerror(ETIMEDOUT)) == 0);
+	r->timed_out |= t;
+	return t;
+}
+
 static redisContext *node_ctx(rusk_redis *r, int i)
 {
 	node *n = &r->nodes[i];
@@ -250,6 +268,7 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 	struct timeval tv = {0, 500000};
 	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (c == NULL || c->err) {
+		timed_out(r, c);
 		set_err(r, RUSK_EIO, "cannot connect to %s:%d (%s)", n->host, n->port,
 		        c ? c->errstr : "out of memory");
 		if (c != NULL)
@@ -265,10 +284,11 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		redisReply *a = r->user[0] != '\0' ? redisCommand(c, "AUTH %s %s", r->user, r->pass)
 		                                   : redisCommand(c, "AUTH %s", r->pass);
 		if (a == NULL || a->type == REDIS_REPLY_ERROR) {
-			if (a == NULL)
+			if (a == NULL) {
+				timed_out(r, c);
 				set_err(r, RUSK_EIO, "%s:%d: AUTH: %s", n->host, n->port,
 				        c->errstr);
-			else {
+			} else {
 				r->auth_failed = true;
 				set_err(r, RUSK_EPARSE,
 				        "%s:%d refused the password of --backend (%s): "
@@ -312,6 +332,7 @@ static int map_from(rusk_redis *r, int i)
 		return r->auth_failed ? RUSK_EPARSE : RUSK_EIO;
 	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
 	if (rep == NULL) {
+		timed_out(r, c);
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
 		node_lost(r, i);
 		return RUSK_EIO;
@@ -2938,11 +2959,19 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	/* The first seed that answers CLUSTER SLOTS gives the map. */
 	rc = RUSK_EIO;
 	int k0 = 0;
+	r->timed_out = false;
 	for (; k0 < r->n_seeds; k0++) {
 		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
 		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
 			break;
+	}
+	if (rc == RUSK_EIO && r->timed_out) {
+		/* No seed gave the map and one at least timed out (paused, overloaded): an
+		 * outage, the caller's to wait out (rusk_state_open_wait_). Before, exit 2 as
+		 * bad input: "127.0.0.1:P: Resource temporarily unavailable". */
+		rc = rusk_errf(err, errlen, RUSK_EAGAIN, "--backend %s: %s", r->url, r->err);
+		goto fail;
 	}
 	if (rc == RUSK_OK)
 		rc = check_seeds(r, k0);
@@ -3110,17 +3139,22 @@ const char *rusk_redis_auth_failed_(const rusk_redis *r)
 	return r != NULL && r->auth_failed ? r->auth_err : NULL;
 }
 
-int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+void rusk_redis_outage_say_(double secs, char *err, size_t errlen)
 {
-	if (r == NULL || r->outage_t0 == 0)
-		return 0;
 	size_t u = err != NULL ? strnlen(err, errlen) : errlen;
 	if (u + 1 < errlen)
 		snprintf(err + u, errlen - u,
 		         " (the cluster did not answer for %.1f s: unreachable or failing over, "
 		         "a master down and its replica not promoted yet? An outage, not bad "
 		         "input: start again once every slot is served)",
-		         (double)(now_ns() - r->outage_t0) / 1e9);
+		         secs);
+}
+
+int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+{
+	if (r == NULL || r->outage_t0 == 0)
+		return 0;
+	rusk_redis_outage_say_((double)(now_ns() - r->outage_t0) / 1e9, err, errlen);
 	return 1;
 }
 

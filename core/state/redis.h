@@ -130,8 +130,11 @@ enum {
  * state of every partition (replacing any rusk state there), checks that each partition's
  * state is there and has the shape (rusk_redis_state_check_), or leaves the state alone.
  * Returns RUSK_OK and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is
- * of another shape), RUSK_EIO (no seed answers; not a cluster; seeds of two clusters;
- * slots missing; state absent) with a one-line message naming the address or key in err;
+ * of another shape), RUSK_EAGAIN (no seed gave the map and one at least timed out: it
+ * accepted the connection and did not answer, or the connect timed out -- a paused or
+ * failing node, an outage the caller may wait out: rusk_state_open_wait_), RUSK_EIO (no
+ * seed answers otherwise, e.g. nothing listens there; not a cluster; seeds of two
+ * clusters; slots missing; state absent) with a one-line message naming the address or key in err;
  * nothing is written on failure before the checks pass. Any thread; the caller owns *out
  * (rusk_redis_close_).
  */
@@ -196,6 +199,9 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
  */
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
+/* rusk_redis_outage_say_: appends rusk_redis_outage_'s words for an outage of secs seconds
+ * to err (as far as it fits). Pure. */
+void rusk_redis_outage_say_(double secs, char *err, size_t errlen);
 
 /* rusk_redis_set_failover_ms_: how long r waits out an outage (a slot unserved, its node
  * unreachable, CLUSTERDOWN) before calls fail with RUSK_EIO (default 30000), counted from

@@ -2589,6 +2589,95 @@ def start_in_failover_once(cl):
     return None
 
 
+def start_proc(argv):
+    """rusk argv started now (stdout and stderr together)."""
+    return subprocess.Popen([ARGS.rusk] + argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def stop_at_start(argv, wait_s):
+    """rusk argv, sent SIGTERM after wait_s s: it must stop at once with a line saying so,
+    exit 3 (as at a signal anywhere else); its output."""
+    p = start_proc(argv)
+    time.sleep(wait_s)
+    assert p.poll() is None, "rusk %s ended before the signal" % argv[0]
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, rc = finish(p, timeout=60)
+    took = time.monotonic() - t0
+    assert rc == 3, "rusk %s exited %d at a SIGTERM while waiting (3 expected)" % (argv[0], rc)
+    match(r"stopped by SIGTERM while waiting for the cluster at the start \(.*\): nothing "
+          r"taken", out)
+    assert took < 15, "rusk %s took %.1f s to stop" % (argv[0], took)
+    return out
+
+
+@case
+def cli_redis_seed_paused():
+    """The only seed of --backend paused (SIGSTOP: it accepts connections, answers nothing):
+    an outage, not bad input. An agent waits --failover-ms for it, then exits 1 saying the
+    cluster did not answer ("unreachable or failing over"), as a start in a failover does;
+    one whose seed resumes meanwhile goes on and places tasks, exit 0; a SIGTERM during the
+    wait stops an agent or a `rusk run` at once, exit 3 with a line saying so. Before: exit
+    2 after 2 s, "127.0.0.1:P: Resource temporarily unavailable", read as bad input. A
+    seed nothing listens at stays bad input (exit 2: cannot connect ... refused)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        # a replica: pausing it fails nothing over (a master paused past the node timeout
+        # would be)
+        seed = int(subprocess.check_output([script(), "replica-of", cl.dir, str(cl.port)],
+                                           text=True, timeout=10).strip())
+        url = "redis://127.0.0.1:%d" % seed
+        agent = ["agent", "--backend", url] + SHAPE.split() + ["--duration-s", "1"]
+        subprocess.run([script(), "pause", cl.dir, str(seed)], check=True, timeout=10)
+        try:
+            t0 = time.monotonic()
+            r = rusk(agent + ["--failover-ms", "3000"], status=1)
+            took = time.monotonic() - t0
+            match(r"127\.0\.0\.1:%d: .*\(the cluster did not answer for [0-9.]+ s: "
+                  r"unreachable or failing over" % seed, r.out)
+            assert took >= 3, "gave up after %.1f s, before --failover-ms 3000" % took
+            stop_at_start(agent + ["--failover-ms", "60000"], 1.5)
+            stop_at_start(["run", "--backend", url] + SHAPE.split() +
+                          ["--rus-per-machine", "16", "--no-init", "--rate", "100",
+                           "--duration-s", "1"], 1.5)
+            p = start_proc(agent + ["--failover-ms", "60000"])
+            time.sleep(1.5)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(seed)], check=True, timeout=10)
+        out, rc = finish(p, timeout=90)
+        assert rc == 0, "the agent whose seed resumed exited %d" % rc
+        check_placed(last_json(out))
+        assert last_json(out)["placed"] > 0, out
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+    r = rusk("agent --backend redis://127.0.0.1:1 %s --duration-s 1" % SHAPE, status=2)
+    match(r"cannot connect to 127\.0\.0\.1:1 \(Connection refused\)", r.out)
+
+
+@case
+def cli_redis_start_outage_signal():
+    """A SIGTERM while a process started during an outage waits for it (a shard gone, its
+    master and replica killed: the agent waits up to --failover-ms, a `rusk run` its 30 s)
+    stops it at once with a line saying so, exit 3, nothing taken; before, the default
+    action killed it (exit 143, no output)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        alive = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != victim][0]
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        for port in (victim, replica):
+            subprocess.run([script(), "kill", cl.dir, str(port)], check=True, timeout=10)
+        url = "redis://127.0.0.1:%d" % alive
+        stop_at_start(["agent", "--backend", url] + SHAPE.split() +
+                      ["--duration-s", "1", "--failover-ms", "60000"], 2)
+        stop_at_start(["agent", "--backend", url] + SHAPE.split() +
+                      ["--recount", "--failover-ms", "60000"], 2)
+        stop_at_start(["run", "--backend", url] + SHAPE.split() +
+                      ["--rus-per-machine", "16", "--no-init", "--rate", "100",
+                       "--duration-s", "1"], 2)
+
+
 @case
 def cli_redis_failover_loss():
     """A failover that loses acknowledged commits for certain: the replica paused, the
