@@ -67,7 +67,7 @@ struct drv_redis {
 	uint32_t parts_failed;
 	bool waived;  /* the recount not done: interrupted during an outage (drv_redis_ok) */
 	bool corrupt; /* a call answered RUSK_ECORRUPT: the run stopped at it (redis_second) */
-	char why[512];
+	char why[768];
 	rusk_remote_stats st;
 	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
 	uint32_t *l_rus, *l_gens;
@@ -662,13 +662,21 @@ static void recount(const run *R)
 		free(owners);
 		return;
 	}
-	char last[256] = "";
+	char last[256] = "", which[128] = "";
+	size_t wu = 0;
+	uint32_t unread = 0, skipped = 0;
 	bool corrupt = false;
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_bk_count k;
 		size_t n = 0;
-		if (pass_over(deadline, X->parts_failed > 0)) {
-			X->parts_failed++; /* not read within the budget */
+		/* Every partition is tried until the budget is spent, also after a stop signal
+		 * and a failed one: a call then gives up at its first failed attempt (and a node
+		 * that failed since the stop is not tried again), so the partitions of the shards
+		 * that answer are read. Before, the first failure after a stop counted every
+		 * later partition unread: 10 of 10 named with 6 on the dead shard. */
+		if (clock_ns() >= deadline) {
+			X->parts_failed++;
+			skipped++; /* not read within the budget */
 			continue;
 		}
 		int rc = X->main.bk.ops->recount(X->main.bk.self, p, &k);
@@ -676,6 +684,11 @@ static void recount(const run *R)
 			rc = rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n);
 		if (rc != RUSK_OK) {
 			X->parts_failed++;
+			if (wu < sizeof which)
+				wu += (size_t)snprintf(which + wu, sizeof which - wu, "%s%u",
+				                       unread++ ? ", " : "", p);
+			else
+				unread++;
 			/* A key of another type (named by the message): not an outage, exit 2 */
 			corrupt |= rc == RUSK_ECORRUPT;
 			X->corrupt |= rc == RUSK_ECORRUPT;
@@ -701,13 +714,21 @@ static void recount(const run *R)
 		/* The state unreachable (or part of it): not judged after a stop signal, as the
 		 * other checks of an interrupted run; a failed check otherwise. */
 		X->waived = drv_stop_signal() != 0 && X->mismatch == 0;
-		snprintf(X->why, sizeof X->why,
-		         "%s: %u of %u partitions could not be read (%s; budget %d s)",
-		         X->waived ? "not done, the run was interrupted"
-		         : corrupt ? "the state is corrupt"
-		                   : "the state was unreachable",
-		         X->parts_failed, np, last[0] ? last : "the budget was spent",
-		         END_BUDGET_MS / 1000);
+		char left[64] = "";
+		if (skipped > 0)
+			snprintf(left, sizeof left, "%s%u not tried: the budget was spent",
+			         unread > 0 ? "; " : "", skipped);
+		/* a long last error cut at the end (the count and the list come first) */
+		int w = snprintf(
+		        X->why, sizeof X->why,
+		        "%s: %u of %u partitions could not be read (%s%s%s%s%s; budget %d s)",
+		        X->waived ? "not done, the run was interrupted"
+		        : corrupt ? "the state is corrupt"
+		                  : "the state was unreachable",
+		        X->parts_failed, np,
+		        unread > 0 ? (unread > 1 ? "partitions " : "partition ") : "", which,
+		        unread > 0 ? ": " : "", last, left, END_BUDGET_MS / 1000);
+		(void)w;
 		return;
 	}
 	if (X->ok)

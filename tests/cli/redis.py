@@ -519,6 +519,43 @@ def cli_redis_run_outage_sigterm():
 
 
 @case
+def cli_redis_run_stopped_part_unread():
+    """SIGTERM to a `rusk run` while one shard is gone (its master and replica killed): the
+    recount, not done, counts and names the partitions of that shard alone as unread, the
+    others read. Before, the first unread partition after the stop counted every later one
+    unread too (all 10 named, with 6 on the dead shard)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        dead = [p for p in range(10) if cl.master_of_partition(p) == victim]
+        assert 0 < len(dead) < 10, dead
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        p = start_proc(["run", "--backend", cl.url] + SHAPE.split() +
+                       ["--rus-per-machine", "16", "--no-init", "--agents", "2", "--rate",
+                        "300", "--duration-s", "8", "--task-ms", "200"])
+        try:
+            time.sleep(2)
+            for port in (victim, replica):
+                subprocess.run([script(), "kill", cl.dir, str(port)], check=True,
+                               timeout=10)
+            time.sleep(1)
+            p.send_signal(signal.SIGTERM)
+            out, rc = finish(p, timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
+        m = re.search(r"not done, the run was interrupted: ([0-9]+) of 10 partitions could "
+                      r"not be read \(partitions? ([0-9, ]+):", out)
+        assert m, "no recount line naming the unread partitions"
+        named = [int(x) for x in m.group(2).split(", ")]
+        assert int(m.group(1)) == len(dead) and named == dead, (m.group(0), dead)
+        match(r"redis recount +%d partitions: held " % (10 - len(dead)), out)
+
+
+@case
 def cli_redis_run_with_agent():
     """rusk run --backend and a separate rusk agent process on one state: both place, the
     run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
