@@ -1168,8 +1168,8 @@ static void auto_reclaim(agent_run *a)
 	a->reclaim_passes += x.passes;
 	a->reclaimed_expired += x.reclaimed;
 	a->reclaimed_runs += x.from_runs;
-	a->reclaim_agents += x.agents;
-	a->reclaim_runs += x.runs;
+	a->reclaim_agents += x.agents_new; /* each dead process once, over the passes */
+	a->reclaim_runs += x.runs_new;
 	if (x.reclaimed > 0)
 		printf("reclaim: released %" PRIu64 " RUs of %u dead agent%s and %u dead run%s "
 		       "(their leases expired)\n",

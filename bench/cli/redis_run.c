@@ -556,8 +556,8 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 		X->reclaim_passes += x.passes;
 		X->reclaimed += x.reclaimed;
 		X->reclaimed_runs += x.from_runs;
-		X->reclaim_agents += x.agents;
-		X->reclaim_runs += x.runs;
+		X->reclaim_agents += x.agents_new; /* each dead process once, over the passes */
+		X->reclaim_runs += x.runs_new;
 	} else {
 		X->reclaim_failed++;
 	}

@@ -125,6 +125,14 @@ struct rusk_redis {
 	 * call (0: always, the default). */
 	uint64_t meta_bad, meta_last;
 	uint32_t meta_quiet_ms, meta_space_ms;
+	/* The dead agents and runs rusk_redis_reclaim_dead_ counted already (out->agents_new,
+	 * runs_new): one whose partitions could not all be read is not forgotten, and every
+	 * later pass finds it dead again; counted once. An agent id's mark goes when a pass
+	 * finds it live (a new process took the id: its death counts anew); run namespaces are
+	 * never reused (the last RUSK_REDIS_RECLAIM_RUNS kept, oldest first out). */
+	uint8_t dead_seen[RUSK_REDIS_AGENTS];
+	uint64_t dead_seen_run[RUSK_REDIS_RECLAIM_RUNS];
+	uint32_t n_dead_seen_run;
 	rusk_redis_stats st;
 	char err[1024];
 };
@@ -2371,6 +2379,30 @@ static int reclaim_lock(rusk_redis *r, const char *token, bool take)
 	return rc;
 }
 
+/* out->agents_new / runs_new: the dead of d (both reads) that r had not counted yet,
+ * marked counted (r->dead_seen). */
+static void count_dead_once(rusk_redis *r, const dead_set *d, uint64_t keep_ns,
+                            rusk_redis_reclaim *out)
+{
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		out->agents_new += d->agent[i] && !r->dead_seen[i];
+		r->dead_seen[i] |= d->agent[i];
+	}
+	for (uint32_t i = 0; i < d->n_runs; i++) {
+		if (d->run[i] == keep_ns)
+			continue;
+		bool seen = false;
+		uint32_t n = r->n_dead_seen_run < RUSK_REDIS_RECLAIM_RUNS ? r->n_dead_seen_run
+		                                                          : RUSK_REDIS_RECLAIM_RUNS;
+		for (uint32_t j = 0; j < n && !seen; j++)
+			seen = r->dead_seen_run[j] == d->run[i];
+		if (seen)
+			continue;
+		out->runs_new++;
+		r->dead_seen_run[r->n_dead_seen_run++ % RUSK_REDIS_RECLAIM_RUNS] = d->run[i];
+	}
+}
+
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out)
 {
@@ -2394,6 +2426,8 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 		d.agent[keep_agent] = 0; /* this process's own id: never taken for dead */
 		d.n_agents--;
 	}
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++)
+		r->dead_seen[i] &= d.agent[i]; /* live (or never seen) now: a death counts anew */
 	if (d.n_agents == 0 && (d.n_runs == 0 || (d.n_runs == 1 && d.run[0] == keep_ns)))
 		return RUSK_OK; /* the usual case: one round trip */
 	rc = reclaim_lock(r, token, true);
@@ -2449,6 +2483,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	out->agents = d.n_agents; /* keep_agent left out at the first read */
 	for (uint32_t i = 0; i < d.n_runs; i++)
 		out->runs += d.run[i] != keep_ns;
+	count_dead_once(r, &d, keep_ns, out);
 	/* 3. Released with the owner and generation read: the script refuses an RU that moved
 	 * on (released, taken again: its generation is higher), so nothing live is touched. */
 	for (uint32_t p = 0; p < np; p++) {

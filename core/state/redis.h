@@ -394,6 +394,11 @@ typedef struct rusk_redis_reclaim {
 	uint64_t from_runs;    /* of them, dead runs' */
 	uint64_t refused;      /* releases the script refused (the RU moved on meanwhile) */
 	uint32_t agents, runs; /* the dead agents and runs whose RUs were released */
+	/* Of them, those this connection had not counted at an earlier pass: a dead process
+	 * whose partitions could not all be read is not forgotten and is found dead at every
+	 * pass until they are; a total of dead processes sums these (each counted once; an
+	 * agent id found live again, a new process, counts anew at its death). */
+	uint32_t agents_new, runs_new;
 	uint32_t parts_failed; /* partitions not read (the dead then not forgotten) */
 	uint32_t passes;       /* 1 when it read the owners (something was dead) */
 	int busy;              /* another process held the reclaim lock: nothing done */

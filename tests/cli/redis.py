@@ -556,6 +556,49 @@ def cli_redis_run_stopped_part_unread():
 
 
 @case
+def cli_redis_reclaim_dead_counted_once():
+    """An agent killed while one shard is gone for good (its master and replica killed,
+    not the {meta} shard's): a live agent's automatic reclaim releases the dead one's RUs it
+    can read at each pass, but cannot forget it (partitions unread), so every pass finds it
+    dead again; the summary counts it once (`1 dead agents`). Before, once per pass (`4
+    dead agents` in 4 passes of an 8 s run with --lease-ms 1500)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        victim = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != meta][0]
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        dead = agent_proc(cl, SHAPE, 0, 2, 60, ["--lease-ms", "1500"])
+        live = None
+        try:
+            wait_lease(cl, 0, dead)
+            live = start_proc(["agent", "--backend", cl.url] + SHAPE.split() +
+                              ["--agents", "2", "--agent-id", "1", "--duration-s", "8",
+                               "--task-ms", "200", "--rate", "200", "--lease-ms", "1500",
+                               "--failover-ms", "2000"])
+            wait_lease(cl, 1, live)
+            time.sleep(1)
+            dead.kill()
+            dead.communicate()
+            for port in (victim, replica):
+                subprocess.run([script(), "kill", cl.dir, str(port)], check=True,
+                               timeout=10)
+            out, rc = finish(live, timeout=120)
+        finally:
+            for p in (dead, live):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        m = re.search(r"reclaim: ([0-9]+) RUs of dead processes released \([0-9]+ of dead "
+                      r"runs; ([0-9]+) dead agents, [0-9]+ dead runs\) in ([0-9]+) passes", out)
+        assert m, "no reclaim line"
+        reclaimed, agents, passes = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        # the case's subject: several passes released the dead agent's RUs
+        assert reclaimed > 0 and passes >= 2, m.group(0)
+        assert agents == 1, "one dead agent counted %d times: %s" % (agents, m.group(0))
+
+
+@case
 def cli_redis_run_with_agent():
     """rusk run --backend and a separate rusk agent process on one state: both place, the
     run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
