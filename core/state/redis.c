@@ -125,6 +125,10 @@ struct rusk_redis {
 	 * call (0: always, the default). */
 	uint64_t meta_bad, meta_last;
 	uint32_t meta_quiet_ms, meta_space_ms;
+	/* meta_bad was set by a gap (meta_seen), not only by the start of the watch
+	 * (rusk_redis_set_reclaim_lease_): a pass held back by the start's window alone is not
+	 * "put off" (out->unsteady), nothing being wrong */
+	bool meta_gap;
 	/* The dead agents and runs rusk_redis_reclaim_dead_ counted already (out->agents_new,
 	 * runs_new): one whose partitions could not all be read is not forgotten, and every
 	 * later pass finds it dead again; counted once. An agent id's mark goes when a pass
@@ -1806,8 +1810,10 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 	uint64_t now = now_ns();
 	bool silent = r->meta_space_ms > 0 && r->meta_last != 0 &&
 	              t0 - r->meta_last > (uint64_t)r->meta_space_ms * 1000000u;
-	if (!ok || now - t0 > (uint64_t)META_SLOW_MS * 1000000u || silent)
+	if (!ok || now - t0 > (uint64_t)META_SLOW_MS * 1000000u || silent) {
 		r->meta_bad = now;
+		r->meta_gap = true;
+	}
 	r->meta_last = now;
 }
 
@@ -2362,6 +2368,7 @@ void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
 	 * half-lease spacing took for a gap at every renewal, so its reclaim never ran. */
 	r->meta_space_ms = lease_ms / 3 * 2;
 	r->meta_bad = now_ns(); /* nothing seen before: a full lease from now */
+	r->meta_gap = false;
 }
 
 /* The reclaim lock (SET NX PX): RUSK_OK taken, RUSK_EBUSY another process holds it. */
@@ -2411,8 +2418,10 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	memset(out, 0, sizeof *out);
 	dead_set d, d2;
 	if (!meta_steady(r)) {
-		out->unsteady =
-		        1; /* an absent lease may be a live process's that could not renew */
+		/* an absent lease may be a live process's that could not renew: put off after a
+		 * gap; in the first window of a fresh watch nothing is wrong, nothing said */
+		out->unsteady = r->meta_gap;
+		out->warming = !r->meta_gap;
 		return RUSK_OK;
 	}
 	int rc = read_dead(r, &d);

@@ -402,8 +402,11 @@ typedef struct rusk_redis_reclaim {
 	uint32_t parts_failed; /* partitions not read (the dead then not forgotten) */
 	uint32_t passes;       /* 1 when it read the owners (something was dead) */
 	int busy;              /* another process held the reclaim lock: nothing done */
-	int unsteady; /* the {meta} shard not steady for a lease: nothing done (set_reclaim_lease)
-	               */
+	int unsteady; /* the {meta} shard not steady for a lease since a gap (a call that failed,
+	               * was slow or came after a silence): nothing done (set_reclaim_lease) */
+	int warming;  /* nothing done, the connection not yet watching the {meta} shard for a
+	               * lease since rusk_redis_set_reclaim_lease_ (a fresh process): not a gap,
+	               * not counted unsteady (before, each such pass read "put off") */
 } rusk_redis_reclaim;
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out);
@@ -418,8 +421,8 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
  * process renews within a third of its lease once the shard answers, so an absence read
  * then is a dead process's. The window starts at this call too (a process that just began
- * has seen nothing). 0 (the default): no such rule (`--recount --reclaim-expired`, by
- * hand). Owner thread.
+ * has seen nothing: out->warming until it ends, not out->unsteady). 0 (the default): no such rule
+ * (`--recount --reclaim-expired`, by hand). Owner thread.
  */
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms);
 

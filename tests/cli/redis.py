@@ -599,6 +599,21 @@ def cli_redis_reclaim_dead_counted_once():
 
 
 @case
+def cli_redis_fresh_not_put_off():
+    """A fresh agent (--lease-ms 1500) on a healthy cluster: its first lease and 1 s reclaim
+    nothing (it has not watched the {meta} shard for a lease yet), and says no pass was put
+    off: nothing was wrong. Before, each pass of that window read "put off (the {meta} shard
+    not answering steadily for a lease)": 4 to 5 of them. A real gap still counts (
+    cli_redis_meta_outage_no_reclaim)."""
+    with Cluster() as cl:
+        r = rusk("agent --backend %s %s --init --duration-s 3 --task-ms 200 --rate 200 "
+                 "--lease-ms 1500" % (cl.url, SHAPE))
+        j = last_json(r.out)
+        assert j["reclaim_unsteady"] == 0, j
+        match(r"in [0-9]+ passes; 0 passes left to another process's reclaim, 0 put off", r.out)
+
+
+@case
 def cli_redis_run_with_agent():
     """rusk run --backend and a separate rusk agent process on one state: both place, the
     run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
