@@ -109,6 +109,15 @@ typedef struct agent_run {
 	 * this agent's task there ends or a sync shows its RUs changed (short_skip). */
 	uint64_t memory_short;
 	uint64_t *short_m; /* [machines]: 0, or SHORT_ON | the signature of its RUs' bits */
+	/* [machines]: 1 where the machine's memory is below --task-mem-mib, so that no task of
+	 * this process could ever run there (a node list's 0-MiB machines): its RUs are never
+	 * claimed (hidden in the view at each sync, short_resync), and n_unfit counts them.
+	 * Before, the first claim there answered RUSKINFEASIBLE and stopped the agent (exit 1)
+	 * although the other machines hold the task; a RUSKINFEASIBLE now means the state's
+	 * machines are not the shape's (their memory cut under the agent): it stops. Both
+	 * NULL with --task-mem-mib 0. */
+	uint8_t *unfit;
+	uint32_t n_unfit;
 	uint64_t held_end; /* placed, in the ledger, not released: an early stop */
 	uint64_t syncs, batches, claims;
 	uint64_t lost, orphans, replaced, regranted;
@@ -298,6 +307,10 @@ static void short_resync(agent_run *a, uint32_t p)
 	if (a->short_m == NULL || rusk_cluster_partition(a->c, p, &pi) != RUSK_OK)
 		return;
 	for (uint32_t m = pi.first_machine; m < pi.first_machine + pi.machines; m++) {
+		if (a->unfit != NULL && a->unfit[m]) {
+			short_sig(a, p, &pi, m, true); /* never claimed */
+			continue;
+		}
 		if (a->short_m[m] == 0)
 			continue;
 		uint64_t sig = SHORT_ON | 1 | (short_sig(a, p, &pi, m, false) >> 1);
@@ -887,6 +900,21 @@ static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err,
 	}
 }
 
+/* A stop signal ended a wait of the start (rusk_state_open_wait_, or a call of open_checks
+ * waiting out an outage): said on one line, why in `why`. Nothing was taken (a lease taken
+ * meanwhile is dropped on the way out). */
+static void start_stopped(const char *why)
+{
+	int sig = drv_stop_signal();
+	fprintf(stderr,
+	        "rusk agent: stopped by %s while waiting for the cluster at the start (%s): "
+	        "nothing taken\n",
+	        sig == SIGINT   ? "SIGINT"
+	        : sig == SIGHUP ? "SIGHUP"
+	                        : "SIGTERM",
+	        why);
+}
+
 /*
  * What comes before the agent touches the state, in this order, so that a refused command
  * writes nothing: --wait against the shards' replicas (as rusk run); the id's lease (not
@@ -1136,8 +1164,8 @@ static void auto_reclaim(agent_run *a)
 	a->reclaim_passes += x.passes;
 	a->reclaimed_expired += x.reclaimed;
 	a->reclaimed_runs += x.from_runs;
-	a->reclaim_agents += x.agents;
-	a->reclaim_runs += x.runs;
+	a->reclaim_agents += x.agents_new; /* each dead process once, over the passes */
+	a->reclaim_runs += x.runs_new;
 	if (x.reclaimed > 0)
 		printf("reclaim: released %" PRIu64 " RUs of %u dead agent%s and %u dead run%s "
 		       "(their leases expired)\n",
@@ -1685,23 +1713,44 @@ int rusk_cmd_agent(int argc, char **argv)
 		}
 	}
 	char err[1024];
-	/* Connect only: the checks below come before anything is written. */
-	rc = rusk_state_open_(url, a.c, RUSK_REDIS_CONNECT, &a.st, err, sizeof err);
+	/* A stop signal from here on: the waits of the start (a seed that does not answer, a
+	 * master down: up to --failover-ms each) end with a line and exit 3, nothing taken, as
+	 * lease_wait's; before, the default action killed the process (exit 143, no output). */
+	drv_signals_install();
+	/* Connect only: the checks below come before anything is written. A seed that does
+	 * not answer in time is an outage, waited out (exit 1 past --failover-ms), not bad
+	 * input (before: exit 2, "Resource temporarily unavailable"). */
+	rc = rusk_state_open_wait_(url, a.c, RUSK_REDIS_CONNECT, (int)o->failover_ms,
+	                           agent_stopping, NULL, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
-		fprintf(stderr, "rusk agent: %s\n", err);
+		if (rc == RUSK_ESTOPPED)
+			start_stopped(err);
+		else
+			fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM : RUSK_EXIT_USAGE;
+		return rc == RUSK_ENOMEM     ? RUSK_EXIT_NOMEM
+		       : rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED
+		       : rc == RUSK_EAGAIN   ? RUSK_EXIT_FAIL
+		                             : RUSK_EXIT_USAGE;
 	}
+	if (a.st.redis != NULL)
+		rusk_redis_set_stop_(a.st.redis, agent_stopping,
+		                     NULL); /* the lease not taken yet */
 	int exit_rc = 0;
 	rc = open_checks(&a, &cc, err, sizeof err);
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past --failover-ms (a failover at the start): exit 1. */
-		bool outage = rc == RUSK_EIO && rusk_redis_outage_(a.st.redis, err, sizeof err);
-		fprintf(stderr, "rusk agent: %s\n", err);
-		exit_rc = rc == RUSK_ENOMEM     ? RUSK_EXIT_NOMEM
-		          : rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED /* lease_wait */
-		          : outage              ? RUSK_EXIT_FAIL
-		                                : RUSK_EXIT_USAGE;
+		bool stopped = rc == RUSK_ESTOPPED || drv_stop_signal() != 0;
+		bool outage = !stopped && rc == RUSK_EIO &&
+		              rusk_redis_outage_(a.st.redis, err, sizeof err);
+		if (stopped && rc != RUSK_ESTOPPED) /* a call that gave up at the signal */
+			start_stopped(err);
+		else
+			fprintf(stderr, "rusk agent: %s\n", err);
+		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
+		          : stopped         ? RUSK_EXIT_INTERRUPTED /* lease_wait, an outage */
+		          : outage          ? RUSK_EXIT_FAIL
+		                            : RUSK_EXIT_USAGE;
 		goto out;
 	}
 	if (o->init_only) {
@@ -1738,9 +1787,18 @@ int rusk_cmd_agent(int argc, char **argv)
 		a.words[p] = calloc(a.n_words[p] ? a.n_words[p] : 1, sizeof(uint64_t));
 		oom = a.words[p] == NULL;
 	}
-	/* NULL (out of memory): no machine skipped for memory, the claims refused instead. */
-	a.short_m =
-	        o->task_mem > 0 ? calloc(rusk_cluster_machines(a.c) + 1, sizeof(uint64_t)) : NULL;
+	/* Without them (out of memory) a claim on a machine too small would stop the agent. */
+	if (o->task_mem > 0) {
+		a.short_m = calloc(rusk_cluster_machines(a.c) + 1, sizeof(uint64_t));
+		a.unfit = calloc(rusk_cluster_machines(a.c) + 1, 1);
+		oom |= a.short_m == NULL || a.unfit == NULL;
+	}
+	for (uint32_t m = 0; !oom && a.unfit != NULL && m < rusk_cluster_machines(a.c); m++) {
+		rusk_machine_info mi;
+		rusk_cluster_machine(a.c, m, &mi);
+		a.unfit[m] = mi.mem_mib < o->task_mem;
+		a.n_unfit += a.unfit[m];
+	}
 	/* From here a stop signal ends the loop as --duration-s would (the design note). */
 	drv_signals_install();
 	if (a.st.redis != NULL)
@@ -1825,6 +1883,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	       " ms, batch %u%s\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, a.np, sync_name(policy), o->gap_ms,
 	       o->batch, o->wait ? ", WAIT" : "");
+	if (a.n_unfit > 0)
+		printf("--task-mem-mib %u: %u of the %u machines have less memory and can never "
+		       "hold a task: their RUs are never claimed\n",
+		       o->task_mem, a.n_unfit, rusk_cluster_machines(a.c));
 	printf("placed %" PRIu64 " tasks in %.2f s: %.0f tasks/s; conflicts %" PRIu64
 	       " (%.2f%% of claims), refused for memory %" PRIu64
 	       " (%.2f%%), claims whose answer was lost %" PRIu64 "; of the placed: "
@@ -1909,9 +1971,9 @@ int rusk_cmd_agent(int argc, char **argv)
 		       a.reclaim_passes, a.reclaim_busy, a.reclaim_unsteady);
 	printf("{\"agent\":%u,\"agents\":%u,\"backend\":\"%s\",\"batch\":%u,\"placed\":%" PRIu64
 	       ",\"tasks_per_s\":%.1f,\"conflicts\":%" PRIu64 ",\"memory_short\":%" PRIu64
-	       ",\"claims\":%" PRIu64 ",\"released\":%" PRIu64 ",\"refused\":%" PRIu64
-	       ",\"claims_unknown\":%" PRIu64 ",\"releases_unknown\":%" PRIu64
-	       ",\"held_end\":%" PRIu64
+	       ",\"machines_unfit\":%u,\"claims\":%" PRIu64 ",\"released\":%" PRIu64
+	       ",\"refused\":%" PRIu64 ",\"claims_unknown\":%" PRIu64
+	       ",\"releases_unknown\":%" PRIu64 ",\"held_end\":%" PRIu64
 	       ",\"rtt_p50_ms\":%.4f,\"rtt_p99_ms\":%.4f,\"batches\":%" PRIu64
 	       ",\"staleness_ms\":%.3f,\"reconnects\":%" PRIu64 ",\"outage_s\":%.3f"
 	       ",\"max_gap_s\":%.3f,\"lost\":%" PRIu64 ",\"replaced\":%" PRIu64
@@ -1928,9 +1990,9 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"releases_deferred\":%" PRIu64 ",\"placed_per_s\":[%s]"
 	       ",\"interrupted\":%s,\"stopped\":\"%s\"}\n",
 	       o->agent_id, o->agents, a.st.bk.ops->name, o->batch, a.placed,
-	       (double)a.placed / elapsed, a.conflicts, a.memory_short, a.claims, a.released,
-	       a.rejected, a.claims_unknown, a.releases_unknown, a.held_end, p50, p99, a.batches,
-	       a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
+	       (double)a.placed / elapsed, a.conflicts, a.memory_short, a.n_unfit, a.claims,
+	       a.released, a.rejected, a.claims_unknown, a.releases_unknown, a.held_end, p50, p99,
+	       a.batches, a.claims ? a.stale_sum_ms / (double)a.claims : 0, s.reconnects,
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, a.kept,
@@ -1950,6 +2012,7 @@ out:
 		free(a.words[p]);
 	free(a.words);
 	free(a.short_m);
+	free(a.unfit);
 	free(a.n_words);
 	free(a.synced_ns);
 	free(a.sp);

@@ -50,6 +50,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,7 +69,7 @@ struct drv_redis {
 	uint32_t parts_failed;
 	bool waived;  /* the recount not done: interrupted during an outage (drv_redis_ok) */
 	bool corrupt; /* a call answered RUSK_ECORRUPT: the run stopped at it (redis_second) */
-	char why[512];
+	char why[768];
 	rusk_remote_stats st;
 	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
 	uint32_t *l_rus, *l_gens;
@@ -222,7 +223,12 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * a refused run writes nothing. --wait N for more replicas than a shard has (every
 	 * WAIT there would wait out --wait-ms), and an init under live `rusk agent`s or runs
 	 * (their RUs would vanish under them; --force-init overrides) are bad input. */
-	int rc = rusk_state_open_(X->url, R->c, RUSK_REDIS_CONNECT, &X->main, err, sizeof err);
+	/* A seed that does not answer in time is an outage, waited out up to the failover
+	 * bound (state/redis.h's 30 s), then exit 1; a stop signal ends the wait (exit 3). */
+	int rc = rusk_state_open_wait_(X->url, R->c, RUSK_REDIS_CONNECT, 30000, redis_stopping,
+	                               NULL, &X->main, err, sizeof err);
+	if (rc == RUSK_OK) /* the checks' calls wait out an outage: a stop ends them too */
+		rusk_redis_set_stop_(X->main.redis, redis_stopping, NULL);
 	if (rc == RUSK_OK)
 		rc = rusk_state_check_wait_(&X->main, X->spec, cfg->wait, err, sizeof err);
 	if (rc == RUSK_OK && !cfg->no_init && !cfg->force_init)
@@ -245,12 +251,24 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past the failover bound (a failover at the start): an
 		 * outage, exit 1; what the cluster answered (or no seed at all): bad input. */
-		bool outage = rc == RUSK_EIO &&
+		int sig = drv_stop_signal();
+		bool outage = sig == 0 && rc == RUSK_EIO &&
 		              rusk_redis_outage_(X->main.redis, err, sizeof err); /* NULL: 0 */
-		fprintf(stderr, "rusk: %s\n", err);
-		return rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM
-		       : outage          ? RUSK_EXIT_FAIL
-		                         : RUSK_EXIT_USAGE;
+		if (sig != 0 || rc == RUSK_ESTOPPED)
+			fprintf(stderr,
+			        "rusk: stopped by %s while waiting for the cluster at the start "
+			        "(%s): "
+			        "nothing taken\n",
+			        sig == SIGINT   ? "SIGINT"
+			        : sig == SIGHUP ? "SIGHUP"
+			                        : "SIGTERM",
+			        err);
+		else
+			fprintf(stderr, "rusk: %s\n", err);
+		return rc == RUSK_ENOMEM                 ? RUSK_EXIT_NOMEM
+		       : sig != 0 || rc == RUSK_ESTOPPED ? RUSK_EXIT_INTERRUPTED
+		       : outage || rc == RUSK_EAGAIN     ? RUSK_EXIT_FAIL
+		                                         : RUSK_EXIT_USAGE;
 	}
 	/* --wait: every connection's commit and release pipelines end with WAIT (the main
 	 * one's too: the ledger's releases) */
@@ -548,8 +566,8 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 		X->reclaim_passes += x.passes;
 		X->reclaimed += x.reclaimed;
 		X->reclaimed_runs += x.from_runs;
-		X->reclaim_agents += x.agents;
-		X->reclaim_runs += x.runs;
+		X->reclaim_agents += x.agents_new; /* each dead process once, over the passes */
+		X->reclaim_runs += x.runs_new;
 	} else {
 		X->reclaim_failed++;
 	}
@@ -659,13 +677,21 @@ static void recount(const run *R)
 		free(owners);
 		return;
 	}
-	char last[256] = "";
+	char last[256] = "", which[128] = "";
+	size_t wu = 0;
+	uint32_t unread = 0, skipped = 0;
 	bool corrupt = false;
 	for (uint32_t p = 0; p < np; p++) {
 		rusk_bk_count k;
 		size_t n = 0;
-		if (pass_over(deadline, X->parts_failed > 0)) {
-			X->parts_failed++; /* not read within the budget */
+		/* Every partition is tried until the budget is spent, also after a stop signal
+		 * and a failed one: a call then gives up at its first failed attempt (and a node
+		 * that failed since the stop is not tried again), so the partitions of the shards
+		 * that answer are read. Before, the first failure after a stop counted every
+		 * later partition unread: 10 of 10 named with 6 on the dead shard. */
+		if (clock_ns() >= deadline) {
+			X->parts_failed++;
+			skipped++; /* not read within the budget */
 			continue;
 		}
 		int rc = X->main.bk.ops->recount(X->main.bk.self, p, &k);
@@ -673,6 +699,11 @@ static void recount(const run *R)
 			rc = rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n);
 		if (rc != RUSK_OK) {
 			X->parts_failed++;
+			if (wu < sizeof which)
+				wu += (size_t)snprintf(which + wu, sizeof which - wu, "%s%u",
+				                       unread++ ? ", " : "", p);
+			else
+				unread++;
 			/* A key of another type (named by the message): not an outage, exit 2 */
 			corrupt |= rc == RUSK_ECORRUPT;
 			X->corrupt |= rc == RUSK_ECORRUPT;
@@ -698,13 +729,21 @@ static void recount(const run *R)
 		/* The state unreachable (or part of it): not judged after a stop signal, as the
 		 * other checks of an interrupted run; a failed check otherwise. */
 		X->waived = drv_stop_signal() != 0 && X->mismatch == 0;
-		snprintf(X->why, sizeof X->why,
-		         "%s: %u of %u partitions could not be read (%s; budget %d s)",
-		         X->waived ? "not done, the run was interrupted"
-		         : corrupt ? "the state is corrupt"
-		                   : "the state was unreachable",
-		         X->parts_failed, np, last[0] ? last : "the budget was spent",
-		         END_BUDGET_MS / 1000);
+		char left[64] = "";
+		if (skipped > 0)
+			snprintf(left, sizeof left, "%s%u not tried: the budget was spent",
+			         unread > 0 ? "; " : "", skipped);
+		/* a long last error cut at the end (the count and the list come first) */
+		int w = snprintf(
+		        X->why, sizeof X->why,
+		        "%s: %u of %u partitions could not be read (%s%s%s%s%s; budget %d s)",
+		        X->waived ? "not done, the run was interrupted"
+		        : corrupt ? "the state is corrupt"
+		                  : "the state was unreachable",
+		        X->parts_failed, np,
+		        unread > 0 ? (unread > 1 ? "partitions " : "partition ") : "", which,
+		        unread > 0 ? ": " : "", last, left, END_BUDGET_MS / 1000);
+		(void)w;
 		return;
 	}
 	if (X->ok)

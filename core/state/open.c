@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "state/open.h"
@@ -169,6 +170,44 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 	return rusk_errf(err, errlen, RUSK_EINVAL,
 	                 "--backend '%s' is neither 'memory' nor redis://HOST:PORT[,HOST:PORT...]",
 	                 shown);
+}
+
+int rusk_state_open_wait_(const char *spec, rusk_cluster *c, int init, int failover_ms,
+                          int (*stop)(void *), void *stop_arg, rusk_state *out, char *err,
+                          size_t errlen)
+{
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int rc = rusk_state_open_(spec, c, init, out, err, errlen);
+		if (rc != RUSK_EAGAIN)
+			return rc;
+		/* No seed answered in time: wait, 100 ms slices, a stop heard in each. */
+		for (int k = 0;; k++) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double s = (double)(now.tv_sec - t0.tv_sec) +
+			           (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+			if (stop != NULL && stop(stop_arg)) {
+				size_t u = err != NULL ? strnlen(err, errlen) : errlen;
+				if (u + 1 < errlen)
+					snprintf(err + u, errlen - u,
+					         " (stopped after %.1f s of waiting for a seed to "
+					         "answer)",
+					         s);
+				return RUSK_ESTOPPED;
+			}
+			if (s * 1e3 >= (double)failover_ms) {
+#ifdef RUSK_HAVE_REDIS
+				rusk_redis_outage_say_(s, err, errlen);
+#endif
+				return RUSK_EAGAIN;
+			}
+			if (k == 1)
+				break; /* 100 ms after the failed try: once more */
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL); /* a signal returns it at once */
+		}
+	}
 }
 
 int rusk_state_check_wait_(rusk_state *s, const char *spec, uint32_t wait, char *err, size_t errlen)

@@ -32,6 +32,18 @@ typedef struct rusk_state {
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen);
 void rusk_state_close_(rusk_state *s);
+/*
+ * rusk_state_open_wait_: rusk_state_open_, tried again while it answers RUSK_EAGAIN (no seed
+ * of spec answered in time: paused, overloaded, failing over) for up to failover_ms from
+ * the first try, 100 ms apart; stop (non-NULL, called with stop_arg between tries and
+ * every 100 ms) ends the wait. RUSK_OK; RUSK_EAGAIN past failover_ms, with the last
+ * error and rusk_redis_outage_say_'s words in err (an outage, not bad input); RUSK_ESTOPPED
+ * when stop said so (err says the stop came while no seed answered); else
+ * rusk_state_open_'s code and message. Any thread.
+ */
+int rusk_state_open_wait_(const char *spec, rusk_cluster *c, int init, int failover_ms,
+                          int (*stop)(void *), void *stop_arg, rusk_state *out, char *err,
+                          size_t errlen);
 /* Options of every connection an attached remote opens (rusk_state_attach_). */
 typedef struct rusk_state_opts {
 	int wait_replicas;   /* > 0: WAIT for that many replicas after each commit or release

@@ -24,6 +24,7 @@
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
  */
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -92,6 +93,10 @@ struct rusk_redis {
 	 * lost by the cluster, not a state never written (rusk_redis_outage_: exit 1) */
 	bool state_lost;
 	char auth_err[1024];
+	/* A node connected to but silent past its timeout, or whose connect timed out (a
+	 * paused or overloaded server, not a wrong address): set by timed_out, read by
+	 * rusk_redis_open_ when no seed gave the map (RUSK_EAGAIN: an outage, not bad input) */
+	bool timed_out;
 	node nodes[MAX_NODES];
 	int n_nodes;
 	int16_t slot_node[RUSK_REDIS_SLOTS];
@@ -123,6 +128,18 @@ struct rusk_redis {
 	 * call (0: always, the default). */
 	uint64_t meta_bad, meta_last;
 	uint32_t meta_quiet_ms, meta_space_ms;
+	/* meta_bad was set by a gap (meta_seen), not only by the start of the watch
+	 * (rusk_redis_set_reclaim_lease_): a pass held back by the start's window alone is not
+	 * "put off" (out->unsteady), nothing being wrong */
+	bool meta_gap;
+	/* The dead agents and runs rusk_redis_reclaim_dead_ counted already (out->agents_new,
+	 * runs_new): one whose partitions could not all be read is not forgotten, and every
+	 * later pass finds it dead again; counted once. An agent id's mark goes when a pass
+	 * finds it live (a new process took the id: its death counts anew); run namespaces are
+	 * never reused (the last RUSK_REDIS_RECLAIM_RUNS kept, oldest first out). */
+	uint8_t dead_seen[RUSK_REDIS_AGENTS];
+	uint64_t dead_seen_run[RUSK_REDIS_RECLAIM_RUNS];
+	uint32_t n_dead_seen_run;
 	rusk_redis_stats st;
 	char err[1024];
 };
@@ -234,6 +251,19 @@ static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
 
 /* Connects node i if needed; NULL and r->err on failure. Once stopping, a node that failed
  * since is not tried again, and the connections' read timeouts are cut short. */
+/* Whether c's error is a timeout (hiredis 0.14 names it only by its errno's text: a read
+ * past the connection's SO_RCVTIMEO, EAGAIN; a connect past its bound, ETIMEDOUT): noted
+ * in r->timed_out. "Connection refused" and the like are not: nothing listens there. */
+static bool timed_out(rusk_redis *r, const redisContext *c)
+{
+	bool t = c != NULL && c->err == REDIS_ERR_IO &&
+	         (strcmp(c->errstr, strerror(EAGAIN)) == 0 ||
+	          strcmp(c->errstr, strerror(EWOULDBLOCK)) == 0 ||
+	          strcmp(c->errstr, strerror(ETIMEDOUT)) == 0);
+	r->timed_out |= t;
+	return t;
+}
+
 static redisContext *node_ctx(rusk_redis *r, int i)
 {
 	node *n = &r->nodes[i];
@@ -253,6 +283,7 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 	struct timeval tv = {0, 500000};
 	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (c == NULL || c->err) {
+		timed_out(r, c);
 		set_err(r, RUSK_EIO, "cannot connect to %s:%d (%s)", n->host, n->port,
 		        c ? c->errstr : "out of memory");
 		if (c != NULL)
@@ -268,10 +299,11 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		redisReply *a = r->user[0] != '\0' ? redisCommand(c, "AUTH %s %s", r->user, r->pass)
 		                                   : redisCommand(c, "AUTH %s", r->pass);
 		if (a == NULL || a->type == REDIS_REPLY_ERROR) {
-			if (a == NULL)
+			if (a == NULL) {
+				timed_out(r, c);
 				set_err(r, RUSK_EIO, "%s:%d: AUTH: %s", n->host, n->port,
 				        c->errstr);
-			else {
+			} else {
 				r->auth_failed = true;
 				set_err(r, RUSK_EPARSE,
 				        "%s:%d refused the password of --backend (%s): "
@@ -315,6 +347,7 @@ static int map_from(rusk_redis *r, int i)
 		return r->auth_failed ? RUSK_EPARSE : RUSK_EIO;
 	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
 	if (rep == NULL) {
+		timed_out(r, c);
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
 		node_lost(r, i);
 		return RUSK_EIO;
@@ -1786,8 +1819,10 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 	uint64_t now = now_ns();
 	bool silent = r->meta_space_ms > 0 && r->meta_last != 0 &&
 	              t0 - r->meta_last > (uint64_t)r->meta_space_ms * 1000000u;
-	if (!ok || now - t0 > (uint64_t)META_SLOW_MS * 1000000u || silent)
+	if (!ok || now - t0 > (uint64_t)META_SLOW_MS * 1000000u || silent) {
 		r->meta_bad = now;
+		r->meta_gap = true;
+	}
 	r->meta_last = now;
 }
 
@@ -2342,6 +2377,7 @@ void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
 	 * half-lease spacing took for a gap at every renewal, so its reclaim never ran. */
 	r->meta_space_ms = lease_ms / 3 * 2;
 	r->meta_bad = now_ns(); /* nothing seen before: a full lease from now */
+	r->meta_gap = false;
 }
 
 /* The reclaim lock (SET NX PX): RUSK_OK taken, RUSK_EBUSY another process holds it. */
@@ -2359,6 +2395,30 @@ static int reclaim_lock(rusk_redis *r, const char *token, bool take)
 	return rc;
 }
 
+/* out->agents_new / runs_new: the dead of d (both reads) that r had not counted yet,
+ * marked counted (r->dead_seen). */
+static void count_dead_once(rusk_redis *r, const dead_set *d, uint64_t keep_ns,
+                            rusk_redis_reclaim *out)
+{
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		out->agents_new += d->agent[i] && !r->dead_seen[i];
+		r->dead_seen[i] |= d->agent[i];
+	}
+	for (uint32_t i = 0; i < d->n_runs; i++) {
+		if (d->run[i] == keep_ns)
+			continue;
+		bool seen = false;
+		uint32_t n = r->n_dead_seen_run < RUSK_REDIS_RECLAIM_RUNS ? r->n_dead_seen_run
+		                                                          : RUSK_REDIS_RECLAIM_RUNS;
+		for (uint32_t j = 0; j < n && !seen; j++)
+			seen = r->dead_seen_run[j] == d->run[i];
+		if (seen)
+			continue;
+		out->runs_new++;
+		r->dead_seen_run[r->n_dead_seen_run++ % RUSK_REDIS_RECLAIM_RUNS] = d->run[i];
+	}
+}
+
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out)
 {
@@ -2367,8 +2427,10 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	memset(out, 0, sizeof *out);
 	dead_set d, d2;
 	if (!meta_steady(r)) {
-		out->unsteady =
-		        1; /* an absent lease may be a live process's that could not renew */
+		/* an absent lease may be a live process's that could not renew: put off after a
+		 * gap; in the first window of a fresh watch nothing is wrong, nothing said */
+		out->unsteady = r->meta_gap;
+		out->warming = !r->meta_gap;
 		return RUSK_OK;
 	}
 	int rc = read_dead(r, &d);
@@ -2382,6 +2444,8 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 		d.agent[keep_agent] = 0; /* this process's own id: never taken for dead */
 		d.n_agents--;
 	}
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++)
+		r->dead_seen[i] &= d.agent[i]; /* live (or never seen) now: a death counts anew */
 	if (d.n_agents == 0 && (d.n_runs == 0 || (d.n_runs == 1 && d.run[0] == keep_ns)))
 		return RUSK_OK; /* the usual case: one round trip */
 	rc = reclaim_lock(r, token, true);
@@ -2437,6 +2501,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	out->agents = d.n_agents; /* keep_agent left out at the first read */
 	for (uint32_t i = 0; i < d.n_runs; i++)
 		out->runs += d.run[i] != keep_ns;
+	count_dead_once(r, &d, keep_ns, out);
 	/* 3. Released with the owner and generation read: the script refuses an RU that moved
 	 * on (released, taken again: its generation is higher), so nothing live is touched. */
 	for (uint32_t p = 0; p < np; p++) {
@@ -3000,11 +3065,19 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	/* The first seed that answers CLUSTER SLOTS gives the map. */
 	rc = RUSK_EIO;
 	int k0 = 0;
+	r->timed_out = false;
 	for (; k0 < r->n_seeds; k0++) {
 		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
 		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
 			break;
+	}
+	if (rc == RUSK_EIO && r->timed_out) {
+		/* No seed gave the map and one at least timed out (paused, overloaded): an
+		 * outage, the caller's to wait out (rusk_state_open_wait_). Before, exit 2 as
+		 * bad input: "127.0.0.1:P: Resource temporarily unavailable". */
+		rc = rusk_errf(err, errlen, RUSK_EAGAIN, "--backend %s: %s", r->url, r->err);
+		goto fail;
 	}
 	if (rc == RUSK_OK)
 		rc = check_seeds(r, k0);
@@ -3172,19 +3245,24 @@ const char *rusk_redis_auth_failed_(const rusk_redis *r)
 	return r != NULL && r->auth_failed ? r->auth_err : NULL;
 }
 
-int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+void rusk_redis_outage_say_(double secs, char *err, size_t errlen)
 {
-	if (r != NULL && r->state_lost)
-		return 1; /* its message says what was lost (missing_part) */
-	if (r == NULL || r->outage_t0 == 0)
-		return 0;
 	size_t u = err != NULL ? strnlen(err, errlen) : errlen;
 	if (u + 1 < errlen)
 		snprintf(err + u, errlen - u,
 		         " (the cluster did not answer for %.1f s: unreachable or failing over, "
 		         "a master down and its replica not promoted yet? An outage, not bad "
 		         "input: start again once every slot is served)",
-		         (double)(now_ns() - r->outage_t0) / 1e9);
+		         secs);
+}
+
+int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
+{
+	if (r != NULL && r->state_lost)
+		return 1; /* its message says what was lost (missing_part) */
+	if (r == NULL || r->outage_t0 == 0)
+		return 0;
+	rusk_redis_outage_say_((double)(now_ns() - r->outage_t0) / 1e9, err, errlen);
 	return 1;
 }
 

@@ -130,8 +130,11 @@ enum {
  * state of every partition (replacing any rusk state there), checks that each partition's
  * state is there and has the shape (rusk_redis_state_check_), or leaves the state alone.
  * Returns RUSK_OK and *out, or RUSK_EINVAL (bad URL or shape), RUSK_ESHAPE (the state is
- * of another shape), RUSK_EIO (no seed answers; not a cluster; seeds of two clusters;
- * slots missing; state absent) with a one-line message naming the address or key in err;
+ * of another shape), RUSK_EAGAIN (no seed gave the map and one at least timed out: it
+ * accepted the connection and did not answer, or the connect timed out -- a paused or
+ * failing node, an outage the caller may wait out: rusk_state_open_wait_), RUSK_EIO (no
+ * seed answers otherwise, e.g. nothing listens there; not a cluster; seeds of two
+ * clusters; slots missing; state absent) with a one-line message naming the address or key in err;
  * nothing is written on failure before the checks pass. Any thread; the caller owns *out
  * (rusk_redis_close_).
  */
@@ -201,6 +204,9 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
  */
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
+/* rusk_redis_outage_say_: appends rusk_redis_outage_'s words for an outage of secs seconds
+ * to err (as far as it fits). Pure. */
+void rusk_redis_outage_say_(double secs, char *err, size_t errlen);
 
 /* rusk_redis_set_failover_ms_: how long r waits out an outage (a slot unserved, its node
  * unreachable, CLUSTERDOWN) before calls fail with RUSK_EIO (default 30000), counted from
@@ -393,11 +399,19 @@ typedef struct rusk_redis_reclaim {
 	uint64_t from_runs;    /* of them, dead runs' */
 	uint64_t refused;      /* releases the script refused (the RU moved on meanwhile) */
 	uint32_t agents, runs; /* the dead agents and runs whose RUs were released */
+	/* Of them, those this connection had not counted at an earlier pass: a dead process
+	 * whose partitions could not all be read is not forgotten and is found dead at every
+	 * pass until they are; a total of dead processes sums these (each counted once; an
+	 * agent id found live again, a new process, counts anew at its death). */
+	uint32_t agents_new, runs_new;
 	uint32_t parts_failed; /* partitions not read (the dead then not forgotten) */
 	uint32_t passes;       /* 1 when it read the owners (something was dead) */
 	int busy;              /* another process held the reclaim lock: nothing done */
-	int unsteady; /* the {meta} shard not steady for a lease: nothing done (set_reclaim_lease)
-	               */
+	int unsteady; /* the {meta} shard not steady for a lease since a gap (a call that failed,
+	               * was slow or came after a silence): nothing done (set_reclaim_lease) */
+	int warming;  /* nothing done, the connection not yet watching the {meta} shard for a
+	               * lease since rusk_redis_set_reclaim_lease_ (a fresh process): not a gap,
+	               * not counted unsteady (before, each such pass read "put off") */
 } rusk_redis_reclaim;
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out);
@@ -412,8 +426,8 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
  * process renews within a third of its lease once the shard answers, so an absence read
  * then is a dead process's. The window starts at this call too (a process that just began
- * has seen nothing). 0 (the default): no such rule (`--recount --reclaim-expired`, by
- * hand). Owner thread.
+ * has seen nothing: out->warming until it ends, not out->unsteady). 0 (the default): no such rule
+ * (`--recount --reclaim-expired`, by hand). Owner thread.
  */
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms);
 

@@ -528,6 +528,101 @@ def cli_redis_run_outage_sigterm():
 
 
 @case
+def cli_redis_run_stopped_part_unread():
+    """SIGTERM to a `rusk run` while one shard is gone (its master and replica killed): the
+    recount, not done, counts and names the partitions of that shard alone as unread, the
+    others read. Before, the first unread partition after the stop counted every later one
+    unread too (all 10 named, with 6 on the dead shard)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        dead = [p for p in range(10) if cl.master_of_partition(p) == victim]
+        assert 0 < len(dead) < 10, dead
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        p = start_proc(["run", "--backend", cl.url] + SHAPE.split() +
+                       ["--rus-per-machine", "16", "--no-init", "--agents", "2", "--rate",
+                        "300", "--duration-s", "8", "--task-ms", "200"])
+        try:
+            time.sleep(2)
+            for port in (victim, replica):
+                subprocess.run([script(), "kill", cl.dir, str(port)], check=True,
+                               timeout=10)
+            time.sleep(1)
+            p.send_signal(signal.SIGTERM)
+            out, rc = finish(p, timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        assert rc == 3, "exit %d, not 3 (interrupted)" % rc
+        m = re.search(r"not done, the run was interrupted: ([0-9]+) of 10 partitions could "
+                      r"not be read \(partitions? ([0-9, ]+):", out)
+        assert m, "no recount line naming the unread partitions"
+        named = [int(x) for x in m.group(2).split(", ")]
+        assert int(m.group(1)) == len(dead) and named == dead, (m.group(0), dead)
+        match(r"redis recount +%d partitions: held " % (10 - len(dead)), out)
+
+
+@case
+def cli_redis_reclaim_dead_counted_once():
+    """An agent killed while one shard is gone for good (its master and replica killed,
+    not the {meta} shard's): a live agent's automatic reclaim releases the dead one's RUs it
+    can read at each pass, but cannot forget it (partitions unread), so every pass finds it
+    dead again; the summary counts it once (`1 dead agents`). Before, once per pass (`4
+    dead agents` in 4 passes of an 8 s run with --lease-ms 1500)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        victim = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != meta][0]
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        dead = agent_proc(cl, SHAPE, 0, 2, 60, ["--lease-ms", "1500"])
+        live = None
+        try:
+            wait_lease(cl, 0, dead)
+            live = start_proc(["agent", "--backend", cl.url] + SHAPE.split() +
+                              ["--agents", "2", "--agent-id", "1", "--duration-s", "8",
+                               "--task-ms", "200", "--rate", "200", "--lease-ms", "1500",
+                               "--failover-ms", "2000"])
+            wait_lease(cl, 1, live)
+            time.sleep(1)
+            dead.kill()
+            dead.communicate()
+            for port in (victim, replica):
+                subprocess.run([script(), "kill", cl.dir, str(port)], check=True,
+                               timeout=10)
+            out, rc = finish(live, timeout=120)
+        finally:
+            for p in (dead, live):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        m = re.search(r"reclaim: ([0-9]+) RUs of dead processes released \([0-9]+ of dead "
+                      r"runs; ([0-9]+) dead agents, [0-9]+ dead runs\) in ([0-9]+) passes", out)
+        assert m, "no reclaim line"
+        reclaimed, agents, passes = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        # the case's subject: several passes released the dead agent's RUs
+        assert reclaimed > 0 and passes >= 2, m.group(0)
+        assert agents == 1, "one dead agent counted %d times: %s" % (agents, m.group(0))
+
+
+@case
+def cli_redis_fresh_not_put_off():
+    """A fresh agent (--lease-ms 1500) on a healthy cluster: its first lease and 1 s reclaim
+    nothing (it has not watched the {meta} shard for a lease yet), and says no pass was put
+    off: nothing was wrong. Before, each pass of that window read "put off (the {meta} shard
+    not answering steadily for a lease)": 4 to 5 of them. A real gap still counts (
+    cli_redis_meta_outage_no_reclaim)."""
+    with Cluster() as cl:
+        r = rusk("agent --backend %s %s --init --duration-s 3 --task-ms 200 --rate 200 "
+                 "--lease-ms 1500" % (cl.url, SHAPE))
+        j = last_json(r.out)
+        assert j["reclaim_unsteady"] == 0, j
+        match(r"in [0-9]+ passes; 0 passes left to another process's reclaim, 0 put off", r.out)
+
+
+@case
 def cli_redis_run_with_agent():
     """rusk run --backend and a separate rusk agent process on one state: both place, the
     run's conflicts include RUs the agent took, and the recount finds nothing held twice."""
@@ -1573,6 +1668,37 @@ def cli_redis_agent_memory_short():
         r = rusk("agent --backend %s --init %s" % (cl.url, args))
         match(r"conflicts 0 \(0\.00% of claims\), refused for memory [1-9][0-9]* ", r.out)
         check(last_json(r.out))
+
+
+@case
+def cli_redis_agent_mem_unfit():
+    """A node list whose every other machine has 0 MiB, tasks of 1,000 MiB: the 0-MiB
+    machines can never hold a task, the others can. The agent never claims the former (its
+    JSON's machines_unfit, 200, and a line saying so) and places on the latter for the whole
+    --duration-s, exit 0. Before: the first claim on a 0-MiB machine answered RUSKINFEASIBLE
+    and stopped the agent ("a commit failed with task larger than the cluster could ever
+    hold", "stopped":"error", exit 1), --backend memory as well as Redis."""
+    def check(r):
+        match(r"--task-mem-mib 1000: 200 of the 400 machines have less memory and can never "
+              r"hold a task: their RUs are never claimed", r.out)
+        j = last_json(r.out)
+        assert j["stopped"] == "duration" and j["machines_unfit"] == 200, j
+        assert j["claims"] == (j["placed"] + j["conflicts"] + j["memory_short"] +
+                               j["claims_unknown"]), j
+        assert j["placed"] > 100 and j["memory_short"] == 0, j
+        check_placed(j)
+    with Cluster() as cl:
+        nl = os.path.join(cl.dir, "nl0.csv")
+        with open(nl, "w") as f:
+            f.write("sn,cpu_milli,memory_mib,gpu,model\n")
+            for i in range(400):
+                f.write("n%d,8000,%d,0,\n" % (i, 0 if i % 2 else 16000))
+        args = "--cluster %s --partitions 2 --task-mem-mib 1000 --duration-s 1" % nl
+        check(rusk("agent --backend memory " + args))
+        check(rusk("agent --backend %s --init %s" % (cl.url, args)))
+        match(r"held 0, free 3200, mismatch 0",
+              rusk("agent --backend %s --cluster %s --partitions 2 --recount" %
+                   (cl.url, nl)).out)
 
 
 @case
@@ -2718,6 +2844,95 @@ def start_in_failover_once(cl):
              ["--duration-s", "1", "--failover-ms", "1500"], status=1)
     match(r"the cluster did not answer for [0-9.]+ s: unreachable or failing over", r.out)
     return None
+
+
+def start_proc(argv):
+    """rusk argv started now (stdout and stderr together)."""
+    return subprocess.Popen([ARGS.rusk] + argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def stop_at_start(argv, wait_s):
+    """rusk argv, sent SIGTERM after wait_s s: it must stop at once with a line saying so,
+    exit 3 (as at a signal anywhere else); its output."""
+    p = start_proc(argv)
+    time.sleep(wait_s)
+    assert p.poll() is None, "rusk %s ended before the signal" % argv[0]
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, rc = finish(p, timeout=60)
+    took = time.monotonic() - t0
+    assert rc == 3, "rusk %s exited %d at a SIGTERM while waiting (3 expected)" % (argv[0], rc)
+    match(r"stopped by SIGTERM while waiting for the cluster at the start \(.*\): nothing "
+          r"taken", out)
+    assert took < 15, "rusk %s took %.1f s to stop" % (argv[0], took)
+    return out
+
+
+@case
+def cli_redis_seed_paused():
+    """The only seed of --backend paused (SIGSTOP: it accepts connections, answers nothing):
+    an outage, not bad input. An agent waits --failover-ms for it, then exits 1 saying the
+    cluster did not answer ("unreachable or failing over"), as a start in a failover does;
+    one whose seed resumes meanwhile goes on and places tasks, exit 0; a SIGTERM during the
+    wait stops an agent or a `rusk run` at once, exit 3 with a line saying so. Before: exit
+    2 after 2 s, "127.0.0.1:P: Resource temporarily unavailable", read as bad input. A
+    seed nothing listens at stays bad input (exit 2: cannot connect ... refused)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        # a replica: pausing it fails nothing over (a master paused past the node timeout
+        # would be)
+        seed = int(subprocess.check_output([script(), "replica-of", cl.dir, str(cl.port)],
+                                           text=True, timeout=10).strip())
+        url = "redis://127.0.0.1:%d" % seed
+        agent = ["agent", "--backend", url] + SHAPE.split() + ["--duration-s", "1"]
+        subprocess.run([script(), "pause", cl.dir, str(seed)], check=True, timeout=10)
+        try:
+            t0 = time.monotonic()
+            r = rusk(agent + ["--failover-ms", "3000"], status=1)
+            took = time.monotonic() - t0
+            match(r"127\.0\.0\.1:%d: .*\(the cluster did not answer for [0-9.]+ s: "
+                  r"unreachable or failing over" % seed, r.out)
+            assert took >= 3, "gave up after %.1f s, before --failover-ms 3000" % took
+            stop_at_start(agent + ["--failover-ms", "60000"], 1.5)
+            stop_at_start(["run", "--backend", url] + SHAPE.split() +
+                          ["--rus-per-machine", "16", "--no-init", "--rate", "100",
+                           "--duration-s", "1"], 1.5)
+            p = start_proc(agent + ["--failover-ms", "60000"])
+            time.sleep(1.5)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(seed)], check=True, timeout=10)
+        out, rc = finish(p, timeout=90)
+        assert rc == 0, "the agent whose seed resumed exited %d" % rc
+        check_placed(last_json(out))
+        assert last_json(out)["placed"] > 0, out
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+    r = rusk("agent --backend redis://127.0.0.1:1 %s --duration-s 1" % SHAPE, status=2)
+    match(r"cannot connect to 127\.0\.0\.1:1 \(Connection refused\)", r.out)
+
+
+@case
+def cli_redis_start_outage_signal():
+    """A SIGTERM while a process started during an outage waits for it (a shard gone, its
+    master and replica killed: the agent waits up to --failover-ms, a `rusk run` its 30 s)
+    stops it at once with a line saying so, exit 3, nothing taken; before, the default
+    action killed it (exit 143, no output)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        victim = cl.master_of_partition(0)
+        alive = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != victim][0]
+        replica = int(subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
+                                              text=True, timeout=10).strip())
+        for port in (victim, replica):
+            subprocess.run([script(), "kill", cl.dir, str(port)], check=True, timeout=10)
+        url = "redis://127.0.0.1:%d" % alive
+        stop_at_start(["agent", "--backend", url] + SHAPE.split() +
+                      ["--duration-s", "1", "--failover-ms", "60000"], 2)
+        stop_at_start(["agent", "--backend", url] + SHAPE.split() +
+                      ["--recount", "--failover-ms", "60000"], 2)
+        stop_at_start(["run", "--backend", url] + SHAPE.split() +
+                      ["--rus-per-machine", "16", "--no-init", "--rate", "100",
+                       "--duration-s", "1"], 2)
 
 
 @case
