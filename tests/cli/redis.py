@@ -153,6 +153,18 @@ def cli_redis_bad_url():
     for ms in ("1", "10", "999"):
         match(r"--lease-ms %s: below 1000 ms \(0: no lease\): a lease must outlive" % ms,
               rusk("agent --backend redis://127.0.0.1:7000 --lease-ms " + ms, status=2).out)
+    # numbers written plainly: no blanks, '+', hex or exponents in an integer (strtol's
+    # leniency took `--unavailable-ms " 100"` and "+100"), none in a real either
+    for flag, bad in (("--unavailable-ms", " 100"), ("--unavailable-ms", "+100"),
+                      ("--unavailable-ms", "100 "), ("--lease-ms", "0x1000"),
+                      ("--failover-ms", "1e3"), ("--agents", " -1")):
+        match(r"rusk: %s: '%s' is not an integer in " % (flag, re.escape(bad)),
+              rusk(["agent", "--backend", "redis://127.0.0.1:7000", flag, bad],
+                   status=2).out)
+    for bad in (" 50", "+50", "0x10", "inf", "nan", "5e", "."):
+        match(r"rusk: --rate: '%s' is not a number in " % re.escape(bad),
+              rusk(["agent", "--backend", "redis://127.0.0.1:7000", "--rate", bad],
+                   status=2).out)
 
 
 @case
