@@ -835,6 +835,24 @@ static void make_token(char *buf, size_t len)
 	snprintf(buf, len, "pid %ld on %s, token %016" PRIx64, (long)getpid(), host, x);
 }
 
+/* Whether holder (a lease's token, make_token's form "pid P on HOST, token T") names a
+ * process of this host that is gone; its pid and host, when it names them, in *pid, host. */
+static bool holder_ended(const char *holder, long *pid, char host[64])
+{
+	char self[64] = "?";
+	if (gethostname(self, sizeof self) != 0)
+		snprintf(self, sizeof self, "?");
+	self[sizeof self - 1] = '\0';
+	*pid = 0;
+	host[0] = '\0';
+	if (sscanf(holder, "pid %ld on %63[^,]", pid, host) != 2 || *pid <= 0) {
+		*pid = 0;
+		host[0] = '\0';
+		return false;
+	}
+	return strcmp(host, self) == 0 && kill((pid_t)*pid, 0) != 0 && errno == ESRCH;
+}
+
 /*
  * The wait of open_checks for the id's lease, held by holder (its token) for left ms more, to
  * lapse: one line says so (and, when the holder is a process of this host that is gone, that
@@ -846,15 +864,8 @@ static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err,
 {
 	const agent_opts *o = &a->o;
 	long pid = 0;
-	char host[64] = "", self[64] = "?";
-	const char *ended = "";
-	if (gethostname(self, sizeof self) != 0)
-		snprintf(self, sizeof self, "?");
-	self[sizeof self - 1] = '\0';
-	/* make_token's form: "pid P on HOST, token T" */
-	if (sscanf(holder, "pid %ld on %63[^,]", &pid, host) == 2 && pid > 0 &&
-	    strcmp(host, self) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		ended = " (that process has ended)";
+	char host[64] = "";
+	const char *ended = holder_ended(holder, &pid, host) ? " (that process has ended)" : "";
 	drv_signals_install();
 	if (pid > 0 && host[0] != '\0')
 		printf("rusk agent: --agent-id %u: waiting %.1f s for the lease of an earlier "
@@ -911,10 +922,17 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		int64_t left = -1;
 		rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
 		                             (uint32_t)o->lease_ms, holder, sizeof holder, &left);
-		if (rc == RUSK_EBUSY && left > 0 && left <= (int64_t)o->lease_ms) {
+		long hpid = 0;
+		char hhost[64];
+		if (rc == RUSK_EBUSY && left > 0 &&
+		    (left <= (int64_t)o->lease_ms || holder_ended(holder, &hpid, hhost))) {
 			/* Held for at most a lease term: an earlier process with this id that ended
 			 * without dropping it (killed, or its releases left to the reclaim) looks
-			 * the same as a live one until the lease lapses; wait for that once. */
+			 * the same as a live one until the lease lapses; wait for that once. A
+			 * holder known to be gone (a process of this host that has ended) is waited
+			 * for whatever its lease (a longer --lease-ms than this one's: the seventh
+			 * review, nit 4, refused it as "another live rusk agent"); the wait is
+			 * bounded by that lease (--lease-ms at most 3600000). */
 			rc = lease_wait(a, holder, left, err, errlen);
 			if (rc != RUSK_OK)
 				return rc; /* a stop signal: exit 3 */

@@ -1315,8 +1315,8 @@ def cli_redis_agent_id_restart_after_kill():
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
 
-        def killed():
-            c = agent_proc(cl, SHAPE, 1, 4, 60, ["--lease-ms", "5000"])
+        def killed(lease_ms=5000):
+            c = agent_proc(cl, SHAPE, 1, 4, 60, ["--lease-ms", str(lease_ms)])
             try:
                 wait_lease(cl, 1, c)
                 wait_wall("agent 1 holds RUs", lambda: c.poll() is not None or last_json(
@@ -1369,6 +1369,22 @@ def cli_redis_agent_id_restart_after_kill():
         wait_for("the dead one's lease lapsed",
                  lambda: cli(cl, "exists", "rusk:{meta}:alive:1") == "0")
         rusk("agent --backend %s %s --recount --reclaim-agent 1" % (cl.url, SHAPE))
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # killed with a lease longer than the restart's (9 s; the default 5 s): its holder
+        # known gone, it is waited for all the same (before: exit 2 at once, "another live
+        # rusk agent holds this id", its pid gone from this host)
+        pid = killed(9000)
+        held = last_json(recount(cl).out)["held"]
+        t0 = time.time()
+        r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
+                 "--ledger-ms 200" % (cl.url, SHAPE))
+        took = time.time() - t0
+        assert took < 60, "the restarted agent took %.1f s" % took
+        match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
+              r"process with this id \(pid %d on [^)]+\) \(that process has ended\) to "
+              r"lapse\n" % pid, r.out)
+        assert "another live rusk agent" not in r.out, r.out
+        assert last_json(r.out)["orphans"] == held, r.out[-2000:]
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 
