@@ -143,11 +143,12 @@ typedef struct agent_run {
 	uint64_t orphans_unknown, end_unknown;
 	bool end_unread, left_held;
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
-	/* The lease kept alive while a call waits (keep_lease): a second connection (keep),
-	 * the time of the last renewal answered on either (renewed_ns), renewals made so
-	 * (kept), and in_keep, a renewal under way (the hook is not entered again). */
+	/* The lease kept alive while a call waits out an outage (keep_lease): a second
+	 * connection (keep), the time of the last renewal answered on either (renewed_ns),
+	 * of the last attempt on keep (keep_tried_ns), renewals made so (kept), the time the
+	 * attempts took (keep_ns), and in_keep, a renewal under way (not entered again). */
 	rusk_state keep;
-	uint64_t renewed_ns, kept;
+	uint64_t renewed_ns, keep_tried_ns, kept, keep_ns;
 	bool in_keep;
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
@@ -168,6 +169,12 @@ typedef struct agent_run {
 } agent_run;
 
 static int agent_stopping(void *arg);
+/* keep_lease: late this much past a third of a lease; an attempt at most every
+ * KEEP_RETRY_NS; the keep connection's read timeout and its calls' bound. */
+#define KEEP_LATE_NS   (100 * 1000000ull)
+#define KEEP_RETRY_NS  (500 * 1000000ull)
+#define KEEP_READ_MS   250
+#define KEEP_BUDGET_MS 500
 
 static uint64_t mono_ns(void)
 {
@@ -961,10 +968,14 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		/* keep_lease's connection (none: the loop's renewals only, as before) */
 		char kerr[256];
 		if (rusk_state_open_(o->backend, a->c, RUSK_REDIS_CONNECT, &a->keep, kerr,
-		                     sizeof kerr) != RUSK_OK)
+		                     sizeof kerr) != RUSK_OK) {
 			a->keep.redis = NULL;
-		else
+		} else {
+			/* its reads short, its calls bounded (keep_lease) */
 			rusk_redis_set_stop_(a->keep.redis, agent_stopping, NULL);
+			rusk_redis_set_unavailable_ms_(a->keep.redis, KEEP_READ_MS);
+			rusk_redis_set_failover_ms_(a->keep.redis, KEEP_BUDGET_MS);
+		}
 	}
 	if (init && !o->force_init) {
 		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
@@ -1168,51 +1179,66 @@ static void auto_reclaim(agent_run *a)
 }
 
 /*
- * The lease kept alive while the loop is held in a call (keep_lease, from the stop hook): a
- * call that waits out an outage of another master (--unavailable-ms 0, or the end's ledger
- * check and releases, which wait for every partition) held the loop, and with it the
- * renewals, past the lease: a live agent's lease lapsed and another process's automatic
- * reclaim released its RUs while its tasks ran (the sixth review: 1,138 RUs of a live agent,
- * 12 of them granted again, and the loss reported as Redis's). Once the last renewal is
- * KEEP_LATE_NS past its third of a lease (the loop renews every third: it is held), the
- * hook renews on a connection of its own, its call bounded by a third of a lease (one
- * attempt at least): the outage of another master does not hold it. The hook runs between
- * a waiting call's tries, so a read that blocks on a hung master (2 s + --wait-ms with
- * --unavailable-ms 0, else --unavailable-ms) delays it: a lease shorter than a third plus
- * that can still lapse (the default 5 s lease has 3.2 s of room). A renewal that finds the
- * id taken or the state written afresh does nothing here: the loop's next renewal finds it
- * too, and stops (lease_renew).
+ * The lease kept alive while the loop is held in a call (keep_lease, from the connection's
+ * waiting hook, rusk_redis_set_waiting_): a call that waits out an outage of another master
+ * (--unavailable-ms 0, or the end's ledger check and releases, which wait for every
+ * partition) held the loop, and with it the renewals, past the lease: a live agent's lease
+ * lapsed and another process's automatic reclaim released its RUs while its tasks ran (the
+ * sixth review: 1,138 RUs of a live agent, 12 of them granted again, and the loss reported
+ * as Redis's). Once the last renewal is KEEP_LATE_NS past its third of a lease (the loop
+ * renews every third: it is held), the hook renews on a connection of its own: the outage
+ * of another master does not hold it.
+ *
+ * It must never hold the loop itself (the seventh review: run from the stop hook, which
+ * every call asks, it renewed from calls to healthy masters; with the {meta} master stuck
+ * each renewal blocked 2 s on it and, failing, was made again at the next call: the loop
+ * placed nothing while --unavailable-ms skipped that master, and the end outlasted
+ * --failover-ms). So it runs only from a call already held by an outage, between its tries;
+ * an attempt is made at most every KEEP_RETRY_NS, answered or not; none while the loop's
+ * connection has the {meta} master marked unavailable (its own renewal fails at once then,
+ * and the probe finds it back); and the keep connection's reads time out after
+ * KEEP_READ_MS, its calls within KEEP_BUDGET_MS (a node stuck there is marked unavailable
+ * on it too). The attempts' time is lease_keep_s (JSON), part of the outage of the call
+ * that made them. The hook runs between a waiting call's tries, so a read that blocks on a
+ * hung master (2 s + --wait-ms with --unavailable-ms 0, else --unavailable-ms) delays it: a
+ * lease shorter than a third plus that can still lapse (the default 5 s lease has 3.2 s of
+ * room). A renewal that finds the id taken or the state written afresh does nothing here:
+ * the loop's next renewal finds it too, and stops (lease_renew).
  */
-#define KEEP_LATE_NS (100 * 1000000ull)
 static void keep_lease(agent_run *a)
 {
 	uint64_t now = mono_ns(), lease_ns = a->o.lease_ms * 1000000u;
 	if (!a->leased || a->keep.redis == NULL || a->in_keep ||
-	    now - a->renewed_ns < lease_ns / 3 + KEEP_LATE_NS)
+	    now - a->renewed_ns < lease_ns / 3 + KEEP_LATE_NS ||
+	    now - a->keep_tried_ns < KEEP_RETRY_NS || rusk_redis_meta_unavailable_(a->st.redis))
 		return;
 	a->in_keep = true;
+	a->keep_tried_ns = now;
 	int lapsed = 0;
 	uint64_t epoch = a->epoch;
-	rusk_redis_set_deadline_(a->keep.redis, now + lease_ns / 3);
+	rusk_redis_set_deadline_(a->keep.redis, now + KEEP_BUDGET_MS * 1000000ull);
 	if (rusk_redis_lease_renew_(a->keep.redis, a->o.agent_id, a->token, (uint32_t)a->o.lease_ms,
 	                            &lapsed, &epoch) == RUSK_OK) {
 		a->renewed_ns = mono_ns();
 		a->kept++;
 		a->lapsed += lapsed != 0;
 	}
+	a->keep_ns += mono_ns() - now;
 	a->in_keep = false;
 }
 
-/* The connection's stop hook (rusk_redis_set_stop_): a stop signal came; else the lease is
- * kept alive if the loop is held in a call (keep_lease; arg: the agent_run, NULL for the
- * keep connection's own hook). Owner thread. */
+/* The loop's connection's waiting hook (rusk_redis_set_waiting_): a call of it is held by an
+ * outage. Owner thread. */
+static void agent_waiting(void *arg)
+{
+	keep_lease(arg);
+}
+
+/* The connections' stop hook (rusk_redis_set_stop_): a stop signal came. Any thread. */
 static int agent_stopping(void *arg)
 {
-	if (drv_stop_signal() != 0)
-		return 1;
-	if (arg != NULL)
-		keep_lease(arg);
-	return 0;
+	(void)arg;
+	return drv_stop_signal() != 0;
 }
 
 static int run_loop(agent_run *a)
@@ -1769,8 +1795,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	        o->task_mem > 0 ? calloc(rusk_cluster_machines(a.c) + 1, sizeof(uint64_t)) : NULL;
 	/* From here a stop signal ends the loop as --duration-s would (the design note). */
 	drv_signals_install();
-	if (a.st.redis != NULL)
-		rusk_redis_set_stop_(a.st.redis, agent_stopping, &a);
+	if (a.st.redis != NULL) {
+		rusk_redis_set_stop_(a.st.redis, agent_stopping, NULL);
+		rusk_redis_set_waiting_(a.st.redis, agent_waiting, &a);
+	}
 	if (a.st.redis != NULL && o->unavail_ms > 0) {
 		a.since = calloc(a.np, sizeof *a.since);
 		oom |= a.since == NULL;
@@ -1947,6 +1975,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
 	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"lease_kept\":%" PRIu64
+	       ",\"lease_keep_s\":%.3f"
 	       ",\"reclaimed_expired\":%" PRIu64 ",\"reclaim_passes\":%" PRIu64
 	       ",\"reclaim_unsteady\":%" PRIu64 ",\"left_to_reclaim\":%s,\"end_unknown\":%" PRIu64
 	       ",\"elapsed_s\":%.3f"
@@ -1961,7 +1990,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, a.kept,
-	       a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
+	       (double)a.keep_ns * 1e-9, a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
 	       a.left_held ? "true" : "false", a.end_unknown, elapsed,
 	       a.st.redis != NULL ? o->unavail_ms : 0, a.unavail_n, a.unavail_s, a.placed_unavail,
 	       a.releases_deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));

@@ -1967,7 +1967,7 @@ def cli_redis_meta_outage_no_reclaim():
 @case
 def cli_redis_lease_kept_in_outage():
     """A live agent held in a call that waits out one master's outage (--unavailable-ms 0;
-    the {meta} shard answering) keeps its lease: the call's stop hook renews it on a
+    the {meta} shard answering) keeps its lease: the call renews it, between its tries, on a
     connection of its own once the loop is late for a renewal. Beside it a second agent's
     automatic reclaim, whose {meta} shard answered all along, must take nothing: before,
     the first agent's lease (5 s) lapsed during the 8 s pause, the second reclaimed its RUs
@@ -2012,6 +2012,46 @@ def cli_redis_lease_kept_in_outage():
             check_placed(j)
         match(r"held 0, free 4000, mismatch 0",
               rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+
+
+@case
+def cli_redis_meta_stuck_places():
+    """The {meta} master stopped (SIGSTOP) 8 s, no failover (cluster-node-timeout 30 s), one
+    agent with the default --unavailable-ms 1000: the loop goes on placing on the other
+    masters' partitions (its lease renewals fail at once while {meta} is marked unavailable)
+    and the stall reads true (unavailable_s). Before (the seventh review), the lease kept
+    from the stop hook renewed from calls to healthy masters, each renewal blocked 2 s on the
+    stuck {meta} master and was made again at the next call: nothing placed for the whole
+    pause (max gap 10.04 s of a 10 s pause), outage 0.00 s, unavailable_s 0.0."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                             ["--agent-id", "0", "--duration-s", "15", "--rate", "100",
+                              "--task-ms", "50"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            time.sleep(8)
+            subprocess.run([script(), "resume", cl.dir, str(meta)], check=True, timeout=10)
+            out, rc = finish(p, 90)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(meta)], timeout=10)
+            if p.poll() is None:
+                p.kill()
+        assert rc == 0, "exit %d: %s" % (rc, out[-2000:])
+        j = last_json(out)
+        per_s = j["placed_per_s"]
+        print("max gap %.2f s, outage %.2f s, unavailable %.1f s, lease kept %d (%.2f s), "
+              "placed per s %s" % (j["max_gap_s"], j["outage_s"], j["unavailable_s"],
+                                   j["lease_kept"], j.get("lease_keep_s", 0), per_s))
+        # seconds 5..9 lie inside the pause (3..11 s) however the start is late
+        assert min(per_s[5:10]) > 0, per_s
+        assert j["max_gap_s"] < 4, j  # the pause is 8 s
+        assert j["unavailable_s"] > 2, j  # the {meta} master's own partitions
+        assert j["lost_total"] == 0 and j["regranted"] == 0, j
+        check_placed(j)
 
 
 def kill_then_term(cl, victim, p, secs):
