@@ -152,11 +152,12 @@ typedef struct agent_run {
 	uint64_t orphans_unknown, end_unknown;
 	bool end_unread, left_held;
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
-	/* The lease kept alive while a call waits (keep_lease): a second connection (keep),
-	 * the time of the last renewal answered on either (renewed_ns), renewals made so
-	 * (kept), and in_keep, a renewal under way (the hook is not entered again). */
+	/* The lease kept alive while a call waits out an outage (keep_lease): a second
+	 * connection (keep), the time of the last renewal answered on either (renewed_ns),
+	 * of the last attempt on keep (keep_tried_ns), renewals made so (kept), the time the
+	 * attempts took (keep_ns), and in_keep, a renewal under way (not entered again). */
 	rusk_state keep;
-	uint64_t renewed_ns, kept;
+	uint64_t renewed_ns, keep_tried_ns, kept, keep_ns;
 	bool in_keep;
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
@@ -178,6 +179,12 @@ typedef struct agent_run {
 } agent_run;
 
 static int agent_stopping(void *arg);
+/* keep_lease: late this much past a third of a lease; an attempt at most every
+ * KEEP_RETRY_NS; the keep connection's read timeout and its calls' bound. */
+#define KEEP_LATE_NS   (100 * 1000000ull)
+#define KEEP_RETRY_NS  (500 * 1000000ull)
+#define KEEP_READ_MS   250
+#define KEEP_BUDGET_MS 500
 
 static uint64_t mono_ns(void)
 {
@@ -849,6 +856,24 @@ static void make_token(char *buf, size_t len)
 	snprintf(buf, len, "pid %ld on %s, token %016" PRIx64, (long)getpid(), host, x);
 }
 
+/* Whether holder (a lease's token, make_token's form "pid P on HOST, token T") names a
+ * process of this host that is gone; its pid and host, when it names them, in *pid, host. */
+static bool holder_ended(const char *holder, long *pid, char host[64])
+{
+	char self[64] = "?";
+	if (gethostname(self, sizeof self) != 0)
+		snprintf(self, sizeof self, "?");
+	self[sizeof self - 1] = '\0';
+	*pid = 0;
+	host[0] = '\0';
+	if (sscanf(holder, "pid %ld on %63[^,]", pid, host) != 2 || *pid <= 0) {
+		*pid = 0;
+		host[0] = '\0';
+		return false;
+	}
+	return strcmp(host, self) == 0 && kill((pid_t)*pid, 0) != 0 && errno == ESRCH;
+}
+
 /*
  * The wait of open_checks for the id's lease, held by holder (its token) for left ms more, to
  * lapse: one line says so (and, when the holder is a process of this host that is gone, that
@@ -860,15 +885,8 @@ static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err,
 {
 	const agent_opts *o = &a->o;
 	long pid = 0;
-	char host[64] = "", self[64] = "?";
-	const char *ended = "";
-	if (gethostname(self, sizeof self) != 0)
-		snprintf(self, sizeof self, "?");
-	self[sizeof self - 1] = '\0';
-	/* make_token's form: "pid P on HOST, token T" */
-	if (sscanf(holder, "pid %ld on %63[^,]", &pid, host) == 2 && pid > 0 &&
-	    strcmp(host, self) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		ended = " (that process has ended)";
+	char host[64] = "";
+	const char *ended = holder_ended(holder, &pid, host) ? " (that process has ended)" : "";
 	drv_signals_install();
 	if (pid > 0 && host[0] != '\0')
 		printf("rusk agent: --agent-id %u: waiting %.1f s for the lease of an earlier "
@@ -940,10 +958,17 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		int64_t left = -1;
 		rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
 		                             (uint32_t)o->lease_ms, holder, sizeof holder, &left);
-		if (rc == RUSK_EBUSY && left > 0 && left <= (int64_t)o->lease_ms) {
+		long hpid = 0;
+		char hhost[64];
+		if (rc == RUSK_EBUSY && left > 0 &&
+		    (left <= (int64_t)o->lease_ms || holder_ended(holder, &hpid, hhost))) {
 			/* Held for at most a lease term: an earlier process with this id that ended
 			 * without dropping it (killed, or its releases left to the reclaim) looks
-			 * the same as a live one until the lease lapses; wait for that once. */
+			 * the same as a live one until the lease lapses; wait for that once. A
+			 * holder known to be gone (a process of this host that has ended) is waited
+			 * for whatever its lease (a longer --lease-ms than this one's: the seventh
+			 * review, nit 4, refused it as "another live rusk agent"); the wait is
+			 * bounded by that lease (--lease-ms at most 3600000). */
 			rc = lease_wait(a, holder, left, err, errlen);
 			if (rc != RUSK_OK)
 				return rc; /* a stop signal: exit 3 */
@@ -972,10 +997,14 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		/* keep_lease's connection (none: the loop's renewals only, as before) */
 		char kerr[256];
 		if (rusk_state_open_(o->backend, a->c, RUSK_REDIS_CONNECT, &a->keep, kerr,
-		                     sizeof kerr) != RUSK_OK)
+		                     sizeof kerr) != RUSK_OK) {
 			a->keep.redis = NULL;
-		else
+		} else {
+			/* its reads short, its calls bounded (keep_lease) */
 			rusk_redis_set_stop_(a->keep.redis, agent_stopping, NULL);
+			rusk_redis_set_unavailable_ms_(a->keep.redis, KEEP_READ_MS);
+			rusk_redis_set_failover_ms_(a->keep.redis, KEEP_BUDGET_MS);
+		}
 	}
 	if (init && !o->force_init) {
 		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
@@ -1174,51 +1203,66 @@ static void auto_reclaim(agent_run *a)
 }
 
 /*
- * The lease kept alive while the loop is held in a call (keep_lease, from the stop hook): a
- * call that waits out an outage of another master (--unavailable-ms 0, or the end's ledger
- * check and releases, which wait for every partition) held the loop, and with it the
- * renewals, past the lease: a live agent's lease lapsed and another process's automatic
- * reclaim released its RUs while its tasks ran (the sixth review: 1,138 RUs of a live agent,
- * 12 of them granted again, and the loss reported as Redis's). Once the last renewal is
- * KEEP_LATE_NS past its third of a lease (the loop renews every third: it is held), the
- * hook renews on a connection of its own, its call bounded by a third of a lease (one
- * attempt at least): the outage of another master does not hold it. The hook runs between
- * a waiting call's tries, so a read that blocks on a hung master (2 s + --wait-ms with
- * --unavailable-ms 0, else --unavailable-ms) delays it: a lease shorter than a third plus
- * that can still lapse (the default 5 s lease has 3.2 s of room). A renewal that finds the
- * id taken or the state written afresh does nothing here: the loop's next renewal finds it
- * too, and stops (lease_renew).
+ * The lease kept alive while the loop is held in a call (keep_lease, from the connection's
+ * waiting hook, rusk_redis_set_waiting_): a call that waits out an outage of another master
+ * (--unavailable-ms 0, or the end's ledger check and releases, which wait for every
+ * partition) held the loop, and with it the renewals, past the lease: a live agent's lease
+ * lapsed and another process's automatic reclaim released its RUs while its tasks ran (the
+ * sixth review: 1,138 RUs of a live agent, 12 of them granted again, and the loss reported
+ * as Redis's). Once the last renewal is KEEP_LATE_NS past its third of a lease (the loop
+ * renews every third: it is held), the hook renews on a connection of its own: the outage
+ * of another master does not hold it.
+ *
+ * It must never hold the loop itself (the seventh review: run from the stop hook, which
+ * every call asks, it renewed from calls to healthy masters; with the {meta} master stuck
+ * each renewal blocked 2 s on it and, failing, was made again at the next call: the loop
+ * placed nothing while --unavailable-ms skipped that master, and the end outlasted
+ * --failover-ms). So it runs only from a call already held by an outage, between its tries;
+ * an attempt is made at most every KEEP_RETRY_NS, answered or not; none while the loop's
+ * connection has the {meta} master marked unavailable (its own renewal fails at once then,
+ * and the probe finds it back); and the keep connection's reads time out after
+ * KEEP_READ_MS, its calls within KEEP_BUDGET_MS (a node stuck there is marked unavailable
+ * on it too). The attempts' time is lease_keep_s (JSON), part of the outage of the call
+ * that made them. The hook runs between a waiting call's tries, so a read that blocks on a
+ * hung master (2 s + --wait-ms with --unavailable-ms 0, else --unavailable-ms) delays it: a
+ * lease shorter than a third plus that can still lapse (the default 5 s lease has 3.2 s of
+ * room). A renewal that finds the id taken or the state written afresh does nothing here:
+ * the loop's next renewal finds it too, and stops (lease_renew).
  */
-#define KEEP_LATE_NS (100 * 1000000ull)
 static void keep_lease(agent_run *a)
 {
 	uint64_t now = mono_ns(), lease_ns = a->o.lease_ms * 1000000u;
 	if (!a->leased || a->keep.redis == NULL || a->in_keep ||
-	    now - a->renewed_ns < lease_ns / 3 + KEEP_LATE_NS)
+	    now - a->renewed_ns < lease_ns / 3 + KEEP_LATE_NS ||
+	    now - a->keep_tried_ns < KEEP_RETRY_NS || rusk_redis_meta_unavailable_(a->st.redis))
 		return;
 	a->in_keep = true;
+	a->keep_tried_ns = now;
 	int lapsed = 0;
 	uint64_t epoch = a->epoch;
-	rusk_redis_set_deadline_(a->keep.redis, now + lease_ns / 3);
+	rusk_redis_set_deadline_(a->keep.redis, now + KEEP_BUDGET_MS * 1000000ull);
 	if (rusk_redis_lease_renew_(a->keep.redis, a->o.agent_id, a->token, (uint32_t)a->o.lease_ms,
 	                            &lapsed, &epoch) == RUSK_OK) {
 		a->renewed_ns = mono_ns();
 		a->kept++;
 		a->lapsed += lapsed != 0;
 	}
+	a->keep_ns += mono_ns() - now;
 	a->in_keep = false;
 }
 
-/* The connection's stop hook (rusk_redis_set_stop_): a stop signal came; else the lease is
- * kept alive if the loop is held in a call (keep_lease; arg: the agent_run, NULL for the
- * keep connection's own hook). Owner thread. */
+/* The loop's connection's waiting hook (rusk_redis_set_waiting_): a call of it is held by an
+ * outage. Owner thread. */
+static void agent_waiting(void *arg)
+{
+	keep_lease(arg);
+}
+
+/* The connections' stop hook (rusk_redis_set_stop_): a stop signal came. Any thread. */
 static int agent_stopping(void *arg)
 {
-	if (drv_stop_signal() != 0)
-		return 1;
-	if (arg != NULL)
-		keep_lease(arg);
-	return 0;
+	(void)arg;
+	return drv_stop_signal() != 0;
 }
 
 static int run_loop(agent_run *a)
@@ -1801,8 +1845,10 @@ int rusk_cmd_agent(int argc, char **argv)
 	}
 	/* From here a stop signal ends the loop as --duration-s would (the design note). */
 	drv_signals_install();
-	if (a.st.redis != NULL)
-		rusk_redis_set_stop_(a.st.redis, agent_stopping, &a);
+	if (a.st.redis != NULL) {
+		rusk_redis_set_stop_(a.st.redis, agent_stopping, NULL);
+		rusk_redis_set_waiting_(a.st.redis, agent_waiting, &a);
+	}
 	if (a.st.redis != NULL && o->unavail_ms > 0) {
 		a.un_on = rusk_unavail_init_(&a.un, a.np) == RUSK_OK;
 		oom |= !a.un_on;
@@ -1982,6 +2028,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       ",\"lost_total_rus\":%" PRIu64 ",\"wait_short\":%" PRIu64 ",\"arrived\":%" PRIu64
 	       ",\"backlog_end\":%" PRIu64 ",\"syncs\":%" PRIu64
 	       ",\"sync_s\":%.3f,\"lease_lapsed\":%" PRIu64 ",\"lease_kept\":%" PRIu64
+	       ",\"lease_keep_s\":%.3f"
 	       ",\"reclaimed_expired\":%" PRIu64 ",\"reclaim_passes\":%" PRIu64
 	       ",\"reclaim_unsteady\":%" PRIu64 ",\"left_to_reclaim\":%s,\"end_unknown\":%" PRIu64
 	       ",\"elapsed_s\":%.3f"
@@ -1996,7 +2043,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	       (double)s.outage_ns * 1e-9, a.max_gap_s, a.lost, a.replaced, a.regranted, a.orphans,
 	       a.at_release, a.at_release, a.lost + a.at_release, a.lost + a.at_release,
 	       s.wait_short, a.arrived, a.backlog_end, a.syncs, a.sync_s, a.lapsed, a.kept,
-	       a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
+	       (double)a.keep_ns * 1e-9, a.reclaimed_expired, a.reclaim_passes, a.reclaim_unsteady,
 	       a.left_held ? "true" : "false", a.end_unknown, elapsed,
 	       a.st.redis != NULL ? o->unavail_ms : 0, a.un.marked, a.unavail_s, a.un.placed,
 	       a.un.deferred, per_s, sig != 0 ? "true" : "false", stop_why(&a, sig));

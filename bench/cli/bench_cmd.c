@@ -15,6 +15,7 @@
  * decision's time goes (choosing, committing, draws, partitions, retries, syncs): the
  * measured reason when designs scale apart. Writes JSON and, with gnuplot, a PNG.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -281,7 +282,7 @@ static int opt_sweep(const char *flag, const char *val, void *out)
 		char *end;
 		errno = 0;
 		unsigned long v = strtoul(p, &end, 10);
-		if (end == p || *p == '-' || errno != 0 || v < 1 || v > 256 ||
+		if (end == p || !isdigit((unsigned char)*p) || errno != 0 || v < 1 || v > 256 ||
 		    (*end != ',' && *end != '\0') || l->len == MAX_SWEEP) {
 			fprintf(stderr,
 			        "rusk: %s: '%s' is not a list of at most %d agent counts in 1..256 "

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,36 @@ int cli_openb_path(const char *flag, const char *file, char *buf, size_t len)
 	return -1;
 }
 
+/* Whether val is a plain decimal number, as a person writes one: digits, for a real number
+ * (real) an optional '-', one '.' and an exponent (e.g. -1.5e3). strtoull and strtod also
+ * take leading blanks, a '+', hex (0x10), "inf" and "nan" (and strtoull a '-' it wraps):
+ * `--unavailable-ms " 100"` and "+100" were accepted (the seventh review, nit 5). */
+static bool plain_number(const char *val, bool real)
+{
+	const char *p = val;
+	if (real && *p == '-')
+		p++;
+	size_t digits = strspn(p, "0123456789");
+	p += digits;
+	if (real && *p == '.') {
+		size_t frac = strspn(p + 1, "0123456789");
+		digits += frac;
+		p += 1 + frac;
+	}
+	if (digits == 0)
+		return false;
+	if (real && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (*p == '-' || *p == '+')
+			p++;
+		size_t exp = strspn(p, "0123456789");
+		if (exp == 0)
+			return false;
+		p += exp;
+	}
+	return *p == '\0';
+}
+
 int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
@@ -46,7 +77,7 @@ int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint6
 		return -1;
 	}
 	unsigned long long v = strtoull(val, &end, 10);
-	if (*val == '\0' || *val == '-' || *end != '\0' || errno != 0 || v < min || v > max) {
+	if (!plain_number(val, false) || *end != '\0' || errno != 0 || v < min || v > max) {
 		fprintf(stderr, "rusk: %s: '%s' is not an integer in %llu..%llu\n", flag, val,
 		        (unsigned long long)min, (unsigned long long)max);
 		return -1;
@@ -64,7 +95,8 @@ int cli_double(const char *flag, const char *val, double min, double max, double
 	}
 	errno = 0;
 	double v = strtod(val, &end);
-	if (*val == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < min || v > max) {
+	if (!plain_number(val, true) || *end != '\0' || errno != 0 || !isfinite(v) || v < min ||
+	    v > max) {
 		fprintf(stderr, "rusk: %s: '%s' is not a number in %g..%g\n", flag, val, min, max);
 		return -1;
 	}

@@ -117,10 +117,13 @@ struct rusk_redis {
 	bool probing;
 	/* Waiting out an outage (exec_slot): outage_t0, when this connection last lost the
 	 * cluster (0: it answers), so that failover_ms bounds an outage, not each call of it;
-	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); stop, its hook. */
+	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); stop, its hook; waiting,
+	 * its hook while a call waits out an outage (rusk_redis_set_waiting_). */
 	uint64_t outage_t0, deadline;
 	int (*stop)(void *);
 	void *stop_arg;
+	void (*waiting)(void *);
+	void *waiting_arg;
 	/* The {meta} shard as this connection saw it (rusk_redis_set_reclaim_lease_): meta_bad,
 	 * when a meta call last failed or was slow (or this connection opened, or its meta
 	 * calls were spaced wider than meta_space_ms); meta_last, when the last one ended. The
@@ -568,6 +571,13 @@ static bool give_up(rusk_redis *r, uint64_t call_t0, bool outage)
 	}
 	if (!outage)
 		return false;
+	if (r->waiting != NULL) {
+		/* Only here: a call held by an outage, between its tries (never a call the
+		 * cluster answers: rusk_redis_set_waiting_). The hook's time counts against
+		 * the bounds checked next. */
+		r->waiting(r->waiting_arg);
+		now = now_ns();
+	}
 	if (r->deadline != 0 && now >= r->deadline)
 		return true; /* r->err has the outage's last error */
 	if (r->stop != NULL && r->stop(r->stop_arg)) {
@@ -3222,6 +3232,22 @@ void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
 		return;
 	r->stop = stop;
 	r->stop_arg = arg;
+}
+
+void rusk_redis_set_waiting_(rusk_redis *r, void (*waiting)(void *), void *arg)
+{
+	if (r == NULL)
+		return;
+	r->waiting = waiting;
+	r->waiting_arg = arg;
+}
+
+int rusk_redis_meta_unavailable_(const rusk_redis *r)
+{
+	if (r == NULL || r->unavail_ms == 0)
+		return 0;
+	int ni = r->slot_node[rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH))];
+	return ni >= 0 && r->nodes[ni].down_until != 0;
 }
 
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)

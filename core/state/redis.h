@@ -253,10 +253,25 @@ void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
  * (plus the WAIT's timeout), and a node that failed a read or a connect since is not tried
  * again (a hung node costs the end's calls one short timeout, not 2 s each). NULL: none.
  * stop is called on r's owner thread, between a waiting call's tries and before each
- * connection is used; it may make calls of its own on another rusk_redis, never on r (rusk
- * agent renews its lease so while a call holds its loop). Owner thread.
+ * connection is used; it may make calls of its own on another rusk_redis, never on r.
+ * Owner thread.
  */
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
+
+/*
+ * rusk_redis_set_waiting_: waiting(arg) is called while a call of r waits out an outage,
+ * between its tries (after a read that timed out or broke, or between TRYAGAIN/CLUSTERDOWN
+ * waits, not past the outage's bound), and nowhere else: never from a call the cluster
+ * answers, nor before a connection is used. Its time counts against the call's bounds
+ * (failover_ms, the deadline). It may make calls of its own on another rusk_redis, never
+ * on r (rusk agent renews its lease so while an outage holds its loop). NULL: none. Owner
+ * thread.
+ */
+void rusk_redis_set_waiting_(rusk_redis *r, void (*waiting)(void *), void *arg);
+
+/* rusk_redis_meta_unavailable_: non-zero while the node serving the {meta} shard is marked
+ * unavailable on r (rusk_redis_set_unavailable_ms_; 0 when that is off). Owner thread. */
+int rusk_redis_meta_unavailable_(const rusk_redis *r);
 
 /* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);

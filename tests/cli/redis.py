@@ -153,6 +153,18 @@ def cli_redis_bad_url():
     for ms in ("1", "10", "999"):
         match(r"--lease-ms %s: below 1000 ms \(0: no lease\): a lease must outlive" % ms,
               rusk("agent --backend redis://127.0.0.1:7000 --lease-ms " + ms, status=2).out)
+    # numbers written plainly: no blanks, '+', hex or exponents in an integer (strtol's
+    # leniency took `--unavailable-ms " 100"` and "+100"), none in a real either
+    for flag, bad in (("--unavailable-ms", " 100"), ("--unavailable-ms", "+100"),
+                      ("--unavailable-ms", "100 "), ("--lease-ms", "0x1000"),
+                      ("--failover-ms", "1e3"), ("--agents", " -1")):
+        match(r"rusk: %s: '%s' is not an integer in " % (flag, re.escape(bad)),
+              rusk(["agent", "--backend", "redis://127.0.0.1:7000", flag, bad],
+                   status=2).out)
+    for bad in (" 50", "+50", "0x10", "inf", "nan", "5e", "."):
+        match(r"rusk: --rate: '%s' is not a number in " % re.escape(bad),
+              rusk(["agent", "--backend", "redis://127.0.0.1:7000", "--rate", bad],
+                   status=2).out)
 
 
 @case
@@ -1448,8 +1460,8 @@ def cli_redis_agent_id_restart_after_kill():
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
 
-        def killed():
-            c = agent_proc(cl, SHAPE, 1, 4, 60, ["--lease-ms", "5000"])
+        def killed(lease_ms=5000):
+            c = agent_proc(cl, SHAPE, 1, 4, 60, ["--lease-ms", str(lease_ms)])
             try:
                 wait_lease(cl, 1, c)
                 wait_wall("agent 1 holds RUs", lambda: c.poll() is not None or last_json(
@@ -1502,6 +1514,22 @@ def cli_redis_agent_id_restart_after_kill():
         wait_for("the dead one's lease lapsed",
                  lambda: cli(cl, "exists", "rusk:{meta}:alive:1") == "0")
         rusk("agent --backend %s %s --recount --reclaim-agent 1" % (cl.url, SHAPE))
+        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        # killed with a lease longer than the restart's (9 s; the default 5 s): its holder
+        # known gone, it is waited for all the same (before: exit 2 at once, "another live
+        # rusk agent holds this id", its pid gone from this host)
+        pid = killed(9000)
+        held = last_json(recount(cl).out)["held"]
+        t0 = time.time()
+        r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
+                 "--ledger-ms 200" % (cl.url, SHAPE))
+        took = time.time() - t0
+        assert took < 60, "the restarted agent took %.1f s" % took
+        match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
+              r"process with this id \(pid %d on [^)]+\) \(that process has ended\) to "
+              r"lapse\n" % pid, r.out)
+        assert "another live rusk agent" not in r.out, r.out
+        assert last_json(r.out)["orphans"] == held, r.out[-2000:]
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 
@@ -2115,7 +2143,7 @@ def cli_redis_meta_outage_no_reclaim():
 @case
 def cli_redis_lease_kept_in_outage():
     """A live agent held in a call that waits out one master's outage (--unavailable-ms 0;
-    the {meta} shard answering) keeps its lease: the call's stop hook renews it on a
+    the {meta} shard answering) keeps its lease: the call renews it, between its tries, on a
     connection of its own once the loop is late for a renewal. Beside it a second agent's
     automatic reclaim, whose {meta} shard answered all along, must take nothing: before,
     the first agent's lease (5 s) lapsed during the 8 s pause, the second reclaimed its RUs
@@ -2160,6 +2188,46 @@ def cli_redis_lease_kept_in_outage():
             check_placed(j)
         match(r"held 0, free 4000, mismatch 0",
               rusk("agent --backend %s %s --recount" % (cl.url, AUTO_SHAPE)).out)
+
+
+@case
+def cli_redis_meta_stuck_places():
+    """The {meta} master stopped (SIGSTOP) 8 s, no failover (cluster-node-timeout 30 s), one
+    agent with the default --unavailable-ms 1000: the loop goes on placing on the other
+    masters' partitions (its lease renewals fail at once while {meta} is marked unavailable)
+    and the stall reads true (unavailable_s). Before (the seventh review), the lease kept
+    from the stop hook renewed from calls to healthy masters, each renewal blocked 2 s on the
+    stuck {meta} master and was made again at the next call: nothing placed for the whole
+    pause (max gap 10.04 s of a 10 s pause), outage 0.00 s, unavailable_s 0.0."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                             ["--agent-id", "0", "--duration-s", "15", "--rate", "100",
+                              "--task-ms", "50"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            time.sleep(8)
+            subprocess.run([script(), "resume", cl.dir, str(meta)], check=True, timeout=10)
+            out, rc = finish(p, 90)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(meta)], timeout=10)
+            if p.poll() is None:
+                p.kill()
+        assert rc == 0, "exit %d: %s" % (rc, out[-2000:])
+        j = last_json(out)
+        per_s = j["placed_per_s"]
+        print("max gap %.2f s, outage %.2f s, unavailable %.1f s, lease kept %d (%.2f s), "
+              "placed per s %s" % (j["max_gap_s"], j["outage_s"], j["unavailable_s"],
+                                   j["lease_kept"], j.get("lease_keep_s", 0), per_s))
+        # seconds 5..9 lie inside the pause (3..11 s) however the start is late
+        assert min(per_s[5:10]) > 0, per_s
+        assert j["max_gap_s"] < 4, j  # the pause is 8 s
+        assert j["unavailable_s"] > 2, j  # the {meta} master's own partitions
+        assert j["lost_total"] == 0 and j["regranted"] == 0, j
+        check_placed(j)
 
 
 def kill_then_term(cl, victim, p, secs):
