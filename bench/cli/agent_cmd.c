@@ -971,6 +971,10 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		size_t u = strlen(err);
 		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
 	}
+	const char *unrep =
+	        rc == RUSK_OK && init ? rusk_redis_init_unreplicated_(a->st.redis) : NULL;
+	if (unrep != NULL) /* written: a warning, not a failure (docs/redis.md, Faults) */
+		fprintf(stderr, "rusk agent: warning: --backend %s: %s\n", o->backend, unrep);
 	if (rc == RUSK_OK && init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
 		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
 		               rusk_redis_last_error_(a->st.redis));

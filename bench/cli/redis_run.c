@@ -233,6 +233,11 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		size_t u = strlen(err);
 		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
 	}
+	const char *unrep = rc == RUSK_OK && !cfg->no_init
+	                            ? rusk_redis_init_unreplicated_(X->main.redis)
+	                            : NULL;
+	if (unrep != NULL) /* written: a warning, not a failure (docs/redis.md, Faults) */
+		fprintf(stderr, "rusk: warning: --backend %s: %s\n", X->spec, unrep);
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past the failover bound (a failover at the start): an
 		 * outage, exit 1; what the cluster answered (or no seed at all): bad input. */
