@@ -125,6 +125,9 @@ typedef struct agent_run {
 	char fatal_msg[512];
 	bool corrupt; /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
 	               * node refused the password: stop, exit 2 */
+	/* a read or a commit found a partition's state gone since the start, lost by the
+	 * cluster (rusk_redis_state_lost_): stop, exit 1 as the start's check (state_gone) */
+	bool gone;
 	/* the loop's wall time: --duration-s, less when a signal stopped it, more when a call
 	 * waiting out an outage returned after the end (arrivals are counted to the end only) */
 	double elapsed_s;
@@ -334,6 +337,21 @@ static void read_corrupt(agent_run *a, int rc)
 	a->corrupt = true;
 }
 
+/* A call found a partition's state gone since the start (the backend's message names the
+ * partitions gone, lost by the cluster: rusk_redis_state_lost_): said once, a->gone stops
+ * the agent, exit 1 as the start's state check. Before, a snapshot that found it so left
+ * its partition out of the view with nothing said (exit 0), and a commit called the state
+ * corrupt (exit 2, bad input). */
+static bool state_gone(agent_run *a)
+{
+	if (a->gone || a->st.redis == NULL || !rusk_redis_state_lost_(a->st.redis))
+		return a->gone;
+	fprintf(stderr, "rusk agent: --backend %s: %s: stopping\n", a->o.backend,
+	        rusk_redis_last_error_(a->st.redis));
+	a->gone = true;
+	return true;
+}
+
 /* Partitions [lo, hi) read into the view (those that answer: synced_ns = now, and their
  * machines skipped for memory looked at again: short_resync), in one call where the backend
  * has one (snapshots: one pipeline per node). How many were read. */
@@ -354,6 +372,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 			}
 			read_corrupt(a, a->src[i]);
 		}
+		state_gone(a);
 		return got;
 	}
 	for (uint32_t p = lo; p < hi; p++) {
@@ -366,6 +385,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 		}
 		read_corrupt(a, rc);
 	}
+	state_gone(a);
 	return got;
 }
 
@@ -1270,7 +1290,7 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
-			if (a->corrupt)
+			if (a->corrupt || a->gone)
 				break;
 			next_sync += step_ns;
 			if (next_sync < now)
@@ -1359,6 +1379,9 @@ static int run_loop(agent_run *a)
 				short_skip(a, p, cl[j].machine);
 			} else if (rcs[j] == RUSK_ECORRUPT) {
 				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
+			} else if (rcs[j] == RUSK_EIO && a->st.redis != NULL &&
+			           rusk_redis_state_lost_(a->st.redis)) {
+				/* its partition's state gone: said below (state_gone) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
 				a->claims_unknown++; /* the answer was lost with the connection */
 			} else if (a->fatal == 0) {
@@ -1375,6 +1398,8 @@ static int run_loop(agent_run *a)
 			        rusk_redis_last_error_(a->st.redis));
 			break;
 		}
+		if (state_gone(a))
+			break;
 		a->placed += won;
 		backlog -= won;
 		uint64_t sec = (c1 - t0) / 1000000000u;
@@ -1799,6 +1824,11 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (a.corrupt) { /* run_loop printed why; what it holds elsewhere is given back */
 		release_range(&a, a.h_head, a.h_head + a.h_n);
 		exit_rc = RUSK_EXIT_USAGE;
+		goto out;
+	}
+	if (a.gone) { /* state_gone printed why: exit 1 as the start's check; given back */
+		release_range(&a, a.h_head, a.h_head + a.h_n);
+		exit_rc = RUSK_EXIT_FAIL;
 		goto out;
 	}
 	if (a.ids_spent)

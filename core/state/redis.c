@@ -97,6 +97,8 @@ struct rusk_redis {
 	/* rusk_redis_state_write_'s WAIT found shards whose replica has not acknowledged the
 	 * init (init_wait): which, for rusk_redis_init_unreplicated_ ("": none) */
 	char init_warn[768];
+	/* missing_part's message when it set state_lost (part_gone says it again) */
+	char lost_err[1024];
 	char auth_err[1024];
 	node nodes[MAX_NODES];
 	int n_nodes;
@@ -1145,6 +1147,8 @@ static void free_replies(redisReply **rep, size_t n)
 
 /* ---- the backend ----------------------------------------------------------------- */
 
+static int part_gone(rusk_redis *r, uint32_t p, const char *msg);
+
 /* A script's error reply as a rusk code (the message kept in r->err). */
 static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
 {
@@ -1153,11 +1157,19 @@ static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
 	int len = tail != NULL ? (int)(tail - y->str) : (int)strlen(y->str);
 	if (strncmp(y->str, "RUSKCORRUPT ", 12) == 0) {
 		/* The script checked before its first write (redis_lua.h): nothing was written. */
-		return set_err(r, RUSK_ECORRUPT,
-		               "partition %u: the rusk state is corrupt, nothing written: %.*s "
-		               "(another program wrote there? `rusk agent --init-only "
-		               "--force-init` writes the state afresh)",
-		               p, len - 12, y->str + 12);
+		int rc = set_err(r, RUSK_ECORRUPT,
+		                 "partition %u: the rusk state is corrupt, nothing written: %.*s "
+		                 "(another program wrote there? `rusk agent --init-only "
+		                 "--force-init` writes the state afresh)",
+		                 p, len - 12, y->str + 12);
+		/* a key absent: the partition's whole state gone? (lost by the cluster) */
+		const char *absent = strstr(y->str, " is absent");
+		if (absent != NULL && absent < y->str + len) {
+			char msg[sizeof r->err];
+			snprintf(msg, sizeof msg, "%s", r->err);
+			rc = part_gone(r, p, msg);
+		}
+		return rc;
 	}
 	set_err(r, RUSK_EIO, "partition %u (%s): %.*s", p, r->keys[p][K_MACH], len, y->str);
 	if (strncmp(y->str, "RUSKRANGE", 9) == 0)
@@ -1211,8 +1223,39 @@ static int part_type_err(rusk_redis *r, uint32_t p, const char *key, const char 
 	               p, key, type, want);
 }
 
+static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len, bool *missing);
+static int missing_part(rusk_redis *r, uint32_t p, bool started);
+
+/*
+ * Partition p's key `key` is absent after the start (a snapshot's GET, a write script's
+ * RUSKCORRUPT "... is absent"; msg: what to say when only that key is gone). With p's
+ * :mach gone too, the partition's state is gone: classified as the start's state check
+ * does (missing_part, started: lost by the cluster, r->state_lost, RUSK_EIO, the
+ * partitions named); found so once, later calls answer the same without reading again.
+ * With :mach there, only that key: RUSK_ECORRUPT naming it (msg). Before, a snapshot said
+ * "is missing (no rusk state)" and the agent went on without the partition (exit 0), and a
+ * commit said the state was corrupt (exit 2, as bad input).
+ */
+static int part_gone(rusk_redis *r, uint32_t p, const char *msg)
+{
+	if (r->state_lost) /* missing_part's message again */
+		return set_err(r, RUSK_EIO, "%s", r->lost_err);
+	char there[64];
+	bool missing = false;
+	int rc = check_part(r, p, there, sizeof there, &missing);
+	if (missing) {
+		rc = missing_part(r, p, true);
+		if (r->state_lost)
+			snprintf(r->lost_err, sizeof r->lost_err, "%s", r->err);
+		return rc;
+	}
+	if (rc == RUSK_EIO) /* no answer: not known; check_part's message */
+		return RUSK_EIO;
+	return set_err(r, RUSK_ECORRUPT, "%s", msg);
+}
+
 /* A snapshot's two replies (GET :free, GET :ver) into words and *version; a key of another
- * type, or a :ver that is no count, is RUSK_ECORRUPT naming it. */
+ * type, or a :ver that is no count, is RUSK_ECORRUPT naming it; :free absent, part_gone. */
 static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *words,
                         uint64_t *version)
 {
@@ -1221,9 +1264,15 @@ static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *w
 	for (int k = 0; k < 2; k++)
 		if (is_err(rep[k], "WRONGTYPE"))
 			return part_type_err(r, p, r->keys[p][k == 0 ? K_FREE : K_VER], "string");
-	if (rep[0]->type != REDIS_REPLY_STRING)
-		return set_err(r, RUSK_EIO, "partition %u: %s is missing (no rusk state)", p,
-		               r->keys[p][K_FREE]);
+	if (rep[0]->type != REDIS_REPLY_STRING) {
+		char msg[512];
+		snprintf(msg, sizeof msg,
+		         "partition %u: the rusk state is corrupt: %s is absent (another program "
+		         "deleted it? `rusk agent --init-only --force-init` writes the state "
+		         "afresh)",
+		         p, r->keys[p][K_FREE]);
+		return part_gone(r, p, msg);
+	}
 	if (rep[1]->type == REDIS_REPLY_STRING &&
 	    (rep[1]->len == 0 || strspn(rep[1]->str, "0123456789") != rep[1]->len))
 		return set_err(r, RUSK_ECORRUPT,
@@ -2836,10 +2885,12 @@ static void flags_hint(rusk_redis *r)
  * cluster lost part of it (some partitions' state there, p's and maybe others' gone: a
  * master failed over before its replica had the writes it had acknowledged, a node
  * restarted empty; docs/redis.md, Faults): RUSK_EIO, r->state_lost set (an outage's exit
- * status, 1, not bad input) and a message naming the partitions gone. Reads every
- * partition once (one round trip each): on this error path only.
+ * status, 1, not bad input) and a message naming the partitions gone. `started`: found so
+ * after this process found the state there (a snapshot or a write script, part_gone): lost
+ * by the cluster even with every partition gone. Reads every partition once (one round
+ * trip each): on this error path only.
  */
-static int missing_part(rusk_redis *r, uint32_t p)
+static int missing_part(rusk_redis *r, uint32_t p, bool started)
 {
 	char first[sizeof r->err];
 	snprintf(first, sizeof first, "%s", r->err);
@@ -2864,9 +2915,17 @@ static int missing_part(rusk_redis *r, uint32_t p)
 			return set_err(r, RUSK_EIO, "%s", first); /* no answer: not known */
 		}
 	}
-	if (there == 0)
+	if (there == 0 && !started)
 		return set_err(r, RUSK_EIO, "%s", first);
 	r->state_lost = true;
+	if (there == 0)
+		return set_err(r, RUSK_EIO,
+		               "the rusk state at %s is gone: every partition's (%u) gone since "
+		               "this process found it there: lost by the cluster (every master "
+		               "restarted empty or failed over before its replica had it), or "
+		               "deleted: write the state afresh (`rusk agent --init-only "
+		               "--force-init`: what the live agents and runs hold is lost with it)",
+		               r->url, r->n_parts);
 	return set_err(r, RUSK_EIO,
 	               "the rusk state at %s is incomplete: partition%s %s (%u of %u) gone while "
 	               "the others' state is there: lost by the cluster (a master failed over "
@@ -2887,7 +2946,7 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 		bool missing = false;
 		int rc = check_part(r, p, there, sizeof there, &missing);
 		if (missing)
-			rc = missing_part(r, p);
+			rc = missing_part(r, p, false);
 		if (rc == RUSK_ESHAPE) {
 			rc = shape_error(r, p, there);
 			flags_hint(r);
@@ -3324,6 +3383,11 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 const char *rusk_redis_auth_failed_(const rusk_redis *r)
 {
 	return r != NULL && r->auth_failed ? r->auth_err : NULL;
+}
+
+bool rusk_redis_state_lost_(const rusk_redis *r)
+{
+	return r != NULL && r->state_lost;
 }
 
 const char *rusk_redis_init_unreplicated_(const rusk_redis *r)

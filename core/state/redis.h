@@ -151,6 +151,13 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
  */
 int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
 
+/* rusk_redis_state_lost_: whether r found some partitions' state gone while others' is there
+ * (rusk_redis_state_check_), or after the start a partition's state gone (a snapshot's :free
+ * and its :mach absent, or a write script's key so: every partition's gone counts too): lost
+ * by the cluster, the message (rusk_redis_last_error_, the call's err) names the partitions.
+ * The calls failed with RUSK_EIO; an outage's exit status (1), not bad input. Owner thread. */
+bool rusk_redis_state_lost_(const rusk_redis *r);
+
 /* rusk_redis_init_unreplicated_: NULL, or after a rusk_redis_state_write_ whose WAIT found
  * masters whose replica had not acknowledged the init, a message naming them (host:port),
  * their partitions and WAIT's answer: for the caller to print as a warning. Owner thread. */

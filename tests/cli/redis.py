@@ -746,6 +746,54 @@ def cli_redis_state_lost():
 
 
 @case
+def cli_redis_state_lost_mid_run():
+    """A partition's state gone after the start (its keys deleted on its master, as a
+    failover that lost the init leaves it): rusk agent's snapshot or commit and rusk run's
+    calls find it, and each stops, says the state is incomplete, lost by the cluster,
+    naming the partition (the start's check's words), and exits 1 as for an outage.
+    Before: the agent's snapshot said nothing and it ran to the end, exit 0; rusk run
+    called the state corrupt, exit 2 (bad input)."""
+    with Cluster() as cl:
+        master = str(cl.master_of_partition(3))
+        keys = ["rusk:{p3}:%s" % k for k in ("own", "gen", "free", "mem", "gpu", "rec",
+                                              "ver", "mach")]
+        want = (r"the rusk state at redis://\S+ is incomplete: partition 3 \(1 of 4\) gone "
+                r"while the others' state is there: lost by the cluster[^\n]*: stopping")
+
+        def drop():
+            subprocess.run(["redis-cli", "-p", master, "del"] + keys, check=True,
+                           capture_output=True, timeout=10)
+
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        p = agent_proc(cl, RUN_SHAPE, 0, 1, 30)
+        wait_lease(cl, 0, p)
+        time.sleep(1)
+        t0 = time.monotonic()
+        drop()
+        out, rc = finish(p)
+        took = time.monotonic() - t0
+        assert rc == 1, "rusk agent exited %s:\n%s" % (rc, out)
+        match(r"rusk agent: --backend redis://\S+: " + want, out)
+        assert "corrupt" not in out and "is missing" not in out, out
+        assert took < 20, "rusk agent went on %.1f s after the loss" % took
+
+        rusk("agent --backend %s %s --init-only" % (cl.url, RUN_SHAPE))
+        run = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + RUN_SHAPE.split() +
+                               ["--no-init", "--duration-s", "30", "--rate", "200"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(3)
+        assert run.poll() is None, "rusk run ended early"
+        t0 = time.monotonic()
+        drop()
+        out, rc = finish(run)
+        took = time.monotonic() - t0
+        assert rc == 1, "rusk run exited %s:\n%s" % (rc, out)
+        match(r"rusk: --backend redis://\S+: " + want + " the run", out)
+        assert "the rusk state is corrupt" not in out, out
+        assert took < 20, "rusk run went on %.1f s after the loss" % took
+
+
+@case
 def cli_redis_init_unreplicated():
     """The init WAITs for a replica of each master that took it (WAIT 1, 2 s at most, all
     shards at once): with partition 0's replica paused (SIGSTOP) it is not acknowledged
