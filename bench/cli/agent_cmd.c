@@ -134,6 +134,9 @@ typedef struct agent_run {
 	char fatal_msg[512];
 	bool corrupt; /* a commit or a meta call found the state corrupt (RUSK_ECORRUPT), or a
 	               * node refused the password: stop, exit 2 */
+	/* a read or a commit found a partition's state gone since the start, lost by the
+	 * cluster (rusk_redis_state_lost_): stop, exit 1 as the start's check (state_gone) */
+	bool gone;
 	/* the loop's wall time: --duration-s, less when a signal stopped it, more when a call
 	 * waiting out an outage returned after the end (arrivals are counted to the end only) */
 	double elapsed_s;
@@ -355,6 +358,21 @@ static void read_corrupt(agent_run *a, int rc)
 	a->corrupt = true;
 }
 
+/* A call found a partition's state gone since the start (the backend's message names the
+ * partitions gone, lost by the cluster: rusk_redis_state_lost_): said once, a->gone stops
+ * the agent, exit 1 as the start's state check. Before, a snapshot that found it so left
+ * its partition out of the view with nothing said (exit 0), and a commit called the state
+ * corrupt (exit 2, bad input). */
+static bool state_gone(agent_run *a)
+{
+	if (a->gone || a->st.redis == NULL || !rusk_redis_state_lost_(a->st.redis))
+		return a->gone;
+	fprintf(stderr, "rusk agent: --backend %s: %s: stopping\n", a->o.backend,
+	        rusk_redis_last_error_(a->st.redis));
+	a->gone = true;
+	return true;
+}
+
 /* Partitions [lo, hi) read into the view (those that answer: synced_ns = now, and their
  * machines skipped for memory looked at again: short_resync), in one call where the backend
  * has one (snapshots: one pipeline per node). How many were read. */
@@ -375,6 +393,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 			}
 			read_corrupt(a, a->src[i]);
 		}
+		state_gone(a);
 		return got;
 	}
 	for (uint32_t p = lo; p < hi; p++) {
@@ -387,6 +406,7 @@ static uint64_t read_parts(agent_run *a, uint32_t lo, uint32_t hi, uint64_t now)
 		}
 		read_corrupt(a, rc);
 	}
+	state_gone(a);
 	return got;
 }
 
@@ -1029,6 +1049,10 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		size_t u = strlen(err);
 		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
 	}
+	const char *unrep =
+	        rc == RUSK_OK && init ? rusk_redis_init_unreplicated_(a->st.redis) : NULL;
+	if (unrep != NULL) /* written: a warning, not a failure (docs/redis.md, Faults) */
+		fprintf(stderr, "rusk agent: warning: --backend %s: %s\n", o->backend, unrep);
 	if (rc == RUSK_OK && init && rusk_redis_epoch_(a->st.redis, &a->epoch) != RUSK_OK)
 		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", o->backend,
 		               rusk_redis_last_error_(a->st.redis));
@@ -1334,7 +1358,7 @@ static int run_loop(agent_run *a)
 		}
 		if (now >= next_sync) {
 			sync_step(a, step++, now);
-			if (a->corrupt)
+			if (a->corrupt || a->gone)
 				break;
 			next_sync += step_ns;
 			if (next_sync < now)
@@ -1423,6 +1447,9 @@ static int run_loop(agent_run *a)
 				short_skip(a, p, cl[j].machine);
 			} else if (rcs[j] == RUSK_ECORRUPT) {
 				a->corrupt = true; /* the script wrote nothing (redis_lua.h) */
+			} else if (rcs[j] == RUSK_EIO && a->st.redis != NULL &&
+			           rusk_redis_state_lost_(a->st.redis)) {
+				/* its partition's state gone: said below (state_gone) */
 			} else if (rcs[j] == RUSK_EIO && rc != RUSK_OK) {
 				a->claims_unknown++; /* the answer was lost with the connection */
 			} else if (a->fatal == 0) {
@@ -1439,6 +1466,8 @@ static int run_loop(agent_run *a)
 			        rusk_redis_last_error_(a->st.redis));
 			break;
 		}
+		if (state_gone(a))
+			break;
 		a->placed += won;
 		backlog -= won;
 		uint64_t sec = (c1 - t0) / 1000000000u;
@@ -1891,6 +1920,11 @@ int rusk_cmd_agent(int argc, char **argv)
 	if (a.corrupt) { /* run_loop printed why; what it holds elsewhere is given back */
 		release_range(&a, a.h_head, a.h_head + a.h_n);
 		exit_rc = RUSK_EXIT_USAGE;
+		goto out;
+	}
+	if (a.gone) { /* state_gone printed why: exit 1 as the start's check; given back */
+		release_range(&a, a.h_head, a.h_head + a.h_n);
+		exit_rc = RUSK_EXIT_FAIL;
 		goto out;
 	}
 	if (a.ids_spent)

@@ -69,6 +69,10 @@ struct drv_redis {
 	uint32_t parts_failed;
 	bool waived;  /* the recount not done: interrupted during an outage (drv_redis_ok) */
 	bool corrupt; /* a call answered RUSK_ECORRUPT: the run stopped at it (redis_second) */
+	/* a partition's state gone since the start (state_gone: lost by the cluster): the run
+	 * stopped at it, exit 1 as the start's check; errors_seen: the calls failed so far */
+	bool gone;
+	uint64_t errors_seen;
 	char why[768];
 	rusk_remote_stats st;
 	/* The ledger check (ledger_check): scratch [RUs of the cluster], and what it found. */
@@ -248,6 +252,11 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		size_t u = strlen(err);
 		snprintf(err + u, sizeof err - u, " (this command line: %s)", flags);
 	}
+	const char *unrep = rc == RUSK_OK && !cfg->no_init
+	                            ? rusk_redis_init_unreplicated_(X->main.redis)
+	                            : NULL;
+	if (unrep != NULL) /* written: a warning, not a failure (docs/redis.md, Faults) */
+		fprintf(stderr, "rusk: warning: --backend %s: %s\n", X->spec, unrep);
 	if (rc != RUSK_OK) {
 		/* The cluster unreachable past the failover bound (a failover at the start): an
 		 * outage, exit 1; what the cluster answered (or no seed at all): bad input. */
@@ -574,6 +583,32 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 	rusk_redis_set_deadline_(X->main.redis, 0);
 }
 
+/*
+ * Calls failed since the last second (s.errors grew): was a partition's state lost (a
+ * snapshot or commit of the agents' connections found it gone, rusk_redis_state_lost_)?
+ * The main connection checks every partition's state (one round trip each, within a
+ * ledger pass's budget): some gone while others' is there stops the run, says so naming
+ * them and exits 1, as rusk agent and the start's check do. Before, the agents' calls
+ * failed until the end (a commit's "state is corrupt" stopped it, exit 2). An outage's
+ * errors find nothing gone: the run goes on.
+ */
+static void state_gone(run *R, const rusk_remote_stats *s)
+{
+	drv_redis *X = R->redis;
+	if (!X->attached || X->corrupt || X->gone || s->errors <= X->errors_seen)
+		return;
+	X->errors_seen = s->errors;
+	pass_begin(X, LEDGER_BUDGET_MS);
+	char err[1536];
+	int rc = rusk_redis_state_check_(X->main.redis, err, sizeof err);
+	rusk_redis_set_deadline_(X->main.redis, 0);
+	if (rc == RUSK_OK || !rusk_redis_state_lost_(X->main.redis))
+		return;
+	fprintf(stderr, "rusk: %s: stopping the run\n", err);
+	X->gone = true;
+	rusk_store32((uint32_t *)&R->stop, 1, RUSK_RELEASE); /* partner: stopping() */
+}
+
 static void redis_second(run *R, bool idle)
 {
 	(void)idle;
@@ -584,7 +619,8 @@ static void redis_second(run *R, bool idle)
 		 * and exits 2, as rusk agent does. Before, it went on for ~30 s and exited 0. */
 		rusk_remote_stats s;
 		rusk_remote_stats_(R->c, &s);
-		if (s.corrupt > 0) {
+		state_gone(R, &s);
+		if (s.corrupt > 0 && !X->gone) {
 			char err[512];
 			rusk_remote_last_error_(R->c, err, sizeof err);
 			fprintf(stderr, "rusk: --backend %s: %s: stopping the run\n", X->spec, err);
@@ -765,6 +801,11 @@ bool drv_redis_ok(const run *R)
 bool drv_redis_corrupt(const run *R)
 {
 	return R->redis != NULL && R->redis->corrupt;
+}
+
+bool drv_redis_gone(const run *R)
+{
+	return R->redis != NULL && R->redis->gone;
 }
 
 bool drv_redis_left_held(const run *R)

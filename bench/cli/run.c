@@ -468,6 +468,8 @@ int rusk_cmd_run(int argc, char **argv)
 	int status = drv_report(&R, interrupted);
 	if (status != RUSK_EXIT_NOMEM && drv_redis_corrupt(&R))
 		status = RUSK_EXIT_USAGE; /* the state is damaged: bad input, as rusk agent's */
+	else if (status != RUSK_EXIT_NOMEM && drv_redis_gone(&R))
+		status = RUSK_EXIT_FAIL; /* the state lost by the cluster: as the start's check */
 	drv_free(&R);
 	return status;
 }

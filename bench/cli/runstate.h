@@ -523,6 +523,9 @@ const char *drv_redis_why(const run *R);
 bool drv_redis_left_held(const run *R);
 /* drv_redis_corrupt: whether the run stopped at a damaged key of the state (exit 2). */
 bool drv_redis_corrupt(const run *R);
+/* drv_redis_gone: whether the run stopped at a partition's state gone since the start, lost
+ * by the cluster (exit 1, as the start's check). */
+bool drv_redis_gone(const run *R);
 /* Tasks the ledger revoked after the dispatcher was closed (the generator done): they could
  * not be queued again and ended REJECTED (RUSK_ESTOPPED) on the main thread; the report
  * counts them rejected. 0 without --backend redis. Any thread (relaxed). */

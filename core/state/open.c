@@ -365,6 +365,16 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	(void)r;
 	return rusk_errf(err, errlen, RUSK_EINVAL, "no Redis in this build");
 }
+bool rusk_redis_state_lost_(const rusk_redis *r)
+{
+	(void)r;
+	return false;
+}
+const char *rusk_redis_init_unreplicated_(const rusk_redis *r)
+{
+	(void)r;
+	return NULL;
+}
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 {
 	(void)r;

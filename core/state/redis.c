@@ -66,6 +66,9 @@ typedef struct node {
 	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
 	 * so it is not tried again (node_ctx). */
 	bool short_to, stop_dead;
+	/* connections made to it so far (node_ctx): a WAIT counts only the writes made on its
+	 * own connection, so the init's (init_wait) is sent only on the one that wrote */
+	uint32_t conns;
 } node;
 
 /* One command of a batch: argv strings (borrowed) and, for scripts, the argv index of the
@@ -92,6 +95,11 @@ struct rusk_redis {
 	/* rusk_redis_state_check_ found some partitions' state gone while others' is there:
 	 * lost by the cluster, not a state never written (rusk_redis_outage_: exit 1) */
 	bool state_lost;
+	/* rusk_redis_state_write_'s WAIT found shards whose replica has not acknowledged the
+	 * init (init_wait): which, for rusk_redis_init_unreplicated_ ("": none) */
+	char init_warn[768];
+	/* missing_part's message when it set state_lost (part_gone says it again) */
+	char lost_err[1024];
 	char auth_err[1024];
 	/* A node connected to but silent past its timeout, or whose connect timed out (a
 	 * paused or overloaded server, not a wrong address): set by timed_out, read by
@@ -322,6 +330,7 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		freeReplyObject(a);
 	}
 	n->ctx = c;
+	n->conns++;
 	return c;
 }
 
@@ -1181,6 +1190,8 @@ static void free_replies(redisReply **rep, size_t n)
 
 /* ---- the backend ----------------------------------------------------------------- */
 
+static int part_gone(rusk_redis *r, uint32_t p, const char *msg);
+
 /* A script's error reply as a rusk code (the message kept in r->err). */
 static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
 {
@@ -1189,11 +1200,19 @@ static int script_error(rusk_redis *r, uint32_t p, const redisReply *y)
 	int len = tail != NULL ? (int)(tail - y->str) : (int)strlen(y->str);
 	if (strncmp(y->str, "RUSKCORRUPT ", 12) == 0) {
 		/* The script checked before its first write (redis_lua.h): nothing was written. */
-		return set_err(r, RUSK_ECORRUPT,
-		               "partition %u: the rusk state is corrupt, nothing written: %.*s "
-		               "(another program wrote there? `rusk agent --init-only "
-		               "--force-init` writes the state afresh)",
-		               p, len - 12, y->str + 12);
+		int rc = set_err(r, RUSK_ECORRUPT,
+		                 "partition %u: the rusk state is corrupt, nothing written: %.*s "
+		                 "(another program wrote there? `rusk agent --init-only "
+		                 "--force-init` writes the state afresh)",
+		                 p, len - 12, y->str + 12);
+		/* a key absent: the partition's whole state gone? (lost by the cluster) */
+		const char *absent = strstr(y->str, " is absent");
+		if (absent != NULL && absent < y->str + len) {
+			char msg[sizeof r->err];
+			snprintf(msg, sizeof msg, "%s", r->err);
+			rc = part_gone(r, p, msg);
+		}
+		return rc;
 	}
 	set_err(r, RUSK_EIO, "partition %u (%s): %.*s", p, r->keys[p][K_MACH], len, y->str);
 	if (strncmp(y->str, "RUSKRANGE", 9) == 0)
@@ -1247,8 +1266,39 @@ static int part_type_err(rusk_redis *r, uint32_t p, const char *key, const char 
 	               p, key, type, want);
 }
 
+static int check_part(rusk_redis *r, uint32_t p, char *there, size_t len, bool *missing);
+static int missing_part(rusk_redis *r, uint32_t p, bool started);
+
+/*
+ * Partition p's key `key` is absent after the start (a snapshot's GET, a write script's
+ * RUSKCORRUPT "... is absent"; msg: what to say when only that key is gone). With p's
+ * :mach gone too, the partition's state is gone: classified as the start's state check
+ * does (missing_part, started: lost by the cluster, r->state_lost, RUSK_EIO, the
+ * partitions named); found so once, later calls answer the same without reading again.
+ * With :mach there, only that key: RUSK_ECORRUPT naming it (msg). Before, a snapshot said
+ * "is missing (no rusk state)" and the agent went on without the partition (exit 0), and a
+ * commit said the state was corrupt (exit 2, as bad input).
+ */
+static int part_gone(rusk_redis *r, uint32_t p, const char *msg)
+{
+	if (r->state_lost) /* missing_part's message again */
+		return set_err(r, RUSK_EIO, "%s", r->lost_err);
+	char there[64];
+	bool missing = false;
+	int rc = check_part(r, p, there, sizeof there, &missing);
+	if (missing) {
+		rc = missing_part(r, p, true);
+		if (r->state_lost)
+			snprintf(r->lost_err, sizeof r->lost_err, "%s", r->err);
+		return rc;
+	}
+	if (rc == RUSK_EIO) /* no answer: not known; check_part's message */
+		return RUSK_EIO;
+	return set_err(r, RUSK_ECORRUPT, "%s", msg);
+}
+
 /* A snapshot's two replies (GET :free, GET :ver) into words and *version; a key of another
- * type, or a :ver that is no count, is RUSK_ECORRUPT naming it. */
+ * type, or a :ver that is no count, is RUSK_ECORRUPT naming it; :free absent, part_gone. */
 static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *words,
                         uint64_t *version)
 {
@@ -1257,9 +1307,15 @@ static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *w
 	for (int k = 0; k < 2; k++)
 		if (is_err(rep[k], "WRONGTYPE"))
 			return part_type_err(r, p, r->keys[p][k == 0 ? K_FREE : K_VER], "string");
-	if (rep[0]->type != REDIS_REPLY_STRING)
-		return set_err(r, RUSK_EIO, "partition %u: %s is missing (no rusk state)", p,
-		               r->keys[p][K_FREE]);
+	if (rep[0]->type != REDIS_REPLY_STRING) {
+		char msg[512];
+		snprintf(msg, sizeof msg,
+		         "partition %u: the rusk state is corrupt: %s is absent (another program "
+		         "deleted it? `rusk agent --init-only --force-init` writes the state "
+		         "afresh)",
+		         p, r->keys[p][K_FREE]);
+		return part_gone(r, p, msg);
+	}
 	if (rep[1]->type == REDIS_REPLY_STRING &&
 	    (rep[1]->len == 0 || strspn(rep[1]->str, "0123456789") != rep[1]->len))
 		return set_err(r, RUSK_ECORRUPT,
@@ -2910,10 +2966,12 @@ static void flags_hint(rusk_redis *r)
  * cluster lost part of it (some partitions' state there, p's and maybe others' gone: a
  * master failed over before its replica had the writes it had acknowledged, a node
  * restarted empty; docs/redis.md, Faults): RUSK_EIO, r->state_lost set (an outage's exit
- * status, 1, not bad input) and a message naming the partitions gone. Reads every
- * partition once (one round trip each): on this error path only.
+ * status, 1, not bad input) and a message naming the partitions gone. `started`: found so
+ * after this process found the state there (a snapshot or a write script, part_gone): lost
+ * by the cluster even with every partition gone. Reads every partition once (one round
+ * trip each): on this error path only.
  */
-static int missing_part(rusk_redis *r, uint32_t p)
+static int missing_part(rusk_redis *r, uint32_t p, bool started)
 {
 	char first[sizeof r->err];
 	snprintf(first, sizeof first, "%s", r->err);
@@ -2938,9 +2996,17 @@ static int missing_part(rusk_redis *r, uint32_t p)
 			return set_err(r, RUSK_EIO, "%s", first); /* no answer: not known */
 		}
 	}
-	if (there == 0)
+	if (there == 0 && !started)
 		return set_err(r, RUSK_EIO, "%s", first);
 	r->state_lost = true;
+	if (there == 0)
+		return set_err(r, RUSK_EIO,
+		               "the rusk state at %s is gone: every partition's (%u) gone since "
+		               "this process found it there: lost by the cluster (every master "
+		               "restarted empty or failed over before its replica had it), or "
+		               "deleted: write the state afresh (`rusk agent --init-only "
+		               "--force-init`: what the live agents and runs hold is lost with it)",
+		               r->url, r->n_parts);
 	return set_err(r, RUSK_EIO,
 	               "the rusk state at %s is incomplete: partition%s %s (%u of %u) gone while "
 	               "the others' state is there: lost by the cluster (a master failed over "
@@ -2961,7 +3027,7 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 		bool missing = false;
 		int rc = check_part(r, p, there, sizeof there, &missing);
 		if (missing)
-			rc = missing_part(r, p);
+			rc = missing_part(r, p, false);
 		if (rc == RUSK_ESHAPE) {
 			rc = shape_error(r, p, there);
 			flags_hint(r);
@@ -2975,6 +3041,148 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 	if (rc != RUSK_OK)
 		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
 	return RUSK_OK;
+}
+
+/* The init's WAIT: how long a shard's replica has to acknowledge the init (init_wait). */
+#define INIT_WAIT_MS 2000
+
+/* How many replicas CLUSTER NODES (text, from one node) lists for the master at host:port,
+ * whatever their state (a replica down or paused is counted: it is the one a failover would
+ * promote); -1 when the master is not listed. */
+static int replicas_listed(const char *text, const char *host, int port)
+{
+	char addr[96], id[64] = "";
+	int n = snprintf(addr, sizeof addr, "%s:%d", host, port);
+	/* "<id> <ip:port@cport[,hostname]> <flags> <master id|-> ..." one node a line */
+	for (const char *l = text; *l != '\0' && id[0] == '\0';) {
+		const char *sp = strchr(l, ' '), *eol = strchr(l, '\n');
+		if (eol == NULL)
+			eol = l + strlen(l);
+		if (sp != NULL && sp < eol && (size_t)(sp - l) < sizeof id &&
+		    strncmp(sp + 1, addr, (size_t)n) == 0 &&
+		    (sp[1 + n] == '@' || sp[1 + n] == ',' || sp[1 + n] == ' '))
+			snprintf(id, sizeof id, "%.*s", (int)(sp - l), l);
+		l = *eol ? eol + 1 : eol;
+	}
+	if (id[0] == '\0')
+		return -1;
+	int count = 0;
+	for (const char *l = text; *l != '\0';) {
+		const char *eol = strchr(l, '\n');
+		if (eol == NULL)
+			eol = l + strlen(l);
+		char line[512];
+		snprintf(line, sizeof line, "%.*s", (int)(eol - l), l);
+		char f_id[64], f_addr[256], f_flags[128], f_master[64];
+		if (sscanf(line, "%63s %255s %127s %63s", f_id, f_addr, f_flags, f_master) == 4 &&
+		    (strstr(f_flags, "slave") != NULL || strstr(f_flags, "replica") != NULL) &&
+		    strcmp(f_master, id) == 0)
+			count++;
+		l = *eol ? eol + 1 : eol;
+	}
+	return count;
+}
+
+/*
+ * After the init's writes: WAIT 1 INIT_WAIT_MS on each master that took them (wrote[i]: its
+ * connection then, nodes[].conns; 0: it took none) and that has a replica (CLUSTER NODES),
+ * all sent before any answer is read (a replica that does not answer costs INIT_WAIT_MS
+ * once, not per shard). A master whose replica has not acknowledged the writes (WAIT
+ * answered 0, no answer, or its connection changed since it wrote: what it acknowledged is
+ * not known) is named in r->init_warn: a failover there before its replica has them loses
+ * them, and a master that stalls past the cluster's node timeout is failed over so (the
+ * lost state: docs/redis.md, Faults). A cluster without replicas waits for nothing.
+ */
+static void init_wait(rusk_redis *r, const uint32_t *wrote)
+{
+	r->init_warn[0] = '\0';
+	const char *text = NULL;
+	redisReply *nodes = NULL;
+	for (int i = 0; i < r->n_nodes && nodes == NULL; i++) {
+		redisContext *c = wrote[i] != 0 ? r->nodes[i].ctx : NULL;
+		if (c == NULL)
+			continue;
+		nodes = redisCommand(c, "CLUSTER NODES");
+		if (nodes == NULL)
+			node_lost(r, i);
+		else if (nodes->type != REDIS_REPLY_STRING) {
+			freeReplyObject(nodes);
+			nodes = NULL;
+		}
+	}
+	text = nodes != NULL ? nodes->str : "";
+	bool sent[MAX_NODES] = {false}, unacked[MAX_NODES] = {false};
+	int answered[MAX_NODES] = {0};
+	for (int i = 0; i < r->n_nodes; i++) {
+		if (wrote[i] == 0)
+			continue;
+		int listed = replicas_listed(text, r->nodes[i].host, r->nodes[i].port);
+		if (listed == 0)
+			continue; /* no replica: nothing to wait for */
+		redisContext *c = r->nodes[i].ctx;
+		if (listed < 0 || c == NULL || r->nodes[i].conns != wrote[i]) {
+			unacked[i] = true; /* not known: no CLUSTER NODES, or another connection */
+			answered[i] = -1;
+			continue;
+		}
+		/* the read waits out WAIT's timeout, and more */
+		struct timeval rt = {(INIT_WAIT_MS + 2000) / 1000, 0};
+		redisSetTimeout(c, rt);
+		redisAppendCommand(c, "WAIT 1 %d", INIT_WAIT_MS);
+		sent[i] = true;
+	}
+	for (int i = 0; i < r->n_nodes; i++) {
+		if (!sent[i])
+			continue;
+		redisContext *c = r->nodes[i].ctx;
+		void *x = NULL;
+		if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
+			node_lost(r, i);
+			unacked[i] = true;
+			answered[i] = -1;
+			continue;
+		}
+		redisReply *y = x;
+		answered[i] = y->type == REDIS_REPLY_INTEGER ? (int)y->integer : -1;
+		unacked[i] = answered[i] < 1;
+		freeReplyObject(y);
+		set_read_timeout(r, c, stopping(r));
+	}
+	if (nodes != NULL)
+		freeReplyObject(nodes);
+	char list[512] = "";
+	size_t u = 0, cap = sizeof list;
+	for (int i = 0; i < r->n_nodes && u + 64 < cap; i++) {
+		if (!unacked[i])
+			continue;
+		char parts[160] = "";
+		size_t v = 0;
+		int named = 0;
+		for (uint32_t p = 0; p < r->n_parts && v + 24 < sizeof parts; p++)
+			if (r->slot_node[rusk_redis_slot_of_(p)] == i)
+				v += (size_t)snprintf(parts + v, sizeof parts - v, "%s%u",
+				                      named++ ? ", " : "", p);
+		char why[64];
+		if (answered[i] < 0)
+			snprintf(why, sizeof why, "no answer to WAIT");
+		else
+			snprintf(why, sizeof why, "WAIT 1 %d answered %d", INIT_WAIT_MS,
+			         answered[i]);
+		u += (size_t)snprintf(list + u, cap - u, "%s%s:%d (%s%s; %s)", u ? ", " : "",
+		                      r->nodes[i].host, r->nodes[i].port,
+		                      named == 0  ? "rusk:{meta}"
+		                      : named > 1 ? "partitions "
+		                                  : "partition ",
+		                      parts, why);
+		if (u >= cap)
+			u = cap - 1;
+	}
+	if (u > 0)
+		snprintf(r->init_warn, sizeof r->init_warn,
+		         "the state written is not yet on a replica of %s: a failover of that "
+		         "master before its replica has it loses it (a later start then finds the "
+		         "state incomplete, lost by the cluster)",
+		         list);
 }
 
 int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
@@ -3002,10 +3210,21 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 			rc = meta_reply_err(r, k ? "SET" : "INCR", k ? META_SHAPE : META_EPOCH,
 			                    "string", y[k]);
 	free_replies(y, 3);
-	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++)
+	/* which node took the writes, on which of its connections (init_wait) */
+	uint32_t wrote[MAX_NODES] = {0};
+	int16_t ni = r->slot_node[rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH))];
+	if (rc == RUSK_OK && ni >= 0)
+		wrote[ni] = r->nodes[ni].conns;
+	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++) {
 		rc = init_part(r, p);
+		ni = r->slot_node[rusk_redis_slot_of_(p)];
+		if (rc == RUSK_OK && ni >= 0)
+			wrote[ni] = r->nodes[ni].conns;
+	}
+	r->init_warn[0] = '\0';
 	if (rc != RUSK_OK)
 		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
+	init_wait(r, wrote);
 	return RUSK_OK;
 }
 
@@ -3269,6 +3488,16 @@ rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)
 const char *rusk_redis_auth_failed_(const rusk_redis *r)
 {
 	return r != NULL && r->auth_failed ? r->auth_err : NULL;
+}
+
+bool rusk_redis_state_lost_(const rusk_redis *r)
+{
+	return r != NULL && r->state_lost;
+}
+
+const char *rusk_redis_init_unreplicated_(const rusk_redis *r)
+{
+	return r != NULL && r->init_warn[0] != '\0' ? r->init_warn : NULL;
 }
 
 void rusk_redis_outage_say_(double secs, char *err, size_t errlen)

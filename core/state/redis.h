@@ -145,10 +145,26 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
  * rusk_redis_state_write_: writes the empty state of r's shape: INCR rusk:{meta}:epoch and
  * the shape's totals first (one round trip to the {meta} shard), then every partition
  * (one round trip each, replacing what was there). It checks nothing: callers look for
- * live agents and runs first (rusk_redis_live_agents_, rusk_redis_live_runs_). RUSK_OK,
- * RUSK_EIO / RUSK_ENOMEM with a message naming the key in err. Owner thread.
+ * live agents and runs first (rusk_redis_live_agents_, rusk_redis_live_runs_). Then WAIT 1
+ * (2 s at most, all shards at once) on each master that took writes and has a replica
+ * (CLUSTER NODES): one whose replica did not acknowledge them is named by
+ * rusk_redis_init_unreplicated_ (the state is written; a failover there before the replica
+ * has it loses it). RUSK_OK, RUSK_EIO / RUSK_ENOMEM with a message naming the key in err.
+ * Owner thread.
  */
 int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen);
+
+/* rusk_redis_state_lost_: whether r found some partitions' state gone while others' is there
+ * (rusk_redis_state_check_), or after the start a partition's state gone (a snapshot's :free
+ * and its :mach absent, or a write script's key so: every partition's gone counts too): lost
+ * by the cluster, the message (rusk_redis_last_error_, the call's err) names the partitions.
+ * The calls failed with RUSK_EIO; an outage's exit status (1), not bad input. Owner thread. */
+bool rusk_redis_state_lost_(const rusk_redis *r);
+
+/* rusk_redis_init_unreplicated_: NULL, or after a rusk_redis_state_write_ whose WAIT found
+ * masters whose replica had not acknowledged the init, a message naming them (host:port),
+ * their partitions and WAIT's answer: for the caller to print as a warning. Owner thread. */
+const char *rusk_redis_init_unreplicated_(const rusk_redis *r);
 
 /*
  * rusk_redis_state_check_: checks that every partition's state is there with r's shape.
