@@ -10,7 +10,7 @@ e.g.   perf/redis_script_cost.py lean=core/state/redis_lua.h \\
 Each HEADER's rusk_lua_commit and rusk_lua_release are compiled out (cc), loaded into one
 standalone redis-server on a free port (tests/redis/cluster.sh free-port; no cluster, no
 replica), and driven with `redis-cli --pipe`: per round and header, a fresh partition of 8
-RUs (one machine) and CALLS commit + release pairs of RU 0 by task 1 (every commit granted,
+RUs (one machine; its :mach, :free and :ver, what the scripts need there) and CALLS commit + release pairs of RU 0 by task 1 (every commit granted,
 every release accepted: checked), the servers' own mean time per EVALSHA read from INFO
 commandstats. The headers alternate within each round, each round starting with the next
 one; the script prints each round, then
@@ -84,6 +84,7 @@ def main():
                 r("flushall")
                 r("hset", KEYS[7], "0", "0,8,65536,2", "part", "0,8,1")
                 r("setbit", KEYS[2], "7", "1")
+                r("set", KEYS[6], "0")  # what init_part writes; the scripts refuse it absent
                 path = os.path.join(tmp, "in.resp")
                 with open(path, "w") as f:
                     for i in range(a.calls):

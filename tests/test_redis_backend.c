@@ -13,6 +13,9 @@
  *    reported with the key's name and writes nothing; so does a commit or a release on a
  *    partition one of whose keys another program overwrote with another type (each key in
  *    turn), naming the key and its type;
+ *  - so does a value the scripts would add to, parse or compare that they never write (a
+ *    count past its range or with a leading zero, an owner that is no owner, a :mach entry
+ *    without the RU), and a snapshot of an empty :free or an owners read of such an owner;
  *  - state of another shape is refused on open, naming both shapes;
  *  - owner namespaces: the same task id under two namespaces is two owners;
  *  - an owners field that is no RU of the partition is corrupt state, named;
@@ -471,6 +474,169 @@ static void test_missing_values_write_nothing(void **state)
 		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
 		             cases[t].rsaid);
 	redisFree(x);
+	rusk_cluster_destroy(c);
+}
+
+/* Values the write scripts parse, add to or compare, present and of the right type but out
+ * of what the scripts write (the seventh review): each is RUSKCORRUPT naming the key, and
+ * nothing is written. Before, a count Redis cannot add to (past 2^63-1, a leading zero) passed
+ * the scripts' "all digits" check, and the HINCRBY or INCR after the first writes failed: a
+ * commit wrote the RU's owner and free bit, then failed as an I/O error naming :mach; an owner
+ * that is no owner (`abc`) was a conflict, a release refused as another owner's; a :mach
+ * entry without the RU the client asked for (its shape has it there) was RUSKRANGE, exit 1.
+ * :mem, :gpu and a record's memory and milli are counts below 2^32 (init_part writes a
+ * machine's MiB, a uint32; the sums of two stay far from 2^63); :ver below 2^63-1. The
+ * record case needs a second corruption for the commit to fail (a commit does not read
+ * :rec's fields): RU 25's owner. */
+static void test_counts_in_range_write_nothing(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cmd[2];
+		const char *said, *rsaid;
+	} cases[] = {
+	        {{"HSET rusk:{p0}:mem 3 99999999999999999999"},
+	         "rusk:{p0}:mem field 3 is past 2^32: 99999999999999999999",
+	         "rusk:{p0}:mem field 3 is past 2^32: 99999999999999999999"},
+	        {{"HSET rusk:{p0}:mem 3 4294967296"},
+	         "rusk:{p0}:mem field 3 is past 2^32: 4294967296",
+	         "rusk:{p0}:mem field 3 is past 2^32: 4294967296"},
+	        {{"HSET rusk:{p0}:gpu 3.0 0500"},
+	         "rusk:{p0}:gpu field 3.0 is not a count: 0500",
+	         "rusk:{p0}:gpu field 3.0 is not a count: 0500"},
+	        {{"SET rusk:{p0}:ver 9223372036854775807"},
+	         "rusk:{p0}:ver is 9223372036854775807, past what INCR can add to",
+	         "rusk:{p0}:ver is 9223372036854775807, past what INCR can add to"},
+	        {{"SET rusk:{p0}:ver 007"},
+	         "rusk:{p0}:ver is not a count: 007",
+	         "rusk:{p0}:ver is not a count: 007"},
+	        {{"HSET rusk:{p0}:own 25 abc", "HSET rusk:{p0}:own 24 abc"},
+	         "rusk:{p0}:own field 25 is not an owner: abc",
+	         "rusk:{p0}:own field 24 is not an owner: abc"},
+	        {{"HSET rusk:{p0}:own 25 0", "HSET rusk:{p0}:own 24 -1"},
+	         "rusk:{p0}:own field 25 is not an owner: 0",
+	         "rusk:{p0}:own field 24 is not an owner: -1"},
+	        {{"HSET rusk:{p0}:own 25 1.5",
+	          "HSET rusk:{p0}:rec 24 3,99999999999999999999,500,0"},
+	         "rusk:{p0}:own field 25 is not an owner: 1.5",
+	         "rusk:{p0}:rec field 24 is past 2^32: 99999999999999999999"},
+	        {{"HSET rusk:{p0}:mach 3 100,8,65536,2"},
+	         "rusk:{p0}:mach machine 3 is 100,8,65536,2, without RU 25",
+	         NULL},
+	        {{"HSET rusk:{p0}:mach 3 24,8,65536"},
+	         "rusk:{p0}:mach machine 3 is not a shape: 24,8,65536",
+	         NULL},
+	};
+	rusk_cluster *c = make_cluster(400);
+	int rport;
+	redisContext *x = master_of(0, &rport);
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
+		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
+		             cases[t].rsaid);
+	redisFree(x);
+	rusk_cluster_destroy(c);
+}
+
+/* What the reads take (a sync step's snapshot of :free and :ver; the ledger's owners and
+ * generations) checked as the scripts write them: an empty :free (or one shorter than the
+ * partition's RUs), a :ver no INCR can add to, an owner that is no owner and a generation
+ * past 2^21 are RUSK_ECORRUPT naming the key. Before, an empty :free read as every RU
+ * held (the agent placed 0 of 100 tasks, exit 0), and an owner `abc`, `0`, `-1` or `1.5`
+ * was read as owner 0, 2^64-1 or 1 (the ledger went on, exit 0). */
+static void test_reads_check_values(void **state)
+{
+	(void)state;
+	rusk_cluster *c = make_cluster(400); /* 2 partitions of 1600 RUs: :free 200 bytes */
+	rusk_state red;
+	char err[512];
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	int rport;
+	redisContext *x = master_of(0, &rport);
+	static const struct {
+		const char *key, *val, *undo, *said;
+	} snap[] = {
+	        /* :free last: written afresh below */
+	        {"ver", "9223372036854775807", "0",
+	         "rusk:{p0}:ver is not a count below 2^63-1: 9223372036854775807"},
+	        {"ver", "012", "0", "rusk:{p0}:ver is not a count below 2^63-1: 012"},
+	        {"free", "", NULL,
+	         "rusk:{p0}:free is 0 bytes, too short for the partition's 1600 RUs"},
+	        {"free", "xy", NULL,
+	         "rusk:{p0}:free is 2 bytes, too short for the partition's 1600 RUs"},
+	};
+	uint64_t words[64], ver = 7;
+	for (size_t t = 0; t < sizeof snap / sizeof snap[0]; t++) {
+		char *before[8], *after[8];
+		size_t bl[8], al[8];
+		freeReplyObject(redisCommand(x, "SET rusk:{p0}:%s %s", snap[t].key, snap[t].val));
+		dump_part(x, 0, before, bl);
+		int rc = red.bk.ops->snapshot(red.bk.self, 0, words, 32, &ver);
+		const char *msg = rusk_redis_last_error_(red.redis);
+		if (rc != RUSK_ECORRUPT || strstr(msg, snap[t].said) == NULL)
+			fail_msg("%s=%s: snapshot %d: %s", snap[t].key, snap[t].val, rc, msg);
+		uint64_t *w[2] = {words, words + 32};
+		uint32_t nw[2] = {32, 32}, ps[2] = {1, 0};
+		int rcs[2];
+		assert_int_equal(red.bk.ops->snapshots(red.bk.self, ps, 2, w, nw, NULL, rcs),
+		                 RUSK_ECORRUPT);
+		assert_int_equal(rcs[0], RUSK_OK);
+		assert_int_equal(rcs[1], RUSK_ECORRUPT);
+		dump_part(x, 0, after, al);
+		same_dumps(before, bl, after, al, "a snapshot");
+		for (int i = 0; i < 8; i++)
+			free(before[i]);
+		if (snap[t].undo != NULL)
+			freeReplyObject(
+			        redisCommand(x, "SET rusk:{p0}:%s %s", snap[t].key, snap[t].undo));
+	}
+	/* :free written afresh (init): a snapshot reads again */
+	rusk_state_close_(&red);
+	assert_int_equal(rusk_state_open_(url, c, 1, &red, err, sizeof err), RUSK_OK);
+	assert_int_equal(red.bk.ops->snapshot(red.bk.self, 0, words, 32, &ver), RUSK_OK);
+	static const struct {
+		const char *set, *said;
+	} own[] = {
+	        {"HSET rusk:{p0}:own 25 abc", "rusk:{p0}:own field 25 is abc, not an owner"},
+	        {"HSET rusk:{p0}:own 25 0", "rusk:{p0}:own field 25 is 0, not an owner"},
+	        {"HSET rusk:{p0}:own 25 -1", "rusk:{p0}:own field 25 is -1, not an owner"},
+	        {"HSET rusk:{p0}:own 25 1.5", "rusk:{p0}:own field 25 is 1.5, not an owner"},
+	        {"HSET rusk:{p0}:own 25 07", "rusk:{p0}:own field 25 is 07, not an owner"},
+	        /* namespace 1, task 0 */
+	        {"HSET rusk:{p0}:own 25 1099511627776",
+	         "rusk:{p0}:own field 25 is 1099511627776, not an owner"},
+	        {"HSET rusk:{p0}:own 25 18446744073709551616",
+	         "rusk:{p0}:own field 25 is 18446744073709551616, not an owner"},
+	        {"HSET rusk:{p0}:own 25 7", NULL}, /* the next one's owner */
+	        {"HSET rusk:{p0}:gen 25 2097152",
+	         "rusk:{p0}:gen field 25 is 2097152, not a generation 0..2097151"},
+	        {"HSET rusk:{p0}:gen 25 x", "rusk:{p0}:gen field 25 is x, not a generation"},
+	};
+	for (size_t t = 0; t < sizeof own / sizeof own[0]; t++) {
+		freeReplyObject(redisCommand(x, own[t].set));
+		if (own[t].said == NULL)
+			continue;
+		uint32_t rus[4], gens[4];
+		uint64_t owners[4];
+		size_t n = 9;
+		int rc = rusk_redis_owners_(red.redis, 0, rus, owners, gens, 4, &n);
+		const char *msg = rusk_redis_last_error_(red.redis);
+		if (rc != RUSK_ECORRUPT || strstr(msg, own[t].said) == NULL)
+			fail_msg("%s: owners %d: %s", own[t].set, rc, msg);
+		assert_int_equal(n, 0);
+	}
+	/* an owner and a generation as the scripts write them */
+	freeReplyObject(redisCommand(x, "HSET rusk:{p0}:own 25 1099511627777"));
+	freeReplyObject(redisCommand(x, "HSET rusk:{p0}:gen 25 2097151"));
+	uint32_t rus[4], gens[4];
+	uint64_t owners[4];
+	size_t n = 0;
+	assert_int_equal(rusk_redis_owners_(red.redis, 0, rus, owners, gens, 4, &n), RUSK_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(rus[0], 25);
+	assert_int_equal(owners[0], UINT64_C(1099511627777));
+	assert_int_equal(gens[0], 2097151);
+	redisFree(x);
+	rusk_state_close_(&red);
 	rusk_cluster_destroy(c);
 }
 
@@ -1241,6 +1407,8 @@ int main(void)
 	        cmocka_unit_test(test_script_error_writes_nothing),
 	        cmocka_unit_test(test_corrupt_key_writes_nothing),
 	        cmocka_unit_test(test_missing_values_write_nothing),
+	        cmocka_unit_test(test_counts_in_range_write_nothing),
+	        cmocka_unit_test(test_reads_check_values),
 	        cmocka_unit_test(test_owner_namespaces),
 	        cmocka_unit_test(test_owners_field_corrupt),
 	        cmocka_unit_test(test_snapshots_pipelined),

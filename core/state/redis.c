@@ -1244,6 +1244,11 @@ static void free_decode(const redisReply *y, uint32_t nr, uint64_t *words)
 		words[need - 1] &= (UINT64_C(1) << (nr % 64)) - 1;
 }
 
+/* The end of a message of corrupt state: what to do. */
+#define CORRUPT_HINT                                                                               \
+	" (another program wrote there? `rusk agent --init-only --force-init` writes the state "   \
+	"afresh)"
+
 /* Partition p's key `key` answered WRONGTYPE to a read (another program wrote there): the
  * state is corrupt, RUSK_ECORRUPT naming the key and its type (one TYPE call), as the write
  * scripts' RUSKCORRUPT does. Before, a snapshot said "is missing (no rusk state)" for :free
@@ -1297,8 +1302,29 @@ static int part_gone(rusk_redis *r, uint32_t p, const char *msg)
 	return set_err(r, RUSK_ECORRUPT, "%s", msg);
 }
 
+/* Whether y is a string that is a count as Redis writes one (decimal, no sign, no leading
+ * zero) of at most max; its value in *v. */
+static bool dec_count(const redisReply *y, uint64_t max, uint64_t *v)
+{
+	if (y->type != REDIS_REPLY_STRING || y->len == 0 || y->len > 20 ||
+	    strspn(y->str, "0123456789") != y->len || (y->str[0] == '0' && y->len > 1))
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < y->len; i++) {
+		uint64_t d = (uint64_t)(y->str[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return x <= max;
+}
+
 /* A snapshot's two replies (GET :free, GET :ver) into words and *version; a key of another
- * type, or a :ver that is no count, is RUSK_ECORRUPT naming it; :free absent, part_gone. */
+ * type, a :free shorter than the partition's RUs (an empty one read as every RU held: the
+ * partition never used, no message) or a :ver that is no count below INT64_MAX (the most
+ * the scripts' INCR leaves: redis_lua.h) is RUSK_ECORRUPT naming it; :free absent,
+ * part_gone. */
 static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *words,
                         uint64_t *version)
 {
@@ -1316,14 +1342,22 @@ static int snap_replies(rusk_redis *r, uint32_t p, redisReply **rep, uint64_t *w
 		         p, r->keys[p][K_FREE]);
 		return part_gone(r, p, msg);
 	}
-	if (rep[1]->type == REDIS_REPLY_STRING &&
-	    (rep[1]->len == 0 || strspn(rep[1]->str, "0123456789") != rep[1]->len))
+	uint32_t nr = r->p_n_rus[p];
+	if (rep[0]->len < (nr + 7) / 8)
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "partition %u: the rusk state is corrupt: %s is %zu bytes, too short "
+		        "for the partition's %u RUs" CORRUPT_HINT,
+		        p, r->keys[p][K_FREE], rep[0]->len, nr);
+	uint64_t ver = 0;
+	if (rep[1]->type == REDIS_REPLY_STRING && !dec_count(rep[1], INT64_MAX - 1, &ver))
 		return set_err(r, RUSK_ECORRUPT,
-		               "partition %u: the rusk state is corrupt: %s is not a count: %.40s",
+		               "partition %u: the rusk state is corrupt: %s is not a count below "
+		               "2^63-1: %.40s" CORRUPT_HINT,
 		               p, r->keys[p][K_VER], rep[1]->str);
-	free_decode(rep[0], r->p_n_rus[p], words);
+	free_decode(rep[0], nr, words);
 	if (version != NULL)
-		*version = rep[1]->type == REDIS_REPLY_STRING ? strtoull(rep[1]->str, NULL, 10) : 0;
+		*version = ver;
 	return RUSK_OK;
 }
 
@@ -1631,7 +1665,9 @@ int rusk_redis_backend_(rusk_redis *r, rusk_backend *out)
  * owners[k] and gens[k] (gens may be NULL). An RU field that is not a number of the
  * partition (0 .. its RUs - 1: another program wrote there) is RUSK_ECORRUPT naming the
  * key and the field; before, the callers indexed their arrays with it (an out-of-bounds
- * write in rusk agent's ledger). */
+ * write in rusk agent's ledger). So is an owner that is not one the scripts write (a
+ * count of a task 1..RUSK_TASK_ID_MAX under a namespace: `abc`, `0`, `-1`, `1.5` were read
+ * as owners 0, 2^64-1 and 1, and the ledger went on) and a generation past RUSK_GEN_MASK. */
 static int owner_entry(rusk_redis *r, uint32_t p, redisReply **e, uint32_t *rus, uint64_t *owners,
                        uint32_t *gens, size_t k)
 {
@@ -1647,11 +1683,25 @@ static int owner_entry(rusk_redis *r, uint32_t p, redisReply **e, uint32_t *rus,
 		        "--init-only --force-init` writes the state afresh)",
 		        p, r->keys[p][K_OWN], f->type == REDIS_REPLY_STRING ? f->str : "?",
 		        r->p_n_rus[p] - 1);
+	uint64_t o = 0, g = 0;
+	if (!dec_count(e[1], UINT64_MAX, &o) || rusk_owner_task_(o) == 0 ||
+	    rusk_owner_task_(o) > RUSK_TASK_ID_MAX)
+		return set_err(
+		        r, RUSK_ECORRUPT,
+		        "partition %u: the rusk state is corrupt: %s field %.40s is %.40s, "
+		        "not an owner (a task 1..%" PRIu64 " under a namespace)" CORRUPT_HINT,
+		        p, r->keys[p][K_OWN], f->str,
+		        e[1]->type == REDIS_REPLY_STRING ? e[1]->str : "?", RUSK_TASK_ID_MAX);
+	if (!dec_count(e[2], RUSK_GEN_MASK, &g))
+		return set_err(r, RUSK_ECORRUPT,
+		               "partition %u: the rusk state is corrupt: %s field %.40s is %.40s, "
+		               "not a generation 0..%u" CORRUPT_HINT,
+		               p, r->keys[p][K_GEN], f->str,
+		               e[2]->type == REDIS_REPLY_STRING ? e[2]->str : "?", RUSK_GEN_MASK);
 	rus[k] = r->p_first_ru[p] + (uint32_t)ru;
-	owners[k] = e[1]->type == REDIS_REPLY_STRING ? strtoull(e[1]->str, NULL, 10) : 0;
+	owners[k] = o;
 	if (gens != NULL)
-		gens[k] = e[2]->type == REDIS_REPLY_STRING ? (uint32_t)strtoul(e[2]->str, NULL, 10)
-		                                           : 0;
+		gens[k] = (uint32_t)g;
 	return RUSK_OK;
 }
 

@@ -309,7 +309,9 @@ const char *rusk_redis_auth_failed_(const rusk_redis *r);
  * owners[k] and its generation gens[k] (gens may be NULL), at most cap entries; *n the
  * count. One round trip (a script: the three are read together). RUSK_OK / RUSK_EIO /
  * RUSK_ERANGE / RUSK_EINVAL; RUSK_ECORRUPT (no entries) where a field of rusk:{pN}:own is
- * not an RU of the partition (0 .. its RUs - 1), the message naming the key and field. Used by
+ * not an RU of the partition (0 .. its RUs - 1), its value no owner (a decimal count, no
+ * leading zero, of a task 1..RUSK_TASK_ID_MAX under a namespace) or the RU's generation none
+ * (a count 0..RUSK_GEN_MASK), the message naming the key and field. Used by
  * recounts that compare the state with a run's ledger and by reclaims (a release with the owner and
  * generation read here).
  */

@@ -9,8 +9,10 @@
  * Commit ARGV: task, machine (local), mem MiB, gpus, milli per GPU, again (1: a resend after
  * an unknown outcome), then the RUs (local). Answers {0, gen...} (taken; gens in order),
  * {1, i} (RU i held by another task), {2, i} (RU i listed twice or already held by this
- * task), {3, n} (memory or GPUs short on the machine). A machine or RU outside the
- * partition's shape is an error reply starting RUSK.
+ * task), {3, n} (memory or GPUs short on the machine). An RU that is not a number is the
+ * error RUSKRANGE; an RU outside its machine's entry in :mach RUSKCORRUPT naming :mach (the
+ * client sends only RUs of the machine by the shape it opened with, checked against
+ * rusk:{meta}:shape: the entry disagrees with it; it was RUSKRANGE, exit 1).
  * The write scripts (commit, release) check everything that can fail before their first
  * write, since Redis keeps a failed script's earlier writes: a key of another type, a count
  * or field that is not an integer, is the error "RUSKCORRUPT <key> ..."; arguments that are
@@ -23,6 +25,15 @@
  * 2^21, and memory and GPU shares are never negative. An absent key or field, a bitmap cut
  * short or a negative count is RUSKCORRUPT too (before, a deleted :free or :mem was written
  * afresh or read as 0, and a negative generation left an RU held that no release could free).
+ * Every count is checked as Redis's HINCRBY and INCR take one (decimal, no sign, no leading
+ * zero) and within a range where the script's own add cannot fail: :mem, :gpu and a
+ * record's MiB and milli below 2^32 (a machine's MiB is a uint32; two such add far below
+ * 2^63, and a commit's subtraction is checked not to go below 0), :ver below 2^63 - 1.
+ * Before, a count of all digits past 2^63 (or `007`) passed, and the HINCRBY or INCR after
+ * the first writes failed: a partial write, named as an I/O error on :mach. An owner that is
+ * not a count from 1 (`abc`, `0`, `-1`, `1.5`; the scripts write the client's task id) is
+ * RUSKCORRUPT where a script meets it (checked only on the branch that finds another owner:
+ * no cost to a granted claim); the owners reader (redis.c owner_entry) checks it exactly.
  * Release ARGV: again, then (task, RU, gen) triples. Answers one code per lease: 0 released,
  * 1 free (double release), 2 another owner, 3 another generation (stale).
  * Recount: no ARGV; answers {held, free, mismatch, version, n_rus}, each RU counted at most
@@ -40,11 +51,16 @@
  * naming the key and its type (the TYPE asked only then), any other error raised as it came.
  * blind(k): the TYPE check of a key whose first touch is a write (absent: fine). bits(k):
  * the length in bits of the bitmap KEYS[k] (:free), by its STRLEN; absent is RUSKCORRUPT.
- * fits(nb, ru): RUSKCORRUPT unless RU ru is inside a bitmap of nb bits. count(k): KEYS[k]
- * (rusk:{pN}:ver) a count, by its GET; absent is RUSKCORRUPT. int(k, f): the field f of the
- * hash KEYS[k], a count (absent: 0); anything else (negative, not a number) is RUSKCORRUPT.
- * need(k, f): the same, absent RUSKCORRUPT. gen_of(f): :gen's field f, a count below 2^21
- * (absent: 0). Each is called before the script's first write only. */
+ * fits(nb, ru): RUSKCORRUPT unless RU ru is inside a bitmap of nb bits. A count is decimal,
+ * no sign, no leading zero (what HINCRBY and INCR take). small(k, f, v): v, the value of
+ * field f of KEYS[k], a count below 2^32 (a Lua number, exact), else RUSKCORRUPT; a
+ * digit string of 11 or more digits is past 2^32 by tonumber alone. count(k): KEYS[k]
+ * (rusk:{pN}:ver) a count below 2^63 - 1, where its INCR cannot fail (compared as a string
+ * at 19 digits: a Lua number is not exact there), by its GET; absent is RUSKCORRUPT.
+ * int(k, f): the field f of the hash KEYS[k] by small (absent: 0). need(k, f): the same,
+ * absent RUSKCORRUPT. owner(f, o): o, :own's field f, a count from 1, else RUSKCORRUPT.
+ * gen_of(f): :gen's field f, a count below 2^21 (absent: 0). Each is called before the
+ * script's first write only. */
 #define RUSK_LUA_READ                                                                              \
 	"local want = {'hash', 'hash', 'string', 'hash', 'hash', 'hash', 'string', 'hash'}\n"      \
 	"local function corrupt(k, t)\n"                                                           \
@@ -75,10 +91,21 @@
 	"  if tonumber(ru) >= nb then bad(3, 'is ' .. nb / 8 .. ' bytes, too short for RU ' .. "   \
 	"ru) end\n"                                                                                \
 	"end\n"                                                                                    \
+	"local function small(k, f, v)\n"                                                          \
+	"  if not string.match(v, '^[1-9]%d*$') and v ~= '0' then bad(k, 'field ' .. f .. ' is "   \
+	"not a count: ' .. v) end\n"                                                               \
+	"  local n = tonumber(v)\n"                                                                \
+	"  if n >= 4294967296 then bad(k, 'field ' .. f .. ' is past 2^32: ' .. v) end\n"          \
+	"  return n\n"                                                                             \
+	"end\n"                                                                                    \
 	"local function count(k)\n"                                                                \
 	"  local v = rd(k, 'GET')\n"                                                               \
 	"  if not v then bad(k, 'is absent') end\n"                                                \
-	"  if not string.match(v, '^%d+$') then bad(k, 'is not a count: ' .. v) end\n"             \
+	"  if not string.match(v, '^[1-9]%d*$') and v ~= '0' then bad(k, 'is not a count: ' .. "   \
+	"v) end\n"                                                                                 \
+	"  if #v > 18 and (#v > 19 or v >= '9223372036854775807') then\n"                          \
+	"    bad(k, 'is ' .. v .. ', past what INCR can add to')\n"                                \
+	"  end\n"                                                                                  \
 	"end\n"                                                                                    \
 	"local function int(k, f, need)\n"                                                         \
 	"  local v = rd(k, 'HGET', f)\n"                                                           \
@@ -86,9 +113,11 @@
 	"    if need then bad(k, 'has no field ' .. f) end\n"                                      \
 	"    return 0\n"                                                                           \
 	"  end\n"                                                                                  \
-	"  if not string.match(v, '^%d+$') then bad(k, 'field ' .. f .. ' is not a count: ' .. "   \
-	"v) end\n"                                                                                 \
-	"  return tonumber(v)\n"                                                                   \
+	"  return small(k, f, v)\n"                                                                \
+	"end\n"                                                                                    \
+	"local function owner(f, o)\n"                                                             \
+	"  if not string.match(o, '^[1-9]%d*$') then bad(1, 'field ' .. f .. ' is not an owner: "  \
+	"' .. o) end\n"                                                                            \
 	"end\n"                                                                                    \
 	"local function need(k, f) return int(k, f, true) end\n"                                   \
 	"local function gen_of(f)\n"                                                               \
@@ -103,7 +132,8 @@
 	"  local s = rd(8, 'HGET', m)\n"                                                           \
 	"  if not s then return nil end\n"                                                         \
 	"  local a, b, c, d = string.match(s, '^(%d+),(%d+),(%d+),(%d+)$')\n"                      \
-	"  return tonumber(a), tonumber(b), tonumber(c), tonumber(d)\n"                            \
+	"  if not a then bad(8, 'machine ' .. m .. ' is not a shape: ' .. s) end\n"                \
+	"  return tonumber(a), tonumber(b), tonumber(c), tonumber(d), s\n"                         \
 	"end\n"
 
 /* The read scripts' checks (recount, owners): the type of each of the eight keys, and
@@ -135,20 +165,23 @@ static const char rusk_lua_commit[] = RUSK_LUA_READ RUSK_LUA_SHAPE
         "local nb = bits(3)\n"
         "count(7)\n"
         "if mem > 0 or g > 0 then blind(6) end\n"
-        "local first, n, memcap, ngpu = shape(m)\n"
+        "local first, n, memcap, ngpu, desc = shape(m)\n"
         "if not first then bad(8, 'has no machine ' .. m) end\n"
         "local rus, gens, mine = {}, {}, 0\n"
         "for i = 7, #ARGV do\n"
         "  local r = tonumber(ARGV[i])\n"
-        "  if r == nil or r < first or r >= first + n then\n"
-        "    return redis.error_reply('RUSKRANGE RU ' .. ARGV[i] .. ' is not on machine ' .. m)\n"
-        "  end\n"
+        "  if r == nil then return redis.error_reply('RUSKRANGE RU ' .. ARGV[i] .. ' is not an "
+        "RU') end\n"
+        "  if r < first or r >= first + n then bad(8, 'machine ' .. m .. ' is ' .. desc .. ', "
+        "without RU ' .. ARGV[i]) end\n"
         "  for j = 1, #rus do if rus[j] == ARGV[i] then return {2, i - 7} end end\n"
         "  fits(nb, r)\n"
         "  rus[#rus + 1] = ARGV[i]\n"
         "  gens[#gens + 1] = gen_of(ARGV[i])\n"
         "  local o = rd(1, 'HGET', ARGV[i])\n"
-        "  if o then if o == task then mine = mine + 1 else return {1, i - 7} end end\n"
+        "  if o then\n"
+        "    if o == task then mine = mine + 1 else owner(ARGV[i], o) return {1, i - 7} end\n"
+        "  end\n"
         "end\n"
         "if mine > 0 then\n"
         "  if again and mine == #rus then\n"
@@ -218,7 +251,7 @@ static const char rusk_lua_release[] = RUSK_LUA_READ
         "  local rc = 0\n"
         "  if not o then\n"
         "    if again and cur == (gen + 1) % 2097152 then rc = 0 else rc = 1 end\n"
-        "  elseif o ~= task then rc = 2\n"
+        "  elseif o ~= task then owner(ru, o) rc = 2\n"
         "  elseif cur ~= gen then rc = 3\n"
         "  else\n"
         "    fits(nb, ru)\n"
@@ -230,8 +263,8 @@ static const char rusk_lua_release[] = RUSK_LUA_READ
         "        return redis.error_reply('RUSKCORRUPT ' .. KEYS[6] .. ' field ' .. ru .. ' is "
         "not a record: ' .. rec)\n"
         "      end\n"
-        "      if tonumber(mem) > 0 then need(4, m) end\n"
-        "      t.m, t.mem, t.milli, t.picks = m, tonumber(mem), tonumber(milli), {}\n"
+        "      t.m, t.mem, t.milli, t.picks = m, small(6, ru, mem), small(6, ru, milli), {}\n"
+        "      if t.mem > 0 then need(4, m) end\n"
         "      for k in string.gmatch(picks, '%d+') do\n"
         "        need(5, m .. '.' .. k)\n"
         "        t.picks[#t.picks + 1] = k\n"
