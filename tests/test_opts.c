@@ -173,6 +173,27 @@ static void test_refusals(void **state)
 	assert_refused(false, ARGS("--phases", "50,,80"),
 	               "rusk: --phases: '50,,80' is not a list of 1..16 loads in % (e.g. "
 	               "50,80,95,80,50)\n");
+	/* Numbers inside a list are plain too (the eighth review, nit 5: strtod and strtoul
+	 * took blanks, '+', hex and "-0" there). */
+	static const char *const loose_phases[] = {"+50", "-0", " 50", "0x10", "50,+80"};
+	for (size_t k = 0; k < sizeof loose_phases / sizeof *loose_phases; k++) {
+		char want[160];
+		snprintf(want, sizeof want,
+		         "rusk: --phases: '%s' is not a list of 1..16 loads in %% (e.g. "
+		         "50,80,95,80,50)\n",
+		         loose_phases[k]);
+		assert_refused(false, ARGS("--phases", loose_phases[k]), want);
+	}
+	static const char *const loose_mix[] = {" 1@1", "+1@1", "1@ 1", "1@0x1p0", "1@+1", "0x1@1"};
+	for (size_t k = 0; k < sizeof loose_mix / sizeof *loose_mix; k++) {
+		char want[256];
+		snprintf(want, sizeof want,
+		         "rusk: --mix: '%s' is not a list of RUS[:machine|rack|spread|any]"
+		         "[:gang|incremental]@SHARE (at most 8, shares adding up to 1; e.g. "
+		         "1@0.98,48:machine@0.02)\n",
+		         loose_mix[k]);
+		assert_refused(false, ARGS("--mix", loose_mix[k]), want);
+	}
 	assert_refused(false, ARGS("--groups", "50"),
 	               "rusk: --groups: '50' is not 2..4 phase lists separated by ';' (e.g. "
 	               "'67,100,100;67,67,100')\n");

@@ -47,6 +47,10 @@ int cli_sync_policy(const char *flag, const char *val, bool allow_all, rusk_sync
                     bool *all);
 int cli_strategy(const char *flag, const char *val, bool allow_all, rusk_strategy *out, bool *all);
 int cli_double(const char *flag, const char *val, double min, double max, double *out);
+/* Whether val is a number as a person writes one: digits; for a real number (real) also an
+ * optional '-', one '.' and an exponent. No blanks, '+', hex, inf or nan (which strtoull and
+ * strtod take). For values parsed inside a list (--mix, --phases). */
+bool cli_plain_number(const char *val, bool real);
 
 /* Cluster options shared by commands: --machines, --rus-per-machine, --partitions,
  * --machines-per-rack, --racks-per-cell, --cluster openb[:REPLICAS]|PATH[:REPLICAS], --seed.

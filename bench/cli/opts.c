@@ -42,7 +42,7 @@ int cli_openb_path(const char *flag, const char *file, char *buf, size_t len)
  * (real) an optional '-', one '.' and an exponent (e.g. -1.5e3). strtoull and strtod also
  * take leading blanks, a '+', hex (0x10), "inf" and "nan" (and strtoull a '-' it wraps):
  * `--unavailable-ms " 100"` and "+100" were accepted (the seventh review, nit 5). */
-static bool plain_number(const char *val, bool real)
+bool cli_plain_number(const char *val, bool real)
 {
 	const char *p = val;
 	if (real && *p == '-')
@@ -77,7 +77,7 @@ int cli_u64(const char *flag, const char *val, uint64_t min, uint64_t max, uint6
 		return -1;
 	}
 	unsigned long long v = strtoull(val, &end, 10);
-	if (!plain_number(val, false) || *end != '\0' || errno != 0 || v < min || v > max) {
+	if (!cli_plain_number(val, false) || *end != '\0' || errno != 0 || v < min || v > max) {
 		fprintf(stderr, "rusk: %s: '%s' is not an integer in %llu..%llu\n", flag, val,
 		        (unsigned long long)min, (unsigned long long)max);
 		return -1;
@@ -95,7 +95,7 @@ int cli_double(const char *flag, const char *val, double min, double max, double
 	}
 	errno = 0;
 	double v = strtod(val, &end);
-	if (!plain_number(val, true) || *end != '\0' || errno != 0 || !isfinite(v) || v < min ||
+	if (!cli_plain_number(val, true) || *end != '\0' || errno != 0 || !isfinite(v) || v < min ||
 	    v > max) {
 		fprintf(stderr, "rusk: %s: '%s' is not a number in %g..%g\n", flag, val, min, max);
 		return -1;

@@ -26,8 +26,8 @@ static int parse_phases(const char *v, run_cfg *cfg)
 			return -1;
 		memcpy(tok, p, len);
 		tok[len] = '\0';
-		if (tok[strspn(tok, "0123456789.eE+-")] != '\0')
-			return -1; /* strtod would take " 50", "0x10" */
+		if (tok[0] == '-' || !cli_plain_number(tok, true))
+			return -1; /* strtod would take " 50", "+50", "0x10", "-0" */
 		double x = strtod(tok, &end);
 		if (*end != '\0' || !(x >= 0 && x <= 1000))
 			return -1;
@@ -97,12 +97,14 @@ static int opt_mix(const char *flag, const char *v, void *out)
 		}
 		*at = 0;
 		char *end;
-		double share = strtod(at + 1, &end);
+		/* plain numbers only: strtod and strtoul take " 1", "+1", "0x1p0" */
+		double share = cli_plain_number(at + 1, true) ? strtod(at + 1, &end) : 0;
 		drv_mix m = {.share = share};
-		ok = *end == 0 && share > 0 && share <= 1;
+		ok = share > 0 && share <= 1;
 		char *save2 = NULL, *part = strtok_r(tok, ":", &save2);
-		unsigned long rus = part ? strtoul(part, &end, 10) : 0;
-		ok = ok && part != NULL && *end == 0 && rus >= 1 && rus <= RUSK_MAX_RUS_PER_MACHINE;
+		unsigned long rus =
+		        part && cli_plain_number(part, false) ? strtoul(part, &end, 10) : 0;
+		ok = ok && rus >= 1 && rus <= RUSK_MAX_RUS_PER_MACHINE;
 		m.rus = (uint32_t)rus;
 		while (ok && (part = strtok_r(NULL, ":", &save2)) != NULL) {
 			bool known = false;
