@@ -3010,6 +3010,24 @@ static void flags_hint(rusk_redis *r)
 	snprintf(r->err, sizeof r->err, "%s", msg);
 }
 
+/* Whether rusk:{meta}:shape exists (*yes): the state's shape, written with the state
+ * (rusk_redis_state_write_, before the partitions), left when the cluster lost every
+ * partition but the {meta} shard, or an init stopped before its partitions. */
+static int meta_shape_exists(rusk_redis *r, int *yes)
+{
+	const char *av[2] = {"EXISTS", META_SHAPE};
+	size_t al[2] = {6, strlen(META_SHAPE)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_SHAPE, strlen(META_SHAPE)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type != REDIS_REPLY_INTEGER)
+		rc = RUSK_EIO;
+	if (rc == RUSK_OK)
+		*yes = y->integer > 0;
+	free_replies(&y, 1);
+	return rc;
+}
+
 /*
  * Partition p's state is missing (check_part said so, r->err): whether the state was never
  * written (every partition missing: RUSK_EIO, check_part's message, bad input) or the
@@ -3046,17 +3064,22 @@ static int missing_part(rusk_redis *r, uint32_t p, bool started)
 			return set_err(r, RUSK_EIO, "%s", first); /* no answer: not known */
 		}
 	}
-	if (there == 0 && !started)
-		return set_err(r, RUSK_EIO, "%s", first);
+	int written = 1; /* rusk:{meta}:shape there: a state was written (meta_shape_exists) */
+	if (there == 0 && !started) {
+		if (meta_shape_exists(r, &written) != RUSK_OK || !written)
+			return set_err(r, RUSK_EIO, "%s", first); /* never written, or not known */
+	}
 	r->state_lost = true;
 	if (there == 0)
 		return set_err(r, RUSK_EIO,
-		               "the rusk state at %s is gone: every partition's (%u) gone since "
-		               "this process found it there: lost by the cluster (every master "
-		               "restarted empty or failed over before its replica had it), or "
-		               "deleted: write the state afresh (`rusk agent --init-only "
-		               "--force-init`: what the live agents and runs hold is lost with it)",
-		               r->url, r->n_parts);
+		               "the rusk state at %s is gone: every partition's (%u) gone %s: lost "
+		               "by the cluster (every master restarted empty or failed over "
+		               "before its replica had it), or deleted: write the state afresh "
+		               "(`rusk agent --init-only --force-init`: what the live agents and "
+		               "runs hold is lost with it)",
+		               r->url, r->n_parts,
+		               started ? "since this process found it there"
+		                       : "while " META_SHAPE " says it was written");
 	return set_err(r, RUSK_EIO,
 	               "the rusk state at %s is incomplete: partition%s %s (%u of %u) gone while "
 	               "the others' state is there: lost by the cluster (a master failed over "

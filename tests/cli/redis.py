@@ -859,6 +859,18 @@ def cli_redis_state_lost():
         rusk("agent --backend %s %s --init-only" % (url, SHAPE))
         r = rusk("agent --backend %s %s --recount" % (url, SHAPE))
         match(r"held 0, free 32000, mismatch 0", r.out)
+        # every partition gone but the {meta} shard (its shape says the state was written):
+        # lost too, exit 1; before, "no rusk state", exit 2 (the eighth review, F4)
+        for p in range(10):
+            port = cl.master_of_partition(p)
+            subprocess.run(["redis-cli", "-p", str(port), "del"] +
+                           ["rusk:{p%d}:%s" % (p, k) for k in ("own", "gen", "free", "mem",
+                                                               "gpu", "rec", "ver", "mach")],
+                           check=True, capture_output=True, timeout=10)
+        r = rusk("agent --backend %s %s" % (url, SHAPE), status=1)
+        match(r"the rusk state at redis://\S+ is gone: every partition's \(10\) gone while "
+              r"rusk:\{meta\}:shape says it was written: lost by the cluster", r.out)
+        assert "no rusk state" not in r.out, r.out
 
 
 @case
