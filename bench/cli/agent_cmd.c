@@ -26,7 +26,9 @@
  * --agent-id is refused), renewed only while the token is still there, and read together
  * with the state's epoch, which every write of the empty state increments: an agent whose
  * id was taken over, or whose state was written afresh under it, stops (open_checks,
- * lease_renew).
+ * lease_renew). A renewal that failed (the {meta} master out) is tried again sooner, each
+ * try probing that master (lease_retry_ns), so an outage of {meta} shorter than the lease
+ * less a third keeps it.
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
@@ -188,6 +190,8 @@ static int agent_stopping(void *arg);
 #define KEEP_RETRY_NS  (500 * 1000000ull)
 #define KEEP_READ_MS   250
 #define KEEP_BUDGET_MS 500
+/* lease_retry_ns: the least time between the loop's renewals after one failed. */
+#define LEASE_RETRY_NS (250 * 1000000ull)
 
 static uint64_t mono_ns(void)
 {
@@ -1243,8 +1247,8 @@ static void auto_reclaim(agent_run *a)
  * placed nothing while --unavailable-ms skipped that master, and the end outlasted
  * --failover-ms). So it runs only from a call already held by an outage, between its tries;
  * an attempt is made at most every KEEP_RETRY_NS, answered or not; none while the loop's
- * connection has the {meta} master marked unavailable (its own renewal fails at once then,
- * and the probe finds it back); and the keep connection's reads time out after
+ * connection has the {meta} master marked unavailable (the loop's own renewals probe it
+ * then, soon after a failed one: lease_retry_ns); and the keep connection's reads time out after
  * KEEP_READ_MS, its calls within KEEP_BUDGET_MS (a node stuck there is marked unavailable
  * on it too). The attempts' time is lease_keep_s (JSON), part of the outage of the call
  * that made them. The hook runs between a waiting call's tries, so a read that blocks on a
@@ -1273,6 +1277,29 @@ static void keep_lease(agent_run *a)
 	}
 	a->keep_ns += mono_ns() - now;
 	a->in_keep = false;
+}
+
+/*
+ * When the loop renews again after a renewal that failed (an outage of the {meta} master):
+ * a quarter of what is left of the lease (since the last renewal answered, renewed_ns), at
+ * least LEASE_RETRY_NS, at most the third of a lease of the renewals answered; a third once
+ * the lease is past (lapsed: the next renewal takes it again). Each such renewal probes
+ * {meta} even while it is marked unavailable (rusk_redis_meta_retry_now_: a PING within
+ * 200 ms), so that a master back within the lease is renewed on before it lapses (the
+ * eighth review: with a third between tries and the probe's backoff up to 2 s, a pause of
+ * 3 s, shorter than the 5 s lease, let it lapse 5 times of 5 and a plain reclaim released
+ * the live agent's RUs). A quarter keeps the probes few in a long outage (about five,
+ * 1 s of the loop's time, in the 3.3 s of the default lease left after a third) while the
+ * lease is still held by the time a master back is probed.
+ */
+static uint64_t lease_retry_ns(const agent_run *a, uint64_t now)
+{
+	uint64_t lease_ns = a->o.lease_ms * 1000000u, third = lease_ns / 3;
+	uint64_t end = a->renewed_ns + lease_ns;
+	if (end <= now)
+		return third;
+	uint64_t q = (end - now) / 4;
+	return q < LEASE_RETRY_NS ? LEASE_RETRY_NS : q > third ? third : q;
 }
 
 /* The loop's connection's waiting hook (rusk_redis_set_waiting_): a call of it is held by an
@@ -1342,11 +1369,18 @@ static int run_loop(agent_run *a)
 		}
 		note_unavail(a, now, false);
 		if (a->leased && lease_ns > 0 && now >= next_lease) {
-			next_lease = now + lease_ns;
 			uint64_t lapsed = a->lapsed;
+			/* {meta} marked unavailable: probed now, not after its backoff */
+			rusk_redis_meta_retry_now_(a->st.redis);
 			if (!lease_renew(a))
 				break; /* the id or the state is gone: stop (lease_renew says why)
 				        */
+			if (a->renewed) {
+				next_lease = now + lease_ns;
+			} else {
+				uint64_t t = mono_ns();
+				next_lease = t + lease_retry_ns(a, t);
+			}
 			/* Lapsed (a stall past the lease): a reclaim may have released its RUs
 			 * meanwhile; the ledger check after the next commit finds out. */
 			if (a->lapsed != lapsed)

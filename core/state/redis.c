@@ -695,8 +695,10 @@ static void send_bodies(rcmd *cmds, size_t n, redisReply *const *rep)
  * sent) so that the caller goes on with the other nodes' partitions. Its retry is due after
  * 250 ms, doubling to 2 s (mark_down): the next call for one of its slots refreshes the map
  * (a failover may have moved the slot) and probes it (a fresh connection, PING within
- * PROBE_MS); an answer makes it available again. With no other node answering (the whole
- * cluster out) nothing is skipped: calls wait out the outage as before, within failover_ms.
+ * PROBE_MS); an answer makes it available again. The {meta} node's retry can be made due
+ * at once (rusk_redis_meta_retry_now_: a lease renewal that must not wait out the backoff).
+ * With no other node answering (the whole cluster out) nothing is skipped: calls wait out the
+ * outage as before, within failover_ms.
  */
 static bool others_up(const rusk_redis *r, int ni)
 {
@@ -3540,6 +3542,17 @@ int rusk_redis_meta_unavailable_(const rusk_redis *r)
 		return 0;
 	int ni = r->slot_node[rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH))];
 	return ni >= 0 && r->nodes[ni].down_until != 0;
+}
+
+void rusk_redis_meta_retry_now_(rusk_redis *r)
+{
+	if (r == NULL || r->unavail_ms == 0)
+		return;
+	int ni = r->slot_node[rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH))];
+	uint64_t now = now_ns();
+	/* down_until stays non-zero (marked): slot_unavailable probes once it is past */
+	if (ni >= 0 && r->nodes[ni].down_until > now)
+		r->nodes[ni].down_until = now;
 }
 
 rusk_redis_stats rusk_redis_stats_(const rusk_redis *r)

@@ -289,6 +289,15 @@ void rusk_redis_set_waiting_(rusk_redis *r, void (*waiting)(void *), void *arg);
  * unavailable on r (rusk_redis_set_unavailable_ms_; 0 when that is off). Owner thread. */
 int rusk_redis_meta_unavailable_(const rusk_redis *r);
 
+/* rusk_redis_meta_retry_now_: when the {meta} node is marked unavailable on r, its retry is
+ * made due now, whatever its backoff (250 ms doubling to 2 s): the next call for {meta}
+ * probes it (a PING within 200 ms, a connect within 500 ms) instead of failing at once, so a
+ * master back is used at once. rusk agent calls it before each lease renewal the loop makes:
+ * a renewal that waited out the backoff came up to 2 s after {meta} answered again, and a
+ * pause shorter than the lease let it lapse. Nothing when the node is not marked. Owner
+ * thread. */
+void rusk_redis_meta_retry_now_(rusk_redis *r);
+
 /* rusk_redis_backend_: the backend.h seam over r (r must outlive it). */
 int rusk_redis_backend_(rusk_redis *r, rusk_backend *out);
 

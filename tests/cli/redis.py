@@ -2297,7 +2297,7 @@ def cli_redis_lease_kept_in_outage():
 def cli_redis_meta_stuck_places():
     """The {meta} master stopped (SIGSTOP) 8 s, no failover (cluster-node-timeout 30 s), one
     agent with the default --unavailable-ms 1000: the loop goes on placing on the other
-    masters' partitions (its lease renewals fail at once while {meta} is marked unavailable)
+    masters' partitions (its lease renewals fail, each a probe of {meta} within 200 ms)
     and the stall reads true (unavailable_s). Before (the seventh review), the lease kept
     from the stop hook renewed from calls to healthy masters, each renewal blocked 2 s on the
     stuck {meta} master and was made again at the next call: nothing placed for the whole
@@ -2329,6 +2329,71 @@ def cli_redis_meta_stuck_places():
         assert min(per_s[5:10]) > 0, per_s
         assert j["max_gap_s"] < 4, j  # the pause is 8 s
         assert j["unavailable_s"] > 2, j  # the {meta} master's own partitions
+        assert j["lost_total"] == 0 and j["regranted"] == 0, j
+        check_placed(j)
+
+
+@case
+def cli_redis_meta_short_pause_lease_kept():
+    """The {meta} master stopped (SIGSTOP) 3 s, shorter than the default 5 s lease less a
+    third, 1 s after a renewal of a default agent's lease (no failover): the agent renews
+    as soon as {meta} answers again, so its lease key rusk:{meta}:alive:0 never disappears
+    (PTTL polled every 50 ms from the resume on) and lease_lapsed is 0. Before (the eighth
+    review), its renewals came a third of a lease apart and each one waited out the probe's
+    backoff (up to 2 s): 670 ms of lease left at the resume, the key gone 0.7 s to 1.4 s
+    after it, lease_lapsed 1 (5 runs of 5), and a plain --reclaim-agent 0 in that window
+    released the live agent's RUs."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
+        meta = cl.master_of_tag("{meta}")
+
+        def pttl():
+            return int(subprocess.run(["redis-cli", "-p", str(meta), "pttl",
+                                       "rusk:{meta}:alive:0"], capture_output=True,
+                                      text=True, timeout=10).stdout.strip() or -3)
+
+        p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
+                             ["--agent-id", "0", "--duration-s", "12", "--rate", "100",
+                              "--task-ms", "2000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = []
+        try:
+            # a renewal seen (the PTTL goes up), then 1 s on: the loop's next renewal
+            # (a third of 5 s after it) meets the paused master
+            wait_for("the lease taken", lambda: pttl() > 0, 20)
+            last, t = pttl(), time.monotonic()
+            while time.monotonic() - t < 4:
+                v = pttl()
+                if v > last + 200:
+                    break
+                last = v
+                time.sleep(0.02)
+            else:
+                raise Fail("no renewal of the lease seen in 4 s")
+            time.sleep(1.0)
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            time.sleep(3)
+            subprocess.run([script(), "resume", cl.dir, str(meta)], check=True, timeout=10)
+            t = time.monotonic()
+            while time.monotonic() - t < 4:  # the lease ran out 1 s after the resume before
+                seen.append(pttl())
+                time.sleep(0.05)
+            out, rc = finish(p, 90)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(meta)], timeout=10)
+            if p.poll() is None:
+                p.kill()
+        assert rc == 0, "exit %d: %s" % (rc, out[-2000:])
+        j = last_json(out)
+        gone = sum(1 for v in seen if v < 0)
+        print("PTTL after the resume: first %s, least %d ms, absent %d of %d; lease_lapsed "
+              "%d, lease_kept %d, unavailable %.1f s, max gap %.2f s"
+              % (seen[:3], min(seen), gone, len(seen), j["lease_lapsed"], j["lease_kept"],
+                 j["unavailable_s"], j["max_gap_s"]))
+        assert len(seen) >= 10, seen
+        assert gone == 0, "the lease key was absent %d times of %d: %s" % (gone, len(seen),
+                                                                          seen)
+        assert j["lease_lapsed"] == 0, j
         assert j["lost_total"] == 0 and j["regranted"] == 0, j
         check_placed(j)
 
