@@ -67,6 +67,7 @@ struct drv_redis {
 	bool attached, counted, ok;
 	uint64_t held, held_run, free_rus, mismatch;
 	uint32_t parts_failed;
+	uint32_t parts_unavail; /* of parts_failed: their master marked unavailable */
 	bool waived;  /* the recount not done: interrupted during an outage (drv_redis_ok) */
 	bool corrupt; /* a call answered RUSK_ECORRUPT: the run stopped at it (redis_second) */
 	/* a partition's state gone since the start (state_gone: lost by the cluster): the run
@@ -90,6 +91,7 @@ struct drv_redis {
 	uint8_t *l_orph_n;
 	uint32_t l_next, l_sweep_parts, l_sweep_passes;
 	uint64_t ledger_checks, ledger_failed, lost_rus, lost_tasks, orphans;
+	uint64_t ledger_unavail; /* of ledger_failed: their master marked unavailable */
 	/* Partitions: read, not read for lack of budget (left to the next pass), the most a
 	 * pass failed and the fewest it read (while the run went), and the most passes one
 	 * sweep over every partition took. */
@@ -148,6 +150,10 @@ static bool own_owner(const drv_redis *X, uint64_t o)
  * them failed), and a recount that could not read
  * one is not ok: the checks say NO, exit 1; when a signal stopped the run, the recount was
  * not done rather than failed (as the other checks of an interrupted run): exit 3.
+ * One master stuck while others answer (--unavailable-ms, as the agents' connections): the
+ * main connection marks it too, and its partitions are skipped at once while it is marked
+ * (ledger.unavailable, recount.partitions_unavailable: counted unread, named), so the
+ * passes read the other masters' partitions within their budgets.
  */
 #define LEDGER_BUDGET_MS 500
 #define END_BUDGET_MS    5000
@@ -317,6 +323,13 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	/* Batches (kernel/remote.h): the agents decide this many tasks, then commit them
 	 * together; their releases go once per loop turn. */
 	rusk_remote_set_batch_(R->c, cfg->commit_batch);
+	/* The main connection marks a stuck master as the agents' do (--unavailable-ms, from
+	 * here: the start's checks above wait out an outage): its partitions are then skipped
+	 * by the ledger, the reclaim and the end's recount (unread, named), the others read.
+	 * Before, each pass waited ~2 s per read on the stuck master and the end's recount
+	 * spent its budget on the first partition: 10 of 10 unread, a 5 s run ended at 32 s. */
+	if (cfg->unavail_ms > 0)
+		rusk_redis_set_unavailable_ms_(X->main.redis, (int)cfg->unavail_ms);
 	return 0;
 }
 
@@ -488,6 +501,9 @@ static void ledger_check(run *R, bool end)
 			if (X->l_prc[j] != RUSK_OK) {
 				X->ledger_failed++; /* a failover under way: the next pass tries
 				                       again */
+				/* its master marked (skipped, nothing sent): not checked */
+				X->ledger_unavail += rusk_redis_part_unavailable_(X->main.redis,
+				                                                  X->l_ps[j]) == 1;
 				failed_n++;
 				failed = true;
 				continue;
@@ -735,6 +751,9 @@ static void recount(const run *R)
 			rc = rusk_redis_owners_(X->main.redis, p, rus, owners, NULL, cap, &n);
 		if (rc != RUSK_OK) {
 			X->parts_failed++;
+			/* skipped at once (nothing sent) while its master is marked, so that the
+			 * partitions of the masters that answer are read within the budget */
+			X->parts_unavail += rusk_redis_part_unavailable_(X->main.redis, p) == 1;
 			if (wu < sizeof which)
 				wu += (size_t)snprintf(which + wu, sizeof which - wu, "%s%u",
 				                       unread++ ? ", " : "", p);
@@ -765,10 +784,17 @@ static void recount(const run *R)
 		/* The state unreachable (or part of it): not judged after a stop signal, as the
 		 * other checks of an interrupted run; a failed check otherwise. */
 		X->waived = drv_stop_signal() != 0 && X->mismatch == 0;
-		char left[64] = "";
-		if (skipped > 0)
-			snprintf(left, sizeof left, "%s%u not tried: the budget was spent",
-			         unread > 0 ? "; " : "", skipped);
+		char left[128] = "";
+		size_t lu = 0;
+		if (X->parts_unavail > 0)
+			lu += (size_t)snprintf(left, sizeof left,
+			                       "; %u of them skipped: their master marked "
+			                       "unavailable (--unavailable-ms %u)",
+			                       X->parts_unavail, R->cfg.unavail_ms);
+		if (skipped > 0 && lu < sizeof left)
+			snprintf(left + lu, sizeof left - lu,
+			         "%s%u not tried: the budget was spent", unread > 0 ? "; " : "",
+			         skipped);
 		/* a long last error cut at the end (the count and the list come first) */
 		int w = snprintf(
 		        X->why, sizeof X->why,
@@ -872,17 +898,18 @@ static void redis_json(FILE *f, run *R)
 	        ", \"redirects\": %" PRIu64 ", \"resent\": %" PRIu64
 	        ", \"outage_s\": %.3f, \"outage_sum_s\": %.3f"
 	        ", \"ledger\": {\"checks\": %" PRIu64 ", \"failed\": %" PRIu64
-	        ", \"parts_read\": %" PRIu64 ", \"parts_deferred\": %" PRIu64
-	        ", \"pass_failed_max\": %" PRIu64 ", \"pass_read_min\": %" PRIu64
-	        ", \"sweep_passes_max\": %" PRIu64 ", \"lost_rus\": %" PRIu64
-	        ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64 ", \"revoked\": %" PRIu64
-	        ", \"lost_at_release\": %" PRIu64 ", \"lost_at_release_rus\": %" PRIu64
-	        ", \"lost_total\": %" PRIu64 ", \"lost_total_rus\": %" PRIu64
-	        ", \"forced_reclaim\": {\"rus\": %" PRIu64 ", \"tasks\": %" PRIu64
-	        "}}, \"release_not_held\": %" PRIu64
+	        ", \"unavailable\": %" PRIu64 ", \"parts_read\": %" PRIu64
+	        ", \"parts_deferred\": %" PRIu64 ", \"pass_failed_max\": %" PRIu64
+	        ", \"pass_read_min\": %" PRIu64 ", \"sweep_passes_max\": %" PRIu64
+	        ", \"lost_rus\": %" PRIu64 ", \"lost_tasks\": %" PRIu64 ", \"orphans\": %" PRIu64
+	        ", \"revoked\": %" PRIu64 ", \"lost_at_release\": %" PRIu64
+	        ", \"lost_at_release_rus\": %" PRIu64 ", \"lost_total\": %" PRIu64
+	        ", \"lost_total_rus\": %" PRIu64 ", \"forced_reclaim\": {\"rus\": %" PRIu64
+	        ", \"tasks\": %" PRIu64 "}}, \"release_not_held\": %" PRIu64
 	        ", \"commit_rtt_us\": {\"p50\": %.1f, \"p99\": %.1f}"
 	        ", \"recount\": {\"held\": %" PRIu64 ", \"held_by_run\": %" PRIu64
 	        ", \"free\": %" PRIu64 ", \"mismatch\": %" PRIu64 ", \"partitions_failed\": %u"
+	        ", \"partitions_unavailable\": %u"
 	        ", \"ok\": %s}, \"reclaimed_expired\": %" PRIu64 ", \"reclaim\": {\"auto\": %s"
 	        ", \"passes\": %" PRIu64 ", \"from_runs\": %" PRIu64 ", \"agents\": %" PRIu64
 	        ", \"runs\": %" PRIu64 ", \"busy\": %" PRIu64 ", \"failed\": %" PRIu64
@@ -896,18 +923,18 @@ static void redis_json(FILE *f, run *R)
 	        s->rollbacks, s->local_refused, s->release_trips, s->released, s->release_refused,
 	        s->errors, R->cfg.commit_batch, R->cfg.wait, R->cfg.wait ? R->cfg.wait_ms : 0,
 	        s->batches, s->batch_tasks, k.l.reconnects, k.l.redirects, k.l.resent, k.outage_s,
-	        k.outage_sum_s, X->ledger_checks, X->ledger_failed, X->parts_read,
-	        X->parts_deferred, X->pass_failed_max, X->pass_read_min, X->sweep_passes_max,
-	        X->lost_rus, X->lost_tasks, X->orphans, X->revoked, X->at_release,
-	        X->at_release_rus, X->lost_total, X->lost_total_rus, X->forced_rus, X->forced_tasks,
-	        s->release_not_held, s->commit_p50_ns / 1e3, s->commit_p99_ns / 1e3, X->held,
-	        X->held_run, X->free_rus, X->mismatch, X->parts_failed, X->ok ? "true" : "false",
-	        X->reclaimed, R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes,
-	        X->reclaimed_runs, X->reclaim_agents, X->reclaim_runs, X->reclaim_busy,
-	        X->reclaim_failed, X->reclaim_unsteady, X->left_held ? "true" : "false",
-	        R->cfg.unavail_ms, s->parts_unavailable, (double)s->unavailable_ns * 1e-9,
-	        s->placed_unavailable, s->releases_deferred, X->put_off_end,
-	        (double)s->max_gap_ns * 1e-9);
+	        k.outage_sum_s, X->ledger_checks, X->ledger_failed, X->ledger_unavail,
+	        X->parts_read, X->parts_deferred, X->pass_failed_max, X->pass_read_min,
+	        X->sweep_passes_max, X->lost_rus, X->lost_tasks, X->orphans, X->revoked,
+	        X->at_release, X->at_release_rus, X->lost_total, X->lost_total_rus, X->forced_rus,
+	        X->forced_tasks, s->release_not_held, s->commit_p50_ns / 1e3,
+	        s->commit_p99_ns / 1e3, X->held, X->held_run, X->free_rus, X->mismatch,
+	        X->parts_failed, X->parts_unavail, X->ok ? "true" : "false", X->reclaimed,
+	        R->cfg.no_auto_reclaim ? "false" : "true", X->reclaim_passes, X->reclaimed_runs,
+	        X->reclaim_agents, X->reclaim_runs, X->reclaim_busy, X->reclaim_failed,
+	        X->reclaim_unsteady, X->left_held ? "true" : "false", R->cfg.unavail_ms,
+	        s->parts_unavailable, (double)s->unavailable_ns * 1e-9, s->placed_unavailable,
+	        s->releases_deferred, X->put_off_end, (double)s->max_gap_ns * 1e-9);
 }
 
 static void redis_print(run *R)
@@ -964,14 +991,15 @@ static void redis_print(run *R)
 	}
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " checks, %" PRIu64 " partitions read, %" PRIu64
-	        " could not be read, %" PRIu64 " left to the next pass (budget; every partition "
+	        " could not be read (%" PRIu64 " of them not checked: their master marked "
+	        "unavailable), %" PRIu64 " left to the next pass (budget; every partition "
 	        "read within %" PRIu64 " passes): %" PRIu64
 	        " acknowledged commits lost by Redis (%" PRIu64
 	        " RUs), those tasks revoked and placed again (%" PRIu64
 	        " of them revoked after the close: REJECTED); %" PRIu64 " orphans released\n",
 	        "redis ledger", X->ledger_checks, X->parts_read, X->ledger_failed,
-	        X->parts_deferred, X->sweep_passes_max, X->lost_tasks, X->lost_rus,
-	        rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
+	        X->ledger_unavail, X->parts_deferred, X->sweep_passes_max, X->lost_tasks,
+	        X->lost_rus, rusk_load64(&X->rejected, RUSK_RELAXED), X->orphans);
 	fprintf(R->out,
 	        "  %-28s %" PRIu64 " commits (%" PRIu64
 	        " RUs) whose release Redis refused as not theirs (lost before a ledger pass saw "

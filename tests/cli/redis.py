@@ -393,7 +393,8 @@ def cli_redis_run_ledger_default():
         assert led["sweep_passes_max"] >= 1 and led["pass_read_min"] >= 1, led
         assert led["parts_read"] + led["parts_deferred"] == 20 * led["checks"], led
         assert rd["recount"]["ok"] and rd["recount"]["partitions_failed"] == 0, rd["recount"]
-        match(r"redis ledger +[0-9]+ checks, [0-9]+ partitions read, 0 could not be read, "
+        match(r"redis ledger +[0-9]+ checks, [0-9]+ partitions read, 0 could not be read "
+              r"\(0 of them not checked: their master marked unavailable\), "
               r"[0-9]+ left to the next pass \(budget; every partition read within [0-9]+ "
               r"passes\)", r.out)
 
@@ -2836,6 +2837,64 @@ def cli_redis_run_stuck_master():
         match(r"redis unavailable +\(--unavailable-ms 1000\) marked [1-9][0-9]* times", text)
         match(r"held 0, free 4000, mismatch 0", rusk("agent --backend %s %s --recount" %
                                                     (cl.url, BATCH_SHAPE)).out)
+
+@case
+def cli_redis_run_stuck_master_end():
+    """rusk run --backend whose stuck master (SIGSTOP, no failover: a cluster-node-timeout
+    of 90 s) is still stuck when the run ends: the run's main connection marks it
+    unavailable as the agents' do (--unavailable-ms), so the ledger, the end's drain and
+    recount skip its partitions and read the others. Asserted: the run ends within its
+    duration + the drain's 5 s + the end's passes (5 s each, generous on a loaded
+    machine), and the recount names exactly the stuck master's partitions as unread, as
+    unavailable. Before, each read of the main connection waited ~2 s on the stuck master,
+    the recount spent its 5 s budget on the first partition ("10 of 10 partitions could
+    not be read ... 9 not tried: the budget was spent") and the run exited at ~32 s."""
+    with Cluster(node_timeout_ms=90000) as cl:
+        meta = cl.master_of_partition("meta")
+        owner = {q: cl.master_of_partition(q) for q in range(10)}
+        others = [m for m in set(owner.values()) if m != meta]  # the run lease's stays up
+        victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
+        stuck = [q for q in range(10) if owner[q] == victim]
+        out = "cli_redis_run_stuck_master_end.json"
+        t0 = time.monotonic()
+        p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
+                             ["--agents", "2", "--rate", "1000", "--duration-s", "3",
+                              "--task-ms", "100", "--json", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(1.5)
+            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            try:
+                text, rc = finish(p, 120)
+                elapsed = time.monotonic() - t0
+            finally:
+                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
+                               timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        print("the run ended after %.1f s (master %d, partitions %s stuck)" %
+              (elapsed, victim, stuck))
+        print("\n".join(l for l in text.splitlines() if not l.startswith("{"))[-2000:])
+        # 3 s + 5 s drain + the last ledger pass, reclaim and recount (5 s each at most)
+        assert elapsed < 3 + 5 + 15 + 4, "the run ended after %.1f s" % elapsed
+        assert rc == 1, "the run exited %d" % rc  # the recount could not read them all
+        j = run_json(out)
+        rd = j["redis"]
+        print(json.dumps({"recount": rd["recount"], "ledger": rd["ledger"]}))
+        assert rd["recount"]["partitions_failed"] == len(stuck), rd["recount"]
+        assert rd["recount"]["partitions_unavailable"] == len(stuck), rd["recount"]
+        assert rd["ledger"]["unavailable"] >= 1, rd["ledger"]
+        m = re.search(r"(\d+) of 10 partitions could not be read \(partitions? ([0-9, ]+):",
+                      text)
+        assert m, "no recount failure in the output"
+        named = sorted(int(x) for x in m.group(2).split(", "))
+        assert int(m.group(1)) == len(stuck) and named == stuck, (m.group(0), stuck)
+        match(r"%d of them skipped: their master marked unavailable \(--unavailable-ms 1000\)"
+              % len(stuck), text)
+        assert "not tried: the budget was spent" not in text, text
+
 
 def re_search(regex, text):
     import re
