@@ -2707,6 +2707,44 @@ def cli_redis_agent_arrivals_outage():
         match(r"held 0, free 32000, mismatch 0", recount(cl).out)
 
 
+def stuck_pause(cl, p, settle):
+    """For cli_redis_agent_stuck_master and cli_redis_run_stuck_master: the master (not the
+    {meta} one: the lease's stays up) that serves the most partitions, stopped (SIGSTOP)
+    `settle` s after process p started, for 4 s; the healthy partitions' versions summed
+    1.5 s and 3.9 s into the pause (every commit and release script increments its
+    partition's). Returns (victim, v0, v1); p is killed if anything fails before it ends."""
+    meta = cl.master_of_partition("meta")
+    owner = {q: cl.master_of_partition(q) for q in range(10)}
+    others = [m for m in set(owner.values()) if m != meta]
+    victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
+    healthy = [q for q in range(10) if owner[q] != victim]
+
+    def versions():
+        return sum(int(subprocess.run(
+            ["redis-cli", "-p", str(owner[q]), "get", "rusk:{p%d}:ver" % q],
+            capture_output=True, text=True, timeout=10).stdout.strip() or 0)
+            for q in healthy)
+    try:
+        time.sleep(settle)
+        subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+        t = time.monotonic()
+        try:
+            time.sleep(1.5)  # each connection's read times out after 1 s
+            v0 = versions()
+            time.sleep(max(0.0, t + 3.9 - time.monotonic()))
+            v1 = versions()
+            time.sleep(max(0.0, t + 4 - time.monotonic()))
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(victim)], check=True, timeout=10)
+    except BaseException:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        raise
+    print("healthy partitions' versions advanced by %d during the pause" % (v1 - v0))
+    return victim, v0, v1
+
+
 @case
 def cli_redis_agent_stuck_master():
     """One master of three stops answering (SIGSTOP) for 4 s mid-run, with no failover (a
@@ -2720,39 +2758,11 @@ def cli_redis_agent_stuck_master():
     the claims whose answer the stuck master kept are released as orphans."""
     with Cluster(node_timeout_ms=30000) as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        meta = cl.master_of_partition("meta")
-        owner = {q: cl.master_of_partition(q) for q in range(10)}
-        others = [m for m in set(owner.values()) if m != meta]  # the lease's stays up
-        victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
-        healthy = [q for q in range(10) if owner[q] != victim]
-
-        def versions():
-            return sum(int(subprocess.run(
-                ["redis-cli", "-p", str(owner[q]), "get", "rusk:{p%d}:ver" % q],
-                capture_output=True, text=True, timeout=10).stdout.strip() or 0)
-                for q in healthy)
         p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
                              ["--duration-s", "9", "--task-ms", "100", "--rate", "2000"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            time.sleep(2)
-            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
-            t = time.monotonic()
-            try:
-                time.sleep(1.5)  # the agent's read times out after 1 s
-                v0 = versions()
-                time.sleep(max(0.0, t + 3.9 - time.monotonic()))
-                v1 = versions()
-                time.sleep(max(0.0, t + 4 - time.monotonic()))
-            finally:
-                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
-                               timeout=10)
-            out, rc = finish(p, 90)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-        print("healthy partitions' versions advanced by %d during the pause" % (v1 - v0))
+        victim, v0, v1 = stuck_pause(cl, p, 2)
+        out, rc = finish(p, 90)
         assert v1 > v0 + 100, "the agent placed nothing on the healthy masters while " \
             "master %d was paused (versions %d -> %d)" % (victim, v0, v1)
         assert rc == 0, "the agent exited %d" % rc
@@ -2779,41 +2789,13 @@ def cli_redis_run_stuck_master():
     answered. Then the run's counts: every task committed and ended once, the releases put
     off all sent (none left at the end), no RU held by the run after it, nothing lost."""
     with Cluster(node_timeout_ms=30000) as cl:
-        meta = cl.master_of_partition("meta")
-        owner = {q: cl.master_of_partition(q) for q in range(10)}
-        others = [m for m in set(owner.values()) if m != meta]  # the run lease's stays up
-        victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
-        healthy = [q for q in range(10) if owner[q] != victim]
-
-        def versions():
-            return sum(int(subprocess.run(
-                ["redis-cli", "-p", str(owner[q]), "get", "rusk:{p%d}:ver" % q],
-                capture_output=True, text=True, timeout=10).stdout.strip() or 0)
-                for q in healthy)
         out = "cli_redis_run_stuck_master.json"
         p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
                              ["--agents", "2", "--rate", "2000", "--duration-s", "9",
                               "--task-ms", "100", "--json", out],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            time.sleep(2.5)
-            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
-            t = time.monotonic()
-            try:
-                time.sleep(1.5)  # each connection's read times out after 1 s
-                v0 = versions()
-                time.sleep(max(0.0, t + 3.9 - time.monotonic()))
-                v1 = versions()
-                time.sleep(max(0.0, t + 4 - time.monotonic()))
-            finally:
-                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
-                               timeout=10)
-            text, rc = finish(p, 120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-        print("healthy partitions' versions advanced by %d during the pause" % (v1 - v0))
+        victim, v0, v1 = stuck_pause(cl, p, 2.5)
+        text, rc = finish(p, 120)
         assert v1 > v0 + 100, "the run placed nothing on the healthy masters while " \
             "master %d was paused (versions %d -> %d)" % (victim, v0, v1)
         assert rc == 0, "the run exited %d" % rc
