@@ -404,6 +404,25 @@ static void corrupt_case(redisContext *x, rusk_cluster *c, const char *const *cm
 	rusk_state_close_(&red);
 }
 
+/* A table of corrupt_case cases: up to two commands each, what the commit says and what the
+ * release says (NULL: it does not read that), each run on a fresh state of 400 machines. */
+typedef struct corrupt_spec {
+	const char *cmd[2];
+	const char *said, *rsaid;
+} corrupt_spec;
+
+static void corrupt_cases(const corrupt_spec *cases, size_t n)
+{
+	rusk_cluster *c = make_cluster(400);
+	int rport;
+	redisContext *x = master_of(0, &rport);
+	for (size_t t = 0; t < n; t++)
+		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
+		             cases[t].rsaid);
+	redisFree(x);
+	rusk_cluster_destroy(c);
+}
+
 /* Each of partition 0's eight keys overwritten with a value of another type, in turn (a
  * string for a hash, a hash for :free and :ver): a commit there with memory and a GPU share
  * (it touches all eight keys) and the release of a lease with its record (every key but
@@ -444,10 +463,7 @@ static void test_corrupt_key_writes_nothing(void **state)
 static void test_missing_values_write_nothing(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *cmd[2];
-		const char *said, *rsaid;
-	} cases[] = {
+	static const corrupt_spec cases[] = {
 	        {{"DEL rusk:{p0}:free"}, "rusk:{p0}:free is absent", "rusk:{p0}:free is absent"},
 	        {{"SET rusk:{p0}:free x"},
 	         "rusk:{p0}:free is 1 bytes, too short for RU 25",
@@ -467,14 +483,7 @@ static void test_missing_values_write_nothing(void **state)
 	         "rusk:{p0}:gen field 25 is not a generation: 2097152",
 	         NULL},
 	};
-	rusk_cluster *c = make_cluster(400);
-	int rport;
-	redisContext *x = master_of(0, &rport);
-	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
-		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
-		             cases[t].rsaid);
-	redisFree(x);
-	rusk_cluster_destroy(c);
+	corrupt_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Values the write scripts parse, add to or compare, present and of the right type but out
@@ -491,10 +500,7 @@ static void test_missing_values_write_nothing(void **state)
 static void test_counts_in_range_write_nothing(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *cmd[2];
-		const char *said, *rsaid;
-	} cases[] = {
+	static const corrupt_spec cases[] = {
 	        {{"HSET rusk:{p0}:mem 3 99999999999999999999"},
 	         "rusk:{p0}:mem field 3 is past 2^32: 99999999999999999999",
 	         "rusk:{p0}:mem field 3 is past 2^32: 99999999999999999999"},
@@ -527,14 +533,7 @@ static void test_counts_in_range_write_nothing(void **state)
 	         "rusk:{p0}:mach machine 3 is not a shape: 24,8,65536",
 	         NULL},
 	};
-	rusk_cluster *c = make_cluster(400);
-	int rport;
-	redisContext *x = master_of(0, &rport);
-	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
-		corrupt_case(x, c, cases[t].cmd, cases[t].cmd[1] != NULL ? 2 : 1, cases[t].said,
-		             cases[t].rsaid);
-	redisFree(x);
-	rusk_cluster_destroy(c);
+	corrupt_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* What the reads take (a sync step's snapshot of :free and :ver; the ledger's owners and
