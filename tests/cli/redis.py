@@ -936,6 +936,15 @@ def cli_redis_init_unreplicated():
         others = {cl.master_of_partition(p) for p in range(10)} - {victim}
         replica = subprocess.check_output([script(), "replica-of", cl.dir, str(victim)],
                                           text=True, timeout=10).strip()
+        # rusk reads which masters have a replica from one master's CLUSTER NODES: right
+        # after the cluster is made, gossip may not have told every master yet (a loaded
+        # make test: no WAIT sent, no warning), so wait until every master lists it
+        vid = subprocess.check_output(["redis-cli", "-p", str(victim), "cluster", "myid"],
+                                      text=True, timeout=10).strip()
+        wait_for("every master listing the replica of %d" % victim, lambda: all(
+            re.search(r"\sslave %s\s" % vid, subprocess.run(
+                ["redis-cli", "-p", str(m), "cluster", "nodes"], capture_output=True,
+                text=True, timeout=10).stdout) for m in others | {victim}), secs=60)
         init = "agent --backend %s %s --init-only" % (cl.url, SHAPE)
         r = rusk(init)
         assert "warning" not in r.out, r.out
