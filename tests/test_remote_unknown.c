@@ -80,18 +80,26 @@ static void close_conn(void *arg, void *handle)
 	(void)arg, (void)handle;
 }
 
-static void test_unanswered_is_no_conflict(void **state)
+/* c attached to master through this file's connection (master_bk: master's in-memory
+ * backend), and an agent on c drawing `sample` candidates (0: the default). */
+static rusk_agent *remote_agent(rusk_cluster *master, rusk_cluster *c, uint32_t sample)
 {
-	(void)state;
-	fx_shape shape = {.machines = 8, .rus = 2, .partitions = 1};
-	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
 	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
 	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
 	char err[256];
 	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
 	rusk_agent_params ap = fx_agent_params(c);
-	ap.sample = 1;
-	rusk_agent *a = fx_agent(c, &ap, true);
+	if (sample != 0)
+		ap.sample = sample;
+	return fx_agent(c, &ap, true);
+}
+
+static void test_unanswered_is_no_conflict(void **state)
+{
+	(void)state;
+	fx_shape shape = {.machines = 8, .rus = 2, .partitions = 1};
+	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
+	rusk_agent *a = remote_agent(master, c, 1);
 	rusk_task t = {.id = 1, .rus = 1};
 	rusk_lease l;
 	rusk_placement pl;
@@ -139,12 +147,7 @@ static void test_memory_short_is_no_conflict(void **state)
 	fx_shape shape = {.per_rack = 1, .per_cell = 1, .partitions = 1};
 	rusk_cluster *master = fx_machines(specs, 1, shape, plats, 1);
 	rusk_cluster *c = fx_machines(specs, 1, shape, plats, 1);
-	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
-	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
-	char err[256];
-	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
-	rusk_agent_params ap = fx_agent_params(c);
-	rusk_agent *a = fx_agent(c, &ap, true);
+	rusk_agent *a = remote_agent(master, c, 0);
 	/* Another process's task holds RU 0 and 40,000 MiB in the master, behind the view. */
 	rusk_vec_demand big = {.mem_mib = 40000};
 	rusk_lease held;
@@ -281,13 +284,7 @@ static void test_unavailable_partition(void **state)
 	(void)state;
 	fx_shape shape = {.machines = 8, .rus = 2, .per_rack = 2, .per_cell = 2, .partitions = 2};
 	rusk_cluster *master = fx_cluster(shape), *c = fx_cluster(shape);
-	assert_int_equal(rusk_backend_memory_(master, &master_bk), RUSK_OK);
-	rusk_remote_opener op = {open_conn, close_conn, NULL, NULL, NULL, NULL};
-	char err[256];
-	assert_int_equal(rusk_remote_attach_(c, &op, err, sizeof err), RUSK_OK);
-	rusk_agent_params ap = fx_agent_params(c);
-	ap.sample = 1;
-	rusk_agent *a = fx_agent(c, &ap, true);
+	rusk_agent *a = remote_agent(master, c, 1);
 	rusk_partition_info p1;
 	assert_int_equal(rusk_cluster_partition(c, 1, &p1), RUSK_OK);
 	/* every RU held (16 tasks), then all released but one on partition 1, while it

@@ -1587,22 +1587,26 @@ def cli_redis_agent_id_restart_after_kill():
             assert cli(cl, "exists", "rusk:{meta}:alive:1") == "1", "the lease went at once"
             return c.pid
 
-        pid = killed()
-        held = last_json(recount(cl).out)["held"]
-        assert held > 100, "the killed agent held only %d RUs" % held
-        t0 = time.time()
-        r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
-                 "--ledger-ms 200 --lease-ms 5000" % (cl.url, SHAPE))
-        took = time.time() - t0
-        assert took < 60, "the restarted agent took %.1f s" % took
-        match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
-              r"process with this id \(pid %d on [^)]+\) \(that process has ended\) to "
-              r"lapse\n" % pid, r.out)
-        assert "another live rusk agent" not in r.out, r.out
-        j = last_json(r.out)
-        assert j["orphans"] == held, "the new agent released %d of the dead one's %d RUs" % (
-            j["orphans"], held)
-        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        def restart_waits(pid, lease):
+            """Agent 1 started again (lease: its --lease-ms flag): it waits for the dead
+            one's lease to lapse, then releases every RU the dead one held as orphans."""
+            held = last_json(recount(cl).out)["held"]
+            assert held > 100, "the killed agent held only %d RUs" % held
+            t0 = time.time()
+            r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
+                     "--ledger-ms 200%s" % (cl.url, SHAPE, lease))
+            took = time.time() - t0
+            assert took < 60, "the restarted agent took %.1f s" % took
+            match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
+                  r"process with this id \(pid %d on [^)]+\) \(that process has ended\) "
+                  r"to lapse\n" % pid, r.out)
+            assert "another live rusk agent" not in r.out, r.out
+            j = last_json(r.out)
+            assert j["orphans"] == held, "the new agent released %d of the dead one's %d " \
+                "RUs" % (j["orphans"], held)
+            match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+
+        restart_waits(killed(), " --lease-ms 5000")
         # SIGTERM during the wait: exit 3, nothing taken (the dead one's lease lapses)
         killed()
         w = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
@@ -1631,19 +1635,7 @@ def cli_redis_agent_id_restart_after_kill():
         # killed with a lease longer than the restart's (9 s; the default 5 s): its holder
         # known gone, it is waited for all the same (before: exit 2 at once, "another live
         # rusk agent holds this id", its pid gone from this host)
-        pid = killed(9000)
-        held = last_json(recount(cl).out)["held"]
-        t0 = time.time()
-        r = rusk("agent --backend %s %s --agents 4 --agent-id 1 --duration-s 1.5 "
-                 "--ledger-ms 200" % (cl.url, SHAPE))
-        took = time.time() - t0
-        assert took < 60, "the restarted agent took %.1f s" % took
-        match(r"rusk agent: --agent-id 1: waiting [0-9.]+ s for the lease of an earlier "
-              r"process with this id \(pid %d on [^)]+\) \(that process has ended\) to "
-              r"lapse\n" % pid, r.out)
-        assert "another live rusk agent" not in r.out, r.out
-        assert last_json(r.out)["orphans"] == held, r.out[-2000:]
-        match(r"held 0, free 32000, mismatch 0", recount(cl).out)
+        restart_waits(killed(9000), "")
 
 
 def killed_holding(cl, shape, more):
