@@ -21,7 +21,7 @@ refusal("cli_plot_bad_csv", "plot {data}/trace_ok.csv -o plots_bad",
         r"trace_ok.csv:1: not a `rusk run --csv` file")
 refusal("cli_plot_extra_csv", "plot a.csv b.csv -o plots_extra",
         r"rusk plot: unexpected argument 'b.csv'")
-refusal("cli_plot_no_dir", "plot run.csv", r"rusk plot: missing -o DIR")
+refusal("cli_plot_no_dir", "plot no_dir.csv", r"rusk plot: missing -o DIR")
 refusal("cli_experiment_unknown", "experiment fig99",
         r"experiment NAME: 'fig99' is not eq2, tarcil-cdf, tarcil-overhead, fgd or list")
 refusal("cli_experiment_bad_option", "experiment eq2 --machines 5",

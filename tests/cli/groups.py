@@ -43,8 +43,8 @@ def cli_groups_run():
     second on, each group's allowance is its weighted share (285 / 571 / 1143 of 2000 RUs,
     within one RU of rounding), usage never passes allowance + bound where it grows, every
     round fair, and the high-weight group waits least."""
-    write("g.txt", "# name weight\nlow 1\nmid 2 max:rus=2000\nhigh 4 min:rus=100\n")
-    r = rusk("run %s --rate 4000 --duration-s 4 --groups-file g.txt --json g.json "
+    write("g_run.txt", "# name weight\nlow 1\nmid 2 max:rus=2000\nhigh 4 min:rus=100\n")
+    r = rusk("run %s --rate 4000 --duration-s 4 --groups-file g_run.txt --json g.json "
              "--groups-csv g.csv --groups-png g.png" % SMALL, merge=False)
     d = load("g.json")
     # --groups-csv: a row per group each second, the JSON's series beside it
@@ -74,7 +74,7 @@ def cli_groups_run():
             assert abs(allow[s] - want[name]) <= 2, (name, allow)
     assert lst["high"]["delay_p50_ms"] < lst["low"]["delay_p50_ms"], lst
     assert d["checks"]["counts_add_up"], d["checks"]
-    match(r"quota groups \(--groups-file g.txt\): fair every round", r.stdout)
+    match(r"quota groups \(--groups-file g_run.txt\): fair every round", r.stdout)
     match(r"high +weight 4 +placed", r.stdout)
 
 
@@ -85,11 +85,11 @@ def cli_groups_sim():
     capacity: allowances exactly 285 / 571 / 1143 every second from the first on, usage
     within the bound above them every second and within 1% below them in second 1 (the
     first full second), every round fair."""
-    write("g.txt", "low 1\nmid 2\nhigh 4\n")
-    cmd = "sim %s --agents 2 --rate 4000 --duration-s 3 --groups-file g.txt --json %%s" % SMALL
-    rusk(cmd % "s1.json")
-    rusk(cmd % "s2.json")
-    a, b = load("s1.json")["groups"], load("s2.json")["groups"]
+    write("g_sim.txt", "low 1\nmid 2\nhigh 4\n")
+    cmd = "sim %s --agents 2 --rate 4000 --duration-s 3 --groups-file g_sim.txt --json %%s" % SMALL
+    rusk(cmd % "gsim1.json")
+    rusk(cmd % "gsim2.json")
+    a, b = load("gsim1.json")["groups"], load("gsim2.json")["groups"]
     assert a == b, "virtual time is not repeatable with groups"
     assert a["ok"] is True, a
     want = {"low": 285, "mid": 571, "high": 1143}
@@ -111,10 +111,10 @@ def cli_groups_sim_converge():
     cluster at least 90% used; once the weight-4 group has drained, its share goes to the
     other two 1:2 (allowances within 2%); the rows are at exact 10 ms multiples, the same
     bytes twice; the chart is drawn."""
-    write("g.txt", "low 1\nmid 2\nhigh 4\n")
+    write("g_conv.txt", "low 1\nmid 2\nhigh 4\n")
     cmd = ("sim --machines 100 --rus-per-machine 5 --partitions 1 --agents 2 --sync state "
            "--gap-ms 5 --cost flat --decision-us 10 --rate 100000 --duration-s 0.1 "
-           "--task-ms 500 --task-dist exp --groups-file g.txt --groups-csv %s")
+           "--task-ms 500 --task-dist exp --groups-file g_conv.txt --groups-csv %s")
     rusk(cmd % "conv.csv" + " --groups-png conv.png --json conv.json")
     rusk(cmd % "conv2.csv")
     cmp("conv.csv", "conv2.csv")
@@ -166,11 +166,11 @@ def cli_groups_trace_column():
     600, 600, 0 and 5 without one, all placed), the idle group's share going 1:4 to the
     other two (allowances 140 / 560 of 700 RUs while both are overloaded); without
     --groups-file the column is read and ignored."""
-    write("g3.txt", "a 1\nb 4\nc 2\n")
+    write("g3_col.txt", "a 1\nb 4\nc 2\n")
     group_trace("tg.csv")
     base = "sim --machines 140 --rus-per-machine 5 --partitions 1 --agents 1 --trace tg.csv " \
         "--time-scale 1"
-    rusk(base + " --groups-file g3.txt --json tg.json --groups-csv tg_rows.csv")
+    rusk(base + " --groups-file g3_col.txt --json tg.json --groups-csv tg_rows.csv")
     g = load("tg.json")["groups"]
     assert g["ok"] is True and g["by_trace"] is True and g["ungrouped_tasks"] == 5, g
     lst = {x["name"]: x for x in g["list"]}
@@ -187,37 +187,37 @@ def cli_groups_trace_column():
 def cli_groups_trace_unknown():
     """A trace naming a group the file does not have: the trace's FILE:LINE of its first
     use and the file's groups, exit 2 (rusk run and rusk sim alike)."""
-    write("g3.txt", "a 1\nb 4\nc 2\n")
+    write("g3_unknown.txt", "a 1\nb 4\nc 2\n")
     group_trace("tu.csv", "5,1,1,zed\n6,1,1,zed\n")
     line = 1 + 1200 + 5 + 1
     for cmd in ("run", "sim"):
         r = rusk("%s --machines 140 --rus-per-machine 5 --partitions 1 --agents 1 "
-                 "--trace tu.csv --groups-file g3.txt" % cmd, status=2)
+                 "--trace tu.csv --groups-file g3_unknown.txt" % cmd, status=2)
         match(r"rusk: --trace tu.csv:%d: group 'zed' is not a group of --groups-file "
-              r"g3.txt \(its groups: a, b, c\)" % line, r.out)
+              r"g3_unknown.txt \(its groups: a, b, c\)" % line, r.out)
     write("tl.csv", TRACE_HEAD + "0,1,1,%s\n" % ("x" * 32))
-    r = rusk("sim --trace tl.csv --groups-file g3.txt", status=2)
+    r = rusk("sim --trace tl.csv --groups-file g3_unknown.txt", status=2)
     match(r"tl.csv:2: group: 'x{32}' is not a group name \(1..31 bytes\)", r.out)
 
 
 @case
 def cli_groups_flags_bad():
     """The groups' output and trace flags misused: named, exit 2."""
-    write("g.txt", "low 1\nmid 2\nhigh 4\n")
+    write("g_flags.txt", "low 1\nmid 2\nhigh 4\n")
     r = rusk("sim %s --groups-csv x.csv" % SMALL, status=2)
     match(r"--groups-csv: needs --groups-file", r.out)
-    r = rusk("sim %s --groups-file g.txt --groups-png x.png" % SMALL, status=2)
+    r = rusk("sim %s --groups-file g_flags.txt --groups-png x.png" % SMALL, status=2)
     match(r"--groups-png: needs --groups-csv", r.out)
-    r = rusk("run %s --groups-file g.txt --groups-csv same.out --json same.out" % SMALL,
+    r = rusk("run %s --groups-file g_flags.txt --groups-csv g_same.out --json g_same.out" % SMALL,
              status=2)
-    match(r"--json same.out and --groups-csv same.out name the same file|"
-          r"--groups-csv same.out and --json same.out name the same file", r.out)
+    match(r"--json g_same.out and --groups-csv g_same.out name the same file|"
+          r"--groups-csv g_same.out and --json g_same.out name the same file", r.out)
     r = rusk("sim %s --openb-groups qos" % SMALL, status=2)
     match(r"--openb-groups: needs --groups-file", r.out)
     write("tc.csv", TRACE_HEAD + "0,1,1,low\n")
-    r = rusk("sim %s --trace tc.csv --groups-file g.txt --openb-groups qos" % SMALL, status=2)
+    r = rusk("sim %s --trace tc.csv --groups-file g_flags.txt --openb-groups qos" % SMALL, status=2)
     match(r"--openb-groups: applies to an openb pod list", r.out)
-    r = rusk("sim %s --groups-file g.txt --openb-groups size" % SMALL, status=2)
+    r = rusk("sim %s --groups-file g_flags.txt --openb-groups size" % SMALL, status=2)
     match(r"--openb-groups", r.out)
     write("gc.txt", "a,b 1\n")
     r = rusk("sim %s --groups-file gc.txt" % SMALL, status=2)

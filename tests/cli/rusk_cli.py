@@ -8,7 +8,8 @@ refusal(...); CMake runs one case per test:
     python3 tests/cli/GROUP.py --rusk BIN --data tests/data --src SOURCE_DIR \
         [--trace-dir DIR] CASE
 
-in the tests' build folder (each case writes its files there, under names of its own). A
+in the tests' build folder (each case writes its files there, under names of its own:
+ctest runs cases side by side, and tests/case_files.py fails on a name two of them use). A
 case passes by returning; an AssertionError or a Fail prints the reason and exits 1; a
 case that needs the public openb trace exits 77 (ctest SKIP_RETURN_CODE) when it is absent.
 

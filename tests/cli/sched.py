@@ -41,8 +41,8 @@ def cli_sim_sched_fifo():
 
 @case
 def cli_sim_sched_3sigma():
-    rusk(SCHED_SIM + " --sched 3sigma --plan-budget-ms 20 --json s3.json")
-    _, s = sched("s3.json")
+    rusk(SCHED_SIM + " --sched 3sigma --plan-budget-ms 20 --json sched_3sigma.json")
+    _, s = sched("sched_3sigma.json")
     assert s["mode"] == "3sigma" and s["cycles_planned"] > 0 and \
         s["milp"] + s["milp_at_budget"] > 0 and s["pred_expert"] > 0, s
 
