@@ -330,6 +330,9 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * spent its budget on the first partition: 10 of 10 unread, a 5 s run ended at 32 s. */
 	if (cfg->unavail_ms > 0)
 		rusk_redis_set_unavailable_ms_(X->main.redis, (int)cfg->unavail_ms);
+	/* The start is over: its bound (the failover bound from the first try, every read and
+	 * connect of its calls within it: rusk_state_open_wait_) lifted. */
+	rusk_redis_set_bound_(X->main.redis, 0);
 	return 0;
 }
 
