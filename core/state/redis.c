@@ -21,6 +21,12 @@
  * acknowledged but had not replicated is lost: a later recount against the run's ledger finds those
  * tasks (rusk agent re-places them) and no RU has two holders.
  *
+ * Waiting. Every reply is awaited by reply_within, not by hiredis's blocking read: poll in
+ * 50 ms slices, so that the stop hook is heard while a read waits (hiredis reads again on
+ * EINTR, its timeout afresh), and each read's wait is bounded as it starts: its timeout,
+ * what is left of an outage's failover_ms, and of the caller's bound (rusk_redis_set_bound_:
+ * a whole start within --failover-ms of its first try).
+ *
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
  */
