@@ -28,7 +28,10 @@
  * id was taken over, or whose state was written afresh under it, stops (open_checks,
  * lease_renew). A renewal that failed (the {meta} master out) is tried again sooner, each
  * try probing that master (lease_retry_ns), so an outage of {meta} shorter than the lease
- * less a third keeps it.
+ * less a third keeps it. A call that waits out another master's outage renews it on a
+ * connection of its own (keep_lease, the waiting hook), in the loop and in the start's
+ * checks after the claim alike. The whole start (seeds, checks, lease, state) is bounded
+ * by --failover-ms from its first try (start_end, rusk_redis_set_bound_).
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
