@@ -2822,6 +2822,41 @@ def cli_redis_run_stuck_master():
                                                     (cl.url, BATCH_SHAPE)).out)
 
 @case
+def cli_redis_run_meta_stuck_budget():
+    """rusk run --backend --unavailable-ms 20000 on one partition, whose master is not the
+    {meta} one (so the agents never call {meta}), the {meta} master stopped 1 s into a 3 s
+    run and left stopped (no failover: cluster-node-timeout 60 s): the main connection's
+    {meta} calls (each second's reclaim and run lease renewal, the end's reclaim) keep
+    their budgets (0.5 s, 5 s), so the run ends within 10 s of its start (measured about
+    4 s). Before, the first of them waited its read timeout, 20 s, holding the main thread
+    (the sampler, the ledger, the end): the run ended after 22-24 s."""
+    with Cluster(node_timeout_ms=60000) as cl:
+        meta = cl.master_of_tag("{meta}")
+        part = cl.master_of_partition(0)
+        if part == meta:
+            print("partition 0 and {meta} on one master (%d): nothing to test" % meta)
+            return
+        shape = ["--machines", "200", "--partitions", "1", "--agents", "1"]
+        p = start_proc(["run", "--backend", "redis://127.0.0.1:%d" % part] + shape +
+                       ["--rate", "200", "--task-ms", "100", "--duration-s", "3",
+                        "--unavailable-ms", "20000"])
+        t0 = time.monotonic()
+        try:
+            time.sleep(1)
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            out, rc = finish(p, timeout=90)
+            took = time.monotonic() - t0
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(meta)], timeout=10)
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        print("the run ended after %.1f s, exit %d" % (took, rc))
+        assert rc in (0, 1), "the run exited %d" % rc
+        assert took < 10, "the run ended %.1f s after its start (a 3 s run)" % took
+
+
+@case
 def cli_redis_run_stuck_master_end():
     """rusk run --backend whose stuck master (SIGSTOP, no failover: a cluster-node-timeout
     of 90 s) is still stuck when the run ends: the run's main connection marks it
