@@ -28,7 +28,10 @@
  * id was taken over, or whose state was written afresh under it, stops (open_checks,
  * lease_renew). A renewal that failed (the {meta} master out) is tried again sooner, each
  * try probing that master (lease_retry_ns), so an outage of {meta} shorter than the lease
- * less a third keeps it.
+ * less a third keeps it. A call that waits out another master's outage renews it on a
+ * connection of its own (keep_lease, the waiting hook), in the loop and in the start's
+ * checks after the claim alike. The whole start (seeds, checks, lease, state) is bounded
+ * by --failover-ms from its first try (start_end, rusk_redis_set_bound_).
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
@@ -164,6 +167,9 @@ typedef struct agent_run {
 	rusk_state keep;
 	uint64_t renewed_ns, keep_tried_ns, kept, keep_ns;
 	bool in_keep;
+	/* The start's bound: --failover-ms from its first try (rusk_state_open_wait_), its
+	 * calls' too (rusk_redis_set_bound_), restarted after a wait for an earlier lease. */
+	uint64_t start_end;
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_), followed
@@ -184,6 +190,7 @@ typedef struct agent_run {
 } agent_run;
 
 static int agent_stopping(void *arg);
+static void agent_waiting(void *arg);
 /* keep_lease: late this much past a third of a lease; an attempt at most every
  * KEEP_RETRY_NS; the keep connection's read timeout and its calls' bound. */
 #define KEEP_LATE_NS   (100 * 1000000ull)
@@ -977,6 +984,27 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 	rusk_redis_set_wait_(a->st.redis, (int)o->wait, (int)o->wait_ms);
 	bool init = o->init || o->init_only;
 	if (!o->recount && !o->init_only && o->lease_ms > 0) {
+		/* keep_lease's connection (none: the loop's renewals only, as before), opened
+		 * before the lease is taken: the start's waits that follow the claim keep it
+		 * (the waiting hook, below), and this open's own waits (a master stuck: its
+		 * CLUSTER SLOTS, MYID and SCRIPT LOAD) come while nothing is held. Within the
+		 * start's bound, as the first open. */
+		char kerr[1024];
+		int krc = rusk_state_open_within_(o->backend, a->c, RUSK_REDIS_CONNECT,
+		                                  agent_stopping, NULL, a->start_end, &a->keep,
+		                                  kerr, sizeof kerr);
+		if (krc == RUSK_ESTOPPED)
+			return rusk_errf(err, errlen, RUSK_EIO, "%s", kerr); /* exit 3 */
+		if (krc != RUSK_OK) {
+			a->keep.redis = NULL;
+		} else {
+			/* its reads short, its calls bounded (keep_lease), the start's bound
+			 * lifted (keep_lease sets a deadline of its own) */
+			rusk_redis_set_bound_(a->keep.redis, 0);
+			rusk_redis_set_stop_(a->keep.redis, agent_stopping, NULL);
+			rusk_redis_set_unavailable_ms_(a->keep.redis, KEEP_READ_MS);
+			rusk_redis_set_failover_ms_(a->keep.redis, KEEP_BUDGET_MS);
+		}
 		make_token(a->token, sizeof a->token);
 		char holder[256] = "";
 		int64_t left = -1;
@@ -996,6 +1024,9 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 			rc = lease_wait(a, holder, left, err, errlen);
 			if (rc != RUSK_OK)
 				return rc; /* a stop signal: exit 3 */
+			/* a wait for the lease, not for the cluster: the bound starts again */
+			a->start_end = mono_ns() + o->failover_ms * 1000000u;
+			rusk_redis_set_bound_(a->st.redis, a->start_end);
 			rc = rusk_redis_lease_claim_(a->st.redis, o->agent_id, a->token,
 			                             (uint32_t)o->lease_ms, holder, sizeof holder,
 			                             &left);
@@ -1018,17 +1049,11 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 		/* the automatic reclaim believes an absent lease only after a lease of the
 		 * {meta} shard answering without a gap */
 		rusk_redis_set_reclaim_lease_(a->st.redis, (uint32_t)o->lease_ms);
-		/* keep_lease's connection (none: the loop's renewals only, as before) */
-		char kerr[256];
-		if (rusk_state_open_(o->backend, a->c, RUSK_REDIS_CONNECT, &a->keep, kerr,
-		                     sizeof kerr) != RUSK_OK) {
-			a->keep.redis = NULL;
-		} else {
-			/* its reads short, its calls bounded (keep_lease) */
-			rusk_redis_set_stop_(a->keep.redis, agent_stopping, NULL);
-			rusk_redis_set_unavailable_ms_(a->keep.redis, KEEP_READ_MS);
-			rusk_redis_set_failover_ms_(a->keep.redis, KEEP_BUDGET_MS);
-		}
+		/* The lease kept while the start's calls below wait out an outage (up to
+		 * --failover-ms: a stuck master), as the loop's calls keep it (keep_lease):
+		 * before, it lapsed under a live agent about to run, and another process could
+		 * take the id, or its reclaim the agent's first RUs. */
+		rusk_redis_set_waiting_(a->st.redis, agent_waiting, a);
 	}
 	if (init && !o->force_init) {
 		rc = rusk_state_init_guard_(&a->st, o->backend, a->leased ? (int)o->agent_id : -1,
@@ -1827,6 +1852,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	/* Connect only: the checks below come before anything is written. A seed that does
 	 * not answer in time is an outage, waited out (exit 1 past --failover-ms), not bad
 	 * input (before: exit 2, "Resource temporarily unavailable"). */
+	a.start_end = mono_ns() + o->failover_ms * 1000000u;
 	rc = rusk_state_open_wait_(url, a.c, RUSK_REDIS_CONNECT, (int)o->failover_ms,
 	                           agent_stopping, NULL, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
@@ -1860,6 +1886,10 @@ int rusk_cmd_agent(int argc, char **argv)
 		                            : RUSK_EXIT_USAGE;
 		goto out;
 	}
+	/* The start is over: its bound (--failover-ms from the first try, each read and
+	 * connect of its calls within it) lifted; later calls wait out an outage as before. */
+	if (a.st.redis != NULL)
+		rusk_redis_set_bound_(a.st.redis, 0);
 	if (o->init_only) {
 		printf("rusk agent: wrote the empty state at %s: %u partitions, %u machines, %u "
 		       "RUs\n",

@@ -177,12 +177,26 @@ static uint64_t clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* A pass's budget: the main connection's deadline (state/redis.h), returned. */
-static uint64_t pass_begin(drv_redis *X, uint32_t budget_ms)
+/*
+ * A pass's budget: the main connection's deadline (state/redis.h), returned. With `bound`,
+ * no read or connect of the pass outlasts what is left of it either (rusk_redis_set_bound_,
+ * 100 ms at least): the end's steps (the last ledger pass, the reclaim, the recount) and
+ * the {meta} calls of each second (the reclaim, the run lease's renewal), so that a master
+ * stuck since the main connection last met it costs a step its budget, not its read
+ * timeout (--unavailable-ms): with --unavailable-ms 20000 and the {meta} master stopped
+ * mid-run, the main thread (the sampler, the ledger, the end) waited 20 s on its first
+ * read there, a 3 s run ending after 21.6 s. The ledger's passes of the run keep a deadline
+ * only (a healthy master's slow answer late in their 500 ms is not cut: it would be marked
+ * unavailable).
+ */
+static uint64_t pass_begin(drv_redis *X, uint32_t budget_ms, bool bound)
 {
 	uint64_t deadline = clock_ns() + (uint64_t)budget_ms * 1000000ull;
 	rusk_redis_set_stop_(X->main.redis, redis_stopping, NULL);
-	rusk_redis_set_deadline_(X->main.redis, deadline);
+	if (bound)
+		rusk_redis_set_bound_(X->main.redis, deadline);
+	else
+		rusk_redis_set_deadline_(X->main.redis, deadline);
 	return deadline;
 }
 
@@ -330,6 +344,9 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	 * spent its budget on the first partition: 10 of 10 unread, a 5 s run ended at 32 s. */
 	if (cfg->unavail_ms > 0)
 		rusk_redis_set_unavailable_ms_(X->main.redis, (int)cfg->unavail_ms);
+	/* The start is over: its bound (the failover bound from the first try, every read and
+	 * connect of its calls within it: rusk_state_open_wait_) lifted. */
+	rusk_redis_set_bound_(X->main.redis, 0);
 	return 0;
 }
 
@@ -471,7 +488,7 @@ static void ledger_check(run *R, bool end)
 	X->ledger_checks++;
 	rusk_thread_register(); /* rusk_dispatch_revoked: a registered thread */
 	uint32_t np = rusk_cluster_partitions(c);
-	uint64_t deadline = pass_begin(X, end ? END_BUDGET_MS : LEDGER_BUDGET_MS);
+	uint64_t deadline = pass_begin(X, end ? END_BUDGET_MS : LEDGER_BUDGET_MS, end);
 	bool failed = false;
 	uint32_t next = end ? 0 : X->l_next % (np ? np : 1), done = 0;
 	uint64_t read = 0, failed_n = 0;
@@ -580,7 +597,7 @@ static void auto_reclaim(run *R, uint32_t budget_ms)
 	drv_redis *X = R->redis;
 	if (R->cfg.no_auto_reclaim || !X->attached)
 		return;
-	pass_begin(X, budget_ms);
+	pass_begin(X, budget_ms, true);
 	rusk_redis_reclaim x;
 	int rc = rusk_redis_reclaim_dead_(X->main.redis, X->token, -1, X->ns, &x);
 	if (rc == RUSK_ECORRUPT)
@@ -614,7 +631,7 @@ static void state_gone(run *R, const rusk_remote_stats *s)
 	if (!X->attached || X->corrupt || X->gone || s->errors <= X->errors_seen)
 		return;
 	X->errors_seen = s->errors;
-	pass_begin(X, LEDGER_BUDGET_MS);
+	pass_begin(X, LEDGER_BUDGET_MS, false);
 	char err[1536];
 	int rc = rusk_redis_state_check_(X->main.redis, err, sizeof err);
 	rusk_redis_set_deadline_(X->main.redis, 0);
@@ -658,11 +675,15 @@ static void redis_second(run *R, bool idle)
 	}
 	if (X->attached && X->ledger_failed == failed) /* not in an outage: the sampler waits */
 		auto_reclaim(R, LEDGER_BUDGET_MS);
-	/* After the ledger: in an outage the pass's deadline is spent, so the renewal makes
-	 * one attempt and the sampler waits no longer (the lease lapses, documented). */
-	if (X->run_leased &&
-	    rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_ECORRUPT)
-		meta_corrupt(R, "renewing the run's lease");
+	/* After the ledger, within a budget of its own (pass_begin: a {meta} master newly
+	 * stuck costs the sampler that, not --unavailable-ms): in an outage it makes one
+	 * attempt and the sampler waits no longer (the lease lapses, documented). */
+	if (X->run_leased) {
+		pass_begin(X, LEDGER_BUDGET_MS, true);
+		if (rusk_redis_run_lease_(X->main.redis, X->ns, run_lease_ms()) == RUSK_ECORRUPT)
+			meta_corrupt(R, "renewing the run's lease");
+		rusk_redis_set_deadline_(X->main.redis, 0);
+	}
 }
 
 static uint64_t minus(uint64_t a, uint64_t b)
@@ -717,7 +738,7 @@ static void recount(const run *R)
 	if (X->ledger_failed == failed) /* before the counts: what died is given back */
 		auto_reclaim((run *)R, END_BUDGET_MS);
 	rusk_remote_stats_(R->c, &X->st);
-	uint64_t deadline = pass_begin(X, END_BUDGET_MS);
+	uint64_t deadline = pass_begin(X, END_BUDGET_MS, true);
 	lost_at_release(X);
 	uint32_t np = rusk_cluster_partitions(R->c);
 	size_t cap = rusk_cluster_rus(R->c);

@@ -24,8 +24,9 @@ int rusk_state_have_redis_(void)
 }
 
 #ifdef RUSK_HAVE_REDIS
-static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
-                      size_t errlen)
+/* Opens spec for c's shape (rusk_redis_open_within_: stop and bound_ns, as there). */
+static int open_redis(const char *spec, rusk_cluster *c, int init, int (*stop)(void *),
+                      void *stop_arg, uint64_t bound_ns, rusk_state *out, char *err, size_t errlen)
 {
 	uint32_t np = rusk_cluster_partitions(c), nm = rusk_cluster_machines(c);
 	uint32_t *buf = calloc((size_t)4 * np + (size_t)5 * nm, sizeof *buf);
@@ -51,7 +52,8 @@ static int open_redis(const char *spec, rusk_cluster *c, int init, rusk_state *o
 		mp[m] = mi.platform;
 	}
 	rusk_redis_shape sh = {np, nm, pf, pn, pfm, pnm, mf, mn, mm, mg, mp};
-	int rc = rusk_redis_open_(spec, &sh, init, &out->redis, err, errlen);
+	int rc = rusk_redis_open_within_(spec, &sh, init, stop, stop_arg, bound_ns, &out->redis,
+	                                 err, errlen);
 	free(buf);
 	if (rc == RUSK_OK)
 		rusk_redis_backend_(out->redis, &out->bk);
@@ -73,7 +75,7 @@ static int conn_open(void *arg, rusk_backend *out, void **handle, char *err, siz
 	rusk_state *s = calloc(1, sizeof *s);
 	if (s == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
-	int rc = open_redis(aa->spec, aa->c, 0, s, err, errlen);
+	int rc = open_redis(aa->spec, aa->c, 0, NULL, NULL, 0, s, err, errlen);
 	if (rc != RUSK_OK) {
 		free(s);
 		return rc;
@@ -146,8 +148,9 @@ int rusk_state_attach_(const char *spec, rusk_cluster *c, const rusk_state_opts 
 #endif
 }
 
-int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
-                     size_t errlen)
+/* rusk_state_open_, its Redis open bounded (open_redis). */
+static int open_spec(const char *spec, rusk_cluster *c, int init, int (*stop)(void *),
+                     void *stop_arg, uint64_t bound_ns, rusk_state *out, char *err, size_t errlen)
 {
 	if (spec == NULL || c == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no backend");
@@ -158,9 +161,9 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 		return rusk_backend_memory_(c, &out->bk);
 	if (strncmp(spec, "redis://", 8) == 0) {
 #ifdef RUSK_HAVE_REDIS
-		return open_redis(spec, c, init, out, err, errlen);
+		return open_redis(spec, c, init, stop, stop_arg, bound_ns, out, err, errlen);
 #else
-		(void)init;
+		(void)init, (void)stop, (void)stop_arg, (void)bound_ns;
 		return rusk_errf(err, errlen, RUSK_EINVAL,
 		                 "--backend %s: this rusk was built without Redis support "
 		                 "(RUSK_WITH_REDIS=OFF, or libhiredis-dev missing)",
@@ -172,14 +175,47 @@ int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *ou
 	                 shown);
 }
 
+int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
+                     size_t errlen)
+{
+	return open_spec(spec, c, init, NULL, NULL, 0, out, err, errlen);
+}
+
+int rusk_state_open_within_(const char *spec, rusk_cluster *c, int init, int (*stop)(void *),
+                            void *stop_arg, uint64_t bound_ns, rusk_state *out, char *err,
+                            size_t errlen)
+{
+	return open_spec(spec, c, init, stop, stop_arg, bound_ns, out, err, errlen);
+}
+
+/* " (stopped after S s of waiting for a seed to answer)" appended to err. */
+static void say_stopped(double s, char *err, size_t errlen)
+{
+	size_t u = err != NULL ? strnlen(err, errlen) : errlen;
+	if (u + 1 < errlen)
+		snprintf(err + u, errlen - u,
+		         " (stopped after %.1f s of waiting for a seed to answer)", s);
+}
+
 int rusk_state_open_wait_(const char *spec, rusk_cluster *c, int init, int failover_ms,
                           int (*stop)(void *), void *stop_arg, rusk_state *out, char *err,
                           size_t errlen)
 {
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* One bound for every try and for the calls after (the caller lifts it): each try's
+	 * reads end by it (a 3 s bound ended at 4.0 s, each try waiting a 2 s read per seed),
+	 * and a stop is heard while a read waits (with every seed paused, up to 4 s late). */
+	uint64_t bound = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec +
+	                 (uint64_t)(failover_ms > 0 ? failover_ms : 1) * 1000000u;
 	for (;;) {
-		int rc = rusk_state_open_(spec, c, init, out, err, errlen);
+		int rc = open_spec(spec, c, init, stop, stop_arg, bound, out, err, errlen);
+		if (rc == RUSK_ESTOPPED) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			say_stopped((double)(now.tv_sec - t0.tv_sec) +
+			                    (double)(now.tv_nsec - t0.tv_nsec) * 1e-9,
+			            err, errlen);
+		}
 		if (rc != RUSK_EAGAIN)
 			return rc;
 		/* No seed answered in time: wait, 100 ms slices, a stop heard in each. */
@@ -188,12 +224,7 @@ int rusk_state_open_wait_(const char *spec, rusk_cluster *c, int init, int failo
 			double s = (double)(now.tv_sec - t0.tv_sec) +
 			           (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
 			if (stop != NULL && stop(stop_arg)) {
-				size_t u = err != NULL ? strnlen(err, errlen) : errlen;
-				if (u + 1 < errlen)
-					snprintf(err + u, errlen - u,
-					         " (stopped after %.1f s of waiting for a seed to "
-					         "answer)",
-					         s);
+				say_stopped(s, err, errlen);
 				return RUSK_ESTOPPED;
 			}
 			if (s * 1e3 >= (double)failover_ms) {
@@ -317,6 +348,10 @@ void rusk_redis_set_failover_ms_(rusk_redis *r, int ms)
 void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns)
 {
 	(void)r, (void)deadline_ns;
+}
+void rusk_redis_set_bound_(rusk_redis *r, uint64_t bound_ns)
+{
+	(void)r, (void)bound_ns;
 }
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
 {

@@ -32,14 +32,24 @@ typedef struct rusk_state {
 int rusk_state_open_(const char *spec, rusk_cluster *c, int init, rusk_state *out, char *err,
                      size_t errlen);
 void rusk_state_close_(rusk_state *s);
+/* rusk_state_open_within_: rusk_state_open_, a Redis open bounded by bound_ns and stop
+ * (rusk_redis_open_within_; the state's redis keeps both on success); RUSK_ESTOPPED when
+ * stop said so. Any thread. */
+int rusk_state_open_within_(const char *spec, rusk_cluster *c, int init, int (*stop)(void *),
+                            void *stop_arg, uint64_t bound_ns, rusk_state *out, char *err,
+                            size_t errlen);
 /*
  * rusk_state_open_wait_: rusk_state_open_, tried again while it answers RUSK_EAGAIN (no seed
  * of spec answered in time: paused, overloaded, failing over) for up to failover_ms from
- * the first try, 100 ms apart; stop (non-NULL, called with stop_arg between tries and
- * every 100 ms) ends the wait. RUSK_OK; RUSK_EAGAIN past failover_ms, with the last
- * error and rusk_redis_outage_say_'s words in err (an outage, not bad input); RUSK_ESTOPPED
- * when stop said so (err says the stop came while no seed answered); else
- * rusk_state_open_'s code and message. Any thread.
+ * the first try, 100 ms apart; every read and connect of the tries ends by then too, and
+ * stop (non-NULL, called with stop_arg while a read waits, between tries and every 100 ms)
+ * ends the wait within about 250 ms (rusk_redis_open_within_, its bound failover_ms from
+ * the first try). RUSK_OK, the state's redis keeping the bound and the stop hook, so that
+ * the caller's checks after it end by the same bound: the caller lifts it
+ * (rusk_redis_set_bound_(s->redis, 0)) when its start is over; RUSK_EAGAIN past
+ * failover_ms, with the last error and rusk_redis_outage_say_'s words in err (an outage,
+ * not bad input); RUSK_ESTOPPED when stop said so (err says the stop came while no seed
+ * answered); else rusk_state_open_'s code and message. Any thread.
  */
 int rusk_state_open_wait_(const char *spec, rusk_cluster *c, int init, int failover_ms,
                           int (*stop)(void *), void *stop_arg, rusk_state *out, char *err,

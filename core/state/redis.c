@@ -21,12 +21,19 @@
  * acknowledged but had not replicated is lost: a later recount against the run's ledger finds those
  * tasks (rusk agent re-places them) and no RU has two holders.
  *
+ * Waiting. Every reply is awaited by reply_within, not by hiredis's blocking read: poll in
+ * 50 ms slices, so that the stop hook is heard while a read waits (hiredis reads again on
+ * EINTR, its timeout afresh), and each read's wait is bounded as it starts: its timeout,
+ * what is left of an outage's failover_ms, and of the caller's bound (rusk_redis_set_bound_:
+ * a whole start within --failover-ms of its first try).
+ *
  * Why not hiredis-cluster or redis-plus-plus: neither is packaged in Debian 12 with hiredis
  * 0.14, and the part needed (one slot per call, no cross-slot commands) is small.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,9 +132,11 @@ struct rusk_redis {
 	bool probing;
 	/* Waiting out an outage (exec_slot): outage_t0, when this connection last lost the
 	 * cluster (0: it answers), so that failover_ms bounds an outage, not each call of it;
-	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); stop, its hook; waiting,
-	 * its hook while a call waits out an outage (rusk_redis_set_waiting_). */
+	 * deadline, the caller's (rusk_redis_set_deadline_, 0: none); bounded: the deadline
+	 * caps every read and connect too (rusk_redis_set_bound_: the start's bound); stop, its
+	 * hook; waiting, its hook while a call waits out an outage (rusk_redis_set_waiting_). */
 	uint64_t outage_t0, deadline;
+	bool bounded;
 	int (*stop)(void *);
 	void *stop_arg;
 	void (*waiting)(void *);
@@ -235,33 +244,64 @@ static void node_lost(rusk_redis *r, int i)
 		r->nodes[i].stop_dead = true;
 }
 
-/* The read timeout of a connection: wait_ms (WAIT's own) + 2 s, or + unavail_ms where a
- * stuck master is marked unavailable (rusk_redis_set_unavailable_ms_); PROBE_MS for a probe of
- * a marked node; once stopping STOP_READ_MS + wait_ms; in an outage, at most what is left of
- * its bound. */
-static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
+/* The least a read or a connect gets under a bound (an outage's failover_ms, the start's
+ * rusk_redis_set_bound_): the last attempt still sees a cluster that is back. */
+#define MIN_READ_MS   100
+/* A read waits in slices this long (reply_within), asking the stop hook between them: a
+ * signal does not end hiredis's own blocking read (it reads again on EINTR, its timeout
+ * started afresh), so that with every seed paused a SIGTERM was heard only when the
+ * seeds' 2 s reads were over, up to 4 s late. */
+#define READ_SLICE_MS 50
+
+/* What is left of r's bound (rusk_redis_set_bound_) in ms, MIN_READ_MS at least; -1 when
+ * r has none. */
+static int bound_left_ms(const rusk_redis *r)
 {
-	int ms = r->probing ? PROBE_MS
-	         : stop     ? r->wait_ms + STOP_READ_MS
-	                    : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
+	if (!r->bounded || r->deadline == 0)
+		return -1;
+	uint64_t now = now_ns(), left = r->deadline > now ? (r->deadline - now) / 1000000u : 0;
+	return left < MIN_READ_MS ? MIN_READ_MS : left > 3600000u ? 3600000 : (int)left;
+}
+
+/* A read's timeout before the bounds: wait_ms (WAIT's own) + 2 s, or + unavail_ms where a
+ * stuck master is marked unavailable (rusk_redis_set_unavailable_ms_); PROBE_MS for a probe of
+ * a marked node. */
+static int base_read_ms(const rusk_redis *r)
+{
+	return r->probing ? PROBE_MS : r->wait_ms + (r->unavail_ms > 0 ? r->unavail_ms : 2000);
+}
+
+/* The timeout of a read that starts now, ms at most (a base_read_ms, or the init's WAIT):
+ * once stopping STOP_READ_MS + wait_ms; in an outage, at most what is left of its bound;
+ * under rusk_redis_set_bound_, at most what is left of that (MIN_READ_MS at least). */
+static int read_ms(const rusk_redis *r, int ms, bool stop)
+{
+	if (stop && !r->probing && ms > r->wait_ms + STOP_READ_MS)
+		ms = r->wait_ms + STOP_READ_MS;
 	if (r->outage_t0 != 0 && !r->probing) {
 		/* In an outage, no read outlasts what is left of --failover-ms (100 ms at
 		 * least): a hung node (stopped, its socket open) held each retry for the full
-		 * timeout, and a bound of 3 s ended after 11 s (the sixth review). Restored
-		 * when the outage ends (sort_reply). */
+		 * timeout, and a bound of 3 s ended after 11 s (the sixth review). */
 		uint64_t end = r->outage_t0 + (uint64_t)r->failover_ms * 1000000u, now = now_ns();
 		int left = end > now ? (int)((end - now) / 1000000u) : 0;
-		if (left < 100)
-			left = 100;
+		if (left < MIN_READ_MS)
+			left = MIN_READ_MS;
 		if (left < ms)
 			ms = left;
 	}
+	int b = bound_left_ms(r);
+	return b >= 0 && b < ms ? b : ms;
+}
+
+/* The socket timeouts of a connection (read_ms's, as the connection is set up): a backstop
+ * for its writes; its reads wait in reply_within, which bounds each one as it starts. */
+static void set_read_timeout(rusk_redis *r, redisContext *c, bool stop)
+{
+	int ms = read_ms(r, base_read_ms(r), stop);
 	struct timeval rt = {ms / 1000, (ms % 1000) * 1000};
 	redisSetTimeout(c, rt);
 }
 
-/* Connects node i if needed; NULL and r->err on failure. Once stopping, a node that failed
- * since is not tried again, and the connections' read timeouts are cut short. */
 /* Whether c's error is a timeout (hiredis 0.14 names it only by its errno's text: a read
  * past the connection's SO_RCVTIMEO, EAGAIN; a connect past its bound, ETIMEDOUT): noted
  * in r->timed_out. "Connection refused" and the like are not: nothing listens there. */
@@ -275,6 +315,79 @@ static bool timed_out(rusk_redis *r, const redisContext *c)
 	return t;
 }
 
+/*
+ * The next reply on c (whatever is still to be written flushed first): as redisGetReply, but
+ * the wait for it is bounded as it starts (read_ms of base_ms) and made in READ_SLICE_MS
+ * slices (poll), the stop hook asked between them: a stop that comes while it waits cuts it
+ * to STOP_READ_MS + wait_ms from then. A wait that ends so fails as hiredis's own timeout
+ * does (c->err, errstr EAGAIN's text: timed_out), and r->timed_out is set. REDIS_OK with
+ * *out, or REDIS_ERR (c->err says why).
+ */
+static int reply_within(rusk_redis *r, redisContext *c, int base_ms, void **out)
+{
+	*out = NULL;
+	if (redisGetReplyFromReader(c, out) != REDIS_OK)
+		return REDIS_ERR;
+	if (*out != NULL)
+		return REDIS_OK; /* read already, with an earlier reply of the pipeline */
+	for (int done = 0; !done;)
+		if (redisBufferWrite(c, &done) != REDIS_OK)
+			return REDIS_ERR;
+	bool stop = stopping(r);
+	uint64_t end = now_ns() + (uint64_t)read_ms(r, base_ms, stop) * 1000000u;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= end) {
+			c->err = REDIS_ERR_IO;
+			snprintf(c->errstr, sizeof c->errstr, "%s", strerror(EAGAIN));
+			r->timed_out = true;
+			return REDIS_ERR;
+		}
+		uint64_t ms = (end - now + 999999u) / 1000000u;
+		struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+		int k = poll(&pf, 1, ms < READ_SLICE_MS ? (int)ms : READ_SLICE_MS);
+		if (k > 0) { /* readable (or closed: redisBufferRead says so) */
+			if (redisBufferRead(c) != REDIS_OK ||
+			    redisGetReplyFromReader(c, out) != REDIS_OK)
+				return REDIS_ERR;
+			if (*out != NULL)
+				return REDIS_OK;
+			continue;
+		}
+		if (k < 0 && errno != EINTR) {
+			c->err = REDIS_ERR_IO;
+			snprintf(c->errstr, sizeof c->errstr, "poll: %s", strerror(errno));
+			return REDIS_ERR;
+		}
+		if (!stop && stopping(r)) {
+			stop = true;
+			uint64_t cut = now_ns() + (uint64_t)(r->wait_ms + STOP_READ_MS) * 1000000u;
+			end = cut < end ? cut : end;
+		}
+	}
+}
+
+/* The next reply on c within a read's usual bound (base_read_ms). */
+static int get_reply(rusk_redis *r, redisContext *c, void **out)
+{
+	return reply_within(r, c, base_read_ms(r), out);
+}
+
+/* redisCommand on c, its reply awaited by get_reply: NULL on failure (c->err says why). */
+static redisReply *command(rusk_redis *r, redisContext *c, const char *fmt, ...) RUSK_PRINTF(3, 4);
+static redisReply *command(rusk_redis *r, redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = redisvAppendCommand(c, fmt, ap);
+	va_end(ap);
+	void *x = NULL;
+	return rc == REDIS_OK && get_reply(r, c, &x) == REDIS_OK ? x : NULL;
+}
+
+/* Connects node i if needed (within 500 ms, or what is left of rusk_redis_set_bound_'s
+ * bound); NULL and r->err on failure. Once stopping, a node that failed since is not tried
+ * again, and the connections' read timeouts are cut short. */
 static redisContext *node_ctx(rusk_redis *r, int i)
 {
 	node *n = &r->nodes[i];
@@ -291,7 +404,8 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 		}
 		return n->ctx;
 	}
-	struct timeval tv = {0, 500000};
+	int cms = bound_left_ms(r);
+	struct timeval tv = {0, (cms >= 0 && cms < 500 ? cms : 500) * 1000L};
 	redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (c == NULL || c->err) {
 		timed_out(r, c);
@@ -307,8 +421,8 @@ static redisContext *node_ctx(rusk_redis *r, int i)
 	if (r->pass[0] != '\0') {
 		/* Every connection, first or after a failover, to any node: a cluster with
 		 * requirepass answers NOAUTH to anything else. */
-		redisReply *a = r->user[0] != '\0' ? redisCommand(c, "AUTH %s %s", r->user, r->pass)
-		                                   : redisCommand(c, "AUTH %s", r->pass);
+		redisReply *a = r->user[0] != '\0' ? command(r, c, "AUTH %s %s", r->user, r->pass)
+		                                   : command(r, c, "AUTH %s", r->pass);
 		if (a == NULL || a->type == REDIS_REPLY_ERROR) {
 			if (a == NULL) {
 				timed_out(r, c);
@@ -357,7 +471,7 @@ static int map_from(rusk_redis *r, int i)
 	redisContext *c = node_ctx(r, i);
 	if (c == NULL)
 		return r->auth_failed ? RUSK_EPARSE : RUSK_EIO;
-	redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
+	redisReply *rep = command(r, c, "CLUSTER SLOTS");
 	if (rep == NULL) {
 		timed_out(r, c);
 		set_err(r, RUSK_EIO, "%s:%d: %s", r->nodes[i].host, r->nodes[i].port, c->errstr);
@@ -463,7 +577,7 @@ static int check_seeds(rusk_redis *r, int k0)
 		return RUSK_OK;
 	int i0 = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 	redisContext *c0 = i0 >= 0 ? node_ctx(r, i0) : NULL;
-	redisReply *nodes = c0 != NULL ? redisCommand(c0, "CLUSTER NODES") : NULL;
+	redisReply *nodes = c0 != NULL ? command(r, c0, "CLUSTER NODES") : NULL;
 	if (nodes == NULL || nodes->type != REDIS_REPLY_STRING) {
 		int rc = set_err(r, RUSK_EIO, "%s:%d: CLUSTER NODES: %s", r->seed_host[k0],
 		                 r->seed_port[k0],
@@ -475,12 +589,12 @@ static int check_seeds(rusk_redis *r, int k0)
 		return rc;
 	}
 	int rc = RUSK_OK;
-	for (int k = 0; k < r->n_seeds && rc == RUSK_OK; k++) {
+	for (int k = 0; k < r->n_seeds && rc == RUSK_OK && !stopping(r); k++) {
 		if (k == k0)
 			continue;
 		int i = find_node(r, r->seed_host[k], r->seed_port[k]);
 		redisContext *c = i >= 0 ? node_ctx(r, i) : NULL;
-		redisReply *id = c != NULL ? redisCommand(c, "CLUSTER MYID") : NULL;
+		redisReply *id = c != NULL ? command(r, c, "CLUSTER MYID") : NULL;
 		if (id == NULL) { /* unreachable or broken: not a seed today */
 			if (c != NULL)
 				drop_ctx(&r->nodes[i]);
@@ -514,7 +628,7 @@ static int load_scripts(rusk_redis *r, int i)
 	if (c == NULL)
 		return RUSK_EIO;
 	for (int s = 0; s < N_SCRIPTS; s++) {
-		redisReply *rep = redisCommand(c, "SCRIPT LOAD %s", scripts[s]);
+		redisReply *rep = command(r, c, "SCRIPT LOAD %s", scripts[s]);
 		if (rep == NULL) {
 			node_lost(r, i);
 			return set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: connection lost",
@@ -611,15 +725,15 @@ static void outage_begins(rusk_redis *r, bool *outage)
 
 /* The reply to one pipelined command from c, after ASKING's when asking, into *y: false when
  * the connection broke (the command's outcome unknown). */
-static bool read_reply(redisContext *c, bool asking, redisReply **y)
+static bool read_reply(rusk_redis *r, redisContext *c, bool asking, redisReply **y)
 {
 	void *x = NULL;
-	if (asking && (redisGetReply(c, &x) != REDIS_OK || x == NULL))
+	if (asking && (get_reply(r, c, &x) != REDIS_OK || x == NULL))
 		return false;
 	if (x != NULL)
 		freeReplyObject(x);
 	x = NULL;
-	if (redisGetReply(c, &x) != REDIS_OK || x == NULL)
+	if (get_reply(r, c, &x) != REDIS_OK || x == NULL)
 		return false;
 	*y = x;
 	return true;
@@ -742,10 +856,10 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 		return nj >= 0 && now_ns() < r->nodes[nj].down_until;
 	node *n = &r->nodes[ni];
 	drop_ctx(n);
-	r->probing = true;
+	r->probing = true; /* its connect and PING read short (base_read_ms) */
 	redisContext *c = node_ctx(r, ni);
+	redisReply *y = c != NULL ? command(r, c, "PING") : NULL;
 	r->probing = false;
-	redisReply *y = c != NULL ? redisCommand(c, "PING") : NULL;
 	bool ok = y != NULL && y->type == REDIS_REPLY_STATUS;
 	if (y != NULL)
 		freeReplyObject(y);
@@ -850,7 +964,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 			if (!pending[i])
 				continue;
 			redisReply *y = NULL;
-			if (!read_reply(c, asking, &y)) {
+			if (!read_reply(r, c, asking, &y)) {
 				broken = true;
 				break;
 			}
@@ -866,7 +980,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 		if (!broken && wait) {
 			void *x = NULL;
-			if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
+			if (get_reply(r, c, &x) != REDIS_OK || x == NULL) {
 				broken = true;
 			} else {
 				redisReply *y = x;
@@ -1043,7 +1157,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			bool asking = ask[i] >= 0;
 			ask[i] = -1;
 			redisReply *y = NULL;
-			if (!read_reply(c, asking, &y)) {
+			if (!read_reply(r, c, asking, &y)) {
 				st[ni] = 3;
 				continue;
 			}
@@ -3177,7 +3291,7 @@ static void init_wait(rusk_redis *r, const uint32_t *wrote)
 		redisContext *c = wrote[i] != 0 ? r->nodes[i].ctx : NULL;
 		if (c == NULL)
 			continue;
-		nodes = redisCommand(c, "CLUSTER NODES");
+		nodes = command(r, c, "CLUSTER NODES");
 		if (nodes == NULL)
 			node_lost(r, i);
 		else if (nodes->type != REDIS_REPLY_STRING) {
@@ -3200,18 +3314,19 @@ static void init_wait(rusk_redis *r, const uint32_t *wrote)
 			answered[i] = -1;
 			continue;
 		}
-		/* the read waits out WAIT's timeout, and more */
-		struct timeval rt = {(INIT_WAIT_MS + 2000) / 1000, 0};
-		redisSetTimeout(c, rt);
 		redisAppendCommand(c, "WAIT 1 %d", INIT_WAIT_MS);
 		sent[i] = true;
+		for (int done = 0; !done;) /* on the wire before any answer is awaited */
+			if (redisBufferWrite(c, &done) != REDIS_OK)
+				break; /* its read below fails */
 	}
 	for (int i = 0; i < r->n_nodes; i++) {
 		if (!sent[i])
 			continue;
 		redisContext *c = r->nodes[i].ctx;
 		void *x = NULL;
-		if (redisGetReply(c, &x) != REDIS_OK || x == NULL) {
+		/* the read waits out WAIT's timeout, and more (within the bounds: read_ms) */
+		if (reply_within(r, c, INIT_WAIT_MS + 2000, &x) != REDIS_OK || x == NULL) {
 			node_lost(r, i);
 			unacked[i] = true;
 			answered[i] = -1;
@@ -3221,7 +3336,6 @@ static void init_wait(rusk_redis *r, const uint32_t *wrote)
 		answered[i] = y->type == REDIS_REPLY_INTEGER ? (int)y->integer : -1;
 		unacked[i] = answered[i] < 1;
 		freeReplyObject(y);
-		set_read_timeout(r, c, stopping(r));
 	}
 	if (nodes != NULL)
 		freeReplyObject(nodes);
@@ -3342,6 +3456,19 @@ void rusk_redis_close_(rusk_redis *r)
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen)
 {
+	return rusk_redis_open_within_(url, shape, init, NULL, NULL, 0, out, err, errlen);
+}
+
+/* Whether r's bound (rusk_redis_set_bound_) is over. */
+static bool bound_over(const rusk_redis *r)
+{
+	return r->bounded && r->deadline != 0 && now_ns() >= r->deadline;
+}
+
+int rusk_redis_open_within_(const char *url, const rusk_redis_shape *shape, int init,
+                            int (*stop)(void *), void *stop_arg, uint64_t bound_ns,
+                            rusk_redis **out, char *err, size_t errlen)
+{
 	if (url == NULL || out == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no URL");
 	int rc = check_shape(shape, err, errlen);
@@ -3351,6 +3478,12 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	if (r == NULL)
 		return rusk_errf(err, errlen, RUSK_ENOMEM, "out of memory");
 	r->failover_ms = 30000;
+	/* Every read and connect of the open (and of the calls after it, until the caller
+	 * lifts the bound) within bound_ns, and a stop heard while one waits (reply_within):
+	 * with a seed paused, each seed's CLUSTER SLOTS, CLUSTER MYID and SCRIPT LOAD waited 2 s
+	 * past the start's --failover-ms, and a signal was heard only after them. */
+	rusk_redis_set_stop_(r, stop, stop_arg);
+	rusk_redis_set_bound_(r, bound_ns);
 	rusk_redis_mask_url_(url, r->url, sizeof r->url);
 	char bare[512];
 	rc = rusk_redis_split_auth_(url, r->user, sizeof r->user, r->pass, sizeof r->pass, bare,
@@ -3371,6 +3504,9 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	int k0 = 0;
 	r->timed_out = false;
 	for (; k0 < r->n_seeds; k0++) {
+		/* the first seed always asked; the others not past the bound or a stop */
+		if (k0 > 0 && (bound_over(r) || stopping(r)))
+			break;
 		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
 		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
@@ -3406,7 +3542,7 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	 * failed (`cannot connect`, read as bad input). A refused password, a node that
 	 * answers the load with an error, or no node that takes the scripts fails here. */
 	bool loaded = false, refused = false;
-	for (int i = 0; i < r->n_nodes && !refused; i++) {
+	for (int i = 0; i < r->n_nodes && !refused && !stopping(r); i++) {
 		bool master = false;
 		for (int s = 0; s < RUSK_REDIS_SLOTS && !master; s++)
 			master = r->slot_node[s] == i;
@@ -3433,10 +3569,18 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 		rc = rusk_redis_state_check_(r, err, errlen);
 	if (rc != RUSK_OK)
 		goto fail;
+	if (stopping(r)) { /* a read it made was cut short by the stop */
+		rc = rusk_errf(err, errlen, RUSK_ESTOPPED, "--backend %s: %s", r->url,
+		               r->err[0] ? r->err : "stopped");
+		goto fail;
+	}
 	r->err[0] = '\0';
 	*out = r;
 	return RUSK_OK;
 fail:
+	/* What failed for want of an answer, once the stop hook said stop: stopped. */
+	if ((rc == RUSK_EIO || rc == RUSK_EAGAIN) && stopping(r))
+		rc = RUSK_ESTOPPED;
 	rusk_redis_close_(r);
 	return rc;
 }
@@ -3466,7 +3610,7 @@ int rusk_redis_min_replicas_(rusk_redis *r)
 			continue;
 		asked[ni] = true;
 		redisContext *c = node_ctx(r, ni);
-		redisReply *y = c != NULL ? redisCommand(c, "ROLE") : NULL;
+		redisReply *y = c != NULL ? command(r, c, "ROLE") : NULL;
 		if (y == NULL) {
 			if (c != NULL)
 				drop_ctx(&r->nodes[ni]);
@@ -3516,8 +3660,18 @@ int rusk_redis_part_unavailable_(const rusk_redis *r, uint32_t p)
 
 void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns)
 {
-	if (r != NULL)
-		r->deadline = deadline_ns;
+	if (r == NULL)
+		return;
+	r->deadline = deadline_ns;
+	r->bounded = false;
+}
+
+void rusk_redis_set_bound_(rusk_redis *r, uint64_t bound_ns)
+{
+	if (r == NULL)
+		return;
+	r->deadline = bound_ns;
+	r->bounded = bound_ns != 0;
 }
 
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg)
@@ -3603,7 +3757,12 @@ int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
 		return 1; /* its message says what was lost (missing_part) */
 	if (r == NULL || r->outage_t0 == 0)
 		return 0;
-	rusk_redis_outage_say_((double)(now_ns() - r->outage_t0) / 1e9, err, errlen);
+	/* Under a bound (the start's: failover_ms from its first try), from that first try:
+	 * its last call's outage alone said 0.2 s of a start that waited 5 s. */
+	uint64_t since = r->outage_t0, fo = (uint64_t)r->failover_ms * 1000000u;
+	if (r->bounded && r->deadline > fo && r->deadline - fo < since)
+		since = r->deadline - fo;
+	rusk_redis_outage_say_((double)(now_ns() - since) / 1e9, err, errlen);
 	return 1;
 }
 

@@ -140,6 +140,19 @@ enum {
  */
 int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, rusk_redis **out,
                      char *err, size_t errlen);
+/*
+ * rusk_redis_open_within_: rusk_redis_open_, bounded: with bound_ns non-zero (CLOCK_MONOTONIC
+ * ns) no read or connect it makes waits past bound_ns (MIN 100 ms each: the first seed is
+ * always asked), nor does it ask another seed past it; with stop non-NULL, stop(stop_arg) is
+ * asked while each read waits (every 50 ms): a stop cuts the wait short (250 ms), and the
+ * open fails with RUSK_ESTOPPED (err names the last node that did not answer). On success
+ * *out keeps both (rusk_redis_set_stop_, rusk_redis_set_bound_): the caller's calls that
+ * follow (its checks) are bounded by the same bound until it lifts it
+ * (rusk_redis_set_bound_(r, 0)). Else as rusk_redis_open_. Any thread.
+ */
+int rusk_redis_open_within_(const char *url, const rusk_redis_shape *shape, int init,
+                            int (*stop)(void *), void *stop_arg, uint64_t bound_ns,
+                            rusk_redis **out, char *err, size_t errlen);
 
 /*
  * rusk_redis_state_write_: writes the empty state of r's shape: INCR rusk:{meta}:epoch and
@@ -214,10 +227,11 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * one found at rusk_redis_open_ (a master the map still names, killed, its replica not
  * promoted yet: the open succeeds and the calls wait it out). 1, and err (a message, may
  * be NULL) gets " (the cluster did not answer for T s: unreachable or failing over ...)"
- * appended; 0 when the cluster answered. Also 1 (nothing appended) after a
- * rusk_redis_state_check_ that found some partitions' state gone while others' is there
- * (lost by the cluster: its message says so). A caller whose call failed with RUSK_EIO
- * tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
+ * appended (T since the outage began; under rusk_redis_set_bound_, since failover_ms before
+ * the bound if that is earlier: the start's first try); 0 when the cluster answered. Also 1
+ * (nothing appended) after a rusk_redis_state_check_ that found some partitions' state gone while
+ * others' is there (lost by the cluster: its message says so). A caller whose call failed with
+ * RUSK_EIO tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
  */
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
 /* rusk_redis_outage_say_: appends rusk_redis_outage_'s words for an outage of secs seconds
@@ -262,15 +276,27 @@ int rusk_redis_part_unavailable_(const rusk_redis *r, uint32_t p);
 void rusk_redis_set_deadline_(rusk_redis *r, uint64_t deadline_ns);
 
 /*
+ * rusk_redis_set_bound_: rusk_redis_set_deadline_(r, bound_ns), and moreover no read or
+ * connect of r waits past bound_ns (each gets 100 ms at least, so a first attempt is made):
+ * a bound on a whole sequence of calls, however the cluster answers between them (the
+ * start's --failover-ms, counted from its first try: each call that met a stuck master
+ * waited its own failover_ms after a call that another master answered, and the first read
+ * of each its 2 s, so that a 30 s bound ended after 42 s). rusk_redis_set_deadline_ (or
+ * bound_ns 0) lifts it. Owner thread.
+ */
+void rusk_redis_set_bound_(rusk_redis *r, uint64_t bound_ns);
+
+/*
  * rusk_redis_set_stop_: stop(arg) is asked while a call waits out an outage (between
  * retries, every 100 ms or so); non-zero makes the call fail at once with RUSK_EIO
  * ("stopping during an outage"). Never cuts a call the cluster answers. Once it said
  * stop, it is also asked before each connection is used: reads time out after 250 ms
  * (plus the WAIT's timeout), and a node that failed a read or a connect since is not tried
- * again (a hung node costs the end's calls one short timeout, not 2 s each). NULL: none.
- * stop is called on r's owner thread, between a waiting call's tries and before each
- * connection is used; it may make calls of its own on another rusk_redis, never on r.
- * Owner thread.
+ * again (a hung node costs the end's calls one short timeout, not 2 s each). It is asked
+ * too while a read waits (every 50 ms): a stop then cuts that read to 250 ms (plus the
+ * WAIT's timeout) from the stop. NULL: none. stop is called on r's owner thread, between
+ * a waiting call's tries, before each connection is used and while a read waits; it may
+ * make calls of its own on another rusk_redis, never on r. Owner thread.
  */
 void rusk_redis_set_stop_(rusk_redis *r, int (*stop)(void *), void *arg);
 

@@ -2822,6 +2822,41 @@ def cli_redis_run_stuck_master():
                                                     (cl.url, BATCH_SHAPE)).out)
 
 @case
+def cli_redis_run_meta_stuck_budget():
+    """rusk run --backend --unavailable-ms 20000 on one partition, whose master is not the
+    {meta} one (so the agents never call {meta}), the {meta} master stopped 1 s into a 3 s
+    run and left stopped (no failover: cluster-node-timeout 60 s): the main connection's
+    {meta} calls (each second's reclaim and run lease renewal, the end's reclaim) keep
+    their budgets (0.5 s, 5 s), so the run ends within 10 s of its start (measured about
+    4 s). Before, the first of them waited its read timeout, 20 s, holding the main thread
+    (the sampler, the ledger, the end): the run ended after 22-24 s."""
+    with Cluster(node_timeout_ms=60000) as cl:
+        meta = cl.master_of_tag("{meta}")
+        part = cl.master_of_partition(0)
+        if part == meta:
+            print("partition 0 and {meta} on one master (%d): nothing to test" % meta)
+            return
+        shape = ["--machines", "200", "--partitions", "1", "--agents", "1"]
+        p = start_proc(["run", "--backend", "redis://127.0.0.1:%d" % part] + shape +
+                       ["--rate", "200", "--task-ms", "100", "--duration-s", "3",
+                        "--unavailable-ms", "20000"])
+        t0 = time.monotonic()
+        try:
+            time.sleep(1)
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            out, rc = finish(p, timeout=90)
+            took = time.monotonic() - t0
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(meta)], timeout=10)
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        print("the run ended after %.1f s, exit %d" % (took, rc))
+        assert rc in (0, 1), "the run exited %d" % rc
+        assert took < 10, "the run ended %.1f s after its start (a 3 s run)" % took
+
+
+@case
 def cli_redis_run_stuck_master_end():
     """rusk run --backend whose stuck master (SIGSTOP, no failover: a cluster-node-timeout
     of 90 s) is still stuck when the run ends: the run's main connection marks it
@@ -3211,6 +3246,147 @@ def cli_redis_start_outage_signal():
         stop_at_start(["run", "--backend", url] + SHAPE.split() +
                       ["--rus-per-machine", "16", "--no-init", "--rate", "100",
                        "--duration-s", "1"], 2)
+
+
+def replicas(cl):
+    """The cluster's replicas' ports (pausing one fails nothing over)."""
+    return [int(subprocess.check_output([script(), "replica-of", cl.dir, str(m)], text=True,
+                                        timeout=10).strip())
+            for m in sorted({cl.master_of_partition(p) for p in range(10)})]
+
+
+def pause_all(cl, ports, on):
+    for port in ports:
+        subprocess.run([script(), "pause" if on else "resume", cl.dir, str(port)],
+                       check=on, timeout=10)
+
+
+@case
+def cli_redis_start_seeds_paused_stop():
+    """Every seed of --backend paused (three replicas, SIGSTOP), a SIGTERM 1.5 s into the
+    start: `rusk agent` and `rusk run` stop within a second (exit 3, "stopped by SIGTERM
+    while waiting for the cluster at the start"), measured 0.25 s. Before, a signal did not
+    end hiredis's blocking read of a seed's CLUSTER SLOTS (it reads again on EINTR, its 2 s
+    timeout afresh): the stop was heard between rounds of seed attempts, 4.0 s late with
+    two seeds (6 s with three)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        seeds = replicas(cl)
+        url = "redis://" + ",".join("127.0.0.1:%d" % q for q in seeds)
+        pause_all(cl, seeds, True)
+        try:
+            for argv in (["agent", "--backend", url] + SHAPE.split() +
+                         ["--duration-s", "1", "--failover-ms", "60000"],
+                         ["run", "--backend", url] + SHAPE.split() +
+                         ["--rus-per-machine", "16", "--no-init", "--rate", "100",
+                          "--duration-s", "1"]):
+                p = start_proc(argv)
+                time.sleep(1.5)
+                assert p.poll() is None, "rusk %s ended before the signal" % argv[0]
+                t0 = time.monotonic()
+                p.send_signal(signal.SIGTERM)
+                out, rc = finish(p, timeout=60)
+                took = time.monotonic() - t0
+                print("rusk %s: exit %d %.2f s after the SIGTERM" % (argv[0], rc, took))
+                assert rc == 3, "rusk %s exited %d (3 expected)" % (argv[0], rc)
+                match(r"stopped by SIGTERM while waiting for the cluster at the start \(.*"
+                      r"\(stopped after [0-9.]+ s of waiting for a seed to answer\)\): "
+                      r"nothing taken", out)
+                assert took < 1.5, "rusk %s took %.2f s to hear the SIGTERM" % (argv[0], took)
+        finally:
+            pause_all(cl, seeds, False)
+
+
+@case
+def cli_redis_start_seeds_paused_bound():
+    """Every seed paused (three replicas): `rusk agent --failover-ms 2000` gives up at the
+    bound, exit 1 "the cluster did not answer", within 1.5 s of it (measured 2.1 s in all).
+    Before, the bound was looked at only between rounds of seed attempts, each seed's read
+    waiting its 2 s: 6.0 s (a 3 s bound with one seed ended at 4.1 s)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        seeds = replicas(cl)
+        url = "redis://" + ",".join("127.0.0.1:%d" % q for q in seeds)
+        pause_all(cl, seeds, True)
+        try:
+            t0 = time.monotonic()
+            r = rusk(["agent", "--backend", url] + SHAPE.split() +
+                     ["--duration-s", "1", "--failover-ms", "2000"], status=1)
+            took = time.monotonic() - t0
+        finally:
+            pause_all(cl, seeds, False)
+        print("gave up after %.2f s" % took)
+        match(r"\(the cluster did not answer for [0-9.]+ s: unreachable or failing over", r.out)
+        assert took >= 2, "gave up after %.2f s, before --failover-ms 2000" % took
+        assert took < 3.5, "gave up %.2f s after the start, --failover-ms 2000" % took
+
+
+@case
+def cli_redis_start_stuck_seed_bound():
+    """A master stuck (SIGSTOP; no failover: cluster-node-timeout 60 s) named first among
+    the seeds: `rusk agent --failover-ms 3000` ends at the bound, exit 1 (measured 3.3 s).
+    Before, 15 s (a 30 s bound: 42 s): the open's CLUSTER SLOTS, CLUSTER MYID and SCRIPT
+    LOAD each waited their 2 s read on the stuck master outside any bound, again on the
+    lease-keeping connection's open, and the state check's bound counted from its own call
+    (the lease claim's answer had ended the outage)."""
+    with Cluster(node_timeout_ms=60000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        victim = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != meta][0]
+        url = "redis://127.0.0.1:%d,127.0.0.1:%d" % (victim, meta)
+        subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+        try:
+            t0 = time.monotonic()
+            r = rusk(["agent", "--backend", url] + SHAPE.split() +
+                     ["--duration-s", "1", "--failover-ms", "3000"], status=1)
+            took = time.monotonic() - t0
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(victim)], timeout=10)
+        print("gave up after %.2f s" % took)
+        match(r"127\.0\.0\.1:%d: .*\(the cluster did not answer for [0-9.]+ s: unreachable"
+              % victim, r.out)
+        assert took >= 3, "gave up after %.2f s, before --failover-ms 3000" % took
+        assert took < 6, "gave up %.2f s after the start, --failover-ms 3000" % took
+
+
+@case
+def cli_redis_start_lease_kept():
+    """The agent's lease kept while its start waits on a stuck master: a partition's master
+    (not the {meta} one) paused 7 s (no failover: cluster-node-timeout 60 s) while an agent
+    with --lease-ms 3000 starts; it takes its lease, waits in the state check, and renews
+    the lease meanwhile on its lease-keeping connection (the loop's mechanism: the waiting
+    hook), so rusk:{meta}:alive:0 never disappears once taken (PTTL polled every 100 ms),
+    lease_lapsed 0. Before, the lease lapsed about 3 s after it was taken, under a live agent
+    about to run (another process could take the id meanwhile), and its first renewal found
+    it gone (lease_lapsed 1)."""
+    with Cluster(node_timeout_ms=60000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_tag("{meta}")
+        victim = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != meta][0]
+        subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+        ttl = []
+        try:
+            p = start_proc(["agent", "--backend", "redis://127.0.0.1:%d" % meta] +
+                           SHAPE.split() + ["--duration-s", "1", "--lease-ms", "3000"])
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 7:
+                q = subprocess.run(["redis-cli", "-p", str(meta), "pttl",
+                                    "rusk:{meta}:alive:0"], capture_output=True, text=True,
+                                   timeout=10).stdout.strip()
+                ttl.append((round(time.monotonic() - t0, 1), int(q) if q else -3))
+                time.sleep(0.1)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(victim)], timeout=10)
+        out, rc = finish(p, timeout=90)
+        print("PTTL of rusk:{meta}:alive:0 (s, ms): %s" % ttl)
+        assert rc == 0, "the agent exited %d" % rc
+        j = last_json(out)
+        taken = [k for k, (_, v) in enumerate(ttl) if v > 0]
+        assert taken, "the lease never taken during the pause: %r" % ttl
+        gone = [t for t, v in ttl[taken[0]:] if v <= 0]
+        assert not gone, "the lease lapsed at %r s during the start's wait" % gone
+        assert j["lease_lapsed"] == 0 and j["lease_kept"] > 0, j
+        check_placed(j)
 
 
 @case
