@@ -1175,12 +1175,16 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 		 * ones are its best m free, about m * n_rus / n RUs looked at. Worth it unless
 		 * few are free (then the n free scores are fewer to read). Same sum. */
 		if ((uint64_t)m * mm->n_rus < 2 * (uint64_t)n * n) {
+			/* The k-th best score is top[k] - top[k - 1]: read in order beside
+			 * ord, not gathered through it. */
 			const uint16_t *ord = c->mord + lo;
+			const uint32_t *top = c->mtop + lo;
 			uint64_t sum = 0;
-			for (uint32_t k = 0, got = 0; got < m; k++) {
+			for (uint32_t k = 0, got = 0, prev = 0; got < m; k++) {
 				uint32_t b = b0 + ord[k];
 				uint32_t f = (uint32_t)(bits[b / 64] >> (b % 64)) & 1u;
-				sum += c->ru_score[lo + ord[k]] & (0u - f); /* no branch on f */
+				sum += (top[k] - prev) & (0u - f); /* no branch on f */
+				prev = top[k];
 				got += f;
 			}
 			return (double)sum / m / 1000.0;
