@@ -11,6 +11,11 @@
  *   vec/choose/latency/R=8/half_infeasible  the same for a 1-RU + 0.5 GPU task of model
  *                                      "B" only: half the machines cannot hold it
  *   vec/choose/latency/R=8/all_feasible     the same, any model: every machine can
+ *   vec/choose/2rus/tenth_fit/exact    a Latency-first decision for a 2-RU + 0.5 GPU task,
+ *                                      R = 8, on 1,600 machines in 8 partitions where one
+ *                                      machine in ten has GPU room: the draws after the
+ *                                      probe made exactly (choose.c, choose_vec_exact)
+ *   vec/choose/2rus/tenth_fit/draws    the same decision, every draw made (the baseline)
  * Half the RUs are held (every other one), as in bench_sched.
  */
 #include <stdio.h>
@@ -18,11 +23,15 @@
 
 #include <rusk/rusk.h>
 
+#include "kernel/decision.h" /* rusk_agent.vec_draw_only: the baseline */
 #include "shim/rusk_gbench.h"
 
 #define BATCH 64
 
 static rusk_cluster *big;
+/* 1,600 machines of 16 RUs and 8 GPUs in 8 partitions, half the RUs held; every GPU taken on
+ * the machines m % 10 != 0. */
+static rusk_cluster *sparse;
 
 static void bm_ru_only(rusk_gb_state *st, void *ctx)
 {
@@ -92,6 +101,72 @@ static void bm_choose(rusk_gb_state *st, void *ctx)
 	rusk_agent_destroy(a);
 }
 
+static void bm_sparse(rusk_gb_state *st, void *ctx)
+{
+	const bool *draw_only = ctx;
+	rusk_sync_params sp;
+	rusk_sync_params_init(&sp, 8, 8);
+	rusk_agent_params ap;
+	rusk_agent_params_init(&ap, &sp, 0);
+	ap.sample = 8;
+	rusk_agent *a;
+	if (rusk_agent_create(sparse, &ap, &a, NULL, 0) != RUSK_OK) {
+		rusk_gb_error(st, "agent");
+		return;
+	}
+	a->vec_draw_only = *draw_only;
+	for (uint32_t p = 0; p < 8; p++)
+		rusk_view_sync(rusk_agent_view(a), p);
+	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
+	t.vec = (rusk_vec_demand){4096, 1, 500, 0};
+	uint64_t bad = 0, samples = 0, n = 0;
+	while (rusk_gb_keep_running_batch(st, 1)) {
+		rusk_placement pl;
+		uint32_t rus[2];
+		bad += rusk_agent_choose(a, &t, rus, &pl) != RUSK_OK;
+		bad += rusk_cluster_ru_machine(sparse, rus[0]) % 10 != 0; /* only those have room */
+		samples += pl.samples;
+		n++;
+	}
+	if (bad)
+		rusk_gb_error(st, "a decision failed or chose a machine without GPU room");
+	rusk_gb_counter(st, "draws", n ? (double)samples / (double)n : 0, false);
+	rusk_gb_counter(st, "sets", n ? (double)a->vset_made / (double)n : 0, false);
+	rusk_agent_destroy(a);
+}
+
+/* The cluster of the tenth_fit cases (sparse). */
+static int make_sparse(void)
+{
+	enum { N = 1600 };
+	static rusk_machine_spec specs[N];
+	for (uint32_t m = 0; m < N; m++)
+		specs[m] = (rusk_machine_spec){16, 262144, 8, 0, NULL, false};
+	rusk_cluster_params p;
+	rusk_cluster_params_init(&p);
+	p.partitions = 8;
+	p.machines_per_rack = 20;
+	p.racks_per_cell = 1;
+	char err[256];
+	if (rusk_cluster_create_machines(specs, N, &p, &sparse, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "bench_vec: %s\n", err);
+		return 1;
+	}
+	rusk_lease l;
+	for (uint32_t ru = 0; ru < rusk_cluster_rus(sparse); ru += 2)
+		rusk_ru_commit(sparse, 100 + ru, ru, NULL, &l); /* half held */
+	rusk_vec_demand all = {0, 8, 1000, 0};
+	for (uint32_t m = 0; m < N; m++) {
+		uint32_t ru = m * 16 + 1;
+		if (m % 10 != 0 && rusk_ru_commit_vec(sparse, 1000000 + m, &ru, 1, &all, NULL, &l,
+		                                      NULL) != RUSK_OK) {
+			fprintf(stderr, "bench_vec: taking machine %u's GPUs failed\n", m);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	rusk_thread_register();
@@ -126,12 +201,22 @@ int main(int argc, char **argv)
 	rusk_gb_register("vec/choose/latency/R=8/half_infeasible", bm_choose, &model_b, 1, 0);
 	static rusk_vec_demand any_gpu = {0, 1, 500, 0};
 	rusk_gb_register("vec/choose/latency/R=8/all_feasible", bm_choose, &any_gpu, 1, 0);
+	if (make_sparse() != 0)
+		return 1;
+	static const bool exact = false, draws = true;
+	rusk_gb_register("vec/choose/2rus/tenth_fit/exact", bm_sparse, (void *)&exact, 1, 0);
+	rusk_gb_register("vec/choose/2rus/tenth_fit/draws", bm_sparse, (void *)&draws, 1, 0);
 	int rc = rusk_gb_main(argc, argv);
 	if (rusk_cluster_verify(big, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "bench_vec: after the run: %s\n", err);
 		rc = 1;
 	}
+	if (rusk_cluster_verify(sparse, err, sizeof err) != RUSK_OK) {
+		fprintf(stderr, "bench_vec: after the run: %s\n", err);
+		rc = 1;
+	}
 	rusk_cluster_destroy(big);
+	rusk_cluster_destroy(sparse);
 	rusk_thread_unregister();
 	return rc;
 }

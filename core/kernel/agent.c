@@ -132,6 +132,7 @@ RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
 	free(a->order);
 	free(a->cands);
 	free(a->group);
+	free(a->vset);
 	free(a->seen);
 	free(a);
 }

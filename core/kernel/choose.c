@@ -65,7 +65,16 @@
  *  - choose_vec's shortcuts decide as its draws would: a machine's best m free RUs by a
  *    walk in static score order (cluster.mord) give the same sum as a selection, and a
  *    partition none of whose machines passes judge_machine's tests (vec_part_any) has its
- *    remaining draws counted and their generator numbers consumed, not drawn.
+ *    remaining draws counted and their generator numbers consumed, not drawn. Partly free
+ *    machines are valued only while their static bound can still win (lazy_scores).
+ *  - choose_vec's exact sets (choose_vec_exact) decide as its draws would in distribution,
+ *    not draw for draw: where the probe of a partition kept fewer than half its draws and
+ *    one pass over the partition's machines costs less than the draws still expected, the
+ *    machines a draw would keep are listed, and each further one is reached after a
+ *    geometric number of counted draws and picked by its free RUs, as rejection would;
+ *    the cap, the draws charged and RUSK_EAGAIN keep their distribution
+ *    (tests/test_vec_exact.c compares them with every draw made). It uses other
+ *    generator numbers, so the RUs chosen for a seed differ from those of every draw made.
  *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
@@ -1166,12 +1175,16 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 		 * ones are its best m free, about m * n_rus / n RUs looked at. Worth it unless
 		 * few are free (then the n free scores are fewer to read). Same sum. */
 		if ((uint64_t)m * mm->n_rus < 2 * (uint64_t)n * n) {
+			/* The k-th best score is top[k] - top[k - 1]: read in order beside
+			 * ord, not gathered through it. */
 			const uint16_t *ord = c->mord + lo;
+			const uint32_t *top = c->mtop + lo;
 			uint64_t sum = 0;
-			for (uint32_t k = 0, got = 0; got < m; k++) {
+			for (uint32_t k = 0, got = 0, prev = 0; got < m; k++) {
 				uint32_t b = b0 + ord[k];
 				uint32_t f = (uint32_t)(bits[b / 64] >> (b % 64)) & 1u;
-				sum += c->ru_score[lo + ord[k]] & (0u - f); /* no branch on f */
+				sum += (top[k] - prev) & (0u - f); /* no branch on f */
+				prev = top[k];
 				got += f;
 			}
 			return (double)sum / m / 1000.0;
@@ -1661,38 +1674,232 @@ static int choose_vec_preferred(rusk_agent *a, const rusk_dctx *d, uint32_t *rus
 	return (int)m;
 }
 
-/* The static bound of machine-range lo's slot-score value for m RUs (cluster.mtop). */
-static inline double top_bound(const rusk_cluster *c, uint32_t lo, uint32_t m)
-{
-	return (double)c->mtop[lo + m - 1] / m / 1000.0;
-}
+/* A partly free candidate of choose_vec, valued lazily (lazy_scores): its machine range's
+ * first RU, tie key, and the static top sum of its best m RUs (cluster.mtop), which bounds
+ * the sum of its best m free ones. */
+typedef struct lazy_cand {
+	uint64_t key;
+	uint32_t lo, top;
+} lazy_cand;
 
-/* choose_vec's partly free candidates (machine ranges starting at lo[0..n)): by bound,
- * highest first, each valued exactly while its bound can reach the best (value, then tie
- * key) and kept when it beats it. */
-static void lazy_scores(const rusk_agent *a, uint32_t m, uint32_t *lo, uint32_t n, double *best_v,
+/*
+ * choose_vec's partly free candidates x[0..n) (n <= R): by bound then tie key, highest
+ * first, each valued exactly only while it could still beat the best (value, then tie key):
+ * its bound above the best value, or equal with a higher key (its value is at most its
+ * bound). A candidate whose value reaches its bound then ends the search. Same choice as
+ * valuing all of them.
+ */
+static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, double *best_v,
                         uint64_t *best_key, uint32_t *best_lo, uint32_t *best_hi)
 {
 	const rusk_cluster *c = a->c;
-	for (uint32_t i = 1; i < n; i++) { /* insertion sort by bound, decreasing (n <= R) */
-		uint32_t x = lo[i], j = i;
-		double bx = top_bound(c, x, m);
-		for (; j > 0 && top_bound(c, lo[j - 1], m) < bx; j--)
-			lo[j] = lo[j - 1];
-		lo[j] = x;
+	for (uint32_t i = 1; i < n; i++) { /* insertion sort, decreasing */
+		lazy_cand e = x[i];
+		uint32_t j = i;
+		for (; j > 0 &&
+		       (x[j - 1].top < e.top || (x[j - 1].top == e.top && x[j - 1].key < e.key));
+		     j--)
+			x[j] = x[j - 1];
+		x[j] = e;
 	}
-	for (uint32_t i = 0; i < n && top_bound(c, lo[i], m) >= *best_v; i++) {
-		const rusk_machine *mm = &c->machines[c->ru_machine[lo[i]]];
-		uint32_t nf, hi = lo[i] + mm->n_rus;
-		double v = top_mean_scores(c, rusk_view_bits_(a->v), lo[i], hi, m, &nf, *best_v);
-		uint64_t key = tie_key(lo[i]);
-		if (v > *best_v || (v == *best_v && key > *best_key)) {
+	for (uint32_t i = 0; i < n; i++) {
+		double bound = (double)x[i].top / m / 1000.0; /* as top_mean_scores divides */
+		if (bound < *best_v)
+			break;
+		if (bound == *best_v && x[i].key <= *best_key)
+			continue;
+		const rusk_machine *mm = &c->machines[c->ru_machine[x[i].lo]];
+		uint32_t nf, hi = x[i].lo + mm->n_rus;
+		double v = top_mean_scores(c, rusk_view_bits_(a->v), x[i].lo, hi, m, &nf, *best_v);
+		if (v > *best_v || (v == *best_v && x[i].key > *best_key)) {
 			*best_v = v;
-			*best_key = key;
-			*best_lo = lo[i];
+			*best_key = x[i].key;
+			*best_lo = x[i].lo;
 			*best_hi = hi;
 		}
 	}
+}
+
+/* choose_vec's best machine so far: value, tie key, RU range; with lazy slot scores, the
+ * partly free machines kept, valued after the draws (lazy_scores). */
+typedef struct vec_best {
+	double v;
+	uint64_t key;
+	uint32_t lo, hi;
+	bool lazy;
+	const uint32_t *mtop; /* cluster.mtop */
+	uint32_t m;
+	lazy_cand *part;
+	uint32_t n_part;
+} vec_best;
+
+/* A kept machine [lo, hi) of value v (judge_machine) into b. */
+static inline void vec_best_add(vec_best *b, double v, uint32_t lo, uint32_t hi)
+{
+	if (b->lazy && v == -INFINITY) { /* partly free: later */
+		b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
+		return;
+	}
+	uint64_t key = tie_key(lo);
+	if (v > b->v || (v == b->v && key > b->key)) {
+		b->v = v;
+		b->key = key;
+		b->lo = lo;
+		b->hi = hi;
+	}
+}
+
+#define VSET_KEPT (UINT32_C(1) << 31)
+
+/*
+ * Partition p's exact set for vector task d->t into a->vset[0..n): its machines that pass
+ * judge_machine's tests (static shape, not skipped, live memory and GPUs, m free RUs in the
+ * view; cheapest first, as vec_part_any) and are not among the decision's kept
+ * seen[0..n_seen), each weighted by its free RUs in the view (the RUs a draw of p lands on).
+ * Returns n, *w the total weight; -1 out of memory.
+ */
+static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, uint32_t p,
+                      const uint32_t *seen, uint32_t n_seen, uint32_t *w)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_partition *pp = &c->parts[p];
+	if (a->vset_cap < pp->n_machines) {
+		rusk_vset_ent *nv = realloc(a->vset, sizeof *nv * pp->n_machines);
+		if (nv == NULL)
+			return -1;
+		a->vset = nv;
+		a->vset_cap = pp->n_machines;
+	}
+	/* Copies: the stores to the set cannot alias them, so the loop keeps them in
+	 * registers. */
+	const rusk_vec_demand vd = d->t->vec;
+	const rusk_vfit f = *vf;
+	const uint64_t *bits = rusk_view_bits_(a->v);
+	const uint32_t m = d->t->rus, n_vskip = a->n_vskip,
+	               end = pp->first_machine + pp->n_machines;
+	rusk_vset_ent *out = a->vset;
+	uint32_t n = 0, cum = 0;
+	for (uint32_t mi = pp->first_machine; mi < end; mi++) {
+		if (!rusk_vec_shape_fits_(c, mi, &vd) ||
+		    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
+		    !rusk_vec_fits_now_(c, mi, &f))
+			continue;
+		const rusk_machine *mm = &c->machines[mi];
+		uint32_t k = count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus);
+		if (k < m || machine_listed(seen, n_seen, mi))
+			continue;
+		cum += k;
+		out[n++] = (rusk_vset_ent){mi, cum};
+	}
+	*w = cum;
+	return (int)n;
+}
+
+/* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */
+static uint32_t vset_compact(rusk_agent *a, uint32_t n)
+{
+	uint32_t k = 0, cum = 0, prev = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		rusk_vset_ent e = a->vset[i];
+		uint32_t w = e.cum - prev;
+		prev = e.cum;
+		if (e.mi & VSET_KEPT)
+			continue;
+		cum += w;
+		a->vset[k++] = (rusk_vset_ent){e.mi, cum};
+	}
+	return k;
+}
+
+/*
+ * The number of draws of p, with left of p's free_p free RUs (in the view) on machines the
+ * decision would keep, up to and with the first that lands on one: 1 + a geometric count
+ * of misses, each draw a hit with probability left / free_p (inversion of one uniform).
+ * UINT32_MAX stands for "more than any cap".
+ */
+static uint32_t draws_to_hit(rusk_rng *g, uint32_t left, uint32_t free_p)
+{
+	if (left >= free_p)
+		return 1;
+	double u = 1.0 - rusk_rng_unit(g); /* (0, 1] */
+	double misses = floor(log(u) / log1p(-(double)left / free_p));
+	return misses >= (double)(UINT32_MAX - 1) ? UINT32_MAX : 1 + (uint32_t)misses;
+}
+
+/*
+ * The rest of partition p's draws for choose_vec (at most `left` more; *kept < R so far),
+ * made exactly rather than by rejection: the machines that a draw would keep are listed once
+ * (vset_build), and each further kept machine comes after the number of draws rejection
+ * would have spent to reach it (draws_to_hit) and by weight among those not yet kept, as a
+ * uniform draw of p's free RUs that lands on a keepable machine picks it. So the kept
+ * machines, their number within the cap and the draws counted (*drawn) are distributed as
+ * the rejection loop's, from other generator numbers. seen[kept_p..*kept): the machines
+ * already kept in p (only those can be in p). Returns RUSK_OK or RUSK_ENOMEM.
+ */
+static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, uint32_t p,
+                            uint32_t R, uint32_t left, uint32_t *seen, uint32_t kept_p,
+                            uint32_t *kept, uint32_t *drawn, rusk_cand *tmp, vec_best *b)
+{
+	uint32_t w_all, w_left;
+	int n = vset_build(a, d, vf, p, seen + kept_p, *kept - kept_p, &w_all);
+	if (n < 0)
+		return RUSK_ENOMEM;
+	a->vset_made++;
+	uint32_t free_p = rusk_view_free_(a->v, p), n_set = (uint32_t)n;
+	w_left = w_all;
+	while (*kept < R) {
+		uint32_t g = w_left == 0 ? UINT32_MAX : draws_to_hit(&a->rng, w_left, free_p);
+		if (g > left) { /* the cap comes first: the rest miss */
+			*drawn += left;
+			return RUSK_OK;
+		}
+		left -= g;
+		*drawn += g;
+		if (2 * (uint64_t)w_left < w_all) { /* mostly kept: drop them */
+			n_set = vset_compact(a, n_set);
+			w_all = w_left;
+		}
+		uint32_t i;
+		do { /* by weight among those not kept: < 2 tries expected */
+			uint32_t u = rusk_rng_below(&a->rng, w_all), lo = 0, hi = n_set - 1;
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+				if (a->vset[mid].cum > u)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			i = lo;
+		} while (a->vset[i].mi & VSET_KEPT);
+		uint32_t mi = a->vset[i].mi, w = a->vset[i].cum - (i ? a->vset[i - 1].cum : 0);
+		a->vset[i].mi |= VSET_KEPT;
+		w_left -= w;
+		uint32_t lo, hi;
+		double v;
+		/* Its value; false only where another thread took memory or GPUs since the
+		 * set was made: a rejected draw then. */
+		if (!judge_machine(a, d, a->c->machines[mi].first_ru, tmp,
+		                   b->lazy ? INFINITY : b->v, &v, &lo, &hi))
+			continue;
+		seen[(*kept)++] = mi;
+		vec_best_add(b, v, lo, hi);
+	}
+	return RUSK_OK;
+}
+
+/* Whether choose_vec should list p's keepable machines (choose_vec_exact) after its probe
+ * kept `got` of VEC_PROBE draws, with `left` draws left in the cap and `want` machines
+ * wanted: when the probe missed at least half the time and a pass over p's machines (a few
+ * ns each, in order) costs less than the draws still expected (tens of ns each, random). */
+static bool vset_worth(const rusk_cluster *c, uint32_t p, uint32_t got, uint32_t left,
+                       uint32_t want)
+{
+	if (2 * got >= VEC_PROBE || c->n_machines >= VSET_KEPT)
+		return false;
+	uint64_t expect = got == 0 ? left : (uint64_t)want * VEC_PROBE / got;
+	if (expect > left)
+		expect = left;
+	return c->parts[p].n_machines <= 8 * expect;
 }
 
 /*
@@ -1701,8 +1908,11 @@ static void lazy_scores(const rusk_agent *a, uint32_t m, uint32_t *lo, uint32_t 
  * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
  * That is rejection sampling: the R machines kept are drawn uniformly over the feasible
  * free RUs, so Tarcil's x^R guarantee holds over the feasible set, at the cost of more
- * draws where few machines fit (at most 4R + 16 per partition). The best machine by value
- * (then tie key) gives its best m RUs. Returns m, RUSK_EAGAIN or RUSK_ENOMEM.
+ * draws where few machines fit (at most 4R + 16 per partition). Where VEC_PROBE draws of a
+ * partition kept fewer than half, the rest of its draws are made exactly
+ * (choose_vec_exact): same distribution, one pass over its machines instead of the misses.
+ * The best machine by value (then tie key) gives its best m RUs. Returns m, RUSK_EAGAIN or
+ * RUSK_ENOMEM.
  */
 static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32_t *rus,
                       rusk_placement *pl, uint64_t now)
@@ -1726,18 +1936,29 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	if (!rusk_cands_reserve_(&a->group, &a->group_cap, 2 * (size_t)m))
 		return RUSK_ENOMEM;
 	rusk_cand *best = a->group, *tmp = a->group + m;
-	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0, best_lo = 0, best_hi = 0;
-	double best_v = -INFINITY;
-	uint64_t best_key = 0;
+	uint32_t *seen = alloca(sizeof *seen * R), kept = 0, drawn = 0;
 	/* Slot scores, lazily: a wholly free machine's value is its static top sum; a partly
 	 * free one's is bounded by it and computed after the draws, best bound first, only
 	 * while the bound can still reach the best (same choice, fewer selections). */
 	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
-	uint32_t *part_lo = lazy ? alloca(sizeof *part_lo * R) : NULL, n_part = 0;
+	vec_best b = {.v = -INFINITY,
+	              .lazy = lazy,
+	              .mtop = a->c->mtop,
+	              .m = m,
+	              .part = lazy ? alloca(sizeof(lazy_cand) * R) : NULL};
+	const rusk_vfit vf = rusk_vfit_make_(&t->vec);
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = order[i], kept_p = kept, lim = 4 * R + 16;
 		for (uint32_t k = 0; k < lim && kept < R; k++) {
+			if (k == VEC_PROBE && !weighted && !a->vec_draw_only &&
+			    vset_worth(a->c, p, kept - kept_p, lim - k, R - kept)) {
+				rc = choose_vec_exact(a, d, &vf, p, R, lim - k, seen, kept_p, &kept,
+				                      &drawn, tmp, &b);
+				if (rc != RUSK_OK)
+					return rc;
+				break;
+			}
 			if (k == VEC_PROBE && kept == kept_p && !weighted &&
 			    !vec_part_any(a, d, p)) {
 				/* Nothing in p passes: the rest of its draws, one generator number
@@ -1758,20 +1979,10 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 			if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
 			    machine_listed(a->vskip, a->n_vskip, mi) ||
 			    machine_listed(seen, kept, mi) ||
-			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : best_v, &v, &lo, &hi))
+			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo, &hi))
 				continue;
 			seen[kept++] = mi;
-			if (lazy && v == -INFINITY) { /* partly free: later */
-				part_lo[n_part++] = lo;
-				continue;
-			}
-			uint64_t key = tie_key(lo);
-			if (v > best_v || (v == best_v && key > best_key)) {
-				best_v = v;
-				best_key = key;
-				best_lo = lo;
-				best_hi = hi;
-			}
+			vec_best_add(&b, v, lo, hi);
 		}
 	}
 	pl->samples = drawn;
@@ -1779,15 +1990,15 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 		vfail_note(a, d);
 		return RUSK_EAGAIN;
 	}
-	if (n_part > 0)
-		lazy_scores(a, m, part_lo, n_part, &best_v, &best_key, &best_lo, &best_hi);
+	if (b.n_part > 0)
+		lazy_scores(a, m, b.part, b.n_part, &b.v, &b.key, &b.lo, &b.hi);
 	uint32_t got = 0; /* the winner's best m free RUs */
-	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, best_lo, best_hi, m, best, &got);
+	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, b.lo, b.hi, m, best, &got);
 	if (got < m)
 		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
 	report_choice(a, d, best, m, rus, pl);
 	if (d->pack || d->fgd)
-		pl->quality = whole_quality(d, best_v);
+		pl->quality = whole_quality(d, b.v);
 	return (int)m;
 }
 

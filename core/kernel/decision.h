@@ -20,6 +20,13 @@
 #define RUSK_VFAIL  16
 #define RUSK_MSHORT 8
 
+/* One machine of a vector decision's exact set (choose.c, vset_build): its index, bit 31
+ * set once the decision kept it, and the running sum of the set's free RUs in the view up
+ * to and with it. */
+typedef struct rusk_vset_ent {
+	uint32_t mi, cum;
+} rusk_vset_ent;
+
 /* A candidate RU, its value for the task and its tie-break key. */
 typedef struct rusk_cand {
 	uint32_t ru;
@@ -44,6 +51,13 @@ struct rusk_agent {
 	 * call: the retries skip them (choose_vec). */
 	uint32_t vskip[8];
 	uint32_t n_vskip;
+	/* A vector decision's exact set of one partition (choose.c, choose_vec_exact), the
+	 * number made, and (tests and benchmarks only) a switch that makes every draw instead,
+	 * as before the sets: the baseline they are compared with. */
+	rusk_vset_ent *vset;
+	size_t vset_cap;
+	uint64_t vset_made;
+	bool vec_draw_only;
 	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
 	 * examined that pl->samples does not count, and partitions scanned. */
 	uint32_t wk_examined, wk_parts;
