@@ -64,21 +64,31 @@ static void bm_vec(rusk_gb_state *st, void *ctx)
 		rusk_gb_error(st, "a vector commit or release failed");
 }
 
-static void bm_choose(rusk_gb_state *st, void *ctx)
+/* An agent of c (parts partitions) with R = 8 and every partition of its view synced; NULL
+ * (the benchmark failed) if rusk refused it. */
+static rusk_agent *synced_agent(rusk_gb_state *st, rusk_cluster *c, uint32_t parts)
 {
-	const rusk_vec_demand *d = ctx;
 	rusk_sync_params sp;
-	rusk_sync_params_init(&sp, 20, 20);
+	rusk_sync_params_init(&sp, parts, parts);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
 	ap.sample = 8;
 	rusk_agent *a;
-	if (rusk_agent_create(big, &ap, &a, NULL, 0) != RUSK_OK) {
+	if (rusk_agent_create(c, &ap, &a, NULL, 0) != RUSK_OK) {
 		rusk_gb_error(st, "agent");
-		return;
+		return NULL;
 	}
-	for (uint32_t p = 0; p < 20; p++)
+	for (uint32_t p = 0; p < parts; p++)
 		rusk_view_sync(rusk_agent_view(a), p);
+	return a;
+}
+
+static void bm_choose(rusk_gb_state *st, void *ctx)
+{
+	const rusk_vec_demand *d = ctx;
+	rusk_agent *a = synced_agent(st, big, 20);
+	if (a == NULL)
+		return;
 	bool vec = rusk_vec_any(d);
 	rusk_task t = {.id = 1,
 	               .rus = 1,
@@ -104,19 +114,10 @@ static void bm_choose(rusk_gb_state *st, void *ctx)
 static void bm_sparse(rusk_gb_state *st, void *ctx)
 {
 	const bool *draw_only = ctx;
-	rusk_sync_params sp;
-	rusk_sync_params_init(&sp, 8, 8);
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
-	ap.sample = 8;
-	rusk_agent *a;
-	if (rusk_agent_create(sparse, &ap, &a, NULL, 0) != RUSK_OK) {
-		rusk_gb_error(st, "agent");
+	rusk_agent *a = synced_agent(st, sparse, 8);
+	if (a == NULL)
 		return;
-	}
 	a->vec_draw_only = *draw_only;
-	for (uint32_t p = 0; p < 8; p++)
-		rusk_view_sync(rusk_agent_view(a), p);
 	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
 	t.vec = (rusk_vec_demand){4096, 1, 500, 0};
 	uint64_t bad = 0, samples = 0, n = 0;
