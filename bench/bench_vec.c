@@ -11,11 +11,12 @@
  *   vec/choose/latency/R=8/half_infeasible  the same for a 1-RU + 0.5 GPU task of model
  *                                      "B" only: half the machines cannot hold it
  *   vec/choose/latency/R=8/all_feasible     the same, any model: every machine can
- *   vec/choose/2rus/tenth_fit/exact    a Latency-first decision for a 2-RU + 0.5 GPU task,
+ *   vec/choose/2rus/tenth_fit          a Latency-first decision for a 2-RU + 0.5 GPU task,
  *                                      R = 8, on 1,600 machines in 8 partitions where one
  *                                      machine in ten has GPU room: the draws after the
- *                                      probe made exactly (choose.c, choose_vec_exact)
- *   vec/choose/2rus/tenth_fit/draws    the same decision, every draw made (the baseline)
+ *                                      probe made exactly (choose.c, choose_vec_exact;
+ *                                      tests/test_vec_exact.c compares them with every
+ *                                      draw made)
  * Half the RUs are held (every other one), as in bench_sched.
  */
 #include <stdio.h>
@@ -23,7 +24,6 @@
 
 #include <rusk/rusk.h>
 
-#include "kernel/decision.h" /* rusk_agent.vec_draw_only: the baseline */
 #include "shim/rusk_gbench.h"
 
 #define BATCH 64
@@ -113,11 +113,10 @@ static void bm_choose(rusk_gb_state *st, void *ctx)
 
 static void bm_sparse(rusk_gb_state *st, void *ctx)
 {
-	const bool *draw_only = ctx;
+	(void)ctx;
 	rusk_agent *a = synced_agent(st, sparse, 8);
 	if (a == NULL)
 		return;
-	a->vec_draw_only = *draw_only;
 	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
 	t.vec = (rusk_vec_demand){4096, 1, 500, 0};
 	uint64_t bad = 0, samples = 0, n = 0;
@@ -132,7 +131,6 @@ static void bm_sparse(rusk_gb_state *st, void *ctx)
 	if (bad)
 		rusk_gb_error(st, "a decision failed or chose a machine without GPU room");
 	rusk_gb_counter(st, "draws", n ? (double)samples / (double)n : 0, false);
-	rusk_gb_counter(st, "sets", n ? (double)a->vset_made / (double)n : 0, false);
 	rusk_agent_destroy(a);
 }
 
@@ -204,9 +202,7 @@ int main(int argc, char **argv)
 	rusk_gb_register("vec/choose/latency/R=8/all_feasible", bm_choose, &any_gpu, 1, 0);
 	if (make_sparse() != 0)
 		return 1;
-	static const bool exact = false, draws = true;
-	rusk_gb_register("vec/choose/2rus/tenth_fit/exact", bm_sparse, (void *)&exact, 1, 0);
-	rusk_gb_register("vec/choose/2rus/tenth_fit/draws", bm_sparse, (void *)&draws, 1, 0);
+	rusk_gb_register("vec/choose/2rus/tenth_fit", bm_sparse, NULL, 1, 0);
 	int rc = rusk_gb_main(argc, argv);
 	if (rusk_cluster_verify(big, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "bench_vec: after the run: %s\n", err);
