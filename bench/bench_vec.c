@@ -11,11 +11,12 @@
  *   vec/choose/latency/R=8/half_infeasible  the same for a 1-RU + 0.5 GPU task of model
  *                                      "B" only: half the machines cannot hold it
  *   vec/choose/latency/R=8/all_feasible     the same, any model: every machine can
- *   vec/choose/2rus/tenth_fit/exact    a Latency-first decision for a 2-RU + 0.5 GPU task,
+ *   vec/choose/2rus/tenth_fit          a Latency-first decision for a 2-RU + 0.5 GPU task,
  *                                      R = 8, on 1,600 machines in 8 partitions where one
  *                                      machine in ten has GPU room: the draws after the
- *                                      probe made exactly (choose.c, choose_vec_exact)
- *   vec/choose/2rus/tenth_fit/draws    the same decision, every draw made (the baseline)
+ *                                      probe made exactly (choose.c, choose_vec_exact;
+ *                                      tests/test_vec_exact.c compares them with every
+ *                                      draw made)
  * Half the RUs are held (every other one), as in bench_sched.
  */
 #include <stdio.h>
@@ -23,7 +24,6 @@
 
 #include <rusk/rusk.h>
 
-#include "kernel/decision.h" /* rusk_agent.vec_draw_only: the baseline */
 #include "shim/rusk_gbench.h"
 
 #define BATCH 64
@@ -64,21 +64,31 @@ static void bm_vec(rusk_gb_state *st, void *ctx)
 		rusk_gb_error(st, "a vector commit or release failed");
 }
 
-static void bm_choose(rusk_gb_state *st, void *ctx)
+/* An agent of c (parts partitions) with R = 8 and every partition of its view synced; NULL
+ * (the benchmark failed) if rusk refused it. */
+static rusk_agent *synced_agent(rusk_gb_state *st, rusk_cluster *c, uint32_t parts)
 {
-	const rusk_vec_demand *d = ctx;
 	rusk_sync_params sp;
-	rusk_sync_params_init(&sp, 20, 20);
+	rusk_sync_params_init(&sp, parts, parts);
 	rusk_agent_params ap;
 	rusk_agent_params_init(&ap, &sp, 0);
 	ap.sample = 8;
 	rusk_agent *a;
-	if (rusk_agent_create(big, &ap, &a, NULL, 0) != RUSK_OK) {
+	if (rusk_agent_create(c, &ap, &a, NULL, 0) != RUSK_OK) {
 		rusk_gb_error(st, "agent");
-		return;
+		return NULL;
 	}
-	for (uint32_t p = 0; p < 20; p++)
+	for (uint32_t p = 0; p < parts; p++)
 		rusk_view_sync(rusk_agent_view(a), p);
+	return a;
+}
+
+static void bm_choose(rusk_gb_state *st, void *ctx)
+{
+	const rusk_vec_demand *d = ctx;
+	rusk_agent *a = synced_agent(st, big, 20);
+	if (a == NULL)
+		return;
 	bool vec = rusk_vec_any(d);
 	rusk_task t = {.id = 1,
 	               .rus = 1,
@@ -103,20 +113,10 @@ static void bm_choose(rusk_gb_state *st, void *ctx)
 
 static void bm_sparse(rusk_gb_state *st, void *ctx)
 {
-	const bool *draw_only = ctx;
-	rusk_sync_params sp;
-	rusk_sync_params_init(&sp, 8, 8);
-	rusk_agent_params ap;
-	rusk_agent_params_init(&ap, &sp, 0);
-	ap.sample = 8;
-	rusk_agent *a;
-	if (rusk_agent_create(sparse, &ap, &a, NULL, 0) != RUSK_OK) {
-		rusk_gb_error(st, "agent");
+	(void)ctx;
+	rusk_agent *a = synced_agent(st, sparse, 8);
+	if (a == NULL)
 		return;
-	}
-	a->vec_draw_only = *draw_only;
-	for (uint32_t p = 0; p < 8; p++)
-		rusk_view_sync(rusk_agent_view(a), p);
 	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
 	t.vec = (rusk_vec_demand){4096, 1, 500, 0};
 	uint64_t bad = 0, samples = 0, n = 0;
@@ -131,7 +131,6 @@ static void bm_sparse(rusk_gb_state *st, void *ctx)
 	if (bad)
 		rusk_gb_error(st, "a decision failed or chose a machine without GPU room");
 	rusk_gb_counter(st, "draws", n ? (double)samples / (double)n : 0, false);
-	rusk_gb_counter(st, "sets", n ? (double)a->vset_made / (double)n : 0, false);
 	rusk_agent_destroy(a);
 }
 
@@ -203,9 +202,7 @@ int main(int argc, char **argv)
 	rusk_gb_register("vec/choose/latency/R=8/all_feasible", bm_choose, &any_gpu, 1, 0);
 	if (make_sparse() != 0)
 		return 1;
-	static const bool exact = false, draws = true;
-	rusk_gb_register("vec/choose/2rus/tenth_fit/exact", bm_sparse, (void *)&exact, 1, 0);
-	rusk_gb_register("vec/choose/2rus/tenth_fit/draws", bm_sparse, (void *)&draws, 1, 0);
+	rusk_gb_register("vec/choose/2rus/tenth_fit", bm_sparse, NULL, 1, 0);
 	int rc = rusk_gb_main(argc, argv);
 	if (rusk_cluster_verify(big, err, sizeof err) != RUSK_OK) {
 		fprintf(stderr, "bench_vec: after the run: %s\n", err);

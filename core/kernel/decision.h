@@ -52,8 +52,8 @@ struct rusk_agent {
 	uint32_t vskip[8];
 	uint32_t n_vskip;
 	/* A vector decision's exact set of one partition (choose.c, choose_vec_exact), the
-	 * number made, and (tests and benchmarks only) a switch that makes every draw instead,
-	 * as before the sets: the baseline they are compared with. */
+	 * number made, and (tests only: tests/test_vec_exact.c) a switch that makes every draw
+	 * instead, as before the sets: the baseline they are compared with. */
 	rusk_vset_ent *vset;
 	size_t vset_cap;
 	uint64_t vset_made;
