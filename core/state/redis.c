@@ -51,6 +51,9 @@ static const char *const scripts[N_SCRIPTS] = {rusk_lua_commit, rusk_lua_release
 #define PROBE_MS      200
 /* Leases per release script call: a script blocks its shard while it runs. */
 #define RELEASE_CHUNK 256
+/* The meta calls' silences kept (struct rusk_redis's sil): more than this many, each
+ * narrower than the one before, within a window; the oldest dropped is not believed past. */
+#define META_SILENCES 16
 
 /* down_until, down_ms: the node is unavailable until down_until (0: it answers), marked so
  * by a call that met it stuck or unreachable while other nodes answered (unavail_ms; see
@@ -139,6 +142,16 @@ struct rusk_redis {
 	 * call (0: always, the default). */
 	uint64_t meta_bad, meta_last;
 	uint32_t meta_quiet_ms, meta_space_ms;
+	/* The silences between this connection's meta calls (meta_seen: from one call's answer
+	 * to the next one's), for steady_for: the widest since each time, oldest first, each
+	 * narrower than the one before (a wider one replaces those before it: only the widest
+	 * since a time is asked); sil_lost, the end of one dropped when full (before it,
+	 * nothing known). */
+	struct {
+		uint64_t end, gap;
+	} sil[META_SILENCES];
+	uint32_t n_sil;
+	uint64_t sil_lost;
 	/* meta_bad was set by a gap (meta_seen), not only by the start of the watch
 	 * (rusk_redis_set_reclaim_lease_): a pass held back by the start's window alone is not
 	 * "put off" (out->unsteady), nothing being wrong */
@@ -1822,6 +1835,11 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
  * takes for dead; an agent run with --lease-ms 0 is never there, so never taken for dead
  * by it (rusk_redis_reclaim_dead_). */
 #define META_AGENTS  "rusk:{meta}:agents"
+/* Each agent's lease (ms) by id (a hash), written with its entry in META_AGENTS and removed
+ * with it: it outlives the lease key, so a reclaimer that finds the key gone knows how long
+ * that agent's lease was, and how long it may take to renew once the {meta} shard answers
+ * again (steady_for). */
+#define META_LEASES  "rusk:{meta}:lease-ms"
 #define META_RECLAIM "rusk:{meta}:reclaim"
 
 /* An agent's lease key. */
@@ -1831,27 +1849,34 @@ static void lease_key(char *buf, size_t len, uint32_t agent)
 }
 
 /* Claim: SET NX PX, atomic; when another token holds the id, that token and its PTTL. The
- * id joins META_AGENTS (KEYS[2]) with its lease, in the same script. */
+ * id joins META_AGENTS (KEYS[2]) with its lease, and its lease's length META_LEASES
+ * (KEYS[3]), in the same script. */
 static const char lua_claim[] =
         "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-        "  redis.call('SADD', KEYS[2], ARGV[3]) return {1, '', 0}\n"
+        "  redis.call('SADD', KEYS[2], ARGV[3]) redis.call('HSET', KEYS[3], ARGV[3], ARGV[2])\n"
+        "  return {1, '', 0}\n"
         "end\n"
         "return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}\n";
 /* Renew: only the holder's token extends it; a lapsed one (no holder) is taken again. The
  * epoch comes back in the same round trip (KEYS[2], same slot). Every renewal adds the id
- * to META_AGENTS (KEYS[3]) again: a reclaim that took the id for dead while this holder
- * stalled, and forgot it, is undone at once. */
-static const char lua_renew[] = "local v = redis.call('GET', KEYS[1])\n"
-                                "local e = redis.call('GET', KEYS[2]) or '0'\n"
-                                "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {1, e} end\n"
-                                "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {2, e} end\n"
-                                "return {0, e}\n";
-/* Drop (a normal end): the lease and the id's entry in META_AGENTS (KEYS[2]), only while
- * the token is still the holder's. Also the reclaim lock's release (KEYS[2] unused). */
+ * to META_AGENTS (KEYS[3]) again, and its lease's length to META_LEASES (KEYS[4]): a
+ * reclaim that took the id for dead while this holder stalled, and forgot it, is undone at
+ * once. */
+static const char lua_renew[] =
+        "local v = redis.call('GET', KEYS[1])\n"
+        "local e = redis.call('GET', KEYS[2]) or '0'\n"
+        "local st = 0\n"
+        "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) st = 1\n"
+        "elseif not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) st = 2 end\n"
+        "if st > 0 then redis.call('SADD', KEYS[3], ARGV[3])\n"
+        "  redis.call('HSET', KEYS[4], ARGV[3], ARGV[2]) end\n"
+        "return {st, e}\n";
+/* Drop (a normal end): the lease and the id's entries in META_AGENTS (KEYS[2]) and
+ * META_LEASES (KEYS[3]), only while the token is still the holder's. Also the reclaim
+ * lock's release (KEYS[2] unused). */
 static const char lua_drop[] = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-                               "  if #KEYS > 1 then redis.call('SREM', KEYS[2], ARGV[2]) end\n"
+                               "  if #KEYS > 1 then redis.call('SREM', KEYS[2], ARGV[2])\n"
+                               "    redis.call('HDEL', KEYS[3], ARGV[2]) end\n"
                                "  return redis.call('DEL', KEYS[1])\n"
                                "end\n"
                                "return 0\n";
@@ -1883,6 +1908,7 @@ static const char lua_runs[] =
 	"or pick another Redis)"
 static const char lua_meta_check[] =
         "local want = {['rusk:{meta}:live-runs'] = 'zset', ['rusk:{meta}:agents'] = 'set',\n"
+        "  ['rusk:{meta}:lease-ms'] = 'hash',\n"
         "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
         "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
         "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string'}\n"
@@ -1941,6 +1967,18 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 		r->meta_bad = now;
 		r->meta_gap = true;
 	}
+	if (ok && r->meta_last != 0) { /* the silence from the last answer to this one */
+		uint64_t gap = now - r->meta_last;
+		while (r->n_sil > 0 && r->sil[r->n_sil - 1].gap <= gap)
+			r->n_sil--; /* narrower and older: the new one is the widest since them */
+		if (r->n_sil == META_SILENCES) {
+			r->sil_lost = r->sil[0].end;
+			memmove(r->sil, r->sil + 1, sizeof r->sil[0] * (META_SILENCES - 1));
+			r->n_sil--;
+		}
+		r->sil[r->n_sil].end = now;
+		r->sil[r->n_sil++].gap = gap;
+	}
 	r->meta_last = now;
 }
 
@@ -1951,7 +1989,7 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
                      const char *const *args, redisReply **y)
 {
-	/* Up to 2 keys and 256 + 64 + 2 arguments: the reclaim's forget (its dead ids). */
+	/* Up to 3 keys and 256 + 64 + 2 arguments: the reclaim's forget (its dead ids). */
 	const char *av[META_ARGS];
 	size_t al[META_ARGS];
 	if (nkeys < 1 || nargs < 0 || 3 + nkeys + nargs > META_ARGS)
@@ -2003,9 +2041,9 @@ int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, ui
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[2] = {key, META_AGENTS}, *args[3] = {token, ttl, id};
+	const char *keys[3] = {key, META_AGENTS, META_LEASES}, *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_claim, 2, keys, 3, args, &y);
+	int rc = meta_eval(r, lua_claim, 3, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER))
 		rc = set_err(r, RUSK_EIO, "claiming %s: an answer of another form", key);
@@ -2035,9 +2073,10 @@ int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, ui
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[3] = {key, META_EPOCH, META_AGENTS}, *args[3] = {token, ttl, id};
+	const char *keys[4] = {key, META_EPOCH, META_AGENTS, META_LEASES},
+	           *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_renew, 3, keys, 3, args, &y);
+	int rc = meta_eval(r, lua_renew, 4, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER ||
 	                      y->element[1]->type != REDIS_REPLY_STRING))
@@ -2064,9 +2103,9 @@ int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token)
 	lease_key(key, sizeof key, agent);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[2] = {key, META_AGENTS}, *args[2] = {token, id};
+	const char *keys[3] = {key, META_AGENTS, META_LEASES}, *args[2] = {token, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_drop, 2, keys, 2, args, &y);
+	int rc = meta_eval(r, lua_drop, 3, keys, 2, args, &y);
 	if (y != NULL)
 		freeReplyObject(y);
 	return rc;
@@ -2332,26 +2371,40 @@ int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *
 
 /*
  * Who is dead (rusk_redis_reclaim_dead_): the ids of META_AGENTS whose lease key is gone,
- * and the namespaces of META_RUNS whose lease expired (score <= now, the server's clock),
- * in one round trip. The lease keys are built from ARGV[1] (the {meta} slot, as KEYS).
+ * each with its lease's length (META_LEASES, KEYS[3]; an id with none recorded, written by
+ * an older rusk: the longest recorded, 0 if none), and the namespaces of META_RUNS whose
+ * lease expired (score <= now, the server's clock), in one round trip. The lease keys are
+ * built from ARGV[1] (the {meta} slot, as KEYS).
  */
 static const char lua_dead[] =
         "local t = redis.call('TIME')\n"
         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-        "local dead = {}\n"
+        "local dead, ms, most = {}, {}, nil\n"
         "for _, a in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
-        "  if redis.call('EXISTS', ARGV[1] .. a) == 0 then dead[#dead + 1] = a end\n"
+        "  if redis.call('EXISTS', ARGV[1] .. a) == 0 then\n"
+        "    local l = tonumber(redis.call('HGET', KEYS[3], a) or '')\n"
+        "    if not l then\n"
+        "      if not most then most = 0\n"
+        "        for _, v in ipairs(redis.call('HVALS', KEYS[3])) do\n"
+        "          most = math.max(most, tonumber(v) or 0) end\n"
+        "      end\n"
+        "      l = most\n"
+        "    end\n"
+        "    dead[#dead + 1] = a ms[#ms + 1] = l\n"
+        "  end\n"
         "end\n"
-        "return {dead, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)}\n";
-/* Forget the dead whose RUs were released: ARGV[1] agent ids ARGV[3..], then namespaces;
- * each only if still dead (a renewal since has added the id again, or the run its entry). */
+        "return {dead, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now), ms}\n";
+/* Forget the dead whose RUs were released: ARGV[1] agent ids ARGV[3..] (their entries in
+ * META_AGENTS and META_LEASES, KEYS[3]), then namespaces; each only if still dead (a
+ * renewal since has added the id again, or the run its entry). */
 static const char lua_forget[] =
         "local t = redis.call('TIME')\n"
         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
         "local k = tonumber(ARGV[1])\n"
         "for i = 3, k + 2 do\n"
-        "  if redis.call('EXISTS', ARGV[2] .. ARGV[i]) == 0 then redis.call('SREM', KEYS[1], "
-        "ARGV[i]) end\n"
+        "  if redis.call('EXISTS', ARGV[2] .. ARGV[i]) == 0 then\n"
+        "    redis.call('SREM', KEYS[1], ARGV[i]) redis.call('HDEL', KEYS[3], ARGV[i])\n"
+        "  end\n"
         "end\n"
         "for i = k + 3, #ARGV do\n"
         "  local s = redis.call('ZSCORE', KEYS[2], ARGV[i])\n"
@@ -2374,6 +2427,7 @@ static const char lua_lock[] =
 
 typedef struct dead_set {
 	uint8_t agent[RUSK_REDIS_AGENTS];
+	uint32_t agent_ms[RUSK_REDIS_AGENTS]; /* each dead agent's lease (META_LEASES), ms */
 	uint32_t n_agents, n_runs;
 	uint64_t run[RUSK_REDIS_RECLAIM_RUNS];
 } dead_set;
@@ -2399,22 +2453,30 @@ static bool dead_owner(const dead_set *d, uint64_t o, int keep_agent, uint64_t k
 static int read_dead(rusk_redis *r, dead_set *d)
 {
 	memset(d, 0, sizeof *d);
-	const char *keys[2] = {META_AGENTS, META_RUNS}, *args[1] = {"rusk:{meta}:alive:"};
+	const char *keys[3] = {META_AGENTS, META_RUNS, META_LEASES},
+	           *args[1] = {"rusk:{meta}:alive:"};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_dead, 2, keys, 1, args, &y);
+	int rc = meta_eval(r, lua_dead, 3, keys, 1, args, &y);
 	if (rc == RUSK_OK &&
-	    (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
-	     y->element[0]->type != REDIS_REPLY_ARRAY || y->element[1]->type != REDIS_REPLY_ARRAY))
+	    (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
+	     y->element[0]->type != REDIS_REPLY_ARRAY || y->element[1]->type != REDIS_REPLY_ARRAY ||
+	     y->element[2]->type != REDIS_REPLY_ARRAY ||
+	     y->element[2]->elements != y->element[0]->elements))
 		rc = set_err(r, RUSK_EIO,
 		             "reading the dead processes under %s: an answer of another "
 		             "form",
 		             META_AGENTS);
 	for (size_t i = 0; rc == RUSK_OK && i < y->element[0]->elements; i++) {
-		const redisReply *e = y->element[0]->element[i];
+		const redisReply *e = y->element[0]->element[i], *ms = y->element[2]->element[i];
 		char *end = NULL;
 		unsigned long a = e->type == REDIS_REPLY_STRING ? strtoul(e->str, &end, 10) : ~0ul;
 		if (end != NULL && *end == '\0' && a < RUSK_REDIS_AGENTS && !d->agent[a]) {
 			d->agent[a] = 1;
+			/* a length of another form: the longest a lease may be (the CLI's bound) */
+			d->agent_ms[a] = ms->type == REDIS_REPLY_INTEGER && ms->integer >= 0 &&
+			                                 ms->integer <= 3600000
+			                         ? (uint32_t)ms->integer
+			                         : 3600000u;
 			d->n_agents++;
 		}
 	}
@@ -2465,9 +2527,9 @@ static void forget_dead(rusk_redis *r, const dead_set *d, int keep_agent, uint64
 		}
 	snprintf(text[0], sizeof text[0], "%d", k);
 	args[0] = text[0];
-	const char *keys[2] = {META_AGENTS, META_RUNS};
+	const char *keys[3] = {META_AGENTS, META_RUNS, META_LEASES};
 	redisReply *y = NULL;
-	meta_eval(r, lua_forget, 2, keys, n, args, &y); /* failed: forgotten at a later pass */
+	meta_eval(r, lua_forget, 3, keys, n, args, &y); /* failed: forgotten at a later pass */
 	if (y != NULL)
 		freeReplyObject(y);
 }
@@ -2482,6 +2544,58 @@ static bool meta_steady(const rusk_redis *r)
 {
 	return r->meta_quiet_ms == 0 ||
 	       now_ns() - r->meta_bad > (uint64_t)r->meta_quiet_ms * 1000000u;
+}
+
+/*
+ * Whether an absent lease of an agent whose lease is lease_ms (META_LEASES) is believed:
+ * beyond meta_steady (this process's own lease), the {meta} shard answered this connection
+ * without a bad call for that agent's lease and the margin too, and without a silence
+ * between two answers wider than two thirds of that lease (an outage this process did not
+ * see may have been long enough to make that lease lapse). The agents sharing a state may
+ * run with any mix of --lease-ms (the ninth review: a reclaimer's 1 s lease gave a 2 s
+ * window, while a live agent whose 9 s lease lapsed in a 10 s pause took it again 2.6 s
+ * after the pause, and 1,496 of its RUs were released); a live agent renews within a third
+ * of its own lease, at most 1 s once it lapsed (agent_cmd.c lease_retry_ns), so an absence
+ * read after its own lease and a margin without such a gap is a dead agent's. A reclaimer
+ * whose meta calls come further apart than two thirds of the dead agent's lease (its own
+ * lease much longer, or a run's once-a-second pass beside a 1 s lease) never believes it:
+ * such a pass is put off, left to a process that watches {meta} closer (a live agent with a
+ * shorter lease), or to `--recount --reclaim-expired` by hand.
+ */
+enum { STEADY, STEADY_WARMING, STEADY_GAP, STEADY_SPARSE };
+static int steady_for(const rusk_redis *r, uint32_t lease_ms)
+{
+	if (r->meta_quiet_ms == 0)
+		return STEADY; /* no rule (set_reclaim_lease_ not called) */
+	uint64_t now = now_ns(), win = ((uint64_t)lease_ms + RECLAIM_MARGIN_MS) * 1000000u;
+	if (now - r->meta_bad <= win)
+		return r->meta_gap ? STEADY_GAP : STEADY_WARMING;
+	uint64_t from = now - win, wide = (uint64_t)lease_ms * 2000000u / 3;
+	if (r->sil_lost > from)
+		return STEADY_GAP;
+	for (uint32_t i = 0; i < r->n_sil; i++)
+		if (r->sil[i].end > from) /* the widest to end in the window */
+			return r->sil[i].gap <= wide ? STEADY : STEADY_SPARSE;
+	return STEADY;
+}
+
+/* The dead agents of d whose absence r cannot believe yet (steady_for) left out;
+ * out->unsteady and out->warming as for meta_steady; out->closer_ms, the spacing of meta
+ * calls that would let r believe one held back by its calls' spacing. */
+static void hold_unsteady(const rusk_redis *r, dead_set *d, rusk_redis_reclaim *out)
+{
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		int st = d->agent[i] ? steady_for(r, d->agent_ms[i]) : STEADY;
+		if (st == STEADY)
+			continue;
+		d->agent[i] = 0;
+		d->n_agents--;
+		out->unsteady |= st != STEADY_WARMING;
+		out->warming |= st == STEADY_WARMING;
+		uint32_t within = d->agent_ms[i] / 3 * 2;
+		if (st == STEADY_SPARSE && (out->closer_ms == 0 || within < out->closer_ms))
+			out->closer_ms = within > 1 ? within : 1;
+	}
 }
 
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
@@ -2564,6 +2678,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	}
 	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++)
 		r->dead_seen[i] &= d.agent[i]; /* live (or never seen) now: a death counts anew */
+	hold_unsteady(r, &d, out);
 	if (d.n_agents == 0 && (d.n_runs == 0 || (d.n_runs == 1 && d.run[0] == keep_ns)))
 		return RUSK_OK; /* the usual case: one round trip */
 	rc = reclaim_lock(r, token, true);
@@ -2616,6 +2731,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 		goto out;
 	}
 	dead_both(&d, &d2);
+	hold_unsteady(r, &d, out);
 	out->agents = d.n_agents; /* keep_agent left out at the first read */
 	for (uint32_t i = 0; i < d.n_runs; i++)
 		out->runs += d.run[i] != keep_ns;

@@ -454,6 +454,11 @@ typedef struct rusk_redis_reclaim {
 	int warming;  /* nothing done, the connection not yet watching the {meta} shard for a
 	               * lease since rusk_redis_set_reclaim_lease_ (a fresh process): not a gap,
 	               * not counted unsteady (before, each such pass read "put off") */
+	/* A dead agent left out (unsteady) because this connection's meta calls came further
+	 * apart than two thirds of its lease (its lease shorter than this process's): the
+	 * spacing, ms, that would let a later pass believe it (0: none); the caller may make
+	 * its meta calls (lease renewals) closer than that. */
+	uint32_t closer_ms;
 } rusk_redis_reclaim;
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out);
@@ -465,11 +470,15 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  * the dead only when r's meta calls (its lease renewals, every third of a lease; its reclaim
  * reads) have all answered, each within 1 s and none more than 2/3 of a lease after the one
  * before, for the lease and 1 s up to the read, and releases only when both reads of the
- * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
- * process renews within a third of its lease once the shard answers, so an absence read
- * then is a dead process's. The window starts at this call too (a process that just began
- * has seen nothing: out->warming until it ends, not out->unsteady). 0 (the default): no such rule
- * (`--recount --reclaim-expired`, by hand). Owner thread.
+ * dead were so (else out->unsteady, nothing done: the next pass tries again). A dead agent's
+ * lease may be another length than lease_ms (each agent's --lease-ms is recorded in
+ * rusk:{meta}:lease-ms): its absence is believed only when that also holds for its own
+ * lease (else it alone is left out, out->unsteady; out->closer_ms when r's calls were too
+ * far apart for it). A live process renews within a third of its lease (at most 1 s once
+ * it lapsed) once the shard answers, so an absence read then is a dead process's. The
+ * window starts at this call too (a process that just began has seen nothing: out->warming
+ * until it ends, not out->unsteady). 0 (the default): no such rule (`--recount
+ * --reclaim-expired`, by hand). Owner thread.
  */
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms);
 
