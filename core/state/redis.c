@@ -64,6 +64,7 @@ typedef struct node {
 	redisContext *ctx;
 	uint64_t down_until;
 	int down_ms;
+	char why[96]; /* why it was marked (mark_down), for the skips' message */
 	bool serves;
 	/* After the caller's stop hook said stop (stopping): the connection's read timeout
 	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
@@ -727,9 +728,21 @@ static bool skips(const rusk_redis *r, int ni)
 	return r->unavail_ms > 0 && ni >= 0 && others_up(r, ni);
 }
 
-static void mark_down(rusk_redis *r, int ni)
+/* Node ni is unavailable: what failed is r->err (a connect, a read, a probe's PING), said
+ * in n->why for slot_unavailable's message: it refused connections (a master killed, its
+ * port closed), no answer within ms (stuck: paused, hung), or the error itself. Before, every
+ * skip read "no answer within 1000 ms", a killed master's too. */
+static void mark_down(rusk_redis *r, int ni, int ms)
 {
 	node *n = &r->nodes[ni];
+	const char *e = r->err, *open = strrchr(e, '(');
+	if (strstr(e, strerror(ECONNREFUSED)) != NULL)
+		snprintf(n->why, sizeof n->why, "it refused connections");
+	else if (strstr(e, strerror(EAGAIN)) != NULL || strstr(e, strerror(EWOULDBLOCK)) != NULL ||
+	         strstr(e, strerror(ETIMEDOUT)) != NULL || open == NULL)
+		snprintf(n->why, sizeof n->why, "no answer within %d ms", ms);
+	else /* "(reason)" at the end of r->err */
+		snprintf(n->why, sizeof n->why, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
 	n->down_ms = n->down_ms == 0 ? 250 : n->down_ms < 1000 ? 2 * n->down_ms : 2000;
 	n->down_until = now_ns() + (uint64_t)n->down_ms * 1000000u;
 	drop_ctx(n);
@@ -745,8 +758,8 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 	if (r->unavail_ms == 0 || ni < 0 || r->nodes[ni].down_until == 0 || !others_up(r, ni))
 		return false;
 	if (now_ns() < r->nodes[ni].down_until) {
-		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
-		        r->nodes[ni].host, r->nodes[ni].port, r->unavail_ms, slot);
+		set_err(r, RUSK_EIO, "%s:%d unavailable (%s): slot %u skipped", r->nodes[ni].host,
+		        r->nodes[ni].port, r->nodes[ni].why, slot);
 		return true;
 	}
 	refresh_map(r);
@@ -760,12 +773,15 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 	r->probing = false;
 	redisReply *y = c != NULL ? redisCommand(c, "PING") : NULL;
 	bool ok = y != NULL && y->type == REDIS_REPLY_STATUS;
+	if (c != NULL && !ok) /* connected, the PING unanswered (c == NULL: node_ctx said) */
+		set_err(r, RUSK_EIO, "%s:%d: PING (%s)", n->host, n->port,
+		        y != NULL ? "an answer of another form" : c->errstr);
 	if (y != NULL)
 		freeReplyObject(y);
 	if (!ok) {
-		mark_down(r, ni);
-		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
-		        n->host, n->port, PROBE_MS, slot);
+		mark_down(r, ni, PROBE_MS);
+		set_err(r, RUSK_EIO, "%s:%d unavailable (%s): slot %u skipped", n->host, n->port,
+		        n->why, slot);
 		return true;
 	}
 	set_read_timeout(r, c, stopping(r)); /* the probe's short timeout no longer */
@@ -822,7 +838,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
 		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
 		if (c == NULL && skips(r, ni) && !r->auth_failed) {
-			mark_down(r, ni);
+			mark_down(r, ni, r->unavail_ms);
 			rc = lost ? RUSK_EIO : RUSK_EAGAIN;
 			break;
 		}
@@ -902,7 +918,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				/* Stuck (its read timed out) or gone while others answer: the
 				 * pending commands' outcome is unknown, and the caller goes on
 				 * elsewhere (slot_unavailable retries the node later). */
-				mark_down(r, ni);
+				mark_down(r, ni, r->unavail_ms);
 				rc = RUSK_EIO;
 				break;
 			}
@@ -1018,7 +1034,8 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			if (st[ni] == 0 && node_ctx(r, ni) == NULL) {
 				st[ni] = 2;
 				if (skips(r, ni) && !r->auth_failed) {
-					mark_down(r, ni); /* unreachable while others answer */
+					mark_down(r, ni, r->unavail_ms); /* unreachable while others
+					                                    answer */
 					st[ni] = 4;
 				}
 			}
@@ -1085,7 +1102,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			if (skips(r, ni)) {
 				/* Stuck or gone while others answer: its reads are given up
 				 * (exec_slot's rule), the others keep their answers. */
-				mark_down(r, ni);
+				mark_down(r, ni, r->unavail_ms);
 				for (size_t i = 0; i < n; i++)
 					if (at[i] == ni && rep[i] == NULL) {
 						gone[i] = true;

@@ -2932,9 +2932,25 @@ def cli_redis_run_stuck_master_end():
     recount skip its partitions and read the others. Asserted: the run ends within its
     duration + the drain's 5 s + the end's passes (5 s each, generous on a loaded
     machine), and the recount names exactly the stuck master's partitions as unread, as
-    unavailable. Before, each read of the main connection waited ~2 s on the stuck master,
-    the recount spent its 5 s budget on the first partition ("10 of 10 partitions could
-    not be read ... 9 not tried: the budget was spent") and the run exited at ~32 s."""
+    unavailable, the reason "no answer within N ms". Before, each read of the main
+    connection waited ~2 s on the stuck master, the recount spent its 5 s budget on the
+    first partition ("10 of 10 partitions could not be read ... 9 not tried: the budget was
+    spent") and the run exited at ~32 s."""
+    master_gone_at_end("pause", r"unavailable \(no answer within [0-9]+ ms\): slot")
+
+
+@case
+def cli_redis_run_killed_master_end():
+    """cli_redis_run_stuck_master_end with the master killed (SIGKILL, no failover): its
+    port refuses connections, and the recount's reason says so, `unavailable (it refused
+    connections)`. Before (the ninth review), every skip read `unavailable (no answer
+    within 1000 ms)`, as if the master were stuck."""
+    master_gone_at_end("kill", r"unavailable \(it refused connections\): slot")
+
+
+def master_gone_at_end(how, reason):
+    """A 3 s rusk run --backend whose master with the most partitions (not {meta}'s) is
+    paused or killed 1.5 s in (no failover) and still gone at its end (the cases above)."""
     with Cluster(node_timeout_ms=90000) as cl:
         meta = cl.master_of_partition("meta")
         owner = {q: cl.master_of_partition(q) for q in range(10)}
@@ -2949,19 +2965,20 @@ def cli_redis_run_stuck_master_end():
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             time.sleep(1.5)
-            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            subprocess.run([script(), how, cl.dir, str(victim)], check=True, timeout=10)
             try:
                 text, rc = finish(p, 120)
                 elapsed = time.monotonic() - t0
             finally:
-                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
-                               timeout=10)
+                if how == "pause":
+                    subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
+                                   timeout=10)
         finally:
             if p.poll() is None:
                 p.kill()
                 p.communicate()
-        print("the run ended after %.1f s (master %d, partitions %s stuck)" %
-              (elapsed, victim, stuck))
+        print("the run ended after %.1f s (master %d, partitions %s %s)" %
+              (elapsed, victim, stuck, "stuck" if how == "pause" else "killed"))
         print("\n".join(l for l in text.splitlines() if not l.startswith("{"))[-2000:])
         # 3 s + 5 s drain + the last ledger pass, reclaim and recount (5 s each at most)
         assert elapsed < 3 + 5 + 15 + 4, "the run ended after %.1f s" % elapsed
@@ -2979,6 +2996,7 @@ def cli_redis_run_stuck_master_end():
         assert int(m.group(1)) == len(stuck) and named == stuck, (m.group(0), stuck)
         match(r"%d of them skipped: their master marked unavailable \(--unavailable-ms 1000\)"
               % len(stuck), text)
+        match(reason, text)
         assert "not tried: the budget was spent" not in text, text
 
 
