@@ -65,6 +65,9 @@ typedef struct node {
 	uint64_t down_until;
 	int down_ms;
 	char why[96]; /* why it was marked (mark_down), for the skips' message */
+	/* when it last gave an answer (sort_reply) and last failed one (a connect, a read:
+	 * node_failed), for rusk_redis_outage_'s words: which master did not answer */
+	uint64_t ok_ns, fail_ns;
 	bool serves;
 	/* After the caller's stop hook said stop (stopping): the connection's read timeout
 	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
@@ -241,9 +244,16 @@ static bool stopping(const rusk_redis *r)
 	return r->stop != NULL && r->stop(r->stop_arg);
 }
 
+/* Node i did not answer (a connect or a read failed): when, for rusk_redis_outage_. */
+static void node_failed(rusk_redis *r, int i)
+{
+	r->nodes[i].fail_ns = now_ns();
+}
+
 /* Node i's connection broke (or timed out): dropped; once stopping, never tried again. */
 static void node_lost(rusk_redis *r, int i)
 {
+	node_failed(r, i);
 	drop_ctx(&r->nodes[i]);
 	if (stopping(r))
 		r->nodes[i].stop_dead = true;
@@ -656,6 +666,7 @@ enum { REPLY_FINAL, REPLY_REDIRECT, REPLY_NOSCRIPT, REPLY_WAIT };
 static int sort_reply(rusk_redis *r, int ni, redisReply *y, int *ask_to, bool *outage)
 {
 	note_noauth(r, ni, y);
+	r->nodes[ni].ok_ns = now_ns(); /* it answered (a redirect or an error too) */
 	if (!retryable(y)) {
 		if (r->outage_t0 != 0) { /* the outage's short read timeout no longer */
 			r->outage_t0 = 0;
@@ -837,6 +848,8 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
 		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
+		if (c == NULL && ni >= 0)
+			node_failed(r, ni);
 		if (c == NULL && skips(r, ni) && !r->auth_failed) {
 			mark_down(r, ni, r->unavail_ms);
 			rc = lost ? RUSK_EIO : RUSK_EAGAIN;
@@ -1032,6 +1045,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				continue;
 			}
 			if (st[ni] == 0 && node_ctx(r, ni) == NULL) {
+				node_failed(r, ni);
 				st[ni] = 2;
 				if (skips(r, ni) && !r->auth_failed) {
 					mark_down(r, ni, r->unavail_ms); /* unreachable while others
@@ -3736,7 +3750,39 @@ int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
 		return 1; /* its message says what was lost (missing_part) */
 	if (r == NULL || r->outage_t0 == 0)
 		return 0;
-	rusk_redis_outage_say_((double)(now_ns() - r->outage_t0) / 1e9, err, errlen);
+	double secs = (double)(now_ns() - r->outage_t0) / 1e9;
+	/* The masters silent since their last answer, and whether another one answered
+	 * since then: then it was not the cluster that did not answer, but those (the ninth
+	 * review: one master of three paused, "the cluster did not answer for 30.2 s"). */
+	char names[160] = "";
+	size_t u = 0;
+	int silent = 0;
+	uint64_t since = UINT64_MAX, others = 0;
+	for (int j = 0; j < r->n_nodes; j++) {
+		const node *n = &r->nodes[j];
+		if (!n->serves || n->fail_ns <= n->ok_ns)
+			continue;
+		since = n->ok_ns < since ? n->ok_ns : since;
+		if (u + 1 < sizeof names)
+			u += (size_t)snprintf(names + u, sizeof names - u, "%s%s:%d",
+			                      silent > 0 ? ", " : "", n->host, n->port);
+		silent++;
+	}
+	for (int j = 0; j < r->n_nodes && silent > 0; j++) {
+		const node *n = &r->nodes[j];
+		if (n->serves && n->fail_ns <= n->ok_ns && n->ok_ns > since)
+			others = n->ok_ns;
+	}
+	size_t e = err != NULL ? strnlen(err, errlen) : errlen;
+	if (silent == 0 || others == 0 || e + 1 >= errlen) {
+		rusk_redis_outage_say_(secs, err, errlen);
+		return 1;
+	}
+	snprintf(err + e, errlen - e,
+	         " (master%s %s did not answer for %.1f s while the others did: stopped, hung, "
+	         "or failing over, a replica not promoted yet? An outage, not bad input: start "
+	         "again once every slot is served)",
+	         silent > 1 ? "s" : "", names, secs);
 	return 1;
 }
 

@@ -214,7 +214,9 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * one found at rusk_redis_open_ (a master the map still names, killed, its replica not
  * promoted yet: the open succeeds and the calls wait it out). 1, and err (a message, may
  * be NULL) gets " (the cluster did not answer for T s: unreachable or failing over ...)"
- * appended; 0 when the cluster answered. Also 1 (nothing appended) after a
+ * appended, or " (master H:P did not answer for T s while the others did: ...)" when the
+ * masters serving a slot that have not answered since their last failure are not all of
+ * them (another answered after); 0 when the cluster answered. Also 1 (nothing appended) after a
  * rusk_redis_state_check_ that found some partitions' state gone while others' is there
  * (lost by the cluster: its message says so). A caller whose call failed with RUSK_EIO
  * tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
