@@ -2403,9 +2403,9 @@ int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *
 /*
  * Who is dead (rusk_redis_reclaim_dead_): the ids of META_AGENTS whose lease key is gone,
  * each with its lease's length (META_LEASES, KEYS[3]; an id with none recorded, written by
- * an older rusk: the longest recorded, 0 if none), and the namespaces of META_RUNS whose
- * lease expired (score <= now, the server's clock), in one round trip. The lease keys are
- * built from ARGV[1] (the {meta} slot, as KEYS).
+ * an older rusk: the longest recorded, 0 if none: hold_unsteady then takes its own), and the
+ * namespaces of META_RUNS whose lease expired (score <= now, the server's clock), in one round
+ * trip. The lease keys are built from ARGV[1] (the {meta} slot, as KEYS).
  */
 static const char lua_dead[] =
         "local t = redis.call('TIME')\n"
@@ -2615,17 +2615,23 @@ static int steady_for(const rusk_redis *r, uint32_t lease_ms)
  * calls that would let r believe one held back by its calls' spacing. */
 static void hold_unsteady(const rusk_redis *r, dead_set *d, rusk_redis_reclaim *out)
 {
+	/* none recorded at all (ids of an older rusk only): this process's own lease, the
+	 * rule before the lengths were recorded */
+	uint32_t own =
+	        r->meta_quiet_ms > RECLAIM_MARGIN_MS ? r->meta_quiet_ms - RECLAIM_MARGIN_MS : 0;
 	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
-		int st = d->agent[i] ? steady_for(r, d->agent_ms[i]) : STEADY;
+		uint32_t ms = d->agent_ms[i] > 0 ? d->agent_ms[i] : own;
+		int st = d->agent[i] ? steady_for(r, ms) : STEADY;
 		if (st == STEADY)
 			continue;
 		d->agent[i] = 0;
 		d->n_agents--;
 		out->unsteady |= st != STEADY_WARMING;
 		out->warming |= st == STEADY_WARMING;
-		uint32_t within = d->agent_ms[i] / 3 * 2;
+		uint32_t within =
+		        ms / 3 * 2 > 200 ? ms / 3 * 2 : 200; /* renewals 100 ms apart at most */
 		if (st == STEADY_SPARSE && (out->closer_ms == 0 || within < out->closer_ms))
-			out->closer_ms = within > 1 ? within : 1;
+			out->closer_ms = within;
 	}
 }
 
