@@ -28,10 +28,16 @@
  * id was taken over, or whose state was written afresh under it, stops (open_checks,
  * lease_renew). A renewal that failed (the {meta} master out) is tried again sooner, each
  * try probing that master (lease_retry_ns), so an outage of {meta} shorter than the lease
- * less a third keeps it. A call that waits out another master's outage renews it on a
+ * less a third keeps it; a lease that lapsed in a longer one is taken again within a second
+ * of the master's return. A call that waits out another master's outage renews it on a
  * connection of its own (keep_lease, the waiting hook), in the loop and in the start's
  * checks after the claim alike. The whole start (seeds, checks, lease, state) is bounded
- * by --failover-ms from its first try (start_end, rusk_redis_set_bound_).
+ * by --failover-ms from its first try (start_end, rusk_redis_set_bound_). The claim and
+ * each renewal record the lease's length (rusk:{meta}:lease-ms), so that a reclaimer with
+ * another --lease-ms waits out this agent's own lease before it believes it dead
+ * (core/state/redis.c steady_for); a pass that leaves a dead agent of a shorter lease out
+ * for this process's renewals being too far apart makes them closer (closer_ns) until it
+ * believes it.
  * The agent keeps a ledger of what it holds; after a broken connection (failover) and at the
  * end it compares the ledger with the state: a task whose RU the state does not show as its
  * own lost an acknowledged commit (Redis replicates asynchronously) and is placed again; an
@@ -160,6 +166,11 @@ typedef struct agent_run {
 	uint64_t orphans_unknown, end_unknown;
 	bool end_unread, left_held;
 	bool renewed; /* the last lease renewal was answered (a pass follows only then) */
+	/* The last pass left a dead agent out because this process's renewals came further
+	 * apart than two thirds of that agent's lease (a lease shorter than this one's: the
+	 * pass's closer_ms): the loop renews every closer_ns until a pass believes it (0: at
+	 * its third of a lease). */
+	uint64_t closer_ns;
 	/* The lease kept alive while a call waits out an outage (keep_lease): a second
 	 * connection (keep), the time of the last renewal answered on either (renewed_ns),
 	 * of the last attempt on keep (keep_tried_ns), renewals made so (kept), the time the
@@ -193,12 +204,14 @@ static int agent_stopping(void *arg);
 static void agent_waiting(void *arg);
 /* keep_lease: late this much past a third of a lease; an attempt at most every
  * KEEP_RETRY_NS; the keep connection's read timeout and its calls' bound. */
-#define KEEP_LATE_NS   (100 * 1000000ull)
-#define KEEP_RETRY_NS  (500 * 1000000ull)
-#define KEEP_READ_MS   250
-#define KEEP_BUDGET_MS 500
-/* lease_retry_ns: the least time between the loop's renewals after one failed. */
-#define LEASE_RETRY_NS (250 * 1000000ull)
+#define KEEP_LATE_NS    (100 * 1000000ull)
+#define KEEP_RETRY_NS   (500 * 1000000ull)
+#define KEEP_READ_MS    250
+#define KEEP_BUDGET_MS  500
+/* lease_retry_ns: the least time between the loop's renewals after one failed, and the
+ * most once the lease is past. */
+#define LEASE_RETRY_NS  (250 * 1000000ull)
+#define LAPSED_RETRY_NS (1000 * 1000000ull)
 
 static uint64_t mono_ns(void)
 {
@@ -1243,6 +1256,7 @@ static void auto_reclaim(agent_run *a)
 		return;
 	a->reclaim_busy += (uint64_t)x.busy;
 	a->reclaim_unsteady += (uint64_t)x.unsteady;
+	a->closer_ns = (uint64_t)x.closer_ms * 1000000u / 2; /* half: a late renewal's room */
 	a->reclaim_passes += x.passes;
 	a->reclaimed_expired += x.reclaimed;
 	a->reclaimed_runs += x.from_runs;
@@ -1307,8 +1321,14 @@ static void keep_lease(agent_run *a)
 /*
  * When the loop renews again after a renewal that failed (an outage of the {meta} master):
  * a quarter of what is left of the lease (since the last renewal answered, renewed_ns), at
- * least LEASE_RETRY_NS, at most the third of a lease of the renewals answered; a third once
- * the lease is past (lapsed: the next renewal takes it again). Each such renewal probes
+ * least LEASE_RETRY_NS, at most the third of a lease of the renewals answered; once the
+ * lease is past (lapsed: the next renewal takes it again), a third of it but at most
+ * LAPSED_RETRY_NS, so that a long lease is taken again within a second of the {meta}
+ * shard's return, not a third of it later (the ninth review: a 9 s lease taken again 2.6 s
+ * after a pause, while a reclaimer with a 1 s lease believed it absent after 2 s; the
+ * reclaimer now waits out the dead agent's own lease too, steady_for in
+ * core/state/redis.c, and this shortens the time the live agent's lease is absent, its
+ * RUs out of every reclaimer's reach only by that wait). Each such renewal probes
  * {meta} even while it is marked unavailable (rusk_redis_meta_retry_now_: a PING within
  * 200 ms), so that a master back within the lease is renewed on before it lapses (the
  * eighth review: with a third between tries and the probe's backoff up to 2 s, a pause of
@@ -1322,7 +1342,7 @@ static uint64_t lease_retry_ns(const agent_run *a, uint64_t now)
 	uint64_t lease_ns = a->o.lease_ms * 1000000u, third = lease_ns / 3;
 	uint64_t end = a->renewed_ns + lease_ns;
 	if (end <= now)
-		return third;
+		return third < LAPSED_RETRY_NS ? third : LAPSED_RETRY_NS;
 	uint64_t q = (end - now) / 4;
 	return q < LEASE_RETRY_NS ? LEASE_RETRY_NS : q > third ? third : q;
 }
@@ -1410,8 +1430,11 @@ static int run_loop(agent_run *a)
 			 * meanwhile; the ledger check after the next commit finds out. */
 			if (a->lapsed != lapsed)
 				next_ledger = now;
-			if (!a->o.no_auto_reclaim && a->renewed)
+			if (!a->o.no_auto_reclaim && a->renewed) {
 				auto_reclaim(a); /* not when the renewal failed (an outage) */
+				if (a->closer_ns > 0 && a->closer_ns < lease_ns)
+					next_lease = now + a->closer_ns;
+			}
 			if (a->corrupt)
 				break;
 		}

@@ -58,6 +58,9 @@ static const char *const scripts[N_SCRIPTS] = {rusk_lua_commit, rusk_lua_release
 #define PROBE_MS      200
 /* Leases per release script call: a script blocks its shard while it runs. */
 #define RELEASE_CHUNK 256
+/* The meta calls' silences kept (struct rusk_redis's sil): more than this many, each
+ * narrower than the one before, within a window; the oldest dropped is not believed past. */
+#define META_SILENCES 16
 
 /* down_until, down_ms: the node is unavailable until down_until (0: it answers), marked so
  * by a call that met it stuck or unreachable while other nodes answered (unavail_ms; see
@@ -68,6 +71,10 @@ typedef struct node {
 	redisContext *ctx;
 	uint64_t down_until;
 	int down_ms;
+	char why[96]; /* why it was marked (mark_down), for the skips' message */
+	/* when it last gave an answer (sort_reply) and last failed one (a connect, a read:
+	 * node_failed), for rusk_redis_outage_'s words: which master did not answer */
+	uint64_t ok_ns, fail_ns;
 	bool serves;
 	/* After the caller's stop hook said stop (stopping): the connection's read timeout
 	 * was cut short (short_to), and stop_dead: the node failed a read or a connect since,
@@ -148,6 +155,16 @@ struct rusk_redis {
 	 * call (0: always, the default). */
 	uint64_t meta_bad, meta_last;
 	uint32_t meta_quiet_ms, meta_space_ms;
+	/* The silences between this connection's meta calls (meta_seen: from one call's answer
+	 * to the next one's), for steady_for: the widest since each time, oldest first, each
+	 * narrower than the one before (a wider one replaces those before it: only the widest
+	 * since a time is asked); sil_lost, the end of one dropped when full (before it,
+	 * nothing known). */
+	struct {
+		uint64_t end, gap;
+	} sil[META_SILENCES];
+	uint32_t n_sil;
+	uint64_t sil_lost;
 	/* meta_bad was set by a gap (meta_seen), not only by the start of the watch
 	 * (rusk_redis_set_reclaim_lease_): a pass held back by the start's window alone is not
 	 * "put off" (out->unsteady), nothing being wrong */
@@ -236,9 +253,16 @@ static bool stopping(const rusk_redis *r)
 	return r->stop != NULL && r->stop(r->stop_arg);
 }
 
+/* Node i did not answer (a connect or a read failed): when, for rusk_redis_outage_. */
+static void node_failed(rusk_redis *r, int i)
+{
+	r->nodes[i].fail_ns = now_ns();
+}
+
 /* Node i's connection broke (or timed out): dropped; once stopping, never tried again. */
 static void node_lost(rusk_redis *r, int i)
 {
+	node_failed(r, i);
 	drop_ctx(&r->nodes[i]);
 	if (stopping(r))
 		r->nodes[i].stop_dead = true;
@@ -756,6 +780,7 @@ enum { REPLY_FINAL, REPLY_REDIRECT, REPLY_NOSCRIPT, REPLY_WAIT };
 static int sort_reply(rusk_redis *r, int ni, redisReply *y, int *ask_to, bool *outage)
 {
 	note_noauth(r, ni, y);
+	r->nodes[ni].ok_ns = now_ns(); /* it answered (a redirect or an error too) */
 	if (!retryable(y)) {
 		if (r->outage_t0 != 0) { /* the outage's short read timeout no longer */
 			r->outage_t0 = 0;
@@ -828,9 +853,21 @@ static bool skips(const rusk_redis *r, int ni)
 	return r->unavail_ms > 0 && ni >= 0 && others_up(r, ni);
 }
 
-static void mark_down(rusk_redis *r, int ni)
+/* Node ni is unavailable: what failed is r->err (a connect, a read, a probe's PING), said
+ * in n->why for slot_unavailable's message: it refused connections (a master killed, its
+ * port closed), no answer within ms (stuck: paused, hung), or the error itself. Before, every
+ * skip read "no answer within 1000 ms", a killed master's too. */
+static void mark_down(rusk_redis *r, int ni, int ms)
 {
 	node *n = &r->nodes[ni];
+	const char *e = r->err, *open = strrchr(e, '(');
+	if (strstr(e, strerror(ECONNREFUSED)) != NULL)
+		snprintf(n->why, sizeof n->why, "it refused connections");
+	else if (strstr(e, strerror(EAGAIN)) != NULL || strstr(e, strerror(EWOULDBLOCK)) != NULL ||
+	         strstr(e, strerror(ETIMEDOUT)) != NULL || open == NULL)
+		snprintf(n->why, sizeof n->why, "no answer within %d ms", ms);
+	else /* "(reason)" at the end of r->err */
+		snprintf(n->why, sizeof n->why, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
 	n->down_ms = n->down_ms == 0 ? 250 : n->down_ms < 1000 ? 2 * n->down_ms : 2000;
 	n->down_until = now_ns() + (uint64_t)n->down_ms * 1000000u;
 	drop_ctx(n);
@@ -846,8 +883,8 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 	if (r->unavail_ms == 0 || ni < 0 || r->nodes[ni].down_until == 0 || !others_up(r, ni))
 		return false;
 	if (now_ns() < r->nodes[ni].down_until) {
-		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
-		        r->nodes[ni].host, r->nodes[ni].port, r->unavail_ms, slot);
+		set_err(r, RUSK_EIO, "%s:%d unavailable (%s): slot %u skipped", r->nodes[ni].host,
+		        r->nodes[ni].port, r->nodes[ni].why, slot);
 		return true;
 	}
 	refresh_map(r);
@@ -861,12 +898,15 @@ static bool slot_unavailable(rusk_redis *r, uint16_t slot)
 	redisReply *y = c != NULL ? command(r, c, "PING") : NULL;
 	r->probing = false;
 	bool ok = y != NULL && y->type == REDIS_REPLY_STATUS;
+	if (c != NULL && !ok) /* connected, the PING unanswered (c == NULL: node_ctx said) */
+		set_err(r, RUSK_EIO, "%s:%d: PING (%s)", n->host, n->port,
+		        y != NULL ? "an answer of another form" : c->errstr);
 	if (y != NULL)
 		freeReplyObject(y);
 	if (!ok) {
-		mark_down(r, ni);
-		set_err(r, RUSK_EIO, "%s:%d unavailable (no answer within %d ms): slot %u skipped",
-		        n->host, n->port, PROBE_MS, slot);
+		mark_down(r, ni, PROBE_MS);
+		set_err(r, RUSK_EIO, "%s:%d unavailable (%s): slot %u skipped", n->host, n->port,
+		        n->why, slot);
 		return true;
 	}
 	set_read_timeout(r, c, stopping(r)); /* the probe's short timeout no longer */
@@ -922,8 +962,10 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 		}
 		int ni = ask_node >= 0 ? ask_node : r->slot_node[slot];
 		redisContext *c = ni >= 0 ? node_ctx(r, ni) : NULL;
+		if (c == NULL && ni >= 0)
+			node_failed(r, ni);
 		if (c == NULL && skips(r, ni) && !r->auth_failed) {
-			mark_down(r, ni);
+			mark_down(r, ni, r->unavail_ms);
 			rc = lost ? RUSK_EIO : RUSK_EAGAIN;
 			break;
 		}
@@ -1003,7 +1045,7 @@ static int exec_slot(rusk_redis *r, uint16_t slot, rcmd *cmds, size_t n, redisRe
 				/* Stuck (its read timed out) or gone while others answer: the
 				 * pending commands' outcome is unknown, and the caller goes on
 				 * elsewhere (slot_unavailable retries the node later). */
-				mark_down(r, ni);
+				mark_down(r, ni, r->unavail_ms);
 				rc = RUSK_EIO;
 				break;
 			}
@@ -1117,9 +1159,11 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 				continue;
 			}
 			if (st[ni] == 0 && node_ctx(r, ni) == NULL) {
+				node_failed(r, ni);
 				st[ni] = 2;
 				if (skips(r, ni) && !r->auth_failed) {
-					mark_down(r, ni); /* unreachable while others answer */
+					mark_down(r, ni, r->unavail_ms); /* unreachable while others
+					                                    answer */
 					st[ni] = 4;
 				}
 			}
@@ -1186,7 +1230,7 @@ static int exec_multi(rusk_redis *r, const uint16_t *slots, rcmd *cmds, size_t n
 			if (skips(r, ni)) {
 				/* Stuck or gone while others answer: its reads are given up
 				 * (exec_slot's rule), the others keep their answers. */
-				mark_down(r, ni);
+				mark_down(r, ni, r->unavail_ms);
 				for (size_t i = 0; i < n; i++)
 					if (at[i] == ni && rep[i] == NULL) {
 						gone[i] = true;
@@ -1936,6 +1980,11 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
  * takes for dead; an agent run with --lease-ms 0 is never there, so never taken for dead
  * by it (rusk_redis_reclaim_dead_). */
 #define META_AGENTS  "rusk:{meta}:agents"
+/* Each agent's lease (ms) by id (a hash), written with its entry in META_AGENTS and removed
+ * with it: it outlives the lease key, so a reclaimer that finds the key gone knows how long
+ * that agent's lease was, and how long it may take to renew once the {meta} shard answers
+ * again (steady_for). */
+#define META_LEASES  "rusk:{meta}:lease-ms"
 #define META_RECLAIM "rusk:{meta}:reclaim"
 
 /* An agent's lease key. */
@@ -1945,27 +1994,34 @@ static void lease_key(char *buf, size_t len, uint32_t agent)
 }
 
 /* Claim: SET NX PX, atomic; when another token holds the id, that token and its PTTL. The
- * id joins META_AGENTS (KEYS[2]) with its lease, in the same script. */
+ * id joins META_AGENTS (KEYS[2]) with its lease, and its lease's length META_LEASES
+ * (KEYS[3]), in the same script. */
 static const char lua_claim[] =
         "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-        "  redis.call('SADD', KEYS[2], ARGV[3]) return {1, '', 0}\n"
+        "  redis.call('SADD', KEYS[2], ARGV[3]) redis.call('HSET', KEYS[3], ARGV[3], ARGV[2])\n"
+        "  return {1, '', 0}\n"
         "end\n"
         "return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}\n";
 /* Renew: only the holder's token extends it; a lapsed one (no holder) is taken again. The
  * epoch comes back in the same round trip (KEYS[2], same slot). Every renewal adds the id
- * to META_AGENTS (KEYS[3]) again: a reclaim that took the id for dead while this holder
- * stalled, and forgot it, is undone at once. */
-static const char lua_renew[] = "local v = redis.call('GET', KEYS[1])\n"
-                                "local e = redis.call('GET', KEYS[2]) or '0'\n"
-                                "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {1, e} end\n"
-                                "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-                                "  redis.call('SADD', KEYS[3], ARGV[3]) return {2, e} end\n"
-                                "return {0, e}\n";
-/* Drop (a normal end): the lease and the id's entry in META_AGENTS (KEYS[2]), only while
- * the token is still the holder's. Also the reclaim lock's release (KEYS[2] unused). */
+ * to META_AGENTS (KEYS[3]) again, and its lease's length to META_LEASES (KEYS[4]): a
+ * reclaim that took the id for dead while this holder stalled, and forgot it, is undone at
+ * once. */
+static const char lua_renew[] =
+        "local v = redis.call('GET', KEYS[1])\n"
+        "local e = redis.call('GET', KEYS[2]) or '0'\n"
+        "local st = 0\n"
+        "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) st = 1\n"
+        "elseif not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) st = 2 end\n"
+        "if st > 0 then redis.call('SADD', KEYS[3], ARGV[3])\n"
+        "  redis.call('HSET', KEYS[4], ARGV[3], ARGV[2]) end\n"
+        "return {st, e}\n";
+/* Drop (a normal end): the lease and the id's entries in META_AGENTS (KEYS[2]) and
+ * META_LEASES (KEYS[3]), only while the token is still the holder's. Also the reclaim
+ * lock's release (KEYS[2] unused). */
 static const char lua_drop[] = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-                               "  if #KEYS > 1 then redis.call('SREM', KEYS[2], ARGV[2]) end\n"
+                               "  if #KEYS > 1 then redis.call('SREM', KEYS[2], ARGV[2])\n"
+                               "    redis.call('HDEL', KEYS[3], ARGV[2]) end\n"
                                "  return redis.call('DEL', KEYS[1])\n"
                                "end\n"
                                "return 0\n";
@@ -1997,6 +2053,7 @@ static const char lua_runs[] =
 	"or pick another Redis)"
 static const char lua_meta_check[] =
         "local want = {['rusk:{meta}:live-runs'] = 'zset', ['rusk:{meta}:agents'] = 'set',\n"
+        "  ['rusk:{meta}:lease-ms'] = 'hash',\n"
         "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
         "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
         "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string'}\n"
@@ -2055,6 +2112,18 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 		r->meta_bad = now;
 		r->meta_gap = true;
 	}
+	if (ok && r->meta_last != 0) { /* the silence from the last answer to this one */
+		uint64_t gap = now - r->meta_last;
+		while (r->n_sil > 0 && r->sil[r->n_sil - 1].gap <= gap)
+			r->n_sil--; /* narrower and older: the new one is the widest since them */
+		if (r->n_sil == META_SILENCES) {
+			r->sil_lost = r->sil[0].end;
+			memmove(r->sil, r->sil + 1, sizeof r->sil[0] * (META_SILENCES - 1));
+			r->n_sil--;
+		}
+		r->sil[r->n_sil].end = now;
+		r->sil[r->n_sil++].gap = gap;
+	}
 	r->meta_last = now;
 }
 
@@ -2065,7 +2134,7 @@ static void meta_seen(rusk_redis *r, uint64_t t0, bool ok)
 static int meta_eval(rusk_redis *r, const char *body, int nkeys, const char *const *keys, int nargs,
                      const char *const *args, redisReply **y)
 {
-	/* Up to 2 keys and 256 + 64 + 2 arguments: the reclaim's forget (its dead ids). */
+	/* Up to 3 keys and 256 + 64 + 2 arguments: the reclaim's forget (its dead ids). */
 	const char *av[META_ARGS];
 	size_t al[META_ARGS];
 	if (nkeys < 1 || nargs < 0 || 3 + nkeys + nargs > META_ARGS)
@@ -2117,9 +2186,9 @@ int rusk_redis_lease_claim_(rusk_redis *r, uint32_t agent, const char *token, ui
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[2] = {key, META_AGENTS}, *args[3] = {token, ttl, id};
+	const char *keys[3] = {key, META_AGENTS, META_LEASES}, *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_claim, 2, keys, 3, args, &y);
+	int rc = meta_eval(r, lua_claim, 3, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER))
 		rc = set_err(r, RUSK_EIO, "claiming %s: an answer of another form", key);
@@ -2149,9 +2218,10 @@ int rusk_redis_lease_renew_(rusk_redis *r, uint32_t agent, const char *token, ui
 	snprintf(ttl, sizeof ttl, "%u", ttl_ms);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[3] = {key, META_EPOCH, META_AGENTS}, *args[3] = {token, ttl, id};
+	const char *keys[4] = {key, META_EPOCH, META_AGENTS, META_LEASES},
+	           *args[3] = {token, ttl, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_renew, 3, keys, 3, args, &y);
+	int rc = meta_eval(r, lua_renew, 4, keys, 3, args, &y);
 	if (rc == RUSK_OK && (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
 	                      y->element[0]->type != REDIS_REPLY_INTEGER ||
 	                      y->element[1]->type != REDIS_REPLY_STRING))
@@ -2178,9 +2248,9 @@ int rusk_redis_lease_drop_(rusk_redis *r, uint32_t agent, const char *token)
 	lease_key(key, sizeof key, agent);
 	char id[16];
 	snprintf(id, sizeof id, "%u", agent);
-	const char *keys[2] = {key, META_AGENTS}, *args[2] = {token, id};
+	const char *keys[3] = {key, META_AGENTS, META_LEASES}, *args[2] = {token, id};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_drop, 2, keys, 2, args, &y);
+	int rc = meta_eval(r, lua_drop, 3, keys, 2, args, &y);
 	if (y != NULL)
 		freeReplyObject(y);
 	return rc;
@@ -2446,26 +2516,40 @@ int rusk_redis_forced_get_(rusk_redis *r, uint64_t ns, uint64_t *rus, uint64_t *
 
 /*
  * Who is dead (rusk_redis_reclaim_dead_): the ids of META_AGENTS whose lease key is gone,
- * and the namespaces of META_RUNS whose lease expired (score <= now, the server's clock),
- * in one round trip. The lease keys are built from ARGV[1] (the {meta} slot, as KEYS).
+ * each with its lease's length (META_LEASES, KEYS[3]; an id with none recorded, written by
+ * an older rusk: the longest recorded, 0 if none: hold_unsteady then takes its own), and the
+ * namespaces of META_RUNS whose lease expired (score <= now, the server's clock), in one round
+ * trip. The lease keys are built from ARGV[1] (the {meta} slot, as KEYS).
  */
 static const char lua_dead[] =
         "local t = redis.call('TIME')\n"
         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-        "local dead = {}\n"
+        "local dead, ms, most = {}, {}, nil\n"
         "for _, a in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
-        "  if redis.call('EXISTS', ARGV[1] .. a) == 0 then dead[#dead + 1] = a end\n"
+        "  if redis.call('EXISTS', ARGV[1] .. a) == 0 then\n"
+        "    local l = tonumber(redis.call('HGET', KEYS[3], a) or '')\n"
+        "    if not l then\n"
+        "      if not most then most = 0\n"
+        "        for _, v in ipairs(redis.call('HVALS', KEYS[3])) do\n"
+        "          most = math.max(most, tonumber(v) or 0) end\n"
+        "      end\n"
+        "      l = most\n"
+        "    end\n"
+        "    dead[#dead + 1] = a ms[#ms + 1] = l\n"
+        "  end\n"
         "end\n"
-        "return {dead, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)}\n";
-/* Forget the dead whose RUs were released: ARGV[1] agent ids ARGV[3..], then namespaces;
- * each only if still dead (a renewal since has added the id again, or the run its entry). */
+        "return {dead, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now), ms}\n";
+/* Forget the dead whose RUs were released: ARGV[1] agent ids ARGV[3..] (their entries in
+ * META_AGENTS and META_LEASES, KEYS[3]), then namespaces; each only if still dead (a
+ * renewal since has added the id again, or the run its entry). */
 static const char lua_forget[] =
         "local t = redis.call('TIME')\n"
         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
         "local k = tonumber(ARGV[1])\n"
         "for i = 3, k + 2 do\n"
-        "  if redis.call('EXISTS', ARGV[2] .. ARGV[i]) == 0 then redis.call('SREM', KEYS[1], "
-        "ARGV[i]) end\n"
+        "  if redis.call('EXISTS', ARGV[2] .. ARGV[i]) == 0 then\n"
+        "    redis.call('SREM', KEYS[1], ARGV[i]) redis.call('HDEL', KEYS[3], ARGV[i])\n"
+        "  end\n"
         "end\n"
         "for i = k + 3, #ARGV do\n"
         "  local s = redis.call('ZSCORE', KEYS[2], ARGV[i])\n"
@@ -2488,6 +2572,7 @@ static const char lua_lock[] =
 
 typedef struct dead_set {
 	uint8_t agent[RUSK_REDIS_AGENTS];
+	uint32_t agent_ms[RUSK_REDIS_AGENTS]; /* each dead agent's lease (META_LEASES), ms */
 	uint32_t n_agents, n_runs;
 	uint64_t run[RUSK_REDIS_RECLAIM_RUNS];
 } dead_set;
@@ -2513,22 +2598,30 @@ static bool dead_owner(const dead_set *d, uint64_t o, int keep_agent, uint64_t k
 static int read_dead(rusk_redis *r, dead_set *d)
 {
 	memset(d, 0, sizeof *d);
-	const char *keys[2] = {META_AGENTS, META_RUNS}, *args[1] = {"rusk:{meta}:alive:"};
+	const char *keys[3] = {META_AGENTS, META_RUNS, META_LEASES},
+	           *args[1] = {"rusk:{meta}:alive:"};
 	redisReply *y = NULL;
-	int rc = meta_eval(r, lua_dead, 2, keys, 1, args, &y);
+	int rc = meta_eval(r, lua_dead, 3, keys, 1, args, &y);
 	if (rc == RUSK_OK &&
-	    (y->type != REDIS_REPLY_ARRAY || y->elements != 2 ||
-	     y->element[0]->type != REDIS_REPLY_ARRAY || y->element[1]->type != REDIS_REPLY_ARRAY))
+	    (y->type != REDIS_REPLY_ARRAY || y->elements != 3 ||
+	     y->element[0]->type != REDIS_REPLY_ARRAY || y->element[1]->type != REDIS_REPLY_ARRAY ||
+	     y->element[2]->type != REDIS_REPLY_ARRAY ||
+	     y->element[2]->elements != y->element[0]->elements))
 		rc = set_err(r, RUSK_EIO,
 		             "reading the dead processes under %s: an answer of another "
 		             "form",
 		             META_AGENTS);
 	for (size_t i = 0; rc == RUSK_OK && i < y->element[0]->elements; i++) {
-		const redisReply *e = y->element[0]->element[i];
+		const redisReply *e = y->element[0]->element[i], *ms = y->element[2]->element[i];
 		char *end = NULL;
 		unsigned long a = e->type == REDIS_REPLY_STRING ? strtoul(e->str, &end, 10) : ~0ul;
 		if (end != NULL && *end == '\0' && a < RUSK_REDIS_AGENTS && !d->agent[a]) {
 			d->agent[a] = 1;
+			/* a length of another form: the longest a lease may be (the CLI's bound) */
+			d->agent_ms[a] = ms->type == REDIS_REPLY_INTEGER && ms->integer >= 0 &&
+			                                 ms->integer <= 3600000
+			                         ? (uint32_t)ms->integer
+			                         : 3600000u;
 			d->n_agents++;
 		}
 	}
@@ -2579,9 +2672,9 @@ static void forget_dead(rusk_redis *r, const dead_set *d, int keep_agent, uint64
 		}
 	snprintf(text[0], sizeof text[0], "%d", k);
 	args[0] = text[0];
-	const char *keys[2] = {META_AGENTS, META_RUNS};
+	const char *keys[3] = {META_AGENTS, META_RUNS, META_LEASES};
 	redisReply *y = NULL;
-	meta_eval(r, lua_forget, 2, keys, n, args, &y); /* failed: forgotten at a later pass */
+	meta_eval(r, lua_forget, 3, keys, n, args, &y); /* failed: forgotten at a later pass */
 	if (y != NULL)
 		freeReplyObject(y);
 }
@@ -2596,6 +2689,64 @@ static bool meta_steady(const rusk_redis *r)
 {
 	return r->meta_quiet_ms == 0 ||
 	       now_ns() - r->meta_bad > (uint64_t)r->meta_quiet_ms * 1000000u;
+}
+
+/*
+ * Whether an absent lease of an agent whose lease is lease_ms (META_LEASES) is believed:
+ * beyond meta_steady (this process's own lease), the {meta} shard answered this connection
+ * without a bad call for that agent's lease and the margin too, and without a silence
+ * between two answers wider than two thirds of that lease (an outage this process did not
+ * see may have been long enough to make that lease lapse). The agents sharing a state may
+ * run with any mix of --lease-ms (the ninth review: a reclaimer's 1 s lease gave a 2 s
+ * window, while a live agent whose 9 s lease lapsed in a 10 s pause took it again 2.6 s
+ * after the pause, and 1,496 of its RUs were released); a live agent renews within a third
+ * of its own lease, at most 1 s once it lapsed (agent_cmd.c lease_retry_ns), so an absence
+ * read after its own lease and a margin without such a gap is a dead agent's. A reclaimer
+ * whose meta calls come further apart than two thirds of the dead agent's lease (its own
+ * lease much longer, or a run's once-a-second pass beside a 1 s lease) never believes it:
+ * such a pass is put off, left to a process that watches {meta} closer (a live agent with a
+ * shorter lease), or to `--recount --reclaim-expired` by hand.
+ */
+enum { STEADY, STEADY_WARMING, STEADY_GAP, STEADY_SPARSE };
+static int steady_for(const rusk_redis *r, uint32_t lease_ms)
+{
+	if (r->meta_quiet_ms == 0)
+		return STEADY; /* no rule (set_reclaim_lease_ not called) */
+	uint64_t now = now_ns(), win = ((uint64_t)lease_ms + RECLAIM_MARGIN_MS) * 1000000u;
+	if (now - r->meta_bad <= win)
+		return r->meta_gap ? STEADY_GAP : STEADY_WARMING;
+	uint64_t from = now - win, wide = (uint64_t)lease_ms * 2000000u / 3;
+	if (r->sil_lost > from)
+		return STEADY_GAP;
+	for (uint32_t i = 0; i < r->n_sil; i++)
+		if (r->sil[i].end > from) /* the widest to end in the window */
+			return r->sil[i].gap <= wide ? STEADY : STEADY_SPARSE;
+	return STEADY;
+}
+
+/* The dead agents of d whose absence r cannot believe yet (steady_for) left out;
+ * out->unsteady and out->warming as for meta_steady; out->closer_ms, the spacing of meta
+ * calls that would let r believe one held back by its calls' spacing. */
+static void hold_unsteady(const rusk_redis *r, dead_set *d, rusk_redis_reclaim *out)
+{
+	/* none recorded at all (ids of an older rusk only): this process's own lease, the
+	 * rule before the lengths were recorded */
+	uint32_t own =
+	        r->meta_quiet_ms > RECLAIM_MARGIN_MS ? r->meta_quiet_ms - RECLAIM_MARGIN_MS : 0;
+	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++) {
+		uint32_t ms = d->agent_ms[i] > 0 ? d->agent_ms[i] : own;
+		int st = d->agent[i] ? steady_for(r, ms) : STEADY;
+		if (st == STEADY)
+			continue;
+		d->agent[i] = 0;
+		d->n_agents--;
+		out->unsteady |= st != STEADY_WARMING;
+		out->warming |= st == STEADY_WARMING;
+		uint32_t within =
+		        ms / 3 * 2 > 200 ? ms / 3 * 2 : 200; /* renewals 100 ms apart at most */
+		if (st == STEADY_SPARSE && (out->closer_ms == 0 || within < out->closer_ms))
+			out->closer_ms = within;
+	}
 }
 
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms)
@@ -2678,6 +2829,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 	}
 	for (uint32_t i = 0; i < RUSK_REDIS_AGENTS; i++)
 		r->dead_seen[i] &= d.agent[i]; /* live (or never seen) now: a death counts anew */
+	hold_unsteady(r, &d, out);
 	if (d.n_agents == 0 && (d.n_runs == 0 || (d.n_runs == 1 && d.run[0] == keep_ns)))
 		return RUSK_OK; /* the usual case: one round trip */
 	rc = reclaim_lock(r, token, true);
@@ -2730,6 +2882,7 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
 		goto out;
 	}
 	dead_both(&d, &d2);
+	hold_unsteady(r, &d, out);
 	out->agents = d.n_agents; /* keep_agent left out at the first read */
 	for (uint32_t i = 0; i < d.n_runs; i++)
 		out->runs += d.run[i] != keep_ns;
@@ -3759,10 +3912,42 @@ int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen)
 		return 0;
 	/* Under a bound (the start's: failover_ms from its first try), from that first try:
 	 * its last call's outage alone said 0.2 s of a start that waited 5 s. */
-	uint64_t since = r->outage_t0, fo = (uint64_t)r->failover_ms * 1000000u;
-	if (r->bounded && r->deadline > fo && r->deadline - fo < since)
-		since = r->deadline - fo;
-	rusk_redis_outage_say_((double)(now_ns() - since) / 1e9, err, errlen);
+	uint64_t t0 = r->outage_t0, fo = (uint64_t)r->failover_ms * 1000000u;
+	if (r->bounded && r->deadline > fo && r->deadline - fo < t0)
+		t0 = r->deadline - fo;
+	double secs = (double)(now_ns() - t0) / 1e9;
+	/* The masters silent since their last answer, and whether another one answered
+	 * since then: then it was not the cluster that did not answer, but those (the ninth
+	 * review: one master of three paused, "the cluster did not answer for 30.2 s"). */
+	char names[160] = "";
+	size_t u = 0;
+	int silent = 0;
+	uint64_t since = UINT64_MAX, others = 0;
+	for (int j = 0; j < r->n_nodes; j++) {
+		const node *n = &r->nodes[j];
+		if (!n->serves || n->fail_ns <= n->ok_ns)
+			continue;
+		since = n->ok_ns < since ? n->ok_ns : since;
+		if (u + 1 < sizeof names)
+			u += (size_t)snprintf(names + u, sizeof names - u, "%s%s:%d",
+			                      silent > 0 ? ", " : "", n->host, n->port);
+		silent++;
+	}
+	for (int j = 0; j < r->n_nodes && silent > 0; j++) {
+		const node *n = &r->nodes[j];
+		if (n->serves && n->fail_ns <= n->ok_ns && n->ok_ns > since)
+			others = n->ok_ns;
+	}
+	size_t e = err != NULL ? strnlen(err, errlen) : errlen;
+	if (silent == 0 || others == 0 || e + 1 >= errlen) {
+		rusk_redis_outage_say_(secs, err, errlen);
+		return 1;
+	}
+	snprintf(err + e, errlen - e,
+	         " (master%s %s did not answer for %.1f s while the others did: stopped, hung, "
+	         "or failing over, a replica not promoted yet? An outage, not bad input: start "
+	         "again once every slot is served)",
+	         silent > 1 ? "s" : "", names, secs);
 	return 1;
 }
 

@@ -228,10 +228,13 @@ int rusk_redis_min_replicas_(rusk_redis *r);
  * promoted yet: the open succeeds and the calls wait it out). 1, and err (a message, may
  * be NULL) gets " (the cluster did not answer for T s: unreachable or failing over ...)"
  * appended (T since the outage began; under rusk_redis_set_bound_, since failover_ms before
- * the bound if that is earlier: the start's first try); 0 when the cluster answered. Also 1
- * (nothing appended) after a rusk_redis_state_check_ that found some partitions' state gone while
- * others' is there (lost by the cluster: its message says so). A caller whose call failed with
- * RUSK_EIO tells an outage (exit 1: try again) from bad input (exit 2) with it. Owner thread.
+ * the bound if that is earlier: the start's first try), or " (master H:P did not answer for
+ * T s while the others did: ...)" when the masters serving a slot that have not answered
+ * since their last failure are not all of them (another answered after); 0 when the cluster
+ * answered. Also 1 (nothing appended) after a rusk_redis_state_check_ that found some
+ * partitions' state gone while others' is there (lost by the cluster: its message says so).
+ * A caller whose call failed with RUSK_EIO tells an outage (exit 1: try again) from bad input
+ * (exit 2) with it. Owner thread.
  */
 int rusk_redis_outage_(const rusk_redis *r, char *err, size_t errlen);
 /* rusk_redis_outage_say_: appends rusk_redis_outage_'s words for an outage of secs seconds
@@ -480,6 +483,11 @@ typedef struct rusk_redis_reclaim {
 	int warming;  /* nothing done, the connection not yet watching the {meta} shard for a
 	               * lease since rusk_redis_set_reclaim_lease_ (a fresh process): not a gap,
 	               * not counted unsteady (before, each such pass read "put off") */
+	/* A dead agent left out (unsteady) because this connection's meta calls came further
+	 * apart than two thirds of its lease (its lease shorter than this process's): the
+	 * spacing, ms, that would let a later pass believe it (0: none); the caller may make
+	 * its meta calls (lease renewals) closer than that. */
+	uint32_t closer_ms;
 } rusk_redis_reclaim;
 int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, uint64_t keep_ns,
                              rusk_redis_reclaim *out);
@@ -491,11 +499,15 @@ int rusk_redis_reclaim_dead_(rusk_redis *r, const char *token, int keep_agent, u
  * the dead only when r's meta calls (its lease renewals, every third of a lease; its reclaim
  * reads) have all answered, each within 1 s and none more than 2/3 of a lease after the one
  * before, for the lease and 1 s up to the read, and releases only when both reads of the
- * dead were so (else out->unsteady, nothing done: the next pass tries again). A live
- * process renews within a third of its lease once the shard answers, so an absence read
- * then is a dead process's. The window starts at this call too (a process that just began
- * has seen nothing: out->warming until it ends, not out->unsteady). 0 (the default): no such rule
- * (`--recount --reclaim-expired`, by hand). Owner thread.
+ * dead were so (else out->unsteady, nothing done: the next pass tries again). A dead agent's
+ * lease may be another length than lease_ms (each agent's --lease-ms is recorded in
+ * rusk:{meta}:lease-ms): its absence is believed only when that also holds for its own
+ * lease (else it alone is left out, out->unsteady; out->closer_ms when r's calls were too
+ * far apart for it). A live process renews within a third of its lease (at most 1 s once
+ * it lapsed) once the shard answers, so an absence read then is a dead process's. The
+ * window starts at this call too (a process that just began has seen nothing: out->warming
+ * until it ends, not out->unsteady). 0 (the default): no such rule (`--recount
+ * --reclaim-expired`, by hand). Owner thread.
  */
 void rusk_redis_set_reclaim_lease_(rusk_redis *r, uint32_t lease_ms);
 

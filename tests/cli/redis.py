@@ -2246,6 +2246,109 @@ def cli_redis_meta_outage_no_reclaim():
 
 
 @case
+def cli_redis_mixed_leases_no_reclaim():
+    """Agents with different --lease-ms beside a {meta} outage (its master paused, no
+    failover: cluster-node-timeout 30 s): no live agent's RU is reclaimed, whatever the mix.
+    A reclaimer believes an agent's absent lease only once the {meta} shard answered it
+    without a gap for that agent's own lease (recorded in rusk:{meta}:lease-ms) and a margin,
+    with no silence between its meta calls wider than two thirds of that lease.
+    1. Agent 0 with a 9 s lease, agent 1 with 1 s, {meta} paused 10 s: both leases lapse.
+    Before (the ninth review), agent 1 believed agent 0 dead 2 s after the resume (its own
+    lease and 1 s) while agent 0 took its lease again only at its next try, a third of 9 s
+    later: `reclaim: released 1496 RUs of 1 dead agent` while agent 0 ran (2 runs of 2), its
+    tasks counted lost and some RUs granted to another.
+    2. The reverse: agent 2 with a 1 s lease, agent 3 with 9 s (renewing every 3 s), {meta}
+    paused 2 s from 0.9 s after a renewal of agent 3: agent 3's calls miss the outage, its
+    next one comes just after the resume, before agent 2 took its lapsed lease again. Before,
+    agent 3 released 1,500 RUs of the live agent 2 (3 runs of 3). Then agent 2 killed: agent
+    3 releases exactly the RUs it held (its renewals made closer until it believes that
+    absence), so the long-lease reclaimer still reclaims a short-lease agent's RUs."""
+    with Cluster(node_timeout_ms=30000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_tag("{meta}")
+
+        def agent(i, lease, secs):
+            return subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + SHAPE.split() +
+                                    ["--agents", "4", "--agent-id", str(i), "--duration-s",
+                                     str(secs), "--rate", "100", "--task-ms", "20000",
+                                     "--lease-ms", str(lease)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+        def pause(secs):
+            subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
+            try:
+                time.sleep(secs)
+            finally:
+                subprocess.run([script(), "resume", cl.dir, str(meta)], check=True,
+                               timeout=10)
+
+        def pttl(i):
+            return int(subprocess.run(["redis-cli", "-p", str(meta), "pttl",
+                                       "rusk:{meta}:alive:%d" % i], capture_output=True,
+                                      text=True, timeout=10).stdout.strip() or -3)
+
+        procs = []
+        try:
+            # 1. the victim's lease long, the reclaimer's short
+            procs = [agent(0, 9000, 17), agent(1, 1000, 17)]
+            for i in (0, 1):
+                wait_lease(cl, i, procs[i])
+            time.sleep(3)
+            pause(10)
+            (o0, rc0), (o1, rc1) = finish(procs[0], 120), finish(procs[1], 120)
+            assert rc0 == 0 and rc1 == 0, "exits %d and %d" % (rc0, rc1)
+            v, rec = last_json(o0), last_json(o1)
+            print("1. victim (9 s lease): lapsed %d, lost %d, regranted %d; reclaimer (1 s): "
+                  "reclaimed %d, put off %d" % (v["lease_lapsed"], v["lost_total"],
+                                                v["regranted"], rec["reclaimed_expired"],
+                                                rec["reclaim_unsteady"]))
+            assert v["lease_lapsed"] >= 1, v  # the outage did make its lease lapse
+            assert rec["reclaimed_expired"] == 0, rec
+            assert v["lost_total"] == 0 and v["regranted"] == 0 and v["refused"] == 0, v
+            match(r"held 0, free 32000, mismatch 0",
+                  rusk("agent --backend %s %s --recount" % (cl.url, SHAPE)).out)
+            # 2. the victim's lease short, the reclaimer's long (past its first window)
+            procs = [agent(2, 1000, 120), agent(3, 9000, 120)]
+            for i in (2, 3):
+                wait_lease(cl, i, procs[i - 2])
+            time.sleep(10.5)
+            last, t = pttl(3), time.monotonic()
+            while time.monotonic() - t < 6:
+                x = pttl(3)
+                if x > last + 200:
+                    break
+                last = x
+                time.sleep(0.02)
+            else:
+                raise Fail("no renewal of agent 3's lease seen in 6 s")
+            time.sleep(0.9)
+            pause(2)
+            time.sleep(4)
+            assert procs[0].poll() is None and procs[1].poll() is None, "an agent ended"
+            assert pttl(2) > 0, "agent 2 did not take its lease again"
+            procs[0].kill()
+            procs[0].wait(10)
+            time.sleep(0.3)  # a pipeline it sent before its death is executed
+            held = agent_rus(cl, 10, 2)
+            assert held > 100, held
+            wait_wall("agent 2's RUs released", lambda: agent_rus(cl, 10, 2) == 0, 60)
+            procs[1].send_signal(signal.SIGTERM)
+            o3, rc3 = finish(procs[1], 120)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        assert rc3 == 3, "agent 3 exited %d, not 3" % rc3
+        rec = last_json(o3)
+        print("2. the killed agent (1 s lease) held %d; the reclaimer (9 s) released %d, put "
+              "off %d" % (held, rec["reclaimed_expired"], rec["reclaim_unsteady"]))
+        # more than it held at its death: some were released while it lived
+        assert rec["reclaimed_expired"] == held, (rec["reclaimed_expired"], held)
+        match(r"held 0, free 32000, mismatch 0",
+              rusk("agent --backend %s %s --recount" % (cl.url, SHAPE)).out)
+
+
+@case
 def cli_redis_lease_kept_in_outage():
     """A live agent held in a call that waits out one master's outage (--unavailable-ms 0;
     the {meta} shard answering) keeps its lease: the call renews it, between its tries, on a
@@ -2864,9 +2967,48 @@ def cli_redis_run_stuck_master_end():
     recount skip its partitions and read the others. Asserted: the run ends within its
     duration + the drain's 5 s + the end's passes (5 s each, generous on a loaded
     machine), and the recount names exactly the stuck master's partitions as unread, as
-    unavailable. Before, each read of the main connection waited ~2 s on the stuck master,
-    the recount spent its 5 s budget on the first partition ("10 of 10 partitions could
-    not be read ... 9 not tried: the budget was spent") and the run exited at ~32 s."""
+    unavailable, the reason "no answer within N ms". Before, each read of the main
+    connection waited ~2 s on the stuck master, the recount spent its 5 s budget on the
+    first partition ("10 of 10 partitions could not be read ... 9 not tried: the budget was
+    spent") and the run exited at ~32 s."""
+    master_gone_at_end("pause", r"unavailable \(no answer within [0-9]+ ms\): slot")
+
+
+@case
+def cli_redis_recount_master_paused():
+    """`rusk agent --recount` with one master of three paused (SIGSTOP, no failover: a
+    cluster-node-timeout of 90 s): exit 1 after --failover-ms (an outage), and the message
+    names that master, the others having answered: `master 127.0.0.1:P did not answer for
+    T s while the others did`. Before (the ninth review), "the cluster did not answer for
+    30.2 s", although two masters of three had."""
+    with Cluster(node_timeout_ms=90000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        meta = cl.master_of_partition("meta")
+        victim = [m for m in (cl.master_of_partition(q) for q in range(10)) if m != meta][0]
+        subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+        try:
+            r = rusk("agent --backend %s %s --recount --failover-ms 3000" % (cl.url, SHAPE),
+                     status=1)
+        finally:
+            subprocess.run([script(), "resume", cl.dir, str(victim)], check=True, timeout=10)
+        match(r"\(master 127\.0\.0\.1:%d did not answer for [0-9.]+ s while the others "
+              r"did: stopped, hung, or failing over" % victim, r.out)
+        assert "the cluster did not answer" not in r.out, r.out
+        recount(cl)
+
+
+@case
+def cli_redis_run_killed_master_end():
+    """cli_redis_run_stuck_master_end with the master killed (SIGKILL, no failover): its
+    port refuses connections, and the recount's reason says so, `unavailable (it refused
+    connections)`. Before (the ninth review), every skip read `unavailable (no answer
+    within 1000 ms)`, as if the master were stuck."""
+    master_gone_at_end("kill", r"unavailable \(it refused connections\): slot")
+
+
+def master_gone_at_end(how, reason):
+    """A 3 s rusk run --backend whose master with the most partitions (not {meta}'s) is
+    paused or killed 1.5 s in (no failover) and still gone at its end (the cases above)."""
     with Cluster(node_timeout_ms=90000) as cl:
         meta = cl.master_of_partition("meta")
         owner = {q: cl.master_of_partition(q) for q in range(10)}
@@ -2881,19 +3023,20 @@ def cli_redis_run_stuck_master_end():
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             time.sleep(1.5)
-            subprocess.run([script(), "pause", cl.dir, str(victim)], check=True, timeout=10)
+            subprocess.run([script(), how, cl.dir, str(victim)], check=True, timeout=10)
             try:
                 text, rc = finish(p, 120)
                 elapsed = time.monotonic() - t0
             finally:
-                subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
-                               timeout=10)
+                if how == "pause":
+                    subprocess.run([script(), "resume", cl.dir, str(victim)], check=True,
+                                   timeout=10)
         finally:
             if p.poll() is None:
                 p.kill()
                 p.communicate()
-        print("the run ended after %.1f s (master %d, partitions %s stuck)" %
-              (elapsed, victim, stuck))
+        print("the run ended after %.1f s (master %d, partitions %s %s)" %
+              (elapsed, victim, stuck, "stuck" if how == "pause" else "killed"))
         print("\n".join(l for l in text.splitlines() if not l.startswith("{"))[-2000:])
         # 3 s + 5 s drain + the last ledger pass, reclaim and recount (5 s each at most)
         assert elapsed < 3 + 5 + 15 + 4, "the run ended after %.1f s" % elapsed
@@ -2911,6 +3054,7 @@ def cli_redis_run_stuck_master_end():
         assert int(m.group(1)) == len(stuck) and named == stuck, (m.group(0), stuck)
         match(r"%d of them skipped: their master marked unavailable \(--unavailable-ms 1000\)"
               % len(stuck), text)
+        match(reason, text)
         assert "not tried: the budget was spent" not in text, text
 
 
@@ -3155,7 +3299,9 @@ def start_in_failover_once(cl):
     subprocess.run([script(), "kill", cl.dir, str(replica)], check=True, timeout=10)
     r = rusk(["agent", "--backend", url1] + SHAPE.split() +
              ["--duration-s", "1", "--failover-ms", "1500"], status=1)
-    match(r"the cluster did not answer for [0-9.]+ s: unreachable or failing over", r.out)
+    # the other masters answered this process or not (cli_redis_recount_master_paused)
+    match(r"(the cluster did not answer for [0-9.]+ s: unreachable or failing over|master "
+          r"127\.0\.0\.1:[0-9]+ did not answer for [0-9.]+ s while the others did)", r.out)
     return None
 
 
