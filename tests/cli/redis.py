@@ -1467,6 +1467,28 @@ def wait_for(what, cond, secs=20):
     raise Fail("%s: not after %d s" % (what, secs))
 
 
+def wait_renewal(pttl, what, secs):
+    """Waits until the lease key's PTTL (pttl(): ms left) goes up, a renewal: the phase a
+    test then times its pause from; fails after secs."""
+    last, t = pttl(), time.monotonic()
+    while time.monotonic() - t < secs:
+        x = pttl()
+        if x > last + 200:
+            return
+        last = x
+        time.sleep(0.02)
+    raise Fail("no renewal of %s seen in %g s" % (what, secs))
+
+
+def wait_cluster_ok(cl, what, secs=30):
+    """Waits until every node of cl reports cluster_state:ok (after a pause or a failover:
+    a node resumed may still be flagged by the others for a moment)."""
+    wait_for(what, lambda: all(
+        "cluster_state:ok" in subprocess.run(
+            ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
+            capture_output=True, text=True, timeout=10).stdout for i in range(6)), secs)
+
+
 def wait_lease(cl, agent, p):
     """Until agent's lease key exists (its process p took the id), p still running."""
     wait_for("agent %d's lease" % agent,
@@ -1917,10 +1939,7 @@ def cli_redis_agent_cluster_down():
         j = last_json(out)
         check_placed(j)
         assert j["placed"] > 100 and j["claims_unknown"] == 0, j
-        wait_for("slot %s served on every node" % slot, lambda: all(
-            "cluster_state:ok" in subprocess.run(
-                ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
-                capture_output=True, text=True, timeout=10).stdout for i in range(6)))
+        wait_cluster_ok(cl, "slot %s served on every node" % slot, 20)
         r = recount(cl)
         match(r"held 0, free 32000, mismatch 0", r.out)
 
@@ -1991,7 +2010,7 @@ def cli_redis_agent_sigint_hung_meta():
         assert j["left_to_reclaim"], j  # the id's lease left to lapse: the reclaim frees them
         assert j["placed"] > 100, j
         assert took < 8, "the agent ended %.1f s after SIGINT (meta shard hung)" % took
-        time.sleep(1)
+        wait_cluster_ok(cl, "every node's cluster_state:ok after the resume")
         r = recount(cl)
         assert last_json(r.out)["held"] <= j["releases_unknown"] + j["held_end"] + \
             j["claims_unknown"], (last_json(r.out), j)
@@ -2312,15 +2331,7 @@ def cli_redis_mixed_leases_no_reclaim():
             for i in (2, 3):
                 wait_lease(cl, i, procs[i - 2])
             time.sleep(10.5)
-            last, t = pttl(3), time.monotonic()
-            while time.monotonic() - t < 6:
-                x = pttl(3)
-                if x > last + 200:
-                    break
-                last = x
-                time.sleep(0.02)
-            else:
-                raise Fail("no renewal of agent 3's lease seen in 6 s")
+            wait_renewal(lambda: pttl(3), "agent 3's lease", 6)
             time.sleep(0.9)
             pause(2)
             time.sleep(4)
@@ -2466,15 +2477,7 @@ def cli_redis_meta_short_pause_lease_kept():
             # a renewal seen (the PTTL goes up), then 1 s on: the loop's next renewal
             # (a third of 5 s after it) meets the paused master
             wait_for("the lease taken", lambda: pttl() > 0, 20)
-            last, t = pttl(), time.monotonic()
-            while time.monotonic() - t < 4:
-                v = pttl()
-                if v > last + 200:
-                    break
-                last = v
-                time.sleep(0.02)
-            else:
-                raise Fail("no renewal of the lease seen in 4 s")
+            wait_renewal(pttl, "the lease", 4)
             time.sleep(1.0)
             subprocess.run([script(), "pause", cl.dir, str(meta)], check=True, timeout=10)
             time.sleep(3)
@@ -3015,7 +3018,7 @@ def master_gone_at_end(how, reason):
         others = [m for m in set(owner.values()) if m != meta]  # the run lease's stays up
         victim = max(others, key=lambda m: sum(1 for q in owner if owner[q] == m))
         stuck = [q for q in range(10) if owner[q] == victim]
-        out = "cli_redis_run_stuck_master_end.json"
+        out = "cli_redis_run_%s_master_end.json" % ("stuck" if how == "pause" else "killed")
         t0 = time.monotonic()
         p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
                              ["--agents", "2", "--rate", "1000", "--duration-s", "3",
