@@ -376,6 +376,12 @@ static int reply_within(rusk_redis *r, redisContext *c, int base_ms, void **out)
 				return REDIS_ERR;
 			if (*out != NULL)
 				return REDIS_OK;
+			/* Bytes came: the timeout is one of silence, as the socket's was (a big
+			 * reply over a slow link takes longer than a read's bound to arrive,
+			 * the tenth review), still within the start's bound and what is left
+			 * of an outage (read_ms); not after a stop. */
+			if (!stop)
+				end = now_ns() + (uint64_t)read_ms(r, base_ms, false) * 1000000u;
 			continue;
 		}
 		if (k < 0 && errno != EINTR) {
