@@ -3404,6 +3404,15 @@ def replicas(cl):
             for m in sorted({cl.master_of_partition(p) for p in range(10)})]
 
 
+def init_pause_replicas(cl):
+    """An empty state written, then the three replicas paused: they and a --backend URL
+    that names only them (every seed stuck); the caller resumes them (pause_all)."""
+    rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+    seeds = replicas(cl)
+    pause_all(cl, seeds, True)
+    return seeds, "redis://" + ",".join("127.0.0.1:%d" % q for q in seeds)
+
+
 def pause_all(cl, ports, on):
     for port in ports:
         subprocess.run([script(), "pause" if on else "resume", cl.dir, str(port)],
@@ -3419,10 +3428,7 @@ def cli_redis_start_seeds_paused_stop():
     timeout afresh): the stop was heard between rounds of seed attempts, 4.0 s late with
     two seeds (6 s with three)."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        seeds = replicas(cl)
-        url = "redis://" + ",".join("127.0.0.1:%d" % q for q in seeds)
-        pause_all(cl, seeds, True)
+        seeds, url = init_pause_replicas(cl)
         try:
             for argv in (["agent", "--backend", url] + SHAPE.split() +
                          ["--duration-s", "1", "--failover-ms", "60000"],
@@ -3453,10 +3459,7 @@ def cli_redis_start_seeds_paused_bound():
     Before, the bound was looked at only between rounds of seed attempts, each seed's read
     waiting its 2 s: 6.0 s (a 3 s bound with one seed ended at 4.1 s)."""
     with Cluster() as cl:
-        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
-        seeds = replicas(cl)
-        url = "redis://" + ",".join("127.0.0.1:%d" % q for q in seeds)
-        pause_all(cl, seeds, True)
+        seeds, url = init_pause_replicas(cl)
         try:
             t0 = time.monotonic()
             r = rusk(["agent", "--backend", url] + SHAPE.split() +
