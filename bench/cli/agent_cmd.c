@@ -181,6 +181,7 @@ typedef struct agent_run {
 	/* The start's bound: --failover-ms from its first try (rusk_state_open_wait_), its
 	 * calls' too (rusk_redis_set_bound_), restarted after a wait for an earlier lease. */
 	uint64_t start_end;
+	bool writing; /* open_checks writes the state (a stop now leaves it half-written) */
 	uint64_t arrived, backlog_end; /* open loop: arrivals and those left unplaced */
 	double stale_sum_ms, max_gap_s, sync_s;
 	/* Unavailable partitions (--unavailable-ms, rusk_redis_set_unavailable_ms_), followed
@@ -964,17 +965,17 @@ static int lease_wait(agent_run *a, const char *holder, int64_t left, char *err,
 
 /* A stop signal ended a wait of the start (rusk_state_open_wait_, or a call of open_checks
  * waiting out an outage): said on one line, why in `why`. Nothing was taken (a lease taken
- * meanwhile is dropped on the way out). */
-static void start_stopped(const char *why)
+ * meanwhile is dropped on the way out). `writing`: it came while the init wrote the state,
+ * which is left half-written (why says so: rusk_redis_state_write_). */
+static void start_stopped(const char *why, bool writing)
 {
 	int sig = drv_stop_signal();
-	fprintf(stderr,
-	        "rusk agent: stopped by %s while waiting for the cluster at the start (%s): "
-	        "nothing taken\n",
+	fprintf(stderr, "rusk agent: stopped by %s while %s (%s)%s\n",
 	        sig == SIGINT   ? "SIGINT"
 	        : sig == SIGHUP ? "SIGHUP"
 	                        : "SIGTERM",
-	        why);
+	        writing ? "writing the state" : "waiting for the cluster at the start", why,
+	        writing ? "" : ": nothing taken");
 }
 
 /*
@@ -1085,8 +1086,11 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 	char flags[512];
 	cli_cluster_describe(cc, a->c, flags, sizeof flags);
 	rusk_redis_set_flags_(a->st.redis, flags);
+	a->writing = init;
 	rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
 	          : rusk_redis_state_check_(a->st.redis, err, errlen);
+	if (rc == RUSK_OK)
+		a->writing = false;
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);
 		snprintf(err + u, errlen - u, " (this command line: %s)", flags);
@@ -1880,7 +1884,7 @@ int rusk_cmd_agent(int argc, char **argv)
 	                           agent_stopping, NULL, &a.st, err, sizeof err);
 	if (rc != RUSK_OK) {
 		if (rc == RUSK_ESTOPPED)
-			start_stopped(err);
+			start_stopped(err, false);
 		else
 			fprintf(stderr, "rusk agent: %s\n", err);
 		rusk_cluster_destroy(a.c);
@@ -1900,7 +1904,7 @@ int rusk_cmd_agent(int argc, char **argv)
 		bool outage = !stopped && rc == RUSK_EIO &&
 		              rusk_redis_outage_(a.st.redis, err, sizeof err);
 		if (stopped && rc != RUSK_ESTOPPED) /* a call that gave up at the signal */
-			start_stopped(err);
+			start_stopped(err, a.writing);
 		else
 			fprintf(stderr, "rusk agent: %s\n", err);
 		exit_rc = rc == RUSK_ENOMEM ? RUSK_EXIT_NOMEM

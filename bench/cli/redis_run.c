@@ -263,8 +263,10 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	/* The cluster flags go with the state; a mismatch names the ones that differ. */
 	char flags[512];
 	cli_cluster_describe(in->cc, R->c, flags, sizeof flags);
+	bool writing = false; /* a stop now leaves the state half-written */
 	if (rc == RUSK_OK) {
 		rusk_redis_set_flags_(X->main.redis, flags);
+		writing = !cfg->no_init;
 		rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
 		                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
 	}
@@ -284,14 +286,13 @@ static int redis_setup(run *R, const drv_setup_in *in)
 		bool outage = sig == 0 && rc == RUSK_EIO &&
 		              rusk_redis_outage_(X->main.redis, err, sizeof err); /* NULL: 0 */
 		if (sig != 0 || rc == RUSK_ESTOPPED)
-			fprintf(stderr,
-			        "rusk: stopped by %s while waiting for the cluster at the start "
-			        "(%s): "
-			        "nothing taken\n",
+			fprintf(stderr, "rusk: stopped by %s while %s (%s)%s\n",
 			        sig == SIGINT   ? "SIGINT"
 			        : sig == SIGHUP ? "SIGHUP"
 			                        : "SIGTERM",
-			        err);
+			        writing ? "writing the state"
+			                : "waiting for the cluster at the start",
+			        err, writing ? "" : ": nothing taken");
 		else
 			fprintf(stderr, "rusk: %s\n", err);
 		return rc == RUSK_ENOMEM                 ? RUSK_EXIT_NOMEM

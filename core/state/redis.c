@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/atomic.h"
 #include "base/base.h"
@@ -734,7 +735,7 @@ static bool give_up(rusk_redis *r, uint64_t call_t0, bool outage)
 	if (r->deadline != 0 && now >= r->deadline)
 		return true; /* r->err has the outage's last error */
 	if (r->stop != NULL && r->stop(r->stop_arg)) {
-		static const char stopping[] = "stopping during an outage";
+		static const char stopping[] = "stopped while waiting for an answer";
 		if (strncmp(r->err, stopping, sizeof stopping - 1) == 0)
 			return true; /* said already (asked twice in one call) */
 		char why[sizeof r->err];
@@ -1992,6 +1993,11 @@ int rusk_redis_owners_many_(rusk_redis *r, const uint32_t *ps, size_t n, uint32_
  * again (steady_for). */
 #define META_LEASES  "rusk:{meta}:lease-ms"
 #define META_RECLAIM "rusk:{meta}:reclaim"
+/* Set by an init before its first write (who, when) and deleted after its last partition
+ * (rusk_redis_state_write_): while it is there the state is being written, or its init
+ * stopped half-way (a signal, a kill, an outage past --failover-ms), and a start that
+ * checks the state refuses it (rusk_redis_state_check_). */
+#define META_INIT    "rusk:{meta}:init"
 
 /* An agent's lease key. */
 static void lease_key(char *buf, size_t len, uint32_t agent)
@@ -2062,7 +2068,8 @@ static const char lua_meta_check[] =
         "  ['rusk:{meta}:lease-ms'] = 'hash',\n"
         "  ['rusk:{meta}:reclaim'] = 'string', ['rusk:{meta}:epoch'] = 'string',\n"
         "  ['rusk:{meta}:shape'] = 'string', ['rusk:{meta}:runs'] = 'string',\n"
-        "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string'}\n"
+        "  ['rusk:{meta}:forced'] = 'hash', ['rusk:{meta}:flags'] = 'string',\n"
+        "  ['rusk:{meta}:init'] = 'string'}\n"
         "for _, k in ipairs(KEYS) do\n"
         "  local w = want[k]\n"
         "  if not w and string.find(k, 'rusk:{meta}:alive:', 1, true) == 1 then w = 'string' end\n"
@@ -3365,11 +3372,39 @@ static int missing_part(rusk_redis *r, uint32_t p, bool started)
 	               r->url, gone > 1 ? "s" : "", names, gone, r->n_parts);
 }
 
+/* Whether an init is under way or stopped half-way (META_INIT there): RUSK_EIO,
+ * r->state_lost set (an exit status of 1) and a message naming it; RUSK_OK when not. */
+static int init_unfinished(rusk_redis *r)
+{
+	const char *av[2] = {"GET", META_INIT};
+	size_t al[2] = {3, strlen(META_INIT)};
+	rcmd cmd = {2, av, al, -1, 0};
+	redisReply *y = NULL;
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_INIT, strlen(META_INIT)), &cmd, 1, &y);
+	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
+		rc = meta_reply_err(r, "GET", META_INIT, "string", y);
+	else if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING) {
+		r->state_lost = true;
+		rc = set_err(
+		        r, RUSK_EIO,
+		        "the rusk state at %s is not whole: an init (%.*s) began writing it "
+		        "and has not finished: it is still writing, or it stopped half-way "
+		        "(a signal, a kill, an outage past its --failover-ms): wait for it, or "
+		        "write the state afresh (`rusk agent --init-only`)",
+		        r->url, (int)(y->len < 160 ? y->len : 160), y->str);
+	}
+	free_replies(&y, 1);
+	return rc;
+}
+
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 {
 	if (r == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
 	r->state_lost = false;
+	int rc0 = init_unfinished(r);
+	if (rc0 != RUSK_OK)
+		return rusk_errf(err, errlen, rc0, "--backend %s: %s", r->url, r->err);
 	for (uint32_t p = 0; p < r->n_parts; p++) {
 		char there[64];
 		bool missing = false;
@@ -3533,6 +3568,22 @@ static void init_wait(rusk_redis *r, const uint32_t *wrote)
 		         list);
 }
 
+/* Who writes the state, and since when (META_INIT's value): "pid P on HOST since
+ * YYYY-MM-DD HH:MM:SS UTC". */
+static void init_who(char *buf, size_t len)
+{
+	char host[64] = "?";
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "?");
+	host[sizeof host - 1] = '\0';
+	time_t t = time(NULL);
+	struct tm tm;
+	char when[32] = "?";
+	if (gmtime_r(&t, &tm) != NULL)
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(buf, len, "pid %ld on %s since %s", (long)getpid(), host, when);
+}
+
 int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 {
 	if (r == NULL)
@@ -3549,15 +3600,31 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	/* the flags it was written with (none: the key deleted, no stale ones compared) */
 	const char *a2[3] = {r->flags[0] ? "SET" : "DEL", META_FLAGS, r->flags};
 	size_t l2[3] = {3, strlen(META_FLAGS), strlen(r->flags)};
-	rcmd cmds[3] = {
-	        {2, a0, l0, -1, 0}, {3, a1, l1, -1, 0}, {r->flags[0] ? 3 : 2, a2, l2, -1, 0}};
-	redisReply *y[3] = {NULL, NULL, NULL};
-	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 3, y);
-	for (int k = 0; rc == RUSK_OK && k < 2; k++)
+	/* the init under way (META_INIT): deleted after the last partition */
+	char who[192];
+	init_who(who, sizeof who);
+	const char *a3[3] = {"SET", META_INIT, who};
+	size_t l3[3] = {3, strlen(META_INIT), strlen(who)};
+	rcmd cmds[4] = {{3, a3, l3, -1, 0},
+	                {2, a0, l0, -1, 0},
+	                {3, a1, l1, -1, 0},
+	                {r->flags[0] ? 3 : 2, a2, l2, -1, 0}};
+	const char *keys[3] = {META_INIT, META_EPOCH, META_SHAPE};
+	redisReply *y[4] = {NULL, NULL, NULL, NULL};
+	/* The start's bound (rusk_redis_set_bound_) is for finding the cluster: the writes to
+	 * one that answers are work, not a wait, and take what they take (an outage among them
+	 * is waited out up to failover_ms, as any call's). What was left of the bound is left
+	 * after them. Before, a big init under a small --failover-ms (1M machines, 1 s) was cut
+	 * half-way, exit 1, the state half-written (the tenth review, D2). */
+	bool bounded = r->bounded && r->deadline != 0;
+	uint64_t t0 = now_ns(), kept = bounded && r->deadline > t0 ? r->deadline - t0 : 0;
+	if (bounded)
+		rusk_redis_set_bound_(r, 0);
+	int rc = exec_slot(r, rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH)), cmds, 4, y);
+	for (int k = 0; rc == RUSK_OK && k < 3; k++)
 		if (y[k]->type == REDIS_REPLY_ERROR)
-			rc = meta_reply_err(r, k ? "SET" : "INCR", k ? META_SHAPE : META_EPOCH,
-			                    "string", y[k]);
-	free_replies(y, 3);
+			rc = meta_reply_err(r, k == 1 ? "INCR" : "SET", keys[k], "string", y[k]);
+	free_replies(y, 4);
 	/* which node took the writes, on which of its connections (init_wait) */
 	uint32_t wrote[MAX_NODES] = {0};
 	int16_t ni = r->slot_node[rusk_redis_keyslot_(META_EPOCH, strlen(META_EPOCH))];
@@ -3569,10 +3636,27 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 		if (rc == RUSK_OK && ni >= 0)
 			wrote[ni] = r->nodes[ni].conns;
 	}
+	if (rc == RUSK_OK) { /* whole: no longer under way */
+		const char *a4[2] = {"DEL", META_INIT};
+		size_t l4[2] = {3, strlen(META_INIT)};
+		rcmd del = {2, a4, l4, -1, 0};
+		redisReply *d = NULL;
+		rc = exec_slot(r, rusk_redis_keyslot_(META_INIT, strlen(META_INIT)), &del, 1, &d);
+		free_replies(&d, 1);
+		ni = r->slot_node[rusk_redis_keyslot_(META_INIT, strlen(META_INIT))];
+		if (rc == RUSK_OK && ni >= 0)
+			wrote[ni] = r->nodes[ni].conns;
+	}
 	r->init_warn[0] = '\0';
+	if (rc == RUSK_OK)
+		init_wait(r, wrote);
+	if (bounded)
+		rusk_redis_set_bound_(r, now_ns() + kept);
 	if (rc != RUSK_OK)
-		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
-	init_wait(r, wrote);
+		return rusk_errf(err, errlen, rc,
+		                 "--backend %s: %s (the state is half-written: a start that checks "
+		                 "it refuses it until an init writes it whole)",
+		                 r->url, r->err);
 	return RUSK_OK;
 }
 
@@ -3618,6 +3702,11 @@ int rusk_redis_open_(const char *url, const rusk_redis_shape *shape, int init, r
 	return rusk_redis_open_within_(url, shape, init, NULL, NULL, 0, out, err, errlen);
 }
 
+/* The least share of the start's bound a seed gets before the next seed is asked
+ * (rusk_redis_open_within_): a healthy seed answers CLUSTER SLOTS within a few ms, also on a
+ * loaded machine or a link of tens of ms. */
+#define SEED_MIN_MS 250
+
 /* Whether r's bound (rusk_redis_set_bound_) is over. */
 static bool bound_over(const rusk_redis *r)
 {
@@ -3662,12 +3751,26 @@ int rusk_redis_open_within_(const char *url, const rusk_redis_shape *shape, int 
 	rc = RUSK_EIO;
 	int k0 = 0;
 	r->timed_out = false;
+	uint64_t bound_end = r->bounded ? r->deadline : 0;
 	for (; k0 < r->n_seeds; k0++) {
 		/* the first seed always asked; the others not past the bound or a stop */
 		if (k0 > 0 && (bound_over(r) || stopping(r)))
 			break;
+		/* Under a bound, each seed's connect and CLUSTER SLOTS get their share of what is
+		 * left of it (SEED_MIN_MS at least), the seeds after it theirs: a first seed that
+		 * does not answer (paused) spent a bound under about 2 s whole, and the next seed
+		 * was never asked (the tenth review, D3). */
+		if (bound_end != 0 && k0 + 1 < r->n_seeds) {
+			uint64_t now = now_ns(), left = bound_end > now ? bound_end - now : 0;
+			uint64_t share = left / (uint64_t)(r->n_seeds - k0);
+			if (share < (uint64_t)SEED_MIN_MS * 1000000u)
+				share = (uint64_t)SEED_MIN_MS * 1000000u;
+			r->deadline = now + share < bound_end ? now + share : bound_end;
+		}
 		int i = find_node(r, r->seed_host[k0], r->seed_port[k0]);
 		rc = map_from(r, i);
+		if (bound_end != 0)
+			r->deadline = bound_end;
 		if (rc == RUSK_OK || rc == RUSK_EPARSE) /* EPARSE: not a cluster node, say so */
 			break;
 	}

@@ -155,9 +155,13 @@ int rusk_redis_open_within_(const char *url, const rusk_redis_shape *shape, int 
                             rusk_redis **out, char *err, size_t errlen);
 
 /*
- * rusk_redis_state_write_: writes the empty state of r's shape: INCR rusk:{meta}:epoch and
- * the shape's totals first (one round trip to the {meta} shard), then every partition
- * (one round trip each, replacing what was there). It checks nothing: callers look for
+ * rusk_redis_state_write_: writes the empty state of r's shape: rusk:{meta}:init (the mark
+ * of an init under way: this process, since when), INCR rusk:{meta}:epoch and the shape's
+ * totals first (one round trip to the {meta} shard), then every partition (one round trip
+ * each, replacing what was there), then the mark deleted: an init stopped before leaves it,
+ * and rusk_redis_state_check_ refuses the state. Not under the start's bound
+ * (rusk_redis_set_bound_: what was left of it is left after the writes); an outage among
+ * the writes is waited out up to failover_ms. It checks nothing: callers look for
  * live agents and runs first (rusk_redis_live_agents_, rusk_redis_live_runs_). Then WAIT 1
  * (2 s at most, all shards at once) on each master that took writes and has a replica
  * (CLUSTER NODES): one whose replica did not acknowledge them is named by
@@ -180,7 +184,9 @@ bool rusk_redis_state_lost_(const rusk_redis *r);
 const char *rusk_redis_init_unreplicated_(const rusk_redis *r);
 
 /*
- * rusk_redis_state_check_: checks that every partition's state is there with r's shape.
+ * rusk_redis_state_check_: checks that no init is under way or stopped half-way
+ * (rusk:{meta}:init: RUSK_EIO naming it, rusk_redis_outage_ 1), then that every
+ * partition's state is there with r's shape.
  * RUSK_OK; RUSK_EIO (a partition's state absent: the key named; with every partition's
  * absent the state was never written, bad input; with some others' there the cluster lost
  * part of it, the message names the partitions gone and rusk_redis_outage_ says 1: an

@@ -1256,6 +1256,11 @@ def cli_redis_meta_wrong_type():
         r = rusk(run.replace("--duration-s 3", "--duration-s 1"), status=2)
         wrong("rusk:{meta}:forced", "string", r.out)
         cli(cl, "del", "rusk:{meta}:forced")
+        # the mark of an init under way a hash: every start that checks the state reads it
+        cli(cl, "hset", "rusk:{meta}:init", "a", "b")
+        wrong("rusk:{meta}:init", "hash", rusk(agent, status=2).out)
+        wrong("rusk:{meta}:init", "hash", rusk(run, status=2).out)
+        cli(cl, "del", "rusk:{meta}:init")
         # all put right: both go
         rusk(run.replace("--duration-s 3", "--duration-s 1"))
         check_placed(last_json(rusk(agent.replace("--duration-s 4", "--duration-s 1")).out))
@@ -3502,6 +3507,105 @@ def cli_redis_start_stuck_seed_bound():
 
 
 @case
+def cli_redis_start_paused_first_seed():
+    """A paused replica named first among the seeds, a healthy master second, a bound under
+    2 s: `rusk agent --failover-ms 1000` and its `--recount` start through the second seed
+    (exit 0). Before, the first seed's CLUSTER SLOTS read spent the whole bound and the
+    second seed was never asked: exit 1, "the cluster did not answer" (tenth review, D3)."""
+    with Cluster(node_timeout_ms=60000) as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
+        stuck = replicas(cl)[0]
+        url = "redis://127.0.0.1:%d,127.0.0.1:%d" % (stuck, cl.master_of_tag("{meta}"))
+        pause_all(cl, [stuck], True)
+        try:
+            for extra in (["--duration-s", "1"], ["--recount"]):
+                t0 = time.monotonic()
+                r = rusk(["agent", "--backend", url] + SHAPE.split() +
+                         ["--failover-ms", "1000"] + extra)
+                print("%s: exit 0 after %.2f s" % (extra[0], time.monotonic() - t0))
+                if extra[0] == "--recount":
+                    assert last_json(r.out)["ok"], r.out
+                else:
+                    check_placed(last_json(r.out))
+        finally:
+            pause_all(cl, [stuck], False)
+
+
+BIG = "--machines 1000000 --rus-per-machine 16 --partitions 2"
+
+
+@case
+def cli_redis_init_big_small_bound():
+    """A big init (1M machines, 16M RUs in two partitions, seconds of writes) under a small
+    `--failover-ms 200` on a healthy cluster is written whole (exit 0, the recount clean):
+    the start's bound is for finding the cluster, not for the writes to one that answers.
+    Before, the bound cut the writes half-way: exit 1, the state half-written (the tenth
+    review, D2: 1M machines under 1000 ms, 5 of 5)."""
+    with Cluster() as cl:
+        t0 = time.monotonic()
+        rusk("agent --backend %s %s --init-only --failover-ms 200" % (cl.url, BIG))
+        print("written in %.2f s" % (time.monotonic() - t0))
+        r = rusk("agent --backend %s %s --recount --failover-ms 200" % (cl.url, BIG))
+        j = last_json(r.out)
+        assert j["ok"] and j["held"] == 0, r.out
+        match(r"free 16000000, mismatch 0", r.out)
+
+
+def wait_init_marker(cl, p):
+    """Waits (20 ms polls, 30 s at most) until the init in process p has set
+    rusk:{meta}:init (naming its pid); returns its value."""
+    meta = cl.master_of_tag("{meta}")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 30:
+        v = subprocess.run(["redis-cli", "-p", str(meta), "get", "rusk:{meta}:init"],
+                           capture_output=True, text=True, timeout=10).stdout.strip()
+        if v.startswith("pid %d on " % p.pid):
+            return v
+        assert p.poll() is None, "the init ended before it was seen under way"
+        time.sleep(0.02)
+    raise Fail("rusk:{meta}:init never set by the init")
+
+
+@case
+def cli_redis_init_cut_refused():
+    """An init stopped half-way leaves the state marked (rusk:{meta}:init: who, since when)
+    and every start that checks the state refuses it, naming that init, exit 1, until an
+    init writes it whole: a SIGINT in the writes (exit 3, "stopped by SIGINT while writing
+    the state"), then a SIGKILL; `rusk agent`, `rusk run --no-init` and `--recount` are
+    refused; a new init clears the mark and the recount is clean. Before, the cut init
+    left partitions of the old state beside new ones and the starts went on, or named the
+    cut state "lost by the cluster" (the tenth review, D2)."""
+    with Cluster() as cl:
+        rusk("agent --backend %s %s --init-only" % (cl.url, BIG))
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            p = start_proc(["agent", "--backend", cl.url] + BIG.split() + ["--init-only"])
+            who = wait_init_marker(cl, p)
+            p.send_signal(sig)
+            out, rc = finish(p, timeout=60)
+            print("init stopped by %s: exit %d (%s)" % (sig.name, rc, who))
+            if sig == signal.SIGINT:
+                assert rc == 3, "the init exited %d on SIGINT (3 expected): %s" % (rc, out)
+                match(r"stopped by SIGINT while writing the state \(.*half-written", out)
+            else:
+                assert rc == -signal.SIGKILL, rc
+            match(r"pid %d on " % p.pid, who)
+            refused = r"the rusk state at .* is not whole: an init \(pid %d on .*\) began " \
+                      r"writing it and has not finished" % p.pid
+            for argv, st in ((["agent", "--duration-s", "1"], 1),
+                             (["run", "--no-init", "--duration-s", "1", "--rate", "100"], 1),
+                             (["agent", "--recount"], 1)):
+                r = rusk([argv[0], "--backend", cl.url] + BIG.split() + argv[1:], status=st)
+                match(refused, r.out)
+        rusk("agent --backend %s %s --init-only" % (cl.url, BIG))
+        meta = cl.master_of_tag("{meta}")
+        v = subprocess.run(["redis-cli", "-p", str(meta), "exists", "rusk:{meta}:init"],
+                           capture_output=True, text=True, timeout=10).stdout.strip()
+        assert v == "0", "rusk:{meta}:init left after a whole init: %r" % v
+        r = rusk("agent --backend %s %s --recount" % (cl.url, BIG))
+        assert last_json(r.out)["ok"], r.out
+
+
+@case
 def cli_redis_start_lease_kept():
     """The agent's lease kept while its start waits on a stuck master: a partition's master
     (not the {meta} one) paused 7 s (no failover: cluster-node-timeout 60 s) while an agent
@@ -3870,12 +3974,15 @@ class SlowLink:
     the proxy, so every byte between rusk and a node crosses the delay (so do the replicas'
     streams; the bus does not). No root needed; set() is `delay D` on its stdin."""
 
+    def __init__(self, proxy=False):
+        self.proxy_only = proxy  # the delay proxy even where netem is at hand (.rate())
+
     def __enter__(self):
         need_redis()
         self.dir = tempfile.mkdtemp(prefix="rusk-slow.")
         self.ns, self.proxy, self.inside = None, None, []
         try:
-            why = self.netem()
+            why = "asked for the proxy" if self.proxy_only else self.netem()
             if why is None:
                 self.kind = "netem"
                 subprocess.run(self.inside + [script(), "start", self.dir, "7000"],
@@ -3931,11 +4038,18 @@ class SlowLink:
             sh(*self.inside, "tc", "qdisc", "change", "dev", "lo", "root", "netem", "delay",
                "%gms" % ms)
             return
-        self.proxy.stdin.write("delay %g\n" % ms)
+        self.tell("delay", ms)
+
+    def rate(self, kbps):
+        """The proxy's bandwidth, KB/s each way per connection (0: none): SlowLink(proxy=True)."""
+        self.tell("rate", kbps)
+
+    def tell(self, what, v):
+        self.proxy.stdin.write("%s %g\n" % (what, v))
         self.proxy.stdin.flush()
         ans = self.proxy.stdout.readline().strip()
-        if ans != "delay %g" % ms:
-            raise Fail("delay_proxy.py answered %r to `delay %g`" % (ans, ms))
+        if ans != "%s %g" % (what, v):
+            raise Fail("delay_proxy.py answered %r to `%s %g`" % (ans, what, v))
 
     def __exit__(self, *exc):
         subprocess.run(self.inside + [script(), "stop", self.dir], timeout=60)
@@ -4000,6 +4114,34 @@ def cli_redis_slow_link():
                   (len(b), min(j["rtt_p50_ms"] for j in s) / max(j["rtt_p50_ms"] for j in b),
                    stale[0], stale[1], top))
             assert stale[1] > stale[0], (b, s)
+
+
+@case
+def cli_redis_slow_link_big_reply():
+    """A big reply over a link of low bandwidth: one partition of 1M machines (a snapshot's
+    `:free` of 2 MB) behind the delay proxy at 500 KB/s each way (written at full speed
+    first), one `rusk agent` for 6 s at 20 tasks/s: each snapshot takes about 4 s to arrive,
+    twice a read's timeout, but is never silent for one, so the agent places (exit 0,
+    placed > 0, no reconnect, no outage) and its recount is clean. A read's timeout is one
+    of silence, pushed on by every byte that arrives: when it was one of total time (the
+    tenth review, D1), no snapshot was ever read whole: 0 placed, 29 reconnects, a 30 s
+    outage."""
+    shape = "--machines 1000000 --rus-per-machine 16 --partitions 1".split()
+    with SlowLink(proxy=True) as link:
+        run_in([], ["agent", "--backend", link.url, "--init-only"] + shape)
+        link.rate(500)
+        t0 = time.monotonic()
+        r = run_in([], ["agent", "--backend", link.url, "--duration-s", "6", "--rate", "20"] +
+                   shape)
+        j = last_json(r)
+        print("500 KB/s: placed %d in %.1f s, %d syncs, %d reconnects, outage %.1f s"
+              % (j["placed"], time.monotonic() - t0, j["syncs"], j["reconnects"],
+                 j["outage_s"]))
+        assert j["placed"] > 0 and j["reconnects"] == 0 and j["outage_s"] == 0, j
+        check_placed(j)
+        link.rate(0)
+        r = run_in([], ["agent", "--backend", link.url, "--recount"] + shape)
+        assert last_json(r)["ok"], r
 
 
 # cli_redis_slow_link_tbf: a token bucket (tbf) on a namespace's loopback, MTU 1500

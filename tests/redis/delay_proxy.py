@@ -15,36 +15,47 @@ listening ports, in the order of the targets), then reads commands from stdin, o
 
     delay MS        D := MS (a number >= 0; 0 at start) for every chunk read from now on;
                     answers `delay MS` on stdout
+    rate KBPS       a bandwidth of KBPS KB/s (1000 bytes) for each connection's direction
+                    from now on (0, the start: none): a chunk is written once the link's
+                    bytes before it have passed at that rate, and its own; answers
+                    `rate KBPS`
     end of stdin    closes the listeners and every connection and exits 0
 
 A bad command is answered `error: ...` on stdout and changes nothing. The nodes announce
 the listening ports (cluster.sh, RUSK_REDIS_ANNOUNCE), so their CLUSTER SLOTS, MOVED and
 ASK answers name them and every byte of a client crosses the delay; so do the replicas'
 replication streams. The cluster bus stays direct. A chunk is whatever one read returned
-(at most 64 KiB); a delay is a lower bound: the event loop wakes up to about 1 ms late
+(at most 16 KiB); a delay is a lower bound: the event loop wakes up to about 1 ms late
 (epoll's timeout is in ms), later on a loaded machine."""
 import asyncio
 import sys
 
-CHUNK = 65536
+CHUNK = 16384  # a rate's granule: 16 ms at 1,000 KB/s
 
 
 class Link:
     def __init__(self):
         self.delay_s = 0.0  # the one-way delay: set by `delay MS`, read as each chunk arrives
+        self.rate = 0.0     # bytes/s of each direction (`rate KBPS`; 0: none)
         self.open = {}      # each forwarding task -> its two writers, closed at the end
 
 
 async def pipe(reader, writer, link):
-    """Copies reader to writer, each chunk due link.delay_s after it was read; in order."""
+    """Copies reader to writer, each chunk due link.delay_s after it was read and, under a
+    rate, once the bytes before it and its own have passed at that rate; in order."""
     loop = asyncio.get_running_loop()
     queue = asyncio.Queue()
+    free_at = [0.0]  # under a rate: when the link has passed every byte queued so far
 
     async def read():
         try:
             while True:
                 data = await reader.read(CHUNK)
-                queue.put_nowait((loop.time() + link.delay_s, data))
+                due = loop.time() + link.delay_s
+                if link.rate > 0 and data:
+                    due = max(due, free_at[0]) + len(data) / link.rate
+                    free_at[0] = due
+                queue.put_nowait((due, data))
                 if not data:
                     return
         except (ConnectionError, OSError):
@@ -104,16 +115,21 @@ async def main(pairs):
             break
         words = line.split()
         try:
-            if len(words) != 2 or words[0] != "delay":
-                raise ValueError("expected `delay MS`")
-            ms = float(words[1])
-            if not ms >= 0 or ms > 60000:
-                raise ValueError("MS must be 0..60000")
+            if len(words) != 2 or words[0] not in ("delay", "rate"):
+                raise ValueError("expected `delay MS` or `rate KBPS`")
+            v = float(words[1])
+            if not v >= 0 or v > (60000 if words[0] == "delay" else 1e7):
+                raise ValueError("%s must be 0..%s" % (
+                    "MS" if words[0] == "delay" else "KBPS",
+                    "60000" if words[0] == "delay" else "10000000"))
         except ValueError as e:
             print("error: %r: %s" % (line.strip(), e), flush=True)
             continue
-        link.delay_s = ms / 1000.0
-        print("delay %g" % ms, flush=True)
+        if words[0] == "delay":
+            link.delay_s = v / 1000.0
+        else:
+            link.rate = v * 1000.0
+        print("%s %g" % (words[0], v), flush=True)
     # the end: every connection closed, so that each pipe reads its end and returns (the
     # tasks end by themselves, not cancelled by asyncio.run); at most 5 s
     for s in servers:
