@@ -1087,8 +1087,12 @@ static int open_checks(agent_run *a, const cli_cluster *cc, char *err, size_t er
 	cli_cluster_describe(cc, a->c, flags, sizeof flags);
 	rusk_redis_set_flags_(a->st.redis, flags);
 	a->writing = init;
-	rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
-	          : rusk_redis_state_check_(a->st.redis, err, errlen);
+	rc = RUSK_OK;
+	if (!init) /* an init under way, or stopped half-way: the state is not whole */
+		rc = rusk_redis_init_unfinished_(a->st.redis, err, errlen);
+	if (rc == RUSK_OK)
+		rc = init ? rusk_redis_state_write_(a->st.redis, err, errlen)
+		          : rusk_redis_state_check_(a->st.redis, err, errlen);
 	if (rc == RUSK_OK)
 		a->writing = false;
 	if (rc == RUSK_ESHAPE) {

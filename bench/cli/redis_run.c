@@ -267,8 +267,12 @@ static int redis_setup(run *R, const drv_setup_in *in)
 	if (rc == RUSK_OK) {
 		rusk_redis_set_flags_(X->main.redis, flags);
 		writing = !cfg->no_init;
-		rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
-		                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
+		/* --no-init: an init under way, or stopped half-way, first (not whole) */
+		rc = cfg->no_init ? rusk_redis_init_unfinished_(X->main.redis, err, sizeof err)
+		                  : RUSK_OK;
+		if (rc == RUSK_OK)
+			rc = cfg->no_init ? rusk_redis_state_check_(X->main.redis, err, sizeof err)
+			                  : rusk_redis_state_write_(X->main.redis, err, sizeof err);
 	}
 	if (rc == RUSK_ESHAPE) {
 		size_t u = strlen(err);

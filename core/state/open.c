@@ -6,10 +6,13 @@
  * (rusk_state_attach_) hands the kernel an opener (kernel/backend.h) that opens one such
  * connection per thread, without init, on the thread's first use.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "state/open.h"
@@ -255,6 +258,35 @@ int rusk_state_check_wait_(rusk_state *s, const char *spec, uint32_t wait, char 
 	return RUSK_OK;
 }
 
+/* The init guard's last check: an init of a live process of this host under way (its mark,
+ * rusk_redis_init_mark_: "pid P on HOST since ..."): RUSK_EBUSY naming it; two inits at once
+ * would leave a state of both. A mark of a process that has ended, or of another host (whose
+ * processes cannot be asked), lets the init go on: it writes the state whole again. */
+static int init_live_guard(rusk_state *s, const char *spec, const char *hint, char *err,
+                           size_t errlen)
+{
+	char who[192], host[64], self[64] = "?";
+	long pid = 0;
+	int rc = rusk_redis_init_mark_(s->redis, who, sizeof who);
+	if (rc != RUSK_OK)
+		return rusk_errf(err, errlen, rc,
+		                 "--backend %s: cannot tell whether an init is writing the state "
+		                 "there: %s",
+		                 spec, rusk_redis_last_error_(s->redis));
+	if (who[0] == '\0' || sscanf(who, "pid %ld on %63s since", &pid, host) != 2 || pid <= 0)
+		return RUSK_OK;
+	if (gethostname(self, sizeof self) != 0)
+		snprintf(self, sizeof self, "?");
+	self[sizeof self - 1] = '\0';
+	if (strcmp(host, self) != 0 || pid == (long)getpid() ||
+	    (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+		return RUSK_OK;
+	return rusk_errf(err, errlen, RUSK_EBUSY,
+	                 "--backend %s: an init (%s, live) is writing the state: writing it "
+	                 "beside that one would leave a state of both; wait for it to end; %s",
+	                 spec, who, hint);
+}
+
 int rusk_state_init_guard_(rusk_state *s, const char *spec, int self, const char *hint, char *err,
                            size_t errlen)
 {
@@ -275,7 +307,7 @@ int rusk_state_init_guard_(rusk_state *s, const char *spec, int self, const char
 		n_agents--;
 	}
 	if (n_agents == 0 && n_runs == 0)
-		return RUSK_OK;
+		return init_live_guard(s, spec, hint, err, errlen);
 	char ids[200] = "";
 	size_t u = 0;
 	for (uint32_t i = 0, k = 0; i < RUSK_REDIS_AGENTS && u + 16 < sizeof ids; i++)
@@ -311,6 +343,18 @@ void rusk_state_close_(rusk_state *s)
 #ifndef RUSK_HAVE_REDIS
 /* Without RUSK_WITH_REDIS no rusk_redis exists (rusk_state_open_ refuses redis://): the
  * queries the tool makes on one answer as for a NULL connection. */
+int rusk_redis_init_mark_(rusk_redis *r, char *who, size_t len)
+{
+	(void)r;
+	if (who != NULL && len > 0)
+		who[0] = '\0';
+	return RUSK_EINVAL;
+}
+int rusk_redis_init_unfinished_(rusk_redis *r, char *err, size_t errlen)
+{
+	(void)r;
+	return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
+}
 int rusk_redis_owners_(rusk_redis *r, uint32_t p, uint32_t *rus, uint64_t *owners, uint32_t *gens,
                        size_t cap, size_t *n)
 {

@@ -658,22 +658,34 @@ static int load_scripts(rusk_redis *r, int i)
 	redisContext *c = node_ctx(r, i);
 	if (c == NULL)
 		return RUSK_EIO;
+	/* all sent before any answer is read: one round trip a node, not one a script (a
+	 * link of 100 ms spent 1.2 s of a start's bound here; the eleventh review) */
+	for (int s = 0; s < N_SCRIPTS; s++)
+		if (redisAppendCommand(c, "SCRIPT LOAD %s", scripts[s]) != REDIS_OK)
+			return set_err(r, RUSK_ENOMEM, "out of memory");
 	for (int s = 0; s < N_SCRIPTS; s++) {
-		redisReply *rep = command(r, c, "SCRIPT LOAD %s", scripts[s]);
-		if (rep == NULL) {
+		void *x = NULL;
+		redisReply *rep = get_reply(r, c, &x) == REDIS_OK ? x : NULL;
+		if (rep == NULL) { /* no answer (RUSK_EIO): an outage, not a refusal */
+			timed_out(r, c);
+			set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: no answer (%s)", r->nodes[i].host,
+			        r->nodes[i].port, c->errstr);
 			node_lost(r, i);
-			return set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD: connection lost",
-			               r->nodes[i].host, r->nodes[i].port);
+			return RUSK_EIO;
 		}
 		int bad = rep->type != REDIS_REPLY_STRING || rep->len != 40;
 		if (bad)
-			set_err(r, RUSK_EIO, "%s:%d: SCRIPT LOAD failed: %s", r->nodes[i].host,
+			set_err(r, RUSK_EPARSE, "%s:%d: SCRIPT LOAD failed: %s", r->nodes[i].host,
 			        r->nodes[i].port, rep->type == REDIS_REPLY_ERROR ? rep->str : "?");
 		else
 			memcpy(r->sha[s], rep->str, 41);
 		freeReplyObject(rep);
-		if (bad)
-			return RUSK_EIO;
+		if (bad) {
+			/* it answered, with an error: the pipeline's other answers unread, so
+			 * the connection goes (the next call connects afresh) */
+			drop_ctx(&r->nodes[i]);
+			return RUSK_EPARSE;
+		}
 	}
 	return RUSK_OK;
 }
@@ -3001,90 +3013,160 @@ static void part_desc(const rusk_redis *r, uint32_t p, char *buf, size_t len)
 }
 
 /* Writes partition p's empty state: one pipeline (one round trip) to its shard. */
+/* Machines (or GPUs) per HSET of the init's writes (init_part): each chunk is answered as it
+ * is executed, so that a big partition over a slow link is never silent for a read's
+ * timeout while its bytes cross (a single HSET of 1M machines, 20 MB, was answered only
+ * once all of it had arrived: at 1,000 KB/s never within the timeout; the eleventh review). */
+#define INIT_CHUNK 4096
+
+/* The keys an init writes partition p's new state under before the swap (init_part):
+ * rusk:{pN}:init:SUFFIX, in p's slot. */
+static void init_tmp_key(const rusk_redis *r, uint32_t p, int k, char *buf, size_t len)
+{
+	const char *free_key = r->keys[p][K_FREE], *colon = strrchr(free_key, ':');
+	int pre = colon != NULL ? (int)(colon - free_key) : (int)strlen(free_key);
+	snprintf(buf, len, "%.*s:init:%s", pre, free_key, key_suffix[k]);
+}
+
+/* The init's swap of partition p (one script, atomic: a commit or release script, or a
+ * snapshot, sees the old partition or the new one, never a mix or a gap): KEYS[1..8] the
+ * partition's keys, KEYS[9..16] the new ones (init_tmp_key, in the same order); each key
+ * the init wrote replaces its old one (RENAME), the others are deleted. Without the new
+ * free bits (KEYS[11]: K_FREE's, which the init always writes) it does nothing: a swap sent
+ * again after its answer was lost (exec_slot) must not delete what the first one put in. */
+static const char lua_init_swap[] = "if redis.call('EXISTS', KEYS[11]) == 0 then return 0 end\n"
+                                    "for i = 1, 8 do\n"
+                                    "  if redis.call('EXISTS', KEYS[i + 8]) == 1 then\n"
+                                    "    redis.call('RENAME', KEYS[i + 8], KEYS[i])\n"
+                                    "  else\n"
+                                    "    redis.call('DEL', KEYS[i])\n"
+                                    "  end\n"
+                                    "end\n"
+                                    "return 1\n";
+
+/*
+ * Writes partition p's empty state: under its init keys first (init_tmp_key: what a cut init
+ * left there deleted, the free bits, the version, the machines, memory and GPUs in HSETs of
+ * INIT_CHUNK entries), then swapped in by one script (lua_init_swap). All in one pipeline.
+ * Before, the partition's keys were deleted and written in place by plain commands: a commit
+ * script of an agent still on the old state could run between them and find a key absent or
+ * a machine missing (a forced init under a live agent: "the rusk state is corrupt", exit 2;
+ * a live `rusk run` stopped as "lost by the cluster"; the eleventh review).
+ */
 static int init_part(rusk_redis *r, uint32_t p)
 {
 	uint32_t nm = r->p_n_m[p], nr = r->p_n_rus[p], fm = r->p_first_m[p];
 	size_t gpus = 0;
 	for (uint32_t m = fm; m < fm + nm; m++)
 		gpus += r->m_gpus[m];
+	size_t chunks = 2 * ((size_t)nm / INIT_CHUNK + 1) + gpus / INIT_CHUNK + 1;
+	size_t max_cmds = 4 + chunks;
+	char tmp[N_KEYS][48];
+	for (int k = 0; k < N_KEYS; k++)
+		init_tmp_key(r, p, k, tmp[k], sizeof tmp[k]);
 	arena a;
-	if (arena_init(&a, 32 + 4 * (size_t)nm + 2 * gpus) != RUSK_OK)
+	if (arena_init(&a, 64 + 4 * (size_t)nm + 2 * gpus + 2 * chunks) != RUSK_OK)
 		return RUSK_ENOMEM;
 	size_t nbytes = (nr + 7) / 8;
 	char *bits = malloc(nbytes ? nbytes : 1);
 	char(*vals)[48] = malloc(sizeof *vals * (nm + 1));
-	if (bits == NULL || vals == NULL) {
+	rcmd *cmds = malloc(max_cmds * sizeof *cmds);
+	redisReply **rep = calloc(max_cmds, sizeof *rep);
+	if (bits == NULL || vals == NULL || cmds == NULL || rep == NULL) {
 		free(bits);
 		free(vals);
+		free(cmds);
+		free(rep);
 		arena_free(&a);
 		return RUSK_ENOMEM;
 	}
 	memset(bits, 0xff, nbytes);
 	if (nr % 8)
 		bits[nbytes - 1] = (char)(0xffu << (8 - nr % 8));
-	rcmd cmds[6];
-	size_t at = a.n_args;
+	size_t ncmd = 0, at = a.n_args;
 	arg_str(&a, "DEL");
 	for (int k = 0; k < N_KEYS; k++)
-		arg_str(&a, r->keys[p][k]);
-	cmds[0] = cmd_at(&a, at, -1, 0);
+		arg_str(&a, tmp[k]);
+	cmds[ncmd++] = cmd_at(&a, at, -1, 0);
 	at = a.n_args;
 	arg_str(&a, "SET");
-	arg_str(&a, r->keys[p][K_FREE]);
+	arg_str(&a, tmp[K_FREE]);
 	a.argv[a.n_args] = bits;
 	a.len[a.n_args++] = nbytes;
-	cmds[1] = cmd_at(&a, at, -1, 0);
+	cmds[ncmd++] = cmd_at(&a, at, -1, 0);
 	at = a.n_args;
 	arg_str(&a, "SET");
-	arg_str(&a, r->keys[p][K_VER]);
+	arg_str(&a, tmp[K_VER]);
 	arg_str(&a, "0");
-	cmds[2] = cmd_at(&a, at, -1, 0);
-	at = a.n_args;
-	arg_str(&a, "HSET");
-	arg_str(&a, r->keys[p][K_MACH]);
-	arg_str(&a, "part");
+	cmds[ncmd++] = cmd_at(&a, at, -1, 0);
+	/* the machines: the partition's description first, then INIT_CHUNK a command */
 	part_desc(r, p, vals[nm], sizeof vals[nm]);
-	arg_str(&a, vals[nm]);
-	for (uint32_t m = fm; m < fm + nm; m++) {
-		arg_u64(&a, m - fm);
+	for (uint32_t m = fm; m < fm + nm; m++)
 		snprintf(vals[m - fm], sizeof vals[0], "%u,%u,%u,%u",
 		         r->m_first_ru[m] - r->p_first_ru[p], r->m_n_rus[m], r->m_mem[m],
 		         r->m_gpus[m]);
-		arg_str(&a, vals[m - fm]);
-	}
-	cmds[3] = cmd_at(&a, at, -1, 0);
-	at = a.n_args;
-	arg_str(&a, "HSET");
-	arg_str(&a, r->keys[p][K_MEM]);
-	for (uint32_t m = fm; m < fm + nm; m++) {
-		arg_u64(&a, m - fm);
-		arg_u64(&a, r->m_mem[m]);
-	}
-	cmds[4] = cmd_at(&a, at, -1, 0);
-	size_t ncmd = 5;
-	if (gpus > 0) {
+	for (uint32_t m0 = fm; m0 == fm || m0 < fm + nm; m0 += INIT_CHUNK) {
 		at = a.n_args;
 		arg_str(&a, "HSET");
-		arg_str(&a, r->keys[p][K_GPU]);
-		for (uint32_t m = fm; m < fm + nm; m++)
-			for (uint32_t k = 0; k < r->m_gpus[m]; k++) {
-				char *t = a.text + a.used;
-				int w = snprintf(t, 24, "%u.%u", m - fm, k);
-				a.used += (size_t)w + 1;
-				a.argv[a.n_args] = t;
-				a.len[a.n_args++] = (size_t)w;
-				arg_str(&a, "1000");
-			}
-		cmds[5] = cmd_at(&a, at, -1, 0);
-		ncmd = 6;
+		arg_str(&a, tmp[K_MACH]);
+		if (m0 == fm) {
+			arg_str(&a, "part");
+			arg_str(&a, vals[nm]);
+		}
+		for (uint32_t m = m0; m < fm + nm && m < m0 + INIT_CHUNK; m++) {
+			arg_u64(&a, m - fm);
+			arg_str(&a, vals[m - fm]);
+		}
+		cmds[ncmd++] = cmd_at(&a, at, -1, 0);
 	}
-	redisReply *rep[6] = {0};
+	for (uint32_t m0 = fm; m0 < fm + nm; m0 += INIT_CHUNK) {
+		at = a.n_args;
+		arg_str(&a, "HSET");
+		arg_str(&a, tmp[K_MEM]);
+		for (uint32_t m = m0; m < fm + nm && m < m0 + INIT_CHUNK; m++) {
+			arg_u64(&a, m - fm);
+			arg_u64(&a, r->m_mem[m]);
+		}
+		cmds[ncmd++] = cmd_at(&a, at, -1, 0);
+	}
+	size_t in_cmd = 0;
+	for (uint32_t m = fm; m < fm + nm; m++)
+		for (uint32_t k = 0; k < r->m_gpus[m]; k++) {
+			if (in_cmd == 0) {
+				at = a.n_args;
+				arg_str(&a, "HSET");
+				arg_str(&a, tmp[K_GPU]);
+			}
+			char *t = a.text + a.used;
+			int w = snprintf(t, 24, "%u.%u", m - fm, k);
+			a.used += (size_t)w + 1;
+			a.argv[a.n_args] = t;
+			a.len[a.n_args++] = (size_t)w;
+			arg_str(&a, "1000");
+			if (++in_cmd == INIT_CHUNK) {
+				cmds[ncmd++] = cmd_at(&a, at, -1, 0);
+				in_cmd = 0;
+			}
+		}
+	if (in_cmd > 0)
+		cmds[ncmd++] = cmd_at(&a, at, -1, 0);
+	at = a.n_args;
+	arg_str(&a, "EVAL");
+	arg_str(&a, lua_init_swap);
+	arg_str(&a, "16");
+	for (int k = 0; k < N_KEYS; k++)
+		arg_str(&a, r->keys[p][k]);
+	for (int k = 0; k < N_KEYS; k++)
+		arg_str(&a, tmp[k]);
+	cmds[ncmd++] = cmd_at(&a, at, -1, 0);
 	int rc = exec_slot(r, rusk_redis_slot_of_(p), cmds, ncmd, rep);
 	for (size_t i = 0; rc == RUSK_OK && i < ncmd; i++)
 		if (rep[i]->type == REDIS_REPLY_ERROR)
 			rc = set_err(r, RUSK_EIO, "partition %u: writing the state: %s", p,
 			             rep[i]->str);
 	free_replies(rep, ncmd);
+	free(rep);
+	free(cmds);
 	free(bits);
 	free(vals);
 	arena_free(&a);
@@ -3372,10 +3454,11 @@ static int missing_part(rusk_redis *r, uint32_t p, bool started)
 	               r->url, gone > 1 ? "s" : "", names, gone, r->n_parts);
 }
 
-/* Whether an init is under way or stopped half-way (META_INIT there): RUSK_EIO,
- * r->state_lost set (an exit status of 1) and a message naming it; RUSK_OK when not. */
-static int init_unfinished(rusk_redis *r)
+int rusk_redis_init_mark_(rusk_redis *r, char *who, size_t len)
 {
+	if (r == NULL || who == NULL || len == 0)
+		return RUSK_EINVAL;
+	who[0] = '\0';
 	const char *av[2] = {"GET", META_INIT};
 	size_t al[2] = {3, strlen(META_INIT)};
 	rcmd cmd = {2, av, al, -1, 0};
@@ -3383,18 +3466,31 @@ static int init_unfinished(rusk_redis *r)
 	int rc = exec_slot(r, rusk_redis_keyslot_(META_INIT, strlen(META_INIT)), &cmd, 1, &y);
 	if (rc == RUSK_OK && y->type == REDIS_REPLY_ERROR)
 		rc = meta_reply_err(r, "GET", META_INIT, "string", y);
-	else if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING) {
+	else if (rc == RUSK_OK && y->type == REDIS_REPLY_STRING)
+		snprintf(who, len, "%.*s", (int)(y->len < 160 ? y->len : 160), y->str);
+	free_replies(&y, 1);
+	return rc;
+}
+
+int rusk_redis_init_unfinished_(rusk_redis *r, char *err, size_t errlen)
+{
+	if (r == NULL)
+		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
+	char who[192];
+	int rc = rusk_redis_init_mark_(r, who, sizeof who);
+	if (rc == RUSK_OK && who[0] != '\0') {
 		r->state_lost = true;
 		rc = set_err(
 		        r, RUSK_EIO,
-		        "the rusk state at %s is not whole: an init (%.*s) began writing it "
+		        "the rusk state at %s is not whole: an init (%s) began writing it "
 		        "and has not finished: it is still writing, or it stopped half-way "
 		        "(a signal, a kill, an outage past its --failover-ms): wait for it, or "
 		        "write the state afresh (`rusk agent --init-only`)",
-		        r->url, (int)(y->len < 160 ? y->len : 160), y->str);
+		        r->url, who);
 	}
-	free_replies(&y, 1);
-	return rc;
+	if (rc != RUSK_OK)
+		return rusk_errf(err, errlen, rc, "--backend %s: %s", r->url, r->err);
+	return RUSK_OK;
 }
 
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
@@ -3402,9 +3498,6 @@ int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen)
 	if (r == NULL)
 		return rusk_errf(err, errlen, RUSK_EINVAL, "no connection");
 	r->state_lost = false;
-	int rc0 = init_unfinished(r);
-	if (rc0 != RUSK_OK)
-		return rusk_errf(err, errlen, rc0, "--backend %s: %s", r->url, r->err);
 	for (uint32_t p = 0; p < r->n_parts; p++) {
 		char there[64];
 		bool missing = false;
@@ -3631,17 +3724,29 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	if (rc == RUSK_OK && ni >= 0)
 		wrote[ni] = r->nodes[ni].conns;
 	for (uint32_t p = 0; rc == RUSK_OK && p < r->n_parts; p++) {
+		if (stopping(r)) { /* heard between partitions, not only in a wait */
+			rc = set_err(r, RUSK_EIO, "stopped after %u of %u partitions", p,
+			             r->n_parts);
+			break;
+		}
 		rc = init_part(r, p);
 		ni = r->slot_node[rusk_redis_slot_of_(p)];
 		if (rc == RUSK_OK && ni >= 0)
 			wrote[ni] = r->nodes[ni].conns;
 	}
-	if (rc == RUSK_OK) { /* whole: no longer under way */
-		const char *a4[2] = {"DEL", META_INIT};
-		size_t l4[2] = {3, strlen(META_INIT)};
-		rcmd del = {2, a4, l4, -1, 0};
+	bool whole = rc == RUSK_OK;
+	if (rc == RUSK_OK) {
+		/* Whole: no longer under way. The mark deleted only while it is this init's
+		 * (another init started meanwhile, with --force-init, set its own: it is that
+		 * one's to delete; before, the first to end deleted the other's). */
+		static const char lua_init_done[] =
+		        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+		        "  return redis.call('DEL', KEYS[1])\n"
+		        "end\n"
+		        "return 0\n";
+		const char *k4[1] = {META_INIT}, *a4[1] = {who};
 		redisReply *d = NULL;
-		rc = exec_slot(r, rusk_redis_keyslot_(META_INIT, strlen(META_INIT)), &del, 1, &d);
+		rc = meta_eval(r, lua_init_done, 1, k4, 1, a4, &d);
 		free_replies(&d, 1);
 		ni = r->slot_node[rusk_redis_keyslot_(META_INIT, strlen(META_INIT))];
 		if (rc == RUSK_OK && ni >= 0)
@@ -3653,10 +3758,12 @@ int rusk_redis_state_write_(rusk_redis *r, char *err, size_t errlen)
 	if (bounded)
 		rusk_redis_set_bound_(r, now_ns() + kept);
 	if (rc != RUSK_OK)
-		return rusk_errf(err, errlen, rc,
-		                 "--backend %s: %s (the state is half-written: a start that checks "
-		                 "it refuses it until an init writes it whole)",
-		                 r->url, r->err);
+		return rusk_errf(err, errlen, rc, "--backend %s: %s (%s)", r->url, r->err,
+		                 whole ? "every partition is written, but the mark of the init "
+		                         "under way (" META_INIT ") may be left: a start that "
+		                         "checks the state refuses it while it is there"
+		                       : "the state is half-written: a start that checks it "
+		                         "refuses it until an init writes it whole");
 	return RUSK_OK;
 }
 
@@ -3810,25 +3917,38 @@ int rusk_redis_open_within_(const char *url, const rusk_redis_shape *shape, int 
 			master = r->slot_node[s] == i;
 		if (!master)
 			continue;
-		if (load_scripts(r, i) == RUSK_OK)
+		int lrc = load_scripts(r, i);
+		if (lrc == RUSK_OK)
 			loaded = true;
-		else if (r->auth_failed || r->nodes[i].ctx != NULL)
+		else if (r->auth_failed || lrc == RUSK_EPARSE)
 			refused = true; /* it answered, with an error */
 		else if (r->outage_t0 == 0)
-			r->outage_t0 = now_ns(); /* unreachable: its calls' bound runs from here */
+			r->outage_t0 = now_ns(); /* no answer: its calls' bound runs from here */
 	}
 	/* No master answers: the seed that gave the map (a replica) takes them. */
-	if (!loaded && !refused &&
-	    load_scripts(r, find_node(r, r->seed_host[k0], r->seed_port[k0])) == RUSK_OK)
-		loaded = true;
+	if (!loaded && !refused) {
+		int lrc = load_scripts(r, find_node(r, r->seed_host[k0], r->seed_port[k0]));
+		loaded = lrc == RUSK_OK;
+		refused = lrc == RUSK_EPARSE;
+	}
+	if (!loaded && !refused && r->timed_out) {
+		/* no node answered the load in time (a slow link, a short bound, stuck
+		 * masters): an outage, waited out as a seed's (rusk_state_open_wait_); before,
+		 * exit 2 as bad input, "SCRIPT LOAD: connection lost" (the eleventh review) */
+		rc = rusk_errf(err, errlen, RUSK_EAGAIN, "--backend %s: %s", r->url, r->err);
+		goto fail;
+	}
 	if (!loaded || refused) {
 		rc = rusk_errf(err, errlen, RUSK_EIO, "--backend %s: %s", r->url, r->err);
 		goto fail;
 	}
 	if (init == RUSK_REDIS_INIT)
 		rc = rusk_redis_state_write_(r, err, errlen);
-	else if (init == RUSK_REDIS_CHECK)
-		rc = rusk_redis_state_check_(r, err, errlen);
+	else if (init == RUSK_REDIS_CHECK) {
+		rc = rusk_redis_init_unfinished_(r, err, errlen);
+		if (rc == RUSK_OK)
+			rc = rusk_redis_state_check_(r, err, errlen);
+	}
 	if (rc != RUSK_OK)
 		goto fail;
 	if (stopping(r)) { /* a read it made was cut short by the stop */

@@ -184,9 +184,10 @@ bool rusk_redis_state_lost_(const rusk_redis *r);
 const char *rusk_redis_init_unreplicated_(const rusk_redis *r);
 
 /*
- * rusk_redis_state_check_: checks that no init is under way or stopped half-way
- * (rusk:{meta}:init: RUSK_EIO naming it, rusk_redis_outage_ 1), then that every
- * partition's state is there with r's shape.
+ * rusk_redis_state_check_: checks that every partition's state is there with r's shape
+ * (not the mark of an init under way: a start checks it first, rusk_redis_init_unfinished_;
+ * a process that finds the state written afresh under it checks the new one while the init
+ * may still write).
  * RUSK_OK; RUSK_EIO (a partition's state absent: the key named; with every partition's
  * absent the state was never written, bad input; with some others' there the cluster lost
  * part of it, the message names the partitions gone and rusk_redis_outage_ says 1: an
@@ -197,6 +198,17 @@ const char *rusk_redis_init_unreplicated_(const rusk_redis *r);
  * machines laid out otherwise: the layout digests of both sides). Owner thread.
  */
 int rusk_redis_state_check_(rusk_redis *r, char *err, size_t errlen);
+
+/* rusk_redis_init_mark_: the mark of an init under way or stopped half-way
+ * (rusk:{meta}:init, "pid P on HOST since TIME UTC") into who ("" when there is none):
+ * RUSK_OK; RUSK_ECORRUPT (a key of another type), RUSK_EIO (no answer). Owner thread. */
+int rusk_redis_init_mark_(rusk_redis *r, char *who, size_t len);
+
+/* rusk_redis_init_unfinished_: RUSK_OK when no init is under way or stopped half-way (no
+ * rusk:{meta}:init); else RUSK_EIO with a message naming that init (rusk_redis_outage_ says
+ * 1: wait for it, or write the state afresh), or rusk_redis_init_mark_'s error. Every start
+ * that checks the state calls it before rusk_redis_state_check_. Owner thread. */
+int rusk_redis_init_unfinished_(rusk_redis *r, char *err, size_t errlen);
 
 /* rusk_redis_set_flags_: the command line's cluster flags ("--machines N ... --seed S", as
  * cli_cluster_describe gives them): rusk_redis_state_write_ records them

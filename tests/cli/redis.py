@@ -4119,9 +4119,14 @@ def cli_redis_slow_link():
 
 @case
 def cli_redis_slow_link_big_reply():
-    """A big reply over a link of low bandwidth: one partition of 1M machines (a snapshot's
-    `:free` of 2 MB) behind the delay proxy at 500 KB/s each way (written at full speed
-    first), one `rusk agent` for 6 s at 20 tasks/s: each snapshot takes about 4 s to arrive,
+    """Big requests and replies over a link of low bandwidth (the delay proxy at 500 KB/s
+    each way). First an init of 100,000 machines (about 5 MB of writes) is written whole
+    (exit 0, the recount clean): its machines go in HSETs of 4,096, each answered as it is
+    executed; before (the eleventh review), one HSET of all machines was answered only once
+    all of it had crossed, past a read's timeout, and the init sent it again and again until
+    its bound (exit 1 after 30 s). Then one partition of 1M machines (a snapshot's `:free`
+    of 2 MB; written at full speed), one `rusk agent` for 6 s at 20 tasks/s: each snapshot
+    takes about 4 s to arrive,
     twice a read's timeout, but is never silent for one, so the agent places (exit 0,
     placed > 0, no reconnect, no outage) and its recount is clean. A read's timeout is one
     of silence, pushed on by every byte that arrives: when it was one of total time (the
@@ -4129,6 +4134,17 @@ def cli_redis_slow_link_big_reply():
     outage."""
     shape = "--machines 1000000 --rus-per-machine 16 --partitions 1".split()
     with SlowLink(proxy=True) as link:
+        # the init's writes over the slow link: 100,000 machines, about 5 MB
+        small = "--machines 100000 --rus-per-machine 16 --partitions 1".split()
+        link.rate(500)
+        t0 = time.monotonic()
+        out = run_in([], ["agent", "--backend", link.url, "--init-only"] + small)
+        print("500 KB/s: the init of 100,000 machines written in %.1f s"
+              % (time.monotonic() - t0))
+        match(r"wrote the empty state at .*: 1 partitions, 100000 machines", out)
+        assert last_json(run_in([], ["agent", "--backend", link.url, "--recount"] +
+                                small))["ok"]
+        link.rate(0)
         run_in([], ["agent", "--backend", link.url, "--init-only"] + shape)
         link.rate(500)
         t0 = time.monotonic()
