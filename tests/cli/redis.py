@@ -3607,6 +3607,66 @@ def cli_redis_init_cut_refused():
 
 
 @case
+def cli_redis_force_init_under_live():
+    """A forced init of a big state (1M machines in 16 partitions, seconds of writes) under a
+    live `rusk agent`, then under a live `rusk run --no-init`. The agent sees the new epoch
+    while the init may still write, stops (exit 1, "written afresh") and releases what it
+    took in the new state (the recount after: held 0); the run is not stopped (exit 0), its
+    ledger finds the commits the new state dropped, and the recount is clean. Each
+    partition is swapped in whole by one script, so neither meets a partition half-written.
+    Before (the eleventh review): the agent, its check meeting the mark of the init under
+    way, called the new state "not this agent's" and left 96-448 RUs held (5 of 7), or
+    exited 2 "the rusk state is corrupt" between the init's plain writes (1 of 7); the run
+    stopped, exit 1, the state "not whole" or "lost by the cluster" (4 of 4)."""
+    big = "--machines 1000000 --rus-per-machine 16 --partitions 16".split()
+    force = ["agent", "--backend", None, "--init-only", "--force-init"] + big
+    with Cluster() as cl:
+        force[2] = cl.url
+        rusk(["agent", "--backend", cl.url, "--init-only"] + big)
+        a = start_proc(["agent", "--backend", cl.url] + big +
+                       ["--duration-s", "30", "--rate", "3000", "--task-ms", "10000",
+                        "--lease-ms", "1500"])
+        try:
+            wait_lease(cl, 0, a)
+            time.sleep(2)
+            rusk(force)
+            out, rc = finish(a, 90)
+        finally:
+            if a.poll() is None:
+                a.kill()
+                a.communicate()
+        assert rc == 1, "the agent under a forced init exited %d" % rc
+        match(r"was written afresh while this agent ran", out)
+        match(r"released the [0-9]+ RUs it took in the new state", out)
+        assert "corrupt" not in out and "not this agent's" not in out, out
+        match(r"held 0, free 16000000, mismatch 0",
+              rusk(["agent", "--backend", cl.url, "--recount"] + big).out)
+        out = "cli_redis_force_init_under_live.json"
+        p = start_proc(["run", "--backend", cl.url, "--no-init"] + big +
+                       ["--duration-s", "10", "--rate", "2000", "--task-ms", "3000",
+                        "--json", out])
+        try:
+            for _ in range(300):  # its lease, taken once its setup is done (30 s at most)
+                if cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" or p.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert p.poll() is None, "the run ended before its lease was seen"
+            time.sleep(2)
+            rusk(force)
+            text, rc = finish(p, 120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        assert rc == 0, "the run under a forced init exited %d" % rc
+        rd = run_json(out)["redis"]
+        print(json.dumps({"ledger": rd["ledger"], "recount": rd["recount"]}))
+        assert rd["recount"]["ok"] and rd["recount"]["held_by_run"] == 0, rd["recount"]
+        match(r"held 0, free 16000000, mismatch 0",
+              rusk(["agent", "--backend", cl.url, "--recount"] + big).out)
+
+
+@case
 def cli_redis_start_lease_kept():
     """The agent's lease kept while its start waits on a stuck master: a partition's master
     (not the {meta} one) paused 7 s (no failover: cluster-node-timeout 60 s) while an agent
