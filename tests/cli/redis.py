@@ -3573,7 +3573,9 @@ def cli_redis_init_cut_refused():
     and every start that checks the state refuses it, naming that init, exit 1, until an
     init writes it whole: a SIGINT in the writes (exit 3, "stopped by SIGINT while writing
     the state"), then a SIGKILL; `rusk agent`, `rusk run --no-init` and `--recount` are
-    refused; a new init clears the mark and the recount is clean. Before, the cut init
+    refused; a new init clears the mark and the recount is clean. A second init while the
+    first (a live process of this host) writes is refused, exit 2, naming it (the eleventh
+    review: both wrote, and the first to end cleared the other's mark). Before, the cut init
     left partitions of the old state beside new ones and the starts went on, or named the
     cut state "lost by the cluster" (the tenth review, D2)."""
     with Cluster() as cl:
@@ -3581,6 +3583,11 @@ def cli_redis_init_cut_refused():
         for sig in (signal.SIGINT, signal.SIGKILL):
             p = start_proc(["agent", "--backend", cl.url] + BIG.split() + ["--init-only"])
             who = wait_init_marker(cl, p)
+            if sig == signal.SIGINT:
+                # a second init meanwhile: refused while the first (live, this host) writes
+                r = rusk(["agent", "--backend", cl.url, "--init-only"] + BIG.split(), status=2)
+                match(r"an init \(pid %d on .*, live\) is writing the state" % p.pid, r.out)
+                assert p.poll() is None, "the first init ended before the second was refused"
             p.send_signal(sig)
             out, rc = finish(p, timeout=60)
             print("init stopped by %s: exit %d (%s)" % (sig.name, rc, who))
