@@ -1134,11 +1134,10 @@ static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
 	return sum;
 }
 
-/* Free RUs of [lo, hi) (inside one machine) in `bits`, by popcount. */
-static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi)
+/* Free RUs of [b0, b_end) (bits of one machine) in `bits`, by popcount. */
+static inline uint32_t count_bits(const uint64_t *bits, uint32_t b0, uint32_t b_end)
 {
-	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
-	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo), n = 0;
+	uint32_t n = 0;
 	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
 		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
 		if (b_end < (b / 64 + 1) * 64)
@@ -1146,6 +1145,20 @@ static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t
 		n += (uint32_t)__builtin_popcountll(w);
 	}
 	return n;
+}
+
+/* Free RUs of [lo, hi) (inside one machine) in `bits`. */
+static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm);
+	return count_bits(bits, b0, b0 + (hi - lo));
+}
+
+/* Free RUs of machine mm in `bits`. */
+static inline uint32_t count_machine(const uint64_t *bits, const rusk_machine *mm)
+{
+	return count_bits(bits, mm->first_bit, mm->first_bit + mm->n_rus);
 }
 
 /*
@@ -1168,6 +1181,8 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 	if (n < m)
 		return -INFINITY;
 	if (lo == mm->first_ru && hi - lo == mm->n_rus) {
+		if (n < mm->n_rus && floor == INFINITY)
+			return -INFINITY; /* as below, without the load: every bound is below */
 		double best = (double)c->mtop[lo + m - 1] / m / 1000.0;
 		if (n == mm->n_rus || best < floor)
 			return n == mm->n_rus ? best : -INFINITY;
@@ -1200,6 +1215,111 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
 	}
 	return (double)top_sum(sc, n, m) / m / 1000.0;
+}
+
+/* Machine mm's bits in `bits` (mm->n_rus <= RUSK_VVAL_RUS), bit k of x[k / 64] for its k-th
+ * RU; only the words that hold them are read. */
+static inline void machine_bits(const uint64_t *bits, const rusk_machine *mm, uint64_t x[2])
+{
+	uint32_t sh = mm->first_bit % 64, n = mm->n_rus, nw = (sh + n + 63) / 64;
+	const uint64_t *w = bits + mm->first_bit / 64;
+	uint64_t w0 = w[0], w1 = nw > 1 ? w[1] : 0, w2 = nw > 2 ? w[2] : 0;
+	if (sh != 0) {
+		w0 = w0 >> sh | w1 << (64 - sh);
+		w1 = w1 >> sh | w2 << (64 - sh);
+	}
+	x[0] = n >= 64 ? w0 : w0 & ((UINT64_C(1) << n) - 1);
+	x[1] = n >= 128 ? w1 : n <= 64 ? 0 : w1 & ((UINT64_C(1) << (n - 64)) - 1);
+}
+
+/* The agent's value cache, allocated at its first use (one entry a machine up to
+ * RUSK_VVAL_MAX, zeroed: empty); NULL when that failed. */
+static rusk_vval *vval_table(rusk_agent *a)
+{
+	if (a->vval == NULL && !a->vval_tried) {
+		a->vval_tried = true;
+		uint32_t n = 1;
+		while (n < a->c->n_machines && n < RUSK_VVAL_MAX)
+			n *= 2;
+		a->vval = aligned_alloc(RUSK_CACHELINE, sizeof *a->vval * n);
+		if (a->vval != NULL) {
+			memset(a->vval, 0, sizeof *a->vval * n);
+			a->vval_mask = n - 1;
+		}
+	}
+	return a->vval;
+}
+
+/* Entry e for machine mm with free RUs x (its bits in the view): its best
+ * min(RUSK_VVAL_SCORES, free) free scores, best first. Few free: the free ones' scores,
+ * sorted by insertion; else a walk in static score order (cluster.mord, the k-th best
+ * score mtop[k] - mtop[k - 1], as top_mean_scores reads them) to the first ones free. */
+static void vval_fill(const rusk_cluster *c, const rusk_machine *mm, const uint64_t x[2],
+                      rusk_vval *e)
+{
+	uint32_t n_free = (uint32_t)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+	uint32_t got = 0;
+	if (n_free <= RUSK_VVAL_SCORES) {
+		for (uint32_t k = 0; k < 2; k++)
+			for (uint64_t w = x[k]; w != 0; w &= w - 1) {
+				uint32_t off = k * 64 + (uint32_t)__builtin_ctzll(w), j = got++;
+				uint16_t sc = c->ru_score[mm->first_ru + off];
+				for (; j > 0 && e->sc[j - 1] < sc; j--)
+					e->sc[j] = e->sc[j - 1];
+				e->sc[j] = sc;
+			}
+	} else {
+		const uint16_t *ord = c->mord + mm->first_ru;
+		const uint32_t *top = c->mtop + mm->first_ru;
+		for (uint32_t k = 0, prev = 0; got < RUSK_VVAL_SCORES; k++) {
+			uint32_t o = ord[k];
+			if ((x[o / 64] >> (o % 64)) & 1)
+				e->sc[got++] = (uint16_t)(top[k] - prev);
+			prev = top[k];
+		}
+	}
+	e->n = (uint16_t)got;
+	e->bits[0] = x[0];
+	e->bits[1] = x[1];
+}
+
+/*
+ * The sum of machine mi's best m free slot scores in the agent's view (what
+ * top_mean_scores sums), from the agent's value cache: true and *sum when the machine's
+ * entry holds its bits as they are in the view now, or (fill) after the entry was made
+ * anew; false when the cache cannot answer (m above RUSK_VVAL_SCORES, a machine of more
+ * than RUSK_VVAL_RUS RUs, no cache, or a miss without fill). Call it only for a machine
+ * with at least m free RUs in the view. The same sum as top_mean_scores, so the same
+ * choice: an entry is only used while the bits it was read from are the view's.
+ */
+static bool vval_sum(rusk_agent *a, uint32_t mi, uint32_t m, bool fill, uint64_t *sum)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_machine *mm = &c->machines[mi];
+	if (m > RUSK_VVAL_SCORES || mm->n_rus > RUSK_VVAL_RUS || a->vval_off)
+		return false;
+	rusk_vval *tab = vval_table(a);
+	if (tab == NULL)
+		return false;
+	uint64_t x[2];
+	machine_bits(rusk_view_bits_(a->v), mm, x);
+	rusk_vval *e = &tab[mi & a->vval_mask];
+	if (e->tag == mi + 1 && e->bits[0] == x[0] && e->bits[1] == x[1] && e->n >= m) {
+		a->vval_hits++;
+	} else {
+		if (!fill)
+			return false;
+		a->vval_misses++;
+		e->tag = mi + 1;
+		vval_fill(c, mm, x, e);
+		if (e->n < m)
+			return false; /* fewer than m free: not a candidate */
+	}
+	uint64_t s = 0;
+	for (uint32_t k = 0; k < m; k++)
+		s += e->sc[k];
+	*sum = s;
+	return true;
 }
 
 /* The per-GPU milli of a vector demand: its share, 1000 for whole GPUs, 0 without GPUs. */
@@ -1363,8 +1483,7 @@ static bool vec_part_any(const rusk_agent *a, const rusk_dctx *d, uint32_t p)
 		if (!rusk_vec_shape_fits_(c, mi, vd) || machine_listed(a->vskip, a->n_vskip, mi) ||
 		    !rusk_vec_free_fits_(c, mi, vd))
 			continue;
-		const rusk_machine *mm = &c->machines[mi];
-		if (count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus) >= d->t->rus)
+		if (count_machine(bits, &c->machines[mi]) >= d->t->rus)
 			return true;
 	}
 	return false;
@@ -1689,7 +1808,7 @@ typedef struct lazy_cand {
  * bound). A candidate whose value reaches its bound then ends the search. Same choice as
  * valuing all of them.
  */
-static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, double *best_v,
+static void lazy_scores(rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, double *best_v,
                         uint64_t *best_key, uint32_t *best_lo, uint32_t *best_hi)
 {
 	const rusk_cluster *c = a->c;
@@ -1708,9 +1827,12 @@ static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t 
 			break;
 		if (bound == *best_v && x[i].key <= *best_key)
 			continue;
-		const rusk_machine *mm = &c->machines[c->ru_machine[x[i].lo]];
-		uint32_t nf, hi = x[i].lo + mm->n_rus;
-		double v = top_mean_scores(c, rusk_view_bits_(a->v), x[i].lo, hi, m, &nf, *best_v);
+		uint32_t mi = c->ru_machine[x[i].lo], nf, hi = x[i].lo + c->machines[mi].n_rus;
+		uint64_t sum;
+		double v = vval_sum(a, mi, m, true, &sum)
+		                   ? (double)sum / m / 1000.0 /* as top_mean_scores divides */
+		                   : top_mean_scores(c, rusk_view_bits_(a->v), x[i].lo, hi, m, &nf,
+		                                     *best_v);
 		if (v > *best_v || (v == *best_v && x[i].key > *best_key)) {
 			*best_v = v;
 			*best_key = x[i].key;
@@ -1721,8 +1843,10 @@ static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t 
 }
 
 /* choose_vec's best machine so far: value, tie key, RU range; with lazy slot scores, the
- * partly free machines kept, valued after the draws (lazy_scores). */
+ * partly free machines kept whose value the agent's value cache does not hold, valued after
+ * the draws (lazy_scores). */
 typedef struct vec_best {
+	rusk_agent *a;
 	double v;
 	uint64_t key;
 	uint32_t lo, hi;
@@ -1733,12 +1857,18 @@ typedef struct vec_best {
 	uint32_t n_part;
 } vec_best;
 
-/* A kept machine [lo, hi) of value v (judge_machine) into b. */
-static inline void vec_best_add(vec_best *b, double v, uint32_t lo, uint32_t hi)
+/* A kept machine mi, [lo, hi), of value v (judge_machine) into b. A partly free one
+ * (lazily valued: -inf) is valued now when the value cache holds it, else later: either
+ * way the choice is the best by value and tie key. */
+static inline void vec_best_add(vec_best *b, uint32_t mi, double v, uint32_t lo, uint32_t hi)
 {
-	if (b->lazy && v == -INFINITY) { /* partly free: later */
-		b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
-		return;
+	uint64_t sum;
+	if (b->lazy && v == -INFINITY) { /* partly free */
+		if (!vval_sum(b->a, mi, b->m, false, &sum)) {
+			b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
+			return;
+		}
+		v = (double)sum / b->m / 1000.0; /* as top_mean_scores divides */
 	}
 	uint64_t key = tie_key(lo);
 	if (v > b->v || (v == b->v && key > b->key)) {
@@ -1750,6 +1880,54 @@ static inline void vec_best_add(vec_best *b, double v, uint32_t lo, uint32_t hi)
 }
 
 #define VSET_KEPT (UINT32_C(1) << 31)
+
+/*
+ * vset_build's pass over machines [lo, end) for demand (m RUs, *vd, prepared as *vf), into
+ * out: the tests of rusk_vec_shape_fits_ and rusk_vec_fits_now_, each as one branch, then
+ * the skip list, the free RUs in the view and the kept list. Out of line, with its arrays
+ * in locals: its own registers (inlined in choose_vec, its state lived on the stack).
+ */
+static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *bits,
+                                        const rusk_vec_demand *vd, const rusk_vfit *vf, uint32_t m,
+                                        const uint32_t *vskip, uint32_t n_vskip,
+                                        const uint32_t *seen, uint32_t n_seen, uint32_t lo,
+                                        uint32_t end, rusk_vset_ent *out, uint32_t *w)
+{
+	const uint64_t *shape = c->mshape;
+	const rusk_mvec *mv = c->mvec;
+	const rusk_machine *ms = c->machines;
+	const uint32_t mem = vd->mem_mib, gpus = vd->gpus;
+	/* rusk_vec_shape_fits_'s model test as a mask over platforms: all when any model */
+	const uint64_t models = gpus == 0 || vd->gpu_models == 0 ? ~UINT64_C(0) : vd->gpu_models;
+	const uint64_t fmem = vf->mem_mib, fsub = vf->sub;
+	const uint32_t fgpus = vf->gpus;
+	uint32_t n = 0, cum = 0;
+	for (uint32_t mi = lo; mi < end; mi++) {
+		uint64_t sh = shape[mi];
+		bool ok = ((uint32_t)sh >= mem) & (((uint32_t)(sh >> 32) & 0xffu) >= gpus) &
+		          (uint32_t)((models >> ((sh >> 40) & 63u)) & 1u);
+		if (!ok)
+			continue;
+		/* rusk_vec_fits_now_, relaxed reads (a guess that the commit checks) */
+		const rusk_mvec *v = &mv[mi];
+		uint64_t w0 = rusk_load64(&v->gpu_used[0], RUSK_RELAXED);
+		uint64_t w1 = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
+		uint32_t fit = (uint32_t)__builtin_popcountll(~((w0 | RUSK_LANE_HIGH) - fsub) &
+		                                              v->lanes[0]) +
+		               (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - fsub) &
+		                                              v->lanes[1]);
+		bool now = (rusk_load64(&v->mem_free, RUSK_RELAXED) >= fmem) & (fit >= fgpus);
+		if (!now || (n_vskip != 0 && machine_listed(vskip, n_vskip, mi)))
+			continue;
+		uint32_t k = count_machine(bits, &ms[mi]);
+		if (k < m || (n_seen != 0 && machine_listed(seen, n_seen, mi)))
+			continue;
+		cum += k;
+		out[n++] = (rusk_vset_ent){mi, cum};
+	}
+	*w = cum;
+	return n;
+}
 
 /*
  * Partition p's exact set for vector task d->t into a->vset[0..n): its machines that pass
@@ -1770,29 +1948,9 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 		a->vset = nv;
 		a->vset_cap = pp->n_machines;
 	}
-	/* Copies: the stores to the set cannot alias them, so the loop keeps them in
-	 * registers. */
-	const rusk_vec_demand vd = d->t->vec;
-	const rusk_vfit f = *vf;
-	const uint64_t *bits = rusk_view_bits_(a->v);
-	const uint32_t m = d->t->rus, n_vskip = a->n_vskip,
-	               end = pp->first_machine + pp->n_machines;
-	rusk_vset_ent *out = a->vset;
-	uint32_t n = 0, cum = 0;
-	for (uint32_t mi = pp->first_machine; mi < end; mi++) {
-		if (!rusk_vec_shape_fits_(c, mi, &vd) ||
-		    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
-		    !rusk_vec_fits_now_(c, mi, &f))
-			continue;
-		const rusk_machine *mm = &c->machines[mi];
-		uint32_t k = count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus);
-		if (k < m || machine_listed(seen, n_seen, mi))
-			continue;
-		cum += k;
-		out[n++] = (rusk_vset_ent){mi, cum};
-	}
-	*w = cum;
-	return (int)n;
+	return (int)vset_scan(c, rusk_view_bits_(a->v), &d->t->vec, vf, d->t->rus, a->vskip,
+	                      a->n_vskip, seen, n_seen, pp->first_machine,
+	                      pp->first_machine + pp->n_machines, a->vset, w);
 }
 
 /* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */
@@ -1882,7 +2040,7 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		                   b->lazy ? INFINITY : b->v, &v, &lo, &hi))
 			continue;
 		seen[(*kept)++] = mi;
-		vec_best_add(b, v, lo, hi);
+		vec_best_add(b, mi, v, lo, hi);
 	}
 	return RUSK_OK;
 }
@@ -1941,7 +2099,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	 * free one's is bounded by it and computed after the draws, best bound first, only
 	 * while the bound can still reach the best (same choice, fewer selections). */
 	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
-	vec_best b = {.v = -INFINITY,
+	vec_best b = {.a = a,
+	              .v = -INFINITY,
 	              .lazy = lazy,
 	              .mtop = a->c->mtop,
 	              .m = m,
@@ -1982,7 +2141,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo, &hi))
 				continue;
 			seen[kept++] = mi;
-			vec_best_add(&b, v, lo, hi);
+			vec_best_add(&b, mi, v, lo, hi);
 		}
 	}
 	pl->samples = drawn;
