@@ -1169,12 +1169,13 @@ static inline uint32_t count_machine(const uint64_t *bits, const rusk_machine *m
  * its m best RUs of all would score below `floor`, -inf at once (it cannot win a ranking
  * whose best is floor: the choice is the same, only cheaper).
  */
+static uint64_t free_top_sum(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                             uint32_t m, uint32_t n);
+
 static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
                               uint32_t m, uint32_t *n_free, double floor)
 {
-	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
 	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
-	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
 	/* Free RUs first, by popcount: a machine without m of them costs no score load. */
 	uint32_t n = count_free(c, bits, lo, hi);
 	*n_free = n;
@@ -1186,6 +1187,19 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 		double best = (double)c->mtop[lo + m - 1] / m / 1000.0;
 		if (n == mm->n_rus || best < floor)
 			return n == mm->n_rus ? best : -INFINITY;
+	}
+	return (double)free_top_sum(c, bits, lo, hi, m, n) / m / 1000.0;
+}
+
+/* The sum of the m best slot scores of the n (>= m) free RUs of [lo, hi) (inside machine
+ * mm) in `bits`: top_mean_scores's sum. */
+static uint64_t free_top_sum(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                             uint32_t m, uint32_t n)
+{
+	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
+	if (lo == mm->first_ru && hi - lo == mm->n_rus) {
 		/* The machine's RUs from the best score down (cluster.mord): the first m free
 		 * ones are its best m free, about m * n_rus / n RUs looked at. Worth it unless
 		 * few are free (then the n free scores are fewer to read). Same sum. */
@@ -1202,7 +1216,7 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 				prev = top[k];
 				got += f;
 			}
-			return (double)sum / m / 1000.0;
+			return sum;
 		}
 	}
 	n = 0;
@@ -1214,7 +1228,7 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 			sc[n++] =
 			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
 	}
-	return (double)top_sum(sc, n, m) / m / 1000.0;
+	return top_sum(sc, n, m);
 }
 
 /* Machine mm's bits in `bits` (mm->n_rus <= RUSK_VVAL_RUS), bit k of x[k / 64] for its k-th
@@ -1822,17 +1836,18 @@ static void lazy_scores(rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, dou
 		x[j] = e;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		double bound = (double)x[i].top / m / 1000.0; /* as top_mean_scores divides */
+		double bound = (double)x[i].top; /* values as sums (vec_best) */
 		if (bound < *best_v)
 			break;
 		if (bound == *best_v && x[i].key <= *best_key)
 			continue;
-		uint32_t mi = c->ru_machine[x[i].lo], nf, hi = x[i].lo + c->machines[mi].n_rus;
+		uint32_t mi = c->ru_machine[x[i].lo], hi = x[i].lo + c->machines[mi].n_rus;
+		const uint64_t *bits = rusk_view_bits_(a->v);
 		uint64_t sum;
-		double v = vval_sum(a, mi, m, true, &sum)
-		                   ? (double)sum / m / 1000.0 /* as top_mean_scores divides */
-		                   : top_mean_scores(c, rusk_view_bits_(a->v), x[i].lo, hi, m, &nf,
-		                                     *best_v);
+		if (!vval_sum(a, mi, m, true, &sum))
+			sum = free_top_sum(c, bits, x[i].lo, hi, m,
+			                   count_free(c, bits, x[i].lo, hi));
+		double v = (double)sum;
 		if (v > *best_v || (v == *best_v && x[i].key > *best_key)) {
 			*best_v = v;
 			*best_key = x[i].key;
@@ -1844,7 +1859,10 @@ static void lazy_scores(rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, dou
 
 /* choose_vec's best machine so far: value, tie key, RU range; with lazy slot scores, the
  * partly free machines kept whose value the agent's value cache does not hold, valued after
- * the draws (lazy_scores). */
+ * the draws (lazy_scores). With lazy slot scores a value is the sum of the machine's best m
+ * free scores rather than their mean (top_mean_scores): exact integers below 2^53, in the
+ * same order (the mean is sum / m / 1000 with the decision's m, and distinct sums under
+ * 2^32 keep distinct, ordered means), ties included, without a division. */
 typedef struct vec_best {
 	rusk_agent *a;
 	double v;
@@ -1857,18 +1875,21 @@ typedef struct vec_best {
 	uint32_t n_part;
 } vec_best;
 
-/* A kept machine mi, [lo, hi), of value v (judge_machine) into b. A partly free one
- * (lazily valued: -inf) is valued now when the value cache holds it, else later: either
- * way the choice is the best by value and tie key. */
+/* A kept machine mi, [lo, hi), of value v (judge_machine) into b. With lazy slot scores
+ * a wholly free one is valued by its static top sum, and a partly free one (-inf) now when
+ * the value cache holds it, else later: either way the choice is the best by value and tie
+ * key. */
 static inline void vec_best_add(vec_best *b, uint32_t mi, double v, uint32_t lo, uint32_t hi)
 {
-	uint64_t sum;
-	if (b->lazy && v == -INFINITY) { /* partly free */
-		if (!vval_sum(b->a, mi, b->m, false, &sum)) {
+	if (b->lazy) {
+		uint64_t sum;
+		if (v != -INFINITY) {
+			sum = b->mtop[lo + b->m - 1]; /* wholly free: v is its mean */
+		} else if (!vval_sum(b->a, mi, b->m, false, &sum)) {
 			b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
 			return;
 		}
-		v = (double)sum / b->m / 1000.0; /* as top_mean_scores divides */
+		v = (double)sum;
 	}
 	uint64_t key = tie_key(lo);
 	if (v > b->v || (v == b->v && key > b->key)) {
@@ -2061,6 +2082,74 @@ static bool vset_worth(const rusk_cluster *c, uint32_t p, uint32_t got, uint32_t
 }
 
 /*
+ * The best m free RUs of machine [lo, hi) (all of it) in `bits` for a task valued by slot
+ * scores alone (no Q, no preferred machines), best first by value then tie key, into
+ * x[0..m): what rusk_scan_range_ gives, from a walk in static score order (cluster.mord)
+ * to the m-th free RU and the free ones tied with its score, sorted by (value, key) (the
+ * walk orders ties by offset). Only they can be among the best m, and value is the score
+ * over 1000 as value() computes it. False when the range is not a whole machine, or more
+ * than cap (room in x) RUs are collected: then the caller scans.
+ */
+static bool best_free_walk(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                           uint32_t m, rusk_cand *x, uint32_t cap)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	if (lo != mm->first_ru || hi - lo != mm->n_rus)
+		return false;
+	const uint16_t *ord = c->mord + lo;
+	uint32_t n = 0, last = 0;
+	for (uint32_t k = 0; k < mm->n_rus; k++) {
+		uint32_t b = mm->first_bit + ord[k];
+		if (!((bits[b / 64] >> (b % 64)) & 1))
+			continue;
+		uint32_t ru = lo + ord[k], sc = c->ru_score[ru];
+		if (n >= m && sc != last)
+			break;
+		if (n == cap)
+			return false;
+		rusk_cand e = {ru, c->ru_score[ru] / 1000.0, tie_key(ru)};
+		uint32_t j = n++;
+		for (; j > 0 && better(&e, &x[j - 1]); j--)
+			x[j] = x[j - 1];
+		x[j] = e;
+		last = sc;
+	}
+	return n >= m;
+}
+
+/* How many of choose_vec's uniform draws of a partition to make at once, at draw k of its
+ * cap lim with `want` machines still wanted: what is wanted, at most to the end of the
+ * probe (VEC_PROBE, where choose_vec may stop drawing) or of the cap, and at most
+ * VEC_PROBE. */
+static inline uint32_t vec_batch(uint32_t k, uint32_t lim, uint32_t want)
+{
+	uint32_t end = k < VEC_PROBE && VEC_PROBE < lim ? VEC_PROBE : lim;
+	uint32_t n = want < end - k ? want : end - k;
+	return n < VEC_PROBE ? n : VEC_PROBE;
+}
+
+/*
+ * n (<= VEC_PROBE) uniform draws of partition p into ru[0..), one generator number each,
+ * as draw() makes them one by one, and each RU's machine entry fetched: the loads of a batch
+ * overlap instead of each waiting for the one before. Returns how many were made before a
+ * draw failed (*fail: the partition has no free RU; that draw's number is spent, as
+ * draw()'s is), else n. choose_vec gives back the numbers of draws it did not use.
+ */
+static uint32_t vec_draws(rusk_agent *a, uint32_t p, uint32_t n, uint32_t *ru, bool *fail)
+{
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t rnd = rusk_rng_next(&a->rng); /* spent even when the draw fails */
+		if (!rusk_view_pick_(&vr, rnd, &ru[j])) {
+			*fail = true;
+			return j;
+		}
+		__builtin_prefetch(&a->c->ru_machine[ru[j]]);
+	}
+	return n;
+}
+
+/*
  * A vector task (rusk/vec.h): candidate machines come from uniform draws of the view's free
  * RUs, partitions in the strategy's order, and a draw counts only when its machine could
  * hold the task now (shape, GPU model, free memory and GPU shares, m free RUs in the view).
@@ -2109,7 +2198,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = order[i], kept_p = kept, lim = 4 * R + 16;
-		for (uint32_t k = 0; k < lim && kept < R; k++) {
+		for (uint32_t k = 0; k < lim && kept < R;) {
 			if (k == VEC_PROBE && !weighted && !a->vec_draw_only &&
 			    vset_worth(a->c, p, kept - kept_p, lim - k, R - kept)) {
 				rc = choose_vec_exact(a, d, &vf, p, R, lim - k, seen, kept_p, &kept,
@@ -2127,21 +2216,47 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 				drawn += lim - VEC_PROBE;
 				break;
 			}
-			uint32_t ru;
-			if (!draw(a, d, p, weighted, &ru))
+			uint32_t rub[VEC_PROBE], mib[VEC_PROBE], nb = 1, used = 0;
+			bool fail = false;
+			rusk_rng g0 = a->rng;
+			if (weighted) {
+				if (!draw(a, d, p, weighted, &rub[0]))
+					break;
+			} else {
+				/* A batch of draws, their machines loaded together (vec_batch) */
+				nb = vec_batch(k, lim, R - kept);
+				nb = vec_draws(a, p, nb, rub, &fail);
+			}
+			for (uint32_t j = 0; j < nb; j++) {
+				mib[j] = a->c->ru_machine[rub[j]];
+				__builtin_prefetch(&a->c->mvec[mib[j]]);
+			}
+			for (uint32_t j = 0; j < nb && kept < R; j++) {
+				uint32_t ru = rub[j], mi = mib[j], lo, hi;
+				double v;
+				used++;
+				k++;
+				drawn++;
+				/* The static shape first: it rejects most draws where few
+				 * machines fit, before the lists are searched (the tests are
+				 * pure: same result). */
+				if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
+				    machine_listed(a->vskip, a->n_vskip, mi) ||
+				    machine_listed(seen, kept, mi) ||
+				    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo,
+				                   &hi))
+					continue;
+				seen[kept++] = mi;
+				vec_best_add(&b, mi, v, lo, hi);
+			}
+			if (used < nb) { /* the draws not used: their numbers back */
+				a->rng = g0;
+				for (uint32_t j = 0; j < used; j++)
+					(void)rusk_rng_next(&a->rng);
+				fail = false;
+			}
+			if (fail)
 				break;
-			drawn++;
-			uint32_t mi = a->c->ru_machine[ru], lo, hi;
-			double v;
-			/* The static shape first: it rejects most draws where few machines
-			 * fit, before the lists are searched (the tests are pure: same result). */
-			if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
-			    machine_listed(a->vskip, a->n_vskip, mi) ||
-			    machine_listed(seen, kept, mi) ||
-			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo, &hi))
-				continue;
-			seen[kept++] = mi;
-			vec_best_add(&b, mi, v, lo, hi);
 		}
 	}
 	pl->samples = drawn;
@@ -2152,7 +2267,10 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	if (b.n_part > 0)
 		lazy_scores(a, m, b.part, b.n_part, &b.v, &b.key, &b.lo, &b.hi);
 	uint32_t got = 0; /* the winner's best m free RUs */
-	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, b.lo, b.hi, m, best, &got);
+	if (!lazy || !best_free_walk(a->c, rusk_view_bits_(a->v), b.lo, b.hi, m, best, 2 * m))
+		rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, b.lo, b.hi, m, best, &got);
+	else
+		got = m;
 	if (got < m)
 		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
 	report_choice(a, d, best, m, rus, pl);
