@@ -1264,6 +1264,13 @@ static rusk_vval *vval_table(rusk_agent *a)
 	return a->vval;
 }
 
+/* Where machine mi's entry of the value cache lies (to fetch it early); NULL without a
+ * cache. */
+static inline const rusk_vval *vval_slot(const rusk_agent *a, uint32_t mi)
+{
+	return a->vval != NULL ? &a->vval[mi & a->vval_mask] : NULL;
+}
+
 /* Entry e for machine mm with free RUs x (its bits in the view): its best
  * min(RUSK_VVAL_SCORES, free) free scores, best first. Few free: the free ones' scores,
  * sorted by insertion; else a walk in static score order (cluster.mord, the k-th best
@@ -2056,10 +2063,21 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		uint32_t lo, hi;
 		double v;
 		/* Its value; false only where another thread took memory or GPUs since the
-		 * set was made: a rejected draw then. */
-		if (!judge_machine(a, d, a->c->machines[mi].first_ru, tmp,
-		                   b->lazy ? INFINITY : b->v, &v, &lo, &hi))
+		 * set was made: a rejected draw then. Lazy slot scores: judge_machine's
+		 * answer from what the set knows (its shape and skip tests passed, and its
+		 * free RUs in the view, w >= m, are as the set counted them: the view does
+		 * not change during a decision), the live test made again. */
+		const rusk_machine *mm = &a->c->machines[mi];
+		if (b->lazy) {
+			__builtin_prefetch(vval_slot(a, mi));
+			if (!rusk_vec_fits_now_(a->c, mi, vf))
+				continue;
+			lo = mm->first_ru;
+			hi = lo + mm->n_rus;
+			v = w == mm->n_rus ? 0.0 : -INFINITY; /* vec_best_add: only -inf read */
+		} else if (!judge_machine(a, d, mm->first_ru, tmp, b->v, &v, &lo, &hi)) {
 			continue;
+		}
 		seen[(*kept)++] = mi;
 		vec_best_add(b, mi, v, lo, hi);
 	}
