@@ -32,8 +32,9 @@ typedef struct rusk_vset_ent {
 #define RUSK_VVAL_SCORES 20
 /* Machines of at most this many RUs have entries (their bits fit two words). */
 #define RUSK_VVAL_RUS    128
-/* Entries of an agent's value cache at most (a power of two: direct-mapped by machine). */
-#define RUSK_VVAL_MAX    (UINT32_C(1) << 14)
+/* Entries of an agent's value cache at most (a power of two: direct-mapped by machine):
+ * 128 KiB, one entry a machine up to 2,048 machines (the openb node list's 1,523). */
+#define RUSK_VVAL_MAX    (UINT32_C(1) << 11)
 
 /*
  * One entry of an agent's vector value cache (choose.c, vval_sum): machine tag - 1 had the
