@@ -67,6 +67,17 @@
  *    partition none of whose machines passes judge_machine's tests (vec_part_any) has its
  *    remaining draws counted and their generator numbers consumed, not drawn. Partly free
  *    machines are valued only while their static bound can still win (lazy_scores).
+ *    Draws are made in batches whose unused generator numbers are given back (vec_draws),
+ *    and the winner's best m free RUs come from the same walk, its ties sorted by key
+ *    (best_free_walk): the same RUs, in the same order, as rusk_scan_range_.
+ *  - choose_vec's value cache (vval_sum; issue 32): an agent keeps per machine its best
+ *    free slot scores (up to RUSK_VVAL_SCORES) with the machine's bits in its view when
+ *    they were read, and values a kept machine from them while its bits in the view are
+ *    still those: the scores are static, so the sum is the one a fresh read gives (the
+ *    same choice; tests/test_vval.c decides with and without it). The view's bits change
+ *    only by the agent's own syncs and marks, so a machine untouched since it was last
+ *    valued costs one line instead of a walk of its scores (93% of valuations on the
+ *    GPU-sharing-heavy openb replay). Agent-private, allocated at first use.
  *  - choose_vec's exact sets (choose_vec_exact) decide as its draws would in distribution,
  *    not draw for draw: where the probe of a partition kept fewer than half its draws and
  *    one pass over the partition's machines costs less than the draws still expected, the
