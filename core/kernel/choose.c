@@ -2259,6 +2259,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 			for (uint32_t j = 0; j < nb; j++) {
 				mib[j] = a->c->ru_machine[rub[j]];
 				__builtin_prefetch(&a->c->mvec[mib[j]]);
+				if (lazy)
+					__builtin_prefetch(vval_slot(a, mib[j]));
 			}
 			for (uint32_t j = 0; j < nb && kept < R; j++) {
 				uint32_t ru = rub[j], mi = mib[j], lo, hi;
