@@ -17,8 +17,9 @@
  *   per machine            140      machine records, topology, views' per-machine parts
  *   per RU                 28       RU word, owner, tenant profile, score, bitmaps, the
  *                                    report's score ranking and D bins
- *   per agent              128 KiB  (+ 2 MiB in rusk run: its submission and completion
- *                                    rings, 64K entries each)
+ *   per agent              256 KiB  (+ 2 MiB in rusk run: its submission and completion
+ *                                    rings, 64K entries each); 128 KiB of it the value
+ *                                    cache of vector decisions (RUSK_VVAL_MAX entries)
  *   per task slot          sizeof(rusk_dtask) + 8, for the tasks in the system at once:
  *                          at most the run's, and at least its peak rate x (the mean run
  *                          time + 1 s of queueing) (a floor: an overloaded run queues more)
@@ -42,7 +43,7 @@
 #define MEM_BASE        (16.0 * 1048576)
 #define MEM_PER_MACHINE 140.0
 #define MEM_PER_RU      28.0
-#define MEM_PER_AGENT   (128.0 * 1024)
+#define MEM_PER_AGENT   (256.0 * 1024)
 #define MEM_PER_RING    (2.0 * DRV_RING_SIZE * sizeof(void *))
 
 uint64_t drv_task_cap(const run *R, double *expected)

@@ -133,6 +133,7 @@ RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
 	free(a->cands);
 	free(a->group);
 	free(a->vset);
+	free(a->vval);
 	free(a->seen);
 	free(a);
 }

@@ -67,6 +67,17 @@
  *    partition none of whose machines passes judge_machine's tests (vec_part_any) has its
  *    remaining draws counted and their generator numbers consumed, not drawn. Partly free
  *    machines are valued only while their static bound can still win (lazy_scores).
+ *    Draws are made in batches whose unused generator numbers are given back (vec_draws),
+ *    and the winner's best m free RUs come from the same walk, its ties sorted by key
+ *    (best_free_walk): the same RUs, in the same order, as rusk_scan_range_.
+ *  - choose_vec's value cache (vval_sum; issue 32): an agent keeps per machine its best
+ *    free slot scores (up to RUSK_VVAL_SCORES) with the machine's bits in its view when
+ *    they were read, and values a kept machine from them while its bits in the view are
+ *    still those: the scores are static, so the sum is the one a fresh read gives (the
+ *    same choice; tests/test_vval.c decides with and without it). The view's bits change
+ *    only by the agent's own syncs and marks, so a machine untouched since it was last
+ *    valued costs one line instead of a walk of its scores (93% of valuations on the
+ *    GPU-sharing-heavy openb replay). Agent-private, allocated at first use.
  *  - choose_vec's exact sets (choose_vec_exact) decide as its draws would in distribution,
  *    not draw for draw: where the probe of a partition kept fewer than half its draws and
  *    one pass over the partition's machines costs less than the draws still expected, the
@@ -1134,11 +1145,10 @@ static uint64_t top_sum(uint16_t *x, uint32_t n, uint32_t m)
 	return sum;
 }
 
-/* Free RUs of [lo, hi) (inside one machine) in `bits`, by popcount. */
-static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi)
+/* Free RUs of [b0, b_end) (bits of one machine) in `bits`, by popcount. */
+static inline uint32_t count_bits(const uint64_t *bits, uint32_t b0, uint32_t b_end)
 {
-	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
-	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo), n = 0;
+	uint32_t n = 0;
 	for (uint32_t b = b0; b < b_end; b = (b / 64 + 1) * 64) {
 		uint64_t w = bits[b / 64] & (~UINT64_C(0) << (b % 64));
 		if (b_end < (b / 64 + 1) * 64)
@@ -1146,6 +1156,20 @@ static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t
 		n += (uint32_t)__builtin_popcountll(w);
 	}
 	return n;
+}
+
+/* Free RUs of [lo, hi) (inside one machine) in `bits`. */
+static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm);
+	return count_bits(bits, b0, b0 + (hi - lo));
+}
+
+/* Free RUs of machine mm in `bits`. */
+static inline uint32_t count_machine(const uint64_t *bits, const rusk_machine *mm)
+{
+	return count_bits(bits, mm->first_bit, mm->first_bit + mm->n_rus);
 }
 
 /*
@@ -1156,21 +1180,37 @@ static uint32_t count_free(const rusk_cluster *c, const uint64_t *bits, uint32_t
  * its m best RUs of all would score below `floor`, -inf at once (it cannot win a ranking
  * whose best is floor: the choice is the same, only cheaper).
  */
+static uint64_t free_top_sum(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                             uint32_t m, uint32_t n);
+
 static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
                               uint32_t m, uint32_t *n_free, double floor)
 {
-	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
 	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
-	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
 	/* Free RUs first, by popcount: a machine without m of them costs no score load. */
 	uint32_t n = count_free(c, bits, lo, hi);
 	*n_free = n;
 	if (n < m)
 		return -INFINITY;
 	if (lo == mm->first_ru && hi - lo == mm->n_rus) {
+		if (n < mm->n_rus && floor == INFINITY)
+			return -INFINITY; /* as below, without the load: every bound is below */
 		double best = (double)c->mtop[lo + m - 1] / m / 1000.0;
 		if (n == mm->n_rus || best < floor)
 			return n == mm->n_rus ? best : -INFINITY;
+	}
+	return (double)free_top_sum(c, bits, lo, hi, m, n) / m / 1000.0;
+}
+
+/* The sum of the m best slot scores of the n (>= m) free RUs of [lo, hi) (inside machine
+ * mm) in `bits`: top_mean_scores's sum. */
+static uint64_t free_top_sum(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                             uint32_t m, uint32_t n)
+{
+	uint16_t sc[RUSK_MAX_RUS_PER_MACHINE];
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	uint32_t b0 = rusk_ru_bit(c, lo, mm), b_end = b0 + (hi - lo);
+	if (lo == mm->first_ru && hi - lo == mm->n_rus) {
 		/* The machine's RUs from the best score down (cluster.mord): the first m free
 		 * ones are its best m free, about m * n_rus / n RUs looked at. Worth it unless
 		 * few are free (then the n free scores are fewer to read). Same sum. */
@@ -1187,7 +1227,7 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 				prev = top[k];
 				got += f;
 			}
-			return (double)sum / m / 1000.0;
+			return sum;
 		}
 	}
 	n = 0;
@@ -1199,7 +1239,119 @@ static double top_mean_scores(const rusk_cluster *c, const uint64_t *bits, uint3
 			sc[n++] =
 			        c->ru_score[lo + (b / 64 * 64 + (uint32_t)__builtin_ctzll(w) - b0)];
 	}
-	return (double)top_sum(sc, n, m) / m / 1000.0;
+	return top_sum(sc, n, m);
+}
+
+/* Machine mm's bits in `bits` (mm->n_rus <= RUSK_VVAL_RUS), bit k of x[k / 64] for its k-th
+ * RU; only the words that hold them are read. */
+static inline void machine_bits(const uint64_t *bits, const rusk_machine *mm, uint64_t x[2])
+{
+	uint32_t sh = mm->first_bit % 64, n = mm->n_rus, nw = (sh + n + 63) / 64;
+	const uint64_t *w = bits + mm->first_bit / 64;
+	uint64_t w0 = w[0], w1 = nw > 1 ? w[1] : 0, w2 = nw > 2 ? w[2] : 0;
+	if (sh != 0) {
+		w0 = w0 >> sh | w1 << (64 - sh);
+		w1 = w1 >> sh | w2 << (64 - sh);
+	}
+	x[0] = n >= 64 ? w0 : w0 & ((UINT64_C(1) << n) - 1);
+	x[1] = n >= 128 ? w1 : n <= 64 ? 0 : w1 & ((UINT64_C(1) << (n - 64)) - 1);
+}
+
+/* The agent's value cache, allocated at its first use (one entry a machine up to
+ * RUSK_VVAL_MAX, zeroed: empty); NULL when that failed. */
+static rusk_vval *vval_table(rusk_agent *a)
+{
+	if (a->vval == NULL && !a->vval_tried) {
+		a->vval_tried = true;
+		uint32_t n = 1;
+		while (n < a->c->n_machines && n < RUSK_VVAL_MAX)
+			n *= 2;
+		a->vval = aligned_alloc(RUSK_CACHELINE, sizeof *a->vval * n);
+		if (a->vval != NULL) {
+			memset(a->vval, 0, sizeof *a->vval * n);
+			a->vval_mask = n - 1;
+		}
+	}
+	return a->vval;
+}
+
+/* Where machine mi's entry of the value cache lies (to fetch it early); NULL without a
+ * cache. */
+static inline const rusk_vval *vval_slot(const rusk_agent *a, uint32_t mi)
+{
+	return a->vval != NULL ? &a->vval[mi & a->vval_mask] : NULL;
+}
+
+/* Entry e for machine mm with free RUs x (its bits in the view): its best
+ * min(RUSK_VVAL_SCORES, free) free scores, best first. Few free: the free ones' scores,
+ * sorted by insertion; else a walk in static score order (cluster.mord, the k-th best
+ * score mtop[k] - mtop[k - 1], as top_mean_scores reads them) to the first ones free. */
+static void vval_fill(const rusk_cluster *c, const rusk_machine *mm, const uint64_t x[2],
+                      rusk_vval *e)
+{
+	uint32_t n_free = (uint32_t)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+	uint32_t got = 0;
+	if (n_free <= RUSK_VVAL_SCORES) {
+		for (uint32_t k = 0; k < 2; k++)
+			for (uint64_t w = x[k]; w != 0; w &= w - 1) {
+				uint32_t off = k * 64 + (uint32_t)__builtin_ctzll(w), j = got++;
+				uint16_t sc = c->ru_score[mm->first_ru + off];
+				for (; j > 0 && e->sc[j - 1] < sc; j--)
+					e->sc[j] = e->sc[j - 1];
+				e->sc[j] = sc;
+			}
+	} else {
+		const uint16_t *ord = c->mord + mm->first_ru;
+		const uint32_t *top = c->mtop + mm->first_ru;
+		for (uint32_t k = 0, prev = 0; got < RUSK_VVAL_SCORES; k++) {
+			uint32_t o = ord[k];
+			if ((x[o / 64] >> (o % 64)) & 1)
+				e->sc[got++] = (uint16_t)(top[k] - prev);
+			prev = top[k];
+		}
+	}
+	e->n = (uint16_t)got;
+	e->bits[0] = x[0];
+	e->bits[1] = x[1];
+}
+
+/*
+ * The sum of machine mi's best m free slot scores in the agent's view (what
+ * top_mean_scores sums), from the agent's value cache: true and *sum when the machine's
+ * entry holds its bits as they are in the view now, or (fill) after the entry was made
+ * anew; false when the cache cannot answer (m above RUSK_VVAL_SCORES, a machine of more
+ * than RUSK_VVAL_RUS RUs, no cache, or a miss without fill). Call it only for a machine
+ * with at least m free RUs in the view. The same sum as top_mean_scores, so the same
+ * choice: an entry is only used while the bits it was read from are the view's.
+ */
+static bool vval_sum(rusk_agent *a, uint32_t mi, uint32_t m, bool fill, uint64_t *sum)
+{
+	const rusk_cluster *c = a->c;
+	const rusk_machine *mm = &c->machines[mi];
+	if (m > RUSK_VVAL_SCORES || mm->n_rus > RUSK_VVAL_RUS || a->vval_off)
+		return false;
+	rusk_vval *tab = vval_table(a);
+	if (tab == NULL)
+		return false;
+	uint64_t x[2];
+	machine_bits(rusk_view_bits_(a->v), mm, x);
+	rusk_vval *e = &tab[mi & a->vval_mask];
+	if (e->tag == mi + 1 && e->bits[0] == x[0] && e->bits[1] == x[1] && e->n >= m) {
+		a->vval_hits++;
+	} else {
+		if (!fill)
+			return false;
+		a->vval_misses++;
+		e->tag = mi + 1;
+		vval_fill(c, mm, x, e);
+		if (e->n < m)
+			return false; /* fewer than m free: not a candidate */
+	}
+	uint64_t s = 0;
+	for (uint32_t k = 0; k < m; k++)
+		s += e->sc[k];
+	*sum = s;
+	return true;
 }
 
 /* The per-GPU milli of a vector demand: its share, 1000 for whole GPUs, 0 without GPUs. */
@@ -1363,8 +1515,7 @@ static bool vec_part_any(const rusk_agent *a, const rusk_dctx *d, uint32_t p)
 		if (!rusk_vec_shape_fits_(c, mi, vd) || machine_listed(a->vskip, a->n_vskip, mi) ||
 		    !rusk_vec_free_fits_(c, mi, vd))
 			continue;
-		const rusk_machine *mm = &c->machines[mi];
-		if (count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus) >= d->t->rus)
+		if (count_machine(bits, &c->machines[mi]) >= d->t->rus)
 			return true;
 	}
 	return false;
@@ -1689,7 +1840,7 @@ typedef struct lazy_cand {
  * bound). A candidate whose value reaches its bound then ends the search. Same choice as
  * valuing all of them.
  */
-static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, double *best_v,
+static void lazy_scores(rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t n, double *best_v,
                         uint64_t *best_key, uint32_t *best_lo, uint32_t *best_hi)
 {
 	const rusk_cluster *c = a->c;
@@ -1703,14 +1854,18 @@ static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t 
 		x[j] = e;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		double bound = (double)x[i].top / m / 1000.0; /* as top_mean_scores divides */
+		double bound = (double)x[i].top; /* values as sums (vec_best) */
 		if (bound < *best_v)
 			break;
 		if (bound == *best_v && x[i].key <= *best_key)
 			continue;
-		const rusk_machine *mm = &c->machines[c->ru_machine[x[i].lo]];
-		uint32_t nf, hi = x[i].lo + mm->n_rus;
-		double v = top_mean_scores(c, rusk_view_bits_(a->v), x[i].lo, hi, m, &nf, *best_v);
+		uint32_t mi = c->ru_machine[x[i].lo], hi = x[i].lo + c->machines[mi].n_rus;
+		const uint64_t *bits = rusk_view_bits_(a->v);
+		uint64_t sum;
+		if (!vval_sum(a, mi, m, true, &sum))
+			sum = free_top_sum(c, bits, x[i].lo, hi, m,
+			                   count_free(c, bits, x[i].lo, hi));
+		double v = (double)sum;
 		if (v > *best_v || (v == *best_v && x[i].key > *best_key)) {
 			*best_v = v;
 			*best_key = x[i].key;
@@ -1721,8 +1876,13 @@ static void lazy_scores(const rusk_agent *a, uint32_t m, lazy_cand *x, uint32_t 
 }
 
 /* choose_vec's best machine so far: value, tie key, RU range; with lazy slot scores, the
- * partly free machines kept, valued after the draws (lazy_scores). */
+ * partly free machines kept whose value the agent's value cache does not hold, valued after
+ * the draws (lazy_scores). With lazy slot scores a value is the sum of the machine's best m
+ * free scores rather than their mean (top_mean_scores): exact integers below 2^53, in the
+ * same order (the mean is sum / m / 1000 with the decision's m, and distinct sums under
+ * 2^32 keep distinct, ordered means), ties included, without a division. */
 typedef struct vec_best {
+	rusk_agent *a;
 	double v;
 	uint64_t key;
 	uint32_t lo, hi;
@@ -1733,12 +1893,21 @@ typedef struct vec_best {
 	uint32_t n_part;
 } vec_best;
 
-/* A kept machine [lo, hi) of value v (judge_machine) into b. */
-static inline void vec_best_add(vec_best *b, double v, uint32_t lo, uint32_t hi)
+/* A kept machine mi, [lo, hi), of value v (judge_machine) into b. With lazy slot scores
+ * a wholly free one is valued by its static top sum, and a partly free one (-inf) now when
+ * the value cache holds it, else later: either way the choice is the best by value and tie
+ * key. */
+static inline void vec_best_add(vec_best *b, uint32_t mi, double v, uint32_t lo, uint32_t hi)
 {
-	if (b->lazy && v == -INFINITY) { /* partly free: later */
-		b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
-		return;
+	if (b->lazy) {
+		uint64_t sum;
+		if (v != -INFINITY) {
+			sum = b->mtop[lo + b->m - 1]; /* wholly free: v is its mean */
+		} else if (!vval_sum(b->a, mi, b->m, false, &sum)) {
+			b->part[b->n_part++] = (lazy_cand){tie_key(lo), lo, b->mtop[lo + b->m - 1]};
+			return;
+		}
+		v = (double)sum;
 	}
 	uint64_t key = tie_key(lo);
 	if (v > b->v || (v == b->v && key > b->key)) {
@@ -1750,6 +1919,54 @@ static inline void vec_best_add(vec_best *b, double v, uint32_t lo, uint32_t hi)
 }
 
 #define VSET_KEPT (UINT32_C(1) << 31)
+
+/*
+ * vset_build's pass over machines [lo, end) for demand (m RUs, *vd, prepared as *vf), into
+ * out: the tests of rusk_vec_shape_fits_ and rusk_vec_fits_now_, each as one branch, then
+ * the skip list, the free RUs in the view and the kept list. Out of line, with its arrays
+ * in locals: its own registers (inlined in choose_vec, its state lived on the stack).
+ */
+static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *bits,
+                                        const rusk_vec_demand *vd, const rusk_vfit *vf, uint32_t m,
+                                        const uint32_t *vskip, uint32_t n_vskip,
+                                        const uint32_t *seen, uint32_t n_seen, uint32_t lo,
+                                        uint32_t end, rusk_vset_ent *out, uint32_t *w)
+{
+	const uint64_t *shape = c->mshape;
+	const rusk_mvec *mv = c->mvec;
+	const rusk_machine *ms = c->machines;
+	const uint32_t mem = vd->mem_mib, gpus = vd->gpus;
+	/* rusk_vec_shape_fits_'s model test as a mask over platforms: all when any model */
+	const uint64_t models = gpus == 0 || vd->gpu_models == 0 ? ~UINT64_C(0) : vd->gpu_models;
+	const uint64_t fmem = vf->mem_mib, fsub = vf->sub;
+	const uint32_t fgpus = vf->gpus;
+	uint32_t n = 0, cum = 0;
+	for (uint32_t mi = lo; mi < end; mi++) {
+		uint64_t sh = shape[mi];
+		bool ok = ((uint32_t)sh >= mem) & (((uint32_t)(sh >> 32) & 0xffu) >= gpus) &
+		          (uint32_t)((models >> ((sh >> 40) & 63u)) & 1u);
+		if (!ok)
+			continue;
+		/* rusk_vec_fits_now_, relaxed reads (a guess that the commit checks) */
+		const rusk_mvec *v = &mv[mi];
+		uint64_t w0 = rusk_load64(&v->gpu_used[0], RUSK_RELAXED);
+		uint64_t w1 = rusk_load64(&v->gpu_used[1], RUSK_RELAXED);
+		uint32_t fit = (uint32_t)__builtin_popcountll(~((w0 | RUSK_LANE_HIGH) - fsub) &
+		                                              v->lanes[0]) +
+		               (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - fsub) &
+		                                              v->lanes[1]);
+		bool now = (rusk_load64(&v->mem_free, RUSK_RELAXED) >= fmem) & (fit >= fgpus);
+		if (!now || (n_vskip != 0 && machine_listed(vskip, n_vskip, mi)))
+			continue;
+		uint32_t k = count_machine(bits, &ms[mi]);
+		if (k < m || (n_seen != 0 && machine_listed(seen, n_seen, mi)))
+			continue;
+		cum += k;
+		out[n++] = (rusk_vset_ent){mi, cum};
+	}
+	*w = cum;
+	return n;
+}
 
 /*
  * Partition p's exact set for vector task d->t into a->vset[0..n): its machines that pass
@@ -1770,29 +1987,9 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 		a->vset = nv;
 		a->vset_cap = pp->n_machines;
 	}
-	/* Copies: the stores to the set cannot alias them, so the loop keeps them in
-	 * registers. */
-	const rusk_vec_demand vd = d->t->vec;
-	const rusk_vfit f = *vf;
-	const uint64_t *bits = rusk_view_bits_(a->v);
-	const uint32_t m = d->t->rus, n_vskip = a->n_vskip,
-	               end = pp->first_machine + pp->n_machines;
-	rusk_vset_ent *out = a->vset;
-	uint32_t n = 0, cum = 0;
-	for (uint32_t mi = pp->first_machine; mi < end; mi++) {
-		if (!rusk_vec_shape_fits_(c, mi, &vd) ||
-		    (n_vskip != 0 && machine_listed(a->vskip, n_vskip, mi)) ||
-		    !rusk_vec_fits_now_(c, mi, &f))
-			continue;
-		const rusk_machine *mm = &c->machines[mi];
-		uint32_t k = count_free(c, bits, mm->first_ru, mm->first_ru + mm->n_rus);
-		if (k < m || machine_listed(seen, n_seen, mi))
-			continue;
-		cum += k;
-		out[n++] = (rusk_vset_ent){mi, cum};
-	}
-	*w = cum;
-	return (int)n;
+	return (int)vset_scan(c, rusk_view_bits_(a->v), &d->t->vec, vf, d->t->rus, a->vskip,
+	                      a->n_vskip, seen, n_seen, pp->first_machine,
+	                      pp->first_machine + pp->n_machines, a->vset, w);
 }
 
 /* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */
@@ -1877,12 +2074,23 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		uint32_t lo, hi;
 		double v;
 		/* Its value; false only where another thread took memory or GPUs since the
-		 * set was made: a rejected draw then. */
-		if (!judge_machine(a, d, a->c->machines[mi].first_ru, tmp,
-		                   b->lazy ? INFINITY : b->v, &v, &lo, &hi))
+		 * set was made: a rejected draw then. Lazy slot scores: judge_machine's
+		 * answer from what the set knows (its shape and skip tests passed, and its
+		 * free RUs in the view, w >= m, are as the set counted them: the view does
+		 * not change during a decision), the live test made again. */
+		const rusk_machine *mm = &a->c->machines[mi];
+		if (b->lazy) {
+			__builtin_prefetch(vval_slot(a, mi));
+			if (!rusk_vec_fits_now_(a->c, mi, vf))
+				continue;
+			lo = mm->first_ru;
+			hi = lo + mm->n_rus;
+			v = w == mm->n_rus ? 0.0 : -INFINITY; /* vec_best_add: only -inf read */
+		} else if (!judge_machine(a, d, mm->first_ru, tmp, b->v, &v, &lo, &hi)) {
 			continue;
+		}
 		seen[(*kept)++] = mi;
-		vec_best_add(b, v, lo, hi);
+		vec_best_add(b, mi, v, lo, hi);
 	}
 	return RUSK_OK;
 }
@@ -1900,6 +2108,74 @@ static bool vset_worth(const rusk_cluster *c, uint32_t p, uint32_t got, uint32_t
 	if (expect > left)
 		expect = left;
 	return c->parts[p].n_machines <= 8 * expect;
+}
+
+/*
+ * The best m free RUs of machine [lo, hi) (all of it) in `bits` for a task valued by slot
+ * scores alone (no Q, no preferred machines), best first by value then tie key, into
+ * x[0..m): what rusk_scan_range_ gives, from a walk in static score order (cluster.mord)
+ * to the m-th free RU and the free ones tied with its score, sorted by (value, key) (the
+ * walk orders ties by offset). Only they can be among the best m, and value is the score
+ * over 1000 as value() computes it. False when the range is not a whole machine, or more
+ * than cap (room in x) RUs are collected: then the caller scans.
+ */
+static bool best_free_walk(const rusk_cluster *c, const uint64_t *bits, uint32_t lo, uint32_t hi,
+                           uint32_t m, rusk_cand *x, uint32_t cap)
+{
+	const rusk_machine *mm = &c->machines[c->ru_machine[lo]];
+	if (lo != mm->first_ru || hi - lo != mm->n_rus)
+		return false;
+	const uint16_t *ord = c->mord + lo;
+	uint32_t n = 0, last = 0;
+	for (uint32_t k = 0; k < mm->n_rus; k++) {
+		uint32_t b = mm->first_bit + ord[k];
+		if (!((bits[b / 64] >> (b % 64)) & 1))
+			continue;
+		uint32_t ru = lo + ord[k], sc = c->ru_score[ru];
+		if (n >= m && sc != last)
+			break;
+		if (n == cap)
+			return false;
+		rusk_cand e = {ru, c->ru_score[ru] / 1000.0, tie_key(ru)};
+		uint32_t j = n++;
+		for (; j > 0 && better(&e, &x[j - 1]); j--)
+			x[j] = x[j - 1];
+		x[j] = e;
+		last = sc;
+	}
+	return n >= m;
+}
+
+/* How many of choose_vec's uniform draws of a partition to make at once, at draw k of its
+ * cap lim with `want` machines still wanted: what is wanted, at most to the end of the
+ * probe (VEC_PROBE, where choose_vec may stop drawing) or of the cap, and at most
+ * VEC_PROBE. */
+static inline uint32_t vec_batch(uint32_t k, uint32_t lim, uint32_t want)
+{
+	uint32_t end = k < VEC_PROBE && VEC_PROBE < lim ? VEC_PROBE : lim;
+	uint32_t n = want < end - k ? want : end - k;
+	return n < VEC_PROBE ? n : VEC_PROBE;
+}
+
+/*
+ * n (<= VEC_PROBE) uniform draws of partition p into ru[0..), one generator number each,
+ * as draw() makes them one by one, and each RU's machine entry fetched: the loads of a batch
+ * overlap instead of each waiting for the one before. Returns how many were made before a
+ * draw failed (*fail: the partition has no free RU; that draw's number is spent, as
+ * draw()'s is), else n. choose_vec gives back the numbers of draws it did not use.
+ */
+static uint32_t vec_draws(rusk_agent *a, uint32_t p, uint32_t n, uint32_t *ru, bool *fail)
+{
+	const rusk_vrange vr = rusk_view_range_(a->v, p);
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t rnd = rusk_rng_next(&a->rng); /* spent even when the draw fails */
+		if (!rusk_view_pick_(&vr, rnd, &ru[j])) {
+			*fail = true;
+			return j;
+		}
+		__builtin_prefetch(&a->c->ru_machine[ru[j]]);
+	}
+	return n;
 }
 
 /*
@@ -1941,7 +2217,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	 * free one's is bounded by it and computed after the draws, best bound first, only
 	 * while the bound can still reach the best (same choice, fewer selections). */
 	bool lazy = !d->interf && t->n_preferred == 0 && !d->pack && !d->fgd;
-	vec_best b = {.v = -INFINITY,
+	vec_best b = {.a = a,
+	              .v = -INFINITY,
 	              .lazy = lazy,
 	              .mtop = a->c->mtop,
 	              .m = m,
@@ -1950,7 +2227,7 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = order[i], kept_p = kept, lim = 4 * R + 16;
-		for (uint32_t k = 0; k < lim && kept < R; k++) {
+		for (uint32_t k = 0; k < lim && kept < R;) {
 			if (k == VEC_PROBE && !weighted && !a->vec_draw_only &&
 			    vset_worth(a->c, p, kept - kept_p, lim - k, R - kept)) {
 				rc = choose_vec_exact(a, d, &vf, p, R, lim - k, seen, kept_p, &kept,
@@ -1968,21 +2245,49 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 				drawn += lim - VEC_PROBE;
 				break;
 			}
-			uint32_t ru;
-			if (!draw(a, d, p, weighted, &ru))
+			uint32_t rub[VEC_PROBE], mib[VEC_PROBE], nb = 1, used = 0;
+			bool fail = false;
+			rusk_rng g0 = a->rng;
+			if (weighted) {
+				if (!draw(a, d, p, weighted, &rub[0]))
+					break;
+			} else {
+				/* A batch of draws, their machines loaded together (vec_batch) */
+				nb = vec_batch(k, lim, R - kept);
+				nb = vec_draws(a, p, nb, rub, &fail);
+			}
+			for (uint32_t j = 0; j < nb; j++) {
+				mib[j] = a->c->ru_machine[rub[j]];
+				__builtin_prefetch(&a->c->mvec[mib[j]]);
+				if (lazy)
+					__builtin_prefetch(vval_slot(a, mib[j]));
+			}
+			for (uint32_t j = 0; j < nb && kept < R; j++) {
+				uint32_t ru = rub[j], mi = mib[j], lo, hi;
+				double v;
+				used++;
+				k++;
+				drawn++;
+				/* The static shape first: it rejects most draws where few
+				 * machines fit, before the lists are searched (the tests are
+				 * pure: same result). */
+				if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
+				    machine_listed(a->vskip, a->n_vskip, mi) ||
+				    machine_listed(seen, kept, mi) ||
+				    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo,
+				                   &hi))
+					continue;
+				seen[kept++] = mi;
+				vec_best_add(&b, mi, v, lo, hi);
+			}
+			if (used < nb) { /* the draws not used: their numbers back */
+				a->rng = g0;
+				for (uint32_t j = 0; j < used; j++)
+					(void)rusk_rng_next(&a->rng);
+				fail = false;
+			}
+			if (fail)
 				break;
-			drawn++;
-			uint32_t mi = a->c->ru_machine[ru], lo, hi;
-			double v;
-			/* The static shape first: it rejects most draws where few machines
-			 * fit, before the lists are searched (the tests are pure: same result). */
-			if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
-			    machine_listed(a->vskip, a->n_vskip, mi) ||
-			    machine_listed(seen, kept, mi) ||
-			    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo, &hi))
-				continue;
-			seen[kept++] = mi;
-			vec_best_add(&b, v, lo, hi);
 		}
 	}
 	pl->samples = drawn;
@@ -1993,7 +2298,10 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	if (b.n_part > 0)
 		lazy_scores(a, m, b.part, b.n_part, &b.v, &b.key, &b.lo, &b.hi);
 	uint32_t got = 0; /* the winner's best m free RUs */
-	rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, b.lo, b.hi, m, best, &got);
+	if (!lazy || !best_free_walk(a->c, rusk_view_bits_(a->v), b.lo, b.hi, m, best, 2 * m))
+		rusk_scan_range_(a->c, d, rusk_view_bits_(a->v), false, b.lo, b.hi, m, best, &got);
+	else
+		got = m;
 	if (got < m)
 		return RUSK_EAGAIN; /* unreachable: it was judged on the same view */
 	report_choice(a, d, best, m, rus, pl);

@@ -27,6 +27,31 @@ typedef struct rusk_vset_ent {
 	uint32_t mi, cum;
 } rusk_vset_ent;
 
+/* Slot scores a vector value cache entry holds (choose.c, vval_sum): enough for the best m
+ * free of a task of up to this many RUs. */
+#define RUSK_VVAL_SCORES 20
+/* Machines of at most this many RUs have entries (their bits fit two words). */
+#define RUSK_VVAL_RUS    128
+/* Entries of an agent's value cache at most (a power of two: direct-mapped by machine):
+ * 128 KiB, one entry a machine up to 2,048 machines (the openb node list's 1,523). */
+#define RUSK_VVAL_MAX    (UINT32_C(1) << 11)
+
+/*
+ * One entry of an agent's vector value cache (choose.c, vval_sum): machine tag - 1 had the
+ * free RUs bits[] in the agent's view (bit k: its k-th RU) when its best free slot scores
+ * were read, the n = min(RUSK_VVAL_SCORES, free RUs) best of them in sc[], best first. The
+ * scores are static, so while the machine's bits in the view are still bits[] the sum of its
+ * best m free scores (m <= n) is that of sc[0..m). One cache line.
+ */
+typedef struct rusk_vval {
+	uint64_t bits[2];
+	uint32_t tag; /* machine + 1; 0: empty */
+	uint16_t n;
+	uint16_t sc[RUSK_VVAL_SCORES];
+	uint16_t pad_;
+} RUSK_ALIGNED(RUSK_CACHELINE) rusk_vval;
+_Static_assert(sizeof(rusk_vval) == RUSK_CACHELINE, "one entry per cache line");
+
 /* A candidate RU, its value for the task and its tie-break key. */
 typedef struct rusk_cand {
 	uint32_t ru;
@@ -58,6 +83,15 @@ struct rusk_agent {
 	size_t vset_cap;
 	uint64_t vset_made;
 	bool vec_draw_only;
+	/* The vector value cache (choose.c, vval_sum): vval_mask + 1 entries, direct-mapped
+	 * by machine, allocated at the first slot-score vector decision that values a partly
+	 * free machine (NULL before, or when that failed: then never tried again,
+	 * vval_tried). Its hits and misses, and (tests only: tests/test_vval.c) a switch
+	 * that turns it off: decisions must be the same either way. */
+	rusk_vval *vval;
+	uint32_t vval_mask;
+	bool vval_tried, vval_off;
+	uint64_t vval_hits, vval_misses;
 	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
 	 * examined that pl->samples does not count, and partitions scanned. */
 	uint32_t wk_examined, wk_parts;

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A vector decision's value cache (choose.c, vval_sum; issue 32): an agent keeps, per
+ * machine, the best free slot scores it read and the machine's bits in its view when it
+ * read them, and values a partly free machine from them while those bits are unchanged.
+ * It must change no decision. Two identical clusters, each with one agent of the same seed,
+ * one with the cache and one without (rusk_agent.vval_off), go through the same random
+ * steps: vector tasks placed (commits, conflicts with the view's staleness), tasks released
+ * (marked free in the view or not), partitions synced. Every placement must be the same,
+ * and after every step every entry whose bits are the view's must hold exactly the best
+ * free scores a fresh read gives. Machines of 8 to 130 RUs (above RUSK_VVAL_RUS: never
+ * cached), scores with many ties, tasks of 2 to 24 RUs (above RUSK_VVAL_SCORES: valued
+ * without the cache).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rusk/rusk.h>
+
+#include "fixture.h"
+#include "kernel/decision.h"
+
+static const rusk_platform plats[] = {{"A", 1.0, 1.0}};
+
+enum { N_MACH = 36, STEPS = 6000, MAX_TASKS = 512, MAX_M = 24 };
+
+static const uint32_t sizes[] = {96, 16, 130, 64, 24, 8};
+static uint16_t scores[N_MACH][130];
+
+static rusk_cluster *make_cluster(void)
+{
+	rusk_machine_spec specs[N_MACH];
+	uint64_t x = 7;
+	for (uint32_t m = 0; m < N_MACH; m++) {
+		uint32_t rus = sizes[m % 6];
+		for (uint32_t k = 0; k < rus; k++) /* 21 values: many ties */
+			scores[m][k] = (uint16_t)(500 + rusk_splitmix64(&x) % 21);
+		specs[m] = (rusk_machine_spec){rus, 65536, m % 5 == 4 ? 0 : 4, 0, scores[m], false};
+	}
+	return fx_machines(specs, N_MACH, (fx_shape){.per_rack = 2, .per_cell = 2, .partitions = 3},
+	                   plats, 1);
+}
+
+static int cmp_desc(const void *x, const void *y)
+{
+	uint16_t a = *(const uint16_t *)x, b = *(const uint16_t *)y;
+	return (a < b) - (a > b);
+}
+
+/* Every entry of a's cache whose bits are machine's bits in a's view now holds its best
+ * min(RUSK_VVAL_SCORES, free) free scores, best first, as read afresh. Returns how many
+ * entries were checked. */
+static uint32_t check_cache(rusk_cluster *c, rusk_agent *a)
+{
+	if (a->vval == NULL)
+		return 0;
+	const uint64_t *bits = rusk_agent_view(a)->bits;
+	uint32_t checked = 0;
+	for (uint32_t i = 0; i <= a->vval_mask; i++) {
+		const rusk_vval *e = &a->vval[i];
+		if (e->tag == 0)
+			continue;
+		uint32_t mi = e->tag - 1;
+		assert_true(mi < c->n_machines);
+		assert_int_equal(mi & a->vval_mask, i);
+		const rusk_machine *mm = &c->machines[mi];
+		assert_true(mm->n_rus <= RUSK_VVAL_RUS);
+		uint64_t x[2] = {0, 0};
+		uint16_t fr[RUSK_VVAL_RUS];
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < mm->n_rus; k++) {
+			uint32_t b = mm->first_bit + k;
+			if ((bits[b / 64] >> (b % 64)) & 1) {
+				x[k / 64] |= UINT64_C(1) << (k % 64);
+				fr[n++] = c->ru_score[mm->first_ru + k];
+			}
+		}
+		if (x[0] != e->bits[0] || x[1] != e->bits[1])
+			continue; /* stale: a lookup must miss it */
+		qsort(fr, n, sizeof *fr, cmp_desc);
+		uint32_t want = n < RUSK_VVAL_SCORES ? n : RUSK_VVAL_SCORES;
+		assert_int_equal(e->n, want);
+		for (uint32_t k = 0; k < want; k++)
+			assert_int_equal(e->sc[k], fr[k]);
+		checked++;
+	}
+	return checked;
+}
+
+typedef struct held {
+	uint64_t id;
+	uint32_t n;
+	rusk_lease l[2][MAX_M]; /* per side */
+} held;
+
+static void test_vval_same_decisions(void **state)
+{
+	(void)state;
+	rusk_cluster *c[2] = {make_cluster(), make_cluster()};
+	rusk_agent *a[2];
+	for (int s = 0; s < 2; s++) {
+		rusk_agent_params ap = fx_agent_params(c[s]);
+		ap.seed = 5;
+		ap.quality = RUSK_QUALITY_SCORE;
+		a[s] = fx_agent(c[s], &ap, true);
+	}
+	a[1]->vval_off = true;
+	static held tasks[MAX_TASKS];
+	uint32_t n_tasks = 0, placed = 0, checked = 0;
+	uint64_t x = 11, next_id = 1;
+	static const uint32_t ms[] = {2, 3, 4, 5, 8, 12, 13, 20, 21, 24};
+	for (uint32_t step = 0; step < STEPS; step++) {
+		uint32_t op = (uint32_t)(rusk_splitmix64(&x) % 100);
+		if (op < 55 && n_tasks < MAX_TASKS) {
+			rusk_task t = {
+			        .id = next_id++, .gang = true, .placement = RUSK_PLACE_MACHINE};
+			t.rus = ms[rusk_splitmix64(&x) % (sizeof ms / sizeof ms[0])];
+			t.vec.mem_mib = 1024 * (1 + (uint32_t)(rusk_splitmix64(&x) % 8));
+			if (rusk_splitmix64(&x) % 4 != 0) {
+				t.vec.gpus = 1;
+				t.vec.gpu_milli = 100 * (1 + (uint32_t)(rusk_splitmix64(&x) % 9));
+			}
+			held *h = &tasks[n_tasks];
+			rusk_placement pl[2];
+			int rc[2];
+			for (int s = 0; s < 2; s++)
+				rc[s] = rusk_agent_place(a[s], &t, h->l[s], &pl[s]);
+			assert_int_equal(rc[0], rc[1]);
+			assert_int_equal(pl[0].samples, pl[1].samples);
+			assert_true(pl[0].quality == pl[1].quality);
+			if (rc[0] == RUSK_OK) {
+				assert_int_equal(pl[0].placed, t.rus);
+				for (uint32_t k = 0; k < t.rus; k++)
+					assert_int_equal(h->l[0][k].ru, h->l[1][k].ru);
+				h->id = t.id;
+				h->n = t.rus;
+				n_tasks++;
+				placed++;
+			} else {
+				assert_int_equal(rc[0], RUSK_EAGAIN);
+			}
+		} else if (op < 85 && n_tasks > 0) {
+			uint32_t i = (uint32_t)(rusk_splitmix64(&x) % n_tasks);
+			bool mark = rusk_splitmix64(&x) % 2 == 0; /* else: the view stays stale */
+			for (int s = 0; s < 2; s++) {
+				assert_int_equal(rusk_agent_release(a[s], tasks[i].id,
+				                                    tasks[i].l[s], tasks[i].n,
+				                                    NULL),
+				                 RUSK_OK);
+				for (uint32_t k = 0; mark && k < tasks[i].n; k++)
+					rusk_view_mark_free(rusk_agent_view(a[s]),
+					                    tasks[i].l[s][k].ru);
+			}
+			tasks[i] = tasks[--n_tasks];
+		} else {
+			uint32_t p = (uint32_t)(rusk_splitmix64(&x) % 3);
+			for (int s = 0; s < 2; s++)
+				assert_int_equal(rusk_view_sync(rusk_agent_view(a[s]), p), RUSK_OK);
+		}
+		checked += check_cache(c[0], a[0]);
+	}
+	print_message("%u placed; cache %llu hits, %llu misses; %u entries checked\n", placed,
+	              (unsigned long long)a[0]->vval_hits, (unsigned long long)a[0]->vval_misses,
+	              checked);
+	assert_true(placed > STEPS / 10);
+	assert_true(a[0]->vval_hits > 1000 && a[0]->vval_misses > 100);
+	assert_true(a[1]->vval == NULL && a[1]->vval_hits == 0);
+	assert_true(checked > 1000);
+	for (int s = 0; s < 2; s++) {
+		for (uint32_t i = 0; i < n_tasks; i++)
+			assert_int_equal(rusk_agent_release(a[s], tasks[i].id, tasks[i].l[s],
+			                                    tasks[i].n, NULL),
+			                 RUSK_OK);
+		rusk_agent_destroy(a[s]);
+		rusk_cluster_destroy(c[s]);
+	}
+}
+
+int main(void)
+{
+	rusk_thread_register();
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_vval_same_decisions),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rusk_thread_unregister();
+	return rc;
+}
