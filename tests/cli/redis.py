@@ -3613,6 +3613,21 @@ def cli_redis_init_cut_refused():
         assert last_json(r.out)["ok"], r.out
 
 
+def forced_under(proc, ready, force, timeout):
+    """Once ready() returned (proc live), 2 s more, then the init `force` (exit 0): proc's
+    output and exit status once it ended (killed after timeout s: a failure)."""
+    try:
+        ready()
+        assert proc.poll() is None, "the process ended before the forced init"
+        time.sleep(2)
+        rusk(force)
+        return finish(proc, timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 @case
 def cli_redis_force_init_under_live():
     """A forced init of a big state (1M machines in 16 partitions, seconds of writes) under a
@@ -3633,15 +3648,7 @@ def cli_redis_force_init_under_live():
         a = start_proc(["agent", "--backend", cl.url] + big +
                        ["--duration-s", "30", "--rate", "3000", "--task-ms", "10000",
                         "--lease-ms", "1500"])
-        try:
-            wait_lease(cl, 0, a)
-            time.sleep(2)
-            rusk(force)
-            out, rc = finish(a, 90)
-        finally:
-            if a.poll() is None:
-                a.kill()
-                a.communicate()
+        out, rc = forced_under(a, lambda: wait_lease(cl, 0, a), force, 90)
         assert rc == 1, "the agent under a forced init exited %d" % rc
         match(r"was written afresh while this agent ran", out)
         match(r"released the [0-9]+ RUs it took in the new state", out)
@@ -3652,19 +3659,10 @@ def cli_redis_force_init_under_live():
         p = start_proc(["run", "--backend", cl.url, "--no-init"] + big +
                        ["--duration-s", "10", "--rate", "2000", "--task-ms", "3000",
                         "--json", out])
-        try:
-            for _ in range(300):  # its lease, taken once its setup is done (30 s at most)
-                if cli(cl, "zcard", "rusk:{meta}:live-runs") == "1" or p.poll() is not None:
-                    break
-                time.sleep(0.1)
-            assert p.poll() is None, "the run ended before its lease was seen"
-            time.sleep(2)
-            rusk(force)
-            text, rc = finish(p, 120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
+        # its lease, taken once its setup is done
+        text, rc = forced_under(p, lambda: wait_for("the run's lease", lambda: cli(
+            cl, "zcard", "rusk:{meta}:live-runs") == "1" or p.poll() is not None, 30), force,
+            120)
         assert rc == 0, "the run under a forced init exited %d" % rc
         rd = run_json(out)["redis"]
         print(json.dumps({"ledger": rd["ledger"], "recount": rd["recount"]}))
