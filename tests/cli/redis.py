@@ -3577,18 +3577,25 @@ def cli_redis_init_cut_refused():
     first (a live process of this host) writes is refused, exit 2, naming it (the eleventh
     review: both wrote, and the first to end cleared the other's mark). Before, the cut init
     left partitions of the old state beside new ones and the starts went on, or named the
-    cut state "lost by the cluster" (the tenth review, D2)."""
+    cut state "lost by the cluster" (the tenth review, D2). The init is frozen (SIGSTOP)
+    once its mark is seen and the signal sent before it goes on (SIGCONT), so the cut falls
+    in its writes however fast the machine."""
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, BIG))
         for sig in (signal.SIGINT, signal.SIGKILL):
             p = start_proc(["agent", "--backend", cl.url] + BIG.split() + ["--init-only"])
             who = wait_init_marker(cl, p)
+            # Frozen within a poll of its mark (its writes take seconds), so the stop comes
+            # in the writes on any machine: before, a fast or loaded one could let the
+            # init end between the poll and the signal (CI: exit 0, the state whole).
+            p.send_signal(signal.SIGSTOP)
             if sig == signal.SIGINT:
                 # a second init meanwhile: refused while the first (live, this host) writes
                 r = rusk(["agent", "--backend", cl.url, "--init-only"] + BIG.split(), status=2)
                 match(r"an init \(pid %d on .*, live\) is writing the state" % p.pid, r.out)
                 assert p.poll() is None, "the first init ended before the second was refused"
             p.send_signal(sig)
+            p.send_signal(signal.SIGCONT)
             out, rc = finish(p, timeout=60)
             print("init stopped by %s: exit %d (%s)" % (sig.name, rc, who))
             if sig == signal.SIGINT:
