@@ -9,7 +9,11 @@
  * taken, some too little memory, some too few free RUs); the same decision is made many
  * times by an agent with the exact sets and by one that draws every draw (the baseline),
  * and the outcomes are compared by a two-sample chi-square and the charged draws by their
- * means. Both the slot-score and the packing models.
+ * means. Both the slot-score and the packing models. An agent lists a partition before
+ * any draw of it when its last look found few machines that fit (choose.c, vhint_exact):
+ * the default agent here does so after its first decision. The listing must draw alike
+ * wherever it runs, so it is also forced before every draw (vec_exact_first) on a
+ * partition where most machines fit, where the hint would not send it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -30,12 +34,17 @@ static const rusk_platform plats[] = {{"A", 1.0, 1.0}};
 enum { N_MACH = 48, RUS = 16, DECISIONS = 30000 };
 
 /* Outcomes of DECISIONS decisions: wins per machine (index N_MACH: RUSK_EAGAIN), the
- * charged draws' sum and sum of squares, and the exact sets the agent made. */
+ * charged draws' sum and sum of squares, and the exact sets the agent made (first: of
+ * those, made before any draw of the partition). */
 typedef struct outcome {
 	uint32_t wins[N_MACH + 1];
 	double draws, draws2;
-	uint64_t sets;
+	uint64_t sets, first;
 } outcome;
+
+/* How an agent draws: as it would (probe, then exact sets; listed first on the hint),
+ * every draw made (the baseline), or listed before every draw. */
+typedef enum { MODE_AUTO, MODE_DRAW, MODE_FIRST } mode;
 
 /* The cluster: machines m % 4 == 1 have 4 GPUs; of those, m % 8 == 5 have all four taken by
  * a holder (live: no room), machine 9 has all its RUs but one held (too few for 2) and
@@ -50,6 +59,21 @@ static bool gpu(uint32_t m)
 static bool feasible(uint32_t m)
 {
 	return gpu(m) && m % 8 != 5 && m != 9 && m != 17;
+}
+
+/* The tasks: 2 RUs, 4 GiB, half a GPU (few machines fit), or no GPU (all but 9 and 17). */
+static rusk_task task(bool gpu_task)
+{
+	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
+	t.vec = (rusk_vec_demand){.mem_mib = 4096, .gpus = gpu_task, .gpu_milli = 500};
+	if (!gpu_task)
+		t.vec.gpu_milli = 0;
+	return t;
+}
+
+static bool fits(uint32_t m, bool gpu_task)
+{
+	return gpu_task ? feasible(m) : m != 9 && m != 17;
 }
 
 static rusk_cluster *make_cluster(void)
@@ -81,8 +105,8 @@ static rusk_cluster *make_cluster(void)
 	return c;
 }
 
-static void decide(rusk_cluster *c, rusk_quality_model q, uint32_t R, bool draw_only, uint64_t seed,
-                   outcome *o)
+static void decide(rusk_cluster *c, rusk_quality_model q, uint32_t R, mode md, bool gpu_task,
+                   uint64_t seed, outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	rusk_agent_params ap = fx_agent_params(c);
@@ -90,9 +114,9 @@ static void decide(rusk_cluster *c, rusk_quality_model q, uint32_t R, bool draw_
 	ap.seed = seed;
 	ap.quality = q;
 	rusk_agent *a = fx_agent(c, &ap, true);
-	a->vec_draw_only = draw_only;
-	rusk_task t = {.id = 1, .rus = 2, .gang = true, .placement = RUSK_PLACE_MACHINE};
-	t.vec = (rusk_vec_demand){.mem_mib = 4096, .gpus = 1, .gpu_milli = 500};
+	a->vec_draw_only = md == MODE_DRAW;
+	a->vec_exact_first = md == MODE_FIRST;
+	rusk_task t = task(gpu_task);
 	uint32_t rus[2];
 	for (uint32_t i = 0; i < DECISIONS; i++) {
 		rusk_placement pl;
@@ -111,6 +135,7 @@ static void decide(rusk_cluster *c, rusk_quality_model q, uint32_t R, bool draw_
 		o->draws2 += (double)pl.samples * pl.samples;
 	}
 	o->sets = a->vset_made;
+	o->first = a->vset_first;
 	rusk_agent_destroy(a);
 }
 
@@ -118,18 +143,19 @@ static void decide(rusk_cluster *c, rusk_quality_model q, uint32_t R, bool draw_
  * (two-sample chi-square over the outcomes seen, bound above the 1e-6 tail) and of charged
  * draws (means within 5 standard errors); only feasible machines win. R = 3: a decision
  * often keeps 3 before its cap of 4R + 16 draws; R = 8: never (4 machines fit). */
-static void compare(rusk_quality_model q, uint32_t R)
+static void compare(rusk_quality_model q, uint32_t R, mode md, bool gpu_task)
 {
 	rusk_cluster *c = make_cluster();
 	outcome ex, dr;
-	decide(c, q, R, false, 11, &ex);
-	decide(c, q, R, true, 12, &dr);
-	assert_true(ex.sets > DECISIONS / 2); /* the exact path ran */
+	decide(c, q, R, md, gpu_task, 11, &ex);
+	decide(c, q, R, MODE_DRAW, gpu_task, 12, &dr);
+	assert_true(ex.sets > DECISIONS / 2);  /* the exact path ran */
+	assert_true(ex.first > DECISIONS / 2); /* listed before any draw */
 	assert_int_equal(dr.sets, 0);
 	double chi2 = 0;
 	uint32_t cats = 0;
 	for (uint32_t m = 0; m <= N_MACH; m++) {
-		if (m < N_MACH && !feasible(m)) {
+		if (m < N_MACH && !fits(m, gpu_task)) {
 			assert_int_equal(ex.wins[m], 0);
 			assert_int_equal(dr.wins[m], 0);
 			continue;
@@ -141,31 +167,42 @@ static void compare(rusk_quality_model q, uint32_t R)
 		cats++;
 	}
 	double bound = (cats - 1) + 7.0 * sqrt(2.0 * (cats - 1));
-	double me = ex.draws / DECISIONS, md = dr.draws / DECISIONS;
-	double ve = ex.draws2 / DECISIONS - me * me, vd = dr.draws2 / DECISIONS - md * md;
+	double me = ex.draws / DECISIONS, mdr = dr.draws / DECISIONS;
+	double ve = ex.draws2 / DECISIONS - me * me, vd = dr.draws2 / DECISIONS - mdr * mdr;
 	double se = sqrt((ve + vd) / DECISIONS);
 	print_message(
-	        "quality %d, R = %u: chi2 %.1f over %u outcomes (bound %.1f); draws %.2f exact, "
-	        "%.2f drawn (se %.3f); EAGAIN %u and %u; %llu exact sets\n",
-	        (int)q, R, chi2, cats, bound, me, md, se, ex.wins[N_MACH], dr.wins[N_MACH],
-	        (unsigned long long)ex.sets);
+	        "quality %d, R = %u, %s: chi2 %.1f over %u outcomes (bound %.1f); draws %.2f "
+	        "exact, %.2f drawn (se %.3f); EAGAIN %u and %u; %llu exact sets (%llu first)\n",
+	        (int)q, R, md == MODE_FIRST ? "listed first" : "as it would", chi2, cats, bound, me,
+	        mdr, se, ex.wins[N_MACH], dr.wins[N_MACH], (unsigned long long)ex.sets,
+	        (unsigned long long)ex.first);
 	assert_true(cats >= 3);
 	assert_true(chi2 < bound);
-	assert_true(fabs(me - md) < 5 * se + 1e-9);
+	assert_true(fabs(me - mdr) < 5 * se + 1e-9);
 	rusk_cluster_destroy(c);
 }
 
 static void test_exact_like_draws_score(void **state)
 {
 	(void)state;
-	compare(RUSK_QUALITY_SCORE, 3);
-	compare(RUSK_QUALITY_SCORE, 8);
+	compare(RUSK_QUALITY_SCORE, 3, MODE_AUTO, true);
+	compare(RUSK_QUALITY_SCORE, 8, MODE_AUTO, true);
 }
 
 static void test_exact_like_draws_packing(void **state)
 {
 	(void)state;
-	compare(RUSK_QUALITY_PACKING, 3);
+	compare(RUSK_QUALITY_PACKING, 3, MODE_AUTO, true);
+}
+
+/* Listed before every draw, where few machines fit and where most do (the CPU-only task:
+ * 46 of 48 machines, 516 of 528 free RUs): the same distribution as drawing. */
+static void test_exact_first_like_draws(void **state)
+{
+	(void)state;
+	compare(RUSK_QUALITY_SCORE, 3, MODE_FIRST, true);
+	compare(RUSK_QUALITY_SCORE, 8, MODE_FIRST, false);
+	compare(RUSK_QUALITY_PACKING, 8, MODE_FIRST, false);
 }
 
 /* A partition where no machine can hold the task: the exact set is empty, nothing is
@@ -204,6 +241,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_exact_like_draws_score),
 	        cmocka_unit_test(test_exact_like_draws_packing),
+	        cmocka_unit_test(test_exact_first_like_draws),
 	        cmocka_unit_test(test_exact_none_fits),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

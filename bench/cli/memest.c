@@ -19,7 +19,8 @@
  *                                    report's score ranking and D bins
  *   per agent              256 KiB  (+ 2 MiB in rusk run: its submission and completion
  *                                    rings, 64K entries each); 128 KiB of it the value
- *                                    cache of vector decisions (RUSK_VVAL_MAX entries)
+ *                                    cache of vector decisions (RUSK_VVAL_MAX entries),
+ *                                    4 KiB their listing hints (RUSK_VHINT)
  *   per task slot          sizeof(rusk_dtask) + 8, for the tasks in the system at once:
  *                          at most the run's, and at least its peak rate x (the mean run
  *                          time + 1 s of queueing) (a floor: an overloaded run queues more)

@@ -86,6 +86,15 @@
  *    the cap, the draws charged and RUSK_EAGAIN keep their distribution
  *    (tests/test_vec_exact.c compares them with every draw made). It uses other
  *    generator numbers, so the RUs chosen for a seed differ from those of every draw made.
+ *    Where the agent's last look at a partition for the same demand (its listing, or its
+ *    probe) found under half its free RUs on machines that fit, the partition is listed
+ *    before any draw (vhint_exact; RUSK_VHINT hints an agent, direct-mapped by demand and
+ *    partition): the probe's draws, then a listing anyway, were most of the work on the
+ *    GPU-sharing-heavy replay. Either way of drawing keeps the distribution, so a stale
+ *    hint costs time, never a different choice in law (tested listed first where most
+ *    machines fit). The geometric counts come from one uniform's inversion, or, where a
+ *    draw hits with probability at least 1/VEC_TRIAL_HIT, from draws tried one by one
+ *    on generator bits alone (draws_to_hit).
  *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
@@ -1303,11 +1312,13 @@ static void vval_fill(const rusk_cluster *c, const rusk_machine *mm, const uint6
 	} else {
 		const uint16_t *ord = c->mord + mm->first_ru;
 		const uint32_t *top = c->mtop + mm->first_ru;
+		/* without a branch on the bits: each score is written, and kept (got moves
+		 * on) when its RU is free; got < RUSK_VVAL_SCORES at every write */
 		for (uint32_t k = 0, prev = 0; got < RUSK_VVAL_SCORES; k++) {
-			uint32_t o = ord[k];
-			if ((x[o / 64] >> (o % 64)) & 1)
-				e->sc[got++] = (uint16_t)(top[k] - prev);
-			prev = top[k];
+			uint32_t o = ord[k], t = top[k];
+			e->sc[got] = (uint16_t)(t - prev);
+			got += (uint32_t)(x[o / 64] >> (o % 64)) & 1u;
+			prev = t;
 		}
 	}
 	e->n = (uint16_t)got;
@@ -1920,6 +1931,22 @@ static inline void vec_best_add(vec_best *b, uint32_t mi, double v, uint32_t lo,
 
 #define VSET_KEPT (UINT32_C(1) << 31)
 
+/* vhint's key of demand t in partition p (never 0: an empty entry). */
+static inline uint64_t vhint_key(const rusk_task *t, uint32_t p)
+{
+	const rusk_vec_demand *v = &t->vec;
+	uint64_t h = ((uint64_t)v->mem_mib << 32 | (uint64_t)v->gpus << 24 | v->gpu_milli) *
+	             UINT64_C(0x9e3779b97f4a7c15);
+	h ^= (v->gpu_models + ((uint64_t)t->rus << 40) + p) * UINT64_C(0xbf58476d1ce4e5b9);
+	return (h ^ (h >> 31)) | 1;
+}
+
+static inline void vhint_put(rusk_agent *a, uint64_t key, uint32_t frac)
+{
+	a->vhint[(key >> 8) & (RUSK_VHINT - 1)].key = key;
+	a->vhint[(key >> 8) & (RUSK_VHINT - 1)].frac = frac;
+}
+
 /*
  * vset_build's pass over machines [lo, end) for demand (m RUs, *vd, prepared as *vf), into
  * out: the tests of rusk_vec_shape_fits_ and rusk_vec_fits_now_, each as one branch, then
@@ -2011,13 +2038,27 @@ static uint32_t vset_compact(rusk_agent *a, uint32_t n)
 /*
  * The number of draws of p, with left of p's free_p free RUs (in the view) on machines the
  * decision would keep, up to and with the first that lands on one: 1 + a geometric count
- * of misses, each draw a hit with probability left / free_p (inversion of one uniform).
- * UINT32_MAX stands for "more than any cap".
+ * of misses, each draw a hit with probability left / free_p. UINT32_MAX stands for "more
+ * than cap". Where hits are likely (at least one draw in VEC_TRIAL_HIT) the draws are
+ * tried one by one, two to a generator word, a hit when a 32-bit uniform scaled to free_p
+ * (multiply-shift, as a draw picks its RU) falls below left: about free_p / left tries,
+ * cheaper than the logarithms. Else the count is one uniform's inversion.
  */
-static uint32_t draws_to_hit(rusk_rng *g, uint32_t left, uint32_t free_p)
+#define VEC_TRIAL_HIT 32
+static uint32_t draws_to_hit(rusk_rng *g, uint32_t left, uint32_t free_p, uint32_t cap)
 {
 	if (left >= free_p)
 		return 1;
+	if ((uint64_t)left * VEC_TRIAL_HIT >= free_p) {
+		for (uint32_t n = 1; n <= cap; n += 2) {
+			uint64_t r = rusk_rng_next(g);
+			if ((((r >> 32) * (uint64_t)free_p) >> 32) < left)
+				return n;
+			if (n + 1 <= cap && ((((uint32_t)r) * (uint64_t)free_p) >> 32) < left)
+				return n + 1;
+		}
+		return UINT32_MAX;
+	}
 	double u = 1.0 - rusk_rng_unit(g); /* (0, 1] */
 	double misses = floor(log(u) / log1p(-(double)left / free_p));
 	return misses >= (double)(UINT32_MAX - 1) ? UINT32_MAX : 1 + (uint32_t)misses;
@@ -2043,9 +2084,11 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		return RUSK_ENOMEM;
 	a->vset_made++;
 	uint32_t free_p = rusk_view_free_(a->v, p), n_set = (uint32_t)n;
+	vhint_put(a, vhint_key(d->t, p),
+	          free_p == 0 ? 0 : (uint32_t)((uint64_t)w_all * 65536 / free_p));
 	w_left = w_all;
 	while (*kept < R) {
-		uint32_t g = w_left == 0 ? UINT32_MAX : draws_to_hit(&a->rng, w_left, free_p);
+		uint32_t g = w_left == 0 ? UINT32_MAX : draws_to_hit(&a->rng, w_left, free_p, left);
 		if (g > left) { /* the cap comes first: the rest miss */
 			*drawn += left;
 			return RUSK_OK;
@@ -2058,15 +2101,15 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		}
 		uint32_t i;
 		do { /* by weight among those not kept: < 2 tries expected */
-			uint32_t u = rusk_rng_below(&a->rng, w_all), lo = 0, hi = n_set - 1;
-			while (lo < hi) {
-				uint32_t mid = (lo + hi) / 2;
-				if (a->vset[mid].cum > u)
-					hi = mid;
-				else
-					lo = mid + 1;
+			/* the first entry whose running sum passes u, by halving without a
+			 * branch on the data (a select a step) */
+			uint32_t u = rusk_rng_below(&a->rng, w_all), base = 0, len = n_set;
+			while (len > 1) {
+				uint32_t half = len / 2;
+				base = a->vset[base + half - 1].cum <= u ? base + half : base;
+				len -= half;
 			}
-			i = lo;
+			i = base;
 		} while (a->vset[i].mi & VSET_KEPT);
 		uint32_t mi = a->vset[i].mi, w = a->vset[i].cum - (i ? a->vset[i - 1].cum : 0);
 		a->vset[i].mi |= VSET_KEPT;
@@ -2108,6 +2151,25 @@ static bool vset_worth(const rusk_cluster *c, uint32_t p, uint32_t got, uint32_t
 	if (expect > left)
 		expect = left;
 	return c->parts[p].n_machines <= 8 * expect;
+}
+
+/* Whether choose_vec should list p's keepable machines before any draw of p: the last look
+ * at p for this demand found them a share frac (1/65536) of p's free RUs under one half,
+ * and a pass over p's machines costs less than the draws then expected for `want` more
+ * (vset_worth's rule, with the probe's share replaced by the hint's). */
+static bool vhint_exact(const rusk_agent *a, uint64_t key, uint32_t p, uint32_t left, uint32_t want)
+{
+	uint32_t i = (key >> 8) & (RUSK_VHINT - 1);
+	if (a->vec_exact_first)
+		return a->c->n_machines < VSET_KEPT;
+	if (a->vhint[i].key != key || 2 * (uint64_t)a->vhint[i].frac >= 65536 ||
+	    a->c->n_machines >= VSET_KEPT)
+		return false;
+	uint32_t f = a->vhint[i].frac;
+	uint64_t expect = f == 0 ? left : (uint64_t)want * 65536 / f;
+	if (expect > left)
+		expect = left;
+	return a->c->parts[p].n_machines <= 8 * expect;
 }
 
 /*
@@ -2227,7 +2289,18 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 	bool weighted = s == RUSK_STRATEGY_QUALITY;
 	for (uint32_t i = 0; i < n_parts && kept < R; i++) {
 		uint32_t p = order[i], kept_p = kept, lim = 4 * R + 16;
+		uint64_t hkey = vhint_key(t, p);
+		if (!weighted && !a->vec_draw_only && vhint_exact(a, hkey, p, lim, R - kept)) {
+			a->vset_first++;
+			rc = choose_vec_exact(a, d, &vf, p, R, lim, seen, kept_p, &kept, &drawn,
+			                      tmp, &b);
+			if (rc != RUSK_OK)
+				return rc;
+			continue;
+		}
 		for (uint32_t k = 0; k < lim && kept < R;) {
+			if (k == VEC_PROBE && !weighted && !a->vec_draw_only)
+				vhint_put(a, hkey, (uint32_t)((kept - kept_p) * 65536 / VEC_PROBE));
 			if (k == VEC_PROBE && !weighted && !a->vec_draw_only &&
 			    vset_worth(a->c, p, kept - kept_p, lim - k, R - kept)) {
 				rc = choose_vec_exact(a, d, &vf, p, R, lim - k, seen, kept_p, &kept,

@@ -19,6 +19,7 @@
 
 #define RUSK_VFAIL  16
 #define RUSK_MSHORT 8
+#define RUSK_VHINT  256
 
 /* One machine of a vector decision's exact set (choose.c, vset_build): its index, bit 31
  * set once the decision kept it, and the running sum of the set's free RUs in the view up
@@ -77,12 +78,22 @@ struct rusk_agent {
 	uint32_t vskip[8];
 	uint32_t n_vskip;
 	/* A vector decision's exact set of one partition (choose.c, choose_vec_exact), the
-	 * number made, and (tests only: tests/test_vec_exact.c) a switch that makes every draw
-	 * instead, as before the sets: the baseline they are compared with. */
+	 * number made (and of those, made before any draw of the partition on vhint's word),
+	 * and (tests only: tests/test_vec_exact.c) a switch that makes every draw instead, as
+	 * before the sets: the baseline they are compared with. */
 	rusk_vset_ent *vset;
 	size_t vset_cap;
-	uint64_t vset_made;
+	uint64_t vset_made, vset_first;
 	bool vec_draw_only;
+	bool vec_exact_first; /* tests only: every partition listed before any draw */
+	/* What the last listing or probe of a partition found for a vector demand (choose.c,
+	 * vhint_get): the share of the partition's free RUs (in the view) on machines that
+	 * could hold it, in 1/65536, direct-mapped by demand and partition. A hint only:
+	 * which of two ways of drawing (same distribution) choose_vec takes. */
+	struct {
+		uint64_t key;
+		uint32_t frac;
+	} vhint[RUSK_VHINT];
 	/* The vector value cache (choose.c, vval_sum): vval_mask + 1 entries, direct-mapped
 	 * by machine, allocated at the first slot-score vector decision that values a partly
 	 * free machine (NULL before, or when that failed: then never tried again,
