@@ -10,7 +10,9 @@
  * and after every step every entry whose bits are the view's must hold exactly the best
  * free scores a fresh read gives. Machines of 8 to 130 RUs (above RUSK_VVAL_RUS: never
  * cached), scores with many ties, tasks of 2 to 24 RUs (above RUSK_VVAL_SCORES: valued
- * without the cache).
+ * without the cache). The view's per-machine free counts (rusk_view_mfree_, read by the
+ * exact sets' listing) are checked the same way: after every step, each partition whose
+ * counts are kept must have every machine's count equal to its bits in the view.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,6 +94,31 @@ static uint32_t check_cache(rusk_cluster *c, rusk_agent *a)
 	return checked;
 }
 
+/* The view's per-machine free counts, where kept, against its bits; returns how many
+ * partitions were checked. */
+static uint32_t check_mfree(rusk_cluster *c, rusk_agent *a)
+{
+	const rusk_view *v = rusk_agent_view(a);
+	uint32_t checked = 0;
+	for (uint32_t p = 0; v->mfree != NULL && p < c->n_parts; p++) {
+		if (!v->mfree_ok[p])
+			continue;
+		const rusk_partition *pp = &c->parts[p];
+		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
+		     mi++) {
+			const rusk_machine *mm = &c->machines[mi];
+			uint32_t n = 0;
+			for (uint32_t k = 0; k < mm->n_rus; k++) {
+				uint32_t b = mm->first_bit + k;
+				n += (uint32_t)(v->bits[b / 64] >> (b % 64)) & 1u;
+			}
+			assert_int_equal(v->mfree[mi], n);
+		}
+		checked++;
+	}
+	return checked;
+}
+
 typedef struct held {
 	uint64_t id;
 	uint32_t n;
@@ -111,7 +138,7 @@ static void test_vval_same_decisions(void **state)
 	}
 	a[1]->vval_off = true;
 	static held tasks[MAX_TASKS];
-	uint32_t n_tasks = 0, placed = 0, checked = 0;
+	uint32_t n_tasks = 0, placed = 0, checked = 0, counted = 0;
 	uint64_t x = 11, next_id = 1;
 	static const uint32_t ms[] = {2, 3, 4, 5, 8, 12, 13, 20, 21, 24};
 	for (uint32_t step = 0; step < STEPS; step++) {
@@ -163,14 +190,18 @@ static void test_vval_same_decisions(void **state)
 				assert_int_equal(rusk_view_sync(rusk_agent_view(a[s]), p), RUSK_OK);
 		}
 		checked += check_cache(c[0], a[0]);
+		for (int s = 0; s < 2; s++)
+			counted += check_mfree(c[s], a[s]);
 	}
-	print_message("%u placed; cache %llu hits, %llu misses; %u entries checked\n", placed,
-	              (unsigned long long)a[0]->vval_hits, (unsigned long long)a[0]->vval_misses,
-	              checked);
+	print_message("%u placed; cache %llu hits, %llu misses; %u entries checked; %u "
+	              "partitions' free counts checked\n",
+	              placed, (unsigned long long)a[0]->vval_hits,
+	              (unsigned long long)a[0]->vval_misses, checked, counted);
 	assert_true(placed > STEPS / 10);
 	assert_true(a[0]->vval_hits > 1000 && a[0]->vval_misses > 100);
 	assert_true(a[1]->vval == NULL && a[1]->vval_hits == 0);
 	assert_true(checked > 1000);
+	assert_true(counted > 1000);
 	for (int s = 0; s < 2; s++) {
 		for (uint32_t i = 0; i < n_tasks; i++)
 			assert_int_equal(rusk_agent_release(a[s], tasks[i].id, tasks[i].l[s],

@@ -21,6 +21,8 @@
  *                                    rings, 64K entries each); 128 KiB of it the value
  *                                    cache of vector decisions (RUSK_VVAL_MAX entries),
  *                                    4 KiB their listing hints (RUSK_VHINT)
+ *   per agent and machine  2        its view's free count of each machine (kept for the
+ *                                    listings of vector decisions; counted always)
  *   per task slot          sizeof(rusk_dtask) + 8, for the tasks in the system at once:
  *                          at most the run's, and at least its peak rate x (the mean run
  *                          time + 1 s of queueing) (a floor: an overloaded run queues more)
@@ -45,6 +47,7 @@
 #define MEM_PER_MACHINE 140.0
 #define MEM_PER_RU      28.0
 #define MEM_PER_AGENT   (256.0 * 1024)
+#define MEM_PER_AGENT_M 2.0
 #define MEM_PER_RING    (2.0 * DRV_RING_SIZE * sizeof(void *))
 
 uint64_t drv_task_cap(const run *R, double *expected)
@@ -168,7 +171,8 @@ int drv_memory_check(const run *R, const cli_cluster *cc, uint64_t machines, uin
 	double parts[4] = {
 	        live * slot + (double)cap * 4.0 * pref,
 	        (double)machines * MEM_PER_MACHINE + (double)rus * MEM_PER_RU,
-	        cfg->agents * (MEM_PER_AGENT + (cfg->sim ? 0 : MEM_PER_RING)),
+	        cfg->agents * (MEM_PER_AGENT + (double)machines * MEM_PER_AGENT_M +
+	                       (cfg->sim ? 0 : MEM_PER_RING)),
 	        trace ? 2.0 * (double)R->n_trace * sizeof(rusk_arrival) : 0,
 	};
 	double need = MEM_BASE + parts[0] + parts[1] + parts[2] + parts[3];

@@ -1949,11 +1949,14 @@ static inline void vhint_put(rusk_agent *a, uint64_t key, uint32_t frac)
 
 /*
  * vset_build's pass over machines [lo, end) for demand (m RUs, *vd, prepared as *vf), into
- * out: the tests of rusk_vec_shape_fits_ and rusk_vec_fits_now_, each as one branch, then
- * the skip list, the free RUs in the view and the kept list. Out of line, with its arrays
+ * out: the static shape and the free RUs in the view (mfree: rusk_view_mfree_'s counts,
+ * two bytes a machine) first, as one branch, then the tests of rusk_vec_fits_now_ on the
+ * machine's live line, then the skip and kept lists. The live line (64 bytes a machine) is
+ * what the pass waits on, so it is read last: before the view's counts, a pass counted
+ * each machine's bits and read every line that fit in shape. Out of line, with its arrays
  * in locals: its own registers (inlined in choose_vec, its state lived on the stack).
  */
-static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *bits,
+static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint16_t *mfree,
                                         const rusk_vec_demand *vd, const rusk_vfit *vf, uint32_t m,
                                         const uint32_t *vskip, uint32_t n_vskip,
                                         const uint32_t *seen, uint32_t n_seen, uint32_t lo,
@@ -1961,7 +1964,6 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *b
 {
 	const uint64_t *shape = c->mshape;
 	const rusk_mvec *mv = c->mvec;
-	const rusk_machine *ms = c->machines;
 	const uint32_t mem = vd->mem_mib, gpus = vd->gpus;
 	/* rusk_vec_shape_fits_'s model test as a mask over platforms: all when any model */
 	const uint64_t models = gpus == 0 || vd->gpu_models == 0 ? ~UINT64_C(0) : vd->gpu_models;
@@ -1970,8 +1972,9 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *b
 	uint32_t n = 0, cum = 0;
 	for (uint32_t mi = lo; mi < end; mi++) {
 		uint64_t sh = shape[mi];
+		uint32_t k = mfree[mi];
 		bool ok = ((uint32_t)sh >= mem) & (((uint32_t)(sh >> 32) & 0xffu) >= gpus) &
-		          (uint32_t)((models >> ((sh >> 40) & 63u)) & 1u);
+		          (uint32_t)((models >> ((sh >> 40) & 63u)) & 1u) & (k >= m);
 		if (!ok)
 			continue;
 		/* rusk_vec_fits_now_, relaxed reads (a guess that the commit checks) */
@@ -1983,10 +1986,8 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *b
 		               (uint32_t)__builtin_popcountll(~((w1 | RUSK_LANE_HIGH) - fsub) &
 		                                              v->lanes[1]);
 		bool now = (rusk_load64(&v->mem_free, RUSK_RELAXED) >= fmem) & (fit >= fgpus);
-		if (!now || (n_vskip != 0 && machine_listed(vskip, n_vskip, mi)))
-			continue;
-		uint32_t k = count_machine(bits, &ms[mi]);
-		if (k < m || (n_seen != 0 && machine_listed(seen, n_seen, mi)))
+		if (!now || (n_vskip != 0 && machine_listed(vskip, n_vskip, mi)) ||
+		    (n_seen != 0 && machine_listed(seen, n_seen, mi)))
 			continue;
 		cum += k;
 		out[n++] = (rusk_vset_ent){mi, cum};
@@ -2014,9 +2015,12 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 		a->vset = nv;
 		a->vset_cap = pp->n_machines;
 	}
-	return (int)vset_scan(c, rusk_view_bits_(a->v), &d->t->vec, vf, d->t->rus, a->vskip,
-	                      a->n_vskip, seen, n_seen, pp->first_machine,
-	                      pp->first_machine + pp->n_machines, a->vset, w);
+	const uint16_t *mfree = rusk_view_mfree_(a->v, p);
+	if (mfree == NULL)
+		return -1;
+	return (int)vset_scan(c, mfree, &d->t->vec, vf, d->t->rus, a->vskip, a->n_vskip, seen,
+	                      n_seen, pp->first_machine, pp->first_machine + pp->n_machines,
+	                      a->vset, w);
 }
 
 /* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */

@@ -39,8 +39,10 @@
  *
  * Invariants: free[p] = popcount of p's words in the view; plat_free[p][k] likewise per
  * platform type; p's summary bit j is set iff p's word j is not 0, and cnt[j / 64] is the
- * popcount of the 64 words under summary word j / 64; order is sorted by fresher(); a view
- * is used by one thread at a time (its owner agent).
+ * popcount of the 64 words under summary word j / 64; mfree[m] = the popcount of machine
+ * m's bits for every machine of a partition whose mfree_ok is set (counted at the first ask
+ * after a sync, kept by the marks: vector decisions list machines by it, choose.c); order
+ * is sorted by fresher(); a view is used by one thread at a time (its owner agent).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -100,7 +102,42 @@ RUSK_EXPORT void rusk_view_destroy(rusk_view *v)
 	free(v->rver);
 	free(v->rrc);
 	free(v->order);
+	free(v->mfree);
+	free(v->mfree_ok);
 	free(v);
+}
+
+const uint16_t *rusk_view_mfree_(rusk_view *v, uint32_t p)
+{
+	const rusk_cluster *c = v->c;
+	if (v->mfree == NULL) {
+		v->mfree = malloc(sizeof *v->mfree * (c->n_machines ? c->n_machines : 1));
+		v->mfree_ok = calloc(c->n_parts, sizeof *v->mfree_ok);
+		if (v->mfree == NULL || v->mfree_ok == NULL) {
+			free(v->mfree);
+			free(v->mfree_ok);
+			v->mfree = NULL;
+			v->mfree_ok = NULL;
+			return NULL;
+		}
+	}
+	if (!v->mfree_ok[p]) {
+		const rusk_partition *pp = &c->parts[p];
+		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
+		     mi++) {
+			const rusk_machine *m = &c->machines[mi];
+			uint32_t n = 0, b_end = m->first_bit + m->n_rus;
+			for (uint32_t b = m->first_bit; b < b_end; b = (b / 64 + 1) * 64) {
+				uint64_t w = v->bits[b / 64] & (~UINT64_C(0) << (b % 64));
+				if (b_end < (b / 64 + 1) * 64)
+					w &= (UINT64_C(1) << (b_end % 64)) - 1;
+				n += (uint32_t)__builtin_popcountll(w);
+			}
+			v->mfree[mi] = (uint16_t)n;
+		}
+		v->mfree_ok[p] = 1;
+	}
+	return v->mfree;
 }
 
 void rusk_view_seed_(rusk_view *v, uint64_t seed, uint64_t stream)
@@ -174,6 +211,8 @@ static void remote_done(rusk_view *v, uint32_t p, uint64_t t0, uint64_t version)
 	vp->rank = (uint32_t)(rusk_rng_next(&v->tie) >> 32);
 	vp->version = version;
 	vp->free_rus = free_rus;
+	if (v->mfree_ok != NULL)
+		v->mfree_ok[p] = 0;
 	/* The mean slot score of the free RUs: the local partition counter's (this process's
 	 * holdings; the remote keeps no scores), a statistic for Quality-first. */
 	uint64_t pc = rusk_load64(&pp->counter, RUSK_RELAXED);
@@ -267,6 +306,8 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	vp->version = s->version;
 	vp->free_rus = s->free_rus;
 	vp->mean_free_score = s->mean_free_score;
+	if (v->mfree_ok != NULL)
+		v->mfree_ok[p] = 0;
 	vp->synced = true;
 	reorder(v, p);
 	memcpy(v->plat_free + (size_t)p * c->n_platforms, s->platform_free,

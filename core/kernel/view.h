@@ -34,6 +34,11 @@ struct rusk_view {
 	uint64_t *rver;      /* [n_parts] a remote sync step's versions (NULL until one) */
 	int *rrc;            /* [n_parts] and its per-partition answers */
 	uint32_t *order;     /* [n_parts] freshest first, kept sorted as syncs happen */
+	uint16_t *mfree;     /* [n_machines] free RUs of each machine in the view, for the
+	                      * partitions whose mfree_ok is set (rusk_view_mfree_); NULL
+	                      * until a vector decision asks */
+	uint8_t *mfree_ok;   /* [n_parts] p's mfree is kept: set when counted, cleared by
+	                      * p's sync, kept by the marks (rusk_view_count_) */
 	rusk_rng tie;        /* seeded per agent: ranks of partitions within a round */
 	uint64_t total_free; /* sum of parts[].free_rus */
 	bool has_policy;
@@ -118,8 +123,15 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, const u
 	v->parts[m->partition].free_rus += (uint32_t)d;
 	v->total_free += (uint64_t)(int64_t)d;
 	v->plat_free[(size_t)m->partition * v->c->n_platforms + m->platform] += (uint32_t)d;
+	if (v->mfree != NULL && v->mfree_ok[m->partition])
+		v->mfree[m - v->c->machines] += (uint16_t)d;
 	v->st.marks++;
 }
+
+/* Free RUs of each machine in the view, indexed by machine, valid for partition p's
+ * machines (counted from the bits when p synced since they were last counted; the marks
+ * keep them); NULL when the counts could not be allocated (then count the bits). */
+const uint16_t *rusk_view_mfree_(rusk_view *v, uint32_t p);
 
 /* Sets or clears the summary bit of bitmap word w of partition p (its word became
  * non-empty or empty: the rare transitions, so the lookups stay off the common path). */
