@@ -235,6 +235,57 @@ static void test_exact_none_fits(void **state)
 	rusk_cluster_destroy(c);
 }
 
+/* A partition with no free RU in the view, behind one where nothing fits, in Latency-first's
+ * order (it keeps partitions without free RUs in its order): drawing charges the first the
+ * whole cap and the empty one nothing, and so must an agent listing first, by its hint or
+ * forced. Before, a listing of the empty partition charged its cap too (the review of
+ * the listing hint: 96 draws a decision against 48). */
+static void test_exact_empty_partition(void **state)
+{
+	(void)state;
+	enum { N = 8 };
+	rusk_machine_spec specs[N];
+	for (uint32_t m = 0; m < N; m++) /* machine 0: memory; the others: 1 GiB, too little */
+		specs[m] = (rusk_machine_spec){RUS, m == 0 ? 65536 : 1024, 4, 0, NULL, false};
+	rusk_cluster *c = fx_machines(
+	        specs, N, (fx_shape){.per_rack = 4, .per_cell = 1, .partitions = 2}, plats, 1);
+	rusk_lease l;
+	for (uint32_t ru = 0; ru < RUS - 1; ru++) /* machine 0: one RU free, too few for 2 */
+		assert_int_equal(rusk_ru_commit(c, 50 + ru, ru, NULL, &l), RUSK_OK);
+	rusk_agent *a[3];
+	for (int k = 0; k < 3; k++) {
+		rusk_agent_params ap = fx_agent_params(c);
+		ap.sample = 8;
+		ap.seed = 5;
+		a[k] = fx_agent(c, &ap, true);
+	}
+	a[1]->vec_draw_only = true;
+	a[2]->vec_exact_first = true;
+	rusk_task t = task(true);
+	uint32_t rus[2];
+	rusk_placement pl;
+	for (int k = 0; k < 3; k++) /* the hints learn partition 1 before it empties */
+		assert_int_equal(rusk_agent_choose(a[k], &t, rus, &pl), RUSK_EAGAIN);
+	for (uint32_t ru = 4 * RUS; ru < N * RUS; ru++)
+		assert_int_equal(rusk_ru_commit(c, 100 + ru, ru, NULL, &l), RUSK_OK);
+	uint64_t charged[3] = {0, 0, 0};
+	for (int i = 0; i < 100; i++)
+		for (int k = 0; k < 3; k++) {
+			for (uint32_t p = 0; p < 2; p++) /* the memo of failed demands off */
+				assert_int_equal(rusk_view_sync(rusk_agent_view(a[k]), p), RUSK_OK);
+			assert_int_equal(rusk_agent_choose(a[k], &t, rus, &pl), RUSK_EAGAIN);
+			charged[k] += pl.samples;
+		}
+	print_message("charged draws: %llu as it would, %llu drawn, %llu listed first\n",
+	              (unsigned long long)charged[0], (unsigned long long)charged[1],
+	              (unsigned long long)charged[2]);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(charged[k], 100 * (4 * 8 + 16));
+		rusk_agent_destroy(a[k]);
+	}
+	rusk_cluster_destroy(c);
+}
+
 int main(void)
 {
 	rusk_thread_register();
@@ -243,6 +294,7 @@ int main(void)
 	        cmocka_unit_test(test_exact_like_draws_packing),
 	        cmocka_unit_test(test_exact_first_like_draws),
 	        cmocka_unit_test(test_exact_none_fits),
+	        cmocka_unit_test(test_exact_empty_partition),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

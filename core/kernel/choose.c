@@ -1950,17 +1950,18 @@ static inline void vhint_put(rusk_agent *a, uint64_t key, uint32_t frac)
 /*
  * vset_build's pass over machines [lo, end) for demand (m RUs, *vd, prepared as *vf), into
  * out: the static shape and the free RUs in the view (mfree: rusk_view_mfree_'s counts,
- * two bytes a machine) first, as one branch, then the tests of rusk_vec_fits_now_ on the
- * machine's live line, then the skip and kept lists. The live line (64 bytes a machine) is
- * what the pass waits on, so it is read last: before the view's counts, a pass counted
- * each machine's bits and read every line that fit in shape. Out of line, with its arrays
- * in locals: its own registers (inlined in choose_vec, its state lived on the stack).
+ * two bytes a machine; without them, each machine's bits counted) first, as one branch, then the
+ * tests of rusk_vec_fits_now_ on the machine's live line, then the skip and kept lists. The live
+ * line (64 bytes a machine) is what the pass waits on, so it is read last: before the view's
+ * counts, a pass counted each machine's bits and read every line that fit in shape. Out of line,
+ * with its arrays in locals: its own registers (inlined in choose_vec, its state lived on the
+ * stack).
  */
-static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint16_t *mfree,
-                                        const rusk_vec_demand *vd, const rusk_vfit *vf, uint32_t m,
-                                        const uint32_t *vskip, uint32_t n_vskip,
-                                        const uint32_t *seen, uint32_t n_seen, uint32_t lo,
-                                        uint32_t end, rusk_vset_ent *out, uint32_t *w)
+static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *bits,
+                                        const uint16_t *mfree, const rusk_vec_demand *vd,
+                                        const rusk_vfit *vf, uint32_t m, const uint32_t *vskip,
+                                        uint32_t n_vskip, const uint32_t *seen, uint32_t n_seen,
+                                        uint32_t lo, uint32_t end, rusk_vset_ent *out, uint32_t *w)
 {
 	const uint64_t *shape = c->mshape;
 	const rusk_mvec *mv = c->mvec;
@@ -1972,7 +1973,7 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint16_t *m
 	uint32_t n = 0, cum = 0;
 	for (uint32_t mi = lo; mi < end; mi++) {
 		uint64_t sh = shape[mi];
-		uint32_t k = mfree[mi];
+		uint32_t k = mfree != NULL ? mfree[mi] : count_machine(bits, &c->machines[mi]);
 		bool ok = ((uint32_t)sh >= mem) & (((uint32_t)(sh >> 32) & 0xffu) >= gpus) &
 		          (uint32_t)((models >> ((sh >> 40) & 63u)) & 1u) & (k >= m);
 		if (!ok)
@@ -2015,12 +2016,11 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 		a->vset = nv;
 		a->vset_cap = pp->n_machines;
 	}
+	/* NULL (no memory for the counts): the pass counts each machine's bits */
 	const uint16_t *mfree = rusk_view_mfree_(a->v, p);
-	if (mfree == NULL)
-		return -1;
-	return (int)vset_scan(c, mfree, &d->t->vec, vf, d->t->rus, a->vskip, a->n_vskip, seen,
-	                      n_seen, pp->first_machine, pp->first_machine + pp->n_machines,
-	                      a->vset, w);
+	return (int)vset_scan(c, rusk_view_bits_(a->v), mfree, &d->t->vec, vf, d->t->rus, a->vskip,
+	                      a->n_vskip, seen, n_seen, pp->first_machine,
+	                      pp->first_machine + pp->n_machines, a->vset, w);
 }
 
 /* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */
@@ -2164,6 +2164,10 @@ static bool vset_worth(const rusk_cluster *c, uint32_t p, uint32_t got, uint32_t
 static bool vhint_exact(const rusk_agent *a, uint64_t key, uint32_t p, uint32_t left, uint32_t want)
 {
 	uint32_t i = (key >> 8) & (RUSK_VHINT - 1);
+	/* No free RU in the view: drawing fails at once and charges nothing (vec_draws); a
+	 * listing would charge the whole cap, found none. */
+	if (rusk_view_free_(a->v, p) == 0)
+		return false;
 	if (a->vec_exact_first)
 		return a->c->n_machines < VSET_KEPT;
 	if (a->vhint[i].key != key || 2 * (uint64_t)a->vhint[i].frac >= 65536 ||

@@ -126,14 +126,7 @@ const uint16_t *rusk_view_mfree_(rusk_view *v, uint32_t p)
 		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
 		     mi++) {
 			const rusk_machine *m = &c->machines[mi];
-			uint32_t n = 0, b_end = m->first_bit + m->n_rus;
-			for (uint32_t b = m->first_bit; b < b_end; b = (b / 64 + 1) * 64) {
-				uint64_t w = v->bits[b / 64] & (~UINT64_C(0) << (b % 64));
-				if (b_end < (b / 64 + 1) * 64)
-					w &= (UINT64_C(1) << (b_end % 64)) - 1;
-				n += (uint32_t)__builtin_popcountll(w);
-			}
-			v->mfree[mi] = (uint16_t)n;
+			v->mfree[mi] = (uint16_t)rusk_count_bits_(v->bits, m->first_bit, m->n_rus);
 		}
 		v->mfree_ok[p] = 1;
 	}
@@ -254,6 +247,10 @@ static int sync_remote_step(rusk_view *v, const uint32_t *ps, size_t n)
 		}
 	}
 	uint64_t t0 = rusk_now_(c);
+	/* The call may write a partition's words and still answer it as failed (a later
+	 * partition's error is every one's): its machines' counts are not trusted after it. */
+	for (size_t i = 0; v->mfree_ok != NULL && i < n; i++)
+		v->mfree_ok[ps[i]] = 0;
 	rusk_remote_snapshots_(c->remote, ps, n, v->bits, v->rver, v->rrc);
 	int synced = 0;
 	for (size_t i = 0; i < n; i++)
