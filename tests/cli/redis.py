@@ -2899,12 +2899,16 @@ def cli_redis_run_stuck_master():
     script increments its partition's) advance during the pause: before, every agent
     thread waited on the stuck master in turn and the run placed almost nothing until it
     answered. Then the run's counts: every task committed and ended once, the releases put
-    off all sent (none left at the end), no RU held by the run after it, nothing lost."""
+    off all sent (none left at the end), no RU held by the run after it, nothing lost.
+    Tasks of 1 s at 1,000/s, so that some run on the stuck master's partitions when it
+    stops and end while it is marked: with tasks of 100 ms, each agent (Latency-first keeps
+    to one partition at a time) could be on a healthy master's partition at the pause, and
+    no release was put off in about half the runs (CI's failure of 70fb52b)."""
     with Cluster(node_timeout_ms=30000) as cl:
         out = "cli_redis_run_stuck_master.json"
         p = subprocess.Popen([ARGS.rusk, "run", "--backend", cl.url] + BATCH_SHAPE.split() +
-                             ["--agents", "2", "--rate", "2000", "--duration-s", "9",
-                              "--task-ms", "100", "--json", out],
+                             ["--agents", "2", "--rate", "1000", "--duration-s", "9",
+                              "--task-ms", "1000", "--json", out],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         victim, v0, v1 = stuck_pause(cl, p, 2.5)
         text, rc = finish(p, 120)
