@@ -13,6 +13,14 @@
  * without the cache). The view's per-machine free counts (rusk_view_mfree_, read by the
  * exact sets' listing) are checked the same way: after every step, each partition whose
  * counts are kept must have every machine's count equal to its bits in the view.
+ *
+ * The listing cache (choose.c, vset_build) likewise: an agent reuses a partition's exact set
+ * for a demand while the partition's live vector words (rusk_partition.vgen) and its bits in
+ * the view (rusk_view_gen_) have not changed. Two agents share each cluster here, so one's
+ * commits and releases change the live words under the other's entries; the two agents of
+ * one cluster cache, the other cluster's do not, and every placement must be the same.
+ * After every step, every entry whose generations are current must hold exactly the set a
+ * fresh pass gives (a writer that changed the words without moving a generation fails it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +34,7 @@
 
 #include "fixture.h"
 #include "kernel/decision.h"
+#include "kernel/vec_impl.h"
 
 static const rusk_platform plats[] = {{"A", 1.0, 1.0}};
 
@@ -212,11 +221,144 @@ static void test_vval_same_decisions(void **state)
 	}
 }
 
+/* Every entry of a's listing cache whose generations are current against a fresh pass
+ * over its partition: the machines that fit the demand's shape, have its RUs free in the
+ * view and could hold it now, in order, each weighted by its free RUs in the view. Returns
+ * how many entries were checked. */
+static uint32_t check_vlist(rusk_cluster *c, rusk_agent *a)
+{
+	const rusk_view *v = rusk_agent_view(a);
+	uint32_t checked = 0;
+	for (uint32_t i = 0; a->vlist != NULL && i < RUSK_VLIST; i++) {
+		const rusk_vlist *e = &a->vlist[i];
+		if (e->key == 0 || e->cgen != c->parts[e->p].vgen || e->vgen != v->parts[e->p].gen)
+			continue;
+		const rusk_partition *pp = &c->parts[e->p];
+		const rusk_vfit f = rusk_vfit_make_(&e->vec);
+		uint32_t n = 0, cum = 0;
+		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
+		     mi++) {
+			const rusk_machine *mm = &c->machines[mi];
+			uint32_t k = 0;
+			for (uint32_t r = 0; r < mm->n_rus; r++) {
+				uint32_t b = mm->first_bit + r;
+				k += (uint32_t)(v->bits[b / 64] >> (b % 64)) & 1u;
+			}
+			if (!rusk_vec_shape_fits_(c, mi, &e->vec) || k < e->rus ||
+			    !rusk_vec_fits_now_(c, mi, &f))
+				continue;
+			cum += k;
+			assert_true(n < e->n);
+			assert_int_equal(e->ents[n].mi, mi);
+			assert_int_equal(e->ents[n].cum, cum);
+			n++;
+		}
+		assert_int_equal(n, e->n);
+		assert_int_equal(cum, e->w);
+		checked++;
+	}
+	return checked;
+}
+
+/* Two clusters, two agents each (listing cache on in cluster 0, off in cluster 1), the same
+ * random steps on both: a vector task placed by one agent, a task released (its view marked
+ * or left stale), a partition synced by one agent. */
+static void test_vlist_same_decisions(void **state)
+{
+	(void)state;
+	rusk_cluster *c[2] = {make_cluster(), make_cluster()};
+	rusk_agent *a[2][2];
+	for (int s = 0; s < 2; s++)
+		for (int g = 0; g < 2; g++) {
+			rusk_agent_params ap = fx_agent_params(c[s]);
+			ap.seed = 5 + (uint64_t)g;
+			ap.quality = RUSK_QUALITY_SCORE;
+			a[s][g] = fx_agent(c[s], &ap, true);
+			a[s][g]->vlist_off = s == 1;
+		}
+	static held tasks[MAX_TASKS];
+	static uint32_t owner[MAX_TASKS];
+	uint32_t n_tasks = 0, placed = 0, checked = 0;
+	uint64_t x = 23, next_id = 1;
+	static const uint32_t ms[] = {2, 3, 4, 5, 8, 12, 13, 20, 21, 24};
+	for (uint32_t step = 0; step < STEPS; step++) {
+		uint32_t op = (uint32_t)(rusk_splitmix64(&x) % 100);
+		uint32_t g = (uint32_t)(rusk_splitmix64(&x) % 2);
+		if (op < 55 && n_tasks < MAX_TASKS) {
+			rusk_task t = {
+			        .id = next_id++, .gang = true, .placement = RUSK_PLACE_MACHINE};
+			t.rus = ms[rusk_splitmix64(&x) % (sizeof ms / sizeof ms[0])];
+			t.vec.mem_mib = 1024 * (1 + (uint32_t)(rusk_splitmix64(&x) % 8));
+			if (rusk_splitmix64(&x) % 4 != 0) {
+				t.vec.gpus = 1;
+				t.vec.gpu_milli = 100 * (1 + (uint32_t)(rusk_splitmix64(&x) % 9));
+			}
+			held *h = &tasks[n_tasks];
+			rusk_placement pl[2];
+			int rc[2];
+			for (int s = 0; s < 2; s++)
+				rc[s] = rusk_agent_place(a[s][g], &t, h->l[s], &pl[s]);
+			assert_int_equal(rc[0], rc[1]);
+			assert_int_equal(pl[0].samples, pl[1].samples);
+			assert_true(pl[0].quality == pl[1].quality);
+			if (rc[0] == RUSK_OK) {
+				for (uint32_t k = 0; k < t.rus; k++)
+					assert_int_equal(h->l[0][k].ru, h->l[1][k].ru);
+				h->id = t.id;
+				h->n = t.rus;
+				owner[n_tasks++] = g;
+				placed++;
+			} else {
+				assert_int_equal(rc[0], RUSK_EAGAIN);
+			}
+		} else if (op < 85 && n_tasks > 0) {
+			uint32_t i = (uint32_t)(rusk_splitmix64(&x) % n_tasks);
+			bool mark = rusk_splitmix64(&x) % 2 == 0; /* else: the view stays stale */
+			for (int s = 0; s < 2; s++) {
+				rusk_agent *o = a[s][owner[i]];
+				assert_int_equal(rusk_agent_release(o, tasks[i].id, tasks[i].l[s],
+				                                    tasks[i].n, NULL),
+				                 RUSK_OK);
+				for (uint32_t k = 0; mark && k < tasks[i].n; k++)
+					rusk_view_mark_free(rusk_agent_view(o),
+					                    tasks[i].l[s][k].ru);
+			}
+			owner[i] = owner[n_tasks - 1];
+			tasks[i] = tasks[--n_tasks];
+		} else {
+			uint32_t p = (uint32_t)(rusk_splitmix64(&x) % 3);
+			for (int s = 0; s < 2; s++)
+				assert_int_equal(rusk_view_sync(rusk_agent_view(a[s][g]), p),
+				                 RUSK_OK);
+		}
+		for (int k = 0; k < 2; k++)
+			checked += check_vlist(c[0], a[0][k]);
+	}
+	uint64_t hits = a[0][0]->vlist_hits + a[0][1]->vlist_hits;
+	print_message("%u placed; listing cache %llu hits (%llu, %llu); %u entries checked\n",
+	              placed, (unsigned long long)hits, (unsigned long long)a[0][0]->vlist_hits,
+	              (unsigned long long)a[0][1]->vlist_hits, checked);
+	assert_true(placed > STEPS / 10);
+	assert_true(a[0][0]->vlist_hits > 100 && a[0][1]->vlist_hits > 100);
+	assert_true(a[1][0]->vlist_hits == 0 && a[1][1]->vlist_hits == 0);
+	assert_true(checked > 1000);
+	for (int s = 0; s < 2; s++) {
+		for (uint32_t i = 0; i < n_tasks; i++)
+			assert_int_equal(rusk_agent_release(a[s][owner[i]], tasks[i].id,
+			                                    tasks[i].l[s], tasks[i].n, NULL),
+			                 RUSK_OK);
+		for (int g = 0; g < 2; g++)
+			rusk_agent_destroy(a[s][g]);
+		rusk_cluster_destroy(c[s]);
+	}
+}
+
 int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vval_same_decisions),
+	        cmocka_unit_test(test_vlist_same_decisions),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

@@ -20,7 +20,8 @@
  *   per agent              256 KiB  (+ 2 MiB in rusk run: its submission and completion
  *                                    rings, 64K entries each); 128 KiB of it the value
  *                                    cache of vector decisions (RUSK_VVAL_MAX entries),
- *                                    4 KiB their listing hints (RUSK_VHINT)
+ *                                    4 KiB their listing hints (RUSK_VHINT), 36 KiB
+ *                                    the listings kept (RUSK_VLIST)
  *   per agent and machine  2        its view's free count of each machine (kept for the
  *                                    listings of vector decisions; counted always)
  *   per task slot          sizeof(rusk_dtask) + 8, for the tasks in the system at once:

@@ -134,6 +134,7 @@ RUSK_EXPORT void rusk_agent_destroy(rusk_agent *a)
 	free(a->group);
 	free(a->vset);
 	free(a->vval);
+	free(a->vlist);
 	free(a->seen);
 	free(a);
 }

@@ -95,6 +95,16 @@
  *    machines fit). The geometric counts come from one uniform's inversion, or, where a
  *    draw hits with probability at least 1/VEC_TRIAL_HIT, from draws tried one by one
  *    on generator bits alone (draws_to_hit).
+ *    A listing is reused (vset_build; RUSK_VLIST entries an agent, direct-mapped by demand
+ *    and partition) while the partition's live vector words and its bits in the view are
+ *    unchanged: its pass reads only those, the view's free counts and static shapes, so
+ *    it would list the same set again. Two generations tell: the partition's vgen, which
+ *    every writer of a machine's vector words moves on (vec.c), and the view's per
+ *    partition generation, which every sync and mark moves on (view.h); an entry is used
+ *    when both are as read before its pass. Only a pass that skips no machine is kept.
+ *    41% of the listings on the GPU-sharing-heavy replay came from it, the run's output
+ *    byte-identical (tests/test_vval.c checks every current entry against a fresh pass,
+ *    and decides with the cache and without, with two agents on one cluster).
  *  - choose_latency1 decides exactly as choose_view would for its tasks (same draws from
  *    the same generator state, same order, same tie-break): it is a fast path, not a
  *    different strategy. The same holds for draw_uniform's batches.
@@ -1997,6 +2007,17 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *b
 	return n;
 }
 
+/* The agent's listing cache, allocated at its first use (RUSK_VLIST entries, zeroed:
+ * empty); NULL when that failed, or turned off (tests). */
+static rusk_vlist *vlist_table(rusk_agent *a)
+{
+	if (a->vlist == NULL && !a->vlist_tried) {
+		a->vlist_tried = true;
+		a->vlist = calloc(RUSK_VLIST, sizeof *a->vlist);
+	}
+	return a->vlist_off ? NULL : a->vlist;
+}
+
 /*
  * Partition p's exact set for vector task d->t into a->vset[0..n): its machines that pass
  * judge_machine's tests (static shape, not skipped, live memory and GPUs, m free RUs in the
@@ -2016,11 +2037,41 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 		a->vset = nv;
 		a->vset_cap = pp->n_machines;
 	}
+	/* The listing cache: only for a pass that skips nothing (no kept or skipped machine) */
+	const rusk_vec_demand *vd = &d->t->vec;
+	rusk_vlist *e = n_seen == 0 && a->n_vskip == 0 ? vlist_table(a) : NULL;
+	uint64_t key = 0, cg = 0, vg = 0;
+	if (e != NULL) {
+		key = vhint_key(d->t, p);
+		e += (key >> 8) & (RUSK_VLIST - 1);
+		cg = rusk_load64(&pp->vgen, RUSK_RELAXED); /* before the pass: a change during
+		                                            * it makes the entry stale */
+		vg = rusk_view_gen_(a->v, p);
+		if (e->key == key && e->p == p && e->rus == d->t->rus && e->cgen == cg &&
+		    e->vgen == vg && memcmp(&e->vec, vd, sizeof *vd) == 0) {
+			memcpy(a->vset, e->ents, sizeof *e->ents * e->n);
+			*w = e->w;
+			a->vlist_hits++;
+			return (int)e->n;
+		}
+	}
 	/* NULL (no memory for the counts): the pass counts each machine's bits */
 	const uint16_t *mfree = rusk_view_mfree_(a->v, p);
-	return (int)vset_scan(c, rusk_view_bits_(a->v), mfree, &d->t->vec, vf, d->t->rus, a->vskip,
-	                      a->n_vskip, seen, n_seen, pp->first_machine,
-	                      pp->first_machine + pp->n_machines, a->vset, w);
+	uint32_t n = vset_scan(c, rusk_view_bits_(a->v), mfree, vd, vf, d->t->rus, a->vskip,
+	                       a->n_vskip, seen, n_seen, pp->first_machine,
+	                       pp->first_machine + pp->n_machines, a->vset, w);
+	if (e != NULL && n <= RUSK_VLIST_MAX) {
+		e->key = key;
+		e->cgen = cg;
+		e->vgen = vg;
+		e->vec = *vd;
+		e->rus = d->t->rus;
+		e->p = p;
+		e->n = n;
+		e->w = *w;
+		memcpy(e->ents, a->vset, sizeof *e->ents * n);
+	}
+	return (int)n;
 }
 
 /* a->vset[0..n) less the kept entries, their running sums recomputed; returns the count. */

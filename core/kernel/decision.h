@@ -53,6 +53,27 @@ typedef struct rusk_vval {
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_vval;
 _Static_assert(sizeof(rusk_vval) == RUSK_CACHELINE, "one entry per cache line");
 
+/* Entries of an agent's listing cache (direct-mapped by demand and partition), and the
+ * machines an entry holds at most: a longer set is not kept. 64 entries of 568 B: 36 KiB
+ * an agent, allocated at its first listing. */
+#define RUSK_VLIST     64
+#define RUSK_VLIST_MAX 64
+
+/*
+ * One listing a vector decision made (choose.c, vset_build): partition p's exact set for
+ * demand (vec, rus), ents[0..n) of total weight w, made when p's vgen (layout.h, the live
+ * vector words) read cgen and p's generation in the agent's view (rusk_view_gen_) vgen.
+ * The pass reads only those words, the view's free counts and static shapes, so while both
+ * generations are as they were it would list the same set again.
+ */
+typedef struct rusk_vlist {
+	uint64_t key; /* vhint_key(demand, p); 0: empty */
+	uint64_t cgen, vgen;
+	rusk_vec_demand vec;
+	uint32_t rus, p, n, w;
+	rusk_vset_ent ents[RUSK_VLIST_MAX];
+} rusk_vlist;
+
 /* A candidate RU, its value for the task and its tie-break key. */
 typedef struct rusk_cand {
 	uint32_t ru;
@@ -103,6 +124,13 @@ struct rusk_agent {
 	uint32_t vval_mask;
 	bool vval_tried, vval_off;
 	uint64_t vval_hits, vval_misses;
+	/* The listing cache (choose.c, vset_build): RUSK_VLIST entries allocated at the
+	 * first listing (NULL before, or when that failed: then never tried again), the
+	 * listings it gave, and (tests only: tests/test_vval.c) a switch that turns it off:
+	 * decisions must be the same either way. */
+	rusk_vlist *vlist;
+	bool vlist_tried, vlist_off;
+	uint64_t vlist_hits;
 	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
 	 * examined that pl->samples does not count, and partitions scanned. */
 	uint32_t wk_examined, wk_parts;

@@ -28,6 +28,14 @@
  *   give-back (faa, relaxed)           after the ender owns the word; before its final
  *                                      store, so the next holder of the RU never sees the
  *                                      record of the previous tenure
+ *   partition vgen (faa, relaxed)      after each take, failed take that changed a word,
+ *                                      and give-back; its partner is choose.c's read
+ *                                      before a listing pass (vset_build), relaxed: a
+ *                                      listing is a guess that the take's CAS checks.
+ *                                      One thread: an equal vgen means the words are as
+ *                                      the pass read them. Threads: a change in flight
+ *                                      may be missed until its bump lands, as a pass
+ *                                      racing with it would have missed it
  * Invariants:
  *  1. mem_free + the mem of every live record on the machine = its capacity; per GPU lane,
  *     the milli in use = the sum over live records that name that GPU (rusk_vec_verify_).
@@ -275,6 +283,13 @@ static uint32_t gpu_take(rusk_mvec *v, const rusk_vec_demand *vec)
 	}
 }
 
+/* Machine m's words changed (or a failed take changed and restored them): its partition's
+ * vgen moves on, after the change (relaxed: see the orders above). */
+static inline void vgen_bump(rusk_cluster *c, uint32_t m)
+{
+	rusk_faa64(&c->parts[c->machines[m].partition].vgen, 1, RUSK_RELAXED);
+}
+
 int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec)
 {
 	rusk_mvec *v = &c->mvec[m];
@@ -282,17 +297,22 @@ int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint
 		return RUSK_ECONFLICT;
 	uint32_t mask = 0;
 	if (vec->gpus > 0 && (mask = gpu_take(v, vec)) == 0) {
-		if (vec->mem_mib)
+		if (vec->mem_mib) {
 			rusk_faa64(&v->mem_free, vec->mem_mib, RUSK_RELAXED);
+			vgen_bump(c, m);
+		}
 		return RUSK_ECONFLICT;
 	}
+	if (vec->mem_mib || mask)
+		vgen_bump(c, m);
 	*rec = rec_make(vec->mem_mib, mask, vec->gpus ? vec->gpu_milli : 0);
 	return RUSK_OK;
 }
 
 void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec)
 {
-	rusk_mvec *v = &c->mvec[c->ru_machine[ru]];
+	uint32_t m = c->ru_machine[ru];
+	rusk_mvec *v = &c->mvec[m];
 	c->ru_vec[ru] = 0;
 	if (rec_mem(rec))
 		rusk_faa64(&v->mem_free, rec_mem(rec), RUSK_RELAXED);
@@ -301,6 +321,8 @@ void rusk_vec_give_back_(rusk_cluster *c, uint32_t ru, uint64_t rec)
 		if (d != 0)
 			rusk_faa64(&v->gpu_used[k], (uint64_t)0 - d, RUSK_RELAXED);
 	}
+	if (rec_mem(rec) || rec_mask(rec))
+		vgen_bump(c, m);
 }
 
 /* ---- verify ----------------------------------------------------------------------------- */

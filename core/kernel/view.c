@@ -41,7 +41,9 @@
  * platform type; p's summary bit j is set iff p's word j is not 0, and cnt[j / 64] is the
  * popcount of the 64 words under summary word j / 64; mfree[m] = the popcount of machine
  * m's bits for every machine of a partition whose mfree_ok is set (counted at the first ask
- * after a sync, kept by the marks: vector decisions list machines by it, choose.c); order
+ * after a sync, kept by the marks: vector decisions list machines by it, choose.c); p's
+ * gen moves on at every write of p's words (each sync or sync attempt, each mark), so two
+ * equal reads of it bracket no change (choose.c reuses a vector listing of p by it); order
  * is sorted by fresher(); a view is used by one thread at a time (its owner agent).
  */
 #include <math.h>
@@ -204,6 +206,7 @@ static void remote_done(rusk_view *v, uint32_t p, uint64_t t0, uint64_t version)
 	vp->rank = (uint32_t)(rusk_rng_next(&v->tie) >> 32);
 	vp->version = version;
 	vp->free_rus = free_rus;
+	vp->gen++;
 	if (v->mfree_ok != NULL)
 		v->mfree_ok[p] = 0;
 	/* The mean slot score of the free RUs: the local partition counter's (this process's
@@ -221,6 +224,7 @@ static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
 	rusk_cluster *c = v->c;
 	const rusk_partition *pp = &c->parts[p];
 	uint64_t version = 0;
+	v->parts[p].gen++; /* whatever the answer: a listing of p is not reused */
 	int rc = rusk_remote_snapshot_(c->remote, p, v->bits + pp->first_bit / 64,
 	                               (pp->n_rus + 63) / 64, &version);
 	if (rc != RUSK_OK)
@@ -249,8 +253,11 @@ static int sync_remote_step(rusk_view *v, const uint32_t *ps, size_t n)
 	uint64_t t0 = rusk_now_(c);
 	/* The call may write a partition's words and still answer it as failed (a later
 	 * partition's error is every one's): its machines' counts are not trusted after it. */
-	for (size_t i = 0; v->mfree_ok != NULL && i < n; i++)
-		v->mfree_ok[ps[i]] = 0;
+	for (size_t i = 0; i < n; i++) {
+		v->parts[ps[i]].gen++;
+		if (v->mfree_ok != NULL)
+			v->mfree_ok[ps[i]] = 0;
+	}
 	rusk_remote_snapshots_(c->remote, ps, n, v->bits, v->rver, v->rrc);
 	int synced = 0;
 	for (size_t i = 0; i < n; i++)
@@ -303,6 +310,7 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	vp->version = s->version;
 	vp->free_rus = s->free_rus;
 	vp->mean_free_score = s->mean_free_score;
+	vp->gen++;
 	if (v->mfree_ok != NULL)
 		v->mfree_ok[p] = 0;
 	vp->synced = true;

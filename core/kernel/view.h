@@ -14,6 +14,8 @@ typedef struct vpart {
 	uint64_t round_ns; /* freshness for ordering: taken_ns, or the oldest taken_ns of the
 	                    * sync round (one rusk_view_tick step) that copied it */
 	uint64_t version;
+	uint64_t gen; /* moves on at every change of p's bits in the view: a sync, a mark
+	               * (choose.c reuses a vector listing of p while it holds) */
 	uint32_t free_rus;
 	uint32_t rank; /* drawn at each sync: orders partitions of one round (no herding) */
 	bool synced;
@@ -125,7 +127,15 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, const u
 	v->plat_free[(size_t)m->partition * v->c->n_platforms + m->platform] += (uint32_t)d;
 	if (v->mfree != NULL && v->mfree_ok[m->partition])
 		v->mfree[m - v->c->machines] += (uint16_t)d;
+	v->parts[m->partition].gen++;
 	v->st.marks++;
+}
+
+/* Partition p's generation in the view (vpart.gen): equal at two reads, p's bits did not
+ * change between them. */
+static inline uint64_t rusk_view_gen_(const rusk_view *v, uint32_t p)
+{
+	return v->parts[p].gen;
 }
 
 /* Free RUs of each machine in the view, indexed by machine, valid for partition p's
