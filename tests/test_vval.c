@@ -20,7 +20,8 @@
  * commits and releases change the live words under the other's entries; the two agents of
  * one cluster cache, the other cluster's do not, and every placement must be the same.
  * After every step, every entry whose generations are current must hold exactly the set a
- * fresh pass gives (a writer that changed the words without moving a generation fails it).
+ * fresh pass gives (a writer that changed the words without moving a generation fails it,
+ * and so does a wrong patch: an entry brought up to date after one machine's change).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -335,11 +336,15 @@ static void test_vlist_same_decisions(void **state)
 			checked += check_vlist(c[0], a[0][k]);
 	}
 	uint64_t hits = a[0][0]->vlist_hits + a[0][1]->vlist_hits;
-	print_message("%u placed; listing cache %llu hits (%llu, %llu); %u entries checked\n",
+	uint64_t patched = a[0][0]->vlist_patched + a[0][1]->vlist_patched;
+	print_message("%u placed; listing cache %llu hits (%llu, %llu), %llu of them patched; %u "
+	              "entries checked\n",
 	              placed, (unsigned long long)hits, (unsigned long long)a[0][0]->vlist_hits,
-	              (unsigned long long)a[0][1]->vlist_hits, checked);
+	              (unsigned long long)a[0][1]->vlist_hits, (unsigned long long)patched,
+	              checked);
 	assert_true(placed > STEPS / 10);
 	assert_true(a[0][0]->vlist_hits > 100 && a[0][1]->vlist_hits > 100);
+	assert_true(patched > 100 && patched < hits);
 	assert_true(a[1][0]->vlist_hits == 0 && a[1][1]->vlist_hits == 0);
 	assert_true(checked > 1000);
 	for (int s = 0; s < 2; s++) {

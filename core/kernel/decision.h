@@ -64,7 +64,8 @@ _Static_assert(sizeof(rusk_vval) == RUSK_CACHELINE, "one entry per cache line");
  * demand (vec, rus), ents[0..n) of total weight w, made when p's vgen (layout.h, the live
  * vector words) read cgen and p's generation in the agent's view (rusk_view_gen_) vgen.
  * The pass reads only those words, the view's free counts and static shapes, so while both
- * generations are as they were it would list the same set again.
+ * generations are as they were it would list the same set again (after one machine's
+ * change, choose.c's vlist_patch brings it up to date). ents[] by machine, as the pass.
  */
 typedef struct rusk_vlist {
 	uint64_t key; /* vhint_key(demand, p); 0: empty */
@@ -130,7 +131,7 @@ struct rusk_agent {
 	 * decisions must be the same either way. */
 	rusk_vlist *vlist;
 	bool vlist_tried, vlist_off;
-	uint64_t vlist_hits;
+	uint64_t vlist_hits, vlist_patched; /* of the hits, those patched (vlist_patch) */
 	/* This decision's work beyond its drawn candidates (choose.c, rusk_choose_): RUs
 	 * examined that pl->samples does not count, and partitions scanned. */
 	uint32_t wk_examined, wk_parts;

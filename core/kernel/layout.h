@@ -103,9 +103,10 @@ typedef struct rusk_partition {
 	uint32_t first_machine, n_machines;
 	uint32_t first_ru, n_rus;
 	uint32_t first_bit; /* RUSK_PART_ALIGN_BITS-aligned (cluster.c) */
-	uint64_t vgen;      /* live, relaxed: bumped after every change of the vector words of
-	                     * one of p's machines (vec.c); a vector listing is reused while
-	                     * it holds (choose.c, vset_build) */
+	uint64_t vgen;      /* live, relaxed: the changes of the vector words of p's machines
+	                     * (vec.c), counted in the high 32 bits, and the last one's machine
+	                     * (from first_machine) in the low 32: a vector listing is reused
+	                     * while it holds, patched after one change (choose.c, vset_build) */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_partition;
 _Static_assert(sizeof(rusk_partition) == RUSK_CACHELINE, "one partition per cache line");
 

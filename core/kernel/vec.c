@@ -28,7 +28,7 @@
  *   give-back (faa, relaxed)           after the ender owns the word; before its final
  *                                      store, so the next holder of the RU never sees the
  *                                      record of the previous tenure
- *   partition vgen (faa, relaxed)      after each take, failed take that changed a word,
+ *   partition vgen (CAS, relaxed)      after each take, failed take that changed a word,
  *                                      and give-back; its partner is choose.c's read
  *                                      before a listing pass (vset_build), relaxed: a
  *                                      listing is a guess that the take's CAS checks.
@@ -284,10 +284,14 @@ static uint32_t gpu_take(rusk_mvec *v, const rusk_vec_demand *vec)
 }
 
 /* Machine m's words changed (or a failed take changed and restored them): its partition's
- * vgen moves on, after the change (relaxed: see the orders above). */
+ * vgen counts one more change, on m, after it (relaxed: see the orders above). A CAS, not
+ * an add: the count and the machine are one word. */
 static inline void vgen_bump(rusk_cluster *c, uint32_t m)
 {
-	rusk_faa64(&c->parts[c->machines[m].partition].vgen, 1, RUSK_RELAXED);
+	rusk_partition *pp = &c->parts[c->machines[m].partition];
+	uint64_t cur = rusk_load64(&pp->vgen, RUSK_RELAXED), rel = m - pp->first_machine;
+	while (!rusk_cas64(&pp->vgen, &cur, ((cur >> 32) + 1) << 32 | rel, RUSK_RELAXED))
+		;
 }
 
 int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint64_t *rec)

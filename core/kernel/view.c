@@ -207,6 +207,7 @@ static void remote_done(rusk_view *v, uint32_t p, uint64_t t0, uint64_t version)
 	vp->version = version;
 	vp->free_rus = free_rus;
 	vp->gen++;
+	vp->one_mi = UINT32_MAX;
 	if (v->mfree_ok != NULL)
 		v->mfree_ok[p] = 0;
 	/* The mean slot score of the free RUs: the local partition counter's (this process's
@@ -225,6 +226,7 @@ static int sync_remote(rusk_view *v, uint32_t p, uint64_t t0)
 	const rusk_partition *pp = &c->parts[p];
 	uint64_t version = 0;
 	v->parts[p].gen++; /* whatever the answer: a listing of p is not reused */
+	v->parts[p].one_mi = UINT32_MAX;
 	int rc = rusk_remote_snapshot_(c->remote, p, v->bits + pp->first_bit / 64,
 	                               (pp->n_rus + 63) / 64, &version);
 	if (rc != RUSK_OK)
@@ -255,6 +257,7 @@ static int sync_remote_step(rusk_view *v, const uint32_t *ps, size_t n)
 	 * partition's error is every one's): its machines' counts are not trusted after it. */
 	for (size_t i = 0; i < n; i++) {
 		v->parts[ps[i]].gen++;
+		v->parts[ps[i]].one_mi = UINT32_MAX;
 		if (v->mfree_ok != NULL)
 			v->mfree_ok[ps[i]] = 0;
 	}
@@ -311,6 +314,7 @@ RUSK_EXPORT int rusk_view_sync(rusk_view *v, uint32_t p)
 	vp->free_rus = s->free_rus;
 	vp->mean_free_score = s->mean_free_score;
 	vp->gen++;
+	vp->one_mi = UINT32_MAX;
 	if (v->mfree_ok != NULL)
 		v->mfree_ok[p] = 0;
 	vp->synced = true;

@@ -14,8 +14,10 @@ typedef struct vpart {
 	uint64_t round_ns; /* freshness for ordering: taken_ns, or the oldest taken_ns of the
 	                    * sync round (one rusk_view_tick step) that copied it */
 	uint64_t version;
-	uint64_t gen; /* moves on at every change of p's bits in the view: a sync, a mark
-	               * (choose.c reuses a vector listing of p while it holds) */
+	uint64_t gen;      /* moves on at every change of p's bits in the view: a sync, a mark
+	                    * (choose.c reuses a vector listing of p while it holds) */
+	uint64_t one_from; /* every change after gen one_from was a mark on machine one_mi */
+	uint32_t one_mi;   /* (UINT32_MAX: the last change was a sync) */
 	uint32_t free_rus;
 	uint32_t rank; /* drawn at each sync: orders partitions of one round (no herding) */
 	bool synced;
@@ -127,7 +129,13 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, const u
 	v->plat_free[(size_t)m->partition * v->c->n_platforms + m->platform] += (uint32_t)d;
 	if (v->mfree != NULL && v->mfree_ok[m->partition])
 		v->mfree[m - v->c->machines] += (uint16_t)d;
-	v->parts[m->partition].gen++;
+	vpart *vp = &v->parts[m->partition];
+	uint32_t mi = (uint32_t)(m - v->c->machines);
+	if (vp->one_mi != mi) {
+		vp->one_mi = mi;
+		vp->one_from = vp->gen;
+	}
+	vp->gen++;
 	v->st.marks++;
 }
 
@@ -136,6 +144,15 @@ static inline void rusk_view_count_(rusk_view *v, const rusk_machine *m, const u
 static inline uint64_t rusk_view_gen_(const rusk_view *v, uint32_t p)
 {
 	return v->parts[p].gen;
+}
+
+/* Whether every change of p's bits in the view since its generation was `since` was a mark
+ * on one machine, *mi (true with no change at all, *mi then any machine). */
+static inline bool rusk_view_one_(const rusk_view *v, uint32_t p, uint64_t since, uint32_t *mi)
+{
+	const vpart *vp = &v->parts[p];
+	*mi = vp->one_mi;
+	return vp->one_mi != UINT32_MAX && since >= vp->one_from;
 }
 
 /* Free RUs of each machine in the view, indexed by machine, valid for partition p's
