@@ -232,7 +232,8 @@ static uint32_t check_vlist(rusk_cluster *c, rusk_agent *a)
 	uint32_t checked = 0;
 	for (uint32_t i = 0; a->vlist != NULL && i < RUSK_VLIST; i++) {
 		const rusk_vlist *e = &a->vlist[i];
-		if (e->key == 0 || e->cgen != c->parts[e->p].vgen || e->vgen != v->parts[e->p].gen)
+		if (e->key == 0 || e->cgen != c->parts[e->p].vgen ||
+		    e->viewgen != v->parts[e->p].gen)
 			continue;
 		const rusk_partition *pp = &c->parts[e->p];
 		const rusk_vfit f = rusk_vfit_make_(&e->vec);
@@ -261,13 +262,57 @@ static uint32_t check_vlist(rusk_cluster *c, rusk_agent *a)
 	return checked;
 }
 
+/* The listing tests' cluster: make_cluster's machines with 8, 4, 2 or no GPUs (with 8,
+ * GPUs 4 to 7 are in a machine's second lane word). */
+static rusk_cluster *make_gpu_cluster(void)
+{
+	static const uint32_t gpus[] = {8, 4, 0, 8, 2, 4, 8};
+	rusk_machine_spec specs[N_MACH];
+	uint64_t x = 7;
+	for (uint32_t m = 0; m < N_MACH; m++) {
+		uint32_t rus = sizes[m % 6];
+		for (uint32_t k = 0; k < rus; k++)
+			scores[m][k] = (uint16_t)(500 + rusk_splitmix64(&x) % 21);
+		specs[m] = (rusk_machine_spec){rus, 65536, gpus[m % 7], 0, scores[m], false};
+	}
+	return fx_machines(specs, N_MACH, (fx_shape){.per_rack = 2, .per_cell = 2, .partitions = 3},
+	                   plats, 1);
+}
+
+/* A vector demand for the listing tests. many: of many shapes (most hash to distinct
+ * entries, so most reuses are a place() call's retries); else of a few (entries are met
+ * again across steps: one machine's live change, or two machines', are patched): shares
+ * of one GPU, 2 to 4 whole GPUs (the second lane word), memory alone, GPUs alone. */
+static void vlist_demand(rusk_task *t, uint64_t *x, bool many)
+{
+	static const uint32_t ms[] = {2, 3, 4, 5, 8, 12, 13, 20, 21, 24};
+	uint32_t kind = (uint32_t)(rusk_splitmix64(x) % 4);
+	if (many) {
+		t->rus = ms[rusk_splitmix64(x) % (sizeof ms / sizeof ms[0])];
+		t->vec.mem_mib = 1024 * (1 + (uint32_t)(rusk_splitmix64(x) % 8));
+		if (kind != 0) {
+			t->vec.gpus = 1;
+			t->vec.gpu_milli = 100 * (1 + (uint32_t)(rusk_splitmix64(x) % 9));
+		}
+		return;
+	}
+	t->rus = 2 + (uint32_t)(rusk_splitmix64(x) % 2);
+	t->vec.mem_mib = kind == 3 ? 0 : 1024 * (1 + (uint32_t)(rusk_splitmix64(x) % 2));
+	if (kind == 1) {
+		t->vec.gpus = 1;
+		t->vec.gpu_milli = 500;
+	} else if (kind >= 2) {
+		t->vec.gpus = (uint16_t)(2 + rusk_splitmix64(x) % 3);
+		t->vec.gpu_milli = 1000;
+	}
+}
+
 /* Two clusters, two agents each (listing cache on in cluster 0, off in cluster 1), the same
  * random steps on both: a vector task placed by one agent, a task released (its view marked
  * or left stale), a partition synced by one agent. */
-static void test_vlist_same_decisions(void **state)
+static void vlist_same_decisions(bool many)
 {
-	(void)state;
-	rusk_cluster *c[2] = {make_cluster(), make_cluster()};
+	rusk_cluster *c[2] = {make_gpu_cluster(), make_gpu_cluster()};
 	rusk_agent *a[2][2];
 	for (int s = 0; s < 2; s++)
 		for (int g = 0; g < 2; g++) {
@@ -281,19 +326,13 @@ static void test_vlist_same_decisions(void **state)
 	static uint32_t owner[MAX_TASKS];
 	uint32_t n_tasks = 0, placed = 0, checked = 0;
 	uint64_t x = 23, next_id = 1;
-	static const uint32_t ms[] = {2, 3, 4, 5, 8, 12, 13, 20, 21, 24};
 	for (uint32_t step = 0; step < STEPS; step++) {
 		uint32_t op = (uint32_t)(rusk_splitmix64(&x) % 100);
 		uint32_t g = (uint32_t)(rusk_splitmix64(&x) % 2);
 		if (op < 55 && n_tasks < MAX_TASKS) {
 			rusk_task t = {
 			        .id = next_id++, .gang = true, .placement = RUSK_PLACE_MACHINE};
-			t.rus = ms[rusk_splitmix64(&x) % (sizeof ms / sizeof ms[0])];
-			t.vec.mem_mib = 1024 * (1 + (uint32_t)(rusk_splitmix64(&x) % 8));
-			if (rusk_splitmix64(&x) % 4 != 0) {
-				t.vec.gpus = 1;
-				t.vec.gpu_milli = 100 * (1 + (uint32_t)(rusk_splitmix64(&x) % 9));
-			}
+			vlist_demand(&t, &x, many);
 			held *h = &tasks[n_tasks];
 			rusk_placement pl[2];
 			int rc[2];
@@ -337,9 +376,11 @@ static void test_vlist_same_decisions(void **state)
 	}
 	uint64_t hits = a[0][0]->vlist_hits + a[0][1]->vlist_hits;
 	uint64_t patched = a[0][0]->vlist_patched + a[0][1]->vlist_patched;
-	print_message("%u placed; listing cache %llu hits (%llu, %llu), %llu of them patched; %u "
+	print_message("%s shapes: %u placed; listing cache %llu hits (%llu, %llu), %llu of them "
+	              "patched; %u "
 	              "entries checked\n",
-	              placed, (unsigned long long)hits, (unsigned long long)a[0][0]->vlist_hits,
+	              many ? "many" : "few", placed, (unsigned long long)hits,
+	              (unsigned long long)a[0][0]->vlist_hits,
 	              (unsigned long long)a[0][1]->vlist_hits, (unsigned long long)patched,
 	              checked);
 	assert_true(placed > STEPS / 10);
@@ -358,12 +399,25 @@ static void test_vlist_same_decisions(void **state)
 	}
 }
 
+static void test_vlist_same_decisions(void **state)
+{
+	(void)state;
+	vlist_same_decisions(true);
+}
+
+static void test_vlist_few_shapes(void **state)
+{
+	(void)state;
+	vlist_same_decisions(false);
+}
+
 int main(void)
 {
 	rusk_thread_register();
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vval_same_decisions),
 	        cmocka_unit_test(test_vlist_same_decisions),
+	        cmocka_unit_test(test_vlist_few_shapes),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rusk_thread_unregister();

@@ -99,9 +99,11 @@
  *    and partition) while the partition's live vector words and its bits in the view are
  *    unchanged: its pass reads only those, the view's free counts and static shapes, so
  *    it would list the same set again. Two generations tell: the partition's vgen, which
- *    every writer of a machine's vector words moves on (vec.c), and the view's per
- *    partition generation, which every sync and mark moves on (view.h); an entry is used
- *    when both are as read before its pass. Where one machine's live words changed since
+ *    every writer of a machine's vector words moves on after its change (vec.c: release,
+ *    read here with acquire before the pass), and the view's per partition generation,
+ *    which every sync and mark moves on (view.h); an entry is used when both are as read
+ *    before its pass. Under threads a listing is a guess the commit checks, as the live
+ *    reads of every pass are. Where one machine's live words changed since
  *    (vgen names the last change's machine) and the view's changes were marks on one
  *    machine, the entry is patched: those machines passed again, the others' weights kept
  *    (vlist_patch). Only a pass that skips no machine is kept. On the GPU-sharing-heavy
@@ -2014,7 +2016,7 @@ static RUSK_NOINLINE uint32_t vset_scan(const rusk_cluster *c, const uint64_t *b
  * empty); NULL when that failed, or turned off (tests). */
 static rusk_vlist *vlist_table(rusk_agent *a)
 {
-	if (a->vlist == NULL && !a->vlist_tried) {
+	if (a->vlist == NULL && !a->vlist_tried && !a->vlist_off) {
 		a->vlist_tried = true;
 		a->vlist = calloc(RUSK_VLIST, sizeof *a->vlist);
 	}
@@ -2023,7 +2025,7 @@ static rusk_vlist *vlist_table(rusk_agent *a)
 
 /*
  * Listing entry e of partition p (its demand d->t's), made at generations e->cgen and
- * e->vgen, brought to cg and vg when at most one machine's live vector words changed since
+ * e->viewgen, brought to cg and vg when at most one machine's live vector words changed since
  * (the count in cg's high half one more than e->cgen's, its machine in the low half) and
  * every change of the view's bits was on one machine (rusk_view_one_): those machines
  * passed again (vset_scan over each alone) and merged into the entry by machine, the
@@ -2036,13 +2038,14 @@ static bool vlist_patch(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, 
 	const rusk_cluster *c = a->c;
 	const rusk_partition *pp = &c->parts[p];
 	uint32_t ch[2], n_ch = 0, one;
-	if (e->cgen != cg) {
-		if ((cg >> 32) != (uint32_t)((e->cgen >> 32) + 1))
+	if (e->cgen != cg) { /* one change more (the 40-bit count wraps), on machine ch[0] */
+		if (cg >> RUSK_VGEN_MACH_BITS !=
+		    (((e->cgen >> RUSK_VGEN_MACH_BITS) + 1) & (UINT64_MAX >> RUSK_VGEN_MACH_BITS)))
 			return false;
-		ch[n_ch++] = pp->first_machine + (uint32_t)cg;
+		ch[n_ch++] = pp->first_machine + (uint32_t)(cg & RUSK_VGEN_MACH_MASK);
 	}
-	if (e->vgen != vg) {
-		if (!rusk_view_one_(a->v, p, e->vgen, &one))
+	if (e->viewgen != vg) {
+		if (!rusk_view_one_(a->v, p, e->viewgen, &one))
 			return false;
 		if (n_ch == 0 || ch[0] != one)
 			ch[n_ch++] = one;
@@ -2053,7 +2056,7 @@ static bool vlist_patch(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, 
 		ch[1] = t;
 	}
 	const uint16_t *mfree = rusk_view_mfree_(a->v, p);
-	rusk_vset_ent *out = a->vset; /* room for the partition's machines: e->n + 1 at most */
+	rusk_vset_ent *out = a->vset; /* room for the partition's machines: e->n + 2 at most */
 	uint32_t i = 0, j = 0, n = 0, cum = 0, prev = 0;
 	while (i < e->n || j < n_ch) {
 		if (j < n_ch && (i == e->n || ch[j] <= e->ents[i].mi)) {
@@ -2077,7 +2080,7 @@ static bool vlist_patch(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, 
 	e->n = n;
 	e->w = cum;
 	e->cgen = cg;
-	e->vgen = vg;
+	e->viewgen = vg;
 	a->vlist_patched++;
 	return true;
 }
@@ -2108,12 +2111,12 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 	if (e != NULL) {
 		key = vhint_key(d->t, p);
 		e += (key >> 8) & (RUSK_VLIST - 1);
-		cg = rusk_load64(&pp->vgen, RUSK_RELAXED); /* before the pass: a change during
+		cg = rusk_load64(&pp->vgen, RUSK_ACQUIRE); /* before the pass: a change during
 		                                            * it makes the entry stale */
 		vg = rusk_view_gen_(a->v, p);
 		if (e->key == key && e->p == p && e->rus == d->t->rus &&
 		    memcmp(&e->vec, vd, sizeof *vd) == 0 &&
-		    ((e->cgen == cg && e->vgen == vg) || vlist_patch(a, d, vf, p, e, cg, vg))) {
+		    ((e->cgen == cg && e->viewgen == vg) || vlist_patch(a, d, vf, p, e, cg, vg))) {
 			memcpy(a->vset, e->ents, sizeof *e->ents * e->n);
 			*w = e->w;
 			a->vlist_hits++;
@@ -2128,7 +2131,7 @@ static int vset_build(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *vf, ui
 	if (e != NULL && n <= RUSK_VLIST_MAX) {
 		e->key = key;
 		e->cgen = cg;
-		e->vgen = vg;
+		e->viewgen = vg;
 		e->vec = *vd;
 		e->rus = d->t->rus;
 		e->p = p;

@@ -62,14 +62,14 @@ _Static_assert(sizeof(rusk_vval) == RUSK_CACHELINE, "one entry per cache line");
 /*
  * One listing a vector decision made (choose.c, vset_build): partition p's exact set for
  * demand (vec, rus), ents[0..n) of total weight w, made when p's vgen (layout.h, the live
- * vector words) read cgen and p's generation in the agent's view (rusk_view_gen_) vgen.
+ * vector words) read cgen and p's generation in the agent's view (rusk_view_gen_) viewgen.
  * The pass reads only those words, the view's free counts and static shapes, so while both
  * generations are as they were it would list the same set again (after one machine's
  * change, choose.c's vlist_patch brings it up to date). ents[] by machine, as the pass.
  */
 typedef struct rusk_vlist {
 	uint64_t key; /* vhint_key(demand, p); 0: empty */
-	uint64_t cgen, vgen;
+	uint64_t cgen, viewgen;
 	rusk_vec_demand vec;
 	uint32_t rus, p, n, w;
 	rusk_vset_ent ents[RUSK_VLIST_MAX];

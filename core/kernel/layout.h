@@ -84,6 +84,9 @@ _Static_assert(sizeof(rusk_machine) == RUSK_CACHELINE, "one machine per cache li
 #define RUSK_PC_FREE_BITS      24
 #define RUSK_PC_FREE_MASK      ((UINT64_C(1) << RUSK_PC_FREE_BITS) - 1)
 #define RUSK_MAX_PARTITION_RUS ((uint32_t)RUSK_PC_FREE_MASK)
+/* rusk_partition.vgen's machine field: a partition's machines are fewer than its RUs. */
+#define RUSK_VGEN_MACH_BITS    RUSK_PC_FREE_BITS
+#define RUSK_VGEN_MACH_MASK    RUSK_PC_FREE_MASK
 
 static inline uint64_t rusk_pc_delta(uint16_t score)
 {
@@ -103,10 +106,10 @@ typedef struct rusk_partition {
 	uint32_t first_machine, n_machines;
 	uint32_t first_ru, n_rus;
 	uint32_t first_bit; /* RUSK_PART_ALIGN_BITS-aligned (cluster.c) */
-	uint64_t vgen;      /* live, relaxed: the changes of the vector words of p's machines
-	                     * (vec.c), counted in the high 32 bits, and the last one's machine
-	                     * (from first_machine) in the low 32: a vector listing is reused
-	                     * while it holds, patched after one change (choose.c, vset_build) */
+	uint64_t vgen;      /* live (vec.c, vgen_bump): the changes of the vector words of p's
+	                     * machines, counted from bit RUSK_VGEN_MACH_BITS up, and the last
+	                     * one's machine (from first_machine) below: a vector listing is
+	                     * reused while it holds, patched after one change (choose.c) */
 } RUSK_ALIGNED(RUSK_CACHELINE) rusk_partition;
 _Static_assert(sizeof(rusk_partition) == RUSK_CACHELINE, "one partition per cache line");
 

@@ -28,14 +28,16 @@
  *   give-back (faa, relaxed)           after the ender owns the word; before its final
  *                                      store, so the next holder of the RU never sees the
  *                                      record of the previous tenure
- *   partition vgen (CAS, relaxed)      after each take, failed take that changed a word,
- *                                      and give-back; its partner is choose.c's read
- *                                      before a listing pass (vset_build), relaxed: a
- *                                      listing is a guess that the take's CAS checks.
- *                                      One thread: an equal vgen means the words are as
- *                                      the pass read them. Threads: a change in flight
- *                                      may be missed until its bump lands, as a pass
- *                                      racing with it would have missed it
+ *   partition vgen (CAS, release)      after each take, each failed take that may have
+ *                                      written a word (memory given back, or GPU lanes
+ *                                      taken and undone), and each give-back; pairs
+ *                                      with the acquire load of vgen before a listing
+ *                                      pass (choose.c, vset_build): a pass that read a
+ *                                      count reads every word change bumped up to it,
+ *                                      so its listing is as of that count or later. A
+ *                                      change whose bump is not in yet makes the count
+ *                                      move on later, and the listing is not reused
+ *                                      past it
  * Invariants:
  *  1. mem_free + the mem of every live record on the machine = its capacity; per GPU lane,
  *     the milli in use = the sum over live records that name that GPU (rusk_vec_verify_).
@@ -283,14 +285,17 @@ static uint32_t gpu_take(rusk_mvec *v, const rusk_vec_demand *vec)
 	}
 }
 
-/* Machine m's words changed (or a failed take changed and restored them): its partition's
- * vgen counts one more change, on m, after it (relaxed: see the orders above). A CAS, not
- * an add: the count and the machine are one word. */
+/* Machine m's words changed (or a failed take may have changed and restored them): its
+ * partition's vgen counts one more change, on m, after it (release: see the orders above).
+ * A CAS, not an add: the count (40 bits, RUSK_VGEN_MACH_BITS up) and the machine (from
+ * first_machine: below 2^24, as a partition's RUs) are one word. */
 static inline void vgen_bump(rusk_cluster *c, uint32_t m)
 {
 	rusk_partition *pp = &c->parts[c->machines[m].partition];
 	uint64_t cur = rusk_load64(&pp->vgen, RUSK_RELAXED), rel = m - pp->first_machine;
-	while (!rusk_cas64(&pp->vgen, &cur, ((cur >> 32) + 1) << 32 | rel, RUSK_RELAXED))
+	while (!rusk_cas64(&pp->vgen, &cur,
+	                   ((cur >> RUSK_VGEN_MACH_BITS) + 1) << RUSK_VGEN_MACH_BITS | rel,
+	                   RUSK_RELEASE))
 		;
 }
 
@@ -301,10 +306,9 @@ int rusk_vec_take_(rusk_cluster *c, uint32_t m, const rusk_vec_demand *vec, uint
 		return RUSK_ECONFLICT;
 	uint32_t mask = 0;
 	if (vec->gpus > 0 && (mask = gpu_take(v, vec)) == 0) {
-		if (vec->mem_mib) {
+		if (vec->mem_mib)
 			rusk_faa64(&v->mem_free, vec->mem_mib, RUSK_RELAXED);
-			vgen_bump(c, m);
-		}
+		vgen_bump(c, m); /* memory given back, or lanes taken in one word and undone */
 		return RUSK_ECONFLICT;
 	}
 	if (vec->mem_mib || mask)

@@ -261,6 +261,10 @@ static int sync_remote_step(rusk_view *v, const uint32_t *ps, size_t n)
 		if (v->mfree_ok != NULL)
 			v->mfree_ok[ps[i]] = 0;
 	}
+	/* Not read unless it says so: on its early failures (no connection) it answers for
+	 * none (before, rrc[] was read as left by an earlier step, or uninitialised) */
+	for (size_t i = 0; i < n; i++)
+		v->rrc[i] = RUSK_EIO;
 	rusk_remote_snapshots_(c->remote, ps, n, v->bits, v->rver, v->rrc);
 	int synced = 0;
 	for (size_t i = 0; i < n; i++)

@@ -17,7 +17,8 @@ typedef struct vpart {
 	uint64_t gen;      /* moves on at every change of p's bits in the view: a sync, a mark
 	                    * (choose.c reuses a vector listing of p while it holds) */
 	uint64_t one_from; /* every change after gen one_from was a mark on machine one_mi */
-	uint32_t one_mi;   /* (UINT32_MAX: the last change was a sync) */
+	uint32_t one_mi;   /* (UINT32_MAX: the last change was a sync or a sync attempt; zeroed
+	                    * at creation, 0 and 0 say truly that no change was on another) */
 	uint32_t free_rus;
 	uint32_t rank; /* drawn at each sync: orders partitions of one round (no herding) */
 	bool synced;
@@ -147,7 +148,8 @@ static inline uint64_t rusk_view_gen_(const rusk_view *v, uint32_t p)
 }
 
 /* Whether every change of p's bits in the view since its generation was `since` was a mark
- * on one machine, *mi (true with no change at all, *mi then any machine). */
+ * on one machine, *mi (asked only when some change was made: false when the last was a
+ * sync). */
 static inline bool rusk_view_one_(const rusk_view *v, uint32_t p, uint64_t since, uint32_t *mi)
 {
 	const vpart *vp = &v->parts[p];
