@@ -44,7 +44,8 @@ enum { N_MACH = 36, STEPS = 6000, MAX_TASKS = 512, MAX_M = 24 };
 static const uint32_t sizes[] = {96, 16, 130, 64, 24, 8};
 static uint16_t scores[N_MACH][130];
 
-static rusk_cluster *make_cluster(void)
+/* 36 machines of 8 to 130 RUs; machine m has gpus[m % n_gpus] GPUs. */
+static rusk_cluster *make_cluster_gpus(const uint32_t *gpus, uint32_t n_gpus)
 {
 	rusk_machine_spec specs[N_MACH];
 	uint64_t x = 7;
@@ -52,10 +53,17 @@ static rusk_cluster *make_cluster(void)
 		uint32_t rus = sizes[m % 6];
 		for (uint32_t k = 0; k < rus; k++) /* 21 values: many ties */
 			scores[m][k] = (uint16_t)(500 + rusk_splitmix64(&x) % 21);
-		specs[m] = (rusk_machine_spec){rus, 65536, m % 5 == 4 ? 0 : 4, 0, scores[m], false};
+		specs[m] = (rusk_machine_spec){rus, 65536, gpus[m % n_gpus], 0, scores[m], false};
 	}
 	return fx_machines(specs, N_MACH, (fx_shape){.per_rack = 2, .per_cell = 2, .partitions = 3},
 	                   plats, 1);
+}
+
+/* The value cache's cluster: 4 GPUs a machine, none on every fifth. */
+static rusk_cluster *make_cluster(void)
+{
+	static const uint32_t gpus[] = {4, 4, 4, 4, 0};
+	return make_cluster_gpus(gpus, 5);
 }
 
 static int cmp_desc(const void *x, const void *y)
@@ -262,21 +270,12 @@ static uint32_t check_vlist(rusk_cluster *c, rusk_agent *a)
 	return checked;
 }
 
-/* The listing tests' cluster: make_cluster's machines with 8, 4, 2 or no GPUs (with 8,
- * GPUs 4 to 7 are in a machine's second lane word). */
+/* The listing tests' cluster: machines with 8, 4, 2 or no GPUs (with 8, GPUs 4 to 7 are in
+ * a machine's second lane word). */
 static rusk_cluster *make_gpu_cluster(void)
 {
 	static const uint32_t gpus[] = {8, 4, 0, 8, 2, 4, 8};
-	rusk_machine_spec specs[N_MACH];
-	uint64_t x = 7;
-	for (uint32_t m = 0; m < N_MACH; m++) {
-		uint32_t rus = sizes[m % 6];
-		for (uint32_t k = 0; k < rus; k++)
-			scores[m][k] = (uint16_t)(500 + rusk_splitmix64(&x) % 21);
-		specs[m] = (rusk_machine_spec){rus, 65536, gpus[m % 7], 0, scores[m], false};
-	}
-	return fx_machines(specs, N_MACH, (fx_shape){.per_rack = 2, .per_cell = 2, .partitions = 3},
-	                   plats, 1);
+	return make_cluster_gpus(gpus, 7);
 }
 
 /* A vector demand for the listing tests. many: of many shapes (most hash to distinct
