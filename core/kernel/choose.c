@@ -2026,7 +2026,8 @@ static rusk_vlist *vlist_table(rusk_agent *a)
 /*
  * Listing entry e of partition p (its demand d->t's), made at generations e->cgen and
  * e->viewgen, brought to cg and vg when at most one machine's live vector words changed since
- * (the count in cg's high half one more than e->cgen's, its machine in the low half) and
+ * (the count in cg's bits from RUSK_VGEN_MACH_BITS up one more than e->cgen's, the
+ * machine below) and
  * every change of the view's bits was on one machine (rusk_view_one_): those machines
  * passed again (vset_scan over each alone) and merged into the entry by machine, the
  * others' weights kept. False (the entry as it was) for more changes, or when the set
