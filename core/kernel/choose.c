@@ -2211,11 +2211,16 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 	vhint_put(a, vhint_key(d->t, p),
 	          free_p == 0 ? 0 : (uint32_t)((uint64_t)w_all * 65536 / free_p));
 	w_left = w_all;
+	/* Lazy slot scores: the machines kept here, seen[kept0..), are valued after the last
+	 * pick, each with its weight (free RUs in the view) in lazy_w: the value cache's
+	 * entry of each, fetched at its pick, has arrived by then, where valuing at the pick
+	 * waited on it. The best by value then tie key does not depend on the order. */
+	uint32_t kept0 = *kept, n_lazy = 0, *lazy_w = alloca(sizeof *lazy_w * (R - kept0));
 	while (*kept < R) {
 		uint32_t g = w_left == 0 ? UINT32_MAX : draws_to_hit(&a->rng, w_left, free_p, left);
 		if (g > left) { /* the cap comes first: the rest miss */
 			*drawn += left;
-			return RUSK_OK;
+			break;
 		}
 		left -= g;
 		*drawn += g;
@@ -2244,20 +2249,28 @@ static int choose_vec_exact(rusk_agent *a, const rusk_dctx *d, const rusk_vfit *
 		 * set was made: a rejected draw then. Lazy slot scores: judge_machine's
 		 * answer from what the set knows (its shape and skip tests passed, and its
 		 * free RUs in the view, w >= m, are as the set counted them: the view does
-		 * not change during a decision), the live test made again. */
+		 * not change during a decision), the live test made again and the value
+		 * found after the last pick. */
 		const rusk_machine *mm = &a->c->machines[mi];
 		if (b->lazy) {
 			__builtin_prefetch(vval_slot(a, mi));
+			__builtin_prefetch(mm);
 			if (!rusk_vec_fits_now_(a->c, mi, vf))
 				continue;
-			lo = mm->first_ru;
-			hi = lo + mm->n_rus;
-			v = w == mm->n_rus ? 0.0 : -INFINITY; /* vec_best_add: only -inf read */
-		} else if (!judge_machine(a, d, mm->first_ru, tmp, b->v, &v, &lo, &hi)) {
+			seen[(*kept)++] = mi;
+			lazy_w[n_lazy++] = w;
 			continue;
 		}
+		if (!judge_machine(a, d, mm->first_ru, tmp, b->v, &v, &lo, &hi))
+			continue;
 		seen[(*kept)++] = mi;
 		vec_best_add(b, mi, v, lo, hi);
+	}
+	for (uint32_t j = 0; j < n_lazy; j++) { /* vec_best_add reads only -inf (partly free) */
+		uint32_t mi = seen[kept0 + j];
+		const rusk_machine *mm = &a->c->machines[mi];
+		uint32_t lo = mm->first_ru;
+		vec_best_add(b, mi, lazy_w[j] == mm->n_rus ? 0.0 : -INFINITY, lo, lo + mm->n_rus);
 	}
 	return RUSK_OK;
 }
@@ -2474,7 +2487,8 @@ static int choose_vec(rusk_agent *a, const rusk_dctx *d, rusk_strategy s, uint32
 				 * pure: same result). */
 				if (!rusk_vec_shape_fits_(a->c, mi, &t->vec) ||
 				    machine_listed(a->vskip, a->n_vskip, mi) ||
-				    machine_listed(seen, kept, mi) ||
+				    /* a draw of p lands on p's machines: those kept in p */
+				    machine_listed(seen + kept_p, kept - kept_p, mi) ||
 				    !judge_machine(a, d, ru, tmp, lazy ? INFINITY : b.v, &v, &lo,
 				                   &hi))
 					continue;
