@@ -143,6 +143,26 @@ typedef struct held {
 	rusk_lease l[2][MAX_M]; /* per side */
 } held;
 
+/* The two sides' placements of task t (results rc, placements pl, leases in h) are the
+ * same: result, draws, quality and RUs. True when t was placed (h then holds it), false
+ * when neither side found room. */
+static bool placed_alike(const int rc[2], const rusk_placement pl[2], const rusk_task *t, held *h)
+{
+	assert_int_equal(rc[0], rc[1]);
+	assert_int_equal(pl[0].samples, pl[1].samples);
+	assert_true(pl[0].quality == pl[1].quality);
+	if (rc[0] != RUSK_OK) {
+		assert_int_equal(rc[0], RUSK_EAGAIN);
+		return false;
+	}
+	assert_int_equal(pl[0].placed, t->rus);
+	for (uint32_t k = 0; k < t->rus; k++)
+		assert_int_equal(h->l[0][k].ru, h->l[1][k].ru);
+	h->id = t->id;
+	h->n = t->rus;
+	return true;
+}
+
 static void test_vval_same_decisions(void **state)
 {
 	(void)state;
@@ -175,19 +195,9 @@ static void test_vval_same_decisions(void **state)
 			int rc[2];
 			for (int s = 0; s < 2; s++)
 				rc[s] = rusk_agent_place(a[s], &t, h->l[s], &pl[s]);
-			assert_int_equal(rc[0], rc[1]);
-			assert_int_equal(pl[0].samples, pl[1].samples);
-			assert_true(pl[0].quality == pl[1].quality);
-			if (rc[0] == RUSK_OK) {
-				assert_int_equal(pl[0].placed, t.rus);
-				for (uint32_t k = 0; k < t.rus; k++)
-					assert_int_equal(h->l[0][k].ru, h->l[1][k].ru);
-				h->id = t.id;
-				h->n = t.rus;
+			if (placed_alike(rc, pl, &t, h)) {
 				n_tasks++;
 				placed++;
-			} else {
-				assert_int_equal(rc[0], RUSK_EAGAIN);
 			}
 		} else if (op < 85 && n_tasks > 0) {
 			uint32_t i = (uint32_t)(rusk_splitmix64(&x) % n_tasks);
@@ -337,18 +347,9 @@ static void vlist_same_decisions(bool many)
 			int rc[2];
 			for (int s = 0; s < 2; s++)
 				rc[s] = rusk_agent_place(a[s][g], &t, h->l[s], &pl[s]);
-			assert_int_equal(rc[0], rc[1]);
-			assert_int_equal(pl[0].samples, pl[1].samples);
-			assert_true(pl[0].quality == pl[1].quality);
-			if (rc[0] == RUSK_OK) {
-				for (uint32_t k = 0; k < t.rus; k++)
-					assert_int_equal(h->l[0][k].ru, h->l[1][k].ru);
-				h->id = t.id;
-				h->n = t.rus;
+			if (placed_alike(rc, pl, &t, h)) {
 				owner[n_tasks++] = g;
 				placed++;
-			} else {
-				assert_int_equal(rc[0], RUSK_EAGAIN);
 			}
 		} else if (op < 85 && n_tasks > 0) {
 			uint32_t i = (uint32_t)(rusk_splitmix64(&x) % n_tasks);
