@@ -112,6 +112,17 @@ static uint32_t check_cache(rusk_cluster *c, rusk_agent *a)
 	return checked;
 }
 
+/* Machine mm's free RUs in view v, bit by bit. */
+static uint32_t view_free_on(const rusk_view *v, const rusk_machine *mm)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < mm->n_rus; k++) {
+		uint32_t b = mm->first_bit + k;
+		n += (uint32_t)(v->bits[b / 64] >> (b % 64)) & 1u;
+	}
+	return n;
+}
+
 /* The view's per-machine free counts, where kept, against its bits; returns how many
  * partitions were checked. */
 static uint32_t check_mfree(rusk_cluster *c, rusk_agent *a)
@@ -124,13 +135,7 @@ static uint32_t check_mfree(rusk_cluster *c, rusk_agent *a)
 		const rusk_partition *pp = &c->parts[p];
 		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
 		     mi++) {
-			const rusk_machine *mm = &c->machines[mi];
-			uint32_t n = 0;
-			for (uint32_t k = 0; k < mm->n_rus; k++) {
-				uint32_t b = mm->first_bit + k;
-				n += (uint32_t)(v->bits[b / 64] >> (b % 64)) & 1u;
-			}
-			assert_int_equal(v->mfree[mi], n);
+			assert_int_equal(v->mfree[mi], view_free_on(v, &c->machines[mi]));
 		}
 		checked++;
 	}
@@ -258,12 +263,7 @@ static uint32_t check_vlist(rusk_cluster *c, rusk_agent *a)
 		uint32_t n = 0, cum = 0;
 		for (uint32_t mi = pp->first_machine; mi < pp->first_machine + pp->n_machines;
 		     mi++) {
-			const rusk_machine *mm = &c->machines[mi];
-			uint32_t k = 0;
-			for (uint32_t r = 0; r < mm->n_rus; r++) {
-				uint32_t b = mm->first_bit + r;
-				k += (uint32_t)(v->bits[b / 64] >> (b % 64)) & 1u;
-			}
+			uint32_t k = view_free_on(v, &c->machines[mi]);
 			if (!rusk_vec_shape_fits_(c, mi, &e->vec) || k < e->rus ||
 			    !rusk_vec_fits_now_(c, mi, &f))
 				continue;
