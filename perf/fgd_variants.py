@@ -17,6 +17,7 @@ list: levels compared, levels where fgd leaves more than packing (and by how muc
 the largest reduction against packing, and the values at the end of the fill.
 
 Usage: perf/fgd_variants.py RUSK_BINARY DIR [--seeds N] [--csv OUT.csv]
+DIR: the csv folder, or a folder holding it as openb/ (what RUSK_TRACE_DIR names).
 Exit 1 when a run fails; the comparison itself is reported, not enforced (a variant where
 fgd loses is a finding, not an error).
 """
@@ -75,9 +76,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--csv", help="write one row per pod list here")
     a = ap.parse_args()
+    # DIR is the trace's csv folder, or the folder RUSK_TRACE_DIR names (its openb/)
+    if not os.path.exists(os.path.join(a.dir, "openb_node_list_all_node.csv")) and \
+            os.path.isdir(os.path.join(a.dir, "openb")):
+        a.dir = os.path.join(a.dir, "openb")
     nodes = os.path.join(a.dir, "openb_node_list_all_node.csv")
     if not os.path.exists(nodes):
-        sys.exit(f"fgd_variants.py: {nodes}: no such file (the openb csv folder?)")
+        sys.exit(f"fgd_variants.py: {nodes}: no such file (the openb csv folder, or the "
+                 f"folder RUSK_TRACE_DIR names?)")
     lists = sorted(glob.glob(os.path.join(a.dir, "openb_pod_list_*.csv")))
     if not lists:
         sys.exit(f"fgd_variants.py: {a.dir}: no openb_pod_list_*.csv")
