@@ -2384,8 +2384,8 @@ def fgd():
            "use (expectation over its shapes). Rows: arrived GPU demand as a share of the "
            "GPU capacity (FGD's x axis). The 23 other public openb pod lists: "
            "`perf/fgd_variants.py RUSK_BINARY DIR` (the same comparison, one row a list; "
-           "not run here, as the lists are not in the trace folder), and docs/vector.md says "
-           "where fgd leaves more than packing there and why.",
+           "not part of `make paper`), and docs/vector.md says where fgd leaves more than "
+           "packing there and why.",
            ["arrived demand"] + [f"{m} {k}" for m in FGD_MODELS
                                  for k in ("unallocated %", "fragmented %")],
            table, c,
