@@ -1485,13 +1485,16 @@ def wait_renewal(pttl, what, secs):
     raise Fail("no renewal of %s seen in %g s" % (what, secs))
 
 
-def wait_cluster_ok(cl, what, secs=30):
+def wait_cluster_ok(cl, what, secs=30, down=None):
     """Waits until every node of cl reports cluster_state:ok (after a pause or a failover:
-    a node resumed may still be flagged by the others for a moment)."""
+    a node resumed may still be flagged by the others for a moment). down: the port of a
+    node killed for good, left out (a replica's promotion is seen by the others only a
+    moment after the replica reports it, and until then they answer CLUSTERDOWN)."""
     wait_for(what, lambda: all(
         "cluster_state:ok" in subprocess.run(
             ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
-            capture_output=True, text=True, timeout=10).stdout for i in range(6)), secs)
+            capture_output=True, text=True, timeout=10).stdout
+        for i in range(6) if cl.port + i != down), secs)
 
 
 def wait_lease(cl, agent, p):
@@ -2100,7 +2103,10 @@ def owners(cl, parts):
     """Every owner id the state shows (HVALS of each partition's rusk:{pN}:own)."""
     out = []
     for q in range(parts):
-        out += [int(v) for v in cli(cl, "hvals", "rusk:{p%d}:own" % q).split()]
+        reply = cli(cl, "hvals", "rusk:{p%d}:own" % q)
+        if reply and not re.fullmatch(r"[0-9\s]+", reply):
+            raise Fail("HVALS rusk:{p%d}:own answered %r" % (q, reply))
+        out += [int(v) for v in reply.split()]
     return out
 
 
@@ -2533,7 +2539,7 @@ def cli_redis_end_unreleased_left_to_reclaim():
     with Cluster() as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, AUTO_SHAPE))
         meta = cl.master_of_tag("{meta}")
-        part = [q for q in range(10) if cl.master_of_partition(q) != meta][0]
+        part = [q for q in range(10) if cl.master_of_partition(q) not in (meta, cl.port)][0]
         victim = cl.master_of_partition(part)
         p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
                              ["--agents", "2", "--agent-id", "0", "--duration-s", "60",
@@ -2553,11 +2559,7 @@ def cli_redis_end_unreleased_left_to_reclaim():
         registered = cli(cl, "sismember", "rusk:{meta}:agents", "0") == "1"
         wait_for("partition %d failed over" % part,
                  lambda: cl.master_of_partition(part) != victim, 60)
-        wait_for("partition %d served again" % part, lambda: all(
-            "cluster_state:ok" in subprocess.run(
-                ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
-                capture_output=True, text=True, timeout=10).stdout
-            for i in range(6) if cl.port + i != victim), 60)
+        wait_cluster_ok(cl, "partition %d served again" % part, 60, down=victim)
         held = agent_rus(cl, 10, 0)
         assert held > 0, "nothing of agent 0's left held: the case tests nothing"
         # a later agent (another id) frees them by its automatic reclaim
@@ -2616,6 +2618,7 @@ def cli_redis_run_end_left_to_reclaim():
         registered = cli(cl, "zcard", "rusk:{meta}:live-runs") == "1"
         wait_for("partition %d failed over" % part,
                  lambda: cl.master_of_partition(part) != victim, 60)
+        wait_cluster_ok(cl, "partition %d served again" % part, 60, down=victim)
         held = len(owners(cl, 10))
         assert held > 0, "nothing of the run's left held: the case tests nothing"
         r = subprocess.run([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
