@@ -111,7 +111,7 @@ class Cluster:
                 if (nodes[k].isdigit() and nodes[k + 1].isdigit() and
                         int(nodes[k]) <= slot <= int(nodes[k + 1]) and nodes[k + 3].isdigit()):
                     return int(nodes[k + 3])
-        raise Fail("no master for partition %d" % p)
+        raise Fail("no master serves slot %d (key %s)" % (slot, tag))
 
 
 def last_json(out):
@@ -545,8 +545,10 @@ def cli_redis_run_stopped_part_unread():
     """SIGTERM to a `rusk run` while one shard is gone (its master and replica killed): the
     recount, not done, counts and names the partitions of that shard alone as unread, the
     others read. Before, the first unread partition after the stop counted every later one
-    unread too (all 10 named, with 6 on the dead shard)."""
-    with Cluster() as cl:
+    unread too (all 10 named, with 6 on the dead shard). cluster-node-timeout 60 s: with the
+    default 2 s, every node answers CLUSTERDOWN for every slot 2-3 s after the shard dies, so
+    a slow end (a loaded machine, ASan) could read none of the others either."""
+    with Cluster(node_timeout_ms=60000) as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         victim = cl.master_of_partition(0)
         dead = [p for p in range(10) if cl.master_of_partition(p) == victim]
@@ -583,8 +585,10 @@ def cli_redis_reclaim_dead_counted_once():
     not the {meta} shard's): a live agent's automatic reclaim releases the dead one's RUs it
     can read at each pass, but cannot forget it (partitions unread), so every pass finds it
     dead again; the summary counts it once (`1 dead agents`). Before, once per pass (`4
-    dead agents` in 4 passes of an 8 s run with --lease-ms 1500)."""
-    with Cluster() as cl:
+    dead agents` in 4 passes of an 8 s run with --lease-ms 1500). cluster-node-timeout 60 s:
+    the other shards answer for the whole run (with 2 s, the cluster went down for every
+    slot 2-3 s after the kill, leaving the reclaim a window of about 1 s)."""
+    with Cluster(node_timeout_ms=60000) as cl:
         rusk("agent --backend %s %s --init-only" % (cl.url, SHAPE))
         meta = cl.master_of_tag("{meta}")
         victim = [q for q in (cl.master_of_partition(p) for p in range(10)) if q != meta][0]
@@ -845,6 +849,7 @@ def cli_redis_state_lost():
         wait_for("the replica %s promoted" % replica, lambda: subprocess.run(
             ["redis-cli", "-p", replica, "role"], capture_output=True, text=True,
             timeout=10).stdout.startswith("master"), secs=60)
+        wait_cluster_ok(cl, "the promotion seen by every node", 60, down=victim)
         url = "redis://127.0.0.1:%d,127.0.0.1:%s" % (cl.master_of_partition(2), replica)
         names = ", ".join(str(p) for p in gone)
         want = (r"the rusk state at redis://\S+ is incomplete: partitions %s \(%d of 10\) "
@@ -1495,6 +1500,14 @@ def wait_cluster_ok(cl, what, secs=30, down=None):
             ["redis-cli", "-p", str(cl.port + i), "cluster", "info"],
             capture_output=True, text=True, timeout=10).stdout
         for i in range(6) if cl.port + i != down), secs)
+
+
+def yes_no(reply):
+    """A reply of 0 or 1 (SISMEMBER, EXISTS, ZCARD of one entry) as a bool; a Fail naming
+    any other reply (an error such as CLUSTERDOWN is not a "no")."""
+    if reply not in ("0", "1"):
+        raise Fail("expected 0 or 1, Redis answered %r" % reply)
+    return reply == "1"
 
 
 def wait_lease(cl, agent, p):
@@ -2556,10 +2569,11 @@ def cli_redis_end_unreleased_left_to_reclaim():
             if p.poll() is None:
                 p.kill()
         assert rc == 3, "agent 0 exited %d" % rc
-        registered = cli(cl, "sismember", "rusk:{meta}:agents", "0") == "1"
         wait_for("partition %d failed over" % part,
                  lambda: cl.master_of_partition(part) != victim, 60)
         wait_cluster_ok(cl, "partition %d served again" % part, 60, down=victim)
+        # read once the cluster answers again (before, CLUSTERDOWN read as "not there")
+        registered = yes_no(cli(cl, "sismember", "rusk:{meta}:agents", "0"))
         held = agent_rus(cl, 10, 0)
         assert held > 0, "nothing of agent 0's left held: the case tests nothing"
         # a later agent (another id) frees them by its automatic reclaim
@@ -2615,10 +2629,10 @@ def cli_redis_run_end_left_to_reclaim():
             if p.poll() is None:
                 p.kill()
         print("run exit %d" % rc)
-        registered = cli(cl, "zcard", "rusk:{meta}:live-runs") == "1"
         wait_for("partition %d failed over" % part,
                  lambda: cl.master_of_partition(part) != victim, 60)
         wait_cluster_ok(cl, "partition %d served again" % part, 60, down=victim)
+        registered = yes_no(cli(cl, "zcard", "rusk:{meta}:live-runs"))
         held = len(owners(cl, 10))
         assert held > 0, "nothing of the run's left held: the case tests nothing"
         r = subprocess.run([ARGS.rusk, "agent", "--backend", cl.url] + AUTO_SHAPE.split() +
@@ -3163,15 +3177,16 @@ def cli_redis_failover_short_bound():
     connection, and a connection past it still refreshes its slot map once per call, so its
     map, which named only the dead master, is not kept for good. One partition and no
     lease: every call of the agent goes to the dead shard, none to a healthy one that would
-    reset the outage. The agent places again after the failover: 5,999 of its 5,999
-    arrivals placed (1,512, the first 3 s, when a connection past its bound kept its map),
-    and the longest gap between its commits is the promotion (4.3 s measured)."""
+    reset the outage. The agent places again after the failover: in a 12 s run, 5,999 of its
+    5,999 arrivals placed (1,512, the first 3 s, when a connection past its bound kept its map),
+    and the longest gap between its commits is the promotion (4.3 s measured; bounded at 12
+    s for a loaded machine, in a 20 s run, where the old defect's gap is 17 s)."""
     with Cluster() as cl:
         shape = "--machines 200 --partitions 1"
         rusk("agent --backend %s %s --init --duration-s 0.1" % (cl.url, shape))
         victim = cl.master_of_partition(0)
         p = subprocess.Popen([ARGS.rusk, "agent", "--backend", cl.url] + shape.split() +
-                             ["--duration-s", "12", "--task-ms", "300", "--rate", "500",
+                             ["--duration-s", "20", "--task-ms", "300", "--rate", "500",
                               "--failover-ms", "300", "--lease-ms", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
@@ -3187,7 +3202,7 @@ def cli_redis_failover_short_bound():
         j = last_json(out)
         assert j["reconnects"] >= 1 and j["claims_unknown"] + j["releases_unknown"] > 0, j  # it did give up meanwhile
         assert j["placed"] > 3000, "placed nothing after the failover? %r" % j
-        assert j["max_gap_s"] < 7, "no commit for %.1f s after the failover" % j["max_gap_s"]
+        assert j["max_gap_s"] < 12, "no commit for %.1f s after the failover" % j["max_gap_s"]
 
 
 @case
